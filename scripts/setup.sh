@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# One-time set-up: a venv in .venv with the CPU build of torch and seqlab[instructor].
+# Idempotent: a second run only checks. torch is pinned first so pip never resolves the
+# multi-GB CUDA build while a CPU wheel that satisfies the range lies on the machine.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  "$PY" -m venv .venv
+fi
+if ! .venv/bin/python -c "import torch" 2>/dev/null; then
+  .venv/bin/pip install -q --disable-pip-version-check "torch==${SEQLAB_TORCH:-2.13.0}" \
+    || .venv/bin/pip install -q --disable-pip-version-check --index-url https://download.pytorch.org/whl/cpu "torch==${SEQLAB_TORCH:-2.13.0}"
+fi
+if ! .venv/bin/python -c "import seqlab, nbgrader, sympy, jinja2, yaml" 2>/dev/null; then
+  .venv/bin/pip install -q --disable-pip-version-check -e ".[instructor]"
+fi

@@ -1,0 +1,162 @@
+"""Load and validate grading_config.yaml in one place.
+
+Every problem is reported as ``file: key.path: what is wrong`` so an instructor can fix
+the file without reading a traceback.
+"""
+from __future__ import annotations
+
+import fnmatch
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import contract
+from .paths import CONFIG_PATH
+
+
+class ConfigError(ValueError):
+    """grading_config.yaml is missing, unreadable or holds a bad value."""
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    rtol: float
+    atol: float
+    why: str
+
+
+@dataclass(frozen=True)
+class Limits:
+    call_timeout_s: float = 10.0
+    import_timeout_s: float = 30.0
+    cpu_time_s: float = 120.0
+    memory_mb: int = 6144
+    output_kb: int = 64
+
+
+@dataclass(frozen=True)
+class FunctionRules:
+    qualname: str
+    points: float
+    complexity_points: float = 0.0
+    forbidden: tuple[str, ...] = ()
+
+    def forbidden_match(self, op_name: str) -> str | None:
+        """The first forbidden pattern ``op_name`` matches, or None."""
+        for pattern in self.forbidden:
+            if fnmatch.fnmatchcase(op_name, pattern):
+                return pattern
+        return None
+
+
+@dataclass(frozen=True)
+class GradingConfig:
+    course_id: str
+    course_title: str
+    tolerances: dict[str, Tolerance]
+    limits: Limits
+    functions: dict[str, FunctionRules]
+    source: str = "<config>"
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def tolerance(self, dtype: Any) -> Tolerance:
+        name = str(dtype).replace("torch.", "")
+        try:
+            return self.tolerances[name]
+        except KeyError:
+            raise ConfigError(f"{self.source}: tolerances: no entry for dtype {name!r}") from None
+
+    def rules(self, qualname: str) -> FunctionRules:
+        return self.functions[qualname]
+
+    @property
+    def max_score(self) -> float:
+        return sum(rule.points for rule in self.functions.values())
+
+
+def _number(value: Any, where: str, *, positive: bool = False, allow_zero: bool = True) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ConfigError(f"{where}: must be a number, got {value!r}")
+    if value < 0 or (positive and not allow_zero and value == 0):
+        raise ConfigError(f"{where}: must be {'positive' if not allow_zero else 'non-negative'}, got {value!r}")
+    return float(value)
+
+
+def _mapping(value: Any, where: str) -> dict:
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where}: must be a mapping, got {type(value).__name__}")
+    return value
+
+
+def parse_config(data: Any, source: str = "<config>") -> GradingConfig:
+    """Validate an already-parsed YAML document."""
+    top = _mapping(data, f"{source}: (top level)")
+    unknown = set(top) - {"version", "course", "tolerances", "limits", "functions", "exam"}
+    if unknown:
+        raise ConfigError(f"{source}: unknown top-level key(s): {', '.join(sorted(unknown))}")
+    if top.get("version") != 1:
+        raise ConfigError(f"{source}: version: must be 1, got {top.get('version')!r}")
+
+    course = _mapping(top.get("course", {}), f"{source}: course")
+    tolerances: dict[str, Tolerance] = {}
+    for dtype, entry in _mapping(top.get("tolerances"), f"{source}: tolerances").items():
+        where = f"{source}: tolerances.{dtype}"
+        entry = _mapping(entry, where)
+        why = entry.get("why")
+        if not isinstance(why, str) or len(why.split()) < 5:
+            raise ConfigError(f"{where}.why: every tolerance needs its reason written down (a sentence or more)")
+        tolerances[str(dtype)] = Tolerance(_number(entry.get("rtol"), f"{where}.rtol"),
+                                           _number(entry.get("atol"), f"{where}.atol"), why)
+    for needed in ("float32", "float64"):
+        if needed not in tolerances:
+            raise ConfigError(f"{source}: tolerances.{needed}: missing")
+
+    limits_raw = _mapping(top.get("limits", {}), f"{source}: limits")
+    known_limits = set(Limits.__dataclass_fields__)
+    for key in limits_raw:
+        if key not in known_limits:
+            raise ConfigError(f"{source}: limits.{key}: unknown limit (known: {', '.join(sorted(known_limits))})")
+    limits = Limits(**{key: _number(value, f"{source}: limits.{key}", positive=True, allow_zero=False)
+                       for key, value in limits_raw.items()})
+
+    functions_raw = _mapping(top.get("functions"), f"{source}: functions")
+    functions: dict[str, FunctionRules] = {}
+    for qualname, entry in functions_raw.items():
+        where = f"{source}: functions.{qualname}"
+        if qualname not in contract.SIGNATURES:
+            raise ConfigError(f"{where}: not a contract function (see seqlab/contract.py)")
+        entry = _mapping(entry, where)
+        unknown = set(entry) - {"points", "complexity_points", "forbidden"}
+        if unknown:
+            raise ConfigError(f"{where}: unknown key(s): {', '.join(sorted(unknown))}")
+        points = _number(entry.get("points"), f"{where}.points", positive=True, allow_zero=False)
+        complexity = _number(entry.get("complexity_points", 0), f"{where}.complexity_points")
+        if complexity >= points:
+            raise ConfigError(f"{where}.complexity_points: must be below points ({points:g})")
+        forbidden = entry.get("forbidden", [])
+        if not isinstance(forbidden, list) or not all(isinstance(p, str) and p for p in forbidden):
+            raise ConfigError(f"{where}.forbidden: must be a list of non-empty strings")
+        functions[qualname] = FunctionRules(qualname, points, complexity, tuple(forbidden))
+    missing = [name for name in contract.FUNCTIONS if name not in functions]
+    if missing:
+        raise ConfigError(f"{source}: functions: no points for {', '.join(missing)}")
+    return GradingConfig(str(course.get("id", "seqlab")), str(course.get("title", "")),
+                         tolerances, limits, functions, source, raw=top)
+
+
+def load_config(path: str | Path | None = None) -> GradingConfig:
+    import yaml
+
+    path = Path(path) if path else CONFIG_PATH
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the grading config ({exc.strerror or exc})") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise ConfigError(f"{path}: not valid YAML{at}: {getattr(exc, 'problem', exc)}") from None
+    return parse_config(data, source=str(path))

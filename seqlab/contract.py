@@ -1,0 +1,68 @@
+"""The student-facing contract (shared/curriculum.md) as data.
+
+Graders, the stub builder, the release and the tests all read the list of functions from
+here, so a function added to the course is added in one place.
+"""
+from __future__ import annotations
+
+MODULES = (
+    "optimizers",
+    "rnn",
+    "lstm_gru",
+    "attention",
+    "positional",
+    "transformer",
+    "selective_scan",
+)
+
+# qualified name -> the signature exactly as the contract states it (parameters only).
+SIGNATURES: dict[str, str] = {
+    "optimizers.sgd": "(w, dw, state, lr=0.01)",
+    "optimizers.sgd_momentum": "(w, dw, state, lr=0.01, momentum=0.9)",
+    "optimizers.adagrad": "(w, dw, state, lr=0.01, eps=1e-10)",
+    "optimizers.rmsprop": "(w, dw, state, lr=0.01, alpha=0.99, eps=1e-08)",
+    "optimizers.adam": "(w, dw, state, lr=0.001, betas=(0.9, 0.999), eps=1e-08)",
+    "optimizers.clip_grad_norm": "(grads, max_norm)",
+    "rnn.rnn_cell": "(x, h_prev, W_xh, W_hh, b_h)",
+    "rnn.rnn_forward": "(x, h0, W_xh, W_hh, b_h)",
+    "rnn.softmax_cross_entropy": "(logits, targets)",
+    "rnn.rnn_bptt": "(x, targets, h0, params)",
+    "rnn.truncated_bptt": "(x, targets, h0, params, chunk)",
+    "rnn.birnn_forward": "(x, h0_fwd, h0_bwd, params_fwd, params_bwd)",
+    "rnn.greedy_decode": "(params, embedding, h0, start_token, steps)",
+    "lstm_gru.lstm_cell": "(x, h_prev, c_prev, W_ih, W_hh, b_ih, b_hh)",
+    "lstm_gru.lstm_forward": "(x, h0, c0, W_ih, W_hh, b_ih, b_hh)",
+    "lstm_gru.gru_cell": "(x, h_prev, W_ih, W_hh, b_ih, b_hh)",
+    "lstm_gru.gru_forward": "(x, h0, W_ih, W_hh, b_ih, b_hh)",
+    "attention.additive_attention": "(query, keys, W_q, W_k, v, mask=None)",
+    "attention.scaled_dot_product_attention": "(q, k, v, mask=None)",
+    "attention.causal_mask": "(T, device=None)",
+    "attention.multi_head_attention": "(query, key, value, params, num_heads, mask=None)",
+    "positional.sinusoidal_encoding": "(num_positions, d_model, device=None, dtype=torch.float32)",
+    "positional.embed_tokens": "(tokens, embedding, pe)",
+    "transformer.layer_norm": "(x, weight, bias, eps=1e-05)",
+    "transformer.feed_forward": "(x, W1, b1, W2, b2)",
+    "transformer.encoder_block": "(x, params, num_heads, mask=None, norm_first=False)",
+    "transformer.decoder_block": (
+        "(x, memory, params, num_heads, self_mask=None, memory_mask=None, causal=True, norm_first=False)"
+    ),
+    "selective_scan.discretize": "(delta, A, B)",
+    "selective_scan.linear_scan": "(a, b, h0=None)",
+    "selective_scan.selective_scan": (
+        "(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False, return_last_state=False)"
+    ),
+}
+
+FUNCTIONS: tuple[str, ...] = tuple(SIGNATURES)
+
+
+def functions_of(module: str) -> list[str]:
+    """Qualified names of the contract functions in ``module``, in contract order."""
+    return [name for name in FUNCTIONS if name.split(".")[0] == module]
+
+
+def split(qualname: str) -> tuple[str, str]:
+    module, _, function = qualname.partition(".")
+    if module not in MODULES or qualname not in SIGNATURES:
+        raise KeyError(f"{qualname!r} is not a contract function")
+    return module, function
