@@ -1,0 +1,47 @@
+"""The `seqlab` command: parses arguments and hands over to the modules that do the work.
+
+Each command lives with its module; a module registers itself with ``add_parser(subparsers)``
+and sets ``func`` to a callable taking the parsed arguments and returning an exit code.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# Modules that contribute commands, in the order `seqlab --help` lists them.
+COMMAND_MODULES = (
+    "seqlab.commands.build",
+    "seqlab.commands.config",
+)
+
+
+def make_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="seqlab", description=__doc__.splitlines()[0])
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    subparsers.required = True
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).add_parser(subparsers)
+    return parser
+
+
+class UserError(Exception):
+    """A problem the user can fix (bad path, bad file); printed without a traceback."""
+
+
+def main(argv: list[str] | None = None) -> int:
+    from .config import ConfigError
+
+    args = make_parser().parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except (UserError, ConfigError) as exc:
+        print(f"seqlab {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"seqlab {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
