@@ -50,11 +50,11 @@ class GradingResult:
 
     @property
     def score(self) -> float:
-        return round(sum(t.score for t in self.tests), 6)
+        return round(sum(t.score for t in self.tests), 4)
 
     @property
     def max_score(self) -> float:
-        return round(sum(t.max_score for t in self.tests), 6)
+        return round(sum(t.max_score for t in self.tests), 4)
 
     @property
     def percent(self) -> float:

@@ -1,0 +1,123 @@
+"""The pytest plugin that runs the hidden graders and records what each test earned.
+
+Graders are plain pytest modules; this plugin hands them their fixtures (through
+graders/conftest.py) and reads each test's outcome from pytest's own reports: no output is
+parsed.
+"""
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+from dataclasses import dataclass, field
+
+import pytest
+
+from .checks import GradeFailure, NotGradable, Voided
+
+
+@dataclass
+class TestRecord:
+    nodeid: str
+    function: str
+    title: str
+    weight: float
+    complexity: bool
+    passed: bool = False
+    fraction: float | None = None
+    message: str = ""
+    hint: str = ""
+    rule: str = ""
+    details: dict = field(default_factory=dict)
+    grader_error: bool = False
+
+
+def derived_seed(seed: int, nodeid: str) -> int:
+    """Each test's inputs depend on the run's seed and the test alone (not on order or --only)."""
+    digest = hashlib.sha256(f"{seed}:{nodeid}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") & ((1 << 63) - 1)
+
+
+def _title(item) -> str:
+    doc = (getattr(item.function, "__doc__", None) or item.originalname.replace("test_", "").replace("_", " "))
+    title = doc.strip().splitlines()[0].strip().rstrip(".")
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None and callspec.id:
+        title += f" [{callspec.id}]"
+    return title
+
+
+class SeqlabPlugin:
+    def __init__(self, *, student, reference, config, device, seed: int, only: str | None = None):
+        self.student, self.reference, self.config = student, reference, config
+        self.device, self.seed, self.only = device, seed, only
+        self.records: dict[str, TestRecord] = {}
+        self.collection_errors: list[str] = []
+        self.__name__ = "seqlab"   # the name pluggy registers it under; graders/conftest.py looks it up
+
+    # -- collection --------------------------------------------------------------------------
+    def pytest_collection_modifyitems(self, session, config, items):
+        keep, drop = [], []
+        for item in items:
+            marker = item.get_closest_marker("grades")
+            if marker is None:
+                self.collection_errors.append(f"{item.nodeid}: grader test without @grades marker (not scored)")
+                drop.append(item)
+                continue
+            function = marker.args[0]
+            if self.only and not any(fnmatch.fnmatchcase(function, p.strip()) or function.startswith(p.strip() + ".")
+                                     for p in self.only.split(",")):
+                drop.append(item)
+                continue
+            self.records[item.nodeid] = TestRecord(
+                item.nodeid, function, _title(item), float(marker.kwargs.get("weight", 1.0)),
+                bool(marker.kwargs.get("complexity", False)))
+            keep.append(item)
+        items[:] = keep
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+
+    def pytest_collectreport(self, report):
+        if report.failed:
+            self.collection_errors.append(f"{report.nodeid}: grader failed to load: {report.longreprtext[-800:]}")
+
+    # -- outcomes ----------------------------------------------------------------------------
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        outcome = yield
+        report = outcome.get_result()
+        record = self.records.get(item.nodeid)
+        if record is None or report.when not in ("setup", "call"):
+            return
+        if report.when == "setup" and report.passed:
+            return
+        if report.skipped:
+            record.message = f"skipped: {report.longrepr[-1] if isinstance(report.longrepr, tuple) else report.longrepr}"
+            record.rule = "skipped"
+            return
+        if report.passed:
+            record.passed = True
+            grade = item.funcargs.get("grade") if hasattr(item, "funcargs") else None
+            if grade is not None and grade.fraction is not None:
+                record.fraction = grade.fraction
+                record.message = "; ".join(grade.notes)
+            return
+        exc = call.excinfo.value if call.excinfo else None
+        if isinstance(exc, GradeFailure):
+            record.message, record.hint, record.rule, record.details = exc.message, exc.hint, exc.rule, exc.details
+            if isinstance(exc, Voided):
+                record.rule = "forbidden"
+            elif isinstance(exc, NotGradable):
+                record.rule = record.rule or "no value"
+            grade = item.funcargs.get("grade") if hasattr(item, "funcargs") else None
+            if grade is not None and grade.fraction is not None and not isinstance(exc, (Voided, NotGradable)):
+                record.fraction = grade.fraction
+        elif isinstance(exc, AssertionError):
+            record.message = str(exc) or "assertion failed"
+        else:
+            record.grader_error = True
+            record.message = (f"internal grader error ({type(exc).__name__}: {exc}); this is not your fault, "
+                              f"tell your instructor")
+
+    # -- fixtures reach the run through this object ------------------------------------------
+    def test_seed(self, nodeid: str) -> int:
+        return derived_seed(self.seed, nodeid)

@@ -1,0 +1,96 @@
+"""Grade one submission: load it behind the handle, run the graders, score, return the model."""
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import secrets
+import time
+from pathlib import Path
+
+import torch
+
+from .. import contract
+from ..config import GradingConfig, load_config
+from ..paths import COURSE_ROOT, GRADERS_DIR, SOLUTIONS_DIR
+from ..reference import load_reference
+from ..results import GradingResult, TestResult
+from ..student import open_submission
+from ..student.guards import referenced_names
+from .plugin import SeqlabPlugin
+from .scoring import score_records
+
+
+class GradingError(RuntimeError):
+    """The grader itself could not run (not the submission's fault)."""
+
+
+def resolve_device(device: str) -> str:
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise GradingError("--device cuda was asked for, but torch sees no CUDA device here")
+    if device not in ("cpu",) and not device.startswith("cuda"):
+        raise GradingError(f"unknown device {device!r} (use auto, cpu or cuda)")
+    return device
+
+
+def static_voids(submission: Path, config: GradingConfig) -> dict[str, str]:
+    """Forbidden operations named in the source of a function (or a helper it calls)."""
+    voids: dict[str, str] = {}
+    for qualname in contract.FUNCTIONS:
+        rules = config.rules(qualname)
+        if not rules.forbidden:
+            continue
+        module, function = qualname.split(".", 1)
+        path = submission / "exercises" / f"{module}.py"
+        try:
+            names = referenced_names(path.read_text(encoding="utf-8", errors="replace"), function)
+        except (OSError, SyntaxError, ValueError, RecursionError):
+            continue   # missing or broken modules are reported by the loader
+        for lineno, name in names:
+            pattern = rules.forbidden_match(name)
+            if pattern:
+                voids[qualname] = (f"{qualname} uses {name} (exercises/{module}.py, line {lineno}), which this "
+                                   f"exercise forbids (rule {pattern!r}); the function scores 0")
+                break
+    return voids
+
+
+def grade_submission(submission: str | Path, *, device: str = "cpu", seed: int | None = None,
+                     only: str | None = None, isolated: bool = True, config: GradingConfig | None = None,
+                     protected_dirs: tuple = (), graders_dir: Path = GRADERS_DIR) -> GradingResult:
+    import pytest
+
+    started = time.perf_counter()
+    submission = Path(submission).resolve()
+    if not submission.is_dir():
+        raise GradingError(f"{submission}: not a directory")
+    if not (submission / "exercises").is_dir():
+        raise GradingError(f"{submission}: no exercises/ folder in it (a submission is a directory holding exercises/)")
+    config = config or load_config()
+    device = resolve_device(device)
+    seed = secrets.randbelow(2**31) if seed is None else int(seed)
+    reference = load_reference()
+    protected = (str(SOLUTIONS_DIR), str(GRADERS_DIR), str(COURSE_ROOT / "tests"),
+                 str(COURSE_ROOT / "grading_config.yaml"), *map(str, protected_dirs))
+    with open_submission(submission, reference, isolated=isolated, device=device, limits=config.limits,
+                         protected_dirs=protected) as student:
+        plugin = SeqlabPlugin(student=student, reference=reference, config=config, device=device, seed=seed, only=only)
+        args = [str(graders_dir), "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:stepwise",
+                "--import-mode=importlib", f"--rootdir={graders_dir}", "-c", str(graders_dir / "pytest.ini"),
+                "-W", "ignore::UserWarning"]
+        sink = io.StringIO()
+        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+            exit_code = pytest.main(args, plugins=[plugin])
+        load_errors = dict(student.load_errors)
+    if exit_code not in (0, 1) or plugin.collection_errors:
+        detail = "; ".join(plugin.collection_errors) or sink.getvalue()[-2000:]
+        raise GradingError(f"the graders could not run (pytest exit {int(exit_code)}): {detail}")
+    tests = score_records(list(plugin.records.values()), config, static_voids(submission, config))
+    errors = [f"{m}: {e}" for m, e in load_errors.items()]
+    errors += [f"internal grader error in {r.nodeid}: {r.message}" for r in plugin.records.values() if r.grader_error]
+    return GradingResult(tests=tests, submission=str(submission), seed=seed, device=device,
+                         execution_time=time.perf_counter() - started, errors=errors,
+                         meta={"runner": "isolated" if isolated else "in-process", "only": only or "",
+                               "torch": torch.__version__, "pid": os.getpid()})

@@ -1,0 +1,22 @@
+"""How graders reach student code: one handle, two runners (in-process and isolated)."""
+from __future__ import annotations
+
+from .base import Outcome, StudentCode, StudentError, clone_tree
+
+__all__ = ["Outcome", "StudentCode", "StudentError", "clone_tree", "open_submission"]
+
+
+def open_submission(submission, reference, *, isolated: bool = True, device: str = "cpu", limits=None,
+                    protected_dirs=()) -> StudentCode:
+    """Load ``submission`` (a directory holding ``exercises/``) behind the graders' handle."""
+    from ..config import Limits
+
+    limits = limits or Limits()
+    if isolated:
+        from .isolated import IsolatedStudent
+
+        return IsolatedStudent(submission, reference, limits=limits, device=device, protected_dirs=protected_dirs)
+    from .inprocess import InProcessStudent
+
+    return InProcessStudent(submission, reference, call_timeout=limits.call_timeout_s,
+                            output_limit=int(limits.output_kb * 1024))

@@ -1,0 +1,136 @@
+"""One graded call of student code, the same in-process and in the isolated child.
+
+It swaps the student's other contract functions for correct ones (so a bug is charged once),
+watches the call (operations, kernels, autograd), captures printed output up to a cap, and
+reports which outputs alias an argument.
+"""
+from __future__ import annotations
+
+import io
+import sys
+import traceback
+import types
+from typing import Any, Callable
+
+import torch
+
+from .guards import CallWatch
+
+
+class CappedText(io.TextIOBase):
+    """A stdout/stderr stand-in that keeps the first ``limit`` characters and counts the rest."""
+
+    def __init__(self, limit: int):
+        self.limit, self.parts, self.kept, self.dropped = limit, [], 0, 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text) -> int:
+        text = str(text)
+        room = self.limit - self.kept
+        if room > 0:
+            self.parts.append(text[:room])
+            self.kept += min(room, len(text))
+        self.dropped += max(0, len(text) - max(room, 0))
+        return len(text)
+
+    def text(self) -> str:
+        out = "".join(self.parts)
+        return out + (f"\n[... {self.dropped} more characters of output dropped]" if self.dropped else "")
+
+
+def _tensors(obj: Any, path: str = ""):
+    if isinstance(obj, torch.Tensor):
+        yield path or "value", obj
+    elif isinstance(obj, (list, tuple)):
+        for i, item in enumerate(obj):
+            yield from _tensors(item, f"{path}[{i}]")
+    elif isinstance(obj, dict):
+        for key, item in obj.items():
+            yield from _tensors(item, f"{path}[{key!r}]")
+
+
+def _storage_key(t: torch.Tensor):
+    try:
+        return (t.device.type, t.untyped_storage().data_ptr())
+    except Exception:  # a tensor subclass without storage: nothing to alias
+        return None
+
+
+def aliased_outputs(value: Any, args: tuple, kwargs: dict) -> list[str]:
+    """Paths of returned tensors that are an argument or share its memory (a view)."""
+    inputs = {}
+    for path, t in _tensors((args, kwargs)):
+        key = _storage_key(t)
+        if key and t.numel():
+            inputs[key] = path
+    return [path for path, t in _tensors(value, "output") if t.numel() and _storage_key(t) in inputs]
+
+
+class CallFailed(Exception):
+    """The student's code raised; carries a short, student-facing account."""
+
+    def __init__(self, kind: str, message: str, report: dict):
+        super().__init__(message)
+        self.kind, self.message, self.report = kind, message, report
+
+
+def student_traceback(exc: BaseException) -> str:
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if "/exercises/" in (f.filename or "").replace("\\", "/")]
+    lines = [f"  exercises/{f.filename.replace(chr(92), '/').split('/exercises/')[-1]}, line {f.lineno}, in {f.name}\n    {f.line}"
+             for f in frames[-3:]]
+    return "\n".join(lines)
+
+
+def patch_callees(modules: dict[str, types.ModuleType], functions: dict[str, Any], graded: str,
+                  substitute: Callable[[str], Callable]) -> list[tuple[dict, str, Any]]:
+    """Point every module-level name bound to another contract function at a correct one.
+
+    Returns what was replaced, to be restored after the call.
+    """
+    by_identity = {id(fn): name for name, fn in functions.items() if name != graded and fn is not None}
+    replaced = []
+    for module in list(modules.values()):
+        namespace = module.__dict__
+        for key, value in list(namespace.items()):
+            callee = by_identity.get(id(value))
+            if callee is not None:
+                replaced.append((namespace, key, value))
+                namespace[key] = substitute(callee)
+    return replaced
+
+
+def restore(replaced) -> None:
+    for namespace, key, value in reversed(replaced):
+        namespace[key] = value
+
+
+def invoke(fn: Callable, args: tuple, kwargs: dict, *, graded: str, modules: dict, functions: dict,
+           substitute: Callable[[str, CallWatch], Callable] | None, kernels: bool, output_limit: int) -> dict:
+    """Call ``fn(*args, **kwargs)``; the arguments must already be the student's own copies."""
+    watch = CallWatch(kernels=kernels)
+    replaced = patch_callees(modules, functions, graded, lambda name: substitute(name, watch)) if substitute else []
+    captured = CappedText(output_limit)
+    saved_streams = sys.stdout, sys.stderr
+    sys.stdout = sys.stderr = captured
+    try:
+        with watch.active():
+            value = fn(*args, **kwargs)
+    except BaseException as exc:
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        report = {**watch.report(), "output": captured.text()}
+        if isinstance(exc, NotImplementedError):
+            raise CallFailed("not_implemented", "not implemented yet (raises NotImplementedError)", report) from None
+        if isinstance(exc, SystemExit):
+            raise CallFailed("exception", f"called sys.exit({exc.code!r})", report) from None
+        if isinstance(exc, MemoryError) or (isinstance(exc, RuntimeError) and "alloc" in str(exc).lower()):
+            raise CallFailed("memory", f"ran out of memory: {str(exc)[:300]}", report) from None
+        where = student_traceback(exc)
+        raise CallFailed("exception", f"{type(exc).__name__}: {str(exc)[:500]}" + (f"\n{where}" if where else ""), report) from None
+    finally:
+        sys.stdout, sys.stderr = saved_streams
+        restore(replaced)
+    return {"value": value, "args": args, "kwargs": kwargs, "aliased": aliased_outputs(value, args, kwargs),
+            **watch.report(), "output": captured.text()}

@@ -1,0 +1,108 @@
+"""Load a submission's ``exercises/`` modules, one at a time, so one broken module costs
+only its own part.
+
+The package object is made here rather than by executing the submission's
+``exercises/__init__.py``, and the submission's directory never goes on ``sys.path``: a
+shipped ``torch.py``, ``conftest.py`` or ``sitecustomize.py`` is never imported.
+"""
+from __future__ import annotations
+
+import importlib.util
+import sys
+import traceback
+import types
+from pathlib import Path
+
+from ..contract import MODULES, SIGNATURES
+
+PACKAGE = "exercises"
+
+
+def _short_traceback(exc: BaseException, filename_hint: str) -> str:
+    if isinstance(exc, SyntaxError):
+        return f"SyntaxError: {exc.msg} ({Path(exc.filename or filename_hint).name}, line {exc.lineno})"
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if PACKAGE in (f.filename or "") or "submission" in (f.filename or "")]
+    where = f" ({Path(frames[-1].filename).name}, line {frames[-1].lineno})" if frames else ""
+    return f"{type(exc).__name__}: {exc}{where}"
+
+
+class Placeholder:
+    """Stands in for a contract function whose module failed to load, so its siblings still
+    import (``from .attention import multi_head_attention`` works); calling it without a
+    substitute raises with the original load error."""
+
+    def __init__(self, qualname: str, reason: str):
+        self.qualname, self.reason = qualname, reason
+
+    def __call__(self, *args, **kwargs):
+        raise ImportError(f"{self.qualname} is unavailable: {self.reason}")
+
+
+def unload() -> None:
+    for name in [n for n in sys.modules if n == PACKAGE or n.startswith(PACKAGE + ".")]:
+        del sys.modules[name]
+
+
+def load_submission(exercises_dir: Path, modules=MODULES) -> tuple[dict[str, types.ModuleType], dict[str, str]]:
+    """Import ``exercises/<module>.py`` for every contract module.
+
+    Returns ``(loaded, errors)``: the modules that imported, and for the others a one-line
+    reason. A module whose file is missing, fails to import or lacks contract functions still
+    gets a module object with placeholders, so that other modules can import from it.
+    """
+    exercises_dir = Path(exercises_dir).resolve()
+    unload()
+    package = types.ModuleType(PACKAGE)
+    package.__path__ = [str(exercises_dir)]
+    package.__package__ = PACKAGE
+    sys.modules[PACKAGE] = package
+    loaded: dict[str, types.ModuleType] = {}
+    errors: dict[str, str] = {}
+
+    def placeholder_module(module: str, reason: str) -> types.ModuleType:
+        stand_in = types.ModuleType(f"{PACKAGE}.{module}")
+        for qualname in SIGNATURES:
+            if qualname.startswith(module + "."):
+                setattr(stand_in, qualname.split(".", 1)[1], Placeholder(qualname, reason))
+        return stand_in
+
+    # Pre-register placeholders so a module that imports a broken sibling still loads.
+    pending = list(modules)
+    for module in pending:
+        path = exercises_dir / f"{module}.py"
+        name = f"{PACKAGE}.{module}"
+        if name in sys.modules and module in loaded:
+            continue
+        if not path.is_file():
+            errors[module] = f"exercises/{module}.py is missing"
+            sys.modules[name] = placeholder_module(module, errors[module])
+            setattr(package, module, sys.modules[name])
+            continue
+        try:
+            spec = importlib.util.spec_from_file_location(name, path)
+            mod = importlib.util.module_from_spec(spec)
+            sys.modules[name] = mod
+            spec.loader.exec_module(mod)
+        except BaseException as exc:  # SystemExit at import is a broken module, not our exit
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            errors[module] = f"exercises/{module}.py failed to import: {_short_traceback(exc, str(path))}"
+            sys.modules[name] = placeholder_module(module, errors[module])
+            setattr(package, module, sys.modules[name])
+            continue
+        setattr(package, module, mod)
+        loaded[module] = mod
+    return loaded, errors
+
+
+def resolve(loaded: dict[str, types.ModuleType], errors: dict[str, str], qualname: str):
+    """The student's callable for ``qualname``, or raise ``LookupError`` with the reason."""
+    module, function = qualname.split(".", 1)
+    if module in errors:
+        raise LookupError(errors[module])
+    fn = getattr(loaded[module], function, None)
+    if fn is None:
+        raise LookupError(f"exercises/{module}.py has no function {function}()")
+    if not callable(fn):
+        raise LookupError(f"exercises/{module}.py: {function} is not a function")
+    return fn

@@ -1,0 +1,53 @@
+"""The graders judged by known-wrong and alternative-correct implementations.
+
+A mutant (one wrong function) must lose points in that function and keep full points in every
+other function, including the functions that call it (the grader swaps in a correct callee, so
+a bug is charged once). An alternative correct implementation must score full marks.
+Graded in-process here for speed; tests/test_isolation.py shows both runners agree.
+"""
+from __future__ import annotations
+
+import pytest
+
+from seqlab.grading import grade_submission
+from tests.mutants import all_variants, make_submission
+
+# Modules whose functions call into another module's contract functions.
+CALLERS = {"attention": ["transformer"], "selective_scan": [], "rnn": [], "lstm_gru": [],
+           "positional": [], "transformer": [], "optimizers": []}
+
+MUTANTS = all_variants("MUTANTS")
+ALTERNATIVES = all_variants("ALTERNATIVES")
+
+
+def _grade(tmp_path, variant, seed):
+    submission = make_submission(tmp_path / "submission", variant)
+    only = ",".join([variant.module, *CALLERS[variant.module]])
+    return grade_submission(submission, isolated=False, seed=seed, only=only)
+
+
+def test_enough_variants():
+    assert len(MUTANTS) >= 30, f"only {len(MUTANTS)} known-wrong variants"
+    assert len(ALTERNATIVES) >= 3
+    assert len({m.function for m in MUTANTS}) >= 20
+
+
+@pytest.mark.parametrize("variant", MUTANTS, ids=lambda v: v.id)
+def test_mutant_loses_points_only_in_its_function(tmp_path, variant):
+    result = _grade(tmp_path, variant, seed=7)
+    scores = result.by_function()
+    score, max_score = scores[variant.function]
+    assert score < max_score, f"{variant.id}: the grader gave it full marks"
+    others = {fn: s for fn, s in scores.items() if fn != variant.function and s[0] < s[1]}
+    assert not others, f"{variant.id}: points lost elsewhere too: {others}"
+    if variant.hint:
+        hints = [t.hint for t in result.tests if t.function == variant.function and t.hint]
+        assert any(variant.hint.lower() in h.lower() for h in hints), (
+            f"{variant.id}: no feedback names the mistake (wanted {variant.hint!r}, got {hints})")
+
+
+@pytest.mark.parametrize("variant", ALTERNATIVES, ids=lambda v: v.id)
+def test_alternative_correct_scores_full(tmp_path, variant):
+    result = _grade(tmp_path, variant, seed=11)
+    failed = [(t.name, t.output[:300]) for t in result.tests if t.score < t.max_score]
+    assert not failed, f"{variant.id}: {failed}"
