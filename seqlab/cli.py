@@ -13,6 +13,7 @@ import sys
 COMMAND_MODULES = (
     "seqlab.commands.build",
     "seqlab.commands.config",
+    "seqlab.commands.grade",
 )
 
 

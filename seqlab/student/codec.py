@@ -49,7 +49,7 @@ def _encode(obj: Any, buffers: list[bytes], depth: int) -> Any:
         if plain.dtype not in _NAMES:
             raise CodecError(f"unsupported dtype {plain.dtype}")
         data = plain.detach().to("cpu").contiguous()
-        raw = data.view(torch.uint8).numpy().tobytes() if data.numel() else b""
+        raw = data.reshape(-1).view(torch.uint8).numpy().tobytes() if data.numel() else b""
         buffers.append(raw)
         return {"t": "tensor", "dtype": _NAMES[plain.dtype], "shape": list(plain.shape),
                 "device": str(plain.device), "requires_grad": bool(plain.requires_grad),

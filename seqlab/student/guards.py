@@ -193,7 +193,7 @@ _BLOCKED_EVENTS = {
     "subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork",
     "os.forkpty", "os.kill", "os.killpg", "signal.pthread_kill", "socket.connect",
     "socket.bind", "socket.sendto", "socket.getaddrinfo", "resource.setrlimit", "os.startfile",
-    "pty.spawn", "sys.addaudithook", "os.putenv", "os.unsetenv",
+    "pty.spawn", "sys.addaudithook",
 }
 
 

@@ -43,13 +43,17 @@ def unload() -> None:
         del sys.modules[name]
 
 
-def load_submission(exercises_dir: Path, modules=MODULES) -> tuple[dict[str, types.ModuleType], dict[str, str]]:
+def load_submission(exercises_dir: Path, modules=MODULES, *, skip: dict[str, str] | None = None,
+                    on_module=None) -> tuple[dict[str, types.ModuleType], dict[str, str]]:
     """Import ``exercises/<module>.py`` for every contract module.
 
     Returns ``(loaded, errors)``: the modules that imported, and for the others a one-line
     reason. A module whose file is missing, fails to import or lacks contract functions still
     gets a module object with placeholders, so that other modules can import from it.
+    ``skip`` names modules not to import at all (with the reason: the isolated runner skips a
+    module whose import hung or killed the process); ``on_module(name)`` is called before each.
     """
+    skip = dict(skip or {})
     exercises_dir = Path(exercises_dir).resolve()
     unload()
     package = types.ModuleType(PACKAGE)
@@ -73,11 +77,13 @@ def load_submission(exercises_dir: Path, modules=MODULES) -> tuple[dict[str, typ
         name = f"{PACKAGE}.{module}"
         if name in sys.modules and module in loaded:
             continue
-        if not path.is_file():
-            errors[module] = f"exercises/{module}.py is missing"
+        if module in skip or not path.is_file():
+            errors[module] = skip.get(module) or f"exercises/{module}.py is missing"
             sys.modules[name] = placeholder_module(module, errors[module])
             setattr(package, module, sys.modules[name])
             continue
+        if on_module is not None:
+            on_module(module)
         try:
             spec = importlib.util.spec_from_file_location(name, path)
             mod = importlib.util.module_from_spec(spec)

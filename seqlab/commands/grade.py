@@ -1,0 +1,49 @@
+"""`seqlab grade SUBMISSION`: grade one submission and write every report."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from ..cli import UserError
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser("grade", help="grade a submission (a directory holding exercises/)")
+    p.add_argument("submission", type=Path)
+    p.add_argument("--out", type=Path, default=None, help="where to write the reports (default: SUBMISSION/seqlab-out)")
+    p.add_argument("--device", default="auto", help="auto | cpu | cuda (default: auto)")
+    p.add_argument("--seed", type=int, default=None, help="input seed (default: fresh each run, printed in the report)")
+    p.add_argument("--only", default=None, metavar="PATTERN",
+                   help="grade only these functions: comma-separated module or module.function names (fnmatch)")
+    p.add_argument("--fail-under", type=float, default=None, metavar="P", help="exit 1 when the score is under P percent")
+    p.add_argument("--in-process", action="store_true",
+                   help="import the submission into the grader (fast; only for code you trust)")
+    p.add_argument("--config", type=Path, default=None, help="grading config (default: grading_config.yaml)")
+    p.add_argument("--quiet", action="store_true", help="no table, only the score line")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from ..config import load_config
+    from ..grading import grade_submission
+    from ..grading.run import GradingError
+    from ..reports import write_all
+    from ..reports.table import print_table
+
+    config = load_config(args.config)
+    out = (args.out or args.submission / "seqlab-out").resolve()
+    try:
+        result = grade_submission(args.submission, device=args.device, seed=args.seed, only=args.only,
+                                  isolated=not args.in_process, config=config, protected_dirs=(str(out),))
+    except GradingError as exc:
+        raise UserError(str(exc)) from None
+    paths = write_all(result, out)
+    if args.quiet:
+        print(f"{result.score:.4g} / {result.max_score:.4g} ({result.percent:.1f}%)")
+    else:
+        print_table(result)
+        print(f"reports: {out}/ (" + ", ".join(paths) + f")\nHTML report: {paths['report.html']}")
+    if args.fail_under is not None and result.percent < args.fail_under:
+        print(f"score {result.percent:.1f}% is under --fail-under {args.fail_under:g}%", file=sys.stderr)
+        return 1
+    return 0

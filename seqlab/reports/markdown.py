@@ -1,0 +1,16 @@
+"""A Markdown summary, ready for ``$GITHUB_STEP_SUMMARY`` or a PR comment."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..results import GradingResult
+from .render import render
+
+
+def to_markdown(result: GradingResult) -> str:
+    return render("summary.md.j2", result)
+
+
+def write(result: GradingResult, path: Path) -> Path:
+    Path(path).write_text(to_markdown(result), encoding="utf-8")
+    return Path(path)

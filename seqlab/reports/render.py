@@ -1,0 +1,42 @@
+"""Shared jinja2 environment: every report template lives in templates/."""
+from __future__ import annotations
+
+from functools import lru_cache
+
+from ..paths import TEMPLATES_DIR
+from ..results import GradingResult
+
+
+@lru_cache(maxsize=1)
+def environment():
+    import jinja2
+
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES_DIR)),
+                             autoescape=jinja2.select_autoescape(["html", "html.j2"]),
+                             trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+                             undefined=jinja2.StrictUndefined)
+    env.filters["pts"] = lambda x: f"{x:.4g}" if x != int(x) else f"{int(x)}"
+    env.filters["pct"] = lambda x: f"{x:.1f}%"
+    return env
+
+
+def modules_view(result: GradingResult) -> list[dict]:
+    """Per module: its score and its functions with their tests, for the templates."""
+    modules: dict[str, dict] = {}
+    for t in result.tests:
+        module = modules.setdefault(t.module, {"name": t.module, "score": 0.0, "max_score": 0.0, "functions": {}})
+        module["score"] += t.score
+        module["max_score"] += t.max_score
+        fn = module["functions"].setdefault(t.function, {"name": t.function, "score": 0.0, "max_score": 0.0, "tests": []})
+        fn["score"] += t.score
+        fn["max_score"] += t.max_score
+        fn["tests"].append(t)
+    view = []
+    for module in modules.values():
+        module["functions"] = list(module["functions"].values())
+        view.append(module)
+    return view
+
+
+def render(template: str, result: GradingResult, **extra) -> str:
+    return environment().get_template(template).render(result=result, modules=modules_view(result), **extra)

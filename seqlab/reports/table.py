@@ -1,0 +1,40 @@
+"""The terminal table (rich when present, plain text otherwise)."""
+from __future__ import annotations
+
+import sys
+
+from ..results import GradingResult
+
+
+def print_table(result: GradingResult, file=None, *, failures: int = 8) -> None:
+    file = file or sys.stdout
+    rows = [(fn, s, m) for fn, (s, m) in result.by_function().items()]
+    try:
+        from rich.console import Console
+        from rich.markup import escape
+        from rich.table import Table
+    except ImportError:  # plain text for a bare environment
+        for fn, s, m in rows:
+            print(f"{fn:42s} {s:6.2f} / {m:<6.2f}", file=file)
+        print(f"{'total':42s} {result.score:6.2f} / {result.max_score:<6.2f} ({result.percent:.1f}%)", file=file)
+        return
+    console = Console(file=file, highlight=False, width=100)
+    table = Table(title=f"seqlab grade: {result.score:.4g} / {result.max_score:.4g} ({result.percent:.1f}%)",
+                  show_lines=False)
+    table.add_column("function")
+    table.add_column("points", justify="right")
+    table.add_column("", justify="left")
+    for fn, s, m in rows:
+        style = "green" if s >= m - 1e-9 else ("red" if s <= 1e-9 else "yellow")
+        table.add_row(escape(fn), f"[{style}]{s:.4g} / {m:.4g}[/{style}]", "ok" if s >= m - 1e-9 else "")
+    console.print(table)
+    for e in result.errors:
+        console.print(f"[red]error:[/red] {escape(e)}", markup=True)
+    failed = [t for t in result.tests if t.status == "failed"]
+    for t in failed[:failures]:
+        first = t.output.splitlines()[0] if t.output else ""
+        console.print(f"[bold]{escape(t.name)}[/bold]\n    {escape(first)}" + (f"\n    Looks like: {escape(t.hint)}" if t.hint else ""),
+                      markup=True, highlight=False, soft_wrap=True)
+    if len(failed) > failures:
+        console.print(f"... and {len(failed) - failures} more failed tests (see the HTML report)")
+    console.print(f"seed {result.seed}, device {result.device}, {result.execution_time:.1f} s")

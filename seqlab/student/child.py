@@ -1,0 +1,125 @@
+"""The student's process: loads the submission and runs graded calls, nothing else.
+
+Started by ``IsolatedStudent`` with ``python -I`` from an empty scratch directory, a minimal
+environment (no CI tokens) and two pipes. Before any student code is imported it lowers its
+own resource limits and installs an audit hook (see guards.install_audit_hook). It holds no
+reference solution: a correct callee is computed by the parent on request.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+
+def _read_exact(fd: int, n: int) -> bytes:
+    chunks, left = [], n
+    while left:
+        chunk = os.read(fd, min(left, 1 << 20))
+        if not chunk:
+            raise EOFError
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def main() -> None:
+    fd_in, fd_out = int(sys.argv[1]), int(sys.argv[2])
+    import resource
+
+    import torch
+
+    from seqlab.student import codec
+    from seqlab.student.guards import install_audit_hook
+    from seqlab.student.invoke import CallFailed, CappedText, invoke
+    from seqlab.student.loader import load_submission, resolve
+    from seqlab.contract import FUNCTIONS
+
+    # Our own code is imported; the checkout that held it leaves sys.path before student code runs.
+    sys.path[:] = [p for p in sys.path if p and not os.path.isdir(os.path.join(p, "seqlab"))]
+    torch.set_num_threads(int(os.environ.get("SEQLAB_CHILD_THREADS", "1")))
+
+    def send(message) -> None:
+        _write_all(fd_out, codec.encode(message))
+
+    def receive():
+        return codec.decode(*codec.read_frame(lambda n: _read_exact(fd_in, n)))
+
+    request = receive()
+    assert request["op"] == "load"
+    limits = request["limits"]
+    memory = int(limits["memory_mb"]) << 20
+    if memory and request["device"] == "cpu":   # CUDA needs a huge virtual address space
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    cpu = int(limits["cpu_time_s"])
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 5))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (64 << 20, 64 << 20))
+    install_audit_hook(request["protected"], request["scratch"])
+
+    import_output = CappedText(int(limits["output_kb"]) * 1024)
+    sys.stdout = sys.stderr = import_output
+    modules, errors = load_submission(request["exercises"], skip=request["skip"],
+                                      on_module=lambda m: send({"op": "loading", "module": m}))
+    sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
+    functions = {}
+    for name in FUNCTIONS:
+        try:
+            functions[name] = resolve(modules, errors, name)
+        except LookupError:
+            functions[name] = None
+    send({"op": "loaded", "errors": errors})
+
+    def substitute(qualname, watch):
+        def callee(*args, **kwargs):
+            with watch.paused():
+                send({"op": "callback", "name": qualname, "args": list(args), "kwargs": kwargs})
+                reply = receive()
+            if reply["op"] != "callback_result":
+                raise RuntimeError(reply.get("message", "callee failed"))
+            return reply["value"]
+
+        callee.__name__ = qualname.split(".")[-1]
+        return callee
+
+    output_limit = int(limits["output_kb"]) * 1024
+    while True:
+        try:
+            request = receive()
+        except EOFError:
+            os._exit(0)
+        if request["op"] == "exit":
+            os._exit(0)
+        name = request["name"]
+        fn = functions.get(name)
+        if fn is None:
+            try:
+                resolve(modules, errors, name)
+                message = f"{name} is unavailable"
+            except LookupError as exc:
+                message = str(exc)
+            send({"op": "error", "kind": "missing", "message": message, "ops": {}, "output": ""})
+            continue
+        try:
+            report = invoke(fn, tuple(request["args"]), dict(request["kwargs"]), graded=name, modules=modules,
+                            functions=functions, substitute=substitute if request["substitute"] else None,
+                            kernels=request["kernels"], output_limit=output_limit)
+        except CallFailed as exc:
+            send({"op": "error", "kind": exc.kind, "message": exc.message, "ops": exc.report.get("ops", {}),
+                  "output": exc.report.get("output", "")})
+            continue
+        try:
+            send({"op": "result", "value": report["value"], "args": list(report["args"]), "kwargs": report["kwargs"],
+                  "aliased": report["aliased"], "ops": report["ops"], "op_count": report["op_count"],
+                  "output": report["output"]})
+        except Exception as exc:  # a value we cannot send: a costume of a tensor, a generator, ...
+            send({"op": "error", "kind": "exception", "message": f"returned something that is not plain data: {exc}",
+                  "ops": report["ops"], "output": report["output"]})
+
+
+if __name__ == "__main__":
+    main()
