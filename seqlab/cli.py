@@ -14,6 +14,8 @@ COMMAND_MODULES = (
     "seqlab.commands.build",
     "seqlab.commands.config",
     "seqlab.commands.grade",
+    "seqlab.commands.demo",
+    "seqlab.commands.grade_all",
 )
 
 

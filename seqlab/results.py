@@ -6,6 +6,7 @@ with the run's metadata. Reports in ``seqlab.reports`` only read this model.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -82,4 +83,11 @@ class GradingResult:
         return cls(tests=tests, **fields)
 
     def save(self, path: Path) -> None:
-        Path(path).write_text(json.dumps(self.to_dict(), indent=2, sort_keys=True), encoding="utf-8")
+        path = Path(path)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps(self.to_dict(), indent=2, sort_keys=True), encoding="utf-8")
+        os.replace(tmp, path)
+
+    @classmethod
+    def load(cls, path: Path) -> "GradingResult":
+        return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))

@@ -87,6 +87,10 @@ def grade_submission(submission: str | Path, *, device: str = "cpu", seed: int |
     if exit_code not in (0, 1) or plugin.collection_errors:
         detail = "; ".join(plugin.collection_errors) or sink.getvalue()[-2000:]
         raise GradingError(f"the graders could not run (pytest exit {int(exit_code)}): {detail}")
+    if only is None:
+        uncovered = [f for f in contract.FUNCTIONS if f not in {r.function for r in plugin.records.values()}]
+        if uncovered:
+            raise GradingError(f"no grader test for {', '.join(uncovered)} (a full grade must cover every function)")
     tests = score_records(list(plugin.records.values()), config, static_voids(submission, config))
     errors = [f"{m}: {e}" for m, e in load_errors.items()]
     errors += [f"internal grader error in {r.nodeid}: {r.message}" for r in plugin.records.values() if r.grader_error]

@@ -1,0 +1,261 @@
+"""Grade a whole class: ``seqlab grade-all SUBMISSIONS_DIR --out DIR --jobs N``.
+
+Each submission (a folder, or a zip of one) is graded by its own ``seqlab grade`` process,
+so one that crashes or hangs the grader takes nothing else down, and N of them run at once.
+Results land in ``DIR/<name>/``; ``gradebook.csv`` and the class report are rebuilt from
+every finished result after each submission, so an interrupted run leaves a consistent
+gradebook and a rerun picks up where it stopped (``--force`` regrades everything).
+No submission is ever lost: one that could not be graded still gets a row with the reason.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+import zipfile
+from collections import Counter
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import contract
+from .results import GradingResult
+
+MAX_UNZIPPED_BYTES = 200 << 20
+STATUS_FILE = "status.json"
+
+
+@dataclass
+class Submission:
+    name: str
+    source: Path        # the folder or zip as handed in
+    path: Path | None   # the folder holding exercises/ (None when it could not be found)
+    problem: str = ""
+
+
+def _safe_name(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "submission"
+
+
+def _find_exercises_root(folder: Path) -> Path | None:
+    if (folder / "exercises").is_dir():
+        return folder
+    for candidate in sorted(folder.glob("*/exercises")) + sorted(folder.glob("*/*/exercises")):
+        if candidate.is_dir():
+            return candidate.parent
+    return None
+
+
+def _unzip(source: Path, target: Path) -> str:
+    """Extract safely (no absolute paths, no '..', bounded size); returns a problem or ''."""
+    try:
+        with zipfile.ZipFile(source) as archive:
+            total = 0
+            for info in archive.infolist():
+                parts = Path(info.filename).parts
+                if info.filename.startswith("/") or ".." in parts:
+                    return f"{source.name}: unsafe path in zip ({info.filename!r})"
+                total += info.file_size
+                if total > MAX_UNZIPPED_BYTES:
+                    return f"{source.name}: unzips to more than {MAX_UNZIPPED_BYTES >> 20} MB"
+            shutil.rmtree(target, ignore_errors=True)
+            archive.extractall(target)
+    except (zipfile.BadZipFile, OSError) as exc:
+        return f"{source.name}: not a readable zip ({exc})"
+    return ""
+
+
+def discover(submissions_dir: Path, work_dir: Path) -> list[Submission]:
+    found = []
+    for entry in sorted(Path(submissions_dir).iterdir()):
+        if entry.name.startswith("."):
+            continue
+        if entry.is_dir():
+            name = _safe_name(entry.name)
+            root = _find_exercises_root(entry)
+            found.append(Submission(name, entry, root, "" if root else "no exercises/ folder in it"))
+        elif entry.suffix.lower() == ".zip":
+            name = _safe_name(entry.stem)
+            target = work_dir / "_unzipped" / name
+            problem = _unzip(entry, target)
+            root = None if problem else _find_exercises_root(target)
+            found.append(Submission(name, entry, root, problem or ("" if root else "no exercises/ folder in the zip")))
+        else:
+            found.append(Submission(_safe_name(entry.name), entry, None, "not a folder or a .zip"))
+    names = Counter(s.name for s in found)
+    for s in found:   # two entries with one safe name must not share a results folder
+        if names[s.name] > 1:
+            s.name = f"{s.name}-{_safe_name(s.source.suffix or 'dir')}"
+    return found
+
+
+def _grade_one(sub: Submission, out: Path, *, seed: int | None, device: str, timeout: float, extra: list[str]) -> dict:
+    target = out / sub.name
+    target.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    if sub.path is None:
+        status = {"status": "error", "reason": sub.problem}
+    else:
+        command = [sys.executable, "-m", "seqlab.cli", "grade", str(sub.path), "--out", str(target), "--quiet",
+                   "--device", device, *extra]
+        if seed is not None:
+            command += ["--seed", str(seed)]
+        try:
+            proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+            if proc.returncode == 0 and (target / "seqlab_result.json").is_file():
+                status = {"status": "graded"}
+            else:
+                tail = (proc.stderr or proc.stdout).strip().splitlines()
+                status = {"status": "error", "reason": tail[-1][:500] if tail else f"grader exit {proc.returncode}"}
+        except subprocess.TimeoutExpired:
+            status = {"status": "error", "reason": f"grading took longer than {timeout:g} s"}
+    status.update(name=sub.name, source=str(sub.source), seconds=round(time.perf_counter() - started, 2))
+    tmp = target / (STATUS_FILE + ".tmp")
+    tmp.write_text(json.dumps(status, indent=2))
+    os.replace(tmp, target / STATUS_FILE)
+    return status
+
+
+def _is_done(out: Path, sub: Submission) -> bool:
+    status_path = out / sub.name / STATUS_FILE
+    if not status_path.is_file():
+        return False
+    try:
+        return json.loads(status_path.read_text()).get("source") == str(sub.source)
+    except ValueError:
+        return False
+
+
+# --- gradebook and class report -----------------------------------------------------------
+
+def collect(out: Path, subs: list[Submission]) -> list[dict]:
+    rows = []
+    for sub in subs:
+        folder = out / sub.name
+        row = {"submission": sub.name, "status": "pending", "reason": "", "result": None}
+        status_path = folder / STATUS_FILE
+        if status_path.is_file():
+            try:
+                status = json.loads(status_path.read_text())
+                row.update(status=status.get("status", "error"), reason=status.get("reason", ""))
+            except ValueError:
+                row.update(status="error", reason="status file unreadable")
+        if row["status"] == "graded":
+            try:
+                row["result"] = GradingResult.load(folder / "seqlab_result.json")
+            except (OSError, ValueError, TypeError) as exc:
+                row.update(status="error", reason=f"result unreadable: {exc}")
+        if row["status"] == "pending" and sub.path is None:
+            row.update(status="error", reason=sub.problem)
+        rows.append(row)
+    return rows
+
+
+def write_gradebook(out: Path, rows: list[dict]) -> Path:
+    functions = list(contract.FUNCTIONS)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["submission", "status", "total", "max_score", "percent", *functions, "seed", "reason"])
+    for row in rows:
+        result: GradingResult | None = row["result"]
+        if result is None:
+            writer.writerow([row["submission"], row["status"], 0, "", "", *[""] * len(functions), "", row["reason"]])
+            continue
+        per = result.by_function()
+        writer.writerow([row["submission"], row["status"], f"{result.score:.4g}", f"{result.max_score:.4g}",
+                         f"{result.percent:.1f}", *[f"{per[f][0]:.4g}" if f in per else "" for f in functions],
+                         result.seed, "; ".join(result.errors)[:300]])
+    path = out / "gradebook.csv"
+    tmp = path.with_name("gradebook.csv.tmp")
+    tmp.write_text(buffer.getvalue(), encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def class_summary(rows: list[dict]) -> dict:
+    results = [r["result"] for r in rows if r["result"] is not None]
+    functions = []
+    for name in contract.FUNCTIONS:
+        scores = [res.by_function()[name] for res in results if name in res.by_function()]
+        if not scores:
+            continue
+        max_score = scores[0][1]
+        values = [s for s, _ in scores]
+        buckets = [0] * 5   # 0-20%, ..., 80-100%
+        for v in values:
+            buckets[min(4, int(5 * v / max_score)) if max_score else 0] += 1
+        functions.append({"name": name, "max": max_score, "mean": statistics.fmean(values),
+                          "median": statistics.median(values), "full": sum(v >= max_score - 1e-9 for v in values),
+                          "zero": sum(v <= 1e-9 for v in values), "n": len(values), "buckets": buckets})
+    mistakes: Counter[tuple[str, str]] = Counter()
+    for res in results:
+        seen = {(t.function, t.hint.split(":", 1)[0]) for t in res.tests if t.hint}
+        mistakes.update(seen)
+    totals = [res.percent for res in results]
+    return {
+        "n": len(rows), "graded": len(results), "errors": [r for r in rows if r["status"] == "error"],
+        "mean": statistics.fmean(totals) if totals else 0.0, "median": statistics.median(totals) if totals else 0.0,
+        "functions": functions,
+        "mistakes": [{"function": f, "mistake": m, "count": c} for (f, m), c in mistakes.most_common(15)],
+    }
+
+
+def write_class_report(out: Path, rows: list[dict]) -> tuple[Path, Path]:
+    from .reports.render import environment
+
+    summary = class_summary(rows)
+    env = environment()
+    html = out / "class_report.html"
+    md = out / "class_report.md"
+    html.write_text(env.get_template("class_report.html.j2").render(s=summary), encoding="utf-8")
+    md.write_text(env.get_template("class_report.md.j2").render(s=summary), encoding="utf-8")
+    return html, md
+
+
+def grade_all(submissions_dir: Path, out: Path, *, jobs: int = 1, force: bool = False, seed: int | None = None,
+              device: str = "cpu", timeout: float = 900.0, extra: list[str] | None = None, progress=None) -> list[dict]:
+    submissions_dir, out = Path(submissions_dir), Path(out)
+    if not submissions_dir.is_dir():
+        raise FileNotFoundError(f"{submissions_dir}: not a directory")
+    out.mkdir(parents=True, exist_ok=True)
+    subs = discover(submissions_dir, out)
+    todo = [s for s in subs if force or not _is_done(out, s)]
+    if progress:
+        progress.start(total=len(subs), already=len(subs) - len(todo))
+
+    def refresh():
+        rows = collect(out, subs)
+        write_gradebook(out, rows)
+        return rows
+
+    rows = refresh()
+    pool = ThreadPoolExecutor(max_workers=max(1, jobs))
+    pending = {}
+    try:
+        queue = list(todo)
+        while queue or pending:
+            while queue and len(pending) < max(1, jobs):
+                sub = queue.pop(0)
+                pending[pool.submit(_grade_one, sub, out, seed=seed, device=device, timeout=timeout,
+                                    extra=list(extra or []))] = sub
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                sub = pending.pop(future)
+                status = future.result()
+                if progress:
+                    progress.advance(sub.name, status)
+            rows = refresh()
+    finally:
+        pool.shutdown(wait=not pending, cancel_futures=True)
+        rows = refresh()
+        write_class_report(out, rows)
+        if progress:
+            progress.stop()
+    return rows

@@ -1,0 +1,77 @@
+"""`seqlab grade-all SUBMISSIONS_DIR --out DIR --jobs N`: grade a whole class."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from ..cli import UserError
+
+
+class Progress:
+    """A progress bar with ETA (rich), or one line per submission without a terminal."""
+
+    def __init__(self):
+        self.bar = None
+
+    def start(self, total: int, already: int) -> None:
+        self.total, self.done, self.t0 = total, already, time.perf_counter()
+        self.fresh = 0
+        try:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress as Bar, TextColumn, TimeRemainingColumn
+
+            self.bar = Bar(TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TextColumn("ETA"),
+                           TimeRemainingColumn(), TextColumn("{task.description}"))
+            self.bar.start()
+            self.task = self.bar.add_task("", total=total, completed=already)
+        except ImportError:
+            self.bar = None
+        if already:
+            print(f"{already} of {total} already graded (use --force to regrade)")
+
+    def advance(self, name: str, status: dict) -> None:
+        self.done += 1
+        self.fresh += 1
+        note = name if status["status"] == "graded" else f"{name}: {status.get('reason', '')[:60]}"
+        if self.bar is not None:
+            self.bar.update(self.task, advance=1, description=note)
+        else:
+            elapsed = time.perf_counter() - self.t0
+            eta = elapsed / self.fresh * (self.total - self.done)
+            print(f"[{self.done}/{self.total}] {note} (ETA {eta:.0f} s)", flush=True)
+
+    def stop(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser("grade-all", help="grade every submission in a folder (folders or zips)")
+    p.add_argument("submissions", type=Path)
+    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--jobs", type=int, default=1, help="submissions graded at once (default 1)")
+    p.add_argument("--force", action="store_true", help="regrade submissions that already have results")
+    p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--timeout", type=float, default=900.0, help="seconds per submission before it is given up")
+    p.add_argument("--in-process", action="store_true", help="(trusted code only) grade without isolation")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from ..batch import grade_all
+
+    if args.jobs < 1:
+        raise UserError("--jobs must be at least 1")
+    try:
+        rows = grade_all(args.submissions, args.out, jobs=args.jobs, force=args.force, seed=args.seed,
+                         device=args.device, timeout=args.timeout, extra=["--in-process"] if args.in_process else [],
+                         progress=Progress())
+    except FileNotFoundError as exc:
+        raise UserError(str(exc)) from None
+    graded = sum(r["status"] == "graded" for r in rows)
+    print(f"{graded} of {len(rows)} graded; gradebook: {args.out / 'gradebook.csv'}; "
+          f"class report: {args.out / 'class_report.html'}")
+    for r in rows:
+        if r["status"] != "graded":
+            print(f"  not graded: {r['submission']}: {r['reason']}")
+    return 0
