@@ -1,0 +1,86 @@
+"""Positional encoding: the fixed sinusoids of Vaswani et al. and the Transformer's input embedding.
+
+Notes: W8 §10.3 (self-attention is permutation equivariant, so order must be added), W8 §11
+(positional encoding: learned vs sinusoidal, §11.3 the sinusoidal form), W8 §15.1 (encoder input);
+L7-8 (Lecture 7) §三 (the embedding layer is a lookup) and (Lecture 8) §四.1.
+
+Conventions that matter here: sine and cosine are *interleaved* (even columns sine, odd columns
+cosine, as in the paper), not concatenated in two halves; for an odd ``d_model`` the last column is
+a sine. The embedding is scaled by ``sqrt(d)`` before the encoding is added (Vaswani et al. §3.4).
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+
+
+def sinusoidal_encoding(num_positions, d_model, device=None, dtype=torch.float32):
+    r"""The sinusoidal positional encoding table.
+
+    .. math::
+        \begin{aligned}
+        PE_{p,\,2i}   &= \sin\big(p / 10000^{2i/d_{\text{model}}}\big) \\
+        PE_{p,\,2i+1} &= \cos\big(p / 10000^{2i/d_{\text{model}}}\big)
+        \end{aligned}
+
+    Column pair ``(2i, 2i+1)`` is one frequency; frequencies fall geometrically from 1 to about
+    1/10000 across the columns, so low columns change fast with ``p`` (local position) and high
+    columns slowly (long range). Every value is bounded and deterministic, and the table extends
+    to any length (W8 §11.1).
+
+    The angles are computed in float64 and the result is rounded once to ``dtype``: for large
+    ``p`` a float32 angle ``p * freq`` would already be off by ``p * 6e-8`` radians.
+
+    Args:
+        num_positions (int): number of positions ``P`` (rows), ``p = 0 ... P-1``.
+        d_model (int): model width (columns), odd allowed (the last column is then a sine).
+        device (torch.device or str, optional): where to create the table.
+        dtype (torch.dtype): floating-point dtype of the table (default float32).
+
+    Returns:
+        pe (Tensor): (num_positions, d_model) of ``dtype`` on ``device``.
+
+    Notes: W8 §11.3.
+
+    PyTorch has no built-in for this; it is the table of Vaswani et al. (2017) §3.5, the same as
+    the ``PositionalEncoding`` of PyTorch's nn.Transformer language-modeling tutorial, which
+    however only works for an even ``d_model``.
+    """
+    ### BEGIN SOLUTION
+    pos = torch.arange(num_positions, device=device, dtype=torch.float64).unsqueeze(1)  # (P, 1)
+    two_i = torch.arange(0, d_model, 2, device=device, dtype=torch.float64)  # 0, 2, 4, ...
+    angle = pos / 10000.0 ** (two_i / d_model)  # (P, ceil(d/2)), one column per frequency
+    pe = torch.empty(num_positions, d_model, device=device, dtype=torch.float64)
+    pe[:, 0::2] = torch.sin(angle)
+    pe[:, 1::2] = torch.cos(angle[:, : d_model // 2])  # odd d_model: the last sine has no cosine
+    return pe.to(dtype)
+    ### END SOLUTION
+
+
+def embed_tokens(tokens, embedding, pe):
+    r"""Token embedding lookup, scaled, plus the positional encoding.
+
+    .. math::
+        x_{b,t} = \sqrt{d}\; E[\mathrm{tokens}_{b,t}] + PE_t
+
+    Args:
+        tokens (Tensor): (B, T) int64 token ids in ``[0, V)``.
+        embedding (Tensor): (V, d) float32/float64, the embedding table (one row per token).
+        pe (Tensor): (P, d) with ``P >= T``, e.g. from :func:`sinusoidal_encoding`; its first ``T``
+            rows are used.
+
+    Returns:
+        x (Tensor): (B, T, d), a new tensor, in the promoted dtype of ``embedding`` and ``pe``.
+
+    Notes: W8 §11.1, §15.1; L7-8 (Lecture 7) §三 (embedding as a lookup).
+
+    The lookup agrees with ``torch.nn.functional.embedding(tokens, embedding)`` (which must not be
+    used here); the scaling by ``sqrt(d)`` is Vaswani et al. (2017) §3.4.
+    """
+    ### BEGIN SOLUTION
+    T = tokens.shape[-1]
+    d = embedding.shape[-1]
+    # Indexing a table with an integer tensor is the lookup (one row per token), no one-hot needed.
+    return embedding[tokens] * math.sqrt(d) + pe[:T]
+    ### END SOLUTION
