@@ -1,0 +1,402 @@
+"""Hidden graders for exercises/selective_scan.py (notes L5 §18.1-§18.3, L7-8 §七).
+
+Mamba's selective scan, batch-first: ``discretize`` (zero-order hold for A, Euler for B),
+``linear_scan`` (h_t = a_t * h_{t-1} + b_t in O(log T) sequential steps) and ``selective_scan``
+(Mamba's ``selective_scan_ref`` transposed to batch-first). Every expected value is the
+reference's answer on the same inputs; the known wrong variants below are computed here, on the
+same inputs, only when an answer is wrong, so the feedback can say which mistake it looks like.
+
+``linear_scan`` also has complexity points: one test counts the torch-level operations the
+student's scan executes at T=64 and at T=1024 (``Outcome.op_count``, from a TorchFunctionMode:
+deterministic, not a timing) and asks that the count grow sub-linearly in T.
+"""
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from seqlab.grading.checks import GradeFailure, Mistake, describe_case, matches
+
+grades = pytest.mark.grades
+DTYPES = pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["float64", "float32"])
+
+
+# --- inputs -----------------------------------------------------------------------------------
+
+def ssm_inputs(make, Bsz, T, D, N, dtype, *, raw_delta=False):
+    """u, delta, A, B, C, D_skip, z, delta_bias of Mamba's shapes, in Mamba's typical ranges.
+
+    ``delta`` is positive (a step size) unless ``raw_delta``: then it is the pre-softplus value
+    (any sign) that ``delta_softplus=True`` maps to a step size. ``A`` is negative, as in Mamba
+    (``A = -exp(A_log)``), so the state decays.
+    """
+    u = make.randn(Bsz, T, D, dtype=dtype)
+    delta = make.randn(Bsz, T, D, dtype=dtype) if raw_delta else make.uniform(Bsz, T, D, low=0.05, high=1.0, dtype=dtype)
+    A = -make.uniform(D, N, low=0.3, high=2.0, dtype=dtype)
+    B = make.randn(Bsz, T, N, dtype=dtype)
+    C = make.randn(Bsz, T, N, dtype=dtype)
+    D_skip = make.randn(D, dtype=dtype)
+    z = make.randn(Bsz, T, D, dtype=dtype)
+    delta_bias = make.randn(D, dtype=dtype, scale=0.5)
+    return u, delta, A, B, C, D_skip, z, delta_bias
+
+
+# --- discretize: known wrong variants ---------------------------------------------------------
+
+def _euler_b(delta, B):
+    return delta[..., None] * B[:, :, None, :]
+
+
+def discretize_first_order(delta, A, B):
+    return 1 + delta[..., None] * A, _euler_b(delta, B)
+
+
+def discretize_zoh_b(delta, A, B):
+    dA = delta[..., None] * A
+    return torch.exp(dA), (torch.exp(dA) - 1) / A * B[:, :, None, :]
+
+
+def discretize_sign_flipped(delta, A, B):
+    return torch.exp(-delta[..., None] * A), _euler_b(delta, B)
+
+
+DISCRETIZE_MISTAKES = [
+    ("first-order approximation", discretize_first_order,
+     "A_bar = 1 + delta*A is only the first Taylor term; the zero-order hold is exactly exp(delta*A)."),
+    ("ZOH for B", discretize_zoh_b,
+     "(exp(delta*A) - 1)/A * B is the paper's full zero-order hold; Mamba's code (and the contract) "
+     "uses the Euler B_bar = delta * B."),
+    ("sign of A flipped", discretize_sign_flipped,
+     "A is already negative (Mamba stores A = -exp(A_log)); A_bar = exp(delta*A), not exp(-delta*A)."),
+]
+
+
+def discretize_mistakes(delta, A, B):
+    return [Mistake(name, fn(delta, A, B), why) for name, fn, why in DISCRETIZE_MISTAKES]
+
+
+# --- discretize ---------------------------------------------------------------------------------
+
+@grades("selective_scan.discretize")
+@DTYPES
+def test_discretize(grade, make, dtype):
+    """A_bar = exp(delta*A), B_bar = delta*B, both (B, T, D, N), D != N"""
+    u, delta, A, B, *_ = ssm_inputs(make, 2, 5, 3, 4, dtype)
+    grade.check(delta, A, B, case=describe_case(B=2, T=5, D=3, N=4, dtype=dtype), mistakes=discretize_mistakes)
+
+
+@grades("selective_scan.discretize")
+def test_discretize_large_steps(grade, make):
+    """B=1, T=1, large steps (delta in [1, 4]), D=5, N=2"""
+    delta = make.uniform(1, 1, 5, low=1.0, high=4.0)
+    A = -make.uniform(5, 2, low=0.3, high=2.0)
+    B = make.randn(1, 1, 2)
+    grade.check(delta, A, B, case="B=1, T=1, D=5, N=2, delta in [1, 4], float64", mistakes=discretize_mistakes)
+
+
+# --- linear_scan: known wrong variants (sequential, in the promoted dtype) ---------------------
+
+def _promoted(a, b, h0):
+    dtype = torch.promote_types(a.dtype, b.dtype)
+    return dtype if h0 is None else torch.promote_types(dtype, h0.dtype)
+
+
+def _start(a, b, h0):
+    dtype = _promoted(a, b, h0)
+    return torch.zeros_like(b[:, 0], dtype=dtype) if h0 is None else h0.to(dtype)
+
+
+def scan_loop(a, b, h0=None, *, a_on_input=False):
+    h, out = _start(a, b, h0), []
+    for t in range(a.shape[1]):
+        h = a[:, t] * (h + b[:, t]) if a_on_input else a[:, t] * h + b[:, t]
+        out.append(h)
+    return torch.stack(out, dim=1)
+
+
+def scan_ignores_h0(a, b, h0=None):
+    return scan_loop(a, b, None)
+
+
+def scan_shifted(a, b, h0=None):
+    h = scan_loop(a, b, h0)
+    return torch.cat([_start(a, b, h0)[:, None], h[:, :-1]], dim=1)
+
+
+def scan_a_on_input(a, b, h0=None):
+    return scan_loop(a, b, h0, a_on_input=True)
+
+
+def scan_division(a, b, h0=None):
+    P = torch.cumprod(a.to(_promoted(a, b, h0)), dim=1)
+    return P * (_start(a, b, h0)[:, None] + torch.cumsum(b / P, dim=1))
+
+
+SCAN_MISTAKES = [
+    ("h0 ignored", scan_ignores_h0,
+     "when h0 is given the recurrence starts from it: h_1 = a_1 * h0 + b_1."),
+    ("initial state in the output", scan_shifted,
+     "the output holds h_1 ... h_T (the state after each step), not h_0 ... h_{T-1}."),
+    ("a also scales the input", scan_a_on_input,
+     "h_t = a_t * h_{t-1} + b_t: a_t multiplies the previous state only, b_t is added unscaled."),
+    ("prefix product with division", scan_division,
+     "h_t = P_t * (h0 + sum b_s / P_s) with P = cumprod(a) divides by zero when some a is 0 and "
+     "underflows on long sequences; compose the affine maps (a, b) pairwise instead, which only "
+     "multiplies and adds."),
+]
+
+
+def scan_mistakes(a, b, h0=None):
+    return [Mistake(name, fn(a, b, h0), why) for name, fn, why in SCAN_MISTAKES]
+
+
+# --- linear_scan: values ------------------------------------------------------------------------
+
+def _coefficients(make, shape, regime, dtype):
+    if regime == "decay":          # Mamba's A_bar: in (0, 1)
+        return make.uniform(*shape, low=0.0, high=1.0, dtype=dtype)
+    if regime == "negative":
+        return make.uniform(*shape, low=-1.3, high=-0.2, dtype=dtype)
+    if regime == "above one":      # growing states: 1.4**12 ~ 57
+        return make.uniform(*shape, low=1.0, high=1.4, dtype=dtype)
+    if regime == "zeros":          # any sign, about a third exactly 0 (the state resets there)
+        a = make.uniform(*shape, low=-1.2, high=1.2, dtype=dtype)
+        return torch.where(make.uniform(*shape) < 0.35, torch.zeros_like(a), a)
+    raise ValueError(regime)
+
+
+SCAN_CASES = [
+    # id, shape (B, T, ...), regime of a, with h0, dtype
+    ("a in (0,1), float64", (2, 9, 4), "decay", False, torch.float64),
+    ("a in (0,1), h0, float32", (2, 9, 4), "decay", True, torch.float32),
+    ("negative a, h0", (2, 7, 3), "negative", True, torch.float64),
+    ("a above 1, h0", (2, 12, 3), "above one", True, torch.float64),
+    ("a with zeros, h0", (3, 10, 4), "zeros", True, torch.float64),
+    ("trailing dims (B,T,D,N), h0", (2, 6, 3, 4), "decay", True, torch.float64),
+    ("trailing dims (B,T,D,N), float32", (2, 6, 3, 4), "decay", False, torch.float32),
+    ("T=1, h0", (3, 1, 5), "negative", True, torch.float64),
+    ("T=1", (3, 1, 5), "decay", False, torch.float64),
+]
+
+
+@grades("selective_scan.linear_scan")
+@pytest.mark.parametrize("shape, regime, with_h0, dtype", [c[1:] for c in SCAN_CASES], ids=[c[0] for c in SCAN_CASES])
+def test_linear_scan(grade, make, shape, regime, with_h0, dtype):
+    """matches the sequential loop h_t = a_t * h_{t-1} + b_t"""
+    a = _coefficients(make, shape, regime, dtype)
+    b = make.randn(*shape, dtype=dtype)
+    args = (a, b, make.randn(shape[0], *shape[2:], dtype=dtype)) if with_h0 else (a, b)
+    case = describe_case(shape=shape, a=regime, h0=with_h0, dtype=dtype)
+    grade.check(*args, case=case, mistakes=scan_mistakes)
+
+
+@grades("selective_scan.linear_scan")
+def test_linear_scan_lengths(grade, make):
+    """T = 2, 3, 4, 5, 8, 13, 16, 17 (powers of two and not), h0, any sign of a"""
+    for T in (2, 3, 4, 5, 8, 13, 16, 17):
+        a = make.uniform(2, T, 3, low=-1.1, high=1.1)
+        b, h0 = make.randn(2, T, 3), make.randn(2, 3)
+        grade.check(a, b, h0, case=describe_case(shape=(2, T, 3), h0=True, dtype=torch.float64),
+                    mistakes=scan_mistakes)
+
+
+# --- linear_scan: complexity --------------------------------------------------------------------
+
+SHORT, LONG = 64, 1024
+# The limit on count(T=1024) / count(T=64). A Python loop over time runs k torch calls per step
+# plus c fixed ones: a ratio of (1024k + c) / (64k + c), near 1024/64 = 16 (the sequential loop
+# in tests/mutants scores 15.7), and below 4 only if c > 256k, far more fixed work than any honest
+# loop does. A log-depth scan (Blelloch, Hillis-Steele, odd/even recursion) runs p calls per level
+# over log2(T) levels: (10p + c) / (6p + c) <= log(1024)/log(64) = 1.67 whatever p and c (the
+# reference scores 155/95 = 1.63); a fully vectorised form (a T x T matrix, a cumsum) stays near 1.
+# 4 sits well between the two families. A scan in chunks of fixed size is still a loop over
+# T/chunk chunks (ratio ~16); chunks of sqrt(T) give sqrt(16) = 4 and fail, as O(sqrt T) should.
+MAX_RATIO = 4.0
+
+
+@grades("selective_scan.linear_scan", complexity=True)
+def test_linear_scan_complexity(grade, make):
+    """O(log T) sequential steps: torch operations counted at T=64 and T=1024 grow sub-linearly"""
+    counts = {}
+    for T in (SHORT, LONG):
+        # a in (0, 1) as Mamba's A_bar: over 1024 steps the products of a underflow float64,
+        # so a scan that divides by cumprod(a) is caught here too.
+        a = make.uniform(2, T, 3, low=0.0, high=1.0)
+        b, h0 = make.randn(2, T, 3), make.randn(2, 3)
+        outcome = grade.run(a, b, h0)
+        case = describe_case(shape=(2, T, 3), h0=True, dtype=torch.float64)
+        want = grade.ref(a, b, h0)
+        try:
+            grade.expect(outcome.value, want, case=case)
+        except GradeFailure as failure:
+            if failure.rule:
+                raise
+            grade.expect(outcome.value, want, case=case + " (the complexity points are for a correct scan)",
+                         mistakes=scan_mistakes(a, b, h0))
+        counts[T] = outcome.op_count
+    ratio = counts[LONG] / max(counts[SHORT], 1)
+    if ratio >= MAX_RATIO:
+        raise GradeFailure(
+            f"selective_scan.linear_scan executed {counts[SHORT]} torch operations at T={SHORT} and "
+            f"{counts[LONG]} at T={LONG}: {ratio:.1f} times as many for {LONG // SHORT} times the length "
+            f"(a log-depth scan gives about 1.7, a loop over time about 16; the limit is {MAX_RATIO:g}). The values are "
+            f"right; only the complexity points are lost.",
+            hint="sequential loop over time: the work per step grows with T. Pair up neighbouring steps "
+                 "(the affine maps (a, b) compose associatively: (a2*a1, a2*b1 + b2)) and halve the "
+                 "length each level, so the number of levels is log2(T) (L5 §18.3).",
+            details={"op_count": dict(counts), "ratio": round(ratio, 2), "max_ratio": MAX_RATIO},
+            rule="complexity")
+
+
+# --- selective_scan: known wrong variants (a sequential loop with switches) --------------------
+
+def ss_variant(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False, return_last_state=False,
+               *, softplus_first=False, gate="silu", skip=True, a_first_order=False, b_zoh=False,
+               first_input_twice=False, gate_before_skip=False, all_states=False):
+    """selective_scan with one known mistake switched on (all off: the right answer)."""
+    if softplus_first:
+        delta = F.softplus(delta) if delta_softplus else delta
+        delta = delta + delta_bias if delta_bias is not None else delta
+    else:
+        delta = delta + delta_bias if delta_bias is not None else delta
+        delta = F.softplus(delta) if delta_softplus else delta
+    dA = delta[..., None] * A                                           # (B, T, D, N)
+    A_bar = 1 + dA if a_first_order else torch.exp(dA)
+    B_bar = (torch.exp(dA) - 1) / A * B[:, :, None, :] if b_zoh else delta[..., None] * B[:, :, None, :]
+    Bu = B_bar * u[..., None]
+    h = Bu[:, 0] if first_input_twice else torch.zeros_like(Bu[:, 0])
+    hs = []
+    for t in range(u.shape[1]):
+        h = A_bar[:, t] * h + Bu[:, t]
+        hs.append(h)
+    hs = torch.stack(hs, dim=1)
+    y = torch.einsum("btdn,btn->btd", hs, C)
+    if gate_before_skip and z is not None:
+        y = y * F.silu(z)
+    if skip and D is not None:
+        y = y + D * u
+    if z is not None and not gate_before_skip:
+        y = y * (torch.sigmoid(z) if gate == "sigmoid" else F.silu(z))
+    if return_last_state:
+        return y, (hs if all_states else hs[:, -1])
+    return y
+
+
+SS_MISTAKES = [
+    ("softplus applied before adding delta_bias", dict(softplus_first=True),
+     "the bias shifts delta first, then softplus makes the step positive: softplus(delta + delta_bias)."),
+    ("sigmoid gate", dict(gate="sigmoid"),
+     "Mamba gates with silu(z) = z * sigmoid(z), not sigmoid(z)."),
+    ("D skip missing", dict(skip=False),
+     "when D is given the output adds the skip connection D * u_t to the read-out h_t . C_t."),
+    ("gate applied before the D skip", dict(gate_before_skip=True),
+     "the gate multiplies the whole output: y = (h_t . C_t + D * u_t) * silu(z)."),
+    ("ZOH for B", dict(b_zoh=True),
+     "Mamba's code (and the contract) uses the Euler B_bar = delta * B, not the full zero-order hold "
+     "(exp(delta*A) - 1)/A * B."),
+    ("first-order approximation", dict(a_first_order=True),
+     "A_bar = exp(delta*A) (zero-order hold), not its first Taylor term 1 + delta*A."),
+    ("state not starting at zero", dict(first_input_twice=True),
+     "the state before the first step is zero, so h_1 = B_bar_1 * u_1; here the first input is counted twice."),
+]
+
+
+def ss_mistakes(*args, **kwargs):
+    return [Mistake(name, ss_variant(*args, **kwargs, **switch), why) for name, switch, why in SS_MISTAKES]
+
+
+def _name_layout_mistake(grade, got, want, args, kwargs, case):
+    """Outputs of the wrong shape that are a known mistake get named (the shape gate would not)."""
+    u = args[0]
+    Bsz, T, D = u.shape
+    tol = grade.tolerance(want)
+    y_got = got[0] if kwargs.get("return_last_state") and isinstance(got, (tuple, list)) and len(got) == 2 else got
+    y_want = want[0] if kwargs.get("return_last_state") else want
+    if (isinstance(y_got, torch.Tensor) and T != D and tuple(y_got.shape) == (Bsz, D, T)
+            and matches(y_got.mT, y_want, tol)):
+        raise GradeFailure(
+            f"{grade.function}, case {case}: y has shape {tuple(y_got.shape)}, expected {tuple(y_want.shape)}",
+            hint="transposed layout (channel-first): Mamba's selective_scan_ref works on (B, D, T); the contract "
+                 "is batch-first, so y is (B, T, D) like u.",
+            rule="shape/dtype/device", details={"case": case})
+    if kwargs.get("return_last_state") and isinstance(got, (tuple, list)) and len(got) == 2:
+        h_got = got[1]
+        if isinstance(h_got, torch.Tensor) and h_got.dim() == 4 and h_got.shape[1] == T:
+            all_h = ss_variant(*args, **kwargs, all_states=True)[1]
+            if matches(h_got, all_h, tol):
+                raise GradeFailure(
+                    f"{grade.function}, case {case}: output[1] has shape {tuple(h_got.shape)}, expected "
+                    f"{tuple(want[1].shape)}",
+                    hint="returned h for all T instead of the last state: with return_last_state the second "
+                         "output is h_T (B, D, N), the state after the last step.",
+                    rule="shape/dtype/device", details={"case": case})
+
+
+def check_scan(grade, args, kwargs, case):
+    outcome = grade.run(*args, **kwargs)
+    want = grade.ref(*args, **kwargs)
+    _name_layout_mistake(grade, outcome.value, want, args, kwargs, case)
+    try:
+        grade.expect(outcome.value, want, case=case)
+    except GradeFailure as failure:
+        if failure.rule:
+            raise
+        grade.expect(outcome.value, want, case=case, mistakes=ss_mistakes(*args, **kwargs))
+
+
+# --- selective_scan -----------------------------------------------------------------------------
+
+OPTIONS = {
+    "no options": (),
+    "D": ("D",),
+    "z": ("z",),
+    "delta_bias": ("delta_bias",),
+    "delta_softplus": ("delta_softplus",),
+    "delta_bias+delta_softplus": ("delta_bias", "delta_softplus"),
+    "return_last_state": ("return_last_state",),
+    "D+z+return_last_state": ("D", "z", "return_last_state"),
+    "all": ("D", "z", "delta_bias", "delta_softplus", "return_last_state"),
+}
+
+
+def scan_case(Bsz, T, D, N, dtype, kwargs):
+    """``B=2, T=7, D=3, N=4, float64, with D, z``: the options given, by their argument names."""
+    case = describe_case(B=Bsz, T=T, D=D, N=N, dtype=dtype)
+    return case + (f", with {', '.join(kwargs)}" if kwargs else ", no options")
+
+
+def scan_call(make, Bsz, T, D, N, dtype, options):
+    u, delta, A, B, C, D_skip, z, delta_bias = ssm_inputs(make, Bsz, T, D, N, dtype,
+                                                          raw_delta="delta_softplus" in options)
+    given = {"D": D_skip, "z": z, "delta_bias": delta_bias, "delta_softplus": True, "return_last_state": True}
+    return (u, delta, A, B, C), {name: given[name] for name in options}
+
+
+@grades("selective_scan.selective_scan")
+@pytest.mark.parametrize("options", list(OPTIONS.values()), ids=list(OPTIONS))
+def test_selective_scan_options(grade, make, options):
+    """matches Mamba's selective_scan_ref (batch-first), B=2, T=7, D=3, N=4"""
+    args, kwargs = scan_call(make, 2, 7, 3, 4, torch.float64, options)
+    check_scan(grade, args, kwargs, scan_case(2, 7, 3, 4, torch.float64, kwargs))
+
+
+@grades("selective_scan.selective_scan")
+def test_selective_scan_float32(grade, make):
+    """float32, every option on, B=3, T=12, D=5, N=2"""
+    args, kwargs = scan_call(make, 3, 12, 5, 2, torch.float32, OPTIONS["all"])
+    check_scan(grade, args, kwargs, scan_case(3, 12, 5, 2, torch.float32, kwargs))
+
+
+@grades("selective_scan.selective_scan")
+def test_selective_scan_single_step(grade, make):
+    """B=1, T=1, every option on"""
+    args, kwargs = scan_call(make, 1, 1, 4, 3, torch.float64, OPTIONS["all"])
+    check_scan(grade, args, kwargs, scan_case(1, 1, 4, 3, torch.float64, kwargs))
+
+
+@grades("selective_scan.selective_scan")
+def test_selective_scan_n1(grade, make):
+    """N=1 (one state per channel), D, z, last state, B=2, T=10, D=6"""
+    args, kwargs = scan_call(make, 2, 10, 6, 1, torch.float64, OPTIONS["D+z+return_last_state"])
+    check_scan(grade, args, kwargs, scan_case(2, 10, 6, 1, torch.float64, kwargs))

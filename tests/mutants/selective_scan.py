@@ -1,0 +1,282 @@
+"""Known-wrong and alternative-correct selective-scan functions (see tests/mutants/__init__.py).
+
+The module has no forbidden operations (grading_config.yaml), so no mutant here is voided; the
+sequential-loop ``linear_scan`` is the one that must lose only the complexity points.
+"""
+from tests.mutants import Alternative, Mutant
+
+MUTANTS = [
+    # --- discretize ------------------------------------------------------------------------------
+    Mutant("selective_scan.discretize", "first-order approximation 1 + delta*A", '''
+def discretize(delta, A, B):
+    A_bar = 1 + delta[..., None] * A
+    B_bar = delta[..., None] * B[:, :, None, :]
+    return A_bar, B_bar
+''', hint="first-order"),
+    Mutant("selective_scan.discretize", "full zero-order hold for B", '''
+def discretize(delta, A, B):
+    dA = delta.unsqueeze(-1) * A
+    A_bar = torch.exp(dA)
+    B_bar = (A_bar - 1) / A * B.unsqueeze(2)
+    return A_bar, B_bar
+''', hint="ZOH"),
+    Mutant("selective_scan.discretize", "exp(-delta*A), taking A as positive", '''
+def discretize(delta, A, B):
+    return torch.exp(-delta[..., None] * A), delta[..., None] * B[:, :, None, :]
+''', hint="sign"),
+    # --- linear_scan -----------------------------------------------------------------------------
+    Mutant("selective_scan.linear_scan", "correct sequential loop over time (loses only the complexity points)", '''
+def linear_scan(a, b, h0=None):
+    h = torch.zeros_like(b[:, 0]) if h0 is None else h0 * torch.ones_like(b[:, 0])
+    out = []
+    for t in range(a.shape[1]):
+        h = a[:, t] * h + b[:, t]
+        out.append(h)
+    return torch.stack(out, dim=1)
+''', hint="sequential loop"),
+    Mutant("selective_scan.linear_scan", "ignores h0", '''
+def linear_scan(a, b, h0=None):
+    h = b.clone()
+    step = 1
+    while step < h.shape[1]:
+        h_prev = torch.cat([torch.zeros_like(h[:, :step]), h[:, :-step]], dim=1)
+        a_prev = torch.cat([torch.ones_like(a[:, :step]), a[:, :-step]], dim=1)
+        h = a * h_prev + h
+        a = a * a_prev
+        step *= 2
+    return h
+''', hint="h0"),
+    Mutant("selective_scan.linear_scan", "prefix product with division", '''
+def linear_scan(a, b, h0=None):
+    P = torch.cumprod(a, dim=1)
+    start = torch.zeros_like(b[:, :1]) if h0 is None else h0[:, None]
+    return P * (start + torch.cumsum(b / P, dim=1))
+''', hint="division"),
+    Mutant("selective_scan.linear_scan", "scans in place on b (modifies an argument)", '''
+def linear_scan(a, b, h0=None):
+    h = b
+    if h0 is not None:
+        h[:, 0] += a[:, 0] * h0
+    step = 1
+    while step < h.shape[1]:
+        h[:, step:] += a[:, step:] * h[:, :-step].clone()
+        a = torch.cat([a[:, :step], a[:, step:] * a[:, :-step]], dim=1)
+        step *= 2
+    return h.clone()
+'''),
+    Mutant("selective_scan.linear_scan", "returns h_0 ... h_{T-1} (the state before each step)", '''
+def linear_scan(a, b, h0=None):
+    h = torch.zeros_like(b[:, 0]) if h0 is None else h0.clone()
+    out = []
+    for t in range(a.shape[1]):
+        out.append(h)
+        h = a[:, t] * h + b[:, t]
+    return torch.stack(out, dim=1)
+''', hint="initial state"),
+    # --- selective_scan --------------------------------------------------------------------------
+    Mutant("selective_scan.selective_scan", "softplus before adding delta_bias", '''
+def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False,
+                   return_last_state=False):
+    if delta_softplus:
+        delta = F.softplus(delta)
+    if delta_bias is not None:
+        delta = delta + delta_bias
+    A_bar, B_bar = discretize(delta, A, B)
+    h = linear_scan(A_bar, B_bar * u[..., None])
+    y = (h * C[:, :, None, :]).sum(-1)
+    if D is not None:
+        y = y + D * u
+    if z is not None:
+        y = y * F.silu(z)
+    return (y, h[:, -1].clone()) if return_last_state else y
+''', hint="softplus"),
+    Mutant("selective_scan.selective_scan", "sigmoid gate instead of silu", '''
+def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False,
+                   return_last_state=False):
+    if delta_bias is not None:
+        delta = delta + delta_bias
+    if delta_softplus:
+        delta = F.softplus(delta)
+    A_bar, B_bar = discretize(delta, A, B)
+    h = linear_scan(A_bar, B_bar * u[..., None])
+    y = torch.einsum("btdn,btn->btd", h, C)
+    if D is not None:
+        y = y + D * u
+    if z is not None:
+        y = y * torch.sigmoid(z)
+    return (y, h[:, -1].clone()) if return_last_state else y
+''', hint="sigmoid"),
+    Mutant("selective_scan.selective_scan", "forgets the D skip", '''
+def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False,
+                   return_last_state=False):
+    if delta_bias is not None:
+        delta = delta + delta_bias
+    if delta_softplus:
+        delta = F.softplus(delta)
+    A_bar, B_bar = discretize(delta, A, B)
+    h = linear_scan(A_bar, B_bar * u[..., None])
+    y = torch.einsum("btdn,btn->btd", h, C)
+    if z is not None:
+        y = y * F.silu(z)
+    return (y, h[:, -1].clone()) if return_last_state else y
+''', hint="skip"),
+    Mutant("selective_scan.selective_scan", "returns every state instead of the last", '''
+def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False,
+                   return_last_state=False):
+    if delta_bias is not None:
+        delta = delta + delta_bias
+    if delta_softplus:
+        delta = F.softplus(delta)
+    A_bar, B_bar = discretize(delta, A, B)
+    h = linear_scan(A_bar, B_bar * u[..., None])
+    y = torch.einsum("btdn,btn->btd", h, C)
+    if D is not None:
+        y = y + D * u
+    if z is not None:
+        y = y * F.silu(z)
+    return (y, h) if return_last_state else y
+''', hint="all T"),
+    Mutant("selective_scan.selective_scan", "inline ZOH discretisation of B in a sequential loop", '''
+def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False,
+                   return_last_state=False):
+    if delta_bias is not None:
+        delta = delta + delta_bias
+    if delta_softplus:
+        delta = F.softplus(delta)
+    h = u.new_zeros(u.shape[0], u.shape[2], A.shape[1])
+    ys = []
+    for t in range(u.shape[1]):
+        dA = delta[:, t, :, None] * A
+        h = torch.exp(dA) * h + (torch.exp(dA) - 1) / A * B[:, t, None, :] * u[:, t, :, None]
+        ys.append((h * C[:, t, None, :]).sum(-1))
+    y = torch.stack(ys, dim=1)
+    if D is not None:
+        y = y + D * u
+    if z is not None:
+        y = y * F.silu(z)
+    return (y, h) if return_last_state else y
+''', hint="ZOH"),
+    Mutant("selective_scan.selective_scan", "gate applied before the D skip", '''
+def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False,
+                   return_last_state=False):
+    if delta_bias is not None:
+        delta = delta + delta_bias
+    if delta_softplus:
+        delta = F.softplus(delta)
+    A_bar, B_bar = discretize(delta, A, B)
+    h = linear_scan(A_bar, B_bar * u[..., None])
+    y = torch.einsum("btdn,btn->btd", h, C)
+    if z is not None:
+        y = y * F.silu(z)
+    if D is not None:
+        y = y + D * u
+    return (y, h[:, -1].clone()) if return_last_state else y
+''', hint="before the D skip"),
+    Mutant("selective_scan.selective_scan", "channel-first output like selective_scan_ref", '''
+def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False,
+                   return_last_state=False):
+    if delta_bias is not None:
+        delta = delta + delta_bias
+    if delta_softplus:
+        delta = F.softplus(delta)
+    A_bar, B_bar = discretize(delta, A, B)
+    h = linear_scan(A_bar, B_bar * u[..., None])
+    y = torch.einsum("btdn,btn->bdt", h, C)
+    if D is not None:
+        y = y + D[:, None] * u.transpose(1, 2)
+    if z is not None:
+        y = y * F.silu(z.transpose(1, 2))
+    return (y, h[:, -1].clone()) if return_last_state else y
+''', hint="channel-first"),
+    Mutant("selective_scan.selective_scan", "state starts at the first input (counted twice)", '''
+def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False,
+                   return_last_state=False):
+    if delta_bias is not None:
+        delta = delta + delta_bias
+    if delta_softplus:
+        delta = F.softplus(delta)
+    A_bar, B_bar = discretize(delta, A, B)
+    Bu = B_bar * u[..., None]
+    h = Bu[:, 0]
+    hs = []
+    for t in range(u.shape[1]):
+        h = A_bar[:, t] * h + Bu[:, t]
+        hs.append(h)
+    y = torch.einsum("btdn,btn->btd", torch.stack(hs, dim=1), C)
+    if D is not None:
+        y = y + D * u
+    if z is not None:
+        y = y * F.silu(z)
+    return (y, h) if return_last_state else y
+''', hint="starting at zero"),
+    Mutant("selective_scan.selective_scan", "adds delta_bias in place (modifies delta)", '''
+def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False,
+                   return_last_state=False):
+    if delta_bias is not None:
+        delta += delta_bias
+    if delta_softplus:
+        delta = F.softplus(delta)
+    A_bar, B_bar = discretize(delta, A, B)
+    h = linear_scan(A_bar, B_bar * u[..., None])
+    y = torch.einsum("btdn,btn->btd", h, C)
+    if D is not None:
+        y = y + D * u
+    if z is not None:
+        y = y * F.silu(z)
+    return (y, h[:, -1].clone()) if return_last_state else y
+'''),
+]
+
+ALTERNATIVES = [
+    Alternative("selective_scan.linear_scan", "Hillis-Steele doubling scan (log2 T levels, O(T log T) work)", '''
+def linear_scan(a, b, h0=None):
+    h = b.clone() if h0 is None else torch.cat([b[:, :1] + a[:, :1] * h0[:, None], b[:, 1:]], dim=1)
+    step = 1
+    while step < h.shape[1]:
+        # position t absorbs the composed map ending at t - step
+        h = torch.cat([h[:, :step], h[:, step:] + a[:, step:] * h[:, :-step]], dim=1)
+        a = torch.cat([a[:, :step], a[:, step:] * a[:, :-step]], dim=1)
+        step *= 2
+    return h
+'''),
+    Alternative("selective_scan.linear_scan", "recursive odd/even scan (recursion depth log2 T)", '''
+def linear_scan(a, b, h0=None):
+    if h0 is not None:
+        b = torch.cat([b[:, :1] + a[:, :1] * h0[:, None], b[:, 1:]], dim=1)
+    T = b.shape[1]
+    if T == 1:
+        return b.clone()
+    even_a, odd_a = a[:, 0:T - 1:2], a[:, 1::2]
+    even_b, odd_b = b[:, 0:T - 1:2], b[:, 1::2]
+    pairs = linear_scan(odd_a * even_a, odd_a * even_b + odd_b)   # h at positions 1, 3, 5, ...
+    h = torch.empty_like(b)
+    h[:, 1::2] = pairs
+    h[:, 0] = b[:, 0]
+    h[:, 2::2] = a[:, 2::2] * pairs[:, : (T - 1) // 2] + b[:, 2::2]
+    return h
+'''),
+    Alternative("selective_scan.selective_scan", "sequential loop over time, no linear_scan", '''
+def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False,
+                   return_last_state=False):
+    if delta_bias is not None:
+        delta = delta + delta_bias[None, None, :]
+    if delta_softplus:
+        delta = torch.log1p(torch.exp(-delta.abs())) + delta.clamp_min(0)
+    Bsz, T, Dm = u.shape
+    h = torch.zeros(Bsz, Dm, A.shape[1], dtype=torch.promote_types(u.dtype, A.dtype), device=u.device)
+    ys = []
+    for t in range(T):
+        h = torch.exp(delta[:, t, :, None] * A) * h + delta[:, t, :, None] * B[:, t, None, :] * u[:, t, :, None]
+        ys.append(torch.einsum("bdn,bn->bd", h, C[:, t]))
+    y = torch.stack(ys, dim=1)
+    if D is not None:
+        y = y + u * D
+    if z is not None:
+        y = y * z * torch.sigmoid(z)
+    return (y, h) if return_last_state else y
+'''),
+    Alternative("selective_scan.discretize", "exp of an einsum outer product", '''
+def discretize(delta, A, B):
+    return torch.einsum("btd,dn->btdn", delta, A).exp(), torch.einsum("btd,btn->btdn", delta, B)
+'''),
+]
