@@ -471,18 +471,46 @@ def equivalent(expected, answer, syms: Mapping[str, Sym], *, seed: int = 0, poin
                seconds: float = SIMPLIFY_SECONDS, rtol: float = 1e-9, atol: float = 1e-12) -> Verdict:
     """Is ``answer`` equal to ``expected`` for all values in the symbols' ranges?
 
-    ``simplify(expected - answer) == 0`` decides when it can within ``seconds``; otherwise the
-    two are compared in floats at ``points`` fixed pseudo-random points (seeded by ``seed``,
-    so grading is reproducible).
+    1. Both are evaluated in floats at ``points`` fixed pseudo-random points inside the symbols'
+       ranges (seeded by ``seed``, so grading is reproducible); a clear difference at a point
+       where the key is defined proves them different, and settles most wrong answers at once.
+    2. Otherwise ``simplify(expected - answer)`` runs for at most ``seconds``: zero proves them
+       equal, a nonzero number proves them different.
+    3. When simplify cannot decide (no result in time, or a symbolic remainder it cannot reduce),
+       the numeric agreement of step 1 decides: the numeric fallback.
     """
+    numeric = _numeric_check(expected, answer, syms, seed=seed, points=points, rtol=rtol, atol=atol)
+    if numeric == "differs":
+        return Verdict(False, "differs")
     try:
-        diff = run_with_timeout(lambda: sympy.simplify(expected - answer), seconds)
+        diff = run_with_timeout(lambda: _zero_test(expected - answer), seconds)
         if diff == 0:
             return Verdict(True, "symbolic")
+        if diff is not None and diff.is_number and diff.free_symbols == set():
+            value = evaluate(diff, {})
+            if value is not None and value != 0:
+                return Verdict(False, "differs")
     except TimeLimitExceeded:
         pass
     except Exception:  # noqa: BLE001 - sympy failing to simplify is not the student's fault
         pass
+    if numeric == "undefined":
+        return Verdict(False, "undefined")
+    return Verdict(True, "numeric")
+
+
+def _zero_test(diff):
+    """Cheap canonical forms first, ``simplify`` last."""
+    for step in (lambda e: e, sympy.expand, sympy.simplify):
+        diff = step(diff)
+        if diff == 0:
+            return diff
+    return diff
+
+
+def _numeric_check(expected, answer, syms: Mapping[str, Sym], *, seed: int, points: int, rtol: float,
+                   atol: float) -> str:
+    """"agrees", "differs" or "undefined" (too few points where both are defined)."""
     by_name = {s.name: s for s in syms.values()} if syms else {}
     free = sorted(expected.free_symbols | answer.free_symbols, key=lambda s: s.name)
     rng = random.Random(seed)
@@ -497,10 +525,8 @@ def equivalent(expected, answer, syms: Mapping[str, Sym], *, seed: int = 0, poin
         if a is None:
             continue
         if b is None or abs(a - b) > atol + rtol * max(abs(a), abs(b)):
-            return Verdict(False, "differs")
+            return "differs"
         compared += 1
         if compared >= points:
             break
-    if compared < min(points, 3):
-        return Verdict(False, "undefined")
-    return Verdict(True, "numeric")
+    return "agrees" if compared >= min(points, 3) else "undefined"

@@ -1,0 +1,160 @@
+"""Safe parsing of typed answers: what is accepted, what is refused, and that nothing runs."""
+from __future__ import annotations
+
+import signal
+import time
+
+import pytest
+import sympy
+
+from seqlab.exam import safeexpr
+from seqlab.exam.safeexpr import AnswerRejected, Sym, equivalent, parse, parse_number, parse_numbers
+
+D = Sym("d", 1, 64, integer=True)
+SYMS = {"d": D.sympy()}
+
+
+@pytest.mark.parametrize("text", ["d", "d**1", "sqrt(d)**2", "d^2/d", "2*d/2", "Rational(1,2)*d*2", "0.5*d*2",
+                                  "(d)", " d ", "exp(log(d))", "d + 0", "-(-d)"])
+def test_equivalent_forms_of_d_are_accepted(text):
+    answer = parse(text, SYMS)
+    assert equivalent(SYMS["d"], answer, {"d": D}).equivalent
+
+
+@pytest.mark.parametrize("text", ["d**2", "sqrt(d)", "2*d", "d + 1", "1", "1/d", "log(d)", "d - 1e-6"])
+def test_wrong_forms_of_d_are_rejected(text):
+    answer = parse(text, SYMS)
+    assert not equivalent(SYMS["d"], answer, {"d": D}).equivalent
+
+
+INJECTIONS = [
+    "__import__('os').system('touch CANARY')",
+    "__import__",
+    "eval(d)",
+    "exec(d)",
+    "open(d)",
+    "lambda: 1",
+    "(lambda x: x)(d)",
+    "d.__class__",
+    "d.subs",
+    "(1).real",
+    "().__class__.__bases__[0].__subclasses__()",
+    "[c for c in d]",
+    "{d: d}",
+    "d if d else d",
+    "d[0]",
+    "d == d",
+    "d and d",
+    "globals()",
+    "getattr(d, d)",
+    "Symbol(d)",
+    "sympify(d)",
+    "x" * 10_000_000,
+    "(" * 10_000 + "d" + ")" * 10_000,
+    "(" * 13 + "d" + ")" * 13,
+    "-" * 400 + "d",
+    "9**9**9**9",
+    "10**10**10",
+    "exp(exp(exp(d)))",
+    "d**d**d",
+    "2**(d**(d**2))",
+    "1e308*1e308",
+    "d\x00",
+    "d; import os",
+    "d #",
+    "d @ d",
+    "'d'",
+    "f'{d}'",
+    "1j*d",
+    "d, d",
+    "",
+]
+
+
+@pytest.mark.parametrize("text", INJECTIONS, ids=lambda t: repr(t[:30]) + (f"...({len(t)})" if len(t) > 30 else ""))
+def test_injections_are_rejected_quickly_with_a_message(text):
+    start = time.perf_counter()
+    with pytest.raises(AnswerRejected) as info:
+        parse(text, SYMS)
+    assert str(info.value)              # a message for the student
+    assert time.perf_counter() - start < 0.5
+
+
+def test_non_text_is_rejected():
+    for value in (None, 3, ["d"], {"d": 1}, b"d"):
+        with pytest.raises(AnswerRejected):
+            parse(value, SYMS)
+
+
+def test_the_parser_never_calls_sympify_or_parse_expr(monkeypatch):
+    import sympy.parsing.sympy_parser as sp
+
+    def boom(*a, **k):
+        raise AssertionError("parse_expr must not be used on answers")
+
+    monkeypatch.setattr(sp, "parse_expr", boom)
+    monkeypatch.setattr(sympy, "parse_expr", boom, raising=False)
+    assert parse("sqrt(d)**2 + exp(-d)", SYMS) == SYMS["d"] + sympy.exp(-SYMS["d"])
+
+
+def test_numbers_and_lists():
+    assert parse_number("1/4") == 0.25
+    assert parse_number("sqrt(2)/2") == pytest.approx(2 ** 0.5 / 2)
+    assert parse_number("2.5e-3") == 0.0025
+    assert parse_number("e") == pytest.approx(2.718281828459045)
+    assert parse_number("2^10") == 1024
+    assert parse_numbers("(2, 5, 16)") == [2, 5, 16]
+    assert parse_numbers("[0.1, -0.2]") == [0.1, -0.2]
+    assert parse_numbers("3") == [3]
+    with pytest.raises(AnswerRejected):
+        parse_number("d")                  # no symbols in numeric answers
+    with pytest.raises(AnswerRejected):
+        parse_number("(-8)^(1/3)")
+    with pytest.raises(AnswerRejected):
+        parse_numbers("[[1, 2]]")
+
+
+def test_numeric_fallback_decides_what_simplify_cannot():
+    tau, n = Sym("tau", 0.5, 1.0), Sym("n", 1.5, 4.0)
+    table = {"tau": tau.sympy(), "n": n.sympy()}
+    verdict = equivalent(table["tau"] / table["n"], parse("min(1, tau/n)", table), {"tau": tau, "n": n})
+    assert verdict.equivalent   # min(1, tau/n) = tau/n on the stated ranges (n > tau)
+    assert not equivalent(table["tau"] / table["n"], parse("min(1, n/tau)", table), {"tau": tau, "n": n}).equivalent
+
+
+def test_time_limit_interrupts_and_restores_an_outer_timer():
+    def handler(signum, frame):  # an outer timer, like pytest-timeout's
+        raise AssertionError("outer timer fired")
+
+    old = signal.signal(signal.SIGALRM, handler)
+    signal.setitimer(signal.ITIMER_REAL, 30)
+    try:
+        start = time.perf_counter()
+        with pytest.raises(safeexpr.TimeLimitExceeded):
+            with safeexpr.time_limit(0.2):
+                while True:
+                    pass
+        assert time.perf_counter() - start < 2
+        remaining, _ = signal.getitimer(signal.ITIMER_REAL)
+        assert 20 < remaining <= 30       # the outer timer is running again
+        assert signal.getsignal(signal.SIGALRM) is handler
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def test_slow_simplify_falls_back_to_the_numeric_check(monkeypatch):
+    def slow(expr, *a, **k):
+        while True:
+            pass
+
+    x = Sym("x", -3, 3)
+    table = {"x": x.sympy()}
+    expected = parse("sigmoid(x)", table)
+    answer = parse("(1 + tanh(x/2))/2", table)      # the same function; expand cannot show it
+    monkeypatch.setattr(sympy, "simplify", slow)
+    start = time.perf_counter()
+    verdict = equivalent(expected, answer, {"x": x}, seconds=0.2)
+    assert verdict.equivalent and verdict.how == "numeric"
+    assert not equivalent(expected, parse("(1 + tanh(x))/2", table), {"x": x}, seconds=0.2).equivalent
+    assert time.perf_counter() - start < 3
