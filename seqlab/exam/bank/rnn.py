@@ -1,0 +1,366 @@
+"""Vanilla RNN questions: parameter counts, shapes, a forward step, the loss, BPTT gradients,
+vanishing/exploding gradients, truncated BPTT, the embedding lookup and greedy decoding."""
+from __future__ import annotations
+
+import math
+
+import sympy
+import torch
+
+from ..model import EXACT, FOUR_DIGITS, NUMERIC, SYMBOLIC, Mistake, question
+from ..safeexpr import Sym
+from ._util import dec, decs, floats, mat, ref, shape_numel, t
+
+
+def _rnn_shapes(D, H, C, output=True):
+    shapes = {"W_xh": (H, D), "W_hh": (H, H), "b_h": (H,)}
+    if output:
+        shapes.update({"W_hy": (C, H), "b_y": (C,)})
+    return shapes
+
+
+# --------------------------------------------------------------------------- parameter count
+
+def _sample_count(rng):
+    return {"D": rng.choice((8, 16, 32, 50, 64, 100)), "H": rng.choice((16, 32, 64, 128, 256)),
+            "C": rng.choice((10, 27, 65, 100)), "T": rng.choice((20, 50, 100, 1000))}
+
+
+def _count_mistakes(p):
+    full = shape_numel(_rnn_shapes(p["D"], p["H"], p["C"]))
+    no_bias = shape_numel({k: v for k, v in _rnn_shapes(p["D"], p["H"], p["C"]).items() if not k.startswith("b")})
+    return {"times_T": Mistake(float(full * p["T"]), "the weights are shared by all time steps: the count does not grow with T"),
+            "no_bias": Mistake(float(no_bias), "the two bias vectors b_h and b_y count too")}
+
+
+@question("rnn.param_count", kind=NUMERIC, title="Parameters of an Elman RNN",
+          sections=("L5 §2.1", "W8 §2.2", "L7-8 (Lecture 7) §一.2", "L7-8 (Lecture 7) §四"),
+          sample=_sample_count, tolerance=EXACT, mistakes=_count_mistakes,
+          exercises=("rnn.rnn_forward", "rnn.rnn_bptt"), answer_hint="an integer")
+def param_count(p):
+    return float(shape_numel(_rnn_shapes(p["D"], p["H"], p["C"])))
+
+
+def _count_sym_symbols(p):
+    return tuple(Sym(n, 1, 64, integer=True) for n in (("D", "H", "C") if p["output"] else ("D", "H")))
+
+
+@question("rnn.param_count_formula", kind=SYMBOLIC, title="RNN parameter count as a formula", sections=("L5 §2.1", "L5 §0"),
+          sample=lambda rng: {"output": rng.choice((True, False))}, symbols=_count_sym_symbols,
+          exercises=("rnn.rnn_forward",),
+          mistakes=lambda p: {"no_bias": Mistake(_count_formula(p, bias=False), "the bias vectors count too")},
+          equivalents=lambda p: ["H*(D + H + 1) + C*(H + 1)", "(D+H+1)*H + C*H + C"] if p["output"] else ["H*(D+H+1)", "H^2 + H*D + H"])
+def param_count_formula(p):
+    return _count_formula(p)
+
+
+def _count_formula(p, bias=True):
+    syms = [s.sympy() for s in _count_sym_symbols(p)] + [None]
+    shapes = _rnn_shapes(syms[0], syms[1], syms[2], output=p["output"])
+    return sympy.expand(sum(math.prod(s) for k, s in shapes.items() if bias or not k.startswith("b")))
+
+
+# --------------------------------------------------------------------------- one forward step
+
+def _sample_cell(rng):
+    return {"x": decs(rng, 2, -1, 1), "h_prev": decs(rng, 2, -1, 1), "W_xh": mat(rng, 2, 2),
+            "W_hh": mat(rng, 2, 2), "b_h": decs(rng, 2, -0.5, 0.5)}
+
+
+def _cell_pre(p):
+    return floats(t(p["x"]) @ t(p["W_xh"]).T + t(p["h_prev"]) @ t(p["W_hh"]).T + t(p["b_h"]))
+
+
+@question("rnn.cell_step", kind=NUMERIC, title="One step of a vanilla RNN",
+          sections=("W8 §2.2", "L5 §2.1", "L7-8 (Lecture 7) §一.2", "W8 §3"),
+          sample=_sample_cell, tolerance=FOUR_DIGITS, exercises=("rnn.rnn_cell",),
+          mistakes=lambda p: {"no_tanh": Mistake(_cell_pre(p), "that is the pre-activation; apply tanh")},
+          answer_hint="two numbers, the entries of h_t")
+def cell_step(p):
+    h = ref("rnn").rnn_cell(t([p["x"]]), t([p["h_prev"]]), t(p["W_xh"]), t(p["W_hh"]), t(p["b_h"]))
+    return floats(h)
+
+
+# --------------------------------------------------------------------------- shapes
+
+SHAPE_CASES = ("many_to_many", "many_to_one", "bidirectional", "logits")
+
+
+def _sample_shapes(rng):
+    return {"case": rng.choice(SHAPE_CASES), "B": rng.randint(2, 8), "T": rng.randint(3, 12),
+            "D": rng.choice((4, 6, 8)), "H": rng.choice((5, 10, 12)), "C": rng.choice((3, 7, 11))}
+
+
+@question("rnn.shapes", kind=NUMERIC, title="Shapes in RNN task types",
+          sections=("W8 §3.1", "W8 §3.2", "L5 §1.1", "L5 §10", "L7-8 (Lecture 7) §一.1", "W8 §3"),
+          sample=_sample_shapes, tolerance=EXACT,
+          exercises=("rnn.rnn_forward", "rnn.birnn_forward"), answer_hint="the shape as integers, e.g. 2, 3, 4")
+def shapes(p):
+    R = ref("rnn")
+    B, T, D, H, C = p["B"], p["T"], p["D"], p["H"], p["C"]
+    x, h0 = torch.zeros(B, T, D, dtype=torch.float64), torch.zeros(B, H, dtype=torch.float64)
+    cell = {"W_xh": torch.zeros(H, D, dtype=torch.float64), "W_hh": torch.zeros(H, H, dtype=torch.float64),
+            "b_h": torch.zeros(H, dtype=torch.float64)}
+    if p["case"] == "bidirectional":
+        out = R.birnn_forward(x, h0, h0, cell, cell)
+    else:
+        out = R.rnn_forward(x, h0, cell["W_xh"], cell["W_hh"], cell["b_h"])
+        if p["case"] == "many_to_one":
+            out = out[:, -1]
+        elif p["case"] == "logits":
+            out = out @ torch.zeros(C, H, dtype=torch.float64).T
+    return [float(s) for s in out.shape]
+
+
+# --------------------------------------------------------------------------- loss and its gradient
+
+def _sample_ce(rng):
+    return {"logits": decs(rng, 3, -2, 2), "target": rng.randint(0, 2)}
+
+
+def _ce(p):
+    return ref("rnn").softmax_cross_entropy(t([p["logits"]]), torch.tensor([p["target"]]))
+
+
+@question("rnn.ce_loss", kind=NUMERIC, title="Cross-entropy of one prediction",
+          sections=("L5 §2.2", "W8 §4", "L7-8 (Lecture 7) §二.1"), sample=_sample_ce, tolerance=FOUR_DIGITS,
+          exercises=("rnn.softmax_cross_entropy",),
+          mistakes=lambda p: {"log2": Mistake(float(_ce(p)) / math.log(2), "the loss uses the natural log, not log2")},
+          answer_hint="one number")
+def ce_loss(p):
+    return float(_ce(p))
+
+
+def _ce_grad(p):
+    logits = t([p["logits"]]).requires_grad_(True)
+    loss = ref("rnn").softmax_cross_entropy(logits, torch.tensor([p["target"]]))
+    (g,) = torch.autograd.grad(loss, logits)   # autograd through the reference: the exact gradient
+    return floats(g)
+
+
+@question("rnn.ce_grad", kind=NUMERIC, title="Gradient of softmax cross-entropy",
+          sections=("L5 §3.2",), sample=_sample_ce, tolerance=FOUR_DIGITS,
+          exercises=("rnn.softmax_cross_entropy", "rnn.rnn_bptt"),
+          mistakes=lambda p: {"sign": Mistake([-x for x in _ce_grad(p)], "the sign is flipped: the gradient is p - y")},
+          answer_hint="three numbers, dL/do_0, dL/do_1, dL/do_2")
+def ce_grad(p):
+    return _ce_grad(p)
+
+
+def _ce_sym_symbols(p):
+    return tuple(Sym(f"o{i}", -2.0, 2.0) for i in range(1, p["C"] + 1))
+
+
+def _sample_ce_sym(rng):
+    C = rng.choice((2, 3, 4))
+    y = rng.randint(1, C)
+    j = y if rng.random() < 0.5 else rng.choice([i for i in range(1, C + 1) if i != y])
+    return {"C": C, "y": y, "j": j}
+
+
+def _ce_sym(p, sign=1):
+    o = [s.sympy() for s in _ce_sym_symbols(p)]
+    pj = sympy.exp(o[p["j"] - 1]) / sum(sympy.exp(x) for x in o)
+    return sign * (pj - (1 if p["j"] == p["y"] else 0))
+
+
+@question("rnn.ce_grad_formula", kind=SYMBOLIC, title="Softmax cross-entropy gradient as a formula",
+          sections=("L5 §3.2", "L5 §20"), sample=_sample_ce_sym, symbols=_ce_sym_symbols,
+          exercises=("rnn.softmax_cross_entropy", "rnn.rnn_bptt"),
+          mistakes=lambda p: {"sign": Mistake(_ce_sym(p, -1), "the sign is flipped: the gradient is p - y")},
+          equivalents=lambda p: [
+              "1/(1 + " + " + ".join(f"exp(o{i} - o{p['j']})" for i in range(1, p["C"] + 1) if i != p["j"]) + ")"
+              + (" - 1" if p["j"] == p["y"] else ""),
+              "exp(o{j})*(".format(j=p["j"]) + " + ".join(f"exp(o{i})" for i in range(1, p["C"] + 1)) + ")^(-1)"
+              + (" - 1" if p["j"] == p["y"] else ""),
+          ])
+def ce_grad_formula(p):
+    return _ce_sym(p)
+
+
+# --------------------------------------------------------------------------- BPTT by hand
+
+def _sample_bptt(rng, targets_of=("b_y", "W_hy")):
+    return {"x": decs(rng, 2, -1, 1, nonzero=True), "y": [rng.randint(0, 1), rng.randint(0, 1)],
+            "h0": dec(rng, -0.5, 0.5), "u": dec(rng, -1, 1, nonzero=True), "w": dec(rng, -1, 1, nonzero=True),
+            "b": dec(rng, -0.5, 0.5), "V": [dec(rng, -1, 1, nonzero=True), dec(rng, -1, 1, nonzero=True)],
+            "c": decs(rng, 2, -0.5, 0.5), "target": rng.choice(targets_of)}
+
+
+def _bptt(p):
+    params = {"W_xh": t([[p["u"]]]), "W_hh": t([[p["w"]]]), "b_h": t([p["b"]]),
+              "W_hy": t([[p["V"][0]], [p["V"][1]]]), "b_y": t(p["c"])}
+    x = t([[[p["x"][0]], [p["x"][1]]]])
+    loss, grads = ref("rnn").rnn_bptt(x, torch.tensor([p["y"]]), t([[p["h0"]]]), params)
+    return loss, grads
+
+
+@question("rnn.bptt_output_grad", kind=NUMERIC, title="BPTT: output-layer gradient",
+          sections=("L5 §3.3", "L5 §3.1", "L5 §3", "L7-8 (Lecture 7) §二.2"),
+          sample=lambda rng: _sample_bptt(rng, ("b_y", "W_hy")), tolerance=FOUR_DIGITS,
+          exercises=("rnn.rnn_bptt",), answer_hint="two numbers, one per class")
+def bptt_output_grad(p):
+    return floats(_bptt(p)[1][p["target"]])
+
+
+@question("rnn.bptt_hidden_grad", kind=NUMERIC, title="BPTT: recurrent-weight and initial-state gradients",
+          sections=("L5 §3.4", "L5 §3.5", "L5 §3", "L7-8 (Lecture 7) §二.2", "L5 §20"),
+          sample=lambda rng: _sample_bptt(rng, ("W_hh", "h0", "b_h", "W_xh")), tolerance=FOUR_DIGITS,
+          exercises=("rnn.rnn_bptt",), answer_hint="one number")
+def bptt_hidden_grad(p):
+    return floats(_bptt(p)[1][p["target"]])[0]
+
+
+def _sample_recursion(rng):
+    return {"last": rng.random() < 0.3}
+
+
+def _recursion_symbols(p):
+    base = (Sym("v", -2, 2), Sym("p_t", 0.05, 0.95), Sym("y_t", 0, 1, integer=True))
+    return base if p["last"] else base + (Sym("w", -2, 2), Sym("h_next", -0.9, 0.9),
+                                          Sym("g_next", -2, 2))
+
+
+def _recursion(p, form="right"):
+    s = {x.name: x.sympy() for x in _recursion_symbols(p)}
+    out = s["v"] * (s["p_t"] - s["y_t"])
+    if not p["last"]:
+        deriv = (1 - s["h_next"] ** 2) if form != "no_tanh" else 1
+        out = out + s["w"] * deriv * s["g_next"]
+    return out
+
+
+@question("rnn.hidden_grad_recursion", kind=SYMBOLIC, title="The hidden-state gradient recursion",
+          sections=("L5 §3.4", "L5 §20"), sample=_sample_recursion, symbols=_recursion_symbols,
+          exercises=("rnn.rnn_bptt",),
+          mistakes=lambda p: {} if p["last"] else {
+              "no_tanh": Mistake(_recursion(p, "no_tanh"), "the path through h_{t+1} = tanh(a_{t+1}) carries tanh' = 1 - h_{t+1}^2")},
+          equivalents=lambda p: ["v*p_t - v*y_t"] if p["last"] else
+          ["v*p_t - v*y_t + w*g_next - w*g_next*h_next^2", "(p_t - y_t)*v + (1 - h_next)*(1 + h_next)*w*g_next"])
+def hidden_grad_recursion(p):
+    return _recursion(p)
+
+
+# --------------------------------------------------------------------------- vanishing / exploding
+
+def _sample_eigen(rng):
+    while True:
+        a, b = dec(rng, -1, 1.2), dec(rng, -0.6, 0.6, nonzero=True)
+        lam = max(abs(a + b), abs(a - b))
+        if 0.3 <= lam <= 1.6 and abs(lam - 1) > 0.05:
+            break
+    return {"a": a, "b": b, "k": rng.choice((5, 10, 20, 30)), "direction": rng.choice(("plus", "minus"))}
+
+
+def _eigen(p, power=True):
+    W = t([[p["a"], p["b"]], [p["b"], p["a"]]])
+    u = t([1.0, 1.0 if p["direction"] == "plus" else -1.0])
+    if not power:
+        lam = float((W @ u).norm() / u.norm())
+        return lam * p["k"]
+    grad = torch.linalg.matrix_power(W.T, p["k"]) @ u   # k steps of dL/dh_{t-1} = W^T dL/dh_t
+    return float(grad.norm() / u.norm())
+
+
+@question("rnn.eigen_growth", kind=NUMERIC, title="Exploding and vanishing gradients",
+          sections=("L5 §5.1", "L5 §5", "L7-8 (Lecture 7) §四", "L5 §20"), sample=_sample_eigen,
+          tolerance=FOUR_DIGITS, exercises=("rnn.rnn_bptt",),
+          mistakes=lambda p: {"linear": Mistake(_eigen(p, power=False), "the factor compounds: lambda^k, not k*lambda")},
+          answer_hint="one number, the ratio of norms")
+def eigen_growth(p):
+    return _eigen(p)
+
+
+def _sample_power(rng):
+    return {"k": rng.randint(3, 12)}
+
+
+@question("rnn.linear_power", kind=SYMBOLIC, title="Gradient through a linear recurrence", sections=("L5 §5.1",),
+          sample=_sample_power, symbols=lambda p: (Sym("w", 0.3, 1.6),), exercises=("rnn.rnn_bptt",),
+          mistakes=lambda p: {"linear": Mistake(p["k"] * Sym("w", 0.3, 1.6).sympy(),
+                                                "the Jacobians multiply: w^k, not k*w")},
+          equivalents=lambda p: [f"w^{p['k'] - 1}*w", f"exp({p['k']}*log(w))"])
+def linear_power(p):
+    return Sym("w", 0.3, 1.6).sympy() ** p["k"]
+
+
+def _tanh_symbols(p):
+    return (Sym("w", -2, 2),) + tuple(Sym(f"h{i}", -0.9, 0.9) for i in range(1, p["k"] + 1))
+
+
+def _tanh_jac(p, with_deriv=True):
+    s = [x.sympy() for x in _tanh_symbols(p)]
+    out = s[0] ** p["k"]
+    if with_deriv:
+        for h in s[1:]:
+            out = out * (1 - h ** 2)
+    return out
+
+
+@question("rnn.tanh_jacobian", kind=SYMBOLIC, title="Gradient through tanh steps",
+          sections=("L5 §5.2", "L5 §3.4", "L5 §6.2"), sample=lambda rng: {"k": rng.randint(1, 3)},
+          symbols=_tanh_symbols, exercises=("rnn.rnn_bptt",),
+          mistakes=lambda p: {"no_deriv": Mistake(_tanh_jac(p, False), "each step also multiplies by tanh' = 1 - h^2")},
+          equivalents=lambda p: ["*".join(["w"] * p["k"] + [f"(1 - h{i})*(1 + h{i})" for i in range(1, p["k"] + 1)]),
+                                 sympy.sstr(sympy.expand(_tanh_jac(p)))])
+def tanh_jacobian(p):
+    return _tanh_jac(p)
+
+
+# --------------------------------------------------------------------------- truncated BPTT
+
+def _sample_tbptt(rng):
+    return {"T": rng.choice((100, 250, 1000, 1234, 500)), "chunk": rng.choice((16, 32, 35, 50, 64))}
+
+
+@question("rnn.truncated_chunks", kind=NUMERIC, title="Truncated BPTT bookkeeping",
+          sections=("L7-8 (Lecture 7) §二.3", "L7-8 (Lecture 7) §二"), sample=_sample_tbptt, tolerance=EXACT,
+          exercises=("rnn.truncated_bptt",), answer_hint="three integers")
+def truncated_chunks(p):
+    starts = list(range(0, p["T"], p["chunk"]))          # the cuts truncated_bptt makes
+    lengths = [min(p["chunk"], p["T"] - s) for s in starts]
+    return [float(len(starts)), float(max(lengths)), float(lengths[-1])]
+
+
+# --------------------------------------------------------------------------- embedding, decoding
+
+def _sample_embedding(rng):
+    return {"E": mat(rng, 4, 3, -2, 2), "k": rng.randint(0, 3)}
+
+
+@question("rnn.embedding_lookup", kind=NUMERIC, title="One-hot times the embedding matrix",
+          sections=("L7-8 (Lecture 7) §三", "W8 §4"), sample=_sample_embedding, tolerance=FOUR_DIGITS,
+          exercises=("positional.embed_tokens", "rnn.greedy_decode"), answer_hint="three numbers")
+def embedding_lookup(p):
+    onehot = torch.nn.functional.one_hot(torch.tensor(p["k"]), 4).to(torch.float64)
+    return floats(onehot @ t(p["E"]))
+
+
+def _greedy_margin(p) -> float:
+    """The smallest gap between the two best logits over the decoding steps (ties are fragile)."""
+    params = {k: t(p[k]) for k in ("W_xh", "W_hh", "b_h", "W_hy", "b_y")}
+    h, token, gaps = t([[0.0, 0.0]]), p["start"], []
+    for _ in range(p["steps"]):
+        h = torch.tanh(t(p["E"])[token] @ params["W_xh"].T + h @ params["W_hh"].T + params["b_h"])
+        logits = (h @ params["W_hy"].T + params["b_y"])[0]
+        top = torch.topk(logits, 2).values
+        gaps.append(float(top[0] - top[1]))
+        token = int(torch.argmax(logits))
+    return min(gaps)
+
+
+def _sample_greedy(rng):
+    while True:
+        p = {"E": mat(rng, 3, 2), "W_xh": mat(rng, 2, 2), "W_hh": mat(rng, 2, 2), "b_h": decs(rng, 2, -0.5, 0.5),
+             "W_hy": mat(rng, 3, 2, -2, 2), "b_y": decs(rng, 3, -0.5, 0.5), "start": rng.randint(0, 2), "steps": 2}
+        if _greedy_margin(p) > 0.1:
+            return p
+
+
+@question("rnn.greedy_decode", kind=NUMERIC, title="Greedy generation from a character RNN",
+          sections=("W8 §4", "W8 §3.3", "L5 §4", "L7-8 (Lecture 7) §三"), sample=_sample_greedy, tolerance=EXACT,
+          exercises=("rnn.greedy_decode",), answer_hint="two token indices")
+def greedy_decode(p):
+    params = {k: t(p[k]) for k in ("W_xh", "W_hh", "b_h", "W_hy", "b_y")}
+    tokens = ref("rnn").greedy_decode(params, t(p["E"]), t([[0.0, 0.0]]), torch.tensor([p["start"]]), p["steps"])
+    return [float(x) for x in tokens[0].tolist()]

@@ -1,0 +1,226 @@
+"""Transformer questions: positional encodings, block parameter counts, LayerNorm and FFN
+by hand, decoder shapes (image captioning), and ViT patch tokens."""
+from __future__ import annotations
+
+import math
+
+import sympy
+import torch
+
+from ..model import EXACT, FOUR_DIGITS, NUMERIC, SYMBOLIC, Mistake, question
+from ..safeexpr import Sym
+from ._util import dec, decs, floats, mat, ref, shape_numel, t
+
+
+# --------------------------------------------------------------------------- positional encoding
+
+def _sample_pe(rng):
+    d = rng.choice((4, 6, 8, 16, 64, 512))
+    return {"p": rng.randint(1, 60), "d": d, "j": rng.randint(0, min(d, 8) - 1)}
+
+
+def _pe_wrong(p, swap=False, index_as_i=False):
+    i = p["j"] // 2
+    expo = (p["j"] if index_as_i else 2 * i) / p["d"]
+    angle = p["p"] / 10000 ** expo
+    sine = p["j"] % 2 == 0
+    if swap:
+        sine = not sine
+    return math.sin(angle) if sine else math.cos(angle)
+
+
+@question("pos.sinusoidal_entry", kind=NUMERIC, title="An entry of the sinusoidal positional encoding",
+          sections=("W8 §11.3", "W8 §11"), sample=_sample_pe, tolerance=FOUR_DIGITS,
+          exercises=("positional.sinusoidal_encoding",),
+          mistakes=lambda p: {"swapped": Mistake(_pe_wrong(p, swap=True), "even columns are sines, odd columns cosines"),
+                              "column_exponent": Mistake(_pe_wrong(p, index_as_i=True),
+                                                         "columns 2i and 2i+1 share the frequency 1/10000^(2i/d)")},
+          answer_hint="one number")
+def sinusoidal_entry(p):
+    pe = ref("positional").sinusoidal_encoding(p["p"] + 1, p["d"], dtype=torch.float64)
+    return float(pe[p["p"], p["j"]])
+
+
+def _pe_symbols(p):
+    return (Sym("p", 0, 50, integer=True), Sym("i", 0, 8, integer=True), Sym("d", 16, 64, integer=True))
+
+
+def _pe_formula(p, swap=False):
+    pp, i, d = (s.sympy() for s in _pe_symbols(p))
+    angle = pp / sympy.Integer(10000) ** (2 * i / d)
+    odd = p["column"] == "odd"
+    return sympy.cos(angle) if odd != swap else sympy.sin(angle)
+
+
+@question("pos.sinusoidal_formula", kind=SYMBOLIC, title="The sinusoidal encoding as a formula",
+          sections=("W8 §11.3",), sample=lambda rng: {"column": rng.choice(("even", "odd"))}, symbols=_pe_symbols,
+          exercises=("positional.sinusoidal_encoding",),
+          mistakes=lambda p: {"swapped": Mistake(_pe_formula(p, swap=True), "even columns are sines, odd columns cosines")},
+          equivalents=lambda p: [f"{'cos' if p['column'] == 'odd' else 'sin'}(p*10000^(-2*i/d))",
+                                 f"{'cos' if p['column'] == 'odd' else 'sin'}(p*exp(-2*i*log(10000)/d))"])
+def sinusoidal_formula(p):
+    return _pe_formula(p)
+
+
+def _sample_embed(rng):
+    return {"row": decs(rng, 4, -1, 1), "token": rng.randint(0, 9), "pos": rng.randint(0, 5)}
+
+
+def _embed(p, scale=True):
+    d = 4
+    V = 10
+    E = torch.zeros(V, d, dtype=torch.float64)
+    E[p["token"]] = t(p["row"])
+    pe = ref("positional").sinusoidal_encoding(p["pos"] + 1, d, dtype=torch.float64)
+    tokens = torch.full((1, p["pos"] + 1), p["token"], dtype=torch.int64)
+    if not scale:
+        return floats(E[p["token"]] + pe[p["pos"]])
+    return floats(ref("positional").embed_tokens(tokens, E, pe)[0, p["pos"]])
+
+
+@question("pos.embed_entry", kind=NUMERIC, title="Token embedding plus positional encoding",
+          sections=("W8 §11.1", "W8 §15.1", "L7-8 (Lecture 7) §三", "W8 §10.3"), sample=_sample_embed,
+          tolerance=FOUR_DIGITS, exercises=("positional.embed_tokens", "positional.sinusoidal_encoding"),
+          mistakes=lambda p: {"no_scale": Mistake(_embed(p, scale=False), "the embedding is scaled by sqrt(d) = 2 before adding PE")},
+          answer_hint="four numbers")
+def embed_entry(p):
+    return _embed(p)
+
+
+# --------------------------------------------------------------------------- block sizes
+
+def _ln(E):
+    return {"weight": (E,), "bias": (E,)}
+
+
+def _mha(E):
+    return {k: (E, E) for k in ("W_q", "W_k", "W_v", "W_o")} | {k: (E,) for k in ("b_q", "b_k", "b_v", "b_o")}
+
+
+def _ffn(E, F):
+    return {"W1": (F, E), "b1": (F,), "W2": (E, F), "b2": (E,)}
+
+
+def _block(kind, E, F, norms=True):
+    """The nested params dict of encoder_block/decoder_block, as shapes."""
+    parts = {"self_attn": _mha(E), "ffn": _ffn(E, F), "norm1": _ln(E), "norm2": _ln(E)}
+    if kind == "decoder":
+        parts |= {"cross_attn": _mha(E), "norm3": _ln(E)}
+    return sum(shape_numel(v) for k, v in parts.items() if norms or not k.startswith("norm"))
+
+
+def _sample_block(rng):
+    E = rng.choice((128, 256, 512))
+    return {"E": E, "F": rng.choice((2, 4)) * E, "layers": rng.choice((1, 2, 6)), "heads": rng.choice((4, 8))}
+
+
+@question("tf.encoder_params", kind=NUMERIC, title="Parameters of a Transformer encoder",
+          sections=("W8 §15.2", "W8 §15", "W8 §15.3", "L5 §17", "L7-8 (Lecture 8) §四.1", "L7-8 (Lecture 8) §四"),
+          sample=_sample_block, tolerance=EXACT, exercises=("transformer.encoder_block",),
+          mistakes=lambda p: {"no_norms": Mistake(float(p["layers"] * _block("encoder", p["E"], p["F"], norms=False)),
+                                                  "each LayerNorm has a weight and a bias of size E"),
+                              "one_layer": Mistake(float(_block("encoder", p["E"], p["F"])), "multiply by the number of layers")},
+          answer_hint="an integer")
+def encoder_params(p):
+    return float(p["layers"] * _block("encoder", p["E"], p["F"]))
+
+
+@question("tf.decoder_params", kind=NUMERIC, title="Parameters of a Transformer decoder block",
+          sections=("W8 §16.2", "W8 §16", "L5 §17"), sample=lambda rng: {**_sample_block(rng), "layers": 1},
+          tolerance=EXACT, exercises=("transformer.decoder_block",),
+          mistakes=lambda p: {"as_encoder": Mistake(float(_block("encoder", p["E"], p["F"])),
+                                                    "the decoder block also has cross-attention and a third LayerNorm")},
+          answer_hint="an integer")
+def decoder_params(p):
+    return float(_block("decoder", p["E"], p["F"]))
+
+
+# --------------------------------------------------------------------------- LayerNorm, FFN by hand
+
+def _sample_ln(rng):
+    return {"x": decs(rng, 4, -3, 3), "gamma": decs(rng, 4, 0.5, 2), "beta": decs(rng, 4, -1, 1)}
+
+
+def _ln_unbiased(p):
+    x = t(p["x"])
+    y = (x - x.mean()) / torch.sqrt(x.var(unbiased=True) + 1e-5)
+    return floats(y * t(p["gamma"]) + t(p["beta"]))
+
+
+@question("tf.layer_norm", kind=NUMERIC, title="LayerNorm of one token", sections=("W8 §15.3",), sample=_sample_ln,
+          tolerance=FOUR_DIGITS, exercises=("transformer.layer_norm",),
+          mistakes=lambda p: {"unbiased": Mistake(_ln_unbiased(p), "LayerNorm uses the biased variance (divide by 4, not 3)")},
+          answer_hint="four numbers")
+def layer_norm(p):
+    return floats(ref("transformer").layer_norm(t([p["x"]]), t(p["gamma"]), t(p["beta"]), eps=1e-5))
+
+
+def _sample_ffn(rng):
+    return {"x": decs(rng, 2, -2, 2), "W1": mat(rng, 3, 2), "b1": decs(rng, 3, -0.5, 0.5),
+            "W2": mat(rng, 2, 3), "b2": decs(rng, 2, -0.5, 0.5)}
+
+
+def _ffn_no_relu(p):
+    hidden = t(p["x"]) @ t(p["W1"]).T + t(p["b1"])
+    return floats(hidden @ t(p["W2"]).T + t(p["b2"]))
+
+
+@question("tf.ffn", kind=NUMERIC, title="The position-wise feed-forward network",
+          sections=("W8 §15.3", "L7-8 (Lecture 8) §四.1"), sample=_sample_ffn, tolerance=FOUR_DIGITS,
+          exercises=("transformer.feed_forward",),
+          mistakes=lambda p: {"no_relu": Mistake(_ffn_no_relu(p), "apply ReLU to the hidden layer")},
+          answer_hint="two numbers")
+def ffn(p):
+    return floats(ref("transformer").feed_forward(t([p["x"]]), t(p["W1"]), t(p["b1"]), t(p["W2"]), t(p["b2"])))
+
+
+# --------------------------------------------------------------------------- decoder shapes, captioning
+
+def _sample_caption(rng):
+    return {"B": rng.randint(2, 4), "T": rng.randint(3, 9), "Hf": rng.choice((2, 3, 4)), "Wf": rng.choice((2, 3, 5)),
+            "E": rng.choice((8, 16)), "heads": rng.choice((2, 4)), "case": rng.choice(("cross_weights", "output"))}
+
+
+@question("tf.caption_shapes", kind=NUMERIC, title="Shapes in a captioning Transformer",
+          sections=("W8 §17", "W8 §16.1", "W8 §16.2", "W8 §16"), sample=_sample_caption, tolerance=EXACT,
+          exercises=("transformer.decoder_block", "attention.multi_head_attention"), answer_hint="the shape as integers")
+def caption_shapes(p):
+    B, T, E, h = p["B"], p["T"], p["E"], p["heads"]
+    S = p["Hf"] * p["Wf"]                      # the CNN feature map, flattened into S tokens
+    z = lambda *s: torch.zeros(*s, dtype=torch.float64)  # noqa: E731
+    mha = {k: z(*s) for k, s in _mha(E).items()}
+    if p["case"] == "cross_weights":
+        _, w = ref("attention").multi_head_attention(z(B, T, E), z(B, S, E), z(B, S, E), mha, h)
+        return [float(x) for x in w.shape]
+    params = {"self_attn": mha, "cross_attn": dict(mha), "ffn": {k: z(*s) for k, s in _ffn(E, 2 * E).items()},
+              **{f"norm{i}": {"weight": torch.ones(E, dtype=torch.float64), "bias": z(E)} for i in (1, 2, 3)}}
+    y = ref("transformer").decoder_block(z(B, T, E), z(B, S, E), params, h)
+    return [float(x) for x in y.shape]
+
+
+def _sample_vit(rng):
+    return {"size": rng.choice((224, 256, 384)), "patch": rng.choice((16, 32)), "cls": rng.choice((True, False))}
+
+
+@question("tf.vit_tokens", kind=NUMERIC, title="Vision Transformer tokens", sections=("W8 §17", "W8 §14"),
+          sample=_sample_vit, tolerance=EXACT, exercises=("attention.multi_head_attention",),
+          answer_hint="two integers: tokens, attention weights per head")
+def vit_tokens(p):
+    n = (p["size"] // p["patch"]) ** 2 + (1 if p["cls"] else 0)
+    return [float(n), float(n * n)]
+
+
+def _ln_symbols(p):
+    return (Sym("E", 1, 64, integer=True), Sym("F", 1, 256, integer=True))
+
+
+@question("tf.block_formula", kind=SYMBOLIC, title="Encoder block size as a formula",
+          sections=("W8 §15.2", "W8 §15.3"), sample=lambda rng: {"kind": rng.choice(("encoder", "decoder"))},
+          symbols=_ln_symbols, exercises=("transformer.encoder_block", "transformer.decoder_block"),
+          mistakes=lambda p: {"no_norms": Mistake(sympy.expand(_block(p["kind"], *(s.sympy() for s in _ln_symbols(p)), norms=False)),
+                                                  "each LayerNorm has 2E parameters")},
+          equivalents=lambda p: (["4*E^2 + 4*E + 2*E*F + F + E + 4*E", "E*(4*E + 9 + 2*F) + F"] if p["kind"] == "encoder"
+                                 else ["8*E^2 + 8*E + 2*E*F + F + E + 6*E", "E*(8*E + 15 + 2*F) + F"]))
+def block_formula(p):
+    E, F = (s.sympy() for s in _ln_symbols(p))
+    return sympy.expand(_block(p["kind"], E, F))

@@ -1,0 +1,319 @@
+"""Grading exam answers: per-question points, partial credit, feedback, reports.
+
+An answers file is YAML (JSON is YAML too)::
+
+    student: s1234567
+    answers:
+      opt.adam_steps: "-0.0127, 0.0198"
+      attn.var_qk: "d"
+      concept.bottleneck: "B"
+
+Every answer goes through ``safeexpr`` before anything evaluates it; a rejected answer scores
+zero with the reason as feedback. One ``TestResult`` per question (named
+``exam.<question id>: <title>``) in the shared result model, so the Gradescope writer and the
+gradebook work as for code grading.
+"""
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..results import GradingResult, TestResult
+from .examfile import Exam
+from .model import CHOICE, NUMERIC, SYMBOLIC, TRUEFALSE, Variant
+from .safeexpr import AnswerRejected, MAX_LENGTH, equivalent, parse, parse_numbers
+from .variants import ExamInstance, StudentIdError, check_student_id, format_number, make_instance
+
+MAX_FILE_BYTES = 16 * 1024 * 1024
+
+
+class AnswersError(ValueError):
+    """An answers file that cannot be graded; the message names the file and the problem."""
+
+
+@dataclass
+class Mark:
+    score: float
+    output: str
+    verdict: str
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------- answers files
+
+def load_answers(path: str | Path) -> tuple[str, dict[str, Any]]:
+    """``(student, {question_id: answer})`` from an answers file, or ``AnswersError``."""
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise AnswersError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if size > MAX_FILE_BYTES:
+        raise AnswersError(f"{path}: file too large ({size} bytes; at most {MAX_FILE_BYTES})")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise AnswersError(f"{path}: not UTF-8 text") from None
+    try:
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        data = yaml.load(text, Loader=loader)  # noqa: S506 - a safe loader
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        raise AnswersError(f"{path}: not valid YAML{where}: {getattr(exc, 'problem', None) or exc}") from None
+    return answers_from_data(data, str(path))
+
+
+def answers_from_data(data: Any, source: str = "<answers>") -> tuple[str, dict[str, Any]]:
+    if not isinstance(data, dict):
+        raise AnswersError(f"{source}: must be a mapping with 'student' and 'answers' "
+                           f"(got {type(data).__name__})")
+    if "student" not in data:
+        raise AnswersError(f"{source}: missing 'student'")
+    try:
+        student = check_student_id(data["student"])
+    except StudentIdError as exc:
+        raise AnswersError(f"{source}: {exc}") from None
+    answers = data.get("answers")
+    if answers is None:
+        answers = {}
+    if not isinstance(answers, dict):
+        raise AnswersError(f"{source}: 'answers' must map question ids to answers (got {type(answers).__name__})")
+    unknown = set(data) - {"student", "answers"}
+    if unknown:
+        raise AnswersError(f"{source}: unknown key(s) {', '.join(sorted(map(str, unknown)))}; "
+                           "expected only 'student' and 'answers'")
+    return student, {str(k): v for k, v in answers.items()}
+
+
+def _as_text(raw: Any, kind: str) -> str | None:
+    """A YAML value as answer text (numbers and booleans as typed; lists for numeric answers)."""
+    if raw is None:
+        return None
+    if isinstance(raw, bool):
+        return "true" if raw else "false"
+    if isinstance(raw, (int, float)):
+        return repr(raw)
+    if isinstance(raw, str):
+        return raw
+    if isinstance(raw, list) and kind == NUMERIC:
+        if len(raw) > 64 or not all(isinstance(x, (int, float, str)) and not isinstance(x, bool) for x in raw):
+            raise AnswerRejected("answer rejected: a list must hold at most 64 numbers")
+        text = ", ".join(x if isinstance(x, str) else repr(x) for x in raw)
+        if len(text) > MAX_LENGTH:
+            raise AnswerRejected(f"answer rejected: longer than {MAX_LENGTH} characters")
+        return text
+    raise AnswerRejected(f"answer rejected: expected text, got {type(raw).__name__}")
+
+
+# --------------------------------------------------------------------------- one question
+
+def _seed(*parts: object) -> int:
+    return int.from_bytes(hashlib.sha256(":".join(map(str, parts)).encode()).digest()[:8], "big")
+
+
+def grade_variant(v: Variant, raw: Any, *, seed: int = 0) -> Mark:
+    """Points and feedback for one answer; never raises for anything a student can type."""
+    try:
+        text = _as_text(raw, v.question.kind)
+        if text is None or not text.strip():
+            return Mark(0.0, "no answer", "missing")
+        kind = v.question.kind
+        if kind == NUMERIC:
+            return _numeric(v, text)
+        if kind == SYMBOLIC:
+            return _symbolic(v, text, seed)
+        if kind == CHOICE:
+            return _choice(v, text)
+        return _truefalse(v, text)
+    except AnswerRejected as exc:
+        return Mark(0.0, str(exc), "rejected")
+    except RecursionError:
+        return Mark(0.0, "answer rejected: too deeply nested", "rejected")
+    except Exception as exc:  # noqa: BLE001 - a bug of ours must not cost the batch
+        return Mark(0.0, f"could not grade this answer (internal error {type(exc).__name__}); "
+                         "please ask the instructor to regrade", "error")
+
+
+def _expected_list(v: Variant) -> list[float]:
+    return [float(x) for x in v.answer] if isinstance(v.answer, list) else [float(v.answer)]
+
+
+def _numeric(v: Variant, text: str) -> Mark:
+    got = parse_numbers(text)
+    expected = _expected_list(v)
+    tol = v.tolerance
+    key = ", ".join(format_number(x) for x in expected)
+    if len(got) != len(expected):
+        return Mark(0.0, f"expected {len(expected)} number(s), got {len(got)}; key: {key}", "wrong-count")
+    ok = [tol.accepts(a, e) for a, e in zip(got, expected)]
+    if all(ok):
+        return Mark(v.points, "correct", "correct")
+    credit, notes = 0.0, []
+    if v.partial.get("per_element") and len(expected) > 1:
+        credit = v.points * sum(ok) / len(ok)
+        notes.append(f"{sum(ok)} of {len(ok)} entries correct")
+    if v.question.mistakes:
+        for name, mistake in v.question.mistakes(v.params).items():
+            values = mistake.value if isinstance(mistake.value, list) else [mistake.value]
+            if len(values) == len(got) and all(tol.accepts(a, float(e)) for a, e in zip(got, values)):
+                notes.append(f"looks like: {mistake.feedback}")
+                credit = max(credit, v.points * v.partial.get("mistakes", {}).get(name, 0.0))
+                break
+    wrong = [str(i + 1) for i, good in enumerate(ok) if not good]
+    where = f"entr{'y' if len(wrong) == 1 else 'ies'} {', '.join(wrong)} " if len(expected) > 1 else ""
+    msg = f"incorrect: {where}not {tol.describe()} of the key ({key})"
+    return Mark(credit, "; ".join([msg] + notes), "partial" if credit else "incorrect")
+
+
+def _symbolic(v: Variant, text: str, seed: int) -> Mark:
+    syms = v.question.syms(v.params)
+    table = {s.name: s.sympy() for s in syms}
+    answer = parse(text, table)
+    expected = v.answer
+    if answer == expected:
+        return Mark(v.points, "correct", "correct", {"how": "identical"})
+    spec = {s.name: s for s in syms}
+    verdict = equivalent(expected, answer, spec, seed=seed)
+    if verdict.equivalent:
+        return Mark(v.points, "correct (equivalent form)", "correct", {"how": verdict.how})
+    credit, notes = 0.0, []
+    if v.question.mistakes:
+        for name, mistake in v.question.mistakes(v.params).items():
+            if answer == mistake.value or equivalent(mistake.value, answer, spec, seed=seed).equivalent:
+                notes.append(f"looks like: {mistake.feedback}")
+                credit = v.points * v.partial.get("mistakes", {}).get(name, 0.0)
+                break
+    msg = "incorrect: not equivalent to the key" + (" (could not be evaluated)" if verdict.how == "undefined" else "")
+    return Mark(credit, "; ".join([msg + f" ({v.key})"] + notes), "partial" if credit else "incorrect",
+                {"how": verdict.how})
+
+
+def _choice(v: Variant, text: str) -> Mark:
+    letters = [chr(ord("A") + i) for i in range(len(v.params["options"]))]
+    cleaned = text.strip().strip("()[]. ").upper()
+    if cleaned not in letters:
+        raise AnswerRejected(f"answer rejected: give one letter, {letters[0]}-{letters[-1]}")
+    if cleaned == v.answer:
+        return Mark(v.points, "correct", "correct")
+    why = v.params.get("why", {}).get(cleaned, "")
+    return Mark(0.0, f"incorrect: the answer is {v.answer}" + (f"; {cleaned}: {why}" if why else ""), "incorrect")
+
+
+_TRUE = {"true", "t", "yes", "y", "1"}
+_FALSE = {"false", "f", "no", "n", "0"}
+
+
+def _truefalse(v: Variant, text: str) -> Mark:
+    cleaned = text.strip().strip(".").lower()
+    if cleaned not in _TRUE | _FALSE:
+        raise AnswerRejected("answer rejected: give true or false")
+    given = "true" if cleaned in _TRUE else "false"
+    if given == v.answer:
+        return Mark(v.points, "correct", "correct")
+    why = v.params.get("why", "")
+    return Mark(0.0, f"incorrect: the statement is {v.answer}" + (f"; {why}" if why else ""), "incorrect")
+
+
+# --------------------------------------------------------------------------- one student
+
+def grade_answers(exam: Exam, student: str, answers: dict[str, Any], *, instance: ExamInstance | None = None,
+                  source: str = "") -> GradingResult:
+    start = time.perf_counter()
+    inst = instance or make_instance(exam, student, render=False)
+    tests: list[TestResult] = []
+    errors: list[str] = []
+    unknown = sorted(set(answers) - set(exam.ids()))
+    if unknown:
+        shown = ", ".join(repr(u[:40]) for u in unknown[:10]) + (" ..." if len(unknown) > 10 else "")
+        errors.append(f"answers for unknown question id(s) ignored: {shown}")
+    for v in inst.variants:
+        mark = grade_variant(v, answers.get(v.id), seed=_seed(exam.seed, inst.student, v.id))
+        raw = answers.get(v.id)
+        shown = raw if not isinstance(raw, str) or len(raw) <= 200 else raw[:200] + f"... ({len(raw)} characters)"
+        tests.append(TestResult(
+            name=f"exam.{v.id}: {v.question.title}",
+            score=round(mark.score, 4),
+            max_score=v.points,
+            output=mark.output,
+            visibility=exam.visibility,
+            details={"question": v.number, "verdict": mark.verdict, "answer": shown if isinstance(shown, (str, int, float, bool, type(None))) else str(shown)[:200],
+                     "sections": list(v.question.sections), **mark.details},
+        ))
+    meta = {"kind": "exam", "exam": exam.title, "student": inst.student, "exam_seed": str(exam.seed)}
+    if source:
+        meta["answers_file"] = source
+    return GradingResult(tests=tests, submission=inst.student,
+                         seed=exam.seed if isinstance(exam.seed, int) else None,
+                         execution_time=time.perf_counter() - start, errors=errors, meta=meta)
+
+
+def grade_file(exam: Exam, path: str | Path, student: str | None = None) -> GradingResult:
+    file_student, answers = load_answers(path)
+    if student is not None and check_student_id(student) != file_student:
+        raise AnswersError(f"{path}: the file is for student {file_student!r}, not {student!r}")
+    return grade_answers(exam, file_student, answers, source=str(path))
+
+
+# --------------------------------------------------------------------------- many students
+
+@dataclass
+class BatchRow:
+    """One answers file of a batch: graded (``result``) or not (``status`` error, ``reason``)."""
+
+    file: str
+    student: str
+    status: str                       # "graded" | "error"
+    reason: str = ""
+    result: GradingResult | None = None
+
+
+def answer_files(folder: Path) -> list[Path]:
+    return sorted(p for p in Path(folder).iterdir()
+                  if p.is_file() and p.suffix.lower() in (".yaml", ".yml", ".json"))
+
+
+def grade_folder(exam: Exam, folder: str | Path) -> list[BatchRow]:
+    """Grade every answers file in ``folder``; a bad file becomes an error row, never a stop."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise AnswersError(f"{folder}: not a folder")
+    rows: list[BatchRow] = []
+    seen: dict[str, Path] = {}
+    for path in answer_files(folder):
+        try:
+            student, answers = load_answers(path)
+            if student in seen:
+                raise AnswersError(f"{path}: student {student!r} already graded from {seen[student].name}")
+            seen[student] = path
+            rows.append(BatchRow(path.name, student, "graded",
+                                 result=grade_answers(exam, student, answers, source=str(path))))
+        except AnswersError as exc:
+            rows.append(BatchRow(path.name, "", "error", reason=str(exc)))
+    return rows
+
+
+def gradebook_csv(exam: Exam, rows: list[BatchRow]) -> str:
+    """One row per answers file: student, status, totals, one column per question, reason."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    ids = exam.ids()
+    writer.writerow(["student", "status", "total", "max_score", "percent", *ids, "file", "reason"])
+    for row in sorted(rows, key=lambda r: (r.status != "graded", r.student, r.file)):
+        if row.result is None:
+            writer.writerow([row.student, row.status, 0, f"{exam.max_score:g}", "", *[""] * len(ids), row.file,
+                             row.reason[:300]])
+            continue
+        result = row.result
+        by_id = {t.name.split(":", 1)[0][len("exam."):]: t.score for t in result.tests}
+        writer.writerow([row.student, row.status, f"{result.score:g}", f"{result.max_score:g}",
+                         f"{result.percent:.1f}", *[f"{by_id.get(q, 0.0):g}" for q in ids], row.file,
+                         "; ".join(result.errors)[:300]])
+    return buf.getvalue()

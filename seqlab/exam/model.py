@@ -1,0 +1,145 @@
+"""Questions, their registry, and the variant one student gets.
+
+A question is a small generator: a ``sample(rng) -> params`` drawing the parameters (plain
+data: numbers, lists, strings), an ``answer(params)`` computing the answer from them by code
+(calling the reference solutions where one applies), and a jinja2 template for the text.
+Generators register with ``@question(...)`` in ``seqlab/exam/bank/<topic>.py``.
+
+Kinds and their answers:
+
+- ``numeric``    a float, or a list of floats (vectors, shapes); compared with a tolerance;
+- ``symbolic``   a sympy expression over the question's symbols; compared by equivalence;
+- ``choice``     a letter; ``truefalse``: "true"/"false".
+"""
+from __future__ import annotations
+
+import hashlib
+import random
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from . import sections as _sections
+from .safeexpr import Sym
+
+NUMERIC, SYMBOLIC, CHOICE, TRUEFALSE = "numeric", "symbolic", "choice", "truefalse"
+KINDS = (NUMERIC, SYMBOLIC, CHOICE, TRUEFALSE)
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """|answer - expected| <= abs + rel * |expected|, element by element."""
+
+    rel: float = 1e-3
+    abs: float = 1e-4
+
+    def accepts(self, answer: float, expected: float) -> bool:
+        return abs(answer - expected) <= self.abs + self.rel * abs(expected)
+
+    def describe(self) -> str:
+        if self.rel == 0 and self.abs == 0:
+            return "exact values"
+        parts = []
+        if self.rel:
+            parts.append(f"{self.rel * 100:g}% relative")
+        if self.abs:
+            parts.append(f"{self.abs:g} absolute")
+        return "within " + " + ".join(parts)
+
+
+EXACT = Tolerance(0.0, 0.0)
+FOUR_DIGITS = Tolerance(1e-3, 1e-4)
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """A known wrong answer: the value (or expression) it gives and what it looks like."""
+
+    value: Any
+    feedback: str
+
+
+@dataclass(frozen=True)
+class Question:
+    id: str
+    kind: str
+    title: str
+    sections: tuple[str, ...]
+    sample: Callable[[random.Random], dict]
+    answer: Callable[[dict], Any]
+    template: str
+    tolerance: Tolerance | None = None
+    symbols: Callable[[dict], tuple[Sym, ...]] | None = None
+    mistakes: Callable[[dict], dict[str, Mistake]] | None = None
+    # for tests and the key: other correct forms (symbolic) of the answer
+    equivalents: Callable[[dict], list[str]] | None = None
+    exercises: tuple[str, ...] = ()
+    topic: str = ""
+    answer_hint: str = ""     # how to write the answer, shown under the question
+
+    def syms(self, params: dict) -> tuple[Sym, ...]:
+        return tuple(self.symbols(params)) if self.symbols else ()
+
+
+REGISTRY: dict[str, Question] = {}
+
+
+def register(q: Question) -> Question:
+    if q.id in REGISTRY:
+        raise ValueError(f"duplicate question id {q.id!r}")
+    if q.kind not in KINDS:
+        raise ValueError(f"{q.id}: unknown kind {q.kind!r}")
+    if not q.sections:
+        raise ValueError(f"{q.id}: no notes section tag")
+    for tag in q.sections:
+        _sections.validate_tag(tag)
+    if q.kind == NUMERIC and q.tolerance is None:
+        raise ValueError(f"{q.id}: a numeric question states its tolerance")
+    if q.kind == SYMBOLIC and q.symbols is None:
+        raise ValueError(f"{q.id}: a symbolic question declares its symbols")
+    REGISTRY[q.id] = q
+    return q
+
+
+def question(id: str, *, kind: str, title: str, sections: tuple[str, ...] | list[str],
+             sample: Callable[[random.Random], dict], template: str | None = None,
+             tolerance: Tolerance | None = None, symbols=None, mistakes=None, equivalents=None,
+             exercises: tuple[str, ...] | list[str] = (), answer_hint: str = ""):
+    """Decorator for the answer function: registers the question and returns the function."""
+
+    def wrap(answer: Callable[[dict], Any]):
+        topic = answer.__module__.rsplit(".", 1)[-1]
+        register(Question(
+            id=id, kind=kind, title=title, sections=tuple(sections), sample=sample, answer=answer,
+            template=template or f"questions/{id}.md.j2", tolerance=tolerance, symbols=symbols,
+            mistakes=mistakes, equivalents=equivalents, exercises=tuple(exercises), topic=topic,
+            answer_hint=answer_hint,
+        ))
+        return answer
+
+    return wrap
+
+
+def rng_for(exam_seed: int | str, student: str, question_id: str) -> random.Random:
+    """The generator for one (exam, student, question): a stable hash, never Python's ``hash``."""
+    digest = hashlib.sha256(f"{exam_seed}:{student}:{question_id}".encode()).digest()
+    return random.Random(int.from_bytes(digest[:16], "big"))
+
+
+@dataclass
+class Variant:
+    """One question as one student sees it."""
+
+    question: Question
+    number: int
+    points: float
+    params: dict
+    answer: Any                      # float | list[float] | sympy.Expr | str
+    key: str                         # the answer written as a student would write it
+    partial: dict = field(default_factory=dict)
+    tolerance: Tolerance | None = None
+    text: str = ""                   # rendered question text (Markdown)
+    solution: str = ""               # rendered worked solution (Markdown), for the key
+
+    @property
+    def id(self) -> str:
+        return self.question.id
