@@ -68,7 +68,7 @@ class GradingResult:
             entry = table.setdefault(t.function, [0.0, 0.0])
             entry[0] += t.score
             entry[1] += t.max_score
-        return {name: (round(s, 6), round(m, 6)) for name, (s, m) in table.items()}
+        return {name: (round(s, 4), round(m, 4)) for name, (s, m) in table.items()}
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

@@ -45,7 +45,8 @@ def static_voids(submission: Path, config: GradingConfig) -> dict[str, str]:
         module, function = qualname.split(".", 1)
         path = submission / "exercises" / f"{module}.py"
         try:
-            names = referenced_names(path.read_text(encoding="utf-8", errors="replace"), function)
+            siblings = [f.split(".", 1)[1] for f in contract.functions_of(module) if f != qualname]
+            names = referenced_names(path.read_text(encoding="utf-8", errors="replace"), function, siblings)
         except (OSError, SyntaxError, ValueError, RecursionError):
             continue   # missing or broken modules are reported by the loader
         for lineno, name in names:

@@ -51,6 +51,12 @@ class KernelRecorder(TorchDispatchMode):
         self.counts: Counter[str] = Counter()
         self.paused = 0
 
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        # Otherwise torch wraps __torch_dispatch__ in torch._disable_dynamo, whose first call
+        # imports all of dynamo (~4 s, 800 modules). Nothing here is ever compiled.
+        return False
+
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         if not self.paused:
             packet = getattr(func, "overloadpacket", func)
@@ -156,14 +162,17 @@ def dotted_name(node: ast.AST, aliases: dict[str, str]) -> str | None:
     return None
 
 
-def referenced_names(source: str, function: str | None = None) -> list[tuple[int, str]]:
+def referenced_names(source: str, function: str | None = None, callees_excluded: Iterable[str] = ()) -> list[tuple[int, str]]:
     """Dotted torch/os/... names referenced in ``source`` (or only inside ``function``).
 
     Aliases bound at module level (``from torch.nn import functional as F``,
     ``sdpa = F.scaled_dot_product_attention``) are resolved to their full names. Each dotted
     chain is reported once at its longest, together with every prefix, so a pattern like
-    ``torch.autograd.*`` matches ``torch.autograd.grad(...)``.
+    ``torch.autograd.*`` matches ``torch.autograd.grad(...)``. Module-level helpers the
+    function calls are scanned too, except ``callees_excluded`` (other contract functions:
+    the grader swaps those for correct ones, so what they use is charged to them alone).
     """
+    callees_excluded = set(callees_excluded)
     tree = ast.parse(source)
     resolver = _AliasResolver()
     for node in tree.body:
@@ -174,7 +183,7 @@ def referenced_names(source: str, function: str | None = None) -> list[tuple[int
         # A module-level helper the function calls is part of what it runs.
         called = {c.func.id for f in scope for c in ast.walk(f) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)}
         scope += [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-                  and n.name in called and n.name != function]
+                  and n.name in called and n.name != function and n.name not in callees_excluded]
     found: list[tuple[int, str]] = []
     for root in scope:
         for node in ast.walk(root):

@@ -90,6 +90,7 @@ class IsolatedStudent(StudentCode):
             except OSError:
                 pass
         self.proc = None
+        self.loaded = False   # the next call starts a fresh child and loads the submission again
 
     def _death_reason(self) -> str:
         code = self.proc.wait(timeout=10) if self.proc else None
