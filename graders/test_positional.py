@@ -1,0 +1,217 @@
+"""Hidden graders for exercises/positional.py (notes W8 §11.3 sinusoidal encoding, W8 §15.1 the
+encoder input; Vaswani et al. 2017 §3.4-§3.5).
+
+``sinusoidal_encoding`` takes no tensors, so its cases vary the arguments themselves: an even and
+an odd ``d_model``, a single position, the ``device`` argument given as the test's device (as a
+``torch.device`` and as a string) and the ``dtype`` argument given as float64 or left at its
+float32 default. ``embed_tokens`` gets random tables so that every position and every token
+matters.
+
+Known wrong variants are computed here, on the same inputs, so a failure can say which classic
+mistake it looks like.
+"""
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from seqlab.grading.checks import GradeFailure, Mistake, describe_case, matches
+
+grades = pytest.mark.grades
+
+
+# --- sinusoidal_encoding: known wrong variants --------------------------------------------------
+
+def table(P, d, device=None, dtype=torch.float32, *, swap=False, layout="interleaved", exponent="2i",
+          first_position=0, odd_last="sine"):
+    """The encoding with one knob turned; the defaults give the right table (in float64)."""
+    pos = torch.arange(first_position, first_position + P, dtype=torch.float64).unsqueeze(1)   # (P, 1)
+    k = torch.arange((d + 1) // 2, dtype=torch.float64)          # frequency index i = 0, 1, ...
+    if exponent == "i":            # 10000^(i/d): the pair index where 2i belongs
+        even = odd = pos / 10000.0 ** (k / d)
+    elif exponent == "column":     # each column uses its own index: 2i for sines, 2i+1 for cosines
+        even, odd = pos / 10000.0 ** (2 * k / d), pos / 10000.0 ** ((2 * k + 1) / d)
+    else:
+        even = odd = pos / 10000.0 ** (2 * k / d)
+    sines, cosines = torch.sin(even), torch.cos(odd)[:, : d // 2]
+    if swap:
+        sines, cosines = torch.cos(even), torch.sin(odd)[:, : d // 2]
+    pe = torch.zeros(P, d, dtype=torch.float64)
+    if layout == "halves":         # [sin ..., cos ...] concatenated instead of interleaved
+        pe[:, : sines.shape[1]], pe[:, sines.shape[1]:] = sines, cosines
+    else:
+        pe[:, 0::2], pe[:, 1::2] = sines, cosines
+    if d % 2 and odd_last == "zero":
+        pe[:, -1] = 0
+    return pe.to(device=device, dtype=dtype)
+
+
+ENCODING_MISTAKES = [
+    ("sin and cos swapped", dict(swap=True),
+     "even columns are sines, odd columns cosines: pe[p, 2i] = sin(p / 10000^(2i/d)), pe[p, 2i+1] = cos(...)."),
+    ("sines and cosines concatenated in two halves", dict(layout="halves"),
+     "the table interleaves them, column 2i = sin and column 2i+1 = cos of the same frequency (pe[:, 0::2] "
+     "and pe[:, 1::2]), not [all sines, all cosines]."),
+    ("exponent i/d instead of 2i/d", dict(exponent="i"),
+     "column pair i uses the frequency 1/10000^(2i/d_model): 2i is the even column's index, so the exponent "
+     "runs over 0, 2, 4, ... (torch.arange(0, d, 2)), reaching about 1/10000 at the last pair."),
+    ("cosine columns use their own index (2i+1)/d", dict(exponent="column"),
+     "a sine and the cosine next to it share one frequency: pe[p, 2i+1] = cos(p / 10000^(2i/d)), the "
+     "exponent of the EVEN column."),
+    ("positions start at 1", dict(first_position=1), "row p is position p = 0, 1, ..., P-1: the first row is "
+     "sin(0) = 0, cos(0) = 1."),
+    ("last column left at zero (odd d_model)", dict(odd_last="zero"),
+     "for an odd d_model there are ceil(d/2) sines and floor(d/2) cosines: the last column is the sine of "
+     "the last frequency, not zero."),
+]
+
+
+def encoding_mistakes(P, d, device=None, dtype=torch.float32):
+    return [Mistake(name, table(P, d, device, dtype, **kw), why) for name, kw, why in ENCODING_MISTAKES]
+
+
+def check_encoding(grade, P, d, case, **kwargs):
+    """Student vs reference on ``sinusoidal_encoding(P, d, **kwargs)``. When float64 was asked for
+    and the answer is only float32-accurate, say so (the angles were computed in float32)."""
+    outcome = grade.run(P, d, **kwargs)
+    want = grade.ref(P, d, **kwargs)
+    try:
+        grade.expect(outcome.value, want, case=case)
+    except GradeFailure as failure:
+        if failure.rule:
+            raise
+        try:
+            grade.expect(outcome.value, want, case=case, mistakes=encoding_mistakes(P, d, **kwargs))
+        except GradeFailure as named:
+            if not named.hint and want.dtype == torch.float64 and matches(outcome.value, want, grade.tolerances["float32"]):
+                named.hint = ("computed in float32: the table is right to float32 accuracy only; build the angles "
+                              "in the dtype asked for (e.g. torch.arange(..., dtype=dtype)) so float64 means "
+                              "float64 all the way.")
+            raise named from None
+        raise
+
+
+@grades("positional.sinusoidal_encoding", weight=2)
+def test_encoding_float64(grade, device):
+    """matches Vaswani et al.'s table, P=12, d_model=16, dtype=float64"""
+    check_encoding(grade, 12, 16, describe_case(num_positions=12, d_model=16, device=device.type, dtype=torch.float64),
+                   device=device, dtype=torch.float64)
+
+
+@grades("positional.sinusoidal_encoding")
+def test_encoding_default_dtype(grade, device):
+    """default dtype is float32, P=20, d_model=10"""
+    check_encoding(grade, 20, 10, describe_case(num_positions=20, d_model=10, device=device.type) +
+                   ", dtype not given (float32)", device=device)
+
+
+@grades("positional.sinusoidal_encoding", weight=2)
+def test_encoding_odd_width(grade, device):
+    """odd d_model=7 ends with a sine, P=9, device given as a string"""
+    check_encoding(grade, 9, 7, describe_case(num_positions=9, d_model=7, device=repr(str(device)), dtype=torch.float64),
+                   device=str(device), dtype=torch.float64)
+
+
+@grades("positional.sinusoidal_encoding")
+def test_encoding_one_position(grade, device):
+    """num_positions=1, d_model=6: sin(0)=0, cos(0)=1"""
+    check_encoding(grade, 1, 6, describe_case(num_positions=1, d_model=6, device=device.type, dtype=torch.float64),
+                   device=device, dtype=torch.float64)
+
+
+@grades("positional.sinusoidal_encoding")
+def test_encoding_long(grade, device):
+    """P=300 positions, d_model=8, dtype=float64"""
+    check_encoding(grade, 300, 8, describe_case(num_positions=300, d_model=8, device=device.type, dtype=torch.float64),
+                   device=device, dtype=torch.float64)
+
+
+# --- embed_tokens -----------------------------------------------------------------------------
+
+def embed_variant(tokens, embedding, pe, *, scale="sqrt", scale_pe=False, one_position=False):
+    d = embedding.shape[-1]
+    factor = {"sqrt": math.sqrt(d), "none": 1.0, "divide": 1 / math.sqrt(d), "d": float(d)}[scale]
+    rows = pe[:1].expand(tokens.shape[-1], d) if one_position else pe[: tokens.shape[-1]]
+    if scale_pe:
+        return (embedding[tokens] + rows) * factor
+    return embedding[tokens] * factor + rows
+
+
+EMBED_MISTAKES = [
+    ("sqrt(d) scaling missing", dict(scale="none"),
+     "the embedding is multiplied by sqrt(d) before the encoding is added (Vaswani et al. §3.4): "
+     "x = embedding[tokens] * sqrt(d) + pe[:T]."),
+    ("divided by sqrt(d) instead of multiplied", dict(scale="divide"),
+     "the embedding is scaled UP by sqrt(d) so it is not drowned by the encoding (entries in [-1, 1]): "
+     "multiply, do not divide (dividing by sqrt(d) belongs to attention scores)."),
+    ("scaled by d instead of sqrt(d)", dict(scale="d"), "the factor is sqrt(d) = math.sqrt(embedding.shape[-1]), not d."),
+    ("positional encoding scaled too", dict(scale_pe=True),
+     "only the embedding is scaled: embedding[tokens] * sqrt(d) + pe[:T], not (embedding[tokens] + pe[:T]) * sqrt(d)."),
+    ("the same position added everywhere", dict(one_position=True),
+     "token t gets row t of the table: add pe[:T] (shape (T, d), broadcast over the batch), not one row."),
+]
+
+
+def embed_mistakes(tokens, embedding, pe):
+    return [Mistake(name, embed_variant(tokens, embedding, pe, **kw), why) for name, kw, why in EMBED_MISTAKES]
+
+
+def check_embed(grade, make, B, T, V, d, P, dtype=torch.float64, pe_dtype=None, extra=""):
+    tokens = make.randint(V, B, T)
+    embedding = make.randn(V, d, dtype=dtype)
+    pe = make.randn(P, d, dtype=pe_dtype or dtype)
+    case = describe_case(B=B, T=T, V=V, d=d, P=P, dtype=dtype) + extra
+    if pe_dtype is None:
+        grade.check(tokens, embedding, pe, case=case, mistakes=embed_mistakes)
+        return
+    # Mixed dtypes: the result must be float64 (checked exactly), but its values are only as
+    # accurate as the float32 embedding: scaling before or after promoting to float64 are both
+    # correct and differ by a float32 rounding (~6e-8 of the embedding term), which float64's
+    # rtol=1e-7 on the sum would reject. So the values are compared with the float32 tolerance.
+    value = grade.run(tokens, embedding, pe).value
+    want = grade.ref(tokens, embedding, pe)
+    tol = grade.tolerances["float32"]
+    try:
+        grade.expect(value, want, case=case, tol=tol)
+    except GradeFailure as failure:
+        if failure.rule:
+            raise
+        grade.expect(value, want, case=case, tol=tol, mistakes=embed_mistakes(tokens, embedding, pe))
+        raise
+
+
+@grades("positional.embed_tokens", weight=2)
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["float64", "float32"])
+def test_embed(grade, make, dtype):
+    """matches embedding[tokens] * sqrt(d) + pe[:T], B=3, T=5, d=8, table longer than T"""
+    check_embed(grade, make, 3, 5, 11, 8, 12, dtype)
+
+
+@grades("positional.embed_tokens")
+def test_embed_one_token(grade, make):
+    """B=1, T=1"""
+    check_embed(grade, make, 1, 1, 4, 6, 5)
+
+
+@grades("positional.embed_tokens")
+def test_embed_exact_table_odd_width(grade, make):
+    """table of exactly T rows, odd d=7"""
+    check_embed(grade, make, 2, 6, 3, 7, 6)
+
+
+@grades("positional.embed_tokens", weight=0.5)
+def test_embed_promotes_dtype(grade, make):
+    """float32 embedding + float64 table gives float64 (type promotion)"""
+    check_embed(grade, make, 2, 4, 9, 6, 8, torch.float32, pe_dtype=torch.float64, extra=", pe float64")
+
+
+@grades("positional.embed_tokens")
+def test_embed_sinusoidal_table(grade, make, ref, device):
+    """with the sinusoidal table of the notes, B=2, T=10, d=16"""
+    tokens = make.randint(50, 2, 10)
+    embedding = make.randn(50, 16, scale=0.1)
+    pe = ref("positional.sinusoidal_encoding")(16, 16, device=device, dtype=torch.float64)
+    grade.check(tokens, embedding, pe, case=describe_case(B=2, T=10, V=50, d=16, P=16, dtype=torch.float64) +
+                ", pe = sinusoidal_encoding(16, 16)", mistakes=embed_mistakes)
