@@ -1,5 +1,2 @@
-"""Reference solutions: the one source of the exercises, notebooks and graders.
-
-Every body a student must write sits between ``### BEGIN SOLUTION`` and
-``### END SOLUTION``; ``seqlab build`` turns those regions into stubs in ``exercises/``.
-"""
+"""Sequence models, one module per topic: optimizers, rnn, lstm_gru, attention, positional,
+transformer, selective_scan. The contract of every function is in its docstring."""

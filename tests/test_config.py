@@ -1,0 +1,54 @@
+"""grading_config.yaml is validated in one place: a bad file names the key and the problem."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from seqlab.config import ConfigError, load_config, parse_config
+from seqlab.paths import CONFIG_PATH
+
+
+def _raw():
+    return yaml.safe_load(CONFIG_PATH.read_text())
+
+
+def test_course_config_is_valid():
+    config = load_config()
+    assert set(config.functions) == set(__import__("seqlab.contract", fromlist=["x"]).FUNCTIONS)
+    assert config.tolerance("torch.float32").rtol > config.tolerance("torch.float64").rtol
+    assert config.rules("attention.scaled_dot_product_attention").forbidden_match(
+        "torch.nn.functional.scaled_dot_product_attention")
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda c: c["functions"]["optimizers.adam"].__setitem__("points", "five"), "functions.optimizers.adam.points"),
+    (lambda c: c["functions"]["optimizers.adam"].__setitem__("points", -1), "functions.optimizers.adam.points"),
+    (lambda c: c["functions"].pop("rnn.rnn_bptt"), "no points for rnn.rnn_bptt"),
+    (lambda c: c["functions"].__setitem__("rnn.rnn_magic", {"points": 1}), "functions.rnn.rnn_magic"),
+    (lambda c: c["tolerances"]["float32"].pop("why"), "tolerances.float32.why"),
+    (lambda c: c["limits"].__setitem__("call_timeout_s", 0), "limits.call_timeout_s"),
+    (lambda c: c["limits"].__setitem__("wall", 3), "limits.wall"),
+    (lambda c: c["functions"]["selective_scan.linear_scan"].__setitem__("complexity_points", 99), "complexity_points"),
+    (lambda c: c["functions"]["optimizers.sgd"].__setitem__("forbidden", "torch.*"), "forbidden"),
+    (lambda c: c.__setitem__("version", 2), "version"),
+])
+def test_bad_values_name_the_key(edit, message):
+    raw = _raw()
+    edit(raw)
+    with pytest.raises(ConfigError, match=message.replace(".", r"\.")):
+        parse_config(raw, source="grading_config.yaml")
+
+
+def test_bad_yaml_on_the_command_line_is_a_message_not_a_traceback(tmp_path):
+    bad = tmp_path / "grading_config.yaml"
+    bad.write_text("version: 1\nfunctions: [unclosed\n")
+    proc = subprocess.run([sys.executable, "-m", "seqlab", "config", str(bad)], capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert "not valid YAML" in proc.stderr and "line" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    missing = subprocess.run([sys.executable, "-m", "seqlab", "config", str(tmp_path / "nope.yaml")],
+                             capture_output=True, text=True)
+    assert missing.returncode == 2 and "cannot read" in missing.stderr
