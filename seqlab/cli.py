@@ -16,6 +16,8 @@ COMMAND_MODULES = (
     "seqlab.commands.grade",
     "seqlab.commands.demo",
     "seqlab.commands.grade_all",
+    "seqlab.exam.cli",
+    "seqlab.commands.nbgrader",
 )
 
 

@@ -281,22 +281,31 @@ def answer_files(folder: Path) -> list[Path]:
 
 
 def grade_folder(exam: Exam, folder: str | Path) -> list[BatchRow]:
-    """Grade every answers file in ``folder``; a bad file becomes an error row, never a stop."""
+    """Grade every answers file in ``folder``; a bad file becomes an error row, never a stop.
+
+    Two files for the same student are both refused (which one counts is the instructor's call).
+    """
     folder = Path(folder)
     if not folder.is_dir():
         raise AnswersError(f"{folder}: not a folder")
     rows: list[BatchRow] = []
-    seen: dict[str, Path] = {}
+    loaded: list[tuple[Path, str, dict[str, Any]]] = []
     for path in answer_files(folder):
         try:
             student, answers = load_answers(path)
-            if student in seen:
-                raise AnswersError(f"{path}: student {student!r} already graded from {seen[student].name}")
-            seen[student] = path
-            rows.append(BatchRow(path.name, student, "graded",
-                                 result=grade_answers(exam, student, answers, source=str(path))))
+            loaded.append((path, student, answers))
         except AnswersError as exc:
             rows.append(BatchRow(path.name, "", "error", reason=str(exc)))
+    files_of: dict[str, list[str]] = {}
+    for path, student, _ in loaded:
+        files_of.setdefault(student, []).append(path.name)
+    for path, student, answers in loaded:
+        if len(files_of[student]) > 1:
+            others = ", ".join(f for f in files_of[student] if f != path.name)
+            rows.append(BatchRow(path.name, student, "error",
+                                 reason=f"{path}: student {student!r} also has answers in {others}; keep one file"))
+            continue
+        rows.append(BatchRow(path.name, student, "graded", result=grade_answers(exam, student, answers, source=str(path))))
     return rows
 
 

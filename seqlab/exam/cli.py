@@ -1,0 +1,189 @@
+"""`seqlab exam ...`: render per-student exams, write keys, grade answers, refresh the coverage table.
+
+    seqlab exam render --exam exams/final.yaml --student s123 --out DIR [--notebook]
+    seqlab exam key    --exam exams/final.yaml --student s123 --out DIR
+    seqlab exam grade  ANSWERS.yaml [--exam exams/final.yaml] [--student s123] [--out DIR]
+    seqlab exam grade-all ANSWERS_DIR --out DIR [--exam exams/final.yaml]
+    seqlab exam coverage [--check]
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from ..paths import COURSE_ROOT
+
+DEFAULT_EXAM = COURSE_ROOT / "exams" / "final.yaml"
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser("exam", help="exams: render variants, answer keys, grade answers")
+    sub = p.add_subparsers(dest="exam_command", metavar="SUBCOMMAND")
+    sub.required = True
+
+    def exam_arg(q):
+        q.add_argument("--exam", type=Path, default=DEFAULT_EXAM, help="exam YAML (default: exams/final.yaml)")
+
+    def students_args(q):
+        q.add_argument("--student", action="append", default=[], metavar="ID",
+                       help="a student id (repeat for several)")
+        q.add_argument("--students", type=Path, default=None, metavar="FILE",
+                       help="a file with one student id per line")
+
+    r = sub.add_parser("render", help="render each student's exam (Markdown, HTML, and a notebook if asked)")
+    exam_arg(r)
+    students_args(r)
+    r.add_argument("--out", type=Path, required=True)
+    r.add_argument("--notebook", action="store_true", help="also write an nbgrader notebook per student")
+    r.add_argument("--no-html", action="store_true", help="skip the HTML page")
+    r.set_defaults(func=run_render)
+
+    k = sub.add_parser("key", help="write each student's answer key (YAML to grade, Markdown with solutions)")
+    exam_arg(k)
+    students_args(k)
+    k.add_argument("--out", type=Path, required=True)
+    k.set_defaults(func=run_key)
+
+    g = sub.add_parser("grade", help="grade one answers file")
+    g.add_argument("answers", type=Path)
+    exam_arg(g)
+    g.add_argument("--student", default=None, help="check the file is this student's")
+    g.add_argument("--out", type=Path, default=None,
+                   help="write results.json (Gradescope) and the other reports here")
+    g.add_argument("--quiet", action="store_true", help="only the score line")
+    g.set_defaults(func=run_grade)
+
+    a = sub.add_parser("grade-all", help="grade every answers file in a folder; writes gradebook.csv")
+    a.add_argument("answers_dir", type=Path)
+    exam_arg(a)
+    a.add_argument("--out", type=Path, required=True)
+    a.set_defaults(func=run_grade_all)
+
+    c = sub.add_parser("coverage", help="write docs/coverage.md (notes sections -> questions, exercises)")
+    c.add_argument("--check", action="store_true", help="only check; exit 1 when docs/coverage.md is stale")
+    c.add_argument("--out", type=Path, default=None)
+    c.set_defaults(func=run_coverage)
+
+
+def _exam(path: Path):
+    from ..cli import UserError
+    from .examfile import ExamError, load_exam
+
+    try:
+        return load_exam(path)
+    except ExamError as exc:
+        raise UserError(str(exc)) from None
+
+
+def _students(args) -> list[str]:
+    from ..cli import UserError
+    from .variants import StudentIdError, check_student_id
+
+    ids = list(args.student)
+    if args.students is not None:
+        try:
+            lines = args.students.read_text(encoding="utf-8").splitlines()
+        except OSError as exc:
+            raise UserError(f"{args.students}: cannot read: {exc.strerror or exc}") from None
+        ids += [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
+    if not ids:
+        raise UserError("give at least one --student ID (or --students FILE)")
+    try:
+        return list(dict.fromkeys(check_student_id(s) for s in ids))
+    except StudentIdError as exc:
+        raise UserError(str(exc)) from None
+
+
+def run_render(args) -> int:
+    from .render import write_exam
+    from .variants import make_instance
+
+    exam = _exam(args.exam)
+    for student in _students(args):
+        paths = write_exam(make_instance(exam, student), args.out, notebook=args.notebook, html=not args.no_html)
+        print(f"{student}: " + ", ".join(str(p) for p in paths))
+    return 0
+
+
+def run_key(args) -> int:
+    from .render import write_key
+    from .variants import make_instance
+
+    exam = _exam(args.exam)
+    for student in _students(args):
+        paths = write_key(make_instance(exam, student), args.out)
+        print(f"{student}: " + ", ".join(str(p) for p in paths))
+    return 0
+
+
+def _print_result(result, file=None) -> None:
+    file = file or sys.stdout
+    for t in result.tests:
+        mark = "ok " if t.status == "passed" else ("~  " if t.score > 0 else "-- ")
+        print(f"{mark}{t.score:5.4g} / {t.max_score:<4.4g} {t.name.split(':', 1)[0][len('exam.'):]}: {t.output}", file=file)
+    for e in result.errors:
+        print(f"note: {e}", file=file)
+    print(f"{result.submission}: {result.score:.4g} / {result.max_score:.4g} ({result.percent:.1f}%)", file=file)
+
+
+def run_grade(args) -> int:
+    from ..cli import UserError
+    from ..reports import write_all
+    from .grading import AnswersError, grade_file
+    from .variants import StudentIdError
+
+    exam = _exam(args.exam)
+    try:
+        result = grade_file(exam, args.answers, student=args.student)
+    except (AnswersError, StudentIdError) as exc:
+        raise UserError(str(exc)) from None
+    if args.quiet:
+        print(f"{result.submission}: {result.score:.4g} / {result.max_score:.4g} ({result.percent:.1f}%)")
+    else:
+        _print_result(result)
+    if args.out is not None:
+        paths = write_all(result, args.out)
+        print(f"reports: {args.out}/ ({', '.join(paths)})")
+    return 0
+
+
+def run_grade_all(args) -> int:
+    from ..cli import UserError
+    from ..reports import write_all
+    from .grading import AnswersError, grade_folder, gradebook_csv
+
+    exam = _exam(args.exam)
+    try:
+        rows = grade_folder(exam, args.answers_dir)
+    except AnswersError as exc:
+        raise UserError(str(exc)) from None
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    for row in rows:
+        if row.result is not None:
+            write_all(row.result, out / row.student, html=False)
+            print(f"{row.student}: {row.result.score:.4g} / {row.result.max_score:.4g} ({row.result.percent:.1f}%)")
+        else:
+            print(f"error: {row.reason}", file=sys.stderr)
+    (out / "gradebook.csv").write_text(gradebook_csv(exam, rows), encoding="utf-8")
+    bad = sum(1 for r in rows if r.result is None)
+    print(f"graded {len(rows) - bad} of {len(rows)} answers file(s); gradebook: {out / 'gradebook.csv'}")
+    return 1 if bad else 0
+
+
+def run_coverage(args) -> int:
+    from .coverage import COVERAGE_PATH, coverage_markdown
+
+    path = args.out or COVERAGE_PATH
+    text = coverage_markdown()
+    if args.check:
+        current = path.read_text(encoding="utf-8") if path.is_file() else ""
+        if current != text:
+            print(f"{path} is stale: run `seqlab exam coverage`", file=sys.stderr)
+            return 1
+        print(f"{path} is up to date")
+        return 0
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    print(f"wrote {path}")
+    return 0

@@ -1,0 +1,80 @@
+"""Per-student variants of exams/final.yaml: keys score 100%, ids differ, rendering reproducible."""
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from seqlab.exam.examfile import ExamError, exam_from_dict, load_exam
+from seqlab.exam.grading import grade_answers
+from seqlab.exam.cli import DEFAULT_EXAM as FINAL_EXAM
+from seqlab.exam.model import rng_for
+from seqlab.exam.render import exam_html, exam_markdown, exam_notebook, key_answers, key_markdown
+from seqlab.exam.variants import StudentIdError, make_instance
+
+EXAM = load_exam(FINAL_EXAM)
+# 50 random student ids (a fixed seed, so the test itself is reproducible)
+_rng = random.Random(20261215)
+STUDENTS = [f"{_rng.choice('abcdefghjkmnpqrstuvwxyz')}{_rng.randrange(10**7):07d}" for _ in range(50)]
+
+
+def test_fifty_students_keys_score_full_and_parameters_differ():
+    assert len(set(STUDENTS)) == 50
+    params_seen: dict[str, list] = {}
+    for student in STUDENTS:
+        inst = make_instance(EXAM, student, render=False)
+        result = grade_answers(EXAM, student, key_answers(inst)["answers"], instance=inst)
+        assert result.score == result.max_score == EXAM.max_score, (
+            student, [(t.name, t.output) for t in result.tests if t.status != "passed"])
+        params_seen[student] = [v.params for v in inst.variants]
+    for a, b in zip(STUDENTS, STUDENTS[1:]):
+        assert params_seen[a] != params_seen[b], (a, b)
+    # each numeric question really varies across the class
+    for i, eq in enumerate(EXAM.questions):
+        if eq.question.kind == "numeric":
+            assert len({repr(params_seen[s][i]) for s in STUDENTS}) > 5, eq.id
+
+
+def test_rendering_is_byte_for_byte_reproducible():
+    import nbformat
+
+    for student in STUDENTS[:3]:
+        a, b = make_instance(EXAM, student), make_instance(EXAM, student)
+        assert exam_markdown(a) == exam_markdown(b)
+        assert exam_html(a) == exam_html(b)
+        assert key_markdown(a) == key_markdown(b)
+        assert nbformat.writes(exam_notebook(a)) == nbformat.writes(exam_notebook(b))
+    assert exam_markdown(make_instance(EXAM, STUDENTS[0])) != exam_markdown(make_instance(EXAM, STUDENTS[1]))
+
+
+def test_the_generator_is_a_stable_hash():
+    # fixed values: a change of seeding (e.g. to Python's salted hash()) would break old exams
+    import hashlib
+
+    expected = int.from_bytes(hashlib.sha256(b"1:a:q").digest()[:16], "big")
+    assert rng_for(1, "a", "q").getstate() == __import__("random").Random(expected).getstate()
+    assert rng_for(1, "a", "q").random() != rng_for(1, "b", "q").random()
+
+
+def test_bad_student_ids_are_refused():
+    for bad in ("", "../x", "a b", "x" * 65, "é", None):
+        with pytest.raises(StudentIdError):
+            make_instance(EXAM, bad)
+
+
+@pytest.mark.parametrize("data, message", [
+    ({"title": "t", "seed": 1}, "parts: missing"),
+    ({"title": "t", "seed": 1, "parts": [{"questions": ["nope"]}]}, "unknown question id 'nope'"),
+    ({"title": "t", "seed": 1, "parts": [{"questions": [{"id": "opt.sgd_step", "points": -1}]}]}, "positive"),
+    ({"title": "t", "seed": 1, "parts": [{"questions": ["opt.sgd_step", "opt.sgd_step"]}]}, "appears twice"),
+    ({"title": "t", "seed": 1, "parts": [{"questions": [{"id": "opt.adam_steps",
+                                                        "partial": {"mistakes": {"typo": 0.5}}}]}]}, "unknown mistake"),
+    ({"title": "t", "seed": 1, "parts": [{"questions": [{"id": "attn.var_qk", "partial": {"per_element": True}}]}]},
+     "only numeric"),
+    ({"title": "t", "seed": 1, "parts": [{"questions": [{"id": "opt.sgd_step", "tolerance": {"rel": -1}}]}]}, "tolerance"),
+    ({"title": "t", "seed": [1], "parts": [{"questions": ["opt.sgd_step"]}]}, "seed"),
+])
+def test_exam_file_errors_name_the_place(data, message):
+    with pytest.raises(ExamError) as info:
+        exam_from_dict(data, "bad.yaml")
+    assert message in str(info.value) and str(info.value).startswith("bad.yaml:")
