@@ -17,7 +17,6 @@ COMMAND_MODULES = (
     "seqlab.commands.demo",
     "seqlab.commands.grade_all",
     "seqlab.exam.cli",
-    "seqlab.commands.nbgrader",
 )
 
 
