@@ -7,7 +7,7 @@ import math
 import sympy
 import torch
 
-from ..model import EXACT, FOUR_DIGITS, NUMERIC, SYMBOLIC, Mistake, question
+from ..model import EXACT, FOUR_DIGITS, NUMERIC, SYMBOLIC, Mistake, Tolerance, question
 from ..safeexpr import Sym
 from ._util import dec, decs, floats, mat, ref, shape_numel, t
 
@@ -181,9 +181,13 @@ def ce_grad_formula(p):
 # --------------------------------------------------------------------------- BPTT by hand
 
 def _sample_bptt(rng, targets_of=("b_y", "W_hy")):
+    while True:
+        V = [dec(rng, -1, 1, nonzero=True), dec(rng, -1, 1, nonzero=True)]
+        if abs(V[0] - V[1]) >= 0.4:   # with V_0 = V_1 no gradient reaches h: a degenerate question
+            break
     return {"x": decs(rng, 2, -1, 1, nonzero=True), "y": [rng.randint(0, 1), rng.randint(0, 1)],
-            "h0": dec(rng, -0.5, 0.5), "u": dec(rng, -1, 1, nonzero=True), "w": dec(rng, -1, 1, nonzero=True),
-            "b": dec(rng, -0.5, 0.5), "V": [dec(rng, -1, 1, nonzero=True), dec(rng, -1, 1, nonzero=True)],
+            "h0": dec(rng, -0.5, 0.5, nonzero=True), "u": dec(rng, -1, 1, nonzero=True),
+            "w": dec(rng, -1, 1, nonzero=True), "b": dec(rng, -0.5, 0.5), "V": V,
             "c": decs(rng, 2, -0.5, 0.5), "target": rng.choice(targets_of)}
 
 
@@ -244,12 +248,15 @@ def hidden_grad_recursion(p):
 # --------------------------------------------------------------------------- vanishing / exploding
 
 def _sample_eigen(rng):
+    direction = rng.choice(("plus", "minus"))
     while True:
         a, b = dec(rng, -1, 1.2), dec(rng, -0.6, 0.6, nonzero=True)
-        lam = max(abs(a + b), abs(a - b))
-        if 0.3 <= lam <= 1.6 and abs(lam - 1) > 0.05:
+        k = rng.choice((5, 10, 20, 30))
+        lam = abs(a + b if direction == "plus" else a - b)     # the eigenvalue along the chosen direction
+        # clearly exploding or vanishing, but a factor a calculator shows without underflow
+        if 0.3 <= lam <= 1.6 and abs(lam - 1) > 0.05 and 1e-4 <= lam ** k <= 1e5:
             break
-    return {"a": a, "b": b, "k": rng.choice((5, 10, 20, 30)), "direction": rng.choice(("plus", "minus"))}
+    return {"a": a, "b": b, "k": k, "direction": direction}
 
 
 def _eigen(p, power=True):
@@ -264,7 +271,7 @@ def _eigen(p, power=True):
 
 @question("rnn.eigen_growth", kind=NUMERIC, title="Exploding and vanishing gradients",
           sections=("L5 §5.1", "L5 §5", "L7-8 (Lecture 7) §四", "L5 §20"), sample=_sample_eigen,
-          tolerance=FOUR_DIGITS, exercises=("rnn.rnn_bptt",),
+          tolerance=Tolerance(rel=1e-3, abs=0.0), exercises=("rnn.rnn_bptt",),
           mistakes=lambda p: {"linear": Mistake(_eigen(p, power=False), "the factor compounds: lambda^k, not k*lambda")},
           answer_hint="one number, the ratio of norms")
 def eigen_growth(p):
