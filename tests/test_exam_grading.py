@@ -227,3 +227,27 @@ def test_key_file_round_trip(tmp_path):
     assert grade_file(EXAM, paths[0]).percent == 100.0
     text = Path(paths[1]).read_text()
     assert "Answer key" in text and all(f"`{q}`" in text for q in EXAM.ids())
+
+
+def test_nested_yaml_answers_are_refused_cheaply(tmp_path):
+    """A YAML alias bomb expands to 10**9 leaves when printed; it must never be printed."""
+    import time
+
+    level = ["x"] * 10
+    for _ in range(8):
+        level = [level] * 10                       # shared references, as YAML aliases build them
+    ids = EXAM.ids()
+    start = time.perf_counter()
+    result = grade_answers(EXAM, "s1", {q: level for q in ids[:8]})
+    assert all(t.score == 0 and t.output.startswith("answer rejected") for t in result.tests[:8])
+    assert all(len(str(t.details["answer"])) <= 200 for t in result.tests)
+    assert time.perf_counter() - start < 10
+
+    anchors = ["  a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    anchors += [f"  a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 9)]
+    path = tmp_path / "bomb.yaml"
+    path.write_text("anchors:\n" + "\n".join(anchors) + "\nstudent: s1\nanswers:\n"
+                    + "".join(f"  {q}: *a8\n" for q in ids[:8]))
+    with pytest.raises(AnswersError, match="unknown key"):
+        load_answers(path)
+    assert time.perf_counter() - start < 10

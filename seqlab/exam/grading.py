@@ -18,6 +18,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+import reprlib
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -106,6 +107,8 @@ def _as_text(raw: Any, kind: str) -> str | None:
     if isinstance(raw, list) and kind == NUMERIC:
         if len(raw) > 64 or not all(isinstance(x, (int, float, str)) and not isinstance(x, bool) for x in raw):
             raise AnswerRejected("answer rejected: a list must hold at most 64 numbers")
+        if any(isinstance(x, str) and len(x) > MAX_LENGTH for x in raw):
+            raise AnswerRejected(f"answer rejected: longer than {MAX_LENGTH} characters")
         text = ", ".join(x if isinstance(x, str) else repr(x) for x in raw)
         if len(text) > MAX_LENGTH:
             raise AnswerRejected(f"answer rejected: longer than {MAX_LENGTH} characters")
@@ -236,15 +239,14 @@ def grade_answers(exam: Exam, student: str, answers: dict[str, Any], *, instance
         errors.append(f"answers for unknown question id(s) ignored: {shown}")
     for v in inst.variants:
         mark = grade_variant(v, answers.get(v.id), seed=_seed(exam.seed, inst.student, v.id))
-        raw = answers.get(v.id)
-        shown = raw if not isinstance(raw, str) or len(raw) <= 200 else raw[:200] + f"... ({len(raw)} characters)"
+        shown = _shown(answers.get(v.id))
         tests.append(TestResult(
             name=f"exam.{v.id}: {v.question.title}",
             score=round(mark.score, 4),
             max_score=v.points,
             output=mark.output,
             visibility=exam.visibility,
-            details={"question": v.number, "verdict": mark.verdict, "answer": shown if isinstance(shown, (str, int, float, bool, type(None))) else str(shown)[:200],
+            details={"question": v.number, "verdict": mark.verdict, "answer": shown,
                      "sections": list(v.question.sections), **mark.details},
         ))
     meta = {"kind": "exam", "exam": exam.title, "student": inst.student, "exam_seed": str(exam.seed)}
@@ -253,6 +255,16 @@ def grade_answers(exam: Exam, student: str, answers: dict[str, Any], *, instance
     return GradingResult(tests=tests, submission=inst.student,
                          seed=exam.seed if isinstance(exam.seed, int) else None,
                          execution_time=time.perf_counter() - start, errors=errors, meta=meta)
+
+
+def _shown(raw: Any) -> Any:
+    """The answer as kept in the report: short, and never a full ``str()`` of a nested structure
+    (a YAML alias bomb would be huge once printed)."""
+    if raw is None or isinstance(raw, (bool, int, float)):
+        return raw
+    if isinstance(raw, str):
+        return raw if len(raw) <= 200 else raw[:200] + f"... ({len(raw)} characters)"
+    return reprlib.repr(raw)[:200]
 
 
 def grade_file(exam: Exam, path: str | Path, student: str | None = None) -> GradingResult:
