@@ -37,8 +37,7 @@ def main() -> None:
     from seqlab.student import codec
     from seqlab.student.guards import install_audit_hook
     from seqlab.student.invoke import CallFailed, CappedText, invoke
-    from seqlab.student.loader import load_submission, resolve
-    from seqlab.contract import FUNCTIONS
+    from seqlab.student.loader import contract_objects, load_submission, resolve
 
     # Our own code is imported; the checkout that held it leaves sys.path before student code runs.
     sys.path[:] = [p for p in sys.path if p and not os.path.isdir(os.path.join(p, "seqlab"))]
@@ -66,12 +65,7 @@ def main() -> None:
     modules, errors = load_submission(request["exercises"], skip=request["skip"],
                                       on_module=lambda m: send({"op": "loading", "module": m}))
     sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
-    functions = {}
-    for name in FUNCTIONS:
-        try:
-            functions[name] = resolve(modules, errors, name)
-        except LookupError:
-            functions[name] = None
+    functions = contract_objects(modules, errors)
     send({"op": "loaded", "errors": errors})
 
     def substitute(qualname, watch):
@@ -95,14 +89,10 @@ def main() -> None:
         if request["op"] == "exit":
             os._exit(0)
         name = request["name"]
-        fn = functions.get(name)
-        if fn is None:
-            try:
-                resolve(modules, errors, name)
-                message = f"{name} is unavailable"
-            except LookupError as exc:
-                message = str(exc)
-            send({"op": "error", "kind": "missing", "message": message, "ops": {}, "output": ""})
+        try:
+            fn = resolve(modules, errors, name)
+        except LookupError as exc:
+            send({"op": "error", "kind": "missing", "message": str(exc), "ops": {}, "output": ""})
             continue
         try:
             report = invoke(fn, tuple(request["args"]), dict(request["kwargs"]), graded=name, modules=modules,

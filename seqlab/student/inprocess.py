@@ -12,7 +12,7 @@ from pathlib import Path
 
 from .base import Outcome, StudentCode, StudentError, clone_tree
 from .invoke import CallFailed, invoke
-from .loader import load_submission, resolve
+from .loader import contract_objects, load_submission, resolve
 
 
 class _Timeout(BaseException):
@@ -44,14 +44,7 @@ class InProcessStudent(StudentCode):
         self.call_timeout = call_timeout
         self.output_limit = output_limit
         self.modules, self.load_errors = load_submission(self.submission / "exercises")
-        self.functions = {}
-        from ..contract import FUNCTIONS
-
-        for name in FUNCTIONS:
-            try:
-                self.functions[name] = resolve(self.modules, self.load_errors, name)
-            except LookupError:
-                self.functions[name] = None
+        self.functions = contract_objects(self.modules, self.load_errors)
 
     def _substitute(self, qualname, watch):
         correct = self.reference(qualname)

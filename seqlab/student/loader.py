@@ -112,3 +112,16 @@ def resolve(loaded: dict[str, types.ModuleType], errors: dict[str, str], qualnam
     if not callable(fn):
         raise LookupError(f"exercises/{module}.py: {function} is not a function")
     return fn
+
+
+def contract_objects(loaded: dict[str, types.ModuleType], errors: dict[str, str]) -> dict[str, object]:
+    """Every contract function as the submission has it: the student's callable, the
+    placeholder standing in for a broken module's function (so a sibling that imported it
+    still gets a correct callee swapped in), or None."""
+    objects: dict[str, object] = {}
+    for qualname in SIGNATURES:
+        module, function = qualname.split(".", 1)
+        holder = loaded.get(module) or sys.modules.get(f"{PACKAGE}.{module}")
+        obj = getattr(holder, function, None) if holder is not None else None
+        objects[qualname] = obj if callable(obj) else None
+    return objects
