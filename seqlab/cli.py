@@ -17,6 +17,7 @@ COMMAND_MODULES = (
     "seqlab.commands.demo",
     "seqlab.commands.grade_all",
     "seqlab.exam.cli",
+    "seqlab.commands.nbgrader",
 )
 
 

@@ -1,0 +1,136 @@
+"""`seqlab nbgrader`: an nbgrader course from the same solutions, prose and points.
+
+  seqlab nbgrader COURSE_DIR [--seed N] [--timeout S] [--course-id ID]
+      write COURSE_DIR/nbgrader_config.py and COURSE_DIR/source/<topic>/<topic>.ipynb
+  seqlab nbgrader export-submission NOTEBOOK_OR_DIR... --out DIR
+  seqlab nbgrader export-submission --course COURSE_DIR --out DIR [--student ID]...
+      submitted notebooks -> DIR/exercises/*.py (or DIR/<student>/exercises/*.py), for `seqlab grade`
+  seqlab nbgrader crosscheck COURSE_DIR ASSIGNMENT [--student ID]...
+      regrade each student's submitted notebook with the isolated grader and compare with the gradebook
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..cli import UserError
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser("nbgrader", help="write an nbgrader course; export or cross-check its submissions",
+                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("args", nargs=argparse.REMAINDER, metavar="COURSE_DIR | export-submission ... | crosscheck ...")
+    p.set_defaults(func=run)
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="seqlab nbgrader", description="write an nbgrader course")
+    p.add_argument("course_dir", type=Path)
+    p.add_argument("--seed", type=int, default=None,
+                   help="seed of the hidden tests' inputs (default: kept from an earlier build, else random)")
+    p.add_argument("--timeout", type=int, default=None, help="seconds nbgrader allows one cell (default 900)")
+    p.add_argument("--course-id", default=None, help="nbgrader course id (default: course.id of grading_config.yaml)")
+    return p
+
+
+def _export_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="seqlab nbgrader export-submission",
+                                description="turn submitted notebooks into a submission folder for `seqlab grade`")
+    p.add_argument("notebooks", nargs="*", type=Path, help="notebooks or folders of notebooks (one student)")
+    p.add_argument("--course", type=Path, default=None,
+                   help="an nbgrader course: export every student of its submitted/ folder")
+    p.add_argument("--student", action="append", default=None, help="with --course: only this student (repeatable)")
+    p.add_argument("--out", type=Path, required=True)
+    return p
+
+
+def _crosscheck_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="seqlab nbgrader crosscheck",
+                                description="regrade submitted notebooks with the isolated grader and compare "
+                                            "with nbgrader's autograde scores (a difference means tampering or "
+                                            "a broken set-up)")
+    p.add_argument("course_dir", type=Path)
+    p.add_argument("assignment")
+    p.add_argument("--student", action="append", default=None)
+    p.add_argument("--keep", type=Path, default=None, help="keep the exported submissions in this folder")
+    return p
+
+
+def run(args) -> int:
+    argv = list(args.args)
+    if not argv or argv[0] in ("-h", "--help"):
+        print(__doc__)
+        return 0 if argv else 2
+    if argv[0] == "export-submission":
+        return _export(_export_parser().parse_args(argv[1:]))
+    if argv[0] == "crosscheck":
+        return _crosscheck(_crosscheck_parser().parse_args(argv[1:]))
+    return _build(_build_parser().parse_args(argv))
+
+
+def _build(args) -> int:
+    from ..nbgrader.course import DEFAULT_TIMEOUT_S, CourseError, build_course
+    from ..nbgrader.source import SourceError
+
+    if args.course_dir.exists() and not args.course_dir.is_dir():
+        raise UserError(f"{args.course_dir} exists and is not a folder")
+    try:
+        report = build_course(args.course_dir, seed=args.seed, course_id=args.course_id,
+                              timeout=args.timeout or DEFAULT_TIMEOUT_S)
+    except (CourseError, SourceError) as exc:
+        raise UserError(str(exc)) from None
+    for path in report.notebooks:
+        print(f"wrote {path}")
+    print(f"wrote {report.config_path} (seed {report.seed})")
+    print(f"next: cd {report.course_dir} && nbgrader generate_assignment <topic>   (e.g. optimizers)")
+    return 0
+
+
+def _export(args) -> int:
+    from ..nbgrader.course import read_seed
+    from ..nbgrader.export import ExportError, export_course_submissions, export_submission
+
+    try:
+        if args.course:
+            if args.notebooks:
+                raise UserError("give either notebooks or --course, not both")
+            reports = export_course_submissions(args.course, args.out, students=args.student)
+            seed = read_seed(args.course)
+        else:
+            if not args.notebooks:
+                raise UserError("no notebooks given (or use --course COURSE_DIR)")
+            reports = {"": export_submission(args.notebooks, args.out)}
+            seed = None
+    except ExportError as exc:
+        raise UserError(str(exc)) from None
+    for student, report in reports.items():
+        label = f"{student}: " if student else ""
+        topics = ", ".join(sorted(report.modules)) or "none"
+        print(f"{label}{report.out}/exercises/ ({topics} from notebooks"
+              + (f"; stubs for {', '.join(report.stubbed)}" if report.stubbed else "") + ")")
+        for warning in report.warnings:
+            print(f"  warning: {warning}", file=sys.stderr)
+    target = f"{args.out}/<student>" if args.course else str(args.out)
+    seed_arg = f" --seed {seed}" if seed is not None else " --seed <the course seed>"
+    print(f"grade with: seqlab grade {target}{seed_arg} --device cpu   (the seed of nbgrader_config.py "
+          f"gives the same points as autograde)")
+    return 0
+
+
+def _crosscheck(args) -> int:
+    from ..nbgrader.crosscheck import crosscheck
+
+    try:
+        rows = crosscheck(args.course_dir, args.assignment, students=args.student, keep=args.keep)
+    except (FileNotFoundError, ValueError) as exc:
+        raise UserError(str(exc)) from None
+    differ = 0
+    for row in rows:
+        status = "same" if row["same"] else "DIFFERENT"
+        differ += not row["same"]
+        print(f"{row['student']:20s} nbgrader {row['nbgrader']:7.4g}   seqlab grade {row['seqlab']:7.4g}   {status}")
+        for qualname, (a, b) in row["differences"].items():
+            print(f"    {qualname}: nbgrader {a:.4g}, seqlab grade {b:.4g}")
+    print(f"{len(rows)} submission(s), {differ} different")
+    return 1 if differ else 0

@@ -1,0 +1,211 @@
+"""Notebooks -> a submission folder (``exercises/<topic>.py``): the secure path.
+
+A topic's module is rebuilt from its solution file: the header (docstring, imports) and every
+provided chunk come from ``solutions/`` exactly, and each answer chunk is replaced by the
+student's answer cell -- found by its nbgrader ``grade_id`` (``<topic>-<name>``), whatever the
+notebook is called or where the cell moved. Nothing else a student typed is exported (scratch
+cells, outputs), and a missing answer cell leaves its function out (it scores zero).
+
+The hidden test cells grade through this same function (``kernel.hidden_points`` sends the
+notebook to the grading server, which exports and grades it), so a notebook graded by nbgrader
+and the same notebook exported and graded by ``seqlab grade`` run the same module text.
+
+Rules that match nbgrader's own handling of a submitted notebook:
+
+* a ``grade_id`` that occurs more than once: the *last* cell keeps it (``DeduplicateIds``
+  walks the notebook backwards);
+* IPython-only lines (``%magic``, ``!shell``) become ``pass`` (a module cannot hold them).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import contract
+from ..build import render_stubs
+from ..paths import SOLUTIONS_DIR
+from .source import TopicSource, load_topics
+
+_MAGIC = re.compile(r"^(?P<indent>[ \t]*)(?P<line>[%!].*)$")
+EXPORT_NOTE = "# Exported by `seqlab nbgrader export-submission` from {notebook}; only the answer cells are the student's.\n"
+
+
+class ExportError(ValueError):
+    """A notebook that cannot be read as a seqlab notebook."""
+
+
+def answer_id(topic: str, name: str) -> str:
+    return f"{topic}-{name}"
+
+
+def grade_cell_id(topic: str, name: str) -> str:
+    return f"{topic}-{name}-tests"
+
+
+def _cell_source(cell: dict) -> str:
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else str(source)
+
+
+def _grade_id(cell: dict) -> str | None:
+    meta = (cell.get("metadata") or {}).get("nbgrader") or {}
+    grade_id = meta.get("grade_id")
+    return grade_id if isinstance(grade_id, str) else None
+
+
+def answer_cells(notebook: dict) -> dict[str, str]:
+    """``{grade_id: source}`` of the code cells with an nbgrader grade_id; the last one wins."""
+    found: dict[str, str] = {}
+    for cell in notebook.get("cells", []):
+        if cell.get("cell_type") != "code":
+            continue
+        grade_id = _grade_id(cell)
+        if grade_id:
+            found[grade_id] = _cell_source(cell)
+    return found
+
+
+def notebook_topic(notebook: dict) -> str | None:
+    """The topic a notebook belongs to: from seqlab's notebook metadata, else from its answer ids."""
+    meta = (notebook.get("metadata") or {}).get("seqlab") or {}
+    topic = meta.get("topic")
+    if topic in contract.MODULES:
+        return topic
+    for grade_id in answer_cells(notebook):
+        prefix = grade_id.split("-", 1)[0]
+        if prefix in contract.MODULES:
+            return prefix
+    return None
+
+
+def module_code(cell_source: str) -> str:
+    """An answer cell as module code: IPython-only lines become ``pass`` at their indentation."""
+    lines = []
+    for line in cell_source.splitlines():
+        match = _MAGIC.match(line)
+        if match:
+            lines.append(f"{match['indent']}pass  # notebook-only line, not exported: {match['line'][:60]}")
+        else:
+            lines.append(line)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+@dataclass
+class ExportedModule:
+    topic: str
+    text: str
+    answered: list[str] = field(default_factory=list)   # answer chunk names found in the notebook
+    missing: list[str] = field(default_factory=list)    # answer chunk names with no cell
+
+    @property
+    def digest(self) -> str:
+        return hashlib.sha256(self.text.encode()).hexdigest()
+
+
+def export_topic(source: TopicSource, notebook: dict, notebook_name: str = "the notebook") -> ExportedModule:
+    cells = answer_cells(notebook)
+    parts = [EXPORT_NOTE.format(notebook=notebook_name), source.header.rstrip("\n") + "\n"]
+    answered, missing = [], []
+    for chunk in source.chunks:
+        if chunk.answer:
+            grade_id = answer_id(source.topic, chunk.name)
+            if grade_id not in cells:
+                missing.append(chunk.name)
+                parts.append(f"# --- cell {grade_id}: missing from the notebook ---\n")
+                continue
+            answered.append(chunk.name)
+            parts.append(f"# --- cell {grade_id} ---\n" + module_code(cells[grade_id]))
+        else:
+            parts.append(chunk.source)
+    return ExportedModule(source.topic, "\n\n".join(parts), answered, missing)
+
+
+def read_notebook(path: Path) -> dict:
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ExportError(f"{path}: not a readable notebook ({exc})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
+        raise ExportError(f"{path}: not a notebook (no cells)")
+    return data
+
+
+def find_notebooks(paths) -> list[Path]:
+    found: list[Path] = []
+    for path in map(Path, paths):
+        if path.is_dir():
+            found.extend(sorted(p for p in path.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts))
+        elif path.suffix == ".ipynb":
+            found.append(path)
+        else:
+            raise ExportError(f"{path}: not a notebook or a folder of notebooks")
+    return found
+
+
+@dataclass
+class ExportReport:
+    out: Path
+    modules: dict[str, ExportedModule]
+    notebooks: dict[str, str]           # topic -> notebook path
+    stubbed: list[str]                  # topics with no notebook: written as stubs
+    warnings: list[str]
+
+
+def export_submission(notebooks, out: Path, *, solutions_dir: Path = SOLUTIONS_DIR) -> ExportReport:
+    """Write ``out/exercises/<topic>.py`` for every topic.
+
+    A topic with a notebook gets its exported module; a topic without one gets the plain stub
+    (every function raises NotImplementedError), so the folder is always a whole submission and
+    a topic's marks never depend on another topic being present (the grader substitutes correct
+    callees for contract functions, which needs them to exist).
+    """
+    out = Path(out)
+    topics = {t.topic: t for t in load_topics(solutions_dir)}
+    chosen: dict[str, tuple[Path, dict]] = {}
+    warnings: list[str] = []
+    for path in find_notebooks(notebooks):
+        notebook = read_notebook(path)
+        topic = notebook_topic(notebook)
+        if topic is None:
+            warnings.append(f"{path}: no seqlab answer cells in it; skipped")
+            continue
+        if topic in chosen:
+            warnings.append(f"{path}: a second notebook for {topic} (kept {chosen[topic][0]}); skipped")
+            continue
+        chosen[topic] = (path, notebook)
+    exercises = out / "exercises"
+    exercises.mkdir(parents=True, exist_ok=True)
+    (exercises / "__init__.py").write_text("", encoding="utf-8")
+    modules: dict[str, ExportedModule] = {}
+    stubs = {stub.name: stub.text for stub in render_stubs(solutions_dir)}
+    stubbed = []
+    for topic in contract.MODULES:
+        if topic in chosen:
+            path, notebook = chosen[topic]
+            module = export_topic(topics[topic], notebook, path.name)
+            modules[topic] = module
+            (exercises / f"{topic}.py").write_text(module.text, encoding="utf-8")
+            if module.missing:
+                warnings.append(f"{path}: no answer cell for {', '.join(module.missing)} (scores zero)")
+        else:
+            stubbed.append(topic)
+            (exercises / f"{topic}.py").write_text(stubs[f"{topic}.py"], encoding="utf-8")
+    return ExportReport(out, modules, {t: str(p) for t, (p, _) in chosen.items()}, stubbed, warnings)
+
+
+def export_course_submissions(course_dir: Path, out: Path, *, students=None,
+                              solutions_dir: Path = SOLUTIONS_DIR) -> dict[str, ExportReport]:
+    """Every student's ``submitted/<student>/*/*.ipynb`` -> ``out/<student>/exercises/``."""
+    submitted = Path(course_dir) / "submitted"
+    if not submitted.is_dir():
+        raise ExportError(f"{course_dir}: no submitted/ folder (run `nbgrader collect` first)")
+    reports = {}
+    for student_dir in sorted(p for p in submitted.iterdir() if p.is_dir()):
+        if students and student_dir.name not in students:
+            continue
+        reports[student_dir.name] = export_submission([student_dir], Path(out) / student_dir.name,
+                                                      solutions_dir=solutions_dir)
+    return reports

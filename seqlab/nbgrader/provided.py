@@ -1,0 +1,69 @@
+"""Correct stand-ins for contract functions a notebook uses from another assignment.
+
+The transformer notebook calls ``multi_head_attention`` and ``causal_mask`` from the attention
+assignment. A notebook kernel has no package to import the student's attention answers from, and
+pasting the reference there would hand out another assignment's solution. These stand-ins are
+built on PyTorch's own operations instead (``F.multi_head_attention_forward``,
+``nn.Transformer.generate_square_subsequent_mask``), follow the contract's conventions (``True`` =
+may attend, a fully masked row gives zero weights and ``b_o``) and are only for the notebook: the
+exported module imports the student's own attention functions (``from .attention import ...``),
+and the grader substitutes correct ones during graded calls either way.
+
+An answer that imports from here is not an answer: importing this module from the graded
+``exercises`` package raises ImportError.
+"""
+from __future__ import annotations
+
+import sys
+
+import torch
+import torch.nn.functional as F
+
+
+def _imported_by_a_submission() -> bool:
+    frame = sys._getframe(1)
+    while frame is not None:
+        name = frame.f_globals.get("__name__", "")
+        if name == "exercises" or name.startswith("exercises."):
+            return True
+        frame = frame.f_back
+    return False
+
+
+if _imported_by_a_submission():
+    raise ImportError("seqlab.nbgrader.provided is for notebooks only; a submission must use its own functions")
+
+
+def causal_mask(T, device=None):
+    """(T, T) bool, ``True`` on and below the diagonal (see the attention assignment)."""
+    return ~torch.isinf(torch.nn.Transformer.generate_square_subsequent_mask(T, device=device))
+
+
+def multi_head_attention(query, key, value, params, num_heads, mask=None):
+    """The contract's multi-head attention via ``F.multi_head_attention_forward``.
+
+    ``query (B, L, E)``, ``key``/``value (B, S, E)``, ``params`` with ``W_q, W_k, W_v, W_o (E, E)``
+    and ``b_q, b_k, b_v, b_o (E,)``; ``mask`` broadcastable to ``(B, L, S)``, ``True`` = may attend.
+    Returns ``out (B, L, E)`` and ``weights (B, num_heads, L, S)``.
+    """
+    B, L, E = query.shape
+    S = key.shape[1]
+    attn_mask, empty_rows = None, None
+    if mask is not None:
+        allowed = torch.broadcast_to(mask.to(torch.bool), (B, L, S))
+        empty_rows = ~allowed.any(dim=-1)                                   # (B, L)
+        attn_mask = (~allowed).repeat_interleave(num_heads, dim=0)         # (B*h, L, S), True = blocked
+    p = params
+    out, weights = F.multi_head_attention_forward(
+        query.transpose(0, 1), key.transpose(0, 1), value.transpose(0, 1), E, num_heads,
+        in_proj_weight=None, in_proj_bias=torch.cat([p["b_q"], p["b_k"], p["b_v"]]),
+        bias_k=None, bias_v=None, add_zero_attn=False, dropout_p=0.0,
+        out_proj_weight=p["W_o"], out_proj_bias=p["b_o"], training=False, need_weights=True,
+        attn_mask=attn_mask, use_separate_proj_weight=True, q_proj_weight=p["W_q"], k_proj_weight=p["W_k"],
+        v_proj_weight=p["W_v"], average_attn_weights=False)
+    out = out.transpose(0, 1)
+    if empty_rows is not None and bool(empty_rows.any()):
+        # PyTorch gives NaN where every key is blocked; the contract gives zero weights and b_o.
+        weights = weights.masked_fill(empty_rows[:, None, :, None], 0.0)
+        out = torch.where(empty_rows[..., None], p["b_o"].expand_as(out), out)
+    return out, weights

@@ -1,0 +1,109 @@
+"""The grading process a notebook kernel talks to.
+
+The grading kernel runs student code, so it must not hold the graders or the reference, nor be
+able to read them. It starts this process *before* any student code runs (``kernel.start``), and
+from then on only sends it notebooks and reads back points. This process:
+
+1. exports the notebook's topic exactly as ``seqlab nbgrader export-submission`` does (the same
+   function), next to plain stubs for the other topics;
+2. grades it with ``grade_submission(isolated=True, seed=<the course seed>, only=<topic>)`` --
+   the student's module runs in the engine's isolated child, never here;
+3. answers with the points per function and the feedback of each test.
+
+Results are cached per exported module text, so the first hidden test cell of a notebook grades
+the whole topic and the next ones read the cache (a notebook's file does not change while
+nbgrader executes it).
+
+Protocol: one JSON object per line on stdin, one per line on stdout.
+  -> {"op": "grade", "topic": "attention", "notebook": {...}, "name": "attention.ipynb"}
+  <- {"ok": true, "functions": {"attention.causal_mask": [1.0, 1.0], ...},
+      "tests": [{"name": ..., "score": ..., "max_score": ..., "output": ..., "hint": ...}],
+      "errors": [...], "missing": [...], "seed": 123}
+  <- {"ok": false, "error": "..."}
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+
+def grade_notebook(notebook: dict, topic: str, name: str, *, seed: int, protected=(), config=None) -> dict:
+    from .. import contract
+    from ..build import render_stubs
+    from ..grading import grade_submission
+    from ..paths import SOLUTIONS_DIR
+    from .export import export_topic
+    from .source import parse_topic
+
+    if topic not in contract.MODULES:
+        raise ValueError(f"unknown topic {topic!r}")
+    module = export_topic(parse_topic(SOLUTIONS_DIR / f"{topic}.py", topic), notebook, name)
+    scratch = Path(tempfile.mkdtemp(prefix="seqlab-nbgrade-"))
+    try:
+        exercises = scratch / "exercises"
+        exercises.mkdir()
+        (exercises / "__init__.py").write_text("", encoding="utf-8")
+        for stub in render_stubs(SOLUTIONS_DIR):
+            if stub.name != f"{topic}.py":
+                (exercises / stub.name).write_text(stub.text, encoding="utf-8")
+        (exercises / f"{topic}.py").write_text(module.text, encoding="utf-8")
+        result = grade_submission(scratch, device="cpu", seed=seed, only=topic, isolated=True, config=config,
+                                  protected_dirs=tuple(str(p) for p in protected if p))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return {
+        "ok": True, "seed": seed, "digest": module.digest, "missing": module.missing,
+        "functions": {name: [score, max_score] for name, (score, max_score) in result.by_function().items()},
+        "tests": [{"name": t.name, "score": t.score, "max_score": t.max_score, "output": t.output, "hint": t.hint}
+                  for t in result.tests],
+        "errors": list(result.errors),
+    }
+
+
+def serve(stdin, stdout, *, seed: int, protected=()) -> None:
+    from ..config import load_config
+    from ..reference import load_reference
+
+    config = load_config()
+    load_reference()            # warm: the first request should not pay for it
+    cache: dict[tuple[str, str], dict] = {}
+    for line in stdin:
+        if not line.strip():
+            continue
+        try:
+            request = json.loads(line)
+            if request.get("op") != "grade":
+                raise ValueError(f"unknown op {request.get('op')!r}")
+            from .export import answer_cells
+
+            key = (request["topic"], json.dumps(answer_cells(request["notebook"]), sort_keys=True))
+            reply = cache.get(key)
+            if reply is None:
+                reply = grade_notebook(request["notebook"], request["topic"], request.get("name", "notebook"),
+                                       seed=seed, protected=protected, config=config)
+                cache[key] = reply
+        except Exception as exc:  # reported to the cell; the server stays up
+            reply = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+        stdout.write(json.dumps(reply) + "\n")
+        stdout.flush()
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(prog="seqlab-nbgrade-server")
+    parser.add_argument("--seed", type=int, required=True)
+    parser.add_argument("--protect", action="append", default=[], help="paths the student's code may not read")
+    args = parser.parse_args(argv)
+    # The protocol owns the real stdout; anything else printed goes to stderr (discarded by the kernel).
+    protocol = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    serve(sys.stdin, protocol, seed=args.seed, protected=args.protect)
+
+
+if __name__ == "__main__":
+    main()
