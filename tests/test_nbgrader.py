@@ -1,0 +1,414 @@
+"""`seqlab nbgrader`: the course it writes, the export, the kernel guard, and a real nbgrader round trip.
+
+The round trip (``test_nbgrader_round_trip``, marked slow) runs the real nbgrader 0.9 command line,
+no mocks: generate_assignment for every topic, autograde of four optimizers submissions (solutions,
+stubs, two bugged functions, and one that deletes a test cell, warns and snoops), the gradebook
+read back, the same notebooks exported and graded by the isolated `seqlab grade`, generate_feedback
+and export. It prints how long it took.
+"""
+from __future__ import annotations
+
+import ast
+import csv
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+import torch
+
+from seqlab import contract
+from seqlab.build import clear_solutions, render_stubs, strip_markers
+from seqlab.config import load_config
+from seqlab.nbgrader import provided
+from seqlab.nbgrader.course import build_course
+from seqlab.nbgrader.export import answer_id, export_submission, export_topic, module_code, grade_cell_id
+from seqlab.nbgrader.gradebook import function_scores
+from seqlab.nbgrader.source import load_topics
+from seqlab.paths import GRADERS_DIR, SOLUTIONS_DIR
+from seqlab.reference import load_reference
+
+SEED = 20260501
+VENV_BIN = Path(sys.executable).parent
+TOPICS = {t.topic: t for t in load_topics(SOLUTIONS_DIR)}
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    return build_course(tmp_path_factory.mktemp("nbgrader") / "course", seed=SEED)
+
+
+def _nb(course, topic):
+    return nbformat.read(str(course.course_dir / "source" / topic / f"{topic}.ipynb"), as_version=4)
+
+
+def _cells(nb):
+    return {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in nb.cells}
+
+
+# --- the course ---------------------------------------------------------------------------------
+
+def test_every_topic_is_an_assignment_with_an_answer_and_a_test_cell_per_function(course):
+    config = load_config()
+    assert [p.parent.name for p in course.notebooks] == list(contract.MODULES)
+    for topic in contract.MODULES:
+        nb = _nb(course, topic)
+        nbformat.validate(nb)
+        assert nb.metadata["kernelspec"]["name"] == "python3" and nb.metadata["seqlab"]["topic"] == topic
+        ids = [c.metadata["nbgrader"]["grade_id"] for c in nb.cells]
+        assert len(ids) == len(set(ids)) == len({c["id"] for c in nb.cells}), "grade ids and cell ids are unique"
+        assert all(c.metadata["nbgrader"]["schema_version"] == 3 for c in nb.cells)
+        cells = _cells(nb)
+        for qualname in contract.functions_of(topic):
+            name = qualname.split(".")[1]
+            chunk = next(c for c in TOPICS[topic].chunks if c.name == name)
+            answer, tests = cells[answer_id(topic, name)], cells[grade_cell_id(topic, name)]
+            assert answer.metadata["nbgrader"] | {} == {"grade": False, "grade_id": answer_id(topic, name),
+                                                       "locked": False, "schema_version": 3, "solution": True,
+                                                       "task": False}
+            assert answer.source.rstrip() == chunk.source.rstrip() and "### BEGIN SOLUTION" in answer.source
+            meta = tests.metadata["nbgrader"]
+            assert meta["grade"] and meta["locked"] and not meta["solution"]
+            assert meta["points"] == config.rules(qualname).points
+            assert f'hidden_points("{qualname}", notebook="{topic}.ipynb")' in tests.source
+            assert tests.source.index("quick_check") < tests.source.index("### BEGIN HIDDEN TESTS")
+            prose = cells[f"{topic}-{name}-text"].source
+            assert "$$" in prose and "**Course notes:**" in prose and "| argument |" in prose
+        assert "§" in cells[f"{topic}-intro"].source, "the introduction cites the course notes"
+    gru = _cells(_nb(course, "lstm_gru"))["lstm_gru-gru_cell-text"].source
+    assert "notes' form" in gru and "r \\odot (W_{hn} h + b_{hn})" in gru, "the GRU convention note"
+    setup = _cells(_nb(course, "transformer"))["transformer-setup"].source
+    assert "from seqlab.nbgrader.provided import causal_mask, multi_head_attention" in setup
+
+
+def test_nbgrader_config_sets_the_traps_handling(course):
+    from traitlets.config.loader import PyFileConfigLoader
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(course.course_dir)).load_config()
+    assert config.CourseDirectory.root == str(course.course_dir)
+    assert config.CourseDirectory.course_id == "seqlab"
+    assert config.OverwriteCells.add_missing_cells is True
+    assert config.Execute.timeout >= 300
+    assert any(f"start(seed={SEED}" in arg for arg in config.Execute.extra_arguments)
+    assert "ClearHiddenTests" in [c.__name__ for c in config.GenerateFeedback.preprocessors]
+
+
+def test_rebuilding_keeps_the_seed_and_gives_the_same_notebooks(course, tmp_path):
+    again = build_course(course.course_dir)
+    assert again.seed == SEED
+    for topic in ("optimizers", "transformer"):
+        assert _nb(course, topic) == _nb(again, topic)
+
+
+# --- the export ---------------------------------------------------------------------------------
+
+def test_exporting_the_source_notebooks_gives_back_the_solution_modules(course):
+    for topic, source in TOPICS.items():
+        module = export_topic(source, _nb(course, topic), f"{topic}.ipynb")
+        assert not module.missing
+        assert ast.dump(ast.parse(module.text)) == ast.dump(ast.parse(source.text)), topic
+
+
+def test_export_follows_nbgrader_on_duplicates_magics_and_missing_cells(course, tmp_path):
+    nb = _nb(course, "optimizers")
+    cells = _cells(nb)
+    sgd = cells[answer_id("optimizers", "sgd")]
+    copy = nbformat.from_dict(json.loads(json.dumps(sgd)))
+    copy["id"] = "duplicate-of-sgd"
+    copy.source = "def sgd(w, dw, state, lr=1e-2):\n    %time\n    return w + 0 * dw, {}\n!ls\n"
+    nb.cells.append(copy)                                   # the last cell with an id keeps it (DeduplicateIds)
+    nb.cells.remove(cells[answer_id("optimizers", "adam")])
+    module = export_topic(TOPICS["optimizers"], nb)
+    assert "return w + 0 * dw, {}" in module.text and "    pass  # notebook-only line" in module.text
+    assert module.missing == ["adam"] and "def adam(" not in module.text
+    compile(module.text, "optimizers.py", "exec")
+    assert module_code("%%time\nx = 1\n") == "pass  # notebook-only line, not exported: %%time\nx = 1\n"
+
+    renamed = tmp_path / "nb" / "my copy.ipynb"
+    renamed.parent.mkdir()
+    nbformat.write(nb, str(renamed))
+    report = export_submission([renamed.parent], tmp_path / "sub")
+    stubs = {s.name: s.text for s in render_stubs(SOLUTIONS_DIR)}
+    assert sorted(report.modules) == ["optimizers"] and len(report.stubbed) == len(contract.MODULES) - 1
+    for topic in report.stubbed:
+        assert (tmp_path / "sub" / "exercises" / f"{topic}.py").read_text() == stubs[f"{topic}.py"]
+
+
+# --- provided stand-ins -------------------------------------------------------------------------
+
+def test_provided_attention_agrees_with_the_reference():
+    ref = load_reference()
+    g = torch.Generator().manual_seed(3)
+    B, L, S, E, h = 2, 3, 4, 8, 2
+    q, k, v = (torch.randn(B, n, E, generator=g, dtype=torch.float64) for n in (L, S, S))
+    params = {n: torch.randn(E, E, generator=g, dtype=torch.float64) for n in ("W_q", "W_k", "W_v", "W_o")}
+    params |= {n: torch.randn(E, generator=g, dtype=torch.float64) for n in ("b_q", "b_k", "b_v", "b_o")}
+    masks = [None, torch.rand(B, 1, S, generator=g) < 0.5, torch.ones(L, S).tril().bool(),
+             torch.tensor([[True, False, False, False], [False] * 4, [True] * 4]), torch.zeros(B, L, S, dtype=torch.bool)]
+    for mask in masks:
+        out, weights = provided.multi_head_attention(q, k, v, params, h, mask)
+        out_ref, weights_ref = ref("attention.multi_head_attention")(q, k, v, params, h, mask)
+        torch.testing.assert_close(out, out_ref, rtol=1e-10, atol=1e-10)
+        torch.testing.assert_close(weights, weights_ref, rtol=1e-10, atol=1e-10)
+    for T in (1, 5):
+        assert torch.equal(provided.causal_mask(T), ref("attention.causal_mask")(T))
+
+
+def test_a_submission_cannot_import_the_provided_stand_ins():
+    code = "import seqlab.nbgrader.provided\n"
+    namespace = {"__name__": "exercises.attention"}
+    sys.modules.pop("seqlab.nbgrader.provided", None)
+    try:
+        with pytest.raises(ImportError, match="notebooks only"):
+            exec(compile(code, "attention.py", "exec"), namespace)
+    finally:
+        sys.modules["seqlab.nbgrader.provided"] = provided
+
+
+# --- the kernel side ------------------------------------------------------------------------------
+
+GUARD_SCRIPT = r"""
+import json, os, sqlite3, subprocess, sys
+import torch
+from seqlab.nbgrader import guard
+course, here = sys.argv[1], sys.argv[2]
+os.chdir(here)
+guard.install([course, sys.argv[3]], [here, sys.prefix, sys.base_prefix])
+results = {}
+def attempt(name, fn):
+    try:
+        fn()
+        results[name] = "ok"
+    except Exception as exc:
+        results[name] = type(exc).__name__
+attempt("source", lambda: open("../../../source/a/a.ipynb").read())
+attempt("gradebook", lambda: sqlite3.connect("../../../gradebook.db").execute("select 1").fetchall())
+attempt("listing", lambda: os.listdir(course))
+attempt("graders", lambda: open(os.path.join(sys.argv[3], "test_optimizers.py")).read())
+attempt("shell", lambda: subprocess.run(["cat", "../../../gradebook.db"], capture_output=True))
+attempt("system", lambda: os.system("true"))
+attempt("dir_fd", lambda: os.open(os.path.dirname(course), os.O_RDONLY))
+attempt("rename", lambda: os.rename("../../../gradebook.db", "stolen.db"))
+attempt("own_folder", lambda: open("answer.txt", "w").write("mine"))
+attempt("torch", lambda: (torch.randn(3, 3) @ torch.randn(3, 3)).sum().item())
+attempt("env", lambda: os.environ.__setitem__("X", "1"))
+print(json.dumps(results))
+"""
+
+
+def test_the_guard_locks_the_kernel_out_of_the_course_and_the_graders(tmp_path):
+    course = tmp_path / "course"
+    here = course / "autograded" / "student" / "a"
+    (course / "source" / "a").mkdir(parents=True)
+    here.mkdir(parents=True)
+    (course / "source" / "a" / "a.ipynb").write_text("{}")
+    sqlite3_path = course / "gradebook.db"
+    sqlite3_path.write_bytes(b"")
+    out = subprocess.run([sys.executable, "-c", GUARD_SCRIPT, str(course), str(here), str(GRADERS_DIR)],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    results = json.loads(out.stdout.strip().splitlines()[-1])
+    refused = {"source", "gradebook", "listing", "graders", "shell", "system", "dir_fd", "rename"}
+    assert {k for k, v in results.items() if v == "GuardRefusal"} == refused, results
+    assert results["own_folder"] == results["torch"] == results["env"] == "ok", results
+
+
+def test_quick_check_raises_for_students_and_reports_on_stdout_while_autograding(monkeypatch, capsys):
+    import warnings
+
+    from seqlab.nbgrader.kernel import quick_check
+
+    monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
+    with pytest.raises(AssertionError, match="wrong"):
+        with quick_check("f"):
+            assert False, "wrong"
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    with quick_check("f"):
+        warnings.warn("To copy construct from a tensor ...", UserWarning)
+        assert False, "wrong"
+    with quick_check("g"):
+        raise NotImplementedError()
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    assert "f: quick check failed: AssertionError: wrong" in captured.out
+    assert "warning UserWarning" in captured.out and "g: quick check failed: not implemented yet" in captured.out
+
+
+def test_the_command_is_registered():
+    from seqlab.cli import make_parser
+
+    args = make_parser().parse_args(["nbgrader", "export-submission", "x", "--out", "y"])
+    assert args.args == ["export-submission", "x", "--out", "y"]
+
+
+# --- the round trip with the real nbgrader --------------------------------------------------------
+
+BUGGY = {
+    "adam": '''
+def adam(w, dw, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8):
+    beta1, beta2 = betas
+    t = state.get("step", 0) + 1
+    m = beta1 * state.get("m", torch.zeros_like(w)) + (1 - beta1) * dw
+    v = beta2 * state.get("v", torch.zeros_like(w)) + (1 - beta2) * dw * dw
+    return w - lr * m / (torch.sqrt(v) + eps), {"step": t, "m": m, "v": v}   # no bias correction
+''',
+    "clip_grad_norm": '''
+def clip_grad_norm(grads, max_norm):
+    norms = [torch.linalg.vector_norm(g) for g in grads]
+    total = torch.linalg.vector_norm(torch.stack(norms))
+    # each gradient clipped by its own norm instead of the global one
+    return [g * torch.clamp(max_norm / (n + 1e-6), max=1.0) for g, n in zip(grads, norms)], total
+''',
+}
+WARNING_SGD = '''
+def sgd(w, dw, state, lr=1e-2):
+    # correct, but torch.tensor(tensor) emits a UserWarning ("To copy construct from a tensor ...")
+    return torch.tensor(w - lr * dw), {}
+'''
+SNOOP = '''
+import json, os, sqlite3, subprocess
+attempts = {}
+def attempt(name, fn):
+    try:
+        fn()
+        attempts[name] = "READ"
+    except Exception as exc:
+        attempts[name] = type(exc).__name__
+attempt("source", lambda: print(open("../../../source/optimizers/optimizers.ipynb").read()[:20000]))
+attempt("gradebook", lambda: print(sqlite3.connect("../../../gradebook.db").execute("select * from grade").fetchall()))
+attempt("config", lambda: print(open("../../../nbgrader_config.py").read()))
+attempt("listing", lambda: print(os.listdir("../..")))
+attempt("graders", lambda: print(open(%(graders)r).read()))
+attempt("solutions", lambda: print(open(%(solutions)r).read()))
+attempt("shell", lambda: print(subprocess.run(["cat", "../../../gradebook.db"], capture_output=True)))
+print("SNOOP " + json.dumps(attempts))
+'''
+
+
+def _student(release: Path, answers: dict[str, str], *, drop=(), extra=()) -> nbformat.NotebookNode:
+    nb = nbformat.read(str(release), as_version=4)
+    for cell in nb.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id in answers:
+            cell.source = answers[grade_id]
+    nb.cells = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") not in drop]
+    for i, source in enumerate(extra):
+        cell = nbformat.v4.new_code_cell(source)
+        cell["id"] = f"scratch-{i}"
+        nb.cells.insert(2 + i, cell)
+    return nb
+
+
+def _run(args, cwd, timeout=600):
+    env = {**os.environ, "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    env.pop("NBGRADER_EXECUTION", None)
+    out = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    assert out.returncode == 0, f"{args} failed:\n{out.stdout[-3000:]}\n{out.stderr[-5000:]}"
+    return out
+
+
+def _outputs(cell) -> str:
+    return "".join(o.get("text", "") or "".join(o.get("data", {}).get("text/plain", "")) for o in cell.outputs)
+
+
+@pytest.mark.slow
+def test_nbgrader_round_trip(course, tmp_path):
+    started = time.perf_counter()
+    root = course.course_dir
+    nbgrader = str(VENV_BIN / "nbgrader")
+    config = load_config()
+
+    # 1. Release every topic: no solution text, no hidden tests.
+    _run([nbgrader, "generate_assignment", "*"], cwd=root)
+    for topic, source in TOPICS.items():
+        released = (root / "release" / topic / f"{topic}.ipynb").read_text()
+        nb = nbformat.reads(released, as_version=4)
+        assert "BEGIN SOLUTION" not in released and "HIDDEN TESTS" not in released and "hidden_points" not in released
+        cells = _cells(nb)
+        for chunk in source.answers:
+            assert cells[answer_id(topic, chunk.name)].source.rstrip() == clear_solutions(chunk.source).rstrip()
+            body = strip_markers(chunk.source)[len(clear_solutions(chunk.source).split("# YOUR CODE HERE")[0]):]
+            assert body.strip()[:200] not in released, f"{topic}.{chunk.name}: solution text in the release"
+
+    # 2. Four students hand in the optimizers notebook.
+    topic, release = "optimizers", root / "release" / "optimizers" / "optimizers.ipynb"
+    solved = {answer_id(topic, c.name): strip_markers(c.source) for c in TOPICS[topic].answers}
+    snoop = SNOOP % {"graders": str(GRADERS_DIR / "test_optimizers.py"), "solutions": str(SOLUTIONS_DIR / "optimizers.py")}
+    students = {
+        "full": _student(release, solved),
+        "stub": _student(release, {}),
+        "bugs": _student(release, {**solved, **{answer_id(topic, n): textwrap.dedent(s) for n, s in BUGGY.items()}}),
+        "traps": _student(release, {**solved, answer_id(topic, "sgd"): WARNING_SGD},
+                          drop={grade_cell_id(topic, "rmsprop")}, extra=[snoop]),
+    }
+    for student, nb in students.items():
+        path = root / "submitted" / student / topic / f"{topic}.ipynb"
+        path.parent.mkdir(parents=True)
+        nbformat.write(nb, str(path))
+    _run([nbgrader, "autograde", topic], cwd=root)
+    autograded = time.perf_counter()
+
+    # 3. The gradebook: full marks, zero, exactly the two bugged functions lose points, the traps cost nothing.
+    maximum = {q: config.rules(q).points for q in contract.functions_of(topic)}
+    scores = function_scores(root, topic)
+    assert scores["full"] == {q: (p, p) for q, p in maximum.items()}
+    assert scores["stub"] == {q: (0.0, p) for q, p in maximum.items()}
+    assert scores["traps"] == scores["full"], "a deleted test cell and a UserWarning cost nothing"
+    bugged = {f"{topic}.{n}" for n in BUGGY}
+    for qualname, (score, max_score) in scores["bugs"].items():
+        assert (score < max_score) == (qualname in bugged), (qualname, score)
+    lost = sum(maximum.values()) - sum(s for s, _ in scores["bugs"].values())
+    assert lost == pytest.approx(sum(maximum[q] - scores["bugs"][q][0] for q in bugged)) and lost > 0
+
+    # The traps, in the autograded notebook.
+    traps = nbformat.read(str(root / "autograded" / "traps" / topic / f"{topic}.ipynb"), as_version=4)
+    cells = _cells(traps)
+    restored = cells[grade_cell_id(topic, "rmsprop")]
+    assert restored.source.startswith(f"# This cell (id:{grade_cell_id(topic, 'rmsprop')}) was missing")
+    sgd_tests = cells[grade_cell_id(topic, "sgd")]
+    assert not any(o.get("name") == "stderr" or o.output_type == "error" for o in sgd_tests.outputs)
+    assert "warning UserWarning" in _outputs(sgd_tests) and "quick check passed" in _outputs(sgd_tests)
+    snooped = next(_outputs(c) for c in traps.cells if c.get("id") == "scratch-0")
+    attempts = json.loads(snooped.split("SNOOP ", 1)[1])
+    assert attempts and all(v == "GuardRefusal" for v in attempts.values()), attempts
+
+    # 4. The secure path gives the same points, function by function.
+    exported = tmp_path / "exported"
+    _run([str(VENV_BIN / "seqlab"), "nbgrader", "export-submission", "--course", str(root), "--out", str(exported)],
+         cwd=root)
+    from seqlab.nbgrader.crosscheck import crosscheck
+
+    rows = {r["student"]: r for r in crosscheck(root, topic)}
+    assert set(rows) == set(students) and all(r["same"] for r in rows.values()), rows
+    out = tmp_path / "bugs-report"
+    _run([str(VENV_BIN / "seqlab"), "grade", str(exported / "bugs"), "--seed", str(SEED), "--device", "cpu",
+          "--only", topic, "--out", str(out), "--quiet"], cwd=tmp_path)
+    by_function: dict[str, float] = {}
+    for test in json.loads((out / "results.json").read_text())["tests"]:
+        name = test["name"].split(":", 1)[0].strip()
+        by_function[name] = by_function.get(name, 0.0) + test["score"]
+    for qualname, (score, _) in scores["bugs"].items():
+        assert by_function[qualname] == pytest.approx(score, abs=1e-3), qualname
+
+    # 5. Feedback without the hidden tests; the CSV export with the scores.
+    _run([nbgrader, "generate_feedback", topic], cwd=root)
+    for student in students:
+        html = (root / "feedback" / student / topic / f"{topic}.html").read_text()
+        assert "HIDDEN TESTS" not in html and "hidden_points" not in html, student
+    stub_html = (root / "feedback" / "stub" / topic / f"{topic}.html").read_text()
+    assert "denom = torch.sqrt(v)" not in stub_html, "no solution text in a stub's feedback"
+    _run([nbgrader, "export"], cwd=root)
+    with open(root / "grades.csv", newline="") as fh:
+        csv_scores = {row["student_id"]: float(row["raw_score"]) for row in csv.DictReader(fh)
+                      if row["assignment"] == topic}
+    total = sum(maximum.values())
+    assert csv_scores == pytest.approx({"full": total, "stub": 0.0, "traps": total, "bugs": total - lost})
+
+    elapsed = time.perf_counter() - started
+    print(f"\nnbgrader round trip: {elapsed:.0f} s (autograde of 4 notebooks done at "
+          f"{autograded - started:.0f} s)")
