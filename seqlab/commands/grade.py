@@ -24,6 +24,10 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
+    if not args.in_process:
+        from ..student.spawn import prespawn
+
+        prespawn()   # the child imports torch while this process does the same
     from ..config import load_config
     from ..grading import grade_submission
     from ..grading.run import GradingError

@@ -1,13 +1,22 @@
-"""How graders reach student code: one handle, two runners (in-process and isolated)."""
-from __future__ import annotations
+"""How graders reach student code: one handle, two runners (in-process and isolated).
 
-from .base import Outcome, StudentCode, StudentError, clone_tree
+Imports are lazy so that ``seqlab.student.spawn`` can start the child before torch loads.
+"""
+from __future__ import annotations
 
 __all__ = ["Outcome", "StudentCode", "StudentError", "clone_tree", "open_submission"]
 
 
+def __getattr__(name):
+    if name in ("Outcome", "StudentCode", "StudentError", "clone_tree"):
+        from . import base
+
+        return getattr(base, name)
+    raise AttributeError(name)
+
+
 def open_submission(submission, reference, *, isolated: bool = True, device: str = "cpu", limits=None,
-                    protected_dirs=()) -> StudentCode:
+                    protected_dirs=()):
     """Load ``submission`` (a directory holding ``exercises/``) behind the graders' handle."""
     from ..config import Limits
 

@@ -13,16 +13,13 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 from . import codec
 from .base import Outcome, StudentCode, StudentError
+from .spawn import take
 
-# Environment the child may see: enough to run torch, nothing that identifies or authorises.
-_ENV_PASS = ("LANG", "LC_ALL", "TZ", "CUDA_VISIBLE_DEVICES", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE",
-             "SEQLAB_CHILD_THREADS", "LD_LIBRARY_PATH")
 TIMEOUT_STRIKES = 2   # after this many timeouts a function is not called again in this run
 
 
@@ -37,7 +34,6 @@ class IsolatedStudent(StudentCode):
         self.limits = limits
         self.device = device
         self.protected = [str(Path(p).resolve()) for p in protected_dirs]
-        self.scratch = Path(tempfile.mkdtemp(prefix="seqlab-student-"))
         self.skip: dict[str, str] = {}
         self._load_errors: dict[str, str] | None = None
         self.timeouts: dict[str, int] = {}
@@ -47,29 +43,12 @@ class IsolatedStudent(StudentCode):
 
     # -- process management ------------------------------------------------------------------
     def _spawn(self) -> None:
-        parent_r, child_w = os.pipe()
-        child_r, parent_w = os.pipe()
-        env = {k: os.environ[k] for k in _ENV_PASS if k in os.environ}
-        env.update(PATH="/usr/local/bin:/usr/bin:/bin", HOME=str(self.scratch), PYTHONHASHSEED="0",
-                   OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONDONTWRITEBYTECODE="1", TMPDIR=str(self.scratch))
-        seqlab_parent = str(Path(__file__).resolve().parents[2])
-        bootstrap = (f"import sys; sys.path.insert(0, {seqlab_parent!r}); "
-                     f"from seqlab.student.child import main; main()")
-        # SEQLAB_CHILD_STDERR=path keeps the child's own stderr, for debugging seqlab itself.
-        debug_err = os.environ.get("SEQLAB_CHILD_STDERR")
-        stderr = open(debug_err, "ab") if debug_err else subprocess.DEVNULL
-        self.proc = subprocess.Popen(
-            [sys.executable, "-I", "-c", bootstrap, str(child_r), str(child_w)],
-            pass_fds=(child_r, child_w), cwd=self.scratch, env=env, stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True)
-        if debug_err:
-            stderr.close()
-        os.close(child_r)
-        os.close(child_w)
-        self.fd_in, self.fd_out = parent_r, parent_w
+        child = take()
+        self.proc, self.fd_in, self.fd_out = child.proc, child.fd_in, child.fd_out
+        self.child_scratch = child.scratch
         self.loaded = False
         self._send({"op": "load", "exercises": str(self.submission / "exercises"), "skip": self.skip,
-                    "protected": self.protected, "scratch": str(self.scratch), "device": self.device,
+                    "protected": self.protected, "scratch": str(child.scratch), "device": self.device,
                     "limits": {"memory_mb": self.limits.memory_mb, "cpu_time_s": self.limits.cpu_time_s,
                                "output_kb": self.limits.output_kb}})
 
@@ -90,6 +69,7 @@ class IsolatedStudent(StudentCode):
             except OSError:
                 pass
         self.proc = None
+        shutil.rmtree(self.child_scratch, ignore_errors=True)
         self.loaded = False   # the next call starts a fresh child and loads the submission again
 
     def _death_reason(self) -> str:
@@ -112,7 +92,6 @@ class IsolatedStudent(StudentCode):
             except _ChildGone:
                 pass
         self._kill()
-        shutil.rmtree(self.scratch, ignore_errors=True)
 
     # -- framing -----------------------------------------------------------------------------
     def _send(self, message) -> None:
