@@ -117,6 +117,9 @@ class Mismatch:
 
     def describe(self) -> str:
         where = f" at index {_fmt_index(self.index)}" if self.index else ""
+        if math.isnan(self.max_abs):   # integers and booleans: an exact comparison
+            return (f"{self.path}: {self.bad} of {self.total} values differ; first{where}: got {self.got:g}, "
+                    f"expected {self.want:g}")
         return (f"{self.path}: {self.bad} of {self.total} values out of tolerance; max abs error "
                 f"{self.max_abs:.3g}{where} (got {self.got:.6g}, expected {self.want:.6g}); "
                 f"max rel error {self.max_rel:.3g}")
@@ -138,7 +141,9 @@ def value_mismatch(actual: Any, expected: Any, tol: Tolerance, path: str) -> Mis
         err = (a64 - e64).abs()
         err = torch.where(same_nonfinite, torch.zeros_like(err), err)
         err = torch.where(torch.isnan(err), torch.full_like(err, math.inf), err)
-        bad = err > tol.atol + tol.rtol * e64.abs()
+        # An expected inf/nan is only matched by the same inf/nan; the bound alone would pass
+        # any finite value against it (inf > x is False, and so is anything > nan).
+        bad = (err > tol.atol + tol.rtol * e64.abs()) | (~torch.isfinite(e64) & ~same_nonfinite)
         if not bool(bad.any()):
             return None
         rel = err / e64.abs().clamp_min(1e-300)

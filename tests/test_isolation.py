@@ -1,0 +1,94 @@
+"""The isolated runner against the in-process one, and grade-all on a mixed class.
+
+Because a bug is charged once (callees are swapped for correct ones), mutants of different
+functions do not interact: the known-wrong variants are packed into a few submissions, one
+mutant per function each, and every per-test score must be identical under both runners.
+"""
+from __future__ import annotations
+
+import csv
+import shutil
+import subprocess
+import sys
+import zipfile
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from seqlab.grading import grade_submission
+from tests.attacks import ATTACKS, build
+from tests.mutants import ROOT, all_variants, make_submission, replace_function
+
+
+def packed_submissions(target: Path) -> list[Path]:
+    by_function = defaultdict(list)
+    for mutant in all_variants("MUTANTS"):
+        by_function[mutant.function].append(mutant)
+    rounds = max(len(v) for v in by_function.values())
+    folders = []
+    for i in range(rounds):
+        folder = make_submission(target / f"packed{i}")
+        for function, mutants in by_function.items():
+            if i < len(mutants):
+                module, name = function.split(".")
+                path = folder / "exercises" / f"{module}.py"
+                path.write_text(replace_function(path.read_text(), name, mutants[i].source))
+        folders.append(folder)
+    return folders
+
+
+def _scores(result):
+    return [(t.name, round(t.score, 6)) for t in result.tests]
+
+
+def test_runners_agree_on_references_stubs_and_every_known_wrong_variant(tmp_path):
+    stubs = tmp_path / "stubs"
+    shutil.copytree(ROOT / "exercises", stubs / "exercises")
+    submissions = [make_submission(tmp_path / "reference"), stubs, *packed_submissions(tmp_path)]
+    for submission in submissions:
+        fast = grade_submission(submission, isolated=False, seed=31)
+        safe = grade_submission(submission, isolated=True, seed=31)
+        assert _scores(fast) == _scores(safe), submission.name
+    assert len(submissions) >= 5
+
+
+def test_grade_all_on_a_mixed_class_loses_no_submission(tmp_path):
+    """Good, broken, missing and malicious submissions, folders and zips: every one gets a row."""
+    klass = tmp_path / "class"
+    make_submission(klass / "good")
+    broken = make_submission(klass / "broken")
+    (broken / "exercises" / "optimizers.py").write_text("def sgd(:\n")
+    (klass / "empty").mkdir()
+    (klass / "notes.txt").write_text("not a submission")
+    zipped = make_submission(tmp_path / "zipped")
+    with zipfile.ZipFile(klass / "zipped.zip", "w") as archive:
+        for path in (zipped / "exercises").glob("*.py"):
+            archive.write(path, f"handin/exercises/{path.name}")
+    with zipfile.ZipFile(klass / "evil.zip", "w") as archive:
+        archive.writestr("../../escape.py", "x = 1")
+    for name in ("os-exit-at-import", "write-results-json-everywhere", "subprocess-and-os-system-canary"):
+        build(next(a for a in ATTACKS if a.name == name), klass)
+
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "seqlab", "grade-all", str(klass), "--out", str(out), "--jobs", "2",
+               "--seed", "3"]
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rows = {r["submission"]: r for r in csv.DictReader((out / "gradebook.csv").open())}
+    assert set(rows) == {"good", "broken", "empty", "notes.txt", "zipped", "evil", "os-exit-at-import",
+                         "write-results-json-everywhere", "subprocess-and-os-system-canary"}
+    assert rows["good"]["percent"] == "100.0" and rows["zipped"]["percent"] == "100.0"
+    assert rows["broken"]["status"] == "graded" and rows["broken"]["optimizers.sgd"] == "0"
+    assert rows["broken"]["rnn.rnn_bptt"] == "8"
+    for name in ("empty", "notes.txt", "evil"):
+        assert rows[name]["status"] == "error" and rows[name]["reason"], rows[name]
+    assert "unsafe path" in rows["evil"]["reason"]
+    assert not (tmp_path / "escape.py").exists()
+    assert float(rows["write-results-json-everywhere"]["optimizers.sgd"]) == 0
+    assert (out / "class_report.html").is_file() and "Per function" in (out / "class_report.md").read_text()
+
+    # Resumable: a second run regrades nothing; --force regrades everything.
+    again = subprocess.run(command, capture_output=True, text=True, timeout=900)
+    assert "already graded" in again.stdout
+    assert list(csv.DictReader((out / "gradebook.csv").open())) == list(rows.values())
