@@ -33,3 +33,13 @@ def dtype(request) -> torch.dtype:
 def gen() -> torch.Generator:
     """A CPU generator with a fixed seed: reference tests are deterministic."""
     return torch.Generator().manual_seed(20261129)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def single_threaded_torch():
+    """The tests' tensors are tiny: intra-op threads only add barrier waits on a 2-core
+    machine that is running other processes (measured: 4x slower reference tests)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
