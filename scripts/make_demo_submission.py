@@ -18,10 +18,11 @@ from tests.mutants import all_variants, replace_function  # noqa: E402
 # (function, mutant description): the bugs the demo student has.
 BUGS = [
     ("optimizers.adam", "no bias correction"),
-    ("attention.scaled_dot_product_attention", None),
-    ("lstm_gru.gru_cell", None),
-    ("positional.sinusoidal_encoding", None),
-    ("selective_scan.linear_scan", None),
+    ("attention.scaled_dot_product_attention", "scales by d instead of sqrt(d)"),
+    ("lstm_gru.gru_cell", "the notes' form: r before W_hn"),
+    ("positional.sinusoidal_encoding", "sin and cos swapped"),
+    ("selective_scan.linear_scan", "correct sequential loop over time (loses only the complexity points)"),
+    ("rnn.rnn_bptt", "no recursion through W_hh"),
 ]
 
 

@@ -120,9 +120,9 @@ class Mismatch:
         if math.isnan(self.max_abs):   # integers and booleans: an exact comparison
             return (f"{self.path}: {self.bad} of {self.total} values differ; first{where}: got {self.got:g}, "
                     f"expected {self.want:g}")
+        rel = f"; max rel error {self.max_rel:.3g}" if not math.isnan(self.max_rel) else ""
         return (f"{self.path}: {self.bad} of {self.total} values out of tolerance; max abs error "
-                f"{self.max_abs:.3g}{where} (got {self.got:.6g}, expected {self.want:.6g}); "
-                f"max rel error {self.max_rel:.3g}")
+                f"{self.max_abs:.3g}{where} (got {self.got:.6g}, expected {self.want:.6g}){rel}")
 
 
 def value_mismatch(actual: Any, expected: Any, tol: Tolerance, path: str) -> Mismatch | None:
@@ -146,10 +146,12 @@ def value_mismatch(actual: Any, expected: Any, tol: Tolerance, path: str) -> Mis
         bad = (err > tol.atol + tol.rtol * e64.abs()) | (~torch.isfinite(e64) & ~same_nonfinite)
         if not bool(bad.any()):
             return None
-        rel = err / e64.abs().clamp_min(1e-300)
+        # Relative error only where the expected value is not ~0 (it is meaningless there).
+        meaningful = bad & (e64.abs() > max(tol.atol, 1e-300))
+        rel = float((err[meaningful] / e64.abs()[meaningful]).max()) if bool(meaningful.any()) else float("nan")
         flat = int(torch.argmax(torch.where(bad, err, torch.full_like(err, -1.0))))
         idx = tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), e.shape)) if e.dim() else ()
-        return Mismatch(path, float(err.max()), float(rel[bad].max()), idx,
+        return Mismatch(path, float(err.max()), rel, idx,
                         float(a64.reshape(-1)[flat]), float(e64.reshape(-1)[flat]), int(bad.sum()), e.numel())
     if isinstance(expected, (tuple, list)):
         for i, (a, e) in enumerate(zip(actual, expected)):

@@ -30,11 +30,18 @@ def print_table(result: GradingResult, file=None, *, failures: int = 8) -> None:
     console.print(table)
     for e in result.errors:
         console.print(f"[red]error:[/red] {escape(e)}", markup=True)
-    failed = [t for t in result.tests if t.status == "failed"]
-    for t in failed[:failures]:
-        first = t.output.splitlines()[0] if t.output else ""
-        console.print(f"[bold]{escape(t.name)}[/bold]\n    {escape(first)}" + (f"\n    Looks like: {escape(t.hint)}" if t.hint else ""),
+    # The first failure of each function: one line of what, one of the known mistake.
+    first: dict[str, list] = {}
+    for t in result.tests:
+        if t.status == "failed":
+            first.setdefault(t.function, []).append(t)
+    for function, tests in list(first.items())[:failures]:
+        t = tests[0]
+        line = t.output.splitlines()[0] if t.output else ""
+        more = f"  (+{len(tests) - 1} more failed tests of {function})" if len(tests) > 1 else ""
+        console.print(f"[bold]{escape(t.name)}[/bold]{escape(more)}\n    {escape(line)}"
+                      + (f"\n    [yellow]Looks like:[/yellow] {escape(t.hint)}" if t.hint else ""),
                       markup=True, highlight=False, soft_wrap=True)
-    if len(failed) > failures:
-        console.print(f"... and {len(failed) - failures} more failed tests (see the HTML report)")
+    if len(first) > failures:
+        console.print(f"... and failures in {len(first) - failures} more functions (see the HTML report)")
     console.print(f"seed {result.seed}, device {result.device}, {result.execution_time:.1f} s")

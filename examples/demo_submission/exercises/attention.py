@@ -1,0 +1,151 @@
+"""Attention: additive (Bahdanau), scaled dot-product, causal masks and multi-head attention.
+
+Notes: L5 §13 (Bahdanau attention in an encoder-decoder), L5 §15 (scaled dot-product), L5 §16
+(multi-head); W8 §8-§10 (general attention layer, why divide by sqrt(D), Q/K/V, self-attention),
+W8 §12 (masked self-attention), W8 §13 (multi-head); L7-8 (Lecture 8) §一.1 (Bahdanau step by
+step), §二.2 (scaled dot-product), §三 (self/cross/masked/multi-head).
+
+Conventions that matter here:
+
+- Boolean masks mean ``True`` = may attend (the convention of
+  ``F.scaled_dot_product_attention``; ``nn.MultiheadAttention``'s ``attn_mask`` is the opposite).
+  A mask broadcasts against the scores; it is never required to have their full shape.
+- A query row in which no key is allowed gets all-zero weights and an all-zero output, never NaN
+  (a plain softmax over all ``-inf`` gives 0/0). In ``multi_head_attention`` this holds per head,
+  so such a row of the final output equals ``b_o``.
+- Weights are applied as ``x @ W.T`` (PyTorch's layout).
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+
+
+def additive_attention(query, keys, W_q, W_k, v, mask=None):
+    r"""Additive (Bahdanau) attention of one decoder state over the encoder states.
+
+    .. math::
+        \begin{aligned}
+        e_j &= v^\top \tanh(W_q q + W_k h_j) \\
+        \alpha_j &= \frac{\exp(e_j)}{\sum_{k \text{ allowed}} \exp(e_k)} \quad (0 \text{ where masked}) \\
+        c &= \sum_j \alpha_j h_j
+        \end{aligned}
+
+    The encoder states ``h_j`` serve as both keys and values.
+
+    Args:
+        query (Tensor): (B, Hq) float32/float64, the decoder state (``s_{t-1}`` in the notes).
+        keys (Tensor): (B, S, Hk), the encoder states ``h_1 ... h_S`` (the annotations).
+        W_q (Tensor): (A, Hq), projects the query into the alignment space.
+        W_k (Tensor): (A, Hk), projects the keys into the alignment space.
+        v (Tensor): (A,), reduces the alignment vector to a score.
+        mask (Tensor, optional): (B, S) bool, ``True`` = may attend. ``None`` allows every key.
+
+    Returns:
+        (context, weights): ``context`` (B, Hk), the weighted sum of the keys; ``weights`` (B, S),
+        softmax over the allowed positions, all zeros for a batch row with no allowed key (whose
+        context is then zero).
+
+    Notes: L5 §13.2-§13.3; L7-8 (Lecture 8) §一.1; W8 §6-§7.
+
+    PyTorch has no built-in for this; it is the alignment model of Bahdanau et al. (2015).
+    """
+    # (B, 1, A) + (B, S, A): every key is compared with the same query.
+    align = torch.tanh((query @ W_q.T).unsqueeze(1) + keys @ W_k.T)
+    scores = align @ v  # (B, S)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    # A row with every key masked is all -inf, and softmax gives 0/0 = NaN there: make it zeros.
+    weights = weights.masked_fill(scores.amax(dim=-1, keepdim=True) == float("-inf"), 0.0)
+    context = (weights.unsqueeze(1) @ keys).squeeze(1)  # (B, 1, S) @ (B, S, Hk) -> (B, Hk)
+    return context, weights
+
+
+def scaled_dot_product_attention(q, k, v, mask=None):
+    scores = q @ k.transpose(-2, -1) / q.shape[-1]
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    weights = weights.masked_fill(scores.amax(dim=-1, keepdim=True) == float("-inf"), 0.0)
+    return weights @ v, weights
+
+
+def causal_mask(T, device=None):
+    r"""The causal (look-ahead) mask of masked self-attention.
+
+    .. math::
+        M_{ij} = [\, j \le i \,]
+
+    Position ``i`` may attend to itself and to earlier positions, never to later ones, so an
+    autoregressive decoder cannot look at the tokens it is about to predict.
+
+    Args:
+        T (int): the sequence length.
+        device (torch.device or str, optional): where to create the mask (default: PyTorch's
+            default device).
+
+    Returns:
+        mask (Tensor): (T, T) bool, ``True`` on and below the diagonal.
+
+    Notes: W8 §12; L7-8 (Lecture 8) §三 (masked attention).
+
+    The complement of ``torch.nn.Transformer.generate_square_subsequent_mask(T)`` (which is a float
+    mask with ``-inf`` above the diagonal), and the mask ``F.scaled_dot_product_attention`` uses for
+    ``is_causal=True``.
+    """
+    return torch.ones(T, T, dtype=torch.bool, device=device).tril()
+
+
+def multi_head_attention(query, key, value, params, num_heads, mask=None):
+    r"""Multi-head attention.
+
+    .. math::
+        \begin{aligned}
+        Q &= X_q W_q^\top + b_q, \quad K = X_k W_k^\top + b_k, \quad V = X_v W_v^\top + b_v \\
+        \mathrm{head}_i &= \mathrm{Attention}(Q_i, K_i, V_i) \\
+        \mathrm{out} &= \mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_h)\, W_o^\top + b_o
+        \end{aligned}
+
+    where :math:`Q_i, K_i, V_i` are the ``i``-th contiguous blocks of ``E // num_heads`` features
+    and Attention is :func:`scaled_dot_product_attention` (scaled by ``sqrt(E // num_heads)``).
+
+    Args:
+        query (Tensor): (B, L, E) float32/float64.
+        key (Tensor): (B, S, E).
+        value (Tensor): (B, S, E).
+        params (dict): ``W_q, W_k, W_v, W_o`` (E, E) and ``b_q, b_k, b_v, b_o`` (E,); not modified.
+        num_heads (int): number of heads ``h``; must divide ``E``.
+        mask (Tensor, optional): bool, broadcastable to (B, L, S), ``True`` = may attend, applied
+            to every head; e.g. (L, S) causal or (B, 1, S) padding. ``None`` allows every key.
+
+    Returns:
+        (out, weights): ``out`` (B, L, E); ``weights`` (B, num_heads, L, S), the attention weights
+        of each head (not averaged). A row with no allowed key has zero weights in every head, so
+        that row of ``out`` equals ``b_o``.
+
+    Notes: W8 §9-§10, §13; L5 §16; L7-8 (Lecture 8) §三.
+
+    Agrees with ``torch.nn.MultiheadAttention(E, num_heads, batch_first=True)`` called with
+    ``need_weights=True, average_attn_weights=False`` and ``attn_mask=~mask`` (its boolean masks
+    mean True = blocked), when ``in_proj_weight`` is split into ``W_q, W_k, W_v`` (in that order),
+    ``in_proj_bias`` into ``b_q, b_k, b_v`` and ``out_proj`` gives ``W_o, b_o``.
+    """
+    B, L, E = query.shape
+    S = key.shape[1]
+    if E % num_heads != 0:
+        raise ValueError(f"embedding size {E} is not divisible by num_heads={num_heads}")
+    dh = E // num_heads
+
+    def project(x, n, W, b):  # (B, n, E) -> (B, heads, n, dh): head i owns features [i*dh, (i+1)*dh)
+        return (x @ W.T + b).view(B, n, num_heads, dh).transpose(1, 2)
+
+    q = project(query, L, params["W_q"], params["b_q"])
+    k = project(key, S, params["W_k"], params["b_k"])
+    v = project(value, S, params["W_v"], params["b_v"])
+    if mask is not None and mask.dim() == 3:
+        mask = mask.unsqueeze(1)  # (B, L|1, S) -> (B, 1, L|1, S): the same mask for every head
+    heads, weights = scaled_dot_product_attention(q, k, v, mask)  # (B, h, L, dh), (B, h, L, S)
+    concat = heads.transpose(1, 2).reshape(B, L, E)  # put the heads back side by side
+    return concat @ params["W_o"].T + params["b_o"], weights

@@ -1,0 +1,134 @@
+"""Gated recurrent cells: LSTM and GRU, written with plain tensor operations.
+
+Notes: L5 §7 (LSTM, §7.1-§7.5 the gates), L5 §8 (GRU), L5 §9 (LSTM vs GRU), and L7-8 (Lecture 7)
+§五 (gates and the additive cell path that lets gradients flow back in time).
+
+Conventions that matter here (they are PyTorch's, so the results agree with ``nn.LSTMCell``,
+``nn.LSTM``, ``nn.GRUCell`` and ``nn.GRU`` when their weights are copied in):
+
+- Weights are stacked gate by gate along the first axis and applied as ``x @ W.T``:
+  LSTM ``W_ih (4H, D)``, ``W_hh (4H, H)``, ``b_ih (4H,)``, ``b_hh (4H,)`` with the blocks in the
+  order input ``i``, forget ``f``, cell candidate ``g``, output ``o``;
+  GRU ``W_ih (3H, D)``, ``W_hh (3H, H)``, ``b_ih (3H,)``, ``b_hh (3H,)`` with the blocks in the
+  order reset ``r``, update ``z``, new ``n``.
+- Two biases (``b_ih`` and ``b_hh``) as in PyTorch; for the LSTM only their sum matters, for the
+  GRU they differ in the new-gate block because ``r`` multiplies ``W_hn h + b_hn``.
+- Sequences are batch-first: ``x (B, T, D)``.
+- PyTorch's own recurrent kernels (``torch.lstm_cell``, ``torch.gru_cell``, ``torch.lstm``,
+  ``torch.gru``, ``torch._VF``, the ``nn`` recurrent modules) are forbidden here.
+"""
+from __future__ import annotations
+
+import torch
+
+
+def lstm_cell(x, h_prev, c_prev, W_ih, W_hh, b_ih, b_hh):
+    r"""One LSTM step.
+
+    .. math::
+        \begin{aligned}
+        i &= \sigma(W_{ii} x + b_{ii} + W_{hi} h + b_{hi}) \\
+        f &= \sigma(W_{if} x + b_{if} + W_{hf} h + b_{hf}) \\
+        g &= \tanh(W_{ig} x + b_{ig} + W_{hg} h + b_{hg}) \\
+        o &= \sigma(W_{io} x + b_{io} + W_{ho} h + b_{ho}) \\
+        c' &= f \odot c + i \odot g \\
+        h' &= o \odot \tanh(c')
+        \end{aligned}
+
+    The cell update :math:`c' = f \odot c + i \odot g` is the additive path of the notes: the
+    gradient reaches :math:`c` through an elementwise product, not a matrix product.
+
+    Args:
+        x (Tensor): (B, D) float32/float64, the input at this step.
+        h_prev (Tensor): (B, H), the previous hidden state.
+        c_prev (Tensor): (B, H), the previous cell state.
+        W_ih (Tensor): (4H, D), input-to-gate weights, blocks ``[i; f; g; o]``.
+        W_hh (Tensor): (4H, H), hidden-to-gate weights, same block order.
+        b_ih (Tensor): (4H,), input-side bias.
+        b_hh (Tensor): (4H,), hidden-side bias.
+
+    Returns:
+        (h, c): two new (B, H) tensors, the next hidden and cell states.
+
+    Notes: L5 §7.1-§7.5; L7-8 (Lecture 7) §五.
+
+    Agrees with ``torch.nn.LSTMCell`` (``weight_ih = W_ih``, ``weight_hh = W_hh``,
+    ``bias_ih = b_ih``, ``bias_hh = b_hh``).
+    """
+    gates = x @ W_ih.T + b_ih + h_prev @ W_hh.T + b_hh  # (B, 4H), all four gates at once
+    i, f, g, o = gates.chunk(4, dim=-1)  # PyTorch's block order: input, forget, cell, output
+    c = torch.sigmoid(f) * c_prev + torch.sigmoid(i) * torch.tanh(g)
+    h = torch.sigmoid(o) * torch.tanh(c)
+    return h, c
+
+
+def lstm_forward(x, h0, c0, W_ih, W_hh, b_ih, b_hh):
+    r"""Run an LSTM over a whole sequence.
+
+    .. math::
+        (h_t, c_t) = \mathrm{lstm\_cell}(x_t, h_{t-1}, c_{t-1}), \quad t = 1, \dots, T
+
+    with the same weights at every step (weight sharing, L5 §2).
+
+    Args:
+        x (Tensor): (B, T, D) float32/float64, batch-first, T >= 1.
+        h0 (Tensor): (B, H), the initial hidden state.
+        c0 (Tensor): (B, H), the initial cell state.
+        W_ih (Tensor): (4H, D); W_hh (Tensor): (4H, H); b_ih, b_hh (Tensor): (4H,); as in
+            :func:`lstm_cell`.
+
+    Returns:
+        (hs, (h_T, c_T)): ``hs`` (B, T, H) holds every hidden state ``h_1 ... h_T``;
+        ``h_T`` and ``c_T`` (B, H) are the last hidden and cell states.
+
+    Notes: L5 §7; L7-8 (Lecture 7) §五.
+
+    Agrees with ``torch.nn.LSTM(D, H, batch_first=True)`` (one layer, unidirectional), called as
+    ``lstm(x, (h0[None], c0[None]))``: ``hs`` is its output and ``(h_T, c_T)`` its ``(h_n, c_n)``
+    without the leading layer axis.
+    """
+    h, c = h0, c0
+    hs = []
+    for t in range(x.shape[1]):  # the recurrence is sequential in time
+        h, c = lstm_cell(x[:, t], h, c, W_ih, W_hh, b_ih, b_hh)
+        hs.append(h)
+    return torch.stack(hs, dim=1), (h, c)
+
+
+def gru_cell(x, h_prev, W_ih, W_hh, b_ih, b_hh):
+    H = h_prev.shape[-1]
+    i_r, i_z, i_n = (x @ W_ih.T + b_ih).chunk(3, dim=-1)
+    h_r, h_z, _ = (h_prev @ W_hh.T + b_hh).chunk(3, dim=-1)
+    r = torch.sigmoid(i_r + h_r)
+    z = torch.sigmoid(i_z + h_z)
+    n = torch.tanh(i_n + (r * h_prev) @ W_hh[2 * H:].T + b_hh[2 * H:])
+    return (1 - z) * n + z * h_prev
+
+
+def gru_forward(x, h0, W_ih, W_hh, b_ih, b_hh):
+    r"""Run a GRU over a whole sequence.
+
+    .. math::
+        h_t = \mathrm{gru\_cell}(x_t, h_{t-1}), \quad t = 1, \dots, T
+
+    Args:
+        x (Tensor): (B, T, D) float32/float64, batch-first, T >= 1.
+        h0 (Tensor): (B, H), the initial hidden state.
+        W_ih (Tensor): (3H, D); W_hh (Tensor): (3H, H); b_ih, b_hh (Tensor): (3H,); as in
+            :func:`gru_cell`.
+
+    Returns:
+        (hs, h_T): ``hs`` (B, T, H) holds every hidden state ``h_1 ... h_T``; ``h_T`` (B, H) is the
+        last one.
+
+    Notes: L5 §8.
+
+    Agrees with ``torch.nn.GRU(D, H, batch_first=True)`` (one layer, unidirectional), called as
+    ``gru(x, h0[None])``: ``hs`` is its output and ``h_T`` its ``h_n`` without the layer axis.
+    """
+    h = h0
+    hs = []
+    for t in range(x.shape[1]):
+        h = gru_cell(x[:, t], h, W_ih, W_hh, b_ih, b_hh)
+        hs.append(h)
+    return torch.stack(hs, dim=1), h

@@ -1,0 +1,172 @@
+"""Optimizers: the update rules of the W8 recap (SGD, Momentum, AdaGrad, RMSProp, Adam) and
+gradient-norm clipping.
+
+Notes: W8 §1.1-1.5 (optimizer recap), L5 §6.1 and L7-8 (Lecture 7) §四 (gradient clipping).
+
+Conventions that matter here:
+
+- Every rule is ``name(w, dw, state, **hyperparameters) -> (w_next, state_next)``. ``state`` is
+  ``{}`` on the first call; each call returns a *new* dict and leaves ``w``, ``dw``, the old dict
+  and the tensors in it untouched (so write ``v = momentum * v + dw``, never ``v.mul_(...)``).
+- ``state["step"]`` (Adam only) is a Python int; every other state entry is a tensor shaped like
+  ``w``.
+- Each rule agrees with the ``torch.optim`` class of the same name step after step. Where the
+  notes and PyTorch differ in a detail, PyTorch's choice is the one used (and said in the
+  docstring): SGD's momentum buffer starts *at* the first gradient, eps is added *after* the
+  square root.
+"""
+from __future__ import annotations
+
+import torch
+
+
+def sgd(w, dw, state, lr=1e-2):
+    r"""One step of plain stochastic gradient descent.
+
+    .. math::
+        w_{t+1} = w_t - \mathrm{lr} \cdot \nabla_w L(w_t)
+
+    Args:
+        w (Tensor): parameters, any shape, float32/float64.
+        dw (Tensor): gradient of the loss at ``w``, same shape, dtype and device as ``w``.
+        state (dict): optimizer state; SGD keeps none (``{}``).
+        lr (float): learning rate. Default: ``1e-2``.
+
+    Returns:
+        (w_next, state_next): ``w_next`` a new tensor shaped like ``w``; ``state_next`` a new,
+        empty dict.
+
+    Notes: W8 §1.1 (SGD and its three problems).
+
+    Agrees with ``torch.optim.SGD([w], lr=lr)``.
+    """
+    return w - lr * dw, {}
+
+
+def sgd_momentum(w, dw, state, lr=1e-2, momentum=0.9):
+    r"""One step of SGD with (heavy-ball) momentum, in PyTorch's form.
+
+    .. math::
+        v_{t+1} = \mu \, v_t + \nabla_w L(w_t), \qquad w_{t+1} = w_t - \mathrm{lr} \cdot v_{t+1}
+
+    with :math:`v_0 = 0`, so the first velocity is the first gradient.
+
+    Args:
+        w (Tensor): parameters, any shape, float32/float64.
+        dw (Tensor): gradient of the loss at ``w``, same shape, dtype and device as ``w``.
+        state (dict): ``{}`` on the first call, afterwards ``{"velocity": Tensor like w}``.
+        lr (float): learning rate. Default: ``1e-2``.
+        momentum (float): :math:`\mu`, the friction/decay of the velocity. Default: ``0.9``.
+
+    Returns:
+        (w_next, state_next): ``state_next = {"velocity": v_{t+1}}``, a new dict.
+
+    Notes: W8 §1.2. Some texts write :math:`v = \mu v - \mathrm{lr}\, g,\ w = w + v`; with a
+    constant learning rate that is the same trajectory with the velocity scaled by ``-lr``.
+    PyTorch (and this function) accumulates raw gradients and multiplies by ``lr`` at the end.
+
+    Agrees with ``torch.optim.SGD([w], lr=lr, momentum=momentum)`` (``dampening=0``,
+    ``nesterov=False``), whose buffer is initialised to the first gradient.
+    """
+    if "velocity" in state:
+        v = momentum * state["velocity"] + dw
+    else:
+        v = dw.clone()  # v_0 = 0, so v_1 = dw: exactly torch.optim.SGD's first buffer
+    return w - lr * v, {"velocity": v}
+
+
+def adagrad(w, dw, state, lr=1e-2, eps=1e-10):
+    r"""One step of AdaGrad: a per-coordinate learning rate from the sum of squared gradients.
+
+    .. math::
+        G_{t+1} = G_t + g_t \odot g_t, \qquad
+        w_{t+1} = w_t - \mathrm{lr} \cdot \frac{g_t}{\sqrt{G_{t+1}} + \epsilon}
+
+    with :math:`G_0 = 0` and :math:`g_t = \nabla_w L(w_t)`.
+
+    Args:
+        w (Tensor): parameters, any shape, float32/float64.
+        dw (Tensor): gradient of the loss at ``w``, same shape, dtype and device as ``w``.
+        state (dict): ``{}`` on the first call, afterwards ``{"sum_sq": Tensor like w}``.
+        lr (float): learning rate. Default: ``1e-2``.
+        eps (float): added to the denominator *after* the square root. Default: ``1e-10``.
+
+    Returns:
+        (w_next, state_next): ``state_next = {"sum_sq": G_{t+1}}``, a new dict.
+
+    Notes: W8 §1.3 (and why its step size decays towards zero).
+
+    Agrees with ``torch.optim.Adagrad([w], lr=lr, eps=eps)`` (``lr_decay=0``,
+    ``initial_accumulator_value=0``, ``weight_decay=0``).
+    """
+    G = state.get("sum_sq", torch.zeros_like(w)) + dw * dw
+    return w - lr * dw / (torch.sqrt(G) + eps), {"sum_sq": G}
+
+
+def rmsprop(w, dw, state, lr=1e-2, alpha=0.99, eps=1e-8):
+    r"""One step of RMSProp: AdaGrad with an exponential moving average instead of a sum.
+
+    .. math::
+        s_{t+1} = \alpha\, s_t + (1 - \alpha)\, g_t \odot g_t, \qquad
+        w_{t+1} = w_t - \mathrm{lr} \cdot \frac{g_t}{\sqrt{s_{t+1}} + \epsilon}
+
+    with :math:`s_0 = 0` (no bias correction, as in PyTorch).
+
+    Args:
+        w (Tensor): parameters, any shape, float32/float64.
+        dw (Tensor): gradient of the loss at ``w``, same shape, dtype and device as ``w``.
+        state (dict): ``{}`` on the first call, afterwards ``{"sq_avg": Tensor like w}``.
+        lr (float): learning rate. Default: ``1e-2``.
+        alpha (float): decay rate of the moving average. Default: ``0.99``.
+        eps (float): added to the denominator *after* the square root. Default: ``1e-8``.
+
+    Returns:
+        (w_next, state_next): ``state_next = {"sq_avg": s_{t+1}}``, a new dict.
+
+    Notes: W8 §1.4.
+
+    Agrees with ``torch.optim.RMSprop([w], lr=lr, alpha=alpha, eps=eps)`` (``momentum=0``,
+    ``centered=False``).
+    """
+    s = state.get("sq_avg", torch.zeros_like(w))
+    s = alpha * s + (1 - alpha) * dw * dw
+    return w - lr * dw / (torch.sqrt(s) + eps), {"sq_avg": s}
+
+
+def adam(w, dw, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8):
+    b1, b2 = betas
+    t = state.get("step", 0) + 1
+    m = b1 * state.get("m", torch.zeros_like(w)) + (1 - b1) * dw
+    v = b2 * state.get("v", torch.zeros_like(w)) + (1 - b2) * dw * dw
+    return w - lr * m / (torch.sqrt(v) + eps), {"step": t, "m": m, "v": v}
+
+
+def clip_grad_norm(grads, max_norm):
+    r"""Rescale a list of gradients so that their global L2 norm is at most ``max_norm``.
+
+    .. math::
+        \|g\| = \sqrt{\textstyle\sum_i \|g_i\|_2^2}, \qquad
+        g_i \leftarrow g_i \cdot \min\!\left(1, \frac{\mathrm{max\_norm}}{\|g\| + 10^{-6}}\right)
+
+    The direction of the full gradient is kept; only its length is limited.
+
+    Args:
+        grads (list[Tensor]): gradients, any shapes, float32/float64, one device.
+        max_norm (float): the largest allowed global norm.
+
+    Returns:
+        (clipped, total_norm): ``clipped`` a list of new tensors, one per gradient, same shapes;
+        ``total_norm`` the global norm *before* clipping, a 0-dim tensor. An empty list gives
+        ``([], tensor(0.))``.
+
+    Notes: L5 §6.1 (norm clipping against exploding gradients), L7-8 (Lecture 7) §四.
+
+    Agrees with ``torch.nn.utils.clip_grad_norm_`` (``norm_type=2``), which does the same in
+    place on ``p.grad`` and also clamps the coefficient at 1.0.
+    """
+    if len(grads) == 0:
+        return [], torch.tensor(0.0)
+    # norm of the per-tensor norms, like torch: the same as sqrt of the sum of all squares
+    total_norm = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g) for g in grads]))
+    scale = torch.clamp(max_norm / (total_norm + 1e-6), max=1.0)
+    return [g * scale for g in grads], total_norm

@@ -1,0 +1,259 @@
+"""Vanilla (Elman) RNN: the cell, the unrolled forward pass, the many-to-many language-model
+loss, backpropagation through time by hand (full and truncated), the bidirectional RNN and
+greedy character-level generation.
+
+Notes: L5 §2-4 and §10 (RNN, sequence NLL, the BPTT derivation, teacher forcing, BiRNN),
+L7-8 (Lecture 7) §一-§三 (forward equations, BPTT, truncated BPTT, embedding lookup), W8 §3-4
+(many-to-many, character-level LM).
+
+Conventions that matter here:
+
+- Batch-first: ``x (B, T, D)``, hidden states ``(B, T, H)``, logits ``(B, T, C)``.
+- PyTorch's weight layout: ``W (out, in)`` is applied as ``x @ W.T``. Name map to L5:
+  ``U = W_xh``, ``W = W_hh``, ``V = W_hy``, ``b = b_h``, ``c = b_y``.
+- One hidden bias ``b_h``; PyTorch's RNN modules have two (``bias_ih + bias_hh = b_h``).
+- The loss of ``rnn_bptt``/``truncated_bptt`` is summed over time and averaged over the batch.
+- Functions call each other by name (``rnn_forward`` -> ``rnn_cell``, ``birnn_forward`` ->
+  ``rnn_forward``, ``truncated_bptt`` -> ``rnn_bptt``, ...): the grader swaps in correct callees,
+  so a bug is charged once. No autograd, no ``torch.nn`` modules.
+"""
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+
+def rnn_cell(x, h_prev, W_xh, W_hh, b_h):
+    r"""One step of the Elman RNN.
+
+    .. math::
+        h_t = \tanh(x_t W_{xh}^\top + h_{t-1} W_{hh}^\top + b_h)
+
+    Args:
+        x (Tensor): input :math:`x_t`, ``(B, D)`` float32/float64.
+        h_prev (Tensor): previous hidden state :math:`h_{t-1}`, ``(B, H)``, same dtype.
+        W_xh (Tensor): input-to-hidden weight, ``(H, D)``.
+        W_hh (Tensor): hidden-to-hidden weight, ``(H, H)``.
+        b_h (Tensor): hidden bias, ``(H,)``.
+
+    Returns:
+        Tensor: the new hidden state :math:`h_t`, ``(B, H)``.
+
+    Notes: L5 §2.1, L7-8 (Lecture 7) §一.2 (the same parameters are shared by every time step).
+
+    Agrees with ``nn.RNNCell(D, H, nonlinearity="tanh")`` with ``weight_ih = W_xh``,
+    ``weight_hh = W_hh`` and ``bias_ih + bias_hh = b_h``.
+    """
+    return torch.tanh(x @ W_xh.T + h_prev @ W_hh.T + b_h)
+
+
+def rnn_forward(x, h0, W_xh, W_hh, b_h):
+    r"""Unroll the RNN over a sequence and return every hidden state.
+
+    .. math::
+        h_t = \tanh(x_t W_{xh}^\top + h_{t-1} W_{hh}^\top + b_h), \quad t = 1, \dots, T
+
+    Args:
+        x (Tensor): inputs, ``(B, T, D)`` float32/float64, batch-first.
+        h0 (Tensor): initial hidden state :math:`h_0`, ``(B, H)``.
+        W_xh (Tensor): ``(H, D)``.
+        W_hh (Tensor): ``(H, H)``.
+        b_h (Tensor): ``(H,)``.
+
+    Returns:
+        Tensor: ``hs (B, T, H)``, ``hs[:, t-1]`` is :math:`h_t` (so ``h0`` is not included and
+        ``hs[:, -1]`` is the final state).
+
+    Notes: L5 §3.1 (the unrolled graph), L7-8 (Lecture 7) §一.2. Calls ``rnn_cell`` at every
+    step.
+
+    Agrees with ``nn.RNN(D, H, batch_first=True)`` (its ``output``; ``h_n`` is ``hs[:, -1]``),
+    given ``h0.unsqueeze(0)`` and ``bias_ih_l0 + bias_hh_l0 = b_h``.
+    """
+    h, hs = h0, []
+    for t in range(x.shape[1]):
+        h = rnn_cell(x[:, t], h, W_xh, W_hh, b_h)
+        hs.append(h)
+    return torch.stack(hs, dim=1)
+
+
+def softmax_cross_entropy(logits, targets):
+    r"""Mean cross-entropy of a softmax classifier, computed stably with log-sum-exp.
+
+    .. math::
+        \mathrm{CE} = \frac{1}{N} \sum_{n=1}^{N} \Big( \log \sum_{c} e^{o_{n,c}} - o_{n,y_n} \Big),
+        \qquad \log \sum_c e^{o_c} = m + \log \sum_c e^{o_c - m},\ m = \max_c o_c
+
+    Subtracting the row maximum keeps every exponent :math:`\le 0`, so logits of magnitude
+    1e4 neither overflow (``exp(1e4) = inf``) nor lose the target's log-probability.
+
+    Args:
+        logits (Tensor): unnormalised scores :math:`o`, ``(N, C)`` float32/float64.
+        targets (Tensor): class indices :math:`y \in [0, C)`, ``(N,)`` int64.
+
+    Returns:
+        Tensor: the mean negative log-likelihood, a 0-dim tensor in the dtype of ``logits``.
+
+    Notes: L5 §2.2 (sequence NLL), L5 §3.2 (softmax + cross-entropy).
+
+    Agrees with ``F.cross_entropy(logits, targets)`` (``reduction="mean"``, no weights, no
+    label smoothing), which it must not call (nor ``F.nll_loss``).
+    """
+    shifted = logits - logits.max(dim=1, keepdim=True).values
+    log_z = torch.log(torch.exp(shifted).sum(dim=1))
+    target_logit = shifted.gather(1, targets.unsqueeze(1)).squeeze(1)
+    return (log_z - target_logit).mean()
+
+
+def rnn_bptt(x, targets, h0, params):
+
+    W_xh, W_hh, b_h, W_hy, b_y = (params[k] for k in ("W_xh", "W_hh", "b_h", "W_hy", "b_y"))
+    B, T, _ = x.shape
+    C = W_hy.shape[0]
+    hs = rnn_forward(x, h0, W_xh, W_hh, b_h)
+    logits = hs @ W_hy.T + b_y
+    loss = softmax_cross_entropy(logits.reshape(B * T, C), targets.reshape(B * T)) * T
+    d_logits = (torch.softmax(logits, dim=-1) - F.one_hot(targets, C).to(logits.dtype)) / B
+    dh_out = d_logits @ W_hy
+    h_prev = torch.cat([h0.unsqueeze(1), hs[:, :-1]], dim=1)
+    d_a = torch.empty_like(hs)
+    dh_next = torch.zeros_like(h0)
+    for t in reversed(range(T)):
+        d_a[:, t] = dh_out[:, t] * (1 - hs[:, t] ** 2)
+        dh_next = d_a[:, t] @ W_hh
+    grads = {
+        "W_xh": torch.einsum("bth,btd->hd", d_a, x),
+        "W_hh": torch.einsum("bth,btk->hk", d_a, h_prev),
+        "b_h": d_a.sum(dim=(0, 1)),
+        "W_hy": torch.einsum("btc,bth->ch", d_logits, hs),
+        "b_y": d_logits.sum(dim=(0, 1)),
+        "h0": dh_next,
+    }
+    return loss, grads
+
+
+def truncated_bptt(x, targets, h0, params, chunk):
+    r"""The loss of ``rnn_bptt`` with gradients from truncated BPTT.
+
+    Time is cut into consecutive chunks of ``chunk`` steps (the last may be shorter). The hidden
+    state flows across a cut (chunk :math:`k` starts from the last state of chunk :math:`k-1`),
+    the gradient does not: it is as if :math:`h` were detached at every cut. Per chunk
+    :math:`c` covering steps :math:`s \le t < e`,
+
+    .. math::
+        L_c = \frac{1}{B} \sum_b \sum_{t=s}^{e-1} \mathrm{CE}(o_{b,t}, y_{b,t}), \qquad
+        L = \sum_c L_c, \qquad
+        \mathrm{grads} = \sum_c \nabla_\theta L_c \big|_{h_{s-1}\ \text{fixed}}
+
+    and ``grads["h0"]`` is the gradient of the first chunk's loss only (later chunks start from
+    a detached state). With ``chunk >= T`` this is exactly ``rnn_bptt``.
+
+    Args:
+        x (Tensor): inputs, ``(B, T, D)`` float32/float64.
+        targets (Tensor): ``(B, T)`` int64.
+        h0 (Tensor): initial hidden state, ``(B, H)``.
+        params (dict): ``W_xh (H, D)``, ``W_hh (H, H)``, ``b_h (H,)``, ``W_hy (C, H)``,
+            ``b_y (C,)``.
+        chunk (int): steps per chunk, ``>= 1``.
+
+    Returns:
+        (loss, grads, h_last): ``loss`` 0-dim (the full loss, the same value as ``rnn_bptt``);
+        ``grads`` a new dict with the keys of ``rnn_bptt``; ``h_last (B, H)`` the hidden state
+        after the last step (what the next call would start from).
+
+    Notes: L7-8 (Lecture 7) §二.3 (truncated BPTT: the forward pass carries :math:`h` across
+    chunks, the backward pass stays inside a chunk). Calls ``rnn_forward`` and ``rnn_bptt``.
+    No autograd.
+
+    Agrees with autograd where the state is detached at each cut:
+    ``h = h.detach()`` between chunks, ``loss_c.backward()`` per chunk, gradients accumulated.
+    """
+    if chunk < 1:
+        raise ValueError(f"chunk must be >= 1, got {chunk}")
+    T = x.shape[1]
+    # the states at the cuts are the states of the full forward pass: h flows across a cut
+    hs = rnn_forward(x, h0, params["W_xh"], params["W_hh"], params["b_h"])
+    loss, grads = None, None
+    for start in range(0, T, chunk):
+        h_start = h0 if start == 0 else hs[:, start - 1]
+        loss_c, grads_c = rnn_bptt(x[:, start:start + chunk], targets[:, start:start + chunk],
+                                   h_start, params)
+        if grads is None:  # the first chunk: its "h0" is the only gradient h0 receives
+            loss, grads = loss_c, grads_c
+        else:
+            loss = loss + loss_c
+            grads = {k: g if k == "h0" else g + grads_c[k] for k, g in grads.items()}
+    return loss, grads, hs[:, -1].clone()
+
+
+def birnn_forward(x, h0_fwd, h0_bwd, params_fwd, params_bwd):
+    r"""Bidirectional RNN: one RNN reads left to right, another right to left.
+
+    .. math::
+        \overrightarrow{h}_t = \tanh(x_t \overrightarrow{W}_{xh}^\top
+            + \overrightarrow{h}_{t-1} \overrightarrow{W}_{hh}^\top + \overrightarrow{b}_h), \quad
+        \overleftarrow{h}_t = \tanh(x_t \overleftarrow{W}_{xh}^\top
+            + \overleftarrow{h}_{t+1} \overleftarrow{W}_{hh}^\top + \overleftarrow{b}_h), \quad
+        h_t = [\overrightarrow{h}_t ; \overleftarrow{h}_t]
+
+    with :math:`\overrightarrow{h}_0 =` ``h0_fwd`` and :math:`\overleftarrow{h}_{T+1} =`
+    ``h0_bwd``. Position-aligned: ``hs[:, t]`` holds both directions' states *at* position ``t``
+    (the backward one has read ``x[:, t:]``).
+
+    Args:
+        x (Tensor): inputs, ``(B, T, D)`` float32/float64.
+        h0_fwd (Tensor): initial state of the forward RNN, ``(B, H)``.
+        h0_bwd (Tensor): initial state of the backward RNN, ``(B, H)``.
+        params_fwd (dict): ``W_xh (H, D)``, ``W_hh (H, H)``, ``b_h (H,)`` of the forward RNN.
+        params_bwd (dict): the same keys for the backward RNN.
+
+    Returns:
+        Tensor: ``hs (B, T, 2H)``, ``[forward, backward]`` concatenated on the last axis.
+
+    Notes: L5 §10 (BiRNN: for tagging and encoding, not for online generation). Calls
+    ``rnn_forward`` for both directions.
+
+    Agrees with ``nn.RNN(D, H, bidirectional=True, batch_first=True)`` given
+    ``h0 = stack([h0_fwd, h0_bwd])`` (the ``_l0`` weights forward, ``_l0_reverse`` backward).
+    """
+    fwd = rnn_forward(x, h0_fwd, params_fwd["W_xh"], params_fwd["W_hh"], params_fwd["b_h"])
+    # run on the reversed sequence, then flip back so position t lines up with fwd[:, t]
+    bwd = rnn_forward(x.flip(1), h0_bwd, params_bwd["W_xh"], params_bwd["W_hh"], params_bwd["b_h"])
+    return torch.cat([fwd, bwd.flip(1)], dim=-1)
+
+
+def greedy_decode(params, embedding, h0, start_token, steps):
+    r"""Greedy character-level generation: feed the most likely token back as the next input.
+
+    .. math::
+        x_s = E[y_{s-1}], \quad h_s = \tanh(x_s W_{xh}^\top + h_{s-1} W_{hh}^\top + b_h), \quad
+        y_s = \arg\max_c \, (h_s W_{hy}^\top + b_y)_c, \qquad s = 1, \dots, \mathrm{steps}
+
+    with :math:`y_0 =` ``start_token``. Ties go to the lowest index (``torch.argmax``).
+    Test-time counterpart of teacher forcing: the model now sees its own outputs.
+
+    Args:
+        params (dict): ``W_xh (H, D)``, ``W_hh (H, H)``, ``b_h (H,)``, ``W_hy (V, H)``,
+            ``b_y (V,)``.
+        embedding (Tensor): the lookup table :math:`E`, ``(V, D)`` float32/float64.
+        h0 (Tensor): initial hidden state, ``(B, H)``.
+        start_token (Tensor): the first input token of every sequence, ``(B,)`` int64.
+        steps (int): how many tokens to generate, ``>= 0``.
+
+    Returns:
+        Tensor: ``tokens (B, steps)`` int64, the generated tokens without the start token.
+
+    Notes: W8 §4 (character-level LM: sample and feed back; greedy is the argmax variant),
+    L5 §4 (teacher forcing vs generation, exposure bias), L7-8 (Lecture 7) §三 (embedding as a
+    lookup). Calls ``rnn_cell`` at every step.
+
+    Agrees with a loop over ``nn.RNNCell`` + ``nn.Linear`` + ``torch.argmax`` with the same
+    weights.
+    """
+    tokens = torch.empty((h0.shape[0], steps), dtype=torch.int64, device=h0.device)
+    h, token = h0, start_token
+    for s in range(steps):
+        h = rnn_cell(embedding[token], h, params["W_xh"], params["W_hh"], params["b_h"])
+        token = torch.argmax(h @ params["W_hy"].T + params["b_y"], dim=-1)
+        tokens[:, s] = token
+    return tokens

@@ -1,0 +1,204 @@
+"""Transformer blocks: LayerNorm, the position-wise feed-forward network, encoder and decoder blocks.
+
+Notes: W8 §15 (encoder: input, block structure, role of each component, LayerNorm vs BatchNorm),
+W8 §16 (decoder: masked self-attention, cross-attention, FFN), W8 §12 (masking); L5 §17;
+L7-8 (Lecture 8) §四.1 (data flow: attention -> Add & LayerNorm -> MLP -> Add & LayerNorm).
+
+Conventions that matter here:
+
+- Block parameters are nested dicts: ``"self_attn"`` (and in the decoder ``"cross_attn"``) hold a
+  ``multi_head_attention`` params dict (``W_q, W_k, W_v, W_o (E, E)``, ``b_q, b_k, b_v, b_o (E,)``);
+  ``"ffn"`` holds ``W1 (F, E)``, ``b1 (F,)``, ``W2 (E, F)``, ``b2 (E,)``; ``"norm1"``, ``"norm2"``
+  (and ``"norm3"``) hold ``weight (E,)`` and ``bias (E,)``.
+- Post-LN (``norm_first=False``, the notes' block and the original paper) normalizes after each
+  residual sum; pre-LN (``norm_first=True``) normalizes the input of each sublayer.
+- No dropout; LayerNorm eps is 1e-5. Masks are bool, ``True`` = may attend, broadcastable to
+  ``(B, L, S)``.
+- The blocks call ``multi_head_attention``, ``causal_mask``, ``layer_norm`` and ``feed_forward`` by
+  name, so each is written (and graded) once.
+"""
+from __future__ import annotations
+
+import torch
+
+from .attention import causal_mask, multi_head_attention
+
+
+def layer_norm(x, weight, bias, eps=1e-5):
+    r"""Layer normalization over the last axis.
+
+    .. math::
+        \mu = \frac{1}{E}\sum_{e} x_e, \qquad
+        \sigma^2 = \frac{1}{E}\sum_{e} (x_e - \mu)^2, \qquad
+        y = \frac{x - \mu}{\sqrt{\sigma^2 + \epsilon}} \odot \gamma + \beta
+
+    The variance is the biased one (divide by ``E``, not ``E - 1``). Each token is normalized on
+    its own features, unlike BatchNorm, which normalizes each feature across the batch (W8 §15.3).
+
+    Args:
+        x (Tensor): (..., E) float32/float64.
+        weight (Tensor): (E,), the gain :math:`\gamma`.
+        bias (Tensor): (E,), the shift :math:`\beta`.
+        eps (float): added to the variance for stability (default 1e-5).
+
+    Returns:
+        y (Tensor): same shape as ``x``, a new tensor.
+
+    Notes: W8 §15.3; L7-8 (Lecture 8) §四.1.
+
+    Agrees with ``torch.nn.functional.layer_norm(x, (E,), weight, bias, eps)`` (and
+    ``torch.nn.LayerNorm``), which must not be called here.
+    """
+    mean = x.mean(dim=-1, keepdim=True)
+    centered = x - mean
+    var = (centered * centered).mean(dim=-1, keepdim=True)  # biased: divide by E
+    return centered / torch.sqrt(var + eps) * weight + bias
+
+
+def feed_forward(x, W1, b1, W2, b2):
+    r"""The position-wise feed-forward network (the block's MLP).
+
+    .. math::
+        \mathrm{FFN}(x) = \max(0,\; x W_1^\top + b_1)\, W_2^\top + b_2
+
+    The same two-layer MLP is applied to every position independently; attention is the only
+    place where positions interact (W8 §15.3).
+
+    Args:
+        x (Tensor): (..., E) float32/float64.
+        W1 (Tensor): (F, E), the expansion (F is typically 4E).
+        b1 (Tensor): (F,).
+        W2 (Tensor): (E, F), the projection back.
+        b2 (Tensor): (E,).
+
+    Returns:
+        y (Tensor): (..., E).
+
+    Notes: W8 §15.2-§15.3; L7-8 (Lecture 8) §四.1.
+
+    Agrees with ``linear2(relu(linear1(x)))`` of ``torch.nn.TransformerEncoderLayer``
+    (``activation="relu"``, no dropout).
+    """
+    return torch.relu(x @ W1.T + b1) @ W2.T + b2
+
+
+def encoder_block(x, params, num_heads, mask=None, norm_first=False):
+    r"""One Transformer encoder block: self-attention and FFN, each with residual and LayerNorm.
+
+    Post-LN (default, the notes' block and Vaswani et al.):
+
+    .. math::
+        x' = \mathrm{LN}_1(x + \mathrm{SA}(x)), \qquad y = \mathrm{LN}_2(x' + \mathrm{FFN}(x'))
+
+    Pre-LN (``norm_first=True``):
+
+    .. math::
+        x' = x + \mathrm{SA}(\mathrm{LN}_1(x)), \qquad y = x' + \mathrm{FFN}(\mathrm{LN}_2(x'))
+
+    where SA is :func:`multi_head_attention` with query = key = value.
+
+    Args:
+        x (Tensor): (B, T, E) float32/float64.
+        params (dict): ``"self_attn"`` (a ``multi_head_attention`` params dict), ``"ffn"``
+            (``W1, b1, W2, b2``), ``"norm1"``, ``"norm2"`` (``weight, bias``); not modified.
+        num_heads (int): number of attention heads; must divide ``E``.
+        mask (Tensor, optional): bool, broadcastable to (B, T, T), ``True`` = may attend; e.g.
+            (T, T) causal or (B, 1, T) padding.
+        norm_first (bool): pre-LN instead of post-LN.
+
+    Returns:
+        y (Tensor): (B, T, E).
+
+    Notes: W8 §15.2-§15.3; L5 §17; L7-8 (Lecture 8) §四.1.
+
+    Agrees with ``torch.nn.TransformerEncoderLayer(E, num_heads, dim_feedforward=F, dropout=0.0,
+    activation="relu", batch_first=True, norm_first=norm_first)`` in ``eval()`` mode, given
+    ``src_mask=~mask`` for a (T, T) mask or ``src_key_padding_mask=~mask[:, 0]`` for a
+    (B, 1, T) one.
+    """
+    def sa(h):
+        return multi_head_attention(h, h, h, params["self_attn"], num_heads, mask)[0]
+
+    def ffn(h):
+        p = params["ffn"]
+        return feed_forward(h, p["W1"], p["b1"], p["W2"], p["b2"])
+
+    def norm(h, name):
+        return layer_norm(h, params[name]["weight"], params[name]["bias"])
+
+    if norm_first:
+        x = x + sa(norm(x, "norm1"))
+        return x + ffn(norm(x, "norm2"))
+    x = norm(x + sa(x), "norm1")
+    return norm(x + ffn(x), "norm2")
+
+
+def decoder_block(x, memory, params, num_heads, self_mask=None, memory_mask=None, causal=True, norm_first=False):
+    r"""One Transformer decoder block: masked self-attention, cross-attention, FFN.
+
+    Post-LN (default):
+
+    .. math::
+        \begin{aligned}
+        x_1 &= \mathrm{LN}_1(x + \mathrm{SA}(x)) \\
+        x_2 &= \mathrm{LN}_2(x_1 + \mathrm{CA}(x_1, m)) \\
+        y &= \mathrm{LN}_3(x_2 + \mathrm{FFN}(x_2))
+        \end{aligned}
+
+    Pre-LN (``norm_first=True``): :math:`x_1 = x + \mathrm{SA}(\mathrm{LN}_1(x))`,
+    :math:`x_2 = x_1 + \mathrm{CA}(\mathrm{LN}_2(x_1), m)`, :math:`y = x_2 + \mathrm{FFN}(\mathrm{LN}_3(x_2))`
+    (the memory :math:`m` itself is not normalized).
+
+    SA is self-attention (query = key = value = x) with the mask ``causal_mask(T) & self_mask``
+    when ``causal`` (just ``self_mask`` otherwise), so position ``t`` cannot see later targets;
+    CA is cross-attention with queries from the decoder and keys/values from the encoder output
+    ``memory``, with ``memory_mask``.
+
+    Args:
+        x (Tensor): (B, T, E) float32/float64, the target-side input.
+        memory (Tensor): (B, S, E), the encoder output.
+        params (dict): ``"self_attn"``, ``"cross_attn"`` (``multi_head_attention`` params dicts),
+            ``"ffn"`` (``W1, b1, W2, b2``), ``"norm1"``, ``"norm2"``, ``"norm3"`` (``weight, bias``);
+            not modified.
+        num_heads (int): number of attention heads (both attentions); must divide ``E``.
+        self_mask (Tensor, optional): bool, broadcastable to (B, T, T), ``True`` = may attend;
+            e.g. (B, 1, T) target padding.
+        memory_mask (Tensor, optional): bool, broadcastable to (B, T, S), ``True`` = may attend;
+            e.g. (B, 1, S) source padding.
+        causal (bool): combine a (T, T) causal mask with ``self_mask`` by logical AND.
+        norm_first (bool): pre-LN instead of post-LN.
+
+    Returns:
+        y (Tensor): (B, T, E).
+
+    Notes: W8 §16.2, §12; L5 §17; L7-8 (Lecture 8) §三 (cross and masked attention), §四.1.
+
+    Agrees with ``torch.nn.TransformerDecoderLayer(E, num_heads, dim_feedforward=F, dropout=0.0,
+    activation="relu", batch_first=True, norm_first=norm_first)`` in ``eval()`` mode given the
+    same masks inverted (``tgt_mask=~(causal_mask(T) & self_mask)`` or key-padding masks, and
+    ``memory_mask=~memory_mask`` or ``memory_key_padding_mask``).
+    """
+    if causal:
+        future = causal_mask(x.shape[1], device=x.device)
+        self_mask = future if self_mask is None else self_mask & future
+
+    def sa(h):
+        return multi_head_attention(h, h, h, params["self_attn"], num_heads, self_mask)[0]
+
+    def ca(h):
+        return multi_head_attention(h, memory, memory, params["cross_attn"], num_heads, memory_mask)[0]
+
+    def ffn(h):
+        p = params["ffn"]
+        return feed_forward(h, p["W1"], p["b1"], p["W2"], p["b2"])
+
+    def norm(h, name):
+        return layer_norm(h, params[name]["weight"], params[name]["bias"])
+
+    if norm_first:
+        x = x + sa(norm(x, "norm1"))
+        x = x + ca(norm(x, "norm2"))
+        return x + ffn(norm(x, "norm3"))
+    x = norm(x + sa(x), "norm1")
+    x = norm(x + ca(x), "norm2")
+    return norm(x + ffn(x), "norm3")
