@@ -56,12 +56,17 @@ def _spawn_server(seed: int, course_root: str | None) -> subprocess.Popen:
         protect = ["--protect", course_root]
     bootstrap = "from seqlab.nbgrader.server import main; main()"
     # -I: no PYTHON* variables, no user site, no current directory on sys.path (the kernel's folder
-    # holds the student's files). stderr goes nowhere: anything on the kernel's own stderr would be
-    # attached to the running cell, and nbgrader zeroes a test cell with stderr output.
+    # holds the student's files). stderr goes nowhere (SEQLAB_NBGRADER_SERVER_LOG=path keeps it, to
+    # debug seqlab): anything on the kernel's own stderr would be attached to the running cell, and
+    # nbgrader zeroes a test cell with stderr output.
+    log = os.environ.get("SEQLAB_NBGRADER_SERVER_LOG")
+    stderr = open(log, "ab") if log else subprocess.DEVNULL
+    home = os.path.expanduser("~")
     _server = subprocess.Popen([sys.executable, "-I", "-c", bootstrap, "--seed", str(int(seed)), *protect],
-                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                               text=True, encoding="utf-8", cwd=os.path.expanduser("~") if os.path.isdir(
-                                   os.path.expanduser("~")) else "/", close_fds=True)
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, text=True,
+                               encoding="utf-8", cwd=home if os.path.isdir(home) else "/", close_fds=True)
+    if log:
+        stderr.close()
     _state["seed"], _state["course_root"] = int(seed), course_root
     return _server
 
