@@ -1,8 +1,9 @@
 """`seqlab nbgrader`: the course it writes, the export, the kernel guard, and a real nbgrader round trip.
 
 The round trip (``test_nbgrader_round_trip``, marked slow) runs the real nbgrader 0.9 command line,
-no mocks: generate_assignment for every topic, autograde of four optimizers submissions (solutions,
-stubs, two bugged functions, and one that deletes a test cell, warns and snoops), the gradebook
+no mocks: generate_assignment for every topic, autograde of five optimizers submissions (solutions,
+stubs, two bugged functions, one that deletes a test cell, warns and snoops, and one that forges
+its points -- which only the cross-check with the isolated grader catches), the gradebook
 read back, the same notebooks exported and graded by the isolated `seqlab grade`, generate_feedback
 and export. It prints how long it took.
 """
@@ -96,6 +97,11 @@ def test_nbgrader_config_sets_the_traps_handling(course):
     assert config.Execute.timeout >= 300
     assert any(f"start(seed={SEED}" in arg for arg in config.Execute.extra_arguments)
     assert "ClearHiddenTests" in [c.__name__ for c in config.GenerateFeedback.preprocessors]
+    assert config.IgnorePattern.enabled is True
+    import re
+    assert re.search(config.IgnorePattern.pattern, "[W NNPACK.cpp:64] Could not initialize NNPACK!")
+    assert re.search(config.IgnorePattern.pattern, "[W1023 10:00:00.000 NNPACK.cpp:61] Could not")
+    assert not re.search(config.IgnorePattern.pattern, "Traceback: [W] warning")
 
 
 def test_rebuilding_keeps_the_seed_and_gives_the_same_notebooks(course, tmp_path):
@@ -266,9 +272,18 @@ def clip_grad_norm(grads, max_norm):
 ''',
 }
 WARNING_SGD = '''
+import os
+
 def sgd(w, dw, state, lr=1e-2):
-    # correct, but torch.tensor(tensor) emits a UserWarning ("To copy construct from a tensor ...")
+    # correct, but torch.tensor(tensor) emits a UserWarning ("To copy construct from a tensor ..."),
+    # and a C++-level warning like the one PyTorch prints on some CPUs goes to the process's stderr
+    os.write(2, b"[W NNPACK.cpp:64] Could not initialize NNPACK! Reason: Unsupported hardware.\\n")
     return torch.tensor(w - lr * dw), {}
+'''
+FORGERY = '''
+# Not an answer: code in the notebook can replace the grading function the test cells call.
+import seqlab.nbgrader.kernel as _kernel
+_kernel.hidden_points = lambda qualname, notebook: %(points)r[qualname]
 '''
 SNOOP = '''
 import json, os, sqlite3, subprocess
@@ -335,7 +350,7 @@ def test_nbgrader_round_trip(course, tmp_path):
             body = strip_markers(chunk.source)[len(clear_solutions(chunk.source).split("# YOUR CODE HERE")[0]):]
             assert body.strip()[:200] not in released, f"{topic}.{chunk.name}: solution text in the release"
 
-    # 2. Four students hand in the optimizers notebook.
+    # 2. Five students hand in the optimizers notebook.
     topic, release = "optimizers", root / "release" / "optimizers" / "optimizers.ipynb"
     solved = {answer_id(topic, c.name): strip_markers(c.source) for c in TOPICS[topic].answers}
     snoop = SNOOP % {"graders": str(GRADERS_DIR / "test_optimizers.py"), "solutions": str(SOLUTIONS_DIR / "optimizers.py")}
@@ -345,6 +360,8 @@ def test_nbgrader_round_trip(course, tmp_path):
         "bugs": _student(release, {**solved, **{answer_id(topic, n): textwrap.dedent(s) for n, s in BUGGY.items()}}),
         "traps": _student(release, {**solved, answer_id(topic, "sgd"): WARNING_SGD},
                           drop={grade_cell_id(topic, "rmsprop")}, extra=[snoop]),
+        "forger": _student(release, {}, extra=[FORGERY % {"points": {q: config.rules(q).points
+                                                                     for q in contract.functions_of(topic)}}]),
     }
     for student, nb in students.items():
         path = root / "submitted" / student / topic / f"{topic}.ipynb"
@@ -384,7 +401,10 @@ def test_nbgrader_round_trip(course, tmp_path):
     from seqlab.nbgrader.crosscheck import crosscheck
 
     rows = {r["student"]: r for r in crosscheck(root, topic)}
-    assert set(rows) == set(students) and all(r["same"] for r in rows.values()), rows
+    assert set(rows) == set(students)
+    assert all(r["same"] for s, r in rows.items() if s != "forger"), rows
+    # The forger's notebook printed full marks in the kernel; the isolated grader gives the stubs zero.
+    assert scores["forger"] == scores["full"] and not rows["forger"]["same"] and rows["forger"]["seqlab"] == 0
     out = tmp_path / "bugs-report"
     _run([str(VENV_BIN / "seqlab"), "grade", str(exported / "bugs"), "--seed", str(SEED), "--device", "cpu",
           "--only", topic, "--out", str(out), "--quiet"], cwd=tmp_path)
@@ -399,7 +419,9 @@ def test_nbgrader_round_trip(course, tmp_path):
     _run([nbgrader, "generate_feedback", topic], cwd=root)
     for student in students:
         html = (root / "feedback" / student / topic / f"{topic}.html").read_text()
-        assert "HIDDEN TESTS" not in html and "hidden_points" not in html, student
+        assert "HIDDEN TESTS" not in html, student
+        if student != "forger":         # (the forger's own cell names hidden_points)
+            assert "hidden_points" not in html, student
     stub_html = (root / "feedback" / "stub" / topic / f"{topic}.html").read_text()
     assert "denom = torch.sqrt(v)" not in stub_html, "no solution text in a stub's feedback"
     _run([nbgrader, "export"], cwd=root)
@@ -407,8 +429,9 @@ def test_nbgrader_round_trip(course, tmp_path):
         csv_scores = {row["student_id"]: float(row["raw_score"]) for row in csv.DictReader(fh)
                       if row["assignment"] == topic}
     total = sum(maximum.values())
-    assert csv_scores == pytest.approx({"full": total, "stub": 0.0, "traps": total, "bugs": total - lost})
+    assert csv_scores == pytest.approx({"full": total, "stub": 0.0, "traps": total, "bugs": total - lost,
+                                        "forger": total})
 
     elapsed = time.perf_counter() - started
-    print(f"\nnbgrader round trip: {elapsed:.0f} s (autograde of 4 notebooks done at "
+    print(f"\nnbgrader round trip: {elapsed:.0f} s (autograde of 5 notebooks done at "
           f"{autograded - started:.0f} s)")
