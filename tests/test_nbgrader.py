@@ -135,6 +135,7 @@ def test_export_follows_nbgrader_on_duplicates_magics_and_missing_cells(course, 
     compile(module.text, "optimizers.py", "exec")
     assert module_code("%%time\nx = 1\n") == "pass  # notebook-only line, not exported: %%time\nx = 1\n"
 
+    nb.metadata["seqlab"]["topic"] = "attention"            # the cell ids decide, not editable metadata
     renamed = tmp_path / "nb" / "my copy.ipynb"
     renamed.parent.mkdir()
     nbformat.write(nb, str(renamed))

@@ -69,16 +69,17 @@ def answer_cells(notebook: dict) -> dict[str, str]:
 
 
 def notebook_topic(notebook: dict) -> str | None:
-    """The topic a notebook belongs to: from seqlab's notebook metadata, else from its answer ids."""
-    meta = (notebook.get("metadata") or {}).get("seqlab") or {}
-    topic = meta.get("topic")
-    if topic in contract.MODULES:
-        return topic
+    """The topic a notebook belongs to: the one most of its cell ids name (the ids are what nbgrader
+    checks against the gradebook), else seqlab's notebook metadata."""
+    counts: dict[str, int] = {}
     for grade_id in answer_cells(notebook):
         prefix = grade_id.split("-", 1)[0]
         if prefix in contract.MODULES:
-            return prefix
-    return None
+            counts[prefix] = counts.get(prefix, 0) + 1
+    if counts:
+        return max(counts, key=counts.get)
+    topic = ((notebook.get("metadata") or {}).get("seqlab") or {}).get("topic")
+    return topic if topic in contract.MODULES else None
 
 
 def module_code(cell_source: str) -> str:

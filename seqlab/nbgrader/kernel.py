@@ -77,16 +77,22 @@ def start(seed: int, course_root: str | None = None) -> None:
 
     if guard.installed() is not None:
         return
-    server = _spawn_server(seed, course_root)
     _state["started_by_nbgrader"] = True
-    # torch loads its native libraries with ctypes when imported, which the guard refuses: import
-    # it now, while that is still allowed (the notebook's own `import torch` then finds it loaded).
-    import torch  # noqa: F401
-    import torch.nn.functional  # noqa: F401
-
-    allowed = [os.getcwd(), sys.prefix, sys.base_prefix, os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]
-    # ipykernel stops the kernel's children at shutdown: it may signal the server, nothing else.
-    guard.install(_protected_course_paths(course_root), allowed, signal_pids=(server.pid,))
+    server = None
+    try:
+        server = _spawn_server(seed, course_root)
+        # torch loads its native libraries with ctypes when imported, which the guard refuses: import
+        # it now, while that is still allowed (the notebook's own `import torch` then finds it loaded).
+        import torch  # noqa: F401
+        import torch.nn.functional  # noqa: F401
+    finally:
+        # Whatever failed above, no student code runs without the guard (hidden_points then
+        # reports the missing server in the cell).
+        allowed = [os.getcwd(), sys.prefix, sys.base_prefix,
+                   os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]
+        # ipykernel stops the kernel's children at shutdown: it may signal the server, nothing else.
+        guard.install(_protected_course_paths(course_root), allowed,
+                      signal_pids=(server.pid,) if server is not None else ())
 
 
 def _ask(request: dict) -> dict:
