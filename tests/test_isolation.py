@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from seqlab.grading import grade_submission
+from seqlab.student.spawn import prespawn
 from tests.attacks import ATTACKS, build
 from tests.mutants import ROOT, all_variants, make_submission, replace_function
 
@@ -47,6 +48,7 @@ def test_runners_agree_on_references_stubs_and_every_known_wrong_variant(tmp_pat
     shutil.copytree(ROOT / "exercises", stubs / "exercises")
     submissions = [make_submission(tmp_path / "reference"), stubs, *packed_submissions(tmp_path)]
     for submission in submissions:
+        prespawn()   # the child imports torch while the in-process grading runs
         fast = grade_submission(submission, isolated=False, seed=31)
         safe = grade_submission(submission, isolated=True, seed=31)
         assert _scores(fast) == _scores(safe), submission.name
