@@ -351,6 +351,11 @@ def test_nbgrader_round_trip(course, tmp_path):
             body = strip_markers(chunk.source)[len(clear_solutions(chunk.source).split("# YOUR CODE HERE")[0]):]
             assert body.strip()[:200] not in released, f"{topic}.{chunk.name}: solution text in the release"
 
+    # The transformer notebook (functions from the attention topic, the provided stand-ins in the
+    # kernel): nbgrader validate runs its source version, hidden tests included, in the guarded
+    # kernel, and fails unless every test cell earns its full points.
+    assert "Success!" in _run([nbgrader, "validate", "source/transformer/transformer.ipynb"], cwd=root).stdout
+
     # 2. Five students hand in the optimizers notebook.
     topic, release = "optimizers", root / "release" / "optimizers" / "optimizers.ipynb"
     solved = {answer_id(topic, c.name): strip_markers(c.source) for c in TOPICS[topic].answers}
@@ -436,3 +441,51 @@ def test_nbgrader_round_trip(course, tmp_path):
     elapsed = time.perf_counter() - started
     print(f"\nnbgrader round trip: {elapsed:.0f} s (autograde of 5 notebooks done at "
           f"{autograded - started:.0f} s)")
+
+
+# --- the visible quick checks -----------------------------------------------------------------------
+
+def _quick_check_namespace(course, topic):
+    """A notebook's setup cell and answer cells (with the solutions) executed, as a kernel would."""
+    from contextlib import nullcontext
+
+    cells = _cells(_nb(course, topic))
+    namespace = {"__name__": "__main__"}
+    exec(cells[f"{topic}-setup"].source, namespace)
+    for chunk in TOPICS[topic].chunks:
+        source = cells[answer_id(topic, chunk.name)].source if chunk.answer else chunk.source
+        exec(strip_markers(source), namespace)
+    namespace["quick_check"] = nullcontext
+    return namespace
+
+
+def _visible_part(cell_source: str) -> str:
+    visible = cell_source.split("### BEGIN HIDDEN TESTS")[0]
+    body = visible.split('with quick_check(', 1)[1].split("\n", 1)[1]
+    return textwrap.dedent(body)
+
+
+def test_every_quick_check_passes_the_reference_and_the_alternatives_and_catches_mutants(course):
+    from tests.mutants import all_variants
+
+    checks = {q: _visible_part(_cells(_nb(course, q.split(".")[0]))[grade_cell_id(*q.split("."))].source)
+              for q in contract.FUNCTIONS}
+    for qualname, check in checks.items():
+        exec(check, _quick_check_namespace(course, qualname.split(".")[0]))       # raises if it fails
+
+    def verdict(variant):
+        namespace = _quick_check_namespace(course, variant.module)
+        exec(textwrap.dedent(variant.source), namespace)
+        try:
+            exec(checks[variant.function], namespace)
+        except Exception:  # noqa: BLE001 -- the check rejected it
+            return False
+        return True
+
+    for alternative in all_variants("ALTERNATIVES"):
+        assert verdict(alternative), f"the quick check rejects a correct alternative: {alternative.id}"
+    # Quick checks compare values on a few small cases; a forbidden operation with the right values
+    # is for the hidden graders to find. Of the other known bugs they should miss very few.
+    mutants = [m for m in all_variants("MUTANTS") if "forbidden" not in m.description]
+    missed = [m.id for m in mutants if verdict(m)]
+    assert len(missed) <= len(mutants) // 10, f"{len(missed)} of {len(mutants)} mutants pass the quick checks: {missed}"
