@@ -160,8 +160,8 @@ def export_submission(notebooks, out: Path, *, solutions_dir: Path = SOLUTIONS_D
 
     A topic with a notebook gets its exported module; a topic without one gets the plain stub
     (every function raises NotImplementedError), so the folder is always a whole submission and
-    a topic's marks never depend on another topic being present (the grader substitutes correct
-    callees for contract functions, which needs them to exist).
+    a topic imported by another (``from .attention import ...``) is always there; the grader
+    substitutes correct callees for it during graded calls.
     """
     out = Path(out)
     topics = {t.topic: t for t in load_topics(solutions_dir)}
