@@ -18,62 +18,10 @@ import math
 import pytest
 import torch
 
-from seqlab.grading.checks import GradeFailure, Mistake, describe_case, matches, structure_problem
+from seqlab.grading.checks import Mistake, describe_case
 
 grades = pytest.mark.grades
 DTYPES = pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["float64", "float32"])
-
-
-# --- checking, with mistakes named even when they change the shape --------------------------
-
-def _leaves(obj):
-    if isinstance(obj, (tuple, list)):
-        for item in obj:
-            yield from _leaves(item)
-    elif isinstance(obj, torch.Tensor):
-        yield obj
-
-
-def _same_nans(got, output) -> bool:
-    """True unless ``output`` has NaN where ``got`` has none (or the reverse).
-
-    ``matches`` passes any value against an expected NaN (``x > atol + rtol * nan`` is False), so a
-    variant with NaN rows would otherwise be named for every output that is right elsewhere.
-    """
-    for a, e in zip(_leaves(got), _leaves(output)):
-        if a.shape != e.shape or not e.is_floating_point() or not a.is_floating_point():
-            continue
-        if not torch.equal(torch.isnan(a.detach().cpu()), torch.isnan(e.detach().cpu())):
-            return False
-    return True
-
-
-def _variants(mistakes, args, kwargs, got) -> list[Mistake]:
-    found = list(mistakes(*args, **kwargs)) if callable(mistakes) else list(mistakes)
-    return [m for m in found if m.output is not None and _same_nans(got, m.output)]
-
-
-def check(grade, *args, case: str, mistakes=(), **kwargs):
-    """``grade.check`` that also names a known mistake whose output has another shape
-    (for example attention weights averaged over the heads: (B, L, S) instead of (B, h, L, S))."""
-    outcome = grade.run(*args, **kwargs)
-    want = grade.ref(*args, **kwargs)
-    got = outcome.value
-    problem = structure_problem(got, want, "output")
-    if problem is not None and mistakes:
-        tol = grade.tolerance(want)
-        for mistake in _variants(mistakes, args, kwargs, got):
-            if mistake.output is not None and matches(got, mistake.output, tol):
-                raise GradeFailure(f"{grade.function}, case {case}: {problem}", rule="shape/dtype/device",
-                                   hint=f"{mistake.name}: {mistake.explain}", details={"case": case})
-    try:
-        grade.expect(got, want, case=case)
-    except GradeFailure as failure:
-        if failure.rule or not mistakes:
-            raise
-        grade.expect(got, want, case=case, mistakes=_variants(mistakes, args, kwargs, got))
-        raise
-    return got
 
 
 def safe(fn, *args, **kwargs):
@@ -182,7 +130,7 @@ def test_additive_no_mask(grade, make, dtype):
     """Bahdanau attention, no mask, Hq != Hk != A"""
     B, S, Hq, Hk, A = 3, 6, 5, 4, 7
     args = bahdanau_inputs(make, B, S, Hq, Hk, A, dtype)
-    check(grade, *args, case=describe_case(B=B, S=S, Hq=Hq, Hk=Hk, A=A, dtype=dtype), mistakes=additive_mistakes)
+    grade.check(*args, case=describe_case(B=B, S=S, Hq=Hq, Hk=Hk, A=A, dtype=dtype), mistakes=additive_mistakes)
 
 
 @grades("attention.additive_attention", weight=2)
@@ -193,7 +141,7 @@ def test_additive_mask(grade, make, dtype):
     args = bahdanau_inputs(make, B, S, Hq, Hk, A, dtype)
     mask = padding_mask(make, B, S, empty_row=1)
     mask[2] = make.mask(S, p_keep=0.6) | (torch.arange(S, device=make.device) == 0)  # not only prefixes
-    check(grade, *args, mask=mask,
+    grade.check(*args, mask=mask,
           case=describe_case(B=B, S=S, Hq=Hq, Hk=Hk, A=A, mask="(B, S), batch row 1 fully masked", dtype=dtype),
           mistakes=additive_mistakes)
 
@@ -202,7 +150,7 @@ def test_additive_mask(grade, make, dtype):
 def test_additive_single(grade, make):
     """Bahdanau attention, B=1, S=1, A == Hk"""
     args = bahdanau_inputs(make, 1, 1, 3, 4, 4, torch.float64)
-    check(grade, *args, mask=torch.ones(1, 1, dtype=torch.bool, device=make.device),
+    grade.check(*args, mask=torch.ones(1, 1, dtype=torch.bool, device=make.device),
           case=describe_case(B=1, S=1, Hq=3, Hk=4, A=4, mask="all True"), mistakes=additive_mistakes)
 
 
@@ -239,7 +187,7 @@ def test_sdpa_no_mask(grade, make, dtype):
     """matches F.scaled_dot_product_attention, (B, L, d) inputs, L != S, d != dv, no mask"""
     B, L, S, d, dv = 2, 4, 6, 8, 5
     q, k, v = make.randn(B, L, d, dtype=dtype), make.randn(B, S, d, dtype=dtype), make.randn(B, S, dv, dtype=dtype)
-    check(grade, q, k, v, case=describe_case(B=B, L=L, S=S, d=d, dv=dv, dtype=dtype), mistakes=sdpa_mistakes)
+    grade.check(q, k, v, case=describe_case(B=B, L=L, S=S, d=d, dv=dv, dtype=dtype), mistakes=sdpa_mistakes)
 
 
 @grades("attention.scaled_dot_product_attention")
@@ -247,7 +195,7 @@ def test_sdpa_no_batch(grade, make):
     """no batch dims at all: q (L, d), k (S, d), v (S, dv)"""
     L, S, d, dv = 3, 5, 4, 6
     q, k, v = make.randn(L, d), make.randn(S, d), make.randn(S, dv)
-    check(grade, q, k, v, case=describe_case(L=L, S=S, d=d, dv=dv, batch="none"), mistakes=sdpa_mistakes)
+    grade.check(q, k, v, case=describe_case(L=L, S=S, d=d, dv=dv, batch="none"), mistakes=sdpa_mistakes)
 
 
 MASK_SHAPES = ["(L, S)", "(B, 1, 1, S)", "(B, H, L, S)"]
@@ -273,7 +221,7 @@ def test_sdpa_masks(grade, make, shape):
         mask[0, 1, 3] = False
         mask[1, 2, 0] = False
         what = "(B, H, L, S), two rows fully masked"
-    check(grade, q, k, v, mask=mask, case=describe_case(B=B, H=H, L=L, S=S, d=d, dv=dv, mask=what),
+    grade.check(q, k, v, mask=mask, case=describe_case(B=B, H=H, L=L, S=S, d=d, dv=dv, mask=what),
           mistakes=sdpa_mistakes)
 
 
@@ -281,7 +229,7 @@ def test_sdpa_masks(grade, make, shape):
 def test_sdpa_single(grade, make):
     """B=1, L=1, S=1 (the one weight is 1), float32"""
     q, k, v = (make.randn(1, 1, 4, dtype=torch.float32) for _ in range(3))
-    check(grade, q, k, v, case=describe_case(B=1, L=1, S=1, d=4, dtype=torch.float32), mistakes=sdpa_mistakes)
+    grade.check(q, k, v, case=describe_case(B=1, L=1, S=1, d=4, dtype=torch.float32), mistakes=sdpa_mistakes)
 
 
 @grades("attention.scaled_dot_product_attention")
@@ -289,7 +237,7 @@ def test_sdpa_large_logits(grade, make):
     """scores of magnitude ~1e4 (a naive softmax overflows)"""
     B, L, S, d = 2, 3, 5, 4
     q, k, v = make.randn(B, L, d, scale=100.0), make.randn(B, S, d, scale=100.0), make.randn(B, S, 3)
-    check(grade, q, k, v, case=describe_case(B=B, L=L, S=S, d=d, scores="~1e4"), mistakes=sdpa_mistakes)
+    grade.check(q, k, v, case=describe_case(B=B, L=L, S=S, d=d, scores="~1e4"), mistakes=sdpa_mistakes)
 
 
 # --- causal mask -----------------------------------------------------------------------------
@@ -313,13 +261,13 @@ def causal_mistakes(T, device=None):
 @pytest.mark.parametrize("T", [1, 5, 12])
 def test_causal_mask(grade, device, T):
     """(T, T) bool, True on and below the diagonal, on the requested device"""
-    check(grade, T, device=device, case=describe_case(T=T, device=device.type), mistakes=causal_mistakes)
+    grade.check(T, device=device, case=describe_case(T=T, device=device.type), mistakes=causal_mistakes)
 
 
 @grades("attention.causal_mask")
 def test_causal_mask_default_device(grade):
     """device=None gives a mask on the default device"""
-    check(grade, 4, case=describe_case(T=4, device="None"), mistakes=causal_mistakes)
+    grade.check(4, case=describe_case(T=4, device="None"), mistakes=causal_mistakes)
 
 
 # --- multi-head attention --------------------------------------------------------------------
@@ -408,7 +356,7 @@ def test_mha_self(grade, make, dtype):
     """matches nn.MultiheadAttention, self-attention, no mask, per-head weights"""
     B, L, E, h = 2, 5, 8, 2
     x = make.randn(B, L, E, dtype=dtype)
-    check(grade, x, x, x, mha_params(make, E, dtype), h, case=describe_case(B=B, L=L, E=E, num_heads=h, dtype=dtype),
+    grade.check(x, x, x, mha_params(make, E, dtype), h, case=describe_case(B=B, L=L, E=E, num_heads=h, dtype=dtype),
           mistakes=mha_mistakes)
 
 
@@ -419,7 +367,7 @@ def test_mha_cross_padding(grade, make):
     query, memory = make.randn(B, L, E), make.randn(B, S, E)
     value = make.randn(B, S, E)
     mask = padding_mask(make, B, S, empty_row=2).unsqueeze(1)
-    check(grade, query, memory, value, mha_params(make, E), h, mask=mask,
+    grade.check(query, memory, value, mha_params(make, E), h, mask=mask,
           case=describe_case(B=B, L=L, S=S, E=E, num_heads=h, mask="(B, 1, S) padding, batch 2 fully masked"),
           mistakes=mha_mistakes)
 
@@ -430,7 +378,7 @@ def test_mha_causal(grade, make, ref):
     B, L, E, h = 2, 5, 8, 4
     x = make.randn(B, L, E)
     mask = ref("attention.causal_mask")(L, device=make.device)
-    check(grade, x, x, x, mha_params(make, E), h, mask=mask,
+    grade.check(x, x, x, mha_params(make, E), h, mask=mask,
           case=describe_case(B=B, L=L, E=E, num_heads=h, mask="(L, L) causal"), mistakes=mha_mistakes)
 
 
@@ -445,7 +393,7 @@ def test_mha_full_mask(grade, make, dtype):
     mask[..., 1] = True
     mask[0, 2] = False
     mask[1, 0] = False
-    check(grade, query, key, value, mha_params(make, E, dtype), h, mask=mask,
+    grade.check(query, key, value, mha_params(make, E, dtype), h, mask=mask,
           case=describe_case(B=B, L=L, S=S, E=E, num_heads=h, mask="(B, L, S), rows (0, 2) and (1, 0) fully masked",
                              dtype=dtype),
           mistakes=mha_mistakes)
@@ -455,5 +403,5 @@ def test_mha_full_mask(grade, make, dtype):
 def test_mha_single(grade, make):
     """B=1, L=1, S=1, num_heads == E (head size 1)"""
     E = 4
-    check(grade, make.randn(1, 1, E), make.randn(1, 1, E), make.randn(1, 1, E), mha_params(make, E), E,
+    grade.check(make.randn(1, 1, E), make.randn(1, 1, E), make.randn(1, 1, E), mha_params(make, E), E,
           case=describe_case(B=1, L=1, S=1, E=E, num_heads=E), mistakes=mha_mistakes)
