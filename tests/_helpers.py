@@ -16,3 +16,83 @@ TOL = {
 def assert_close(actual, expected, dtype=None, **overrides):
     dtype = dtype or expected.dtype
     torch.testing.assert_close(actual, expected, **{**TOL[dtype], **overrides})
+
+
+# --- shared by the reference tests: purity, op recording, inputs -----------------------------
+
+from torch.overrides import TorchFunctionMode  # noqa: E402
+from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
+
+
+def flat(obj):
+    """Every tensor in nested tuples, lists and dicts."""
+    if isinstance(obj, torch.Tensor):
+        yield obj
+    elif isinstance(obj, dict):
+        for v in obj.values():
+            yield from flat(v)
+    elif isinstance(obj, (list, tuple)):
+        for v in obj:
+            yield from flat(v)
+
+
+def _ids(obj):
+    """The nested dict structure with the identity of every entry (catches replaced entries)."""
+    return {k: _ids(v) for k, v in obj.items()} if isinstance(obj, dict) else id(obj)
+
+
+def call_pure(fn, *args, **kwargs):
+    """Call ``fn``; assert no argument changed (values, and the structure of nested dicts) and no
+    returned tensor shares memory with an argument."""
+    inputs = [t for t in flat((args, kwargs)) if t.numel()]
+    before = [t.clone() for t in inputs]
+    structure = [_ids(a) for a in (*args, *kwargs.values()) if isinstance(a, dict)]
+    out = fn(*args, **kwargs)
+    for t, b in zip(inputs, before):
+        assert torch.equal(t, b), f"{fn.__name__} modified an argument"
+    assert structure == [_ids(a) for a in (*args, *kwargs.values()) if isinstance(a, dict)], \
+        f"{fn.__name__} modified a dict argument"
+    storages = {t.untyped_storage().data_ptr() for t in inputs}
+    for o in flat(out):
+        assert o.untyped_storage().data_ptr() not in storages, f"{fn.__name__} returned an alias of an argument"
+    return out
+
+
+class _Record(TorchFunctionMode):
+    def __init__(self):
+        super().__init__()
+        self.names = set()
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        self.names.add(f"{getattr(func, '__module__', '') or ''}.{getattr(func, '__name__', func)}".lower())
+        return func(*args, **(kwargs or {}))
+
+
+class _RecordAten(TorchDispatchMode):
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        return False   # else the first use imports all of dynamo (~4 s)
+
+    def __init__(self):
+        super().__init__()
+        self.names = set()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.names.add(str(func).lower())
+        return func(*args, **(kwargs or {}))
+
+
+def ops_called(fn, *args, **kwargs):
+    """Lower-cased names of the torch functions and aten kernels ``fn`` reached."""
+    with _Record() as f, _RecordAten() as a:
+        fn(*args, **kwargs)
+    return f.names | a.names
+
+
+def randn(gen, *shape, device, dtype, scale=1.0):
+    """Draw on the CPU from ``gen`` (same numbers on every device), then move."""
+    return (torch.randn(*shape, generator=gen, dtype=torch.float64) * scale).to(device=device, dtype=dtype)
+
+
+def check_out(t, device, dtype, shape):
+    assert t.shape == shape and t.dtype == dtype and t.device.type == device.type

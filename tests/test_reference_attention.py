@@ -9,83 +9,15 @@ import pytest
 import torch
 import torch.nn.functional as F
 from torch import nn
-from torch.overrides import TorchFunctionMode
-from torch.utils._python_dispatch import TorchDispatchMode
 
 from solutions import attention
-from tests._helpers import assert_close
+from tests._helpers import assert_close, call_pure, check_out, ops_called, randn
 
 FUSED_ATTENTION = ("*scaled_dot_product*", "*flash_attention*", "*efficient_attention*",
                    "*multi_head_attention_forward*", "*multiheadattention*", "*_native_multi_head_attention*")
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    """These tensors are tiny: extra intra-op threads only add synchronization, which on a busy
-    2-core machine made these tests 3x slower."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 # --- helpers (purity, op recording) -------------------------------------------------------------
-
-def _flat(obj):
-    if isinstance(obj, torch.Tensor):
-        yield obj
-    elif isinstance(obj, dict):
-        for v in obj.values():
-            yield from _flat(v)
-    elif isinstance(obj, (list, tuple)):
-        for v in obj:
-            yield from _flat(v)
-
-
-def call_pure(fn, *args, **kwargs):
-    """Call ``fn``; assert no argument changed and no returned tensor shares memory with one."""
-    inputs = [t for t in _flat((args, kwargs)) if t.numel()]
-    before = [t.clone() for t in inputs]
-    dicts = [(d, dict(d)) for d in (*args, *kwargs.values()) if isinstance(d, dict)]
-    out = fn(*args, **kwargs)
-    for t, b in zip(inputs, before):
-        assert torch.equal(t, b), f"{fn.__name__} modified an argument"
-    for d, copy in dicts:
-        assert d.keys() == copy.keys() and all(d[k] is copy[k] for k in d), f"{fn.__name__} modified a dict"
-    storages = {t.untyped_storage().data_ptr() for t in inputs}
-    for o in _flat(out):
-        assert o.untyped_storage().data_ptr() not in storages, f"{fn.__name__} returned an alias of an argument"
-    return out
-
-
-class _Record(TorchFunctionMode):
-    def __init__(self):
-        super().__init__()
-        self.names = set()
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        self.names.add(f"{getattr(func, '__module__', '') or ''}.{getattr(func, '__name__', func)}".lower())
-        return func(*args, **(kwargs or {}))
-
-
-class _RecordAten(TorchDispatchMode):
-    def __init__(self):
-        super().__init__()
-        self.names = set()
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.names.add(str(func).lower())
-        return func(*args, **(kwargs or {}))
-
-
-def ops_called(fn, *args):
-    with _Record() as f, _RecordAten() as a:
-        fn(*args)
-    return f.names | a.names
-
-
-def randn(gen, *shape, device, dtype, scale=1.0):
-    return (torch.randn(*shape, generator=gen, dtype=torch.float64) * scale).to(device=device, dtype=dtype)
 
 
 def random_mask(gen, *shape, device):
@@ -101,10 +33,6 @@ def padding_mask(gen, B, S, device):
     lengths = torch.randint(1, S + 1, (B,), generator=gen)
     lengths[0] = max(1, S - 1) if S > 1 else 1  # at least one padded row when S > 1
     return (torch.arange(S)[None, :] < lengths[:, None]).unsqueeze(1).to(device)
-
-
-def check_out(t, device, dtype, shape):
-    assert t.shape == shape and t.dtype == dtype and t.device.type == device.type
 
 
 # --- additive (Bahdanau) attention ----------------------------------------------------------------

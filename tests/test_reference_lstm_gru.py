@@ -6,79 +6,14 @@ from fnmatch import fnmatch
 import pytest
 import torch
 from torch import nn
-from torch.overrides import TorchFunctionMode
-from torch.utils._python_dispatch import TorchDispatchMode
 
 from solutions import lstm_gru
-from tests._helpers import assert_close
+from tests._helpers import assert_close, call_pure, check_out, ops_called, randn
 
 RECURRENT_KERNELS = ("*lstm*", "*gru*", "*rnn_tanh*", "*rnn_relu*", "*_vf*")
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    """These tensors are tiny: extra intra-op threads only add synchronization, which on a busy
-    2-core machine made these tests 3x slower."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 # --- helpers (purity, op recording) -------------------------------------------------------------
-
-def _flat(obj):
-    if isinstance(obj, torch.Tensor):
-        yield obj
-    elif isinstance(obj, dict):
-        for v in obj.values():
-            yield from _flat(v)
-    elif isinstance(obj, (list, tuple)):
-        for v in obj:
-            yield from _flat(v)
-
-
-def call_pure(fn, *args, **kwargs):
-    """Call ``fn``; assert no argument changed and no returned tensor shares memory with one."""
-    inputs = [t for t in _flat((args, kwargs)) if t.numel()]
-    before = [t.clone() for t in inputs]
-    out = fn(*args, **kwargs)
-    for t, b in zip(inputs, before):
-        assert torch.equal(t, b), f"{fn.__name__} modified an argument"
-    storages = {t.untyped_storage().data_ptr() for t in inputs}
-    for o in _flat(out):
-        assert o.untyped_storage().data_ptr() not in storages, f"{fn.__name__} returned an alias of an argument"
-    return out
-
-
-class _Record(TorchFunctionMode):
-    def __init__(self):
-        super().__init__()
-        self.names = set()
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        self.names.add(f"{getattr(func, '__module__', '') or ''}.{getattr(func, '__name__', func)}".lower())
-        return func(*args, **(kwargs or {}))
-
-
-class _RecordAten(TorchDispatchMode):
-    def __init__(self):
-        super().__init__()
-        self.names = set()
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.names.add(str(func).lower())
-        return func(*args, **(kwargs or {}))
-
-
-def ops_called(fn, *args):
-    with _Record() as f, _RecordAten() as a:
-        fn(*args)
-    return f.names | a.names
-
-
-def randn(gen, *shape, device, dtype, scale=1.0):
-    return (torch.randn(*shape, generator=gen, dtype=torch.float64) * scale).to(device=device, dtype=dtype)
 
 
 @pytest.fixture
@@ -103,10 +38,6 @@ def load(module, W_ih, W_hh, b_ih, b_hh, suffix=""):
         getattr(module, "bias_ih" + suffix).copy_(b_ih)
         getattr(module, "bias_hh" + suffix).copy_(b_hh)
     return module
-
-
-def check_out(t, device, dtype, shape):
-    assert t.shape == shape and t.dtype == dtype and t.device.type == device.type
 
 
 CELL_SHAPES = [(1, 1, 1), (1, 3, 4), (5, 2, 3)]  # (B, D, H)

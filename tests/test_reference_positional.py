@@ -8,54 +8,12 @@ from fnmatch import fnmatch
 import pytest
 import torch
 import torch.nn.functional as F
-from torch.overrides import TorchFunctionMode
-from torch.utils._python_dispatch import TorchDispatchMode
 
 from solutions import positional
-from tests._helpers import assert_close
-
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    """These tensors are tiny: extra intra-op threads only add synchronization, which on a busy
-    2-core machine made these tests 3x slower."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+from tests._helpers import assert_close, call_pure, ops_called
 
 
 # --- helpers (purity, op recording) -------------------------------------------------------------
-
-def call_pure(fn, *args):
-    """Call ``fn``; assert no argument changed and the result shares memory with none of them."""
-    inputs = [t for t in args if isinstance(t, torch.Tensor) and t.numel()]
-    before = [t.clone() for t in inputs]
-    out = fn(*args)
-    for t, b in zip(inputs, before):
-        assert torch.equal(t, b), f"{fn.__name__} modified an argument"
-    assert out.untyped_storage().data_ptr() not in {t.untyped_storage().data_ptr() for t in inputs}
-    return out
-
-
-class _Record(TorchFunctionMode):
-    def __init__(self):
-        super().__init__()
-        self.names = set()
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        self.names.add(f"{getattr(func, '__module__', '') or ''}.{getattr(func, '__name__', func)}".lower())
-        return func(*args, **(kwargs or {}))
-
-
-class _RecordAten(TorchDispatchMode):
-    def __init__(self):
-        super().__init__()
-        self.names = set()
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.names.add(str(func).lower())
-        return func(*args, **(kwargs or {}))
 
 
 def direct_encoding(P, d):
@@ -133,8 +91,6 @@ def test_embed_tokens_does_not_call_f_embedding(gen):
     tokens = torch.randint(4, (2, 3), generator=gen)
     embedding = torch.randn(4, 6, generator=gen, dtype=torch.float64)
     pe = positional.sinusoidal_encoding(3, 6, dtype=torch.float64)
-    with _Record() as f, _RecordAten() as a:
-        positional.embed_tokens(tokens, embedding, pe)
-    names = f.names | a.names
+    names = ops_called(lambda: positional.embed_tokens(tokens, embedding, pe))
     assert names
     assert not [n for n in names if fnmatch(n, "*embedding*")]

@@ -8,85 +8,14 @@ import pytest
 import torch
 import torch.nn.functional as F
 from torch import nn
-from torch.overrides import TorchFunctionMode
-from torch.utils._python_dispatch import TorchDispatchMode
 
 from solutions import attention, transformer
-from tests._helpers import assert_close
+from tests._helpers import assert_close, call_pure, check_out, ops_called, randn
 
 E, HEADS, FF = 8, 2, 16
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    """These tensors are tiny: extra intra-op threads only add synchronization, which on a busy
-    2-core machine made these tests 3x slower."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 # --- helpers (purity, op recording) -------------------------------------------------------------
-
-def _flat(obj):
-    if isinstance(obj, torch.Tensor):
-        yield obj
-    elif isinstance(obj, dict):
-        for v in obj.values():
-            yield from _flat(v)
-    elif isinstance(obj, (list, tuple)):
-        for v in obj:
-            yield from _flat(v)
-
-
-def _ids(obj):
-    """The nested dict structure with the identity of every tensor (catches replaced entries)."""
-    return {k: _ids(v) for k, v in obj.items()} if isinstance(obj, dict) else id(obj)
-
-
-def call_pure(fn, *args, **kwargs):
-    """Call ``fn``; assert no argument changed (nested dicts included) and no returned tensor
-    shares memory with one."""
-    inputs = [t for t in _flat((args, kwargs)) if t.numel()]
-    before = [t.clone() for t in inputs]
-    structure = [_ids(a) for a in (*args, *kwargs.values()) if isinstance(a, dict)]
-    out = fn(*args, **kwargs)
-    for t, b in zip(inputs, before):
-        assert torch.equal(t, b), f"{fn.__name__} modified an argument"
-    assert structure == [_ids(a) for a in (*args, *kwargs.values()) if isinstance(a, dict)], "params dict modified"
-    storages = {t.untyped_storage().data_ptr() for t in inputs}
-    for o in _flat(out):
-        assert o.untyped_storage().data_ptr() not in storages, f"{fn.__name__} returned an alias of an argument"
-    return out
-
-
-class _Record(TorchFunctionMode):
-    def __init__(self):
-        super().__init__()
-        self.names = set()
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        self.names.add(f"{getattr(func, '__module__', '') or ''}.{getattr(func, '__name__', func)}".lower())
-        return func(*args, **(kwargs or {}))
-
-
-class _RecordAten(TorchDispatchMode):
-    def __init__(self):
-        super().__init__()
-        self.names = set()
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.names.add(str(func).lower())
-        return func(*args, **(kwargs or {}))
-
-
-def randn(gen, *shape, device, dtype, scale=1.0):
-    return (torch.randn(*shape, generator=gen, dtype=torch.float64) * scale).to(device=device, dtype=dtype)
-
-
-def check_out(t, device, dtype, shape):
-    assert t.shape == shape and t.dtype == dtype and t.device.type == device.type
 
 
 def padding(gen, B, S, device):
@@ -168,9 +97,7 @@ def test_layer_norm_default_eps_is_1e_5(gen):
 def test_layer_norm_does_not_call_builtin(gen):
     x = torch.randn(2, 3, 4, generator=gen, dtype=torch.float64)
     w, b = torch.ones(4, dtype=torch.float64), torch.zeros(4, dtype=torch.float64)
-    with _Record() as f, _RecordAten() as a:
-        transformer.layer_norm(x, w, b)
-    names = f.names | a.names
+    names = ops_called(lambda: transformer.layer_norm(x, w, b))
     assert names and not [n for n in names if fnmatch(n, "*layer_norm*")]
 
 
@@ -289,8 +216,6 @@ def test_blocks_use_no_builtin_layers(gen, block):
     params = block_params(randomize(kind(E, HEADS, FF, dropout=0.0, batch_first=True), gen).double())
     x = torch.randn(2, 3, E, generator=gen, dtype=torch.float64)
     args = (x, params, HEADS) if block == "encoder_block" else (x, x, params, HEADS)
-    with _Record() as f, _RecordAten() as a:
-        getattr(transformer, block)(*args)
-    names = f.names | a.names
+    names = ops_called(lambda: getattr(transformer, block)(*args))
     forbidden = ("*layer_norm*", "*scaled_dot_product*", "*transformer*layer*", "*multi_head_attention*")
     assert names and not [n for n in names if any(fnmatch(n, p) for p in forbidden)]
