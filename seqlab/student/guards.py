@@ -202,7 +202,7 @@ _BLOCKED_EVENTS = {
     "subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork",
     "os.forkpty", "os.kill", "os.killpg", "signal.pthread_kill", "socket.connect",
     "socket.bind", "socket.sendto", "socket.getaddrinfo", "resource.setrlimit", "os.startfile",
-    "pty.spawn", "sys.addaudithook",
+    "pty.spawn", "sys.addaudithook", "ctypes.dlopen", "ctypes.dlsym", "ctypes.dlsym/handle",
 }
 
 
@@ -243,4 +243,14 @@ def install_audit_hook(protected_dirs: list[str], writable_dir: str) -> None:
         if event in _BLOCKED_EVENTS or event.startswith(("os.exec", "os.spawn", "os.posix_spawn")):
             raise AuditRefusal(f"seqlab: {event} is not allowed while grading")
 
+    # Popen's audit event is raised in Python before the C-level fork_exec; take the C entry
+    # point itself away, so calling it directly cannot start a process either.
+    import _posixsubprocess
+    import subprocess
+
+    def refused(*args, **kwargs):
+        raise AuditRefusal("seqlab: starting processes is not allowed while grading")
+
+    _posixsubprocess.fork_exec = refused
+    subprocess._fork_exec = refused
     sys.addaudithook(hook)

@@ -176,6 +176,21 @@ atexit.register(_rewrite)
             pass
         return w * 0, {{}}
     ''')),
+    Attack("libc-system-via-ctypes-and-raw-fork-exec", "optimizers.sgd", _sgd(f'''
+        import ctypes, os, subprocess
+        try:
+            ctypes.CDLL(None).system(b"mkdir -p {CANARY_DIR}; touch {CANARY_DIR}/libc-system")
+        except Exception:
+            pass
+        try:
+            import _posixsubprocess
+            args = [b"/bin/sh", b"-c", b"mkdir -p {CANARY_DIR}; touch {CANARY_DIR}/fork-exec"]
+            _posixsubprocess.fork_exec(args, [b"/bin/sh"], True, (), None, None, -1, -1, -1, -1, -1, -1,
+                                       *os.pipe(), False, False, -1, None, None, None, -1, None, False)
+        except Exception:
+            pass
+        return w * 0, {{}}
+    ''')),
     Attack("conftest-forces-passed", "optimizers.sgd", _sgd('''
         return w * 0, {}
     '''), files={
