@@ -8,12 +8,13 @@ PY=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
-TORCH="torch==${SEQLAB_TORCH:-2.13.0}"
+TORCH_VERSION="${SEQLAB_TORCH:-2.13.0}"
 if ! .venv/bin/python -c "import torch" 2>/dev/null; then
-  # A CPU wheel already on the machine (pip's find-links) first: no download at all. Else the
-  # CPU-only index, never PyPI's default Linux wheel (a multi-GB CUDA build).
-  .venv/bin/pip install -q --disable-pip-version-check --no-index "$TORCH" 2>/dev/null \
-    || .venv/bin/pip install -q --disable-pip-version-check "$TORCH" \
+  # Only ever a CPU build: the +cpu wheel by name (found on the course machines' local wheel
+  # folder, no download), else from PyTorch's CPU index. A plain `torch` from PyPI would be the
+  # multi-GB CUDA build on Linux.
+  .venv/bin/pip install -q --disable-pip-version-check "torch==${TORCH_VERSION}+cpu" 2>/dev/null \
+    || .venv/bin/pip install -q --disable-pip-version-check "torch==${TORCH_VERSION}" \
          --index-url https://download.pytorch.org/whl/cpu --extra-index-url https://pypi.org/simple
 fi
 if ! .venv/bin/python -c "import seqlab, nbgrader, sympy, jinja2, yaml" 2>/dev/null; then
