@@ -109,6 +109,8 @@ def _grade_one(sub: Submission, out: Path, *, seed: int | None, device: str, tim
             command += ["--seed", str(seed)]
         try:
             proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+            if proc.returncode in (130, -2):   # interrupted (Ctrl-C): not done, a rerun grades it
+                return {"status": "interrupted", "name": sub.name}
             if proc.returncode == 0 and (target / "seqlab_result.json").is_file():
                 status = {"status": "graded"}
             else:

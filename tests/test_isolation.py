@@ -94,3 +94,32 @@ def test_grade_all_on_a_mixed_class_loses_no_submission(tmp_path):
     again = subprocess.run(command, capture_output=True, text=True, timeout=900)
     assert "already graded" in again.stdout
     assert list(csv.DictReader((out / "gradebook.csv").open())) == list(rows.values())
+
+
+def test_interrupted_grade_all_leaves_a_consistent_gradebook(tmp_path):
+    """Ctrl-C in the middle: the gradebook lists what finished (and the rest as pending), and a
+    rerun finishes the job without regrading what was done."""
+    import os
+    import signal
+    import time
+
+    klass = tmp_path / "class"
+    for i in range(4):
+        make_submission(klass / f"s{i}")
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "seqlab", "grade-all", str(klass), "--out", str(out), "--jobs", "1",
+               "--seed", "1", "--in-process"]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and not (out / "s0" / "status.json").exists():
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGINT)   # what a terminal's Ctrl-C does: the whole process group
+    proc.communicate(timeout=120)
+    rows = list(csv.DictReader((out / "gradebook.csv").open()))
+    assert [r["submission"] for r in rows] == ["s0", "s1", "s2", "s3"]
+    done = [r for r in rows if r["status"] == "graded"]
+    assert done and all(r["percent"] == "100.0" for r in done)
+    assert all(r["status"] in ("graded", "pending") for r in rows), rows
+    finished = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert f"{len(done)} of 4 already graded" in finished.stdout
+    assert all(r["status"] == "graded" for r in csv.DictReader((out / "gradebook.csv").open()))
