@@ -1,0 +1,309 @@
+"""Public tests of exercises/rnn.py: shapes and dtypes, small worked examples, and a gradient check.
+
+The worked examples use one or two hidden units, so every expected value is a short formula of
+the inputs written next to it (``tanh``, ``exp``, ``log`` of small numbers).
+"""
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from _check import call, check_close, check_tensor, randn, unpack
+
+from exercises import rnn
+
+checks = pytest.mark.checks
+FLOATS = pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["f32", "f64"])
+T64 = torch.float64
+
+
+def t(values, dtype=T64):
+    return torch.tensor(values, dtype=dtype)
+
+
+def sigmoid(z):
+    return 1 / (1 + math.exp(-z))
+
+
+def random_params(gen, D, H, C, dtype):
+    return {"W_xh": randn(gen, H, D, dtype=dtype, scale=0.5), "W_hh": randn(gen, H, H, dtype=dtype, scale=0.5),
+            "b_h": randn(gen, H, dtype=dtype, scale=0.1), "W_hy": randn(gen, C, H, dtype=dtype, scale=0.5),
+            "b_y": randn(gen, C, dtype=dtype, scale=0.1)}
+
+
+# --- rnn_cell ------------------------------------------------------------------------------------
+
+@checks("rnn.rnn_cell")
+def test_rnn_cell_worked_example():
+    # x @ W_xh.T = [1*1 + 2*0, 1*1 + 2*1] = [1, 3];  h_prev @ W_hh.T = [h_prev[1], 0] = [-1, 0]
+    # a = [1, 3] + [-1, 0] + b_h = [0.5, 0.5], so h = [tanh 0.5, tanh 0.5]
+    # (W_xh used untransposed would give [3, 2] + ..., W_hh untransposed [0, 0.5] + ...)
+    case = "B=1, D=2, H=2, x=[1, 2], h_prev=[0.5, -1]"
+    h = call("rnn.rnn_cell", rnn.rnn_cell, t([[1.0, 2.0]]), t([[0.5, -1.0]]), t([[1.0, 0.0], [1.0, 1.0]]),
+             t([[0.0, 1.0], [0.0, 0.0]]), t([0.5, -2.5]), case=case)
+    check_close("rnn.rnn_cell", h, [[math.tanh(0.5), math.tanh(0.5)]], case=case)
+
+
+@checks("rnn.rnn_cell")
+@FLOATS
+def test_rnn_cell_shape_and_dtype(dtype):
+    gen = torch.Generator().manual_seed(0)
+    case = f"B=3, D=4, H=5, {str(dtype)[6:]}"
+    h = call("rnn.rnn_cell", rnn.rnn_cell, randn(gen, 3, 4, dtype=dtype), randn(gen, 3, 5, dtype=dtype),
+             randn(gen, 5, 4, dtype=dtype), randn(gen, 5, 5, dtype=dtype), randn(gen, 5, dtype=dtype), case=case)
+    check_tensor("rnn.rnn_cell", h, case=case, shape=(3, 5), dtype=dtype)
+
+
+# --- rnn_forward ---------------------------------------------------------------------------------
+
+@checks("rnn.rnn_forward")
+def test_rnn_forward_worked_example():
+    # h1 = tanh(1 * x1 - 1 * h0) = tanh(1 - 0.5) = tanh 0.5;  h2 = tanh(x2 - h1) = tanh(2 - tanh 0.5)
+    # hs holds h1 and h2, not h0.
+    case = "B=1, T=2, D=1, H=1, x=[1, 2], h0=0.5, W_xh=1, W_hh=-1, b_h=0"
+    hs = call("rnn.rnn_forward", rnn.rnn_forward, t([[[1.0], [2.0]]]), t([[0.5]]), t([[1.0]]), t([[-1.0]]),
+              t([0.0]), case=case)
+    check_close("rnn.rnn_forward", hs, [[[math.tanh(0.5)], [math.tanh(2 - math.tanh(0.5))]]], case=case)
+
+
+@checks("rnn.rnn_forward")
+@FLOATS
+def test_rnn_forward_shape_and_dtype(dtype):
+    gen = torch.Generator().manual_seed(1)
+    case = f"B=2, T=3, D=4, H=5, {str(dtype)[6:]}"
+    hs = call("rnn.rnn_forward", rnn.rnn_forward, randn(gen, 2, 3, 4, dtype=dtype), randn(gen, 2, 5, dtype=dtype),
+              randn(gen, 5, 4, dtype=dtype), randn(gen, 5, 5, dtype=dtype), randn(gen, 5, dtype=dtype), case=case)
+    check_tensor("rnn.rnn_forward", hs, case=case, shape=(2, 3, 5), dtype=dtype, what="hs")
+
+
+# --- softmax_cross_entropy -----------------------------------------------------------------------
+
+@checks("rnn.softmax_cross_entropy")
+def test_softmax_cross_entropy_worked_examples():
+    qualname = "rnn.softmax_cross_entropy"
+    # equal logits over 2 classes: -log(1/2) = log 2
+    case = "logits=[[0, 0]], targets=[1]"
+    loss = call(qualname, rnn.softmax_cross_entropy, t([[0.0, 0.0]]), torch.tensor([1]), case=case)
+    check_tensor(qualname, loss, case=case, shape=(), dtype=T64, what="loss (a 0-dim tensor)")
+    check_close(qualname, loss, math.log(2), case=case)
+    # log(e^1 + e^2 + e^3) - 3 = log(1 + e^-1 + e^-2)
+    case = "logits=[[1, 2, 3]], targets=[2]"
+    loss = call(qualname, rnn.softmax_cross_entropy, t([[1.0, 2.0, 3.0]]), torch.tensor([2]), case=case)
+    check_close(qualname, loss, math.log(1 + math.exp(-1) + math.exp(-2)), case=case)
+
+
+@checks("rnn.softmax_cross_entropy")
+@FLOATS
+def test_softmax_cross_entropy_is_stable_for_huge_logits(dtype):
+    # row 1: the target has the largest logit by 1e4, its loss is log(1 + e^-10000) = 0
+    # row 2: the target is 1e4 below the largest, its loss is 10000; the mean is 5000.
+    # exp(10000) overflows to inf: subtract the row maximum first (log-sum-exp).
+    case = f"logits=[[1e4, 0], [0, 1e4]], targets=[0, 0], {str(dtype)[6:]}"
+    loss = call("rnn.softmax_cross_entropy", rnn.softmax_cross_entropy, t([[1e4, 0.0], [0.0, 1e4]], dtype),
+                torch.tensor([0, 0]), case=case)
+    check_tensor("rnn.softmax_cross_entropy", loss, case=case, shape=(), dtype=dtype, what="loss")
+    check_close("rnn.softmax_cross_entropy", loss, 5000.0, case=case)
+
+
+# --- rnn_bptt ------------------------------------------------------------------------------------
+
+def one_step_by_hand(x, h_prev, w_xh, w_hh, b_h):
+    """Loss and gradients of the one-step, one-unit model used below (W_hy = [[1], [-1]], b_y = 0,
+    target class 0), worked out with the chain rule:
+
+        a = w_xh x + w_hh h_prev + b_h,  h = tanh a,  logits = [h, -h],
+        loss = log(e^h + e^-h) - h = log(1 + e^(-2h)),
+        q = 1 - softmax(logits)[0] = sigmoid(-2h),  dL/dlogits = [-q, q],
+        dL/dh = -q * 1 + q * (-1) = -2q,  dL/da = -2q (1 - h^2).
+    """
+    h = math.tanh(w_xh * x + w_hh * h_prev + b_h)
+    q = sigmoid(-2 * h)
+    da = -2 * q * (1 - h * h)
+    grads = {"W_xh": [[da * x]], "W_hh": [[da * h_prev]], "b_h": [da], "W_hy": [[-q * h], [q * h]],
+             "b_y": [-q, q], "h0": [[da * w_hh]]}
+    return math.log(1 + math.exp(-2 * h)), grads, h
+
+
+def scalar_params(w_xh, w_hh, b_h):
+    return {"W_xh": t([[w_xh]]), "W_hh": t([[w_hh]]), "b_h": t([b_h]), "W_hy": t([[1.0], [-1.0]]),
+            "b_y": t([0.0, 0.0])}
+
+
+def check_grads(qualname, grads, want, case):
+    if not isinstance(grads, dict) or set(grads) != set(want):
+        got = sorted(grads) if isinstance(grads, dict) else type(grads).__name__
+        pytest.fail(f"{qualname}, case {case}: grads should be a dict with keys {sorted(want)}, got {got}",
+                    pytrace=False)
+    for key, value in want.items():
+        check_close(qualname, grads[key], value, case=case, what=f"grads[{key!r}]")
+
+
+@checks("rnn.rnn_bptt")
+def test_rnn_bptt_one_step_worked_example():
+    # x = 1, h0 = 0.5: a = 1 + 2 * 0.5 - 1 = 1, h = tanh 1 (see one_step_by_hand for every gradient)
+    case = "B=1, T=1, D=1, H=1, C=2, x=1, h0=0.5, W_xh=1, W_hh=2, b_h=-1, W_hy=[[1], [-1]], target 0"
+    loss_want, grads_want, _ = one_step_by_hand(1.0, 0.5, 1.0, 2.0, -1.0)
+    loss, grads = unpack("rnn.rnn_bptt", call("rnn.rnn_bptt", rnn.rnn_bptt, t([[[1.0]]]), torch.tensor([[0]]),
+                         t([[0.5]]), scalar_params(1.0, 2.0, -1.0), case=case), ("loss", "grads"), case=case)
+    check_close("rnn.rnn_bptt", loss, loss_want, case=case, what="loss")
+    check_grads("rnn.rnn_bptt", grads, grads_want, case)
+
+
+@checks("rnn.rnn_bptt")
+def test_rnn_bptt_loss_sums_over_time_and_averages_over_batch():
+    # W_hy = 0 and b_y = 0: every step predicts the uniform distribution over C=2 classes, so each of
+    # the B*T = 4 terms is log 2; summed over T=2 and averaged over B=2 the loss is 2 log 2.
+    case = "B=2, T=2, D=1, H=1, C=2, W_hy=0, b_y=0"
+    params = {"W_xh": t([[1.0]]), "W_hh": t([[0.5]]), "b_h": t([0.0]), "W_hy": t([[0.0], [0.0]]), "b_y": t([0.0, 0.0])}
+    loss, _ = unpack("rnn.rnn_bptt", call("rnn.rnn_bptt", rnn.rnn_bptt, t([[[1.0], [2.0]], [[-1.0], [0.5]]]),
+                     torch.tensor([[0, 1], [1, 1]]), t([[0.0], [0.3]]), params, case=case), ("loss", "grads"), case=case)
+    check_close("rnn.rnn_bptt", loss, 2 * math.log(2), case=case, what="loss")
+
+
+@checks("rnn.rnn_bptt")
+def test_rnn_bptt_gradients_match_finite_differences_of_its_loss():
+    # Nudge each parameter by +-1e-6 and watch your own loss change: (L(p + e) - L(p - e)) / 2e must
+    # equal your gradient. Checks the backward pass through time (T=3) without any reference answer.
+    qualname, case = "rnn.rnn_bptt", "B=2, T=3, D=2, H=3, C=4, float64, central differences with eps=1e-6"
+    gen = torch.Generator().manual_seed(2)
+    x, h0 = randn(gen, 2, 3, 2), randn(gen, 2, 3, scale=0.5)
+    targets = torch.tensor([[0, 3, 1], [2, 2, 0]])
+    params = random_params(gen, 2, 3, 4, T64)
+    loss, grads = unpack(qualname, call(qualname, rnn.rnn_bptt, x, targets, h0, params, case=case),
+                         ("loss", "grads"), case=case)
+    check_tensor(qualname, loss, case=case, shape=(), dtype=T64, what="loss (a 0-dim tensor)")
+    eps = 1e-6
+
+    def loss_at(name, index, delta):
+        p = {k: v.clone() for k, v in params.items()}
+        h = h0.clone()
+        (h if name == "h0" else p[name])[index] += delta
+        return float(rnn.rnn_bptt(x, targets, h, p)[0])
+
+    for name, value in [*params.items(), ("h0", h0)]:
+        if name not in grads:
+            pytest.fail(f"{qualname}, case {case}: grads has no key {name!r}", pytrace=False)
+        check_tensor(qualname, grads[name], case=case, shape=tuple(value.shape), dtype=T64, what=f"grads[{name!r}]")
+        numeric = torch.zeros_like(value)
+        for index in torch.cartesian_prod(*[torch.arange(n) for n in value.shape]).reshape(-1, value.dim()).tolist():
+            index = tuple(index)
+            numeric[index] = (loss_at(name, index, eps) - loss_at(name, index, -eps)) / (2 * eps)
+        check_close(qualname, grads[name], numeric, case=case, what=f"grads[{name!r}] vs finite differences",
+                    atol=1e-6, rtol=1e-5)
+
+
+# --- truncated_bptt ------------------------------------------------------------------------------
+
+@checks("rnn.truncated_bptt")
+def test_truncated_bptt_worked_example():
+    # T=2 cut into chunks of 1. Chunk 1 starts from h0, chunk 2 from h1 = tanh(x1 + 2 h0 - 1) (the state
+    # flows across the cut), but chunk 2's gradient stops at h1 (treated as a constant). So:
+    #   loss = loss_1 + loss_2,  grads = grads_1 + grads_2 (except "h0": only grads_1), h_last = h2.
+    case = "B=1, T=2, D=1, H=1, C=2, chunk=1, x=[1, -0.5], h0=0.5, W_xh=1, W_hh=2, b_h=-1, targets [0, 0]"
+    loss1, g1, h1 = one_step_by_hand(1.0, 0.5, 1.0, 2.0, -1.0)
+    loss2, g2, h2 = one_step_by_hand(-0.5, h1, 1.0, 2.0, -1.0)
+    want = {k: (g1[k] if k == "h0" else (torch.tensor(g1[k]) + torch.tensor(g2[k])).tolist()) for k in g1}
+    out = call("rnn.truncated_bptt", rnn.truncated_bptt, t([[[1.0], [-0.5]]]), torch.tensor([[0, 0]]), t([[0.5]]),
+               scalar_params(1.0, 2.0, -1.0), 1, case=case)
+    loss, grads, h_last = unpack("rnn.truncated_bptt", out, ("loss", "grads", "h_last"), case=case)
+    check_close("rnn.truncated_bptt", loss, loss1 + loss2, case=case, what="loss")
+    check_grads("rnn.truncated_bptt", grads, want, case)
+    check_close("rnn.truncated_bptt", h_last, [[h2]], case=case, what="h_last")
+
+
+@checks("rnn.truncated_bptt")
+def test_truncated_bptt_loss_is_the_full_loss():
+    # Truncation changes the gradients, never the loss: with chunks of 2 over T=5 (the last chunk is a
+    # single step) the loss must equal your rnn_bptt's loss on the whole sequence; with chunk >= T
+    # everything must equal rnn_bptt.
+    gen = torch.Generator().manual_seed(5)
+    x, h0, targets = randn(gen, 2, 5, 3), randn(gen, 2, 4, scale=0.5), torch.randint(0, 6, (2, 5), generator=gen)
+    params = random_params(gen, 3, 4, 6, T64)
+    full_loss, full_grads = unpack("rnn.rnn_bptt", call("rnn.rnn_bptt", rnn.rnn_bptt, x, targets, h0, params,
+                                                        case="B=2, T=5"), ("loss", "grads"), case="B=2, T=5")
+    for chunk in (2, 5, 8):
+        case = f"B=2, T=5, D=3, H=4, C=6, chunk={chunk}, compared with your rnn_bptt"
+        loss, grads, _ = unpack("rnn.truncated_bptt", call("rnn.truncated_bptt", rnn.truncated_bptt, x, targets, h0,
+                                params, chunk, case=case), ("loss", "grads", "h_last"), case=case)
+        check_close("rnn.truncated_bptt", loss, full_loss, case=case, what="loss")
+        if chunk >= 5:
+            check_grads("rnn.truncated_bptt", grads, full_grads, case)
+
+
+@checks("rnn.truncated_bptt")
+@FLOATS
+def test_truncated_bptt_shapes_and_dtype(dtype):
+    gen = torch.Generator().manual_seed(3)
+    case = f"B=2, T=5, D=3, H=4, C=6, chunk=2 (the last chunk is shorter), {str(dtype)[6:]}"
+    params = random_params(gen, 3, 4, 6, dtype)
+    out = call("rnn.truncated_bptt", rnn.truncated_bptt, randn(gen, 2, 5, 3, dtype=dtype),
+               torch.randint(0, 6, (2, 5), generator=gen), randn(gen, 2, 4, dtype=dtype), params, 2, case=case)
+    loss, grads, h_last = unpack("rnn.truncated_bptt", out, ("loss", "grads", "h_last"), case=case)
+    check_tensor("rnn.truncated_bptt", loss, case=case, shape=(), dtype=dtype, what="loss")
+    check_tensor("rnn.truncated_bptt", h_last, case=case, shape=(2, 4), dtype=dtype, what="h_last")
+    for key, value in [*params.items(), ("h0", h_last)]:
+        check_tensor("rnn.truncated_bptt", grads.get(key), case=case, shape=tuple(value.shape), dtype=dtype,
+                     what=f"grads[{key!r}]")
+
+
+# --- birnn_forward -------------------------------------------------------------------------------
+
+@checks("rnn.birnn_forward")
+def test_birnn_forward_worked_example():
+    # Both directions: W_xh = 1, W_hh = 1, b_h = 0, so h = tanh(x_t + h_previous_in_reading_order).
+    #   forward  (reads x1, x2 from h0_fwd = -0.5): f1 = tanh(1 - 0.5), f2 = tanh(2 + f1)
+    #   backward (reads x2, x1 from h0_bwd = 0.5):  b2 = tanh(2 + 0.5), b1 = tanh(1 + b2)
+    # Position-aligned: hs[:, 0] = [f1, b1], hs[:, 1] = [f2, b2].
+    case = "B=1, T=2, D=1, H=1, x=[1, 2], h0_fwd=-0.5, h0_bwd=0.5, all weights 1, biases 0"
+    p = {"W_xh": t([[1.0]]), "W_hh": t([[1.0]]), "b_h": t([0.0])}
+    hs = call("rnn.birnn_forward", rnn.birnn_forward, t([[[1.0], [2.0]]]), t([[-0.5]]), t([[0.5]]), p,
+              {k: v.clone() for k, v in p.items()}, case=case)
+    f1 = math.tanh(0.5)
+    b2 = math.tanh(2.5)
+    check_close("rnn.birnn_forward", hs, [[[f1, math.tanh(1 + b2)], [math.tanh(2 + f1), b2]]], case=case)
+
+
+@checks("rnn.birnn_forward")
+@FLOATS
+def test_birnn_forward_shape_and_dtype(dtype):
+    gen = torch.Generator().manual_seed(4)
+    case = f"B=2, T=3, D=4, H=5, {str(dtype)[6:]}"
+
+    def p():
+        return {"W_xh": randn(gen, 5, 4, dtype=dtype), "W_hh": randn(gen, 5, 5, dtype=dtype), "b_h": randn(gen, 5, dtype=dtype)}
+
+    hs = call("rnn.birnn_forward", rnn.birnn_forward, randn(gen, 2, 3, 4, dtype=dtype), randn(gen, 2, 5, dtype=dtype),
+              randn(gen, 2, 5, dtype=dtype), p(), p(), case=case)
+    check_tensor("rnn.birnn_forward", hs, case=case, shape=(2, 3, 10), dtype=dtype, what="hs")
+
+
+# --- greedy_decode -------------------------------------------------------------------------------
+
+@checks("rnn.greedy_decode")
+def test_greedy_decode_worked_example():
+    # W_hh = 0, b_h = 0, W_hy = identity, b_y = 0, and two permutations:
+    #   the embedding sends token j to the one-hot e_emb(j), emb: 0 -> 0, 1 -> 2, 2 -> 1
+    #   W_xh sends e_i to e_mix(i),                          mix: 0 -> 2, 1 -> 0, 2 -> 1
+    # so h = tanh(1) e_mix(emb(j)), whose largest logit is next(j) = mix(emb(j)): 0 -> 2, 2 -> 0, 1 -> 1.
+    # Start tokens [0, 1] give [2, 0, 2, 0] and [1, 1, 1, 1] (the start token itself is not returned).
+    case = "B=2, V=D=H=3, steps=4, start tokens [0, 1], permutations as embedding and W_xh"
+    params = {"W_xh": t([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]), "W_hh": torch.zeros(3, 3, dtype=T64),
+              "b_h": torch.zeros(3, dtype=T64), "W_hy": torch.eye(3, dtype=T64), "b_y": torch.zeros(3, dtype=T64)}
+    embedding = t([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, 1.0, 0.0]])
+    tokens = call("rnn.greedy_decode", rnn.greedy_decode, params, embedding, torch.zeros(2, 3, dtype=T64),
+                  torch.tensor([0, 1]), 4, case=case)
+    check_tensor("rnn.greedy_decode", tokens, case=case, shape=(2, 4), dtype=torch.int64, what="tokens")
+    check_close("rnn.greedy_decode", tokens, [[2, 0, 2, 0], [1, 1, 1, 1]], case=case, what="tokens")
+
+
+@checks("rnn.greedy_decode")
+def test_greedy_decode_breaks_ties_to_the_lowest_index():
+    # W_hy = 0 and b_y = [1, 3, 3]: classes 1 and 2 tie at every step; argmax takes the lower, 1.
+    case = "B=1, V=3, D=2, H=2, steps=3, b_y=[1, 3, 3] (a tie)"
+    params = {"W_xh": torch.ones(2, 2, dtype=T64), "W_hh": torch.ones(2, 2, dtype=T64), "b_h": torch.zeros(2, dtype=T64),
+              "W_hy": torch.zeros(3, 2, dtype=T64), "b_y": t([1.0, 3.0, 3.0])}
+    tokens = call("rnn.greedy_decode", rnn.greedy_decode, params, torch.ones(3, 2, dtype=T64),
+                  torch.zeros(1, 2, dtype=T64), torch.tensor([0]), 3, case=case)
+    check_close("rnn.greedy_decode", tokens, [[1, 1, 1]], case=case, what="tokens")
