@@ -18,6 +18,7 @@ COMMAND_MODULES = (
     "seqlab.commands.grade_all",
     "seqlab.exam.cli",
     "seqlab.commands.nbgrader",
+    "seqlab.commands.release",
 )
 
 
