@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import ast
 import csv
+import fnmatch
 import hashlib
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -179,14 +181,24 @@ def scan(files: dict[str, str], secrets: Secrets) -> list[Leak]:
     return leaks
 
 
+# Never pushed (.git itself, and what the released .gitignore lists): not read by read_tree.
+NOT_SHIPPED = (".git", ".venv", "venv", "__pycache__", ".pytest_cache", "build", "*.egg-info",
+               ".ipynb_checkpoints", "*.pyc")
+
+
 def read_tree(root: Path) -> dict[str, str]:
-    """Every file under ``root`` except .git/, as text (undecodable bytes replaced)."""
+    """Every file under ``root`` that a push would ship, as text (undecodable bytes replaced)."""
+    def shipped(name: str) -> bool:
+        return not any(fnmatch.fnmatch(name, pattern) for pattern in NOT_SHIPPED)
+
     files = {}
-    for path in sorted(Path(root).rglob("*")):
-        rel = path.relative_to(root)
-        if path.is_file() and ".git" not in rel.parts:
-            files[rel.as_posix()] = path.read_bytes().decode("utf-8", errors="replace")
-    return files
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = [d for d in dirs if shipped(d)]   # prune: never walk into .git or a venv
+        for name in names:
+            path = Path(folder) / name
+            if shipped(name) and path.is_file():
+                files[path.relative_to(root).as_posix()] = path.read_bytes().decode("utf-8", errors="replace")
+    return {rel: files[rel] for rel in sorted(files)}
 
 
 # --- rendering the release ------------------------------------------------------------------------
@@ -305,7 +317,8 @@ def release(out_dir: Path, *, force: bool = False, secrets: Secrets | None = Non
     """
     out_dir = Path(out_dir)
     files = render_release(**render)
-    leaks = scan(files, secrets or collect_secrets(solutions_dir=render.get("solutions_dir", SOLUTIONS_DIR)))
+    secrets = secrets or collect_secrets(solutions_dir=render.get("solutions_dir", SOLUTIONS_DIR))
+    leaks = scan(files, secrets)
     if leaks:
         raise LeakError(leaks, "release stopped, nothing written: ")
     if out_dir.exists() and not out_dir.is_dir():
@@ -333,8 +346,7 @@ def release(out_dir: Path, *, force: bool = False, secrets: Secrets | None = Non
     if not (out_dir / MANIFEST).is_file() or (out_dir / MANIFEST).read_bytes() != manifest:
         (out_dir / MANIFEST).write_bytes(manifest)
     # Files already in the folder ship too when it is pushed: check the whole tree, not only ours.
-    leaks = scan(read_tree(out_dir), secrets or collect_secrets(solutions_dir=render.get("solutions_dir",
-                                                                                           SOLUTIONS_DIR)))
+    leaks = scan(read_tree(out_dir), secrets)
     if leaks:
         raise LeakError(leaks, f"{out_dir} holds files that must not ship (remove them before pushing): ")
     return ReleaseReport(out_dir, files, written, removed)
