@@ -4,8 +4,8 @@
 public tests in ``tests/``, a README, a minimal ``pyproject.toml`` and the CI workflow
 ``.github/workflows/check.yml`` -- and nothing else. Before a byte is written every file is
 scanned for what must never ship: solution markers, any line of a solution region, lines of the
-hidden graders, mentions of the instructor package, the reference solutions, the graders or
-``grading_config.yaml``, and the values of secret-looking keys of that config. A hit stops the
+hidden graders or of ``grading_config.yaml``, mentions of the instructor package, the reference
+solutions, the graders or that config, and the values of its secret-looking keys. A hit stops the
 release with ``file:line: reason``. Releasing twice gives identical bytes, so two releases can be
 diffed.
 
@@ -97,6 +97,7 @@ class Secrets:
     region_lines: dict[str, str] = field(default_factory=dict)
     grader_lines: dict[str, str] = field(default_factory=dict)
     config_values: dict[str, str] = field(default_factory=dict)
+    config_lines: dict[str, str] = field(default_factory=dict)
 
 
 def _regions(source: str):
@@ -148,8 +149,12 @@ def collect_secrets(solutions_dir: Path = SOLUTIONS_DIR, graders_dir: Path = GRA
             if len(text) >= MIN_GRADER_LINE and text not in public:
                 secrets.grader_lines.setdefault(text, f"graders/{path.name}:{lineno}")
     if Path(config_path).is_file():
-        raw = yaml.safe_load(Path(config_path).read_text(encoding="utf-8")) or {}
-        secrets.config_values = _secret_values(raw)
+        text = Path(config_path).read_text(encoding="utf-8")
+        secrets.config_values = _secret_values(yaml.safe_load(text) or {})
+        for lineno, line in enumerate(text.splitlines(), start=1):   # a pasted copy of the file
+            line = normalize(line)
+            if len(line) >= MIN_GRADER_LINE and not line.startswith("#"):
+                secrets.config_lines.setdefault(line, f"grading_config.yaml:{lineno}")
     return secrets
 
 
@@ -175,6 +180,8 @@ def scan(files: dict[str, str], secrets: Secrets) -> list[Leak]:
                 leaks.append(Leak(path, lineno, f"a line of a solution region ({where}): {text[:80]}"))
             if text in secrets.grader_lines:
                 leaks.append(Leak(path, lineno, f"a line of a hidden grader ({secrets.grader_lines[text]})"))
+            if text in secrets.config_lines:
+                leaks.append(Leak(path, lineno, f"a line of the grading config ({secrets.config_lines[text]})"))
             for value, key in secrets.config_values.items():
                 if re.search(rf"(?<![\w-]){re.escape(value)}(?![\w-])", line):
                     leaks.append(Leak(path, lineno, f"the value of {key} in grading_config.yaml"))

@@ -259,11 +259,13 @@ def test_leak_check_names_file_line_and_reason():
     secrets = rel.collect_secrets()
     secrets.config_values["918273645"] = "exam.seed"   # as if grading_config.yaml held a secret seed
     grader_line = next(iter(secrets.grader_lines))
+    config_line = next(line for line in (COURSE_ROOT / "grading_config.yaml").read_text().splitlines()
+                       if "why:" not in line and len(line.strip()) > 60 and not line.lstrip().startswith("#"))
     planted = {
         "exercises/rnn.py": "import torch\n\n\ndef rnn_cell(x, h_prev, W_xh, W_hh, b_h):\n"
                             "    ### BEGIN SOLUTION\n    return torch.tanh(x @ W_xh.T + h_prev @ W_hh.T + b_h)\n",
         "tests/test_extra.py": "import torch\nfrom seqlab.reference import load_reference\n\n" + grader_line + "\n",
-        "README.md": "# Notes\nSee the graders in the course repo.\nSeed: 918273645\n",
+        "README.md": "# Notes\nSee the graders in the course repo.\nSeed: 918273645\n" + config_line + "\n",
         "exercises/helpers.py": "x = 1\n    h = sq_avg = None; v = momentum * state[\"velocity\"] + dw  # tweak\n",
         "config/grading_config.yaml": "version: 1\n",
         "solutions/rnn.py": "\n",
@@ -276,6 +278,7 @@ def test_leak_check_names_file_line_and_reason():
         r"tests/test_extra\.py:4: a line of a hidden grader \(graders/\w+\.py:\d+\)",
         r"README\.md:2: mentions the hidden graders",
         r"README\.md:3: the value of exam\.seed in grading_config\.yaml",
+        r"README\.md:4: a line of the grading config \(grading_config\.yaml:\d+\)",
         r"exercises/helpers\.py:2: a line of a solution region \(solutions/optimizers\.py:\d+\)",   # inside a line
         r"config/grading_config\.yaml:1: a hidden file",
         r"solutions/rnn\.py:1: a hidden file",
