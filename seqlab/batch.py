@@ -1,7 +1,8 @@
 """Grade a whole class: ``seqlab grade-all SUBMISSIONS_DIR --out DIR --jobs N``.
 
-Each submission (a folder, or a zip of one) is graded by its own ``seqlab grade`` process,
-so one that crashes or hangs the grader takes nothing else down, and N of them run at once.
+N grading processes (``--jobs N``) each take submissions (a folder, or a zip of one) in turn;
+each submission's code runs in its own fresh, isolated child, and a grading process that dies
+or hangs is replaced, so one submission takes nothing else down.
 Results land in ``DIR/<name>/``; ``gradebook.csv`` and the class report are rebuilt from
 every finished result after each submission, so an interrupted run leaves a consistent
 gradebook and a rerun picks up where it stopped (``--force`` regrades everything).
@@ -13,7 +14,9 @@ import csv
 import io
 import json
 import os
+import queue
 import re
+import select
 import shutil
 import statistics
 import subprocess
@@ -96,28 +99,93 @@ def discover(submissions_dir: Path, work_dir: Path) -> list[Submission]:
     return found
 
 
-def _grade_one(sub: Submission, out: Path, *, seed: int | None, device: str, timeout: float, extra: list[str]) -> dict:
+class _Worker:
+    """A grading process that lives across submissions: it imports torch, pytest and the graders
+    once. It runs only trusted code (each submission still gets its own fresh student child);
+    if it dies or hangs, it is replaced and only the submission in hand is affected."""
+
+    def __init__(self):
+        self.proc: subprocess.Popen | None = None
+
+    def _start(self) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-c", "from seqlab.batch import worker_main; worker_main()"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                     text=True, bufsize=1)
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait()
+            self.proc = None
+
+    def grade(self, job: dict, timeout: float) -> dict:
+        if self.proc is None or self.proc.poll() is not None:
+            self._start()
+        try:
+            self.proc.stdin.write(json.dumps(job) + "\n")
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            self.stop()
+            return {"status": "error", "reason": "the grading process could not be reached"}
+        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        if not ready:
+            self.stop()
+            return {"status": "error", "reason": f"grading took longer than {timeout:g} s"}
+        line = self.proc.stdout.readline()
+        if not line:
+            code = self.proc.wait()
+            self.proc = None
+            if code in (130, -2):   # interrupted (Ctrl-C): not done, a rerun grades it
+                return {"status": "interrupted"}
+            return {"status": "error", "reason": f"the grading process died (exit {code})"}
+        return json.loads(line)
+
+
+def worker_main() -> None:
+    """Grade the jobs read from stdin, one JSON line each; answer one JSON line each."""
+    protocol = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)   # nothing printed can corrupt the protocol
+    sys.stdout = sys.stderr
+    from .config import ConfigError, load_config
+    from .grading import grade_submission
+    from .grading.run import GradingError
+    from .reports import write_all
+
+    configs: dict = {}
+    for line in sys.stdin:
+        job = json.loads(line)
+        try:
+            config = configs.get(job["config"]) or configs.setdefault(job["config"], load_config(job["config"]))
+            result = grade_submission(job["submission"], device=job["device"], seed=job["seed"],
+                                      isolated=not job["in_process"], config=config,
+                                      protected_dirs=(job["out"],))
+            write_all(result, Path(job["out"]))
+            status = {"status": "graded"}
+        except (GradingError, ConfigError) as exc:
+            status = {"status": "error", "reason": str(exc)[:500]}
+        except Exception as exc:   # a grader bug must cost this submission only, with the reason
+            status = {"status": "error", "reason": f"internal error: {type(exc).__name__}: {exc}"[:500]}
+        protocol.write(json.dumps(status) + "\n")
+
+
+def _grade_one(sub: Submission, out: Path, workers: "queue.Queue[_Worker]", *, seed: int | None, device: str,
+               timeout: float, in_process: bool, config: str | None) -> dict:
     target = out / sub.name
     target.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     if sub.path is None:
         status = {"status": "error", "reason": sub.problem}
     else:
-        command = [sys.executable, "-m", "seqlab.cli", "grade", str(sub.path), "--out", str(target), "--quiet",
-                   "--device", device, *extra]
-        if seed is not None:
-            command += ["--seed", str(seed)]
+        worker = workers.get()
         try:
-            proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
-            if proc.returncode in (130, -2):   # interrupted (Ctrl-C): not done, a rerun grades it
-                return {"status": "interrupted", "name": sub.name}
-            if proc.returncode == 0 and (target / "seqlab_result.json").is_file():
-                status = {"status": "graded"}
-            else:
-                tail = (proc.stderr or proc.stdout).strip().splitlines()
-                status = {"status": "error", "reason": tail[-1][:500] if tail else f"grader exit {proc.returncode}"}
-        except subprocess.TimeoutExpired:
-            status = {"status": "error", "reason": f"grading took longer than {timeout:g} s"}
+            status = worker.grade({"submission": str(sub.path), "out": str(target), "seed": seed, "device": device,
+                                   "in_process": in_process, "config": config}, timeout)
+        finally:
+            workers.put(worker)
+        if status["status"] == "interrupted":
+            return {**status, "name": sub.name}
+        if status["status"] == "graded" and not (target / "seqlab_result.json").is_file():
+            status = {"status": "error", "reason": "the grader wrote no result"}
     status.update(name=sub.name, source=str(sub.source), seconds=round(time.perf_counter() - started, 2))
     tmp = target / (STATUS_FILE + ".tmp")
     tmp.write_text(json.dumps(status, indent=2))
@@ -222,7 +290,8 @@ def write_class_report(out: Path, rows: list[dict]) -> tuple[Path, Path]:
 
 
 def grade_all(submissions_dir: Path, out: Path, *, jobs: int = 1, force: bool = False, seed: int | None = None,
-              device: str = "cpu", timeout: float = 900.0, extra: list[str] | None = None, progress=None) -> list[dict]:
+              device: str = "cpu", timeout: float = 900.0, in_process: bool = False, config: str | None = None,
+              progress=None) -> list[dict]:
     submissions_dir, out = Path(submissions_dir), Path(out)
     if not submissions_dir.is_dir():
         raise FileNotFoundError(f"{submissions_dir}: not a directory")
@@ -238,15 +307,19 @@ def grade_all(submissions_dir: Path, out: Path, *, jobs: int = 1, force: bool = 
         return rows
 
     rows = refresh()
-    pool = ThreadPoolExecutor(max_workers=max(1, jobs))
+    jobs = max(1, min(jobs, len(todo) or 1))
+    workers: queue.Queue[_Worker] = queue.Queue()
+    for _ in range(jobs):
+        workers.put(_Worker())
+    pool = ThreadPoolExecutor(max_workers=jobs)
     pending = {}
     try:
-        queue = list(todo)
-        while queue or pending:
-            while queue and len(pending) < max(1, jobs):
-                sub = queue.pop(0)
-                pending[pool.submit(_grade_one, sub, out, seed=seed, device=device, timeout=timeout,
-                                    extra=list(extra or []))] = sub
+        backlog = list(todo)
+        while backlog or pending:
+            while backlog and len(pending) < jobs:
+                sub = backlog.pop(0)
+                pending[pool.submit(_grade_one, sub, out, workers, seed=seed, device=device, timeout=timeout,
+                                    in_process=in_process, config=config)] = sub
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in done:
                 sub = pending.pop(future)
@@ -256,6 +329,8 @@ def grade_all(submissions_dir: Path, out: Path, *, jobs: int = 1, force: bool = 
             rows = refresh()
     finally:
         pool.shutdown(wait=not pending, cancel_futures=True)
+        while not workers.empty():
+            workers.get().stop()
         rows = refresh()
         write_class_report(out, rows)
         if progress:

@@ -54,6 +54,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--device", default="cpu")
     p.add_argument("--timeout", type=float, default=900.0, help="seconds per submission before it is given up")
     p.add_argument("--in-process", action="store_true", help="(trusted code only) grade without isolation")
+    p.add_argument("--config", type=Path, default=None, help="grading config (default: grading_config.yaml)")
     p.set_defaults(func=run)
 
 
@@ -64,8 +65,8 @@ def run(args) -> int:
         raise UserError("--jobs must be at least 1")
     try:
         rows = grade_all(args.submissions, args.out, jobs=args.jobs, force=args.force, seed=args.seed,
-                         device=args.device, timeout=args.timeout, extra=["--in-process"] if args.in_process else [],
-                         progress=Progress())
+                         device=args.device, timeout=args.timeout, in_process=args.in_process,
+                         config=str(args.config) if args.config else None, progress=Progress())
     except FileNotFoundError as exc:
         raise UserError(str(exc)) from None
     graded = sum(r["status"] == "graded" for r in rows)

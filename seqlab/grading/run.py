@@ -95,6 +95,8 @@ def grade_submission(submission: str | Path, *, device: str = "cpu", seed: int |
                 exit_code = pytest.main(args, plugins=[plugin])
         finally:
             torch.set_num_threads(threads)
+        if exit_code == pytest.ExitCode.INTERRUPTED:   # pytest turns Ctrl-C into an exit code
+            raise KeyboardInterrupt
         load_errors = dict(student.load_errors)
     if exit_code not in (0, 1) or plugin.collection_errors:
         detail = "; ".join(plugin.collection_errors) or sink.getvalue()[-2000:]
