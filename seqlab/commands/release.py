@@ -99,7 +99,7 @@ def run_ci_workflow(args) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text, encoding="utf-8")
     print(f"wrote {args.out}; next: add the roster ({args.roster}) and the STUDENT_REPOS_TOKEN secret, "
-          f"see docs/github-autograding.md")
+          f"see the README's 'For instructors: autograding on GitHub'")
     return 0
 
 
