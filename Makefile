@@ -23,6 +23,7 @@ test: setup check
 bench: setup
 	$(PY) benchmarks/bench_scan.py
 	$(PY) benchmarks/bench_grade.py
+	$(PY) benchmarks/bench_batch.py
 
 clean:
 	rm -rf .venv seqlab-out
