@@ -94,12 +94,39 @@ def check_parts(grade, *args, names, case, mistakes=None, only=None):
             cache.append(mistakes(*args))
         return cache[0]
 
+    # Partial credit: each part (the loss, every gradient, h_last) earns its share of the test;
+    # the feedback is the first wrong part's, with the count of the others.
+    def pick(output, i, key):
+        if output is None:
+            return None
+        part = output[i]
+        return part.get(key) if key is not None and isinstance(part, dict) else part
+
+    checked = []
     for i, name in enumerate(names):
         if only is not None and name not in only:
             continue
+        if isinstance(want[i], dict) and isinstance(got[i], dict) and set(got[i]) == set(want[i]):
+            checked += [(i, key, f"{name}[{key!r}]") for key in want[i]]   # each gradient is a part
+        else:
+            checked.append((i, None, name))
+    failures = []
+    for i, key, label in checked:
         part = None if mistakes is None else (
-            lambda i=i: [Mistake(m.name, None if m.output is None else m.output[i], m.explain) for m in variants()])
-        compare(grade, got[i], want[i], case=case, what=name, mistakes=part)
+            lambda i=i, key=key: [Mistake(m.name, pick(m.output, i, key), m.explain) for m in variants()])
+        try:
+            compare(grade, pick(got, i, key), pick(want, i, key), case=case, what=label, mistakes=part)
+        except GradeFailure as failure:
+            if failure.rule:          # a gate (shape, dtype, device) fails the whole test
+                raise
+            failures.append(failure)
+    if failures:
+        right = len(checked) - len(failures)
+        grade.award(right / len(checked))
+        first = failures[0]
+        first.message += f" ({right} of {len(checked)} parts right: partial credit)"
+        first.args = (first.message,)
+        raise first
     return got
 
 
