@@ -44,6 +44,9 @@ def main(argv: list[str] | None = None) -> int:
     except (UserError, ConfigError) as exc:
         print(f"seqlab {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:   # `seqlab config | head`: the reader left, nothing to report
+        sys.stderr.close()
+        return 0
     except KeyboardInterrupt:
         print(f"seqlab {args.command}: interrupted", file=sys.stderr)
         return 130

@@ -41,6 +41,15 @@ class FunctionRules:
     points: float
     complexity_points: float = 0.0
     forbidden: tuple[str, ...] = ()
+    test_weights: tuple[tuple[str, float], ...] = ()   # (fnmatch pattern on the test title, weight)
+
+    def weight_of(self, title: str, default: float) -> float:
+        """A test's share of the function's points: the config's weight when a pattern matches
+        its title, else the weight its grader declares."""
+        for pattern, weight in self.test_weights:
+            if fnmatch.fnmatchcase(title, pattern):
+                return weight
+        return default
 
     def forbidden_match(self, op_name: str) -> str | None:
         """The first forbidden pattern ``op_name`` matches, or None."""
@@ -127,7 +136,7 @@ def parse_config(data: Any, source: str = "<config>") -> GradingConfig:
         if qualname not in contract.SIGNATURES:
             raise ConfigError(f"{where}: not a contract function (see seqlab/contract.py)")
         entry = _mapping(entry, where)
-        unknown = set(entry) - {"points", "complexity_points", "forbidden"}
+        unknown = set(entry) - {"points", "complexity_points", "forbidden", "test_weights"}
         if unknown:
             raise ConfigError(f"{where}: unknown key(s): {', '.join(sorted(unknown))}")
         points = _number(entry.get("points"), f"{where}.points", positive=True, allow_zero=False)
@@ -137,7 +146,10 @@ def parse_config(data: Any, source: str = "<config>") -> GradingConfig:
         forbidden = entry.get("forbidden", [])
         if not isinstance(forbidden, list) or not all(isinstance(p, str) and p for p in forbidden):
             raise ConfigError(f"{where}.forbidden: must be a list of non-empty strings")
-        functions[qualname] = FunctionRules(qualname, points, complexity, tuple(forbidden))
+        weights = _mapping(entry.get("test_weights", {}), f"{where}.test_weights")
+        test_weights = tuple((str(pattern), _number(w, f"{where}.test_weights[{pattern!r}]", positive=True,
+                                                     allow_zero=False)) for pattern, w in weights.items())
+        functions[qualname] = FunctionRules(qualname, points, complexity, tuple(forbidden), test_weights)
     missing = [name for name in contract.FUNCTIONS if name not in functions]
     if missing:
         raise ConfigError(f"{source}: functions: no points for {', '.join(missing)}")

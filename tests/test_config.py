@@ -34,6 +34,8 @@ def test_course_config_is_valid():
     (lambda c: c["functions"]["selective_scan.linear_scan"].__setitem__("complexity_points", 99), "complexity_points"),
     (lambda c: c["functions"]["optimizers.sgd"].__setitem__("forbidden", "torch.*"), "forbidden"),
     (lambda c: c.__setitem__("version", 2), "version"),
+    (lambda c: c["functions"]["optimizers.sgd"].__setitem__("test_weights", {"*": 0}), "test_weights"),
+    (lambda c: c["functions"]["optimizers.sgd"].__setitem__("test_weights", ["*"]), "test_weights"),
 ])
 def test_bad_values_name_the_key(edit, message):
     raw = _raw()
@@ -52,3 +54,17 @@ def test_bad_yaml_on_the_command_line_is_a_message_not_a_traceback(tmp_path):
     missing = subprocess.run([sys.executable, "-m", "seqlab", "config", str(tmp_path / "nope.yaml")],
                              capture_output=True, text=True)
     assert missing.returncode == 2 and "cannot read" in missing.stderr
+
+
+def test_test_weights_from_the_config_share_a_functions_points():
+    from seqlab.grading.plugin import TestRecord
+    from seqlab.grading.scoring import score_records
+
+    raw = _raw()
+    raw["functions"]["optimizers.sgd"]["test_weights"] = {"*lr=0.3*": 3}
+    config = parse_config(raw)
+    records = [TestRecord("a", "optimizers.sgd", "matches SGD [float64]", 1.0, False, passed=True),
+               TestRecord("b", "optimizers.sgd", "matches SGD, lr=0.3", 1.0, False, passed=False)]
+    scored = {t.name: t for t in score_records(records, config)}
+    assert scored["optimizers.sgd: matches SGD, lr=0.3"].max_score == pytest.approx(1.5)   # 3 of 4 weights of 2 points
+    assert scored["optimizers.sgd: matches SGD [float64]"].score == pytest.approx(0.5)

@@ -1,6 +1,7 @@
 """Records of test outcomes -> points, under the rules of grading_config.yaml.
 
-* A function's points are shared by its tests in proportion to their weights; the complexity
+* A function's points are shared by its tests in proportion to their weights (the grader's
+  ``@grades(weight=...)``, or ``test_weights`` in the config, matched on the test's title); the complexity
   test (``complexity=True``) takes ``complexity_points`` and the value tests share the rest.
 * A test earns its share when it passes, or ``fraction`` of it when the grader awarded partial
   credit. Rules are gates, not gifts: a shape or purity failure fails the test it happens in.
@@ -33,9 +34,10 @@ def score_records(records: list[TestRecord], config: GradingConfig,
                  (complexity, rules.complexity_points)]
         voided = static_voids.get(function) or next((r.message for r in group if r.rule == "forbidden"), "")
         for members, points in pools:
-            total_weight = sum(r.weight for r in members) or 1.0
+            weights = {r.nodeid: rules.weight_of(r.title, r.weight) for r in members}
+            total_weight = sum(weights.values()) or 1.0
             for r in members:
-                max_score = points * r.weight / total_weight
+                max_score = points * weights[r.nodeid] / total_weight
                 earned = max_score * (r.fraction if r.fraction is not None else (1.0 if r.passed else 0.0))
                 output = r.message if not r.passed or r.fraction is not None else ""
                 if voided:
