@@ -18,19 +18,10 @@ import math
 import pytest
 import torch
 
-from seqlab.grading.checks import Mistake, describe_case
+from seqlab.grading.checks import Mistake, describe_case, variant_output
 
 grades = pytest.mark.grades
 DTYPES = pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["float64", "float32"])
-
-
-def safe(fn, *args, **kwargs):
-    """A wrong variant's output, or None where that variant cannot even run on these inputs."""
-    try:
-        with torch.no_grad():
-            return fn(*args, **kwargs)
-    except Exception:
-        return None
 
 
 # --- known wrong variants: the masked softmax ------------------------------------------------
@@ -105,7 +96,7 @@ ADDITIVE_MISTAKES = [
 
 
 def additive_mistakes(query, keys, W_q, W_k, v, mask=None):
-    return [Mistake(name, safe(additive_variant, query, keys, W_q, W_k, v, mask, **kw), why)
+    return [Mistake(name, variant_output(additive_variant, query, keys, W_q, W_k, v, mask, **kw), why)
             for name, kw, why in ADDITIVE_MISTAKES]
 
 
@@ -178,7 +169,7 @@ SDPA_MISTAKES = [
 
 
 def sdpa_mistakes(q, k, v, mask=None):
-    return [Mistake(name, safe(sdpa_variant, q, k, v, mask, **kw), why) for name, kw, why in SDPA_MISTAKES]
+    return [Mistake(name, variant_output(sdpa_variant, q, k, v, mask, **kw), why) for name, kw, why in SDPA_MISTAKES]
 
 
 @grades("attention.scaled_dot_product_attention")
@@ -254,7 +245,7 @@ CAUSAL_MISTAKES = [
 
 
 def causal_mistakes(T, device=None):
-    return [Mistake(name, safe(fn, T, device), why) for name, fn, why in CAUSAL_MISTAKES]
+    return [Mistake(name, variant_output(fn, T, device), why) for name, fn, why in CAUSAL_MISTAKES]
 
 
 @grades("attention.causal_mask")
@@ -346,7 +337,7 @@ MHA_MISTAKES = [
 
 
 def mha_mistakes(query, key, value, params, num_heads, mask=None):
-    return [Mistake(name, safe(mha_variant, query, key, value, params, num_heads, mask, **kw), why)
+    return [Mistake(name, variant_output(mha_variant, query, key, value, params, num_heads, mask, **kw), why)
             for name, kw, why in MHA_MISTAKES]
 
 

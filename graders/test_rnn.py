@@ -16,61 +16,14 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from seqlab.grading.checks import GradeFailure, Mistake, describe_case, matches
+from seqlab.grading.checks import GradeFailure, Mistake, describe_case, variant_output
 
 grades = pytest.mark.grades
 DTYPES = pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["float64", "float32"])
 KEYS = ("W_xh", "W_hh", "b_h", "W_hy", "b_y")
 
 
-# --- comparing, with mistakes computed only on failure ----------------------------------------
-
-def _attempt(fn, *args, **kwargs):
-    """A wrong variant's output, or None where that variant cannot run on these shapes."""
-    try:
-        return fn(*args, **kwargs)
-    except Exception:
-        return None
-
-
-def same_nonfinite(got, output) -> bool:
-    """Whether inf/nan sit in the same places in both trees. checks.matches alone lets any finite
-    value match an inf or nan (|a - inf| <= atol + rtol*inf), so a variant that overflows would
-    name every wrong answer; it may only name an answer that overflows the same way."""
-    if isinstance(output, torch.Tensor):
-        if not (isinstance(got, torch.Tensor) and output.is_floating_point() and got.is_floating_point()
-                and got.shape == output.shape):
-            return True   # matches() judges the structure
-        a, b = got.detach().cpu(), output.detach().cpu()
-        return bool(((torch.isfinite(a) == torch.isfinite(b)) & (torch.isnan(a) == torch.isnan(b))).all())
-    if isinstance(output, (list, tuple)) and isinstance(got, (list, tuple)):
-        return all(same_nonfinite(a, b) for a, b in zip(got, output))
-    if isinstance(output, dict) and isinstance(got, dict):
-        return all(same_nonfinite(got[k], v) for k, v in output.items() if k in got)
-    return True
-
-
-def compare(grade, got, want, *, case, what="output", mistakes=None):
-    """``grade.expect`` where ``mistakes()`` (a list of Mistake) is built only on failure, and a
-    mistake whose output has another structure than the answer (e.g. one extra time step) still
-    names the shape failure it explains."""
-    try:
-        grade.expect(got, want, case=case, what=what)
-        return
-    except GradeFailure as failure:
-        if mistakes is None:
-            raise
-        variants = [m for m in mistakes() if m.output is not None and same_nonfinite(got, m.output)]
-        if failure.rule == "shape/dtype/device":
-            tol = grade.tolerance(want)
-            for m in variants:
-                if matches(got, m.output, tol):
-                    failure.hint = f"{m.name}: {m.explain}"
-                    break
-            raise
-        if failure.rule:
-            raise
-    grade.expect(got, want, case=case, what=what, mistakes=variants)
+# --- comparing (grade.compare computes the mistakes only on failure) -------------------------
 
 
 def check(grade, *args, case, mistakes=None):
@@ -78,7 +31,7 @@ def check(grade, *args, case, mistakes=None):
     ``mistakes(*args)`` gives the known wrong variants."""
     got = grade.run(*args).value
     want = grade.ref(*args)
-    compare(grade, got, want, case=case, mistakes=None if mistakes is None else (lambda: mistakes(*args)))
+    grade.compare(got, want, case=case, mistakes=() if mistakes is None else (lambda: mistakes(*args)))
     return got
 
 
@@ -115,7 +68,7 @@ def check_parts(grade, *args, names, case, mistakes=None, only=None):
         part = None if mistakes is None else (
             lambda i=i, key=key: [Mistake(m.name, pick(m.output, i, key), m.explain) for m in variants()])
         try:
-            compare(grade, pick(got, i, key), pick(want, i, key), case=case, what=label, mistakes=part)
+            grade.compare(pick(got, i, key), pick(want, i, key), case=case, what=label, mistakes=part or ())
         except GradeFailure as failure:
             if failure.rule:          # a gate (shape, dtype, device) fails the whole test
                 raise
@@ -156,11 +109,11 @@ def lm_problem(make, B, T, D, H, C, dtype):
 
 def cell_mistakes(x, h, W_xh, W_hh, b_h):
     return [
-        Mistake("W_xh and W_hh swapped", _attempt(lambda: torch.tanh(x @ W_hh.T + h @ W_xh.T + b_h)),
+        Mistake("W_xh and W_hh swapped", variant_output(lambda: torch.tanh(x @ W_hh.T + h @ W_xh.T + b_h)),
                 "W_xh (H, D) multiplies the input x, W_hh (H, H) the previous state h_prev."),
         Mistake("W_hh not transposed", torch.tanh(x @ W_xh.T + h @ W_hh + b_h),
                 "weights are stored (out, in) as in PyTorch, so every one is applied as v @ W.T."),
-        Mistake("weights not transposed", _attempt(lambda: torch.tanh(x @ W_xh + h @ W_hh + b_h)),
+        Mistake("weights not transposed", variant_output(lambda: torch.tanh(x @ W_xh + h @ W_hh + b_h)),
                 "weights are stored (out, in) as in PyTorch, so every one is applied as v @ W.T."),
         Mistake("no tanh", x @ W_xh.T + h @ W_hh.T + b_h,
                 "the new state is the tanh of the pre-activation: h = tanh(x W_xh^T + h_prev W_hh^T + b_h)."),
@@ -370,7 +323,7 @@ def without_h0(result):
 
 
 def bptt_mistakes(x, targets, h0, p):
-    return [Mistake(name, _attempt(hand_bptt, x, targets, h0, p, **kw), why) for name, kw, why in BPTT_MISTAKES] + [
+    return [Mistake(name, variant_output(hand_bptt, x, targets, h0, p, **kw), why) for name, kw, why in BPTT_MISTAKES] + [
         Mistake(*H0_KEY[:1], without_h0(hand_bptt(x, targets, h0, p)), H0_KEY[1])]
 
 
@@ -454,7 +407,7 @@ TBPTT_MISTAKES = [
 
 def tbptt_mistakes(ref):
     def build(x, targets, h0, p, chunk):
-        return [Mistake(name, _attempt(tbptt_variant, ref, x, targets, h0, p, chunk, **kw), why)
+        return [Mistake(name, variant_output(tbptt_variant, ref, x, targets, h0, p, chunk, **kw), why)
                 for name, kw, why in TBPTT_MISTAKES] + [
             Mistake(H0_KEY[0], without_h0(tbptt_variant(ref, x, targets, h0, p, chunk)), H0_KEY[1])]
     return build
@@ -569,10 +522,10 @@ def decode_mistakes(params, embedding, h0, start_token, steps):
         Mistake("includes the start token (shifted by one)", with_start[:, :steps],
                 "record the token argmax produced at each step, not the one that was fed in."),
         Mistake("generated token not fed back",
-                _attempt(decode, params, embedding, h0, start_token, steps, feed="start"),
+                variant_output(decode, params, embedding, h0, start_token, steps, feed="start"),
                 "greedy decoding feeds its own prediction back: the next input is embedding[token] of the argmax."),
         Mistake("hidden state fed as the next input",
-                _attempt(decode, params, embedding, h0, start_token, steps, feed="hidden"),
+                variant_output(decode, params, embedding, h0, start_token, steps, feed="hidden"),
                 "the next input is the embedding of the predicted token, x = embedding[token]; h goes to h_prev."),
         Mistake("hidden state not carried", decode(params, embedding, h0, start_token, steps, carry=False),
                 "each step starts from the state the previous step produced, not from h0."),

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import contract
-from .build import BEGIN, END, clear_solutions
+from .build import BEGIN, clear_solutions
 from .paths import CONFIG_PATH, COURSE_ROOT, GRADERS_DIR, SOLUTIONS_DIR, TEMPLATES_DIR
 
 PUBLIC_TESTS_DIR = COURSE_ROOT / "public_tests"

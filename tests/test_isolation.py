@@ -14,7 +14,6 @@ import zipfile
 from collections import defaultdict
 from pathlib import Path
 
-import pytest
 
 from seqlab.grading import grade_submission
 from seqlab.student.spawn import prespawn

@@ -28,7 +28,7 @@ import yaml
 
 from ..results import GradingResult, TestResult
 from .examfile import Exam
-from .model import CHOICE, NUMERIC, SYMBOLIC, TRUEFALSE, Variant
+from .model import CHOICE, NUMERIC, SYMBOLIC, Variant
 from .safeexpr import AnswerRejected, MAX_LENGTH, equivalent, parse, parse_numbers
 from .variants import ExamInstance, StudentIdError, check_student_id, format_number, make_instance
 

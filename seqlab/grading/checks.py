@@ -39,6 +39,16 @@ class NotGradable(GradeFailure):
     """The student's code gave no value (not implemented, missing, crashed, timed out)."""
 
 
+def variant_output(fn: Callable, *args, **kwargs) -> Any:
+    """A known-wrong variant's output on these inputs, or None where it cannot even run on them
+    (a variant written for one shape may fail on another: then it simply names nothing)."""
+    try:
+        with torch.no_grad():
+            return fn(*args, **kwargs)
+    except Exception:
+        return None
+
+
 @dataclass
 class Mistake:
     """A known wrong variant: its output on the same input, and one sentence that teaches."""
@@ -304,23 +314,29 @@ class Grade:
                 return f"{mistake.name}: {mistake.explain}"
         return ""
 
+    def compare(self, actual: Any, expected: Any, *, case: str, what: str = "output",
+                mistakes: Callable[[], list[Mistake]] | list[Mistake] = ()) -> None:
+        """``expect`` where ``mistakes`` may be a zero-argument callable, evaluated only when the
+        comparison fails: known-wrong variants cost nothing on correct submissions."""
+        try:
+            self.expect(actual, expected, case=case, what=what)
+        except GradeFailure as failure:
+            if failure.rule not in ("", "shape/dtype/device") or not mistakes:
+                raise
+            variants = mistakes() if callable(mistakes) else mistakes
+            self.expect(actual, expected, case=case, what=what, mistakes=variants)
+            raise
+
     def check(self, *args, case: str, mistakes: Callable[..., list[Mistake]] | list[Mistake] = (),
               expected: Any = None, **kwargs) -> Any:
         """Run student and reference on the same arguments and compare. Returns the student's value.
 
-        ``mistakes`` may be a callable taking the same arguments: it is only evaluated when the
-        comparison fails, so known-wrong variants cost nothing on correct submissions.
+        ``mistakes`` may be a callable taking the same arguments (evaluated only on failure).
         """
         outcome = self.run(*args, **kwargs)
         want = self.ref(*args, **kwargs) if expected is None else expected
-        try:
-            self.expect(outcome.value, want, case=case, mistakes=())
-        except GradeFailure as failure:
-            if failure.rule not in ("", "shape/dtype/device") or not mistakes:
-                raise
-            variants = mistakes(*args, **kwargs) if callable(mistakes) else mistakes
-            self.expect(outcome.value, want, case=case, mistakes=variants)
-            raise
+        lazy = (lambda: mistakes(*args, **kwargs)) if callable(mistakes) else mistakes
+        self.compare(outcome.value, want, case=case, mistakes=lazy)
         return outcome.value
 
     def award(self, fraction: float, note: str = "") -> None:

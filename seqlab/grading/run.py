@@ -14,7 +14,7 @@ from .. import contract
 from ..config import GradingConfig, load_config
 from ..paths import COURSE_ROOT, GRADERS_DIR, SOLUTIONS_DIR
 from ..reference import load_reference
-from ..results import GradingResult, TestResult
+from ..results import GradingResult
 from ..student import open_submission
 from ..student.guards import referenced_names
 from .plugin import SeqlabPlugin

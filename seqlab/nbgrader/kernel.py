@@ -96,7 +96,6 @@ def start(seed: int, course_root: str | None = None) -> None:
 
 
 def _ask(request: dict) -> dict:
-    global _server
     with _lock:
         if _server is None or _server.poll() is not None:
             if _state["started_by_nbgrader"]:

@@ -12,7 +12,6 @@ import select
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 

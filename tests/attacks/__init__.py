@@ -248,7 +248,7 @@ atexit.register(_rewrite)
 ]
 
 
-def build(attack: Attack, target_dir) -> "Path":
+def build(attack: Attack, target_dir):
     """The attack's submission folder under ``target_dir`` (reference solutions + the attack)."""
     from pathlib import Path
 

@@ -2,7 +2,6 @@
 attention, multi-head parameter counts and shapes, attention memory, and why sqrt(d)."""
 from __future__ import annotations
 
-import math
 
 import sympy
 import torch

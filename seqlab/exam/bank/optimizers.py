@@ -6,7 +6,7 @@ import sympy
 
 from ..model import FOUR_DIGITS, NUMERIC, SYMBOLIC, Mistake, question
 from ..safeexpr import Sym
-from ._util import dec, decs, floats, ref, t
+from ._util import decs, floats, ref, t
 
 LRS = (0.1, 0.05, 0.2, 0.5)
 

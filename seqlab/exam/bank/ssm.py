@@ -2,10 +2,8 @@
 recurrence, parallel-scan depth, the KV cache, and unrolling h_t = a_t h_{t-1} + b_t."""
 from __future__ import annotations
 
-import math
 
 import sympy
-import torch
 
 from ..model import EXACT, FOUR_DIGITS, NUMERIC, SYMBOLIC, Mistake, question
 from ..safeexpr import Sym

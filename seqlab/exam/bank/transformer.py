@@ -9,7 +9,7 @@ import torch
 
 from ..model import EXACT, FOUR_DIGITS, NUMERIC, SYMBOLIC, Mistake, question
 from ..safeexpr import Sym
-from ._util import dec, decs, floats, mat, ref, shape_numel, t
+from ._util import decs, floats, mat, ref, shape_numel, t
 
 
 # --------------------------------------------------------------------------- positional encoding
