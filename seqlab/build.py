@@ -7,7 +7,9 @@ are copied as they are, so one source serves the stubs, the notebooks and the gr
 """
 from __future__ import annotations
 
+import ast
 import re
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -89,3 +91,15 @@ def build(solutions_dir: Path, exercises_dir: Path) -> list[str]:
         else:
             target.unlink()
     return changed
+
+
+def replace_function(module_source: str, name: str, new_source: str) -> str:
+    """``module_source`` with the top-level ``def name`` replaced by ``new_source`` (the whole
+    def, decorators included). Used to assemble example and test submissions from the solutions."""
+    for node in ast.parse(module_source).body:
+        if isinstance(node, ast.FunctionDef) and node.name == name:
+            start = (node.decorator_list[0].lineno if node.decorator_list else node.lineno) - 1
+            lines = module_source.splitlines(keepends=True)
+            return ("".join(lines[:start]) + textwrap.dedent(new_source).strip("\n") + "\n"
+                    + "".join(lines[node.end_lineno:]))
+    raise KeyError(f"no top-level function {name}()")

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..paths import EXAMPLES_DIR
 
 
 def add_parser(subparsers) -> None:
@@ -18,7 +17,11 @@ def add_parser(subparsers) -> None:
 def run(args) -> int:
     from . import grade
 
-    submission = EXAMPLES_DIR / "demo_submission"
-    print(f"Grading the example submission {submission} (it has a few realistic bugs)...")
+    from ..demo import assemble, load_bugs
+
+    submission = assemble(args.out / "submission")
+    print(f"Grading the example submission {submission} (the references with {len(load_bugs())} realistic "
+          f"bugs from examples/demo_bugs.py)...")
     args.submission, args.only, args.fail_under, args.config, args.quiet = submission, None, None, None, False
+    args.out = args.out / "report"
     return grade.run(args)

@@ -8,13 +8,12 @@ copies the reference solutions and swaps that one function in.
 """
 from __future__ import annotations
 
-import ast
 import importlib
 import shutil
-import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
+from seqlab.build import replace_function  # noqa: F401  (re-exported for the tests)
 from seqlab.contract import MODULES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,16 +39,6 @@ Mutant = Variant
 Alternative = Variant
 
 
-def replace_function(module_source: str, name: str, new_source: str) -> str:
-    tree = ast.parse(module_source)
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef) and node.name == name:
-            start = (node.decorator_list[0].lineno if node.decorator_list else node.lineno) - 1
-            lines = module_source.splitlines(keepends=True)
-            return "".join(lines[:start]) + textwrap.dedent(new_source).strip("\n") + "\n" + "".join(lines[node.end_lineno:])
-    raise KeyError(f"{name} not found")
-
-
 def make_submission(target: Path, variant: Variant | None = None, solutions: Path = ROOT / "solutions") -> Path:
     """A submission folder at ``target``: the reference solutions, with one function swapped."""
     exercises = target / "exercises"
@@ -65,6 +54,10 @@ def make_submission(target: Path, variant: Variant | None = None, solutions: Pat
 
 def all_variants(kind: str) -> list[Variant]:
     found = []
+    if kind == "MUTANTS":   # the example student's bugs are known-wrong variants too (held once)
+        from seqlab.demo import load_bugs
+
+        found += [Variant(fn, description, source, hint) for fn, description, hint, source in load_bugs()]
     for module in MODULES:
         try:
             topic = importlib.import_module(f"tests.mutants.{module}")

@@ -2,15 +2,6 @@
 from tests.mutants import Alternative, Mutant
 
 MUTANTS = [
-    Mutant("attention.scaled_dot_product_attention", "scales by d instead of sqrt(d)", '''
-def scaled_dot_product_attention(q, k, v, mask=None):
-    scores = q @ k.transpose(-2, -1) / q.shape[-1]
-    if mask is not None:
-        scores = scores.masked_fill(~mask, float("-inf"))
-    weights = torch.softmax(scores, dim=-1)
-    weights = weights.masked_fill(scores.amax(dim=-1, keepdim=True) == float("-inf"), 0.0)
-    return weights @ v, weights
-''', hint="instead of sqrt(d)"),
     Mutant("attention.scaled_dot_product_attention", "inverted mask convention (True = blocked)", '''
 def scaled_dot_product_attention(q, k, v, mask=None):
     scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])

@@ -76,16 +76,6 @@ def lstm_forward(x, h0, c0, W_ih, W_hh, b_ih, b_hh):
         h, c = lstm_cell(x[:, t], h, c, W_ih, W_hh, b_ih, b_hh)
     return torch.stack(hs, dim=1), (h, c)
 ''', hint="shifted"),
-    Mutant("lstm_gru.gru_cell", "the notes' form: r before W_hn", '''
-def gru_cell(x, h_prev, W_ih, W_hh, b_ih, b_hh):
-    H = h_prev.shape[-1]
-    i_r, i_z, i_n = (x @ W_ih.T + b_ih).chunk(3, dim=-1)
-    h_r, h_z, _ = (h_prev @ W_hh.T + b_hh).chunk(3, dim=-1)
-    r = torch.sigmoid(i_r + h_r)
-    z = torch.sigmoid(i_z + h_z)
-    n = torch.tanh(i_n + (r * h_prev) @ W_hh[2 * H:].T + b_hh[2 * H:])
-    return (1 - z) * n + z * h_prev
-''', hint="notes"),
     Mutant("lstm_gru.gru_cell", "update convention flipped", '''
 def gru_cell(x, h_prev, W_ih, W_hh, b_ih, b_hh):
     i_r, i_z, i_n = (x @ W_ih.T + b_ih).chunk(3, dim=-1)

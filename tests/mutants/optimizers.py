@@ -2,14 +2,6 @@
 from tests.mutants import Alternative, Mutant
 
 MUTANTS = [
-    Mutant("optimizers.adam", "no bias correction", '''
-def adam(w, dw, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8):
-    b1, b2 = betas
-    t = state.get("step", 0) + 1
-    m = b1 * state.get("m", torch.zeros_like(w)) + (1 - b1) * dw
-    v = b2 * state.get("v", torch.zeros_like(w)) + (1 - b2) * dw * dw
-    return w - lr * m / (torch.sqrt(v) + eps), {"step": t, "m": m, "v": v}
-''', hint="bias correction"),
     Mutant("optimizers.adam", "modifies the state in place", '''
 def adam(w, dw, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8):
     b1, b2 = betas

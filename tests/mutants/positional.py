@@ -2,15 +2,6 @@
 from tests.mutants import Alternative, Mutant
 
 MUTANTS = [
-    Mutant("positional.sinusoidal_encoding", "sin and cos swapped", '''
-def sinusoidal_encoding(num_positions, d_model, device=None, dtype=torch.float32):
-    pos = torch.arange(num_positions, device=device, dtype=torch.float64)[:, None]
-    angle = pos / 10000.0 ** (torch.arange(0, d_model, 2, device=device, dtype=torch.float64) / d_model)
-    pe = torch.zeros(num_positions, d_model, device=device, dtype=torch.float64)
-    pe[:, 0::2] = torch.cos(angle)
-    pe[:, 1::2] = torch.sin(angle[:, : d_model // 2])
-    return pe.to(dtype)
-''', hint="swapped"),
     Mutant("positional.sinusoidal_encoding", "concatenated [sin, cos] halves", '''
 def sinusoidal_encoding(num_positions, d_model, device=None, dtype=torch.float32):
     pos = torch.arange(num_positions, device=device, dtype=torch.float64)[:, None]

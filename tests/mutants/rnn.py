@@ -110,8 +110,6 @@ def softmax_cross_entropy(logits, targets):
     # --- rnn_bptt
     Mutant("rnn.rnn_bptt", "mean over time (loss and gradients T times too small)", _bptt([
         ("* T\n", "\n"), (") / B\n", ") / (B * T)\n")]), hint="mean over time"),
-    Mutant("rnn.rnn_bptt", "no recursion through W_hh", _bptt([
-        ("(dh_out[:, t] + dh_next)", "dh_out[:, t]")]), hint="W_hh"),
     Mutant("rnn.rnn_bptt", "tanh derivative written as h_t", _bptt([
         ("(1 - hs[:, t] ** 2)", "hs[:, t]")]), hint="derivative"),
     Mutant("rnn.rnn_bptt", "h0 gradient left at zero", _bptt([

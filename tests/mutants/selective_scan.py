@@ -25,15 +25,6 @@ def discretize(delta, A, B):
     return torch.exp(-delta[..., None] * A), delta[..., None] * B[:, :, None, :]
 ''', hint="sign"),
     # --- linear_scan -----------------------------------------------------------------------------
-    Mutant("selective_scan.linear_scan", "correct sequential loop over time (loses only the complexity points)", '''
-def linear_scan(a, b, h0=None):
-    h = torch.zeros_like(b[:, 0]) if h0 is None else h0 * torch.ones_like(b[:, 0])
-    out = []
-    for t in range(a.shape[1]):
-        h = a[:, t] * h + b[:, t]
-        out.append(h)
-    return torch.stack(out, dim=1)
-''', hint="sequential loop"),
     Mutant("selective_scan.linear_scan", "ignores h0", '''
 def linear_scan(a, b, h0=None):
     h = b.clone()
