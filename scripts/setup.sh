@@ -17,6 +17,10 @@ if ! .venv/bin/python -c "import torch" 2>/dev/null; then
     || .venv/bin/pip install -q --disable-pip-version-check "torch==${TORCH_VERSION}" \
          --index-url https://download.pytorch.org/whl/cpu --extra-index-url https://pypi.org/simple
 fi
-if ! .venv/bin/python -c "import seqlab, nbgrader, sympy, jinja2, yaml" 2>/dev/null; then
+# Re-install whenever pyproject.toml changed since the last install (a new dependency), not only
+# when an import fails: an existing .venv must pick up what a pull added.
+stamp=.venv/.pyproject.sha256
+if ! sha256sum -c --status "$stamp" 2>/dev/null; then
   .venv/bin/pip install -q --disable-pip-version-check -e ".[instructor]"
+  sha256sum pyproject.toml > "$stamp"
 fi

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The Debian packages seqlab's tests use: bubblewrap (the student sandbox), chromium (the
-# browser tests of the HTML reports and exams), poppler-utils (reading the PDF exams back).
+# browser tests of the HTML reports and exams), pango and fonts (WeasyPrint's paper exams, with
+# the CJK numerals of the part titles), poppler-utils (reading the PDF exams back).
 # The product works without them, saying so; CI installs them so those tests run for real.
 set -euo pipefail
-PACKAGES=(bubblewrap chromium poppler-utils)
+PACKAGES=(bubblewrap chromium poppler-utils libpango-1.0-0 libpangoft2-1.0-0 fonts-wqy-microhei fonts-dejavu-core)
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
