@@ -135,7 +135,10 @@ class Browser:
             visit.page_width = page.evaluate("document.documentElement.scrollWidth")
             visit.visible_text = page.inner_text("body")
             for selector in boxes:
-                visit.boxes[selector] = [_box(page, handle) for handle in page.query_selector_all(selector)]
+                # Measured where the page lays them out, with nothing scrolled sideways: an element
+                # that only a sideways scroll (of the page or of a table's frame) would bring in
+                # lies beyond the screen's edge.
+                visit.boxes[selector] = page.evaluate(_MEASURE, selector)
             if accessibility:
                 page.add_script_tag(content=self._axe)
                 result = page.evaluate("async () => await axe.run(document, {resultTypes: ['violations']})")
@@ -145,9 +148,9 @@ class Browser:
         return visit
 
 
-def _box(page, handle) -> dict:
-    """Where an element lies on the page (its own bounding box, scrolled into view) and whether
-    it is displayed at all."""
-    handle.scroll_into_view_if_needed()
-    box = handle.bounding_box() or {"x": 0, "y": 0, "width": 0, "height": 0}
-    return {**box, "visible": handle.is_visible(), "text": (handle.get_attribute("aria-label") or handle.inner_text())[:80]}
+_MEASURE = """selector => Array.from(document.querySelectorAll(selector), e => {
+    const r = e.getBoundingClientRect();
+    return {x: r.left, y: r.top + window.scrollY, width: r.width, height: r.height,
+            visible: e.checkVisibility({visibilityProperty: true, opacityProperty: true}),
+            text: (e.getAttribute("aria-label") || e.textContent || "").trim().slice(0, 80)};
+})"""
