@@ -216,12 +216,19 @@ def _shared_segments(code: FunctionCode, shared: set[int]) -> list[tuple[str, bo
         for position in code.fingerprints[h]:
             for i in range(position, min(position + KGRAM_TOKENS, len(covered))):
                 covered[i] = True
-    segments, cursor = [], 0
-    for hit, run in itertools.groupby(range(len(covered)), key=covered.__getitem__):
+    # Shared tokens are marked line by line: a mark never spans a line break, so the docstring
+    # or a comment between two shared tokens is never shown as shared.
+    marks: list[list[int]] = []
+    for i, hit in enumerate(covered):
         if not hit:
             continue
-        run = list(run)
-        start, end = code.spans[run[0]][0], code.spans[run[-1]][1]
+        start, end = code.spans[i]
+        if marks and marks[-1][2] == i - 1 and "\n" not in code.source[marks[-1][1]:start]:
+            marks[-1][1:] = [end, i]
+        else:
+            marks.append([start, end, i])
+    segments, cursor = [], 0
+    for start, end, _ in marks:
         if start > cursor:
             segments.append((code.source[cursor:start], False))
         segments.append((code.source[start:end], True))
