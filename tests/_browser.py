@@ -16,6 +16,9 @@ from pathlib import Path
 
 import pytest
 
+# Playwright waits 30 s by default; on a shared 2-core machine under full load, starting
+# Chromium and running axe over a long page has taken several times its quiet duration.
+TIMEOUT_MS = 120_000
 CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome")
 # Where screenshots go; printed by the tests so CI can keep them as artifacts.
 ARTIFACTS_ENV = "SEQLAB_BROWSER_ARTIFACTS"
@@ -100,7 +103,8 @@ class Browser:
         from playwright.sync_api import sync_playwright
 
         self._playwright = sync_playwright().start()
-        self._browser = self._playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        self._browser = self._playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS,
+                                                              timeout=TIMEOUT_MS)
         self._axe = axe_source()
 
     def close(self) -> None:
@@ -110,6 +114,7 @@ class Browser:
     def visit(self, page_file: Path, viewport: dict, name: str, boxes: tuple[str, ...] = (),
               accessibility: bool = True) -> PageVisit:
         context = self._browser.new_context(viewport=viewport)
+        context.set_default_timeout(TIMEOUT_MS)
         visit = PageVisit(url=Path(page_file).resolve().as_uri(), viewport_width=viewport["width"])
 
         def route(route):   # the page must work without the network: anything else is refused

@@ -173,3 +173,16 @@ def test_grade_all_lists_similar_pairs_only_when_asked(small_class, tmp_path):
     assert "never a penalty" in html and "never a penalty" in md
     assert f"| `{FUNCTION}` | `ada`, `ben` | 100% |" in md
     assert html.count("<mark>") > 0 and 'id="similar-attention.scaled_dot_product_attention"' in html
+
+
+def test_code_in_the_side_by_side_view_stays_text(tmp_path):
+    """Student code is shown, never interpreted: markup in it arrives escaped."""
+    hostile = ORIGINAL.replace('float("-inf")', 'float("-inf") if "</pre><script>alert(1)</script>" else 0')
+    report = similarity.compare_class({"ada": _stub_submission(tmp_path / "ada", {FUNCTION: hostile}),
+                                       "ben": _stub_submission(tmp_path / "ben", {FUNCTION: hostile})})
+    assert _pairs(report, FUNCTION)
+    from seqlab.batch import write_class_report
+
+    html, md = write_class_report(tmp_path, [], report)
+    text = html.read_text()
+    assert "<script>" not in text and "&lt;/pre&gt;&lt;script&gt;alert(1)" in text
