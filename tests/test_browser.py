@@ -73,6 +73,15 @@ def scaled_dot_product_attention(q, k, v, mask=None):
 
 
 @pytest.fixture(scope="module")
+def student_report(tmp_path_factory) -> Path:
+    """report.html as `seqlab grade` writes it for the demo's buggy submission."""
+    root = tmp_path_factory.mktemp("student")
+    assemble(root / "buggy")
+    _seqlab("grade", str(root / "buggy"), "--out", str(root / "out"))
+    return root / "out" / "report.html"
+
+
+@pytest.fixture(scope="module")
 def exam_page(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("exam")
     _seqlab("exam", "render", "--exam", "exams/final.yaml", "--student", "s001", "--out", str(out))
@@ -104,8 +113,8 @@ def _assert_on_screen(visit: PageVisit, selector: str, expected: int) -> None:
 
 
 @pytest.mark.parametrize("viewport", WIDTHS)
-def test_student_report_reads_offline_at_every_width(browser, graded_class, viewport):
-    visit = browser.visit(graded_class / "buggy" / "report.html", viewport, "report",
+def test_student_report_reads_offline_at_every_width(browser, student_report, viewport):
+    visit = browser.visit(student_report, viewport, "report",
                           boxes=("table.scores td.num", "table.scores svg.plot"))
     _assert_reads_offline(visit)
     functions = len(contract.FUNCTIONS)
