@@ -277,10 +277,12 @@ def class_summary(rows: list[dict]) -> dict:
     }
 
 
-def write_class_report(out: Path, rows: list[dict]) -> tuple[Path, Path]:
+def write_class_report(out: Path, rows: list[dict], similarity: dict | None = None) -> tuple[Path, Path]:
+    """`similarity`: the pairs of `seqlab.similarity.compare_class`, shown when given."""
     from .reports.render import environment
 
     summary = class_summary(rows)
+    summary["similarity"] = similarity
     env = environment()
     html = out / "class_report.html"
     md = out / "class_report.md"
@@ -289,9 +291,15 @@ def write_class_report(out: Path, rows: list[dict]) -> tuple[Path, Path]:
     return html, md
 
 
+def _similarity(subs: list[Submission]) -> dict:
+    from .similarity import compare_class
+
+    return compare_class({s.name: s.path for s in subs})
+
+
 def grade_all(submissions_dir: Path, out: Path, *, jobs: int = 1, force: bool = False, seed: int | None = None,
               device: str = "cpu", timeout: float = 900.0, in_process: bool = False, config: str | None = None,
-              progress=None) -> list[dict]:
+              progress=None, similarity: bool = False) -> list[dict]:
     submissions_dir, out = Path(submissions_dir), Path(out)
     if not submissions_dir.is_dir():
         raise FileNotFoundError(f"{submissions_dir}: not a directory")
@@ -332,7 +340,9 @@ def grade_all(submissions_dir: Path, out: Path, *, jobs: int = 1, force: bool = 
         while not workers.empty():
             workers.get().stop()
         rows = refresh()
-        write_class_report(out, rows)
+        # Source text only, parsed in this trusted process and never run: see seqlab/similarity.py.
+        similar = _similarity(subs) if similarity else None
+        write_class_report(out, rows, similar)
         if progress:
             progress.stop()
     return rows

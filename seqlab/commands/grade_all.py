@@ -55,6 +55,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("--timeout", type=float, default=900.0, help="seconds per submission before it is given up")
     p.add_argument("--in-process", action="store_true", help="(trusted code only) grade without isolation")
     p.add_argument("--config", type=Path, default=None, help="grading config (default: grading_config.yaml)")
+    p.add_argument("--similarity", action="store_true",
+                   help="list the most similar pairs of submissions per function in the class report "
+                        "(a lead for a human to check, never a penalty)")
     p.set_defaults(func=run)
 
 
@@ -66,7 +69,7 @@ def run(args) -> int:
     try:
         rows = grade_all(args.submissions, args.out, jobs=args.jobs, force=args.force, seed=args.seed,
                          device=args.device, timeout=args.timeout, in_process=args.in_process,
-                         config=str(args.config) if args.config else None, progress=Progress())
+                         config=str(args.config) if args.config else None, progress=Progress(), similarity=args.similarity)
     except FileNotFoundError as exc:
         raise UserError(str(exc)) from None
     graded = sum(r["status"] == "graded" for r in rows)

@@ -1,0 +1,148 @@
+"""The reports and the exam as a reader gets them: a real headless Chromium, offline, at phone
+and desktop widths, with axe-core's accessibility check (issue 13 item 3, issue 11 item 7).
+
+Skips with "no browser found: install chromium" where there is none; fails instead when CI
+is set. Screenshots go to $SEQLAB_BROWSER_ARTIFACTS (default: a folder in the temp dir) and
+their paths are printed (`pytest -s` shows them).
+"""
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from seqlab import contract
+from seqlab.build import replace_function
+from seqlab.demo import assemble
+from seqlab.paths import COURSE_ROOT, EXERCISES_DIR
+
+from tests._browser import DESKTOP, PHONE, Browser, PageVisit, require_browser
+
+pytestmark = pytest.mark.slow
+WIDTHS = [pytest.param(PHONE, id="phone"), pytest.param(DESKTOP, id="desktop")]
+# Half a CSS pixel: bounding boxes are fractional, a box flush with the edge must pass.
+EDGE = 0.5
+# Raw TeX a reader would see when math was not rendered: $...$ on one line, or \( \) / \[ \].
+RAW_TEX = re.compile(r"\$[^$\n]+\$|\\\(|\\\[")
+COPIED_FUNCTION = "attention.scaled_dot_product_attention"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    chromium = require_browser()
+    opened = Browser(chromium)
+    yield opened
+    opened.close()
+
+
+def _seqlab(*args: str) -> subprocess.CompletedProcess:
+    proc = subprocess.run([sys.executable, "-m", "seqlab", *args], capture_output=True, text=True, timeout=900,
+                          cwd=COURSE_ROOT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc
+
+
+@pytest.fixture(scope="module")
+def graded_class(tmp_path_factory) -> Path:
+    """A small class graded by `seqlab grade-all --similarity`: the demo's buggy submission, the
+    reference, a renamed copy of one of its functions in otherwise untouched stubs, and the stubs
+    as handed out. Returns the output folder (class_report.html, <name>/report.html)."""
+    root = tmp_path_factory.mktemp("class")
+    submissions = root / "submissions"
+    assemble(submissions / "buggy")
+    shutil.copytree(COURSE_ROOT / "solutions", submissions / "reference" / "exercises")
+    shutil.copytree(EXERCISES_DIR, submissions / "stubs" / "exercises")
+    shutil.copytree(EXERCISES_DIR, submissions / "copier" / "exercises")
+    attention = submissions / "copier" / "exercises" / "attention.py"
+    attention.write_text(replace_function(attention.read_text(), "scaled_dot_product_attention", '''
+def scaled_dot_product_attention(q, k, v, mask=None):
+    width = q.shape[-1]
+    logits = q @ k.transpose(-2, -1) / math.sqrt(width)
+    if mask is not None: logits = logits.masked_fill(~mask, float('-inf'))
+    probs = torch.softmax(logits, dim=-1,)
+    probs = probs.masked_fill(logits.amax(dim=-1, keepdim=True) == float('-inf'), 0.0)
+    return probs @ v, probs
+'''))
+    out = root / "out"
+    _seqlab("grade-all", str(submissions), "--out", str(out), "--jobs", "2", "--similarity")
+    return out
+
+
+@pytest.fixture(scope="module")
+def student_report(tmp_path_factory) -> Path:
+    """report.html as `seqlab grade` writes it for the demo's buggy submission."""
+    root = tmp_path_factory.mktemp("student")
+    assemble(root / "buggy")
+    _seqlab("grade", str(root / "buggy"), "--out", str(root / "out"))
+    return root / "out" / "report.html"
+
+
+@pytest.fixture(scope="module")
+def exam_page(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("exam")
+    _seqlab("exam", "render", "--exam", "exams/final.yaml", "--student", "s001", "--out", str(out))
+    pages = sorted(out.glob("*.html"))
+    assert len(pages) == 1, f"expected one exam page, found {pages}"
+    return pages[0]
+
+
+def _assert_reads_offline(visit: PageVisit) -> None:
+    print(f"\nscreenshot: {visit.screenshot}")
+    for v in visit.violations:   # every finding is shown; only serious and critical fail
+        print(f"  axe {v.get('impact')}: {v['id']}: {v['help']} ({len(v['nodes'])} nodes)")
+    assert not visit.outside_requests, f"{visit.url} asked the network for {visit.outside_requests}"
+    assert not visit.console_errors, f"{visit.url} logged errors: {visit.console_errors}"
+    assert not visit.failing_violations(), "\n".join(visit.failing_violations())
+    assert visit.page_width <= visit.viewport_width, (
+        f"the page is {visit.page_width} px wide on a {visit.viewport_width} px screen: the reader scrolls sideways")
+
+
+def _assert_on_screen(visit: PageVisit, selector: str, expected: int) -> None:
+    """`expected` elements match, each displayed with a size, and none reaches past the screen's
+    right or left edge (nothing hides behind a sideways scroll)."""
+    boxes = visit.boxes[selector]
+    assert len(boxes) == expected, f"{selector}: {len(boxes)} found, {expected} expected"
+    for box in boxes:
+        assert box["visible"] and box["width"] > 0 and box["height"] > 0, f"{selector} not displayed: {box}"
+        assert -EDGE <= box["x"] and box["x"] + box["width"] <= visit.viewport_width + EDGE, (
+            f"{selector} {box['text']!r} lies outside the {visit.viewport_width} px screen: {box}")
+
+
+@pytest.mark.parametrize("viewport", WIDTHS)
+def test_student_report_reads_offline_at_every_width(browser, student_report, viewport):
+    visit = browser.visit(student_report, viewport, "report",
+                          boxes=("table.scores td.num", "table.scores svg.plot"))
+    _assert_reads_offline(visit)
+    functions = len(contract.FUNCTIONS)
+    _assert_on_screen(visit, "table.scores td.num", functions)
+    _assert_on_screen(visit, "table.scores svg.plot", functions)
+    assert "Looks like:" in visit.visible_text   # the demo's bugs are named, and shown
+
+
+@pytest.mark.parametrize("viewport", WIDTHS)
+def test_class_report_reads_offline_at_every_width(browser, graded_class, viewport):
+    visit = browser.visit(graded_class / "class_report.html", viewport, "class_report",
+                          boxes=("table.scores td.num", "table.scores svg.plot", ".side-by-side pre"))
+    _assert_reads_offline(visit)
+    functions = len(contract.FUNCTIONS)
+    _assert_on_screen(visit, "table.scores svg.plot", functions)
+    _assert_on_screen(visit, "table.scores td.num", 4 * functions)   # mean, median, full marks, zero
+    assert "Similar code" in visit.visible_text
+    # The copier's only own code is the copied function: it pairs with the reference there.
+    pairs = [line for line in visit.visible_text.splitlines() if "copier" in line and "reference" in line]
+    assert pairs, "the renamed copy is not listed as a similar pair"
+    assert all(box["width"] > 0 for box in visit.boxes[".side-by-side pre"])
+
+
+@pytest.mark.parametrize("viewport", WIDTHS)
+def test_exam_shows_math_without_the_network(browser, exam_page, viewport):
+    """Issue 11 item 7: an exam room may have no internet, so math must render from the page
+    itself (e.g. MathML written at render time)."""
+    visit = browser.visit(exam_page, viewport, "exam")
+    _assert_reads_offline(visit)
+    raw = sorted(set(RAW_TEX.findall(visit.visible_text)))
+    assert not raw, f"{len(raw)} pieces of raw TeX are visible, e.g. {raw[:5]}"
