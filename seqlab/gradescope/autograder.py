@@ -52,11 +52,12 @@ def failure_results(message: str, *, max_score: float, started: float, notes: li
             "visibility": "visible", "stdout_visibility": "hidden", "tests": []}
 
 
-def graded_results(result, config, notes: list[str]) -> dict[str, Any]:
+def graded_results(result, config, notes: list[str], started: float) -> dict[str, Any]:
     """Gradescope's results.json for a finished grade, with the config's visibility applied."""
     from ..reports.gradescope import to_gradescope
 
     data = to_gradescope(result)
+    data["execution_time"] = round(time.monotonic() - started, 4)   # the whole run, upload reading included
     for test in data["tests"]:
         test["visibility"] = config.visibility_of(test["name"])
     data["visibility"] = config.gradescope.visibility
@@ -122,7 +123,7 @@ def autograde(root: Path, config_path: Path | None, started: float) -> dict[str,
         if code != 0 or not saved.is_file():
             print(f"seqlab grade exited with {code}; no result was written", file=sys.stderr)
             return failure_results(GRADER_FAILED, max_score=config.max_score, started=started, notes=upload.notes)
-        return graded_results(GradingResult.load(saved), config, upload.notes)
+        return graded_results(GradingResult.load(saved), config, upload.notes, started)
 
 
 def main(argv: list[str] | None = None) -> int:
