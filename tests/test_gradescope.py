@@ -402,7 +402,7 @@ CHEAT_FORGES_RESULTS = '''
 import json, os, sys
 _fake = {{"score": 112, "max_score": 112, "output": "all good", "tests": []}}
 print(json.dumps(_fake))                                   # a results.json on stdout
-for _target in ({results!r}, "/autograder/results/results.json"):
+for _target in ({results!r}, {sentinel!r}, "/autograder/results/results.json"):
     try:
         os.makedirs(os.path.dirname(_target), exist_ok=True)
         with open(_target, "w") as _handle:
@@ -431,10 +431,12 @@ def test_e2e_cheating_submissions_get_the_grade_of_their_real_code(autograder):
     results_path = root / "results" / "results.json"
     solution = root / "source" / "course" / "solutions" / "attention.py"
     stubs = {name: (EXERCISES_DIR / name).read_text() for name in TOPIC_FILES}
+    sentinel = root / "forged.json"        # outside the student's scratch folder: the write must be refused
 
     def fill(sub: Path):
         _copy_topics(SOLUTIONS_DIR, sub, [n for n in TOPIC_FILES if n not in ("attention.py", "optimizers.py")])
-        (sub / "optimizers.py").write_text(stubs["optimizers.py"] + CHEAT_FORGES_RESULTS.format(results=str(results_path)))
+        (sub / "optimizers.py").write_text(stubs["optimizers.py"] + CHEAT_FORGES_RESULTS.format(
+            results=str(results_path), sentinel=str(sentinel)))
         (sub / "attention.py").write_text(stubs["attention.py"] + CHEAT_READS_SOLUTIONS.format(solution=str(solution)))
     data = autograder(fill)
     scores = _by_function(data)
@@ -444,7 +446,7 @@ def test_e2e_cheating_submissions_get_the_grade_of_their_real_code(autograder):
         assert scores[function][0] == 0, function
     honest = sum(config.rules(f).points for f in contract.FUNCTIONS if f not in cheated)
     assert data["score"] == pytest.approx(honest)
-    assert data["output"] != "all good"
+    assert data["output"] != "all good" and not sentinel.exists()
 
 
 @pytest.mark.slow
