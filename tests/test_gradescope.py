@@ -119,6 +119,7 @@ def test_bundle_layout_and_reproducible(tmp_path):
         assert {"course/grading_config.yaml", "course/pyproject.toml", "course/seqlab/gradescope/autograder.py",
                 "course/templates/report.html.j2"} <= set(infos)
         assert not [n for n in infos if "__pycache__" in n or n.endswith(".pyc")]
+        assert not [n for n in infos if "/exam/bank/" in n or n.startswith(("course/tests/", "course/exams/"))]
         setup = zf.read("setup.sh").decode()
     # the pinned CPU torch of scripts/setup.sh, never a bare `torch`
     pinned = next(line for line in (COURSE_ROOT / "scripts" / "setup.sh").read_text().splitlines()
@@ -246,6 +247,15 @@ def test_upload_with_nothing_to_grade_says_so(tmp_path, shape):
         assert "homework.ipynb" in upload.problem and "Notebooks are not graded" in upload.problem
     else:
         assert "attention.py" in upload.problem
+
+
+def test_upload_corrupt_zip_says_so(tmp_path):
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "hw.zip").write_bytes(b"PK\x03\x04 this is not really a zip")
+    upload = find_exercises(sub, tmp_path / "scratch")
+    assert "No exercise file was found" in upload.problem and "hw.zip" in upload.problem
+    assert any("Could not open hw.zip as a zip" in note for note in upload.notes)
 
 
 def test_autograder_main_never_crashes_on_an_empty_root(tmp_path, capsys):

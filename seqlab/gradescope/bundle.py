@@ -19,19 +19,24 @@ BUNDLE_NAME = "autograder.zip"
 COURSE_DIR = "course"            # where the course sits inside the zip (and /autograder/source)
 _EPOCH = (1980, 1, 1, 0, 0, 0)   # zip's earliest time: fixed so that two builds are identical
 _SKIPPED = {"__pycache__", ".pytest_cache", ".mypy_cache"}
+EXCLUDED_FROM_PACKAGE = ("exam/bank",)   # folders of seqlab/ that grading never imports
+EXECUTABLES = {"setup.sh", "run_autograder"}
 
 
 class BundleError(RuntimeError):
     """The bundle could not be built (a missing course folder, a bad config)."""
 
 
-def _tree(folder: Path, arc_prefix: str, *, top_level_only: bool = False, suffixes: tuple[str, ...] = ()) -> dict[str, bytes]:
+def _tree(folder: Path, arc_prefix: str, *, top_level_only: bool = False, suffixes: tuple[str, ...] = (),
+          excluded: tuple[str, ...] = ()) -> dict[str, bytes]:
     if not folder.is_dir():
         raise BundleError(f"{folder}: missing (the autograder needs it)")
     files: dict[str, bytes] = {}
     for path in sorted(folder.iterdir() if top_level_only else folder.rglob("*")):
         rel = path.relative_to(folder)
         if not path.is_file() or any(part in _SKIPPED or part.startswith(".") for part in rel.parts):
+            continue
+        if any(rel.as_posix().startswith(prefix + "/") for prefix in excluded):
             continue
         if path.suffix == ".pyc" or (suffixes and path.suffix not in suffixes):
             continue
@@ -73,7 +78,10 @@ def bundle_files(*, config_path: Path | None = None, torch_version: str | None =
                                     "section \"Grading on Gradescope\".\n").encode("utf-8"),
         f"{COURSE_DIR}/grading_config.yaml": config_path.read_bytes(),
     }
-    files.update(_tree(package_dir, f"{COURSE_DIR}/seqlab"))
+    # Every file in the image can reach a student through an error message their code raises, so
+    # what grading does not need stays out: the exam question bank (the solutions, graders and
+    # config are needed, and the runner refuses student code any read of them).
+    files.update(_tree(package_dir, f"{COURSE_DIR}/seqlab", excluded=EXCLUDED_FROM_PACKAGE))
     files.update(_tree(SOLUTIONS_DIR, f"{COURSE_DIR}/solutions", suffixes=(".py",)))
     files.update(_tree(GRADERS_DIR, f"{COURSE_DIR}/graders"))
     # Only the report templates: the exam, notebook and workflow templates play no part in grading.
@@ -81,7 +89,7 @@ def bundle_files(*, config_path: Path | None = None, torch_version: str | None =
     return files
 
 
-EXECUTABLES = {"setup.sh", "run_autograder"}
+
 
 
 def write_zip(files: dict[str, bytes], path: Path) -> Path:
