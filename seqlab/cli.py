@@ -19,6 +19,7 @@ COMMAND_MODULES = (
     "seqlab.exam.cli",
     "seqlab.commands.nbgrader",
     "seqlab.commands.release",
+    "seqlab.commands.gradescope",
 )
 
 

@@ -19,6 +19,10 @@ class ConfigError(ValueError):
     """grading_config.yaml is missing, unreadable or holds a bad value."""
 
 
+# Gradescope's visibility levels (autograder specification), from most to least open.
+VISIBILITIES = ("visible", "after_due_date", "after_published", "hidden")
+
+
 @dataclass(frozen=True)
 class Tolerance:
     rtol: float
@@ -42,6 +46,16 @@ class FunctionRules:
     complexity_points: float = 0.0
     forbidden: tuple[str, ...] = ()
     test_weights: tuple[tuple[str, float], ...] = ()   # (fnmatch pattern on the test title, weight)
+    visibility: str = "visible"   # when Gradescope shows this function's tests to the student
+    test_visibility: tuple[tuple[str, str], ...] = ()   # (fnmatch pattern on the test title, visibility)
+
+    def visibility_of(self, title: str) -> str:
+        """When Gradescope shows the test titled ``title``: the first matching ``test_visibility``
+        pattern, else the function's ``visibility``."""
+        for pattern, visibility in self.test_visibility:
+            if fnmatch.fnmatchcase(title, pattern):
+                return visibility
+        return self.visibility
 
     def weight_of(self, title: str, default: float) -> float:
         """A test's share of the function's points: the config's weight when a pattern matches
@@ -60,6 +74,17 @@ class FunctionRules:
 
 
 @dataclass(frozen=True)
+class GradescopeSettings:
+    """The Gradescope autograder's page-level options (`seqlab gradescope`)."""
+    visibility: str = "visible"          # the whole result page
+    stdout_visibility: str = "hidden"    # run_autograder's log, written for the instructor
+    # Seconds the autograder lets one grading run take before it reports the submission as too
+    # slow. Below Gradescope's default autograder timeout (10 minutes) so that the student gets
+    # seqlab's message rather than Gradescope's bare timeout; a correct submission takes seconds.
+    grading_timeout_s: float = 540.0
+
+
+@dataclass(frozen=True)
 class GradingConfig:
     course_id: str
     course_title: str
@@ -67,6 +92,7 @@ class GradingConfig:
     limits: Limits
     functions: dict[str, FunctionRules]
     source: str = "<config>"
+    gradescope: GradescopeSettings = GradescopeSettings()
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def tolerance(self, dtype: Any) -> Tolerance:
@@ -78,6 +104,12 @@ class GradingConfig:
 
     def rules(self, qualname: str) -> FunctionRules:
         return self.functions[qualname]
+
+    def visibility_of(self, test_name: str) -> str:
+        """Gradescope visibility of a graded test named ``"module.function: title"``."""
+        function, _, title = test_name.partition(":")
+        rules = self.functions.get(function.strip())
+        return rules.visibility_of(title.strip()) if rules else "visible"
 
     @property
     def max_score(self) -> float:
@@ -92,6 +124,27 @@ def _number(value: Any, where: str, *, positive: bool = False, allow_zero: bool 
     return float(value)
 
 
+def _visibility(value: Any, where: str) -> str:
+    if value not in VISIBILITIES:
+        raise ConfigError(f"{where}: must be one of {', '.join(VISIBILITIES)}, got {value!r}")
+    return value
+
+
+def _gradescope(raw: Any, where: str) -> GradescopeSettings:
+    entry = _mapping(raw, where)
+    known = set(GradescopeSettings.__dataclass_fields__)
+    unknown = set(entry) - known
+    if unknown:
+        raise ConfigError(f"{where}: unknown key(s): {', '.join(sorted(unknown))} (known: {', '.join(sorted(known))})")
+    defaults = GradescopeSettings()
+    return GradescopeSettings(
+        visibility=_visibility(entry.get("visibility", defaults.visibility), f"{where}.visibility"),
+        stdout_visibility=_visibility(entry.get("stdout_visibility", defaults.stdout_visibility),
+                                      f"{where}.stdout_visibility"),
+        grading_timeout_s=_number(entry.get("grading_timeout_s", defaults.grading_timeout_s),
+                                  f"{where}.grading_timeout_s", positive=True, allow_zero=False))
+
+
 def _mapping(value: Any, where: str) -> dict:
     if not isinstance(value, dict):
         raise ConfigError(f"{where}: must be a mapping, got {type(value).__name__}")
@@ -101,7 +154,7 @@ def _mapping(value: Any, where: str) -> dict:
 def parse_config(data: Any, source: str = "<config>") -> GradingConfig:
     """Validate an already-parsed YAML document."""
     top = _mapping(data, f"{source}: (top level)")
-    unknown = set(top) - {"version", "course", "tolerances", "limits", "functions", "exam"}
+    unknown = set(top) - {"version", "course", "tolerances", "limits", "functions", "exam", "gradescope"}
     if unknown:
         raise ConfigError(f"{source}: unknown top-level key(s): {', '.join(sorted(unknown))}")
     if top.get("version") != 1:
@@ -136,7 +189,8 @@ def parse_config(data: Any, source: str = "<config>") -> GradingConfig:
         if qualname not in contract.SIGNATURES:
             raise ConfigError(f"{where}: not a contract function (see seqlab/contract.py)")
         entry = _mapping(entry, where)
-        unknown = set(entry) - {"points", "complexity_points", "forbidden", "test_weights"}
+        unknown = set(entry) - {"points", "complexity_points", "forbidden", "test_weights", "visibility",
+                                "test_visibility"}
         if unknown:
             raise ConfigError(f"{where}: unknown key(s): {', '.join(sorted(unknown))}")
         points = _number(entry.get("points"), f"{where}.points", positive=True, allow_zero=False)
@@ -149,12 +203,18 @@ def parse_config(data: Any, source: str = "<config>") -> GradingConfig:
         weights = _mapping(entry.get("test_weights", {}), f"{where}.test_weights")
         test_weights = tuple((str(pattern), _number(w, f"{where}.test_weights[{pattern!r}]", positive=True,
                                                      allow_zero=False)) for pattern, w in weights.items())
-        functions[qualname] = FunctionRules(qualname, points, complexity, tuple(forbidden), test_weights)
+        visibility = _visibility(entry.get("visibility", "visible"), f"{where}.visibility")
+        test_visibility = tuple(
+            (str(pattern), _visibility(v, f"{where}.test_visibility[{pattern!r}]"))
+            for pattern, v in _mapping(entry.get("test_visibility", {}), f"{where}.test_visibility").items())
+        functions[qualname] = FunctionRules(qualname, points, complexity, tuple(forbidden), test_weights,
+                                            visibility, test_visibility)
     missing = [name for name in contract.FUNCTIONS if name not in functions]
     if missing:
         raise ConfigError(f"{source}: functions: no points for {', '.join(missing)}")
+    gradescope = _gradescope(top.get("gradescope", {}), f"{source}: gradescope")
     return GradingConfig(str(course.get("id", "seqlab")), str(course.get("title", "")),
-                         tolerances, limits, functions, source, raw=top)
+                         tolerances, limits, functions, source, gradescope=gradescope, raw=top)
 
 
 def load_config(path: str | Path | None = None) -> GradingConfig:

@@ -1,0 +1,33 @@
+"""`seqlab gradescope OUT_DIR`: write autograder.zip for a Gradescope programming assignment."""
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+from ..cli import UserError
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser("gradescope", help="write autograder.zip for a Gradescope programming assignment")
+    p.add_argument("out_dir", type=Path, help="folder to write autograder.zip into")
+    p.add_argument("--config", type=Path, default=None,
+                   help="grading config baked into the bundle (default: grading_config.yaml)")
+    p.add_argument("--torch", default=None, help="torch version setup.sh installs (CPU build; default: the course's)")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from ..config import load_config
+    from ..gradescope import BundleError, build_bundle
+
+    try:
+        path = build_bundle(args.out_dir, config_path=args.config, torch_version=args.torch)
+    except BundleError as exc:
+        raise UserError(str(exc)) from None
+    config = load_config(args.config)
+    with zipfile.ZipFile(path) as zf:
+        count, size = len(zf.infolist()), path.stat().st_size
+    print(f"wrote {path} ({count} files, {size / 1024:.0f} KiB; {config.max_score:g} points)")
+    print("next: on Gradescope, create a Programming Assignment with an autograder, upload this zip, "
+          "and set the assignment's total to the same points (README: 'Grading on Gradescope')")
+    return 0

