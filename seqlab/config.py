@@ -12,10 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from . import contract
+from .errors import SeqlabError
 from .paths import CONFIG_PATH
 
 
-class ConfigError(ValueError):
+class ConfigError(SeqlabError, ValueError):
     """grading_config.yaml is missing, unreadable or holds a bad value."""
 
 

@@ -29,6 +29,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from seqlab import classroom
 from seqlab import release as rel
 from seqlab.build import strip_markers
 from seqlab.cli import main
@@ -404,18 +405,18 @@ def test_matrix_from_a_classroom_roster_and_missing_results(tmp_path):
     uploads = tmp_path / "uploads"
     uploads.mkdir()
     (uploads / "carol.zip").write_bytes(b"PK")
-    matrix = rel.build_matrix(roster=roster, uploads=uploads, ref="deadline-tag")
+    matrix = classroom.build_matrix(roster=roster, uploads=uploads, ref="deadline-tag")
     assert matrix == [
         {"name": "alice", "repo": "course-org/hw-alice-gh", "ref": "deadline-tag", "upload": ""},
         {"name": "bob-gh", "repo": "course-org/hw-bob-gh", "ref": "deadline-tag", "upload": ""},
         {"name": "carol", "repo": "", "ref": "", "upload": f"{uploads.as_posix()}/carol.zip"}]
     (uploads / "alice").mkdir()
     with pytest.raises(ValueError, match="both named 'alice'"):
-        rel.build_matrix(roster=roster, uploads=uploads)
+        classroom.build_matrix(roster=roster, uploads=uploads)
     # a job that died before uploading still gets a row in the gradebook
     results = tmp_path / "results"
     results.mkdir()
-    rows = rel.assemble_gradebook(results, tmp_path / "book", expect=matrix)
+    rows = classroom.assemble_gradebook(results, tmp_path / "book", expect=matrix)
     assert [(r["submission"], r["status"]) for r in rows] == [("alice", "error"), ("bob-gh", "error"),
                                                               ("carol", "error")]
     assert "grading job failed" in (tmp_path / "book" / "gradebook.csv").read_text()
@@ -453,7 +454,7 @@ def test_instructor_doc_matches_the_workflow_and_the_config():
     readme = (COURSE_ROOT / "README.md").read_text()
     doc = readme[readme.index("## For instructors: autograding on GitHub"):readme.index("## Development")]
     assert doc.startswith("## For instructors: autograding on GitHub\n")
-    wf = load_workflow(rel.render_grade_workflow())
+    wf = load_workflow(classroom.render_grade_workflow())
     for job, step_id in (("grade", "grade"), ("gradebook", "assemble"), ("collect", "matrix")):
         command = next(s for s in wf["jobs"][job]["steps"] if s.get("id") == step_id)["run"]
         seqlab_line = next(line for line in command.splitlines() if "seqlab " in line)

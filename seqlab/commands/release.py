@@ -14,7 +14,9 @@ import json
 import sys
 from pathlib import Path
 
-from ..cli import UserError
+from ..classroom import DEFAULT_MAX_PARALLEL, DEFAULT_ROSTER, DEFAULT_UPLOADS
+from ..defaults import SUBMISSION_TIMEOUT_S
+from ..errors import UserError
 
 
 def add_parser(subparsers) -> None:
@@ -30,10 +32,12 @@ def add_parser(subparsers) -> None:
 
     p = subparsers.add_parser("ci-workflow", help="write the instructor's GitHub Actions grading workflow")
     p.add_argument("out", type=Path, nargs="?", default=Path(".github/workflows/grade.yml"))
-    p.add_argument("--roster", default="classroom/roster.csv", help="CSV of student repositories (in the course repo)")
-    p.add_argument("--uploads", default="submissions", help="folder of uploaded submissions (folders or zips)")
-    p.add_argument("--timeout", type=int, default=900, help="seconds one submission may take to grade")
-    p.add_argument("--max-parallel", type=int, default=20, help="grading jobs running at once")
+    p.add_argument("--roster", default=DEFAULT_ROSTER, help="CSV of student repositories (in the course repo)")
+    p.add_argument("--uploads", default=DEFAULT_UPLOADS, help="folder of uploaded submissions (folders or zips)")
+    p.add_argument("--timeout", type=int, default=SUBMISSION_TIMEOUT_S,
+                   help=f"seconds one submission may take to grade (default {SUBMISSION_TIMEOUT_S})")
+    p.add_argument("--max-parallel", type=int, default=DEFAULT_MAX_PARALLEL,
+                   help=f"grading jobs running at once (default {DEFAULT_MAX_PARALLEL})")
     p.add_argument("--torch", default=None)
     p.add_argument("--python", default=None)
     p.set_defaults(func=run_ci_workflow)
@@ -77,8 +81,6 @@ def run_release(args) -> int:
     except rel.LeakError as exc:
         print(f"seqlab release: {exc}", file=sys.stderr)
         return 1
-    except rel.ReleaseError as exc:
-        raise UserError(str(exc)) from None
     print(f"{args.out_dir}: {len(report.files)} files, {len(report.written)} written, "
           f"{len(report.files) - len(report.written)} unchanged" +
           (f", {len(report.removed)} removed ({', '.join(report.removed)})" if report.removed else "") +
@@ -87,7 +89,7 @@ def run_release(args) -> int:
 
 
 def run_ci_workflow(args) -> int:
-    from .. import release as rel
+    from .. import classroom
 
     kwargs = {"roster": args.roster, "uploads": args.uploads, "timeout_s": args.timeout,
               "max_parallel": args.max_parallel}
@@ -95,7 +97,7 @@ def run_ci_workflow(args) -> int:
         kwargs["torch_version"] = args.torch
     if args.python:
         kwargs["python_version"] = args.python
-    text = rel.render_grade_workflow(**kwargs)
+    text = classroom.render_grade_workflow(**kwargs)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text, encoding="utf-8")
     print(f"wrote {args.out}; next: add the roster ({args.roster}) and the STUDENT_REPOS_TOKEN secret, "
@@ -104,10 +106,10 @@ def run_ci_workflow(args) -> int:
 
 
 def run_ci_matrix(args) -> int:
-    from .. import release as rel
+    from .. import classroom
 
     try:
-        entries = rel.build_matrix(roster=args.roster, uploads=args.uploads, ref=args.ref)
+        entries = classroom.build_matrix(roster=args.roster, uploads=args.uploads, ref=args.ref)
     except (OSError, ValueError) as exc:
         raise UserError(str(exc)) from None
     print(json.dumps(entries, separators=(",", ":")))
@@ -115,7 +117,7 @@ def run_ci_matrix(args) -> int:
 
 
 def run_gradebook(args) -> int:
-    from .. import release as rel
+    from .. import classroom
 
     if not args.results.is_dir():
         raise UserError(f"{args.results}: not a folder")
@@ -125,7 +127,7 @@ def run_gradebook(args) -> int:
             expect = json.loads(args.expect.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise UserError(f"{args.expect}: not a readable matrix ({exc})") from None
-    rows = rel.assemble_gradebook(args.results, args.out, expect=expect)
+    rows = classroom.assemble_gradebook(args.results, args.out, expect=expect)
     out = args.out or args.results
     graded = sum(r["status"] == "graded" for r in rows)
     print(f"{graded} of {len(rows)} graded; wrote {out / 'gradebook.csv'}, {out / 'summary.md'}, "

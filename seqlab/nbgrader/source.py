@@ -15,17 +15,15 @@ for line outside the answers.
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import contract
-from ..build import BEGIN, END, clear_solutions
+from ..errors import SeqlabError
+from ..regions import BEGIN, SOLUTION_REGIONS, SolutionRegionError, clear_solutions
 
-_REGION = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION\s*$", re.M)
 
-
-class SourceError(ValueError):
+class SourceError(SeqlabError, ValueError):
     """A solution module the notebook builder cannot cut into cells."""
 
 
@@ -153,16 +151,16 @@ def parse_topic(path: Path, topic: str | None = None) -> TopicSource:
     for i, group in enumerate(groups):
         end = starts[i + 1] - 1 if i + 1 < len(groups) else len(lines)
         chunk_text = "".join(lines[starts[i] - 1:end]).strip("\n") + "\n"
-        markers = _REGION.findall(chunk_text)
-        if markers and (markers.count("BEGIN") != markers.count("END")):
-            raise SourceError(f"{path}: {_bound_name(group[0])}: unpaired {BEGIN} / {END}")
-        clear_solutions(chunk_text, filename=f"{path}:{_bound_name(group[0])}")   # validates nesting
         name = _bound_name(group[0])
+        try:
+            answer_regions = SOLUTION_REGIONS.regions(chunk_text, filename=f"{path}:{name}")
+        except SolutionRegionError as exc:
+            raise SourceError(str(exc)) from None
         qualname = f"{topic}.{name}" if f"{topic}.{name}" in contract.SIGNATURES and len(group) == 1 else None
-        if qualname and not markers:
+        if qualname and not answer_regions:
             raise SourceError(f"{path}: {qualname} has no {BEGIN} region, so students would have nothing to write")
-        chunks.append(Chunk(name=name, source=chunk_text, answer=bool(markers), qualname=qualname))
-    if _REGION.search(header):
+        chunks.append(Chunk(name=name, source=chunk_text, answer=bool(answer_regions), qualname=qualname))
+    if any(SOLUTION_REGIONS.is_marker(line) for line in header.splitlines()):
         raise SourceError(f"{path}: a solution region before the first function (imports are given, not written)")
     missing = [q for q in contract.functions_of(topic) if q not in {c.qualname for c in chunks}]
     if missing:
