@@ -85,6 +85,27 @@ class GradingConfig:
         return sum(rule.points for rule in self.functions.values())
 
 
+def check_test_weights(config: GradingConfig, titles: dict[str, list[str]]) -> None:
+    """Refuse a ``test_weights`` pattern that matches none of its function's grader test titles
+    (``titles``: function -> titles, from :func:`seqlab.grader_index.titles_by_function`).
+
+    An unmatched pattern is always a mistake: a grader title was reworded or the pattern has a
+    typo, and the points it meant to move silently fall back to the marker's weight.
+    """
+    problems = []
+    for qualname, rules in config.functions.items():
+        own = titles.get(qualname, [])
+        for pattern, _ in rules.test_weights:
+            if not any(fnmatch.fnmatchcase(title, pattern) for title in own):
+                shown = "; ".join(repr(t) for t in own[:4]) + (" ..." if len(own) > 4 else "")
+                hint = "; fnmatch reads [...] as a set of characters, write [[] for a literal [" \
+                    if "[" in pattern else ""
+                problems.append(f"{config.source}: functions.{qualname}.test_weights[{pattern!r}]: matches no "
+                                f"grader test of {qualname} (its titles: {shown or 'none'}){hint}")
+    if problems:
+        raise ConfigError("\n".join(problems))
+
+
 def _number(value: Any, where: str, *, positive: bool = False, allow_zero: bool = True) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise ConfigError(f"{where}: must be a number, got {value!r}")

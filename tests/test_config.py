@@ -68,3 +68,41 @@ def test_test_weights_from_the_config_share_a_functions_points():
     scored = {t.name: t for t in score_records(records, config)}
     assert scored["optimizers.sgd: matches SGD, lr=0.3"].max_score == pytest.approx(1.5)   # 3 of 4 weights of 2 points
     assert scored["optimizers.sgd: matches SGD [float64]"].score == pytest.approx(0.5)
+
+
+# --- the config agrees with the graders -------------------------------------------------------
+
+def test_every_weight_pattern_of_the_course_matches_a_grader_test():
+    from seqlab.config import check_test_weights
+    from seqlab.grader_index import titles_by_function
+
+    titles = titles_by_function()
+    assert set(titles) == set(__import__("seqlab.contract", fromlist=["x"]).FUNCTIONS)
+    check_test_weights(load_config(), titles)   # raises on an unmatched pattern
+
+
+def test_a_weight_pattern_that_matches_no_title_is_refused():
+    from seqlab.config import check_test_weights
+
+    raw = _raw()
+    raw["functions"]["optimizers.sgd"]["test_weights"] = {"matches SGD*": 2, "state['lr']*": 1}
+    titles = {"optimizers.sgd": ["matches SGD [float64]", "state['lr'] is kept"]}
+    with pytest.raises(ConfigError) as info:
+        check_test_weights(parse_config(raw), titles)
+    message = str(info.value)
+    assert "functions.optimizers.sgd.test_weights[\"state['lr']*\"]" in message
+    assert "matches no grader test" in message and "write [[] for a literal [" in message
+    assert "matches SGD*" not in message   # the pattern that does match is not blamed
+
+
+def test_config_check_on_the_command_line(tmp_path):
+    ok = subprocess.run([sys.executable, "-m", "seqlab", "config", "--check"], capture_output=True, text=True)
+    assert ok.returncode == 0 and "valid (30 functions" in ok.stdout and "total" not in ok.stdout
+    raw = _raw()
+    raw["functions"]["optimizers.adam"]["test_weights"] = {"matches torch.optim.AdamW*": 2}
+    reworded = tmp_path / "grading_config.yaml"
+    reworded.write_text(yaml.safe_dump(raw))
+    proc = subprocess.run([sys.executable, "-m", "seqlab", "config", "--check", str(reworded)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "optimizers.adam.test_weights['matches torch.optim.AdamW*']: matches no grader test" in proc.stderr
