@@ -17,6 +17,8 @@ if ! .venv/bin/python -c "import torch" 2>/dev/null; then
     || .venv/bin/pip install -q --disable-pip-version-check "torch==${TORCH_VERSION}" \
          --index-url "$(sed -n 's/^TORCH_CPU_INDEX = "\(.*\)"$/\1/p' seqlab/defaults.py)" --extra-index-url https://pypi.org/simple
 fi
-if ! .venv/bin/python -c "import seqlab, nbgrader, sympy, jinja2, yaml" 2>/dev/null; then
+# Every import of the instructor extra: a venv made before a dependency was added gets it too.
+if ! .venv/bin/python -c "import seqlab, nbgrader, sympy, jinja2, yaml, mistune, xdist, pytest_timeout" 2>/dev/null \
+    || [ ! -x .venv/bin/ruff ]; then
   .venv/bin/pip install -q --disable-pip-version-check -e ".[instructor]"
 fi

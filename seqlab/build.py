@@ -5,6 +5,7 @@ The rule itself (which lines are cleared, the stub lines, the header) lives in
 decides which files to write. Signatures, docstrings and everything outside the regions are
 copied as they are, so one source serves the stubs, the notebooks and the graders.
 """
+
 from __future__ import annotations
 
 import ast
@@ -15,8 +16,18 @@ from pathlib import Path
 # Re-exported: callers that build stubs or assemble submissions import them from here.
 from .regions import BEGIN, END, SolutionRegionError, clear_solutions, strip_markers, stub_module
 
-__all__ = ["BEGIN", "END", "SolutionRegionError", "StubFile", "build", "clear_solutions", "render_stubs",
-           "replace_function", "stale_files", "strip_markers"]
+__all__ = [
+    "BEGIN",
+    "END",
+    "SolutionRegionError",
+    "StubFile",
+    "build",
+    "clear_solutions",
+    "render_stubs",
+    "replace_function",
+    "stale_files",
+    "strip_markers",
+]
 
 
 @dataclass(frozen=True)
@@ -36,8 +47,11 @@ def render_stubs(solutions_dir: Path) -> list[StubFile]:
 def stale_files(solutions_dir: Path, exercises_dir: Path) -> list[str]:
     """Names of exercise files that differ from what ``build`` would write (or are extra)."""
     expected = {stub.name: stub.text for stub in render_stubs(solutions_dir)}
-    stale = [name for name, text in expected.items()
-             if not (exercises_dir / name).is_file() or (exercises_dir / name).read_text(encoding="utf-8") != text]
+    stale = [
+        name
+        for name, text in expected.items()
+        if not (exercises_dir / name).is_file() or (exercises_dir / name).read_text(encoding="utf-8") != text
+    ]
     stale += sorted(p.name for p in Path(exercises_dir).glob("*.py") if p.name not in expected)
     return sorted(stale)
 
@@ -63,6 +77,10 @@ def replace_function(module_source: str, name: str, new_source: str) -> str:
         if isinstance(node, ast.FunctionDef) and node.name == name:
             start = (node.decorator_list[0].lineno if node.decorator_list else node.lineno) - 1
             lines = module_source.splitlines(keepends=True)
-            return ("".join(lines[:start]) + textwrap.dedent(new_source).strip("\n") + "\n"
-                    + "".join(lines[node.end_lineno:]))
+            return (
+                "".join(lines[:start])
+                + textwrap.dedent(new_source).strip("\n")
+                + "\n"
+                + "".join(lines[node.end_lineno :])
+            )
     raise KeyError(f"no top-level function {name}()")

@@ -6,6 +6,7 @@ of the roster -- ours or GitHub Classroom's grades export -- and per uploaded fo
 its last job runs ``seqlab gradebook`` (:func:`assemble_gradebook`) over the per-submission
 results. The student side (what ``seqlab release`` writes) is :mod:`seqlab.release`.
 """
+
 from __future__ import annotations
 
 import csv
@@ -17,7 +18,7 @@ from .defaults import PYTHON_VERSION, SUBMISSION_TIMEOUT_S, TORCH_CPU_INDEX, TOR
 from .paths import TEMPLATES_DIR
 from .release.render import template_environment
 
-MAX_MATRIX = 256              # GitHub Actions: at most 256 jobs from one matrix per workflow run
+MAX_MATRIX = 256  # GitHub Actions: at most 256 jobs from one matrix per workflow run
 # Grading jobs at once: enough to grade a class of 200 in about ten rounds, few enough that a
 # free organization's runner pool still has room for the students' own check runs.
 DEFAULT_MAX_PARALLEL = 20
@@ -25,16 +26,29 @@ DEFAULT_ROSTER = "classroom/roster.csv"
 DEFAULT_UPLOADS = "submissions"
 
 
-def render_grade_workflow(*, roster: str = DEFAULT_ROSTER, uploads: str = DEFAULT_UPLOADS,
-                          python_version: str = PYTHON_VERSION, torch_version: str = TORCH_VERSION,
-                          timeout_s: int = SUBMISSION_TIMEOUT_S, max_parallel: int = DEFAULT_MAX_PARALLEL,
-                          templates_dir: Path = TEMPLATES_DIR) -> str:
+def render_grade_workflow(
+    *,
+    roster: str = DEFAULT_ROSTER,
+    uploads: str = DEFAULT_UPLOADS,
+    python_version: str = PYTHON_VERSION,
+    torch_version: str = TORCH_VERSION,
+    timeout_s: int = SUBMISSION_TIMEOUT_S,
+    max_parallel: int = DEFAULT_MAX_PARALLEL,
+    templates_dir: Path = TEMPLATES_DIR,
+) -> str:
     """The instructor's grading workflow (``.github/workflows/grade.yml``): one job per submission."""
     env = template_environment(Path(templates_dir) / "ci", workflow=True)
     return env.get_template("grade.yml.j2").render(
-        roster=roster, uploads=uploads, python_version=python_version, torch_version=torch_version,
-        cpu_index=TORCH_CPU_INDEX, timeout_s=int(timeout_s), job_minutes=max(10, int(timeout_s) // 60 + 15),
-        max_parallel=int(max_parallel), max_matrix=MAX_MATRIX)
+        roster=roster,
+        uploads=uploads,
+        python_version=python_version,
+        torch_version=torch_version,
+        cpu_index=TORCH_CPU_INDEX,
+        timeout_s=int(timeout_s),
+        job_minutes=max(10, int(timeout_s) // 60 + 15),
+        max_parallel=int(max_parallel),
+        max_matrix=MAX_MATRIX,
+    )
 
 
 _REPO_URL = re.compile(r"(?:https?://github\.com/|git@github\.com:)?([\w.-]+/[\w.-]+?)(?:\.git)?/?$")
@@ -50,11 +64,14 @@ def read_roster(path: Path) -> list[dict]:
             repo = row.get("repo") or row.get("repository") or row.get("student_repository_url") or ""
             match = _REPO_URL.match(repo)
             if not match:
-                raise ValueError(f"{path}:{lineno}: no repository (a 'repo' column with owner/name, or "
-                                 f"'student_repository_url'), got {repo!r}")
+                raise ValueError(
+                    f"{path}:{lineno}: no repository (a 'repo' column with owner/name, or "
+                    f"'student_repository_url'), got {repo!r}"
+                )
             repo = match.group(1)
-            name = (row.get("name") or row.get("roster_identifier") or row.get("github_username")
-                    or repo.split("/", 1)[1])
+            name = (
+                row.get("name") or row.get("roster_identifier") or row.get("github_username") or repo.split("/", 1)[1]
+            )
             entries.append({"name": safe_submission_name(name), "repo": repo, "ref": row.get("ref", ""), "upload": ""})
     return entries
 
@@ -81,16 +98,22 @@ def build_matrix(*, roster: Path | None = None, uploads: Path | None = None, ref
     seen: dict[str, int] = {}
     for entry in entries:
         if entry["name"] in seen:
-            raise ValueError(f"two submissions are both named {entry['name']!r}; names must be unique "
-                             f"(they name the results folders)")
+            raise ValueError(
+                f"two submissions are both named {entry['name']!r}; names must be unique "
+                f"(they name the results folders)"
+            )
         seen[entry["name"]] = 1
     if len(entries) > MAX_MATRIX:
-        raise ValueError(f"{len(entries)} submissions, but one GitHub Actions matrix runs at most {MAX_MATRIX} jobs; "
-                         f"split the roster into several files and run the workflow once per file")
+        raise ValueError(
+            f"{len(entries)} submissions, but one GitHub Actions matrix runs at most {MAX_MATRIX} jobs; "
+            f"split the roster into several files and run the workflow once per file"
+        )
     return entries
 
 
-def assemble_gradebook(results_dir: Path, out_dir: Path | None = None, *, expect: list[dict] | None = None) -> list[dict]:
+def assemble_gradebook(
+    results_dir: Path, out_dir: Path | None = None, *, expect: list[dict] | None = None
+) -> list[dict]:
     """gradebook.csv, class_report.{md,html} and summary.md from per-submission results folders.
 
     ``results_dir`` holds one folder per submission, as ``seqlab grade-all`` or ``seqlab grade
@@ -99,12 +122,19 @@ def assemble_gradebook(results_dir: Path, out_dir: Path | None = None, *, expect
     """
     results_dir = Path(results_dir)
     names = sorted(p.name for p in results_dir.iterdir() if p.is_dir() and not p.name.startswith(("_", ".")))
-    names = [n for n in names if (results_dir / n / STATUS_FILE).is_file()
-             or (results_dir / n / "seqlab_result.json").is_file()]
+    names = [
+        n
+        for n in names
+        if (results_dir / n / STATUS_FILE).is_file() or (results_dir / n / "seqlab_result.json").is_file()
+    ]
     names += [entry["name"] for entry in expect or [] if entry["name"] not in names]
     out_dir = Path(out_dir or results_dir)
-    rows = gradebook_from_results(results_dir, sorted(names), out_dir, missing_reason=(
-        "no results: its grading job failed before uploading them (see the workflow run's log)"))
+    rows = gradebook_from_results(
+        results_dir,
+        sorted(names),
+        out_dir,
+        missing_reason=("no results: its grading job failed before uploading them (see the workflow run's log)"),
+    )
     source = {e["name"]: e.get("repo") or e.get("upload") or "" for e in expect or []}
     (out_dir / "summary.md").write_text(_summary_markdown(results_dir, rows, source, out_dir), encoding="utf-8")
     return rows
@@ -112,8 +142,12 @@ def assemble_gradebook(results_dir: Path, out_dir: Path | None = None, *, expect
 
 def _summary_markdown(results_dir: Path, rows: list[dict], source: dict, out_dir: Path) -> str:
     graded = [r for r in rows if r["result"] is not None]
-    lines = [f"# Gradebook: {len(graded)} of {len(rows)} submissions graded", "",
-             "| submission | source | commit | status | score | percent | note |", "|---|---|---|---|---:|---:|---|"]
+    lines = [
+        f"# Gradebook: {len(graded)} of {len(rows)} submissions graded",
+        "",
+        "| submission | source | commit | status | score | percent | note |",
+        "|---|---|---|---|---:|---:|---|",
+    ]
     for row in rows:
         commit_file = results_dir / row["submission"] / "commit.txt"
         commit = commit_file.read_text(encoding="utf-8").strip()[:12] if commit_file.is_file() else ""
@@ -122,8 +156,10 @@ def _summary_markdown(results_dir: Path, rows: list[dict], source: dict, out_dir
         percent = f"{result.percent:.1f}%" if result else ""
         note = row["reason"] or ("; ".join(result.errors)[:200] if result else "")
         note = note.replace("|", "\\|").replace("\n", " ")
-        lines.append(f"| `{row['submission']}` | {source.get(row['submission'], '')} | {commit} | {row['status']} | "
-                     f"{score} | {percent} | {note} |")
+        lines.append(
+            f"| `{row['submission']}` | {source.get(row['submission'], '')} | {commit} | {row['status']} | "
+            f"{score} | {percent} | {note} |"
+        )
     report = out_dir / "class_report.md"
     extra = report.read_text(encoding="utf-8") if report.is_file() else ""
     return "\n".join(lines) + "\n\n" + extra

@@ -4,6 +4,7 @@ Each command lives with its module; a module registers itself with ``add_parser(
 and sets ``func`` to a callable taking the parsed arguments and returning an exit code. A
 problem the user can fix is a :class:`seqlab.errors.SeqlabError`, caught here and only here.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -12,7 +13,7 @@ import sys
 
 from .errors import SeqlabError, UserError
 
-__all__ = ["COMMAND_MODULES", "UserError", "main", "make_parser"]   # UserError: for older imports
+__all__ = ["COMMAND_MODULES", "UserError", "main", "make_parser"]  # UserError: for older imports
 
 # Modules that contribute commands, in the order `seqlab --help` lists them.
 COMMAND_MODULES = (
@@ -43,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     except SeqlabError as exc:
         print(f"seqlab {args.command}: error: {exc}", file=sys.stderr)
         return 2
-    except BrokenPipeError:   # `seqlab config | head`: the reader left, nothing to report
+    except BrokenPipeError:  # `seqlab config | head`: the reader left, nothing to report
         sys.stderr.close()
         return 0
     except KeyboardInterrupt:

@@ -3,6 +3,7 @@
 Every problem is reported as ``file: key.path: what is wrong`` so an instructor can fix
 the file without reading a traceback.
 """
+
 from __future__ import annotations
 
 import fnmatch
@@ -42,7 +43,7 @@ class FunctionRules:
     points: float
     complexity_points: float = 0.0
     forbidden: tuple[str, ...] = ()
-    test_weights: tuple[tuple[str, float], ...] = ()   # (fnmatch pattern on the test title, weight)
+    test_weights: tuple[tuple[str, float], ...] = ()  # (fnmatch pattern on the test title, weight)
 
     def weight_of(self, title: str, default: float) -> float:
         """A test's share of the function's points: the config's weight when a pattern matches
@@ -98,10 +99,13 @@ def check_test_weights(config: GradingConfig, titles: dict[str, list[str]]) -> N
         for pattern, _ in rules.test_weights:
             if not any(fnmatch.fnmatchcase(title, pattern) for title in own):
                 shown = "; ".join(repr(t) for t in own[:4]) + (" ..." if len(own) > 4 else "")
-                hint = "; fnmatch reads [...] as a set of characters, write [[] for a literal [" \
-                    if "[" in pattern else ""
-                problems.append(f"{config.source}: functions.{qualname}.test_weights[{pattern!r}]: matches no "
-                                f"grader test of {qualname} (its titles: {shown or 'none'}){hint}")
+                hint = (
+                    "; fnmatch reads [...] as a set of characters, write [[] for a literal [" if "[" in pattern else ""
+                )
+                problems.append(
+                    f"{config.source}: functions.{qualname}.test_weights[{pattern!r}]: matches no "
+                    f"grader test of {qualname} (its titles: {shown or 'none'}){hint}"
+                )
     if problems:
         raise ConfigError("\n".join(problems))
 
@@ -137,8 +141,9 @@ def parse_config(data: Any, source: str = "<config>") -> GradingConfig:
         why = entry.get("why")
         if not isinstance(why, str) or len(why.split()) < 5:
             raise ConfigError(f"{where}.why: every tolerance needs its reason written down (a sentence or more)")
-        tolerances[str(dtype)] = Tolerance(_number(entry.get("rtol"), f"{where}.rtol"),
-                                           _number(entry.get("atol"), f"{where}.atol"), why)
+        tolerances[str(dtype)] = Tolerance(
+            _number(entry.get("rtol"), f"{where}.rtol"), _number(entry.get("atol"), f"{where}.atol"), why
+        )
     for needed in ("float32", "float64"):
         if needed not in tolerances:
             raise ConfigError(f"{source}: tolerances.{needed}: missing")
@@ -148,8 +153,12 @@ def parse_config(data: Any, source: str = "<config>") -> GradingConfig:
     for key in limits_raw:
         if key not in known_limits:
             raise ConfigError(f"{source}: limits.{key}: unknown limit (known: {', '.join(sorted(known_limits))})")
-    limits = Limits(**{key: _number(value, f"{source}: limits.{key}", positive=True, allow_zero=False)
-                       for key, value in limits_raw.items()})
+    limits = Limits(
+        **{
+            key: _number(value, f"{source}: limits.{key}", positive=True, allow_zero=False)
+            for key, value in limits_raw.items()
+        }
+    )
 
     functions_raw = _mapping(top.get("functions"), f"{source}: functions")
     functions: dict[str, FunctionRules] = {}
@@ -169,14 +178,17 @@ def parse_config(data: Any, source: str = "<config>") -> GradingConfig:
         if not isinstance(forbidden, list) or not all(isinstance(p, str) and p for p in forbidden):
             raise ConfigError(f"{where}.forbidden: must be a list of non-empty strings")
         weights = _mapping(entry.get("test_weights", {}), f"{where}.test_weights")
-        test_weights = tuple((str(pattern), _number(w, f"{where}.test_weights[{pattern!r}]", positive=True,
-                                                     allow_zero=False)) for pattern, w in weights.items())
+        test_weights = tuple(
+            (str(pattern), _number(w, f"{where}.test_weights[{pattern!r}]", positive=True, allow_zero=False))
+            for pattern, w in weights.items()
+        )
         functions[qualname] = FunctionRules(qualname, points, complexity, tuple(forbidden), test_weights)
     missing = [name for name in contract.FUNCTIONS if name not in functions]
     if missing:
         raise ConfigError(f"{source}: functions: no points for {', '.join(missing)}")
-    return GradingConfig(str(course.get("id", "seqlab")), str(course.get("title", "")),
-                         tolerances, limits, functions, source, raw=top)
+    return GradingConfig(
+        str(course.get("id", "seqlab")), str(course.get("title", "")), tolerances, limits, functions, source, raw=top
+    )
 
 
 def load_config(path: str | Path | None = None) -> GradingConfig:

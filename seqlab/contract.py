@@ -6,6 +6,7 @@ full contract (the math, every argument's shape and dtype, the PyTorch built-in 
 with) is the docstring of its reference in ``solutions/<module>.py``, copied verbatim into the
 stub students get. A signature here never changes once students have it.
 """
+
 from __future__ import annotations
 
 MODULES = (

@@ -5,6 +5,7 @@ install torch; grade-all, the grading workflow and nbgrader all give up on a sub
 a while. Change a value here and every one of them follows (``scripts/setup.sh`` reads
 ``TORCH_VERSION`` from this file, so keep that line a plain string assignment).
 """
+
 from __future__ import annotations
 
 # The CPU build the course machines carry and the graders are validated against; both GitHub

@@ -5,6 +5,7 @@ malformed config, a solution file whose regions do not pair up); ``seqlab.cli.ma
 the base class once, prints ``seqlab COMMAND: error: MESSAGE`` and exits 2. Anything else that
 escapes is a bug in seqlab and keeps its traceback.
 """
+
 from __future__ import annotations
 
 

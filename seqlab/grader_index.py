@@ -4,6 +4,7 @@ collecting them the way ``seqlab grade`` does, without running a single test.
 ``seqlab config`` uses it to refuse a ``test_weights`` pattern that matches no test: a title
 reworded in a grader would otherwise silently move points back to the marker's weight.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -31,16 +32,28 @@ def collect_grader_tests(graders_dir: Path = GRADERS_DIR) -> list:
     graders_dir = Path(graders_dir)
     # Nothing runs, so nothing needs a student, the references or a config.
     plugin = SeqlabPlugin(student=None, reference=None, config=None, device="cpu", seed=0)
-    args = [str(graders_dir), "--collect-only", "--import-mode=importlib", f"--rootdir={graders_dir}",
-            "-c", str(graders_dir / "pytest.ini"), "-p", "no:cacheprovider", "-p", "no:terminal",
-            "-W", "ignore::UserWarning"]
+    args = [
+        str(graders_dir),
+        "--collect-only",
+        "--import-mode=importlib",
+        f"--rootdir={graders_dir}",
+        "-c",
+        str(graders_dir / "pytest.ini"),
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:terminal",
+        "-W",
+        "ignore::UserWarning",
+    ]
     sink = io.StringIO()
     with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
         exit_code = pytest.main(args, plugins=[plugin])
     if exit_code not in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED) or plugin.collection_errors:
         detail = "; ".join(plugin.collection_errors) or sink.getvalue()[-2000:].strip()
-        raise GraderCollectionError(f"{graders_dir}: the graders could not be collected "
-                                    f"(pytest exit {int(exit_code)}): {detail}")
+        raise GraderCollectionError(
+            f"{graders_dir}: the graders could not be collected (pytest exit {int(exit_code)}): {detail}"
+        )
     return list(plugin.records.values())
 
 

@@ -16,6 +16,7 @@ delimiters are configured once, a region is replaced by ``# YOUR CODE HERE`` and
 regions is copied verbatim. Markers that do not pair up are an error naming the line, never a
 silently half-cleared file.
 """
+
 from __future__ import annotations
 
 import re
@@ -72,7 +73,8 @@ class SolutionRegions:
             if marker and marker["what"] == self.begin:
                 if open_at is not None:
                     raise SolutionRegionError(
-                        f"{filename}:{lineno}: {self.begin} inside the region opened at line {open_at}")
+                        f"{filename}:{lineno}: {self.begin} inside the region opened at line {open_at}"
+                    )
                 open_at = lineno
                 yield lineno, line, "begin", marker["indent"]
             elif marker:

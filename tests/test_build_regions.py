@@ -3,6 +3,7 @@
 Mirrors the module the way nbgrader's test_clearsolutions.py mirrors its preprocessor: one test
 per rule of the transformation, then the three users (build, release, nbgrader) shown to agree.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -39,7 +40,9 @@ def g(x):
 
 
 def test_a_region_becomes_the_stub_lines_at_the_markers_indentation():
-    assert clear_solutions(TWO_REGIONS) == '''def f(x):
+    assert (
+        clear_solutions(TWO_REGIONS)
+        == '''def f(x):
     """Doc stays."""
     # YOUR CODE HERE
     raise NotImplementedError()
@@ -51,6 +54,7 @@ def g(x):
         raise NotImplementedError()
     return 0
 '''
+    )
 
 
 def test_strip_removes_only_the_marker_lines():
@@ -77,15 +81,19 @@ def test_a_marker_must_stand_alone_on_its_line():
     assert SOLUTION_REGIONS.is_marker("    ### END SOLUTION   \n")
 
 
-@pytest.mark.parametrize("source, message", [
-    ("    ### BEGIN SOLUTION\n    x = 1\n", "f.py:1: ### BEGIN SOLUTION is never closed"),
-    ("    ### END SOLUTION\n", "f.py:1: ### END SOLUTION without a matching"),
-    ("### BEGIN SOLUTION\n### BEGIN SOLUTION\n### END SOLUTION\n", "f.py:2: ### BEGIN SOLUTION inside the region "
-                                                                   "opened at line 1"),
-])
+@pytest.mark.parametrize(
+    "source, message",
+    [
+        ("    ### BEGIN SOLUTION\n    x = 1\n", "f.py:1: ### BEGIN SOLUTION is never closed"),
+        ("    ### END SOLUTION\n", "f.py:1: ### END SOLUTION without a matching"),
+        (
+            "### BEGIN SOLUTION\n### BEGIN SOLUTION\n### END SOLUTION\n",
+            "f.py:2: ### BEGIN SOLUTION inside the region opened at line 1",
+        ),
+    ],
+)
 def test_markers_that_do_not_pair_up_name_the_line(source, message):
-    for transform in (SOLUTION_REGIONS.clear, SOLUTION_REGIONS.strip, SOLUTION_REGIONS.split,
-                      SOLUTION_REGIONS.regions):
+    for transform in (SOLUTION_REGIONS.clear, SOLUTION_REGIONS.strip, SOLUTION_REGIONS.split, SOLUTION_REGIONS.regions):
         with pytest.raises(SolutionRegionError, match=message):
             transform(source, filename="f.py")
 
@@ -94,7 +102,7 @@ def test_delimiters_and_stub_lines_are_configured_once():
     custom = SolutionRegions(begin="# >>> answer", end="# <<< answer", stub_lines=("pass  # your turn",))
     source = "def f():\n    # >>> answer\n    return 1\n    # <<< answer\n"
     assert custom.clear(source) == "def f():\n    pass  # your turn\n"
-    assert clear_solutions(source) == source   # the default markers are not these
+    assert clear_solutions(source) == source  # the default markers are not these
 
 
 def test_stub_module_header_says_what_to_do():
@@ -106,6 +114,7 @@ def test_stub_module_header_says_what_to_do():
 
 
 # --- the three users agree ---------------------------------------------------------------------
+
 
 def test_exercises_on_disk_are_the_stubs_of_the_solutions():
     for stub in build.render_stubs(SOLUTIONS_DIR):

@@ -5,6 +5,7 @@ its agreement with the graders: a ``test_weights`` pattern must match a grader t
 function (the graders are collected, never run). ``--check`` validates without the listing,
 for CI; either way a problem exits 2 with ``file: key.path: what is wrong``.
 """
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -12,6 +12,7 @@ Three steps, one module each, in the order the data flows:
 The instructor's side of GitHub autograding (the grading workflow, its matrix, the gradebook of
 its results) is :mod:`seqlab.classroom`.
 """
+
 from __future__ import annotations
 
 from ..defaults import PYTHON_VERSION as DEFAULT_PYTHON
@@ -22,7 +23,22 @@ from .render import PUBLIC_TESTS_DIR, course_view, render_release, template_envi
 from .write import MANIFEST, ReleaseReport, manifest_text, release
 
 __all__ = [
-    "CPU_INDEX", "DEFAULT_PYTHON", "DEFAULT_TORCH", "MANIFEST", "PUBLIC_TESTS_DIR", "Leak", "LeakError",
-    "ReleaseError", "ReleaseReport", "Secrets", "collect_secrets", "course_view", "manifest_text", "read_tree",
-    "release", "render_release", "scan", "template_environment",
+    "CPU_INDEX",
+    "DEFAULT_PYTHON",
+    "DEFAULT_TORCH",
+    "MANIFEST",
+    "PUBLIC_TESTS_DIR",
+    "Leak",
+    "LeakError",
+    "ReleaseError",
+    "ReleaseReport",
+    "Secrets",
+    "collect_secrets",
+    "course_view",
+    "manifest_text",
+    "read_tree",
+    "release",
+    "render_release",
+    "scan",
+    "template_environment",
 ]

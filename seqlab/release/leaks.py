@@ -6,6 +6,7 @@ for solution markers, any telling line of a solution region, lines of the hidden
 that config, and the values of the config's secret-looking keys. A hit is a :class:`Leak`
 (``file:line: reason``); ``seqlab release --scan DIR`` runs the same check on any folder.
 """
+
 from __future__ import annotations
 
 import fnmatch
@@ -26,7 +27,7 @@ class ReleaseError(SeqlabError, RuntimeError):
 class LeakError(ReleaseError):
     """Something that must stay with the instructor would ship."""
 
-    def __init__(self, leaks: list["Leak"], note: str = ""):
+    def __init__(self, leaks: list[Leak], note: str = ""):
         self.leaks = leaks
         shown = "\n".join(f"  {leak}" for leak in leaks[:50])
         more = f"\n  ... and {len(leaks) - 50} more" if len(leaks) > 50 else ""
@@ -54,11 +55,11 @@ MENTIONS = [
     (re.compile(r"(BEGIN|END)[ _]HIDDEN[ _]TESTS"), "a hidden-tests marker"),
 ]
 SECRET_KEY = re.compile(r"secret|token|passw|api[_-]?key|salt|seed|private", re.I)
-MIN_REGION_LINE = 12      # shorter region lines ("else:", "return h") say nothing of the answer,
-LONG_REGION_LINE = 28     # nor do short ones without arithmetic ("if mask is not None:", "T = x.shape[1]")
+MIN_REGION_LINE = 12  # shorter region lines ("else:", "return h") say nothing of the answer,
+LONG_REGION_LINE = 28  # nor do short ones without arithmetic ("if mask is not None:", "T = x.shape[1]")
 _ARITHMETIC = re.compile(r"[-+*/@%]")
-MIN_GRADER_LINE = 40      # grader lines as long as this are specific to the graders
-SUBSTRING_LINE = 30       # region lines this long are also caught inside a longer line
+MIN_GRADER_LINE = 40  # grader lines as long as this are specific to the graders
+SUBSTRING_LINE = 30  # region lines this long are also caught inside a longer line
 
 
 def normalize(line: str) -> str:
@@ -91,8 +92,9 @@ def _secret_values(node, path="") -> dict[str, str]:
     return found
 
 
-def collect_secrets(solutions_dir: Path = SOLUTIONS_DIR, graders_dir: Path = GRADERS_DIR,
-                    config_path: Path = CONFIG_PATH) -> Secrets:
+def collect_secrets(
+    solutions_dir: Path = SOLUTIONS_DIR, graders_dir: Path = GRADERS_DIR, config_path: Path = CONFIG_PATH
+) -> Secrets:
     import yaml
 
     secrets = Secrets()
@@ -105,7 +107,7 @@ def collect_secrets(solutions_dir: Path = SOLUTIONS_DIR, graders_dir: Path = GRA
     for where, line in regions:
         text = normalize(line)
         telling = len(text) >= LONG_REGION_LINE or (len(text) >= MIN_REGION_LINE and _ARITHMETIC.search(text))
-        if telling and text not in public:   # a line the stubs show anyway is no secret
+        if telling and text not in public:  # a line the stubs show anyway is no secret
             secrets.region_lines.setdefault(text, where)
     for path in sorted(Path(graders_dir).glob("*.py")):
         for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
@@ -115,7 +117,7 @@ def collect_secrets(solutions_dir: Path = SOLUTIONS_DIR, graders_dir: Path = GRA
     if Path(config_path).is_file():
         text = Path(config_path).read_text(encoding="utf-8")
         secrets.config_values = _secret_values(yaml.safe_load(text) or {})
-        for lineno, line in enumerate(text.splitlines(), start=1):   # a pasted copy of the file
+        for lineno, line in enumerate(text.splitlines(), start=1):  # a pasted copy of the file
             line = normalize(line)
             if len(line) >= MIN_GRADER_LINE and not line.startswith("#"):
                 secrets.config_lines.setdefault(line, f"grading_config.yaml:{lineno}")
@@ -153,18 +155,28 @@ def scan(files: dict[str, str], secrets: Secrets) -> list[Leak]:
 
 
 # Never pushed (.git itself, and what the released .gitignore lists): not read by read_tree.
-NOT_SHIPPED = (".git", ".venv", "venv", "__pycache__", ".pytest_cache", "build", "*.egg-info",
-               ".ipynb_checkpoints", "*.pyc")
+NOT_SHIPPED = (
+    ".git",
+    ".venv",
+    "venv",
+    "__pycache__",
+    ".pytest_cache",
+    "build",
+    "*.egg-info",
+    ".ipynb_checkpoints",
+    "*.pyc",
+)
 
 
 def read_tree(root: Path) -> dict[str, str]:
     """Every file under ``root`` that a push would ship, as text (undecodable bytes replaced)."""
+
     def shipped(name: str) -> bool:
         return not any(fnmatch.fnmatch(name, pattern) for pattern in NOT_SHIPPED)
 
     files = {}
     for folder, dirs, names in os.walk(root):
-        dirs[:] = [d for d in dirs if shipped(d)]   # prune: never walk into .git or a venv
+        dirs[:] = [d for d in dirs if shipped(d)]  # prune: never walk into .git or a venv
         for name in names:
             path = Path(folder) / name
             if shipped(name) and path.is_file():

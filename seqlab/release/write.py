@@ -5,6 +5,7 @@ file an earlier release wrote and this one does not is removed, and anything els
 folder (``.git/``) is left alone. Unchanged files are not rewritten: "0 written" after a
 release that changed nothing.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -28,8 +29,11 @@ def _old_manifest(out_dir: Path) -> list[str] | None:
     path = out_dir / MANIFEST
     if not path.is_file():
         return None
-    return [line.split("  ", 1)[1] for line in path.read_text(encoding="utf-8").splitlines()
-            if line and not line.startswith("#") and "  " in line]
+    return [
+        line.split("  ", 1)[1]
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if line and not line.startswith("#") and "  " in line
+    ]
 
 
 @dataclass
@@ -59,8 +63,10 @@ def release(out_dir: Path, *, force: bool = False, secrets: Secrets | None = Non
     if old is None and out_dir.is_dir() and not force:
         foreign = [p for p in read_tree(out_dir) if p not in files]
         if foreign:
-            raise ReleaseError(f"{out_dir}: not empty and not an earlier release (e.g. {foreign[0]}); "
-                               f"use an empty folder, or --force to write into it")
+            raise ReleaseError(
+                f"{out_dir}: not empty and not an earlier release (e.g. {foreign[0]}); "
+                f"use an empty folder, or --force to write into it"
+            )
     written, removed = [], []
     for rel, text in files.items():
         target = out_dir / rel
