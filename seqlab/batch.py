@@ -291,12 +291,9 @@ def write_class_report(out: Path, rows: list[dict]) -> tuple[Path, Path]:
 
 
 def gradebook_from_results(results_dir: Path, names: list[str], out: Path, *, missing_reason: str) -> list[dict]:
-    """gradebook.csv and the class report in ``out`` for results folders graded elsewhere.
-
-    ``results_dir/<name>/`` is what grade-all writes (with status.json) or what ``seqlab grade
-    --out`` writes (a seqlab_result.json alone counts as graded). A name with neither still gets
-    a row, with ``missing_reason``: no submission is ever lost.
-    """
+    """gradebook.csv and the class report in ``out`` for ``results_dir/<name>/`` folders written by
+    grade-all or by ``seqlab grade --out`` (a result without status.json counts as graded); a name
+    with neither gets a row with ``missing_reason``: no submission is ever lost."""
     results_dir, out = Path(results_dir), Path(out)
     rows = collect(results_dir, [Submission(name, results_dir / name, results_dir / name) for name in names])
     for row in rows:
@@ -316,9 +313,7 @@ def gradebook_from_results(results_dir: Path, names: list[str], out: Path, *, mi
     return rows
 
 
-def safe_submission_name(name: str) -> str:
-    """``name`` as a folder name and gradebook key (the one rule for grade-all and the CI matrix)."""
-    return _safe_name(name)
+safe_submission_name = _safe_name   # public: the CI matrix names results folders by the same rule
 
 
 def grade_all(submissions_dir: Path, out: Path, *, jobs: int = 1, force: bool = False, seed: int | None = None,

@@ -51,6 +51,19 @@ def adam(w, dw, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8):
 '''
 
 
+def run_script(script: str, cwd: Path, env: dict, *, timeout: float) -> subprocess.CompletedProcess:
+    """A workflow step's ``run:`` as GitHub runs it: ``bash -e``, no terminal, no input."""
+    return subprocess.run(
+        ["bash", "-e", "-c", script],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
+
+
 # --- fixtures ---------------------------------------------------------------------------------------
 
 
@@ -167,15 +180,7 @@ def run_job(job: dict, workspace: Path, context: dict, *, skip_ids=("install",),
         env.update(extra_env or {})
         assert "${{" not in step["run"], f"step {step.get('name')!r}: pass expressions through env:, not the script"
         env.update({k: substitute(str(v), context) for k, v in step.get("env", {}).items()})
-        proc = subprocess.run(
-            ["bash", "-e", "-c", step["run"]],
-            cwd=workspace,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=600,
-            stdin=subprocess.DEVNULL,
-        )
+        proc = run_script(step["run"], workspace, env, timeout=600)
         assert proc.returncode == 0, (
             f"step {step.get('name')!r} failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
         )
@@ -229,15 +234,7 @@ def run_public_tests(repo: Path, check: dict, extra_env=None, python_bin: Path =
     env = clean_env()
     env.update({"PATH": f"{python_bin}{os.pathsep}{env.get('PATH', '')}", "GITHUB_STEP_SUMMARY": str(summary)})
     env.update(extra_env or {})
-    proc = subprocess.run(
-        ["bash", "-e", "-c", step["run"]],
-        cwd=repo,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        stdin=subprocess.DEVNULL,
-    )
+    proc = run_script(step["run"], repo, env, timeout=300)
     return proc.returncode, proc.stdout + proc.stderr, summary.read_text()
 
 
