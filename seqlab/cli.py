@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "seqlab.exam.cli",
     "seqlab.commands.nbgrader",
     "seqlab.commands.release",
+    "seqlab.commands.classroom",
 )
 
 
