@@ -51,6 +51,8 @@ MENTIONS = [
     (re.compile(r"\bsolutions\b", re.I), "mentions the reference solutions ('solutions')"),
     (re.compile(r"\bgraders\b", re.I), "mentions the hidden graders ('graders')"),
     (re.compile(r"grading_config", re.I), "mentions grading_config.yaml"),
+    # Looser than seqlab/regions.py on purpose: any spelling of a marker, anywhere on a line,
+    # is a sign that solution text came along, even where it would not open a region.
     (re.compile(r"(BEGIN|END)[ _]SOLUTION"), "a solution region marker"),
     (re.compile(r"(BEGIN|END)[ _]HIDDEN[ _]TESTS"), "a hidden-tests marker"),
 ]
