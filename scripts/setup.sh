@@ -8,14 +8,14 @@ PY=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
-TORCH_VERSION="${SEQLAB_TORCH:-2.13.0}"
+TORCH_VERSION="${SEQLAB_TORCH:-$(sed -n 's/^TORCH_VERSION = "\(.*\)"$/\1/p' seqlab/defaults.py)}"  # one source: seqlab/defaults.py
 if ! .venv/bin/python -c "import torch" 2>/dev/null; then
   # Only ever a CPU build: the +cpu wheel by name (found on the course machines' local wheel
   # folder, no download), else from PyTorch's CPU index. A plain `torch` from PyPI would be the
   # multi-GB CUDA build on Linux.
   .venv/bin/pip install -q --disable-pip-version-check "torch==${TORCH_VERSION}+cpu" 2>/dev/null \
     || .venv/bin/pip install -q --disable-pip-version-check "torch==${TORCH_VERSION}" \
-         --index-url https://download.pytorch.org/whl/cpu --extra-index-url https://pypi.org/simple
+         --index-url "$(sed -n 's/^TORCH_CPU_INDEX = "\(.*\)"$/\1/p' seqlab/defaults.py)" --extra-index-url https://pypi.org/simple
 fi
 # Re-install whenever pyproject.toml changed since the last install (a new dependency), not only
 # when an import fails: an existing .venv must pick up what a pull added.

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import contract
+from .defaults import SUBMISSION_TIMEOUT_S
 from .results import GradingResult
 
 MAX_UNZIPPED_BYTES = 200 << 20
@@ -297,9 +298,35 @@ def _similarity(subs: list[Submission]) -> dict:
     return compare_class({s.name: s.path for s in subs})
 
 
+def gradebook_from_results(results_dir: Path, names: list[str], out: Path, *, missing_reason: str) -> list[dict]:
+    """gradebook.csv and the class report in ``out`` for ``results_dir/<name>/`` folders written by
+    grade-all or by ``seqlab grade --out`` (a result without status.json counts as graded); a name
+    with neither gets a row with ``missing_reason``: no submission is ever lost."""
+    results_dir, out = Path(results_dir), Path(out)
+    rows = collect(results_dir, [Submission(name, results_dir / name, results_dir / name) for name in names])
+    for row in rows:
+        if row["status"] != "pending":
+            continue
+        result_path = results_dir / row["submission"] / "seqlab_result.json"
+        if not result_path.is_file():
+            row.update(status="error", reason=missing_reason)
+            continue
+        try:
+            row.update(status="graded", reason="", result=GradingResult.load(result_path))
+        except (OSError, ValueError, TypeError) as exc:
+            row.update(status="error", reason=f"result unreadable: {exc}")
+    out.mkdir(parents=True, exist_ok=True)
+    write_gradebook(out, rows)
+    write_class_report(out, rows)
+    return rows
+
+
+safe_submission_name = _safe_name   # public: the CI matrix names results folders by the same rule
+
+
 def grade_all(submissions_dir: Path, out: Path, *, jobs: int = 1, force: bool = False, seed: int | None = None,
-              device: str = "cpu", timeout: float = 900.0, in_process: bool = False, config: str | None = None,
-              progress=None, similarity: bool = False) -> list[dict]:
+              device: str = "cpu", timeout: float = SUBMISSION_TIMEOUT_S, in_process: bool = False,
+              config: str | None = None, progress=None, similarity: bool = False) -> list[dict]:
     submissions_dir, out = Path(submissions_dir), Path(out)
     if not submissions_dir.is_dir():
         raise FileNotFoundError(f"{submissions_dir}: not a directory")

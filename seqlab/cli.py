@@ -1,13 +1,19 @@
 """The `seqlab` command: parses arguments and hands over to the modules that do the work.
 
 Each command lives with its module; a module registers itself with ``add_parser(subparsers)``
-and sets ``func`` to a callable taking the parsed arguments and returning an exit code.
+and sets ``func`` to a callable taking the parsed arguments and returning an exit code. A
+problem the user can fix is a :class:`seqlab.errors.SeqlabError`, caught here and only here.
 """
+
 from __future__ import annotations
 
 import argparse
 import importlib
 import sys
+
+from .errors import SeqlabError, UserError
+
+__all__ = ["COMMAND_MODULES", "UserError", "main", "make_parser"]  # UserError: for older imports
 
 # Modules that contribute commands, in the order `seqlab --help` lists them.
 COMMAND_MODULES = (
@@ -20,6 +26,7 @@ COMMAND_MODULES = (
     "seqlab.commands.nbgrader",
     "seqlab.commands.release",
     "seqlab.commands.gradescope",
+    "seqlab.commands.classroom",
 )
 
 
@@ -32,20 +39,14 @@ def make_parser() -> argparse.ArgumentParser:
     return parser
 
 
-class UserError(Exception):
-    """A problem the user can fix (bad path, bad file); printed without a traceback."""
-
-
 def main(argv: list[str] | None = None) -> int:
-    from .config import ConfigError
-
     args = make_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except (UserError, ConfigError) as exc:
+    except SeqlabError as exc:
         print(f"seqlab {args.command}: error: {exc}", file=sys.stderr)
         return 2
-    except BrokenPipeError:   # `seqlab config | head`: the reader left, nothing to report
+    except BrokenPipeError:  # `seqlab config | head`: the reader left, nothing to report
         sys.stderr.close()
         return 0
     except KeyboardInterrupt:

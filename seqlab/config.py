@@ -3,6 +3,7 @@
 Every problem is reported as ``file: key.path: what is wrong`` so an instructor can fix
 the file without reading a traceback.
 """
+
 from __future__ import annotations
 
 import fnmatch
@@ -12,10 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from . import contract
+from .errors import SeqlabError
 from .paths import CONFIG_PATH
 
 
-class ConfigError(ValueError):
+class ConfigError(SeqlabError, ValueError):
     """grading_config.yaml is missing, unreadable or holds a bad value."""
 
 
@@ -116,6 +118,30 @@ class GradingConfig:
         return sum(rule.points for rule in self.functions.values())
 
 
+def check_test_weights(config: GradingConfig, titles: dict[str, list[str]]) -> None:
+    """Refuse a ``test_weights`` pattern that matches none of its function's grader test titles
+    (``titles``: function -> titles, from :func:`seqlab.grader_index.titles_by_function`).
+
+    An unmatched pattern is always a mistake: a grader title was reworded or the pattern has a
+    typo, and the points it meant to move silently fall back to the marker's weight.
+    """
+    problems = []
+    for qualname, rules in config.functions.items():
+        own = titles.get(qualname, [])
+        for pattern, _ in rules.test_weights:
+            if not any(fnmatch.fnmatchcase(title, pattern) for title in own):
+                shown = "; ".join(repr(t) for t in own[:4]) + (" ..." if len(own) > 4 else "")
+                hint = (
+                    "; fnmatch reads [...] as a set of characters, write [[] for a literal [" if "[" in pattern else ""
+                )
+                problems.append(
+                    f"{config.source}: functions.{qualname}.test_weights[{pattern!r}]: matches no "
+                    f"grader test of {qualname} (its titles: {shown or 'none'}){hint}"
+                )
+    if problems:
+        raise ConfigError("\n".join(problems))
+
+
 def _number(value: Any, where: str, *, positive: bool = False, allow_zero: bool = True) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise ConfigError(f"{where}: must be a number, got {value!r}")
@@ -168,8 +194,9 @@ def parse_config(data: Any, source: str = "<config>") -> GradingConfig:
         why = entry.get("why")
         if not isinstance(why, str) or len(why.split()) < 5:
             raise ConfigError(f"{where}.why: every tolerance needs its reason written down (a sentence or more)")
-        tolerances[str(dtype)] = Tolerance(_number(entry.get("rtol"), f"{where}.rtol"),
-                                           _number(entry.get("atol"), f"{where}.atol"), why)
+        tolerances[str(dtype)] = Tolerance(
+            _number(entry.get("rtol"), f"{where}.rtol"), _number(entry.get("atol"), f"{where}.atol"), why
+        )
     for needed in ("float32", "float64"):
         if needed not in tolerances:
             raise ConfigError(f"{source}: tolerances.{needed}: missing")
@@ -179,8 +206,12 @@ def parse_config(data: Any, source: str = "<config>") -> GradingConfig:
     for key in limits_raw:
         if key not in known_limits:
             raise ConfigError(f"{source}: limits.{key}: unknown limit (known: {', '.join(sorted(known_limits))})")
-    limits = Limits(**{key: _number(value, f"{source}: limits.{key}", positive=True, allow_zero=False)
-                       for key, value in limits_raw.items()})
+    limits = Limits(
+        **{
+            key: _number(value, f"{source}: limits.{key}", positive=True, allow_zero=False)
+            for key, value in limits_raw.items()
+        }
+    )
 
     functions_raw = _mapping(top.get("functions"), f"{source}: functions")
     functions: dict[str, FunctionRules] = {}

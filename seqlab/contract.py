@@ -1,8 +1,12 @@
-"""The student-facing contract (shared/curriculum.md) as data.
+"""The student-facing contract as data: the 30 functions, their modules and signatures.
 
-Graders, the stub builder, the release and the tests all read the list of functions from
-here, so a function added to the course is added in one place.
+Graders, the stub builder, the release, the nbgrader course and the tests all read the list of
+functions from here, so a function added to the course is added in one place. Each function's
+full contract (the math, every argument's shape and dtype, the PyTorch built-in it must agree
+with) is the docstring of its reference in ``solutions/<module>.py``, copied verbatim into the
+stub students get. A signature here never changes once students have it.
 """
+
 from __future__ import annotations
 
 MODULES = (
@@ -58,10 +62,12 @@ FUNCTIONS: tuple[str, ...] = tuple(SIGNATURES)
 
 def functions_of(module: str) -> list[str]:
     """Qualified names of the contract functions in ``module``, in contract order."""
-    return [name for name in FUNCTIONS if name.split(".")[0] == module]
+    return [name for name in FUNCTIONS if split(name)[0] == module]
 
 
 def split(qualname: str) -> tuple[str, str]:
+    """``"attention.causal_mask"`` -> ``("attention", "causal_mask")``; KeyError for a name that is
+    not a contract function, so a typo fails where it is made."""
     module, _, function = qualname.partition(".")
     if module not in MODULES or qualname not in SIGNATURES:
         raise KeyError(f"{qualname!r} is not a contract function")

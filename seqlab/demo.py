@@ -7,6 +7,7 @@ import importlib.util
 import shutil
 from pathlib import Path
 
+from . import contract
 from .build import replace_function, strip_markers
 from .paths import EXAMPLES_DIR, SOLUTIONS_DIR
 
@@ -25,7 +26,7 @@ def assemble(target: Path) -> Path:
     exercises.mkdir(parents=True)
     sources = {p.name: strip_markers(p.read_text(encoding="utf-8")) for p in sorted(SOLUTIONS_DIR.glob("*.py"))}
     for function, _, _, source in load_bugs():
-        module, name = function.split(".", 1)
+        module, name = contract.split(function)
         sources[f"{module}.py"] = replace_function(sources[f"{module}.py"], name, source)
     for name, text in sources.items():
         (exercises / name).write_text(text, encoding="utf-8")

@@ -3,6 +3,7 @@
 The course (solutions/, graders/, templates/, grading_config.yaml) sits beside the package
 in the repository; ``SEQLAB_COURSE`` points elsewhere when an instructor keeps a fork.
 """
+
 from __future__ import annotations
 
 import os

@@ -11,6 +11,7 @@ import types
 from functools import lru_cache
 from pathlib import Path
 
+from . import contract
 from .contract import MODULES, SIGNATURES
 from .paths import SOLUTIONS_DIR
 
@@ -35,7 +36,7 @@ class Reference:
     def __call__(self, qualname: str):
         if qualname not in SIGNATURES:
             raise KeyError(f"{qualname!r} is not a contract function")
-        module, function = qualname.split(".", 1)
+        module, function = contract.split(qualname)
         return getattr(self.modules[module], function)
 
     def __getattr__(self, module: str) -> types.ModuleType:

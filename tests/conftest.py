@@ -4,6 +4,7 @@
 same tests, one parameter, so a GPU machine checks everything with one command
 (``pytest tests -k cuda`` or ``SEQLAB_TEST_DEVICES=cuda pytest tests``).
 """
+
 from __future__ import annotations
 
 import os
@@ -43,3 +44,37 @@ def single_threaded_torch():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
+
+
+# --- running on several workers (pytest-xdist, `make test`) -------------------------------------
+
+# Test modules that share something outside their tmp_path with another module, so they must run
+# one after the other on the same worker. The attack bank plants canaries in one fixed folder
+# (tests/attacks.CANARY_DIR); test_attacks clears it before and asserts it is empty after, so a
+# canary from test_isolation's attacks running alongside would be charged to the wrong module.
+SHARED_STATE_GROUPS = {
+    "test_attacks.py": "attack-canaries",
+    "test_isolation.py": "attack-canaries",
+}
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist turns the groups into scheduling keys
+def pytest_collection_modifyitems(config, items):
+    """Under ``--dist loadgroup`` keep on one worker what must stay together: a module whose tests
+    share a module-scoped fixture (a released repository, an nbgrader course, a fresh venv: built
+    once, not once per worker), and the modules of ``SHARED_STATE_GROUPS``. Every other test is
+    spread one by one."""
+    for item in items:
+        module = item.path.name
+        group = SHARED_STATE_GROUPS.get(module)
+        if group is None and _uses_module_fixture(item):
+            group = module
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
+
+
+def _uses_module_fixture(item) -> bool:
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return False
+    return any(defs[-1].scope in ("module", "class", "package") for defs in info.name2fixturedefs.values())

@@ -1,4 +1,5 @@
 """The contract holds in solutions/ and exercises/, and exercises/ is exactly what build writes."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -32,13 +33,15 @@ def _load(folder: str, module: str):
 
 def test_contract_lists_thirty_functions():
     assert len(contract.FUNCTIONS) == 30
-    assert {f.split(".")[0] for f in contract.FUNCTIONS} == set(contract.MODULES)
+    assert {contract.split(f)[0] for f in contract.FUNCTIONS} == set(contract.MODULES)
+    with pytest.raises(KeyError, match="not a contract function"):
+        contract.split("attention.flash_attention")
 
 
 @pytest.mark.parametrize("folder", ["solutions", "exercises"])
 @pytest.mark.parametrize("qualname", contract.FUNCTIONS)
 def test_signature_matches_contract(folder, qualname):
-    module, function = qualname.split(".")
+    module, function = contract.split(qualname)
     fn = getattr(_load(folder, module), function, None)
     assert fn is not None, f"{folder}/{module}.py has no {function}"
     assert str(inspect.signature(fn)) == contract.SIGNATURES[qualname]
@@ -47,7 +50,7 @@ def test_signature_matches_contract(folder, qualname):
 
 @pytest.mark.parametrize("qualname", contract.FUNCTIONS)
 def test_every_stub_raises_not_implemented(qualname):
-    module, function = qualname.split(".")
+    module, function = contract.split(qualname)
     fn = getattr(_load("exercises", module), function)
     args = [torch.zeros(1)] * len([p for p in inspect.signature(fn).parameters.values() if p.default is p.empty])
     with pytest.raises(NotImplementedError):
@@ -80,11 +83,21 @@ def test_build_check_passes_on_the_repo():
 def test_build_check_fails_on_a_stale_stub(tmp_path):
     shutil.copytree(ROOT / "solutions", tmp_path / "solutions")
     shutil.copytree(ROOT / "exercises", tmp_path / "exercises")
-    cli = [sys.executable, "-m", "seqlab", "build", "--solutions", str(tmp_path / "solutions"),
-           "--exercises", str(tmp_path / "exercises")]
+    cli = [
+        sys.executable,
+        "-m",
+        "seqlab",
+        "build",
+        "--solutions",
+        str(tmp_path / "solutions"),
+        "--exercises",
+        str(tmp_path / "exercises"),
+    ]
     assert subprocess.run([*cli, "--check"], capture_output=True).returncode == 0
     path = tmp_path / "solutions" / "attention.py"
-    path.write_text(path.read_text().replace("def causal_mask(T, device=None):", "def causal_mask(T, device=None):  # edited"))
+    path.write_text(
+        path.read_text().replace("def causal_mask(T, device=None):", "def causal_mask(T, device=None):  # edited")
+    )
     stale = subprocess.run([*cli, "--check"], capture_output=True, text=True)
     assert stale.returncode == 1 and "attention.py" in stale.stderr
     assert subprocess.run(cli, capture_output=True).returncode == 0
@@ -93,7 +106,9 @@ def test_build_check_fails_on_a_stale_stub(tmp_path):
 
 def test_clear_solutions_rule():
     source = "def f(x):\n    '''doc'''\n    ### BEGIN SOLUTION\n    return x + 1\n    ### END SOLUTION\n"
-    assert clear_solutions(source) == "def f(x):\n    '''doc'''\n    # YOUR CODE HERE\n    raise NotImplementedError()\n"
+    assert (
+        clear_solutions(source) == "def f(x):\n    '''doc'''\n    # YOUR CODE HERE\n    raise NotImplementedError()\n"
+    )
     with pytest.raises(SolutionRegionError, match="never closed"):
         clear_solutions("    ### BEGIN SOLUTION\n    x = 1\n")
     with pytest.raises(SolutionRegionError, match="without a matching"):

@@ -14,6 +14,7 @@
   released repo and ``pytest`` pass. Installing torch there takes ~40 s, so that venv is built
   in the background while the other tests of this module run.
 """
+
 from __future__ import annotations
 
 import json
@@ -29,6 +30,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from seqlab import classroom
 from seqlab import release as rel
 from seqlab.build import strip_markers
 from seqlab.cli import main
@@ -49,7 +51,21 @@ def adam(w, dw, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8):
 '''
 
 
+def run_script(script: str, cwd: Path, env: dict, *, timeout: float) -> subprocess.CompletedProcess:
+    """A workflow step's ``run:`` as GitHub runs it: ``bash -e``, no terminal, no input."""
+    return subprocess.run(
+        ["bash", "-e", "-c", script],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
+
+
 # --- fixtures ---------------------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def released(tmp_path_factory) -> Path:
@@ -68,19 +84,23 @@ def fresh_venv(request, tmp_path_factory):
     venv = root / "venv"
     torch_version = torch_version_of(load_workflow(rel.render_release()[".github/workflows/check.yml"]))
     log = (root / "log.txt").open("w")
-    command = (f"{sys.executable} -m venv {venv} && {venv}/bin/python -m pip install -q --no-compile "
-               f"--disable-pip-version-check torch=={torch_version}")
-    job = subprocess.Popen(["bash", "-c", command], stdout=log, stderr=subprocess.STDOUT, env=clean_env(),
-                           stdin=subprocess.DEVNULL)
+    command = (
+        f"{sys.executable} -m venv {venv} && {venv}/bin/python -m pip install -q --no-compile "
+        f"--disable-pip-version-check torch=={torch_version}"
+    )
+    job = subprocess.Popen(
+        ["bash", "-c", command], stdout=log, stderr=subprocess.STDOUT, env=clean_env(), stdin=subprocess.DEVNULL
+    )
     yield job, venv, root / "log.txt"
     if job.poll() is None:
         job.kill()
         job.wait()
     log.close()
-    shutil.rmtree(root, ignore_errors=True)   # ~800 MB of torch
+    shutil.rmtree(root, ignore_errors=True)  # ~800 MB of torch
 
 
 # --- helpers: workflows as GitHub runs them ----------------------------------------------------------
+
 
 def clean_env() -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "GITHUB_", "VIRTUAL_ENV"))}
@@ -90,7 +110,7 @@ def clean_env() -> dict:
 
 def load_workflow(text: str) -> dict:
     data = yaml.safe_load(text)
-    if True in data:   # YAML 1.1 reads a bare `on:` as True; the templates quote it
+    if True in data:  # YAML 1.1 reads a bare `on:` as True; the templates quote it
         data["on"] = data.pop(True)
     return data
 
@@ -148,15 +168,22 @@ def run_job(job: dict, workspace: Path, context: dict, *, skip_ids=("install",),
         if "if" in step and not evaluate(step["if"], context):
             continue
         env = clean_env()
-        env.update({"PATH": f"{VENV_BIN}{os.pathsep}{env.get('PATH', '')}", "GITHUB_OUTPUT": str(github_output),
-                    "GITHUB_STEP_SUMMARY": str(summary), "GITHUB_WORKSPACE": str(workspace), "CI": "true"})
+        env.update(
+            {
+                "PATH": f"{VENV_BIN}{os.pathsep}{env.get('PATH', '')}",
+                "GITHUB_OUTPUT": str(github_output),
+                "GITHUB_STEP_SUMMARY": str(summary),
+                "GITHUB_WORKSPACE": str(workspace),
+                "CI": "true",
+            }
+        )
         env.update(extra_env or {})
         assert "${{" not in step["run"], f"step {step.get('name')!r}: pass expressions through env:, not the script"
         env.update({k: substitute(str(v), context) for k, v in step.get("env", {}).items()})
-        proc = subprocess.run(["bash", "-e", "-c", step["run"]], cwd=workspace, env=env, capture_output=True,
-                              text=True, timeout=600, stdin=subprocess.DEVNULL)
-        assert proc.returncode == 0, (f"step {step.get('name')!r} failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n"
-                                      f"{proc.stderr[-3000:]}")
+        proc = run_script(step["run"], workspace, env, timeout=600)
+        assert proc.returncode == 0, (
+            f"step {step.get('name')!r} failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+        )
         if step.get("id"):
             outputs = dict(line.split("=", 1) for line in github_output.read_text().splitlines() if "=" in line)
             steps_context[step["id"]] = {"outputs": outputs}
@@ -169,7 +196,8 @@ def blocked_imports(tmp: Path, modules=("torch", "numpy", "yaml", "sympy")) -> d
     with --no-deps has."""
     folder = tmp / "no-torch"
     folder.mkdir(exist_ok=True)
-    (folder / "sitecustomize.py").write_text(textwrap.dedent(f"""
+    (folder / "sitecustomize.py").write_text(
+        textwrap.dedent(f"""
         import sys
         class _NotInstalled:
             def find_spec(self, name, path=None, target=None):
@@ -177,7 +205,8 @@ def blocked_imports(tmp: Path, modules=("torch", "numpy", "yaml", "sympy")) -> d
                     raise ImportError(name + " is not installed in this job")
                 return None
         sys.meta_path.insert(0, _NotInstalled())
-    """))
+    """)
+    )
     return {"PYTHONPATH": str(folder)}
 
 
@@ -205,17 +234,25 @@ def run_public_tests(repo: Path, check: dict, extra_env=None, python_bin: Path =
     env = clean_env()
     env.update({"PATH": f"{python_bin}{os.pathsep}{env.get('PATH', '')}", "GITHUB_STEP_SUMMARY": str(summary)})
     env.update(extra_env or {})
-    proc = subprocess.run(["bash", "-e", "-c", step["run"]], cwd=repo, env=env, capture_output=True, text=True,
-                          timeout=300, stdin=subprocess.DEVNULL)
+    proc = run_script(step["run"], repo, env, timeout=300)
     return proc.returncode, proc.stdout + proc.stderr, summary.read_text()
 
 
 # --- the release and its leak check ---------------------------------------------------------------
 
+
 def test_release_contents_and_idempotence(released, tmp_path):
     files = rel.read_tree(released)
-    expected = {"README.md", "pyproject.toml", ".gitignore", ".github/workflows/check.yml", rel.MANIFEST,
-                "exercises/__init__.py", "tests/conftest.py", "tests/_check.py"}
+    expected = {
+        "README.md",
+        "pyproject.toml",
+        ".gitignore",
+        ".github/workflows/check.yml",
+        rel.MANIFEST,
+        "exercises/__init__.py",
+        "tests/conftest.py",
+        "tests/_check.py",
+    }
     from seqlab.contract import MODULES
 
     expected |= {f"exercises/{m}.py" for m in MODULES} | {f"tests/test_{m}.py" for m in MODULES}
@@ -251,22 +288,27 @@ def test_planted_solution_line_stops_the_release(tmp_path, capsys):
     out = tmp_path / "out"
     assert main(["release", str(out), "--public-tests", str(public)]) == 1
     err = capsys.readouterr().err
-    assert re.search(r"tests/test_optimizers\.py:21: a line of a solution region \(solutions/optimizers\.py:\d+\)", err), err
+    assert re.search(
+        r"tests/test_optimizers\.py:21: a line of a solution region \(solutions/optimizers\.py:\d+\)", err
+    ), err
     assert not out.exists(), "a release that fails the leak check writes nothing"
 
 
 def test_leak_check_names_file_line_and_reason():
     secrets = rel.collect_secrets()
-    secrets.config_values["918273645"] = "exam.seed"   # as if grading_config.yaml held a secret seed
+    secrets.config_values["918273645"] = "exam.seed"  # as if grading_config.yaml held a secret seed
     grader_line = next(iter(secrets.grader_lines))
-    config_line = next(line for line in (COURSE_ROOT / "grading_config.yaml").read_text().splitlines()
-                       if "why:" not in line and len(line.strip()) > 60 and not line.lstrip().startswith("#"))
+    config_line = next(
+        line
+        for line in (COURSE_ROOT / "grading_config.yaml").read_text().splitlines()
+        if "why:" not in line and len(line.strip()) > 60 and not line.lstrip().startswith("#")
+    )
     planted = {
         "exercises/rnn.py": "import torch\n\n\ndef rnn_cell(x, h_prev, W_xh, W_hh, b_h):\n"
-                            "    ### BEGIN SOLUTION\n    return torch.tanh(x @ W_xh.T + h_prev @ W_hh.T + b_h)\n",
+        "    ### BEGIN SOLUTION\n    return torch.tanh(x @ W_xh.T + h_prev @ W_hh.T + b_h)\n",
         "tests/test_extra.py": "import torch\nfrom seqlab.reference import load_reference\n\n" + grader_line + "\n",
         "README.md": "# Notes\nSee the graders in the course repo.\nSeed: 918273645\n" + config_line + "\n",
-        "exercises/helpers.py": "x = 1\n    h = sq_avg = None; v = momentum * state[\"velocity\"] + dw  # tweak\n",
+        "exercises/helpers.py": 'x = 1\n    h = sq_avg = None; v = momentum * state["velocity"] + dw  # tweak\n',
         "config/grading_config.yaml": "version: 1\n",
         "solutions/rnn.py": "\n",
     }
@@ -279,7 +321,7 @@ def test_leak_check_names_file_line_and_reason():
         r"README\.md:2: mentions the hidden graders",
         r"README\.md:3: the value of exam\.seed in grading_config\.yaml",
         r"README\.md:4: a line of the grading config \(grading_config\.yaml:\d+\)",
-        r"exercises/helpers\.py:2: a line of a solution region \(solutions/optimizers\.py:\d+\)",   # inside a line
+        r"exercises/helpers\.py:2: a line of a solution region \(solutions/optimizers\.py:\d+\)",  # inside a line
         r"config/grading_config\.yaml:1: a hidden file",
         r"solutions/rnn\.py:1: a hidden file",
     ]
@@ -299,6 +341,7 @@ def test_foreign_file_in_the_release_folder_is_caught(released, tmp_path):
 
 
 # --- the workflows -----------------------------------------------------------------------------------
+
 
 def test_student_workflow_parses_and_runs_only_public_things(released):
     text = (released / ".github/workflows/check.yml").read_text()
@@ -327,8 +370,10 @@ def test_grade_workflow_parses_and_isolates_student_code(tmp_path):
     install = next(s for s in grade["steps"] if s.get("id") == "install")["run"]
     assert f'"torch=={rel.DEFAULT_TORCH}" --index-url {rel.CPU_INDEX}' in install
     assert gradebook["needs"] == ["collect", "grade"] and "always()" in gradebook["if"]
-    assert "seqlab gradebook _results --out gradebook --expect matrix.json" in \
-        next(s for s in gradebook["steps"] if s.get("id") == "assemble")["run"]
+    assert (
+        "seqlab gradebook _results --out gradebook --expect matrix.json"
+        in next(s for s in gradebook["steps"] if s.get("id") == "assemble")["run"]
+    )
 
 
 def test_public_tests_and_autograding_end_to_end(released, tmp_path):
@@ -350,7 +395,7 @@ def test_public_tests_and_autograding_end_to_end(released, tmp_path):
     code, output, summary = public["buggy"]
     assert code == 1 and "29 of 30 functions pass" in summary
     assert "| ❌ | `optimizers.adam` |" in summary
-    for kind in subs:   # the public tests leave nothing behind that a student would commit
+    for kind in subs:  # the public tests leave nothing behind that a student would commit
         shutil.rmtree(subs[kind] / "tests" / "__pycache__", ignore_errors=True)
         shutil.rmtree(subs[kind] / ".pytest_cache", ignore_errors=True)
 
@@ -363,17 +408,20 @@ def test_public_tests_and_autograding_end_to_end(released, tmp_path):
     collected = run_job(wf["jobs"]["collect"], tmp_path / "course", context, extra_env=no_torch)
     matrix = json.loads(collected["outputs"]["matrix"])
     assert [(e["name"], e["upload"]) for e in matrix] == [
-        ("buggy", "submissions/buggy"), ("reference", "submissions/reference"), ("stubs", "submissions/stubs")]
+        ("buggy", "submissions/buggy"),
+        ("reference", "submissions/reference"),
+        ("stubs", "submissions/stubs"),
+    ]
 
     def grade_job(entry):
         workspace = tmp_path / "runners" / entry["name"]
-        shutil.copytree(tmp_path / "course", workspace)   # actions/checkout of the course repository
+        shutil.copytree(tmp_path / "course", workspace)  # actions/checkout of the course repository
         job = run_job(wf["jobs"]["grade"], workspace, {"inputs": {}, "secrets": {}, "matrix": {"submission": entry}})
         return workspace / "_out", job["summary"]
 
     with ThreadPoolExecutor(3) as pool:
         outs = list(pool.map(grade_job, matrix))
-    artifacts = tmp_path / "gradebook-runner" / "_results"   # download-artifact, merge-multiple
+    artifacts = tmp_path / "gradebook-runner" / "_results"  # download-artifact, merge-multiple
     for out, summary in outs:
         shutil.copytree(out, artifacts, dirs_exist_ok=True)
         assert summary.strip(), "each grading job writes its summary"
@@ -388,8 +436,9 @@ def test_public_tests_and_autograding_end_to_end(released, tmp_path):
     assert rows["stubs"]["status"] == "graded" and float(rows["stubs"]["total"]) == 0
     buggy = rows["buggy"]
     assert float(buggy["optimizers.adam"]) < 5 and float(buggy["percent"]) < 100
-    assert all(float(buggy[f]) == float(rows["reference"][f]) for f in rows["reference"]
-               if "." in f and f != "optimizers.adam")
+    assert all(
+        float(buggy[f]) == float(rows["reference"][f]) for f in rows["reference"] if "." in f and f != "optimizers.adam"
+    )
     for name in rows:
         assert (artifacts / name / "results.json").is_file()
     assert "# Gradebook: 3 of 3 submissions graded" in book["summary"]
@@ -397,27 +446,33 @@ def test_public_tests_and_autograding_end_to_end(released, tmp_path):
 
 def test_matrix_from_a_classroom_roster_and_missing_results(tmp_path):
     roster = tmp_path / "roster.csv"
-    roster.write_text("assignment_name,github_username,roster_identifier,student_repository_name,"
-                      "student_repository_url,points_awarded,points_available\n"
-                      "hw,alice-gh,alice,hw-alice-gh,https://github.com/course-org/hw-alice-gh,10,112\n"
-                      "hw,bob-gh,,hw-bob-gh,https://github.com/course-org/hw-bob-gh.git,0,112\n")
+    roster.write_text(
+        "assignment_name,github_username,roster_identifier,student_repository_name,"
+        "student_repository_url,points_awarded,points_available\n"
+        "hw,alice-gh,alice,hw-alice-gh,https://github.com/course-org/hw-alice-gh,10,112\n"
+        "hw,bob-gh,,hw-bob-gh,https://github.com/course-org/hw-bob-gh.git,0,112\n"
+    )
     uploads = tmp_path / "uploads"
     uploads.mkdir()
     (uploads / "carol.zip").write_bytes(b"PK")
-    matrix = rel.build_matrix(roster=roster, uploads=uploads, ref="deadline-tag")
+    matrix = classroom.build_matrix(roster=roster, uploads=uploads, ref="deadline-tag")
     assert matrix == [
         {"name": "alice", "repo": "course-org/hw-alice-gh", "ref": "deadline-tag", "upload": ""},
         {"name": "bob-gh", "repo": "course-org/hw-bob-gh", "ref": "deadline-tag", "upload": ""},
-        {"name": "carol", "repo": "", "ref": "", "upload": f"{uploads.as_posix()}/carol.zip"}]
+        {"name": "carol", "repo": "", "ref": "", "upload": f"{uploads.as_posix()}/carol.zip"},
+    ]
     (uploads / "alice").mkdir()
     with pytest.raises(ValueError, match="both named 'alice'"):
-        rel.build_matrix(roster=roster, uploads=uploads)
+        classroom.build_matrix(roster=roster, uploads=uploads)
     # a job that died before uploading still gets a row in the gradebook
     results = tmp_path / "results"
     results.mkdir()
-    rows = rel.assemble_gradebook(results, tmp_path / "book", expect=matrix)
-    assert [(r["submission"], r["status"]) for r in rows] == [("alice", "error"), ("bob-gh", "error"),
-                                                              ("carol", "error")]
+    rows = classroom.assemble_gradebook(results, tmp_path / "book", expect=matrix)
+    assert [(r["submission"], r["status"]) for r in rows] == [
+        ("alice", "error"),
+        ("bob-gh", "error"),
+        ("carol", "error"),
+    ]
     assert "grading job failed" in (tmp_path / "book" / "gradebook.csv").read_text()
 
 
@@ -433,14 +488,13 @@ def test_fresh_venv_pip_install_and_pytest(released, tmp_path, fresh_venv):
     env = clean_env()
     env.update({"PATH": f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}", "VIRTUAL_ENV": str(venv)})
     install = next(s for s in check["jobs"]["public-tests"]["steps"] if s.get("id") == "install")["run"]
-    proc = subprocess.run(["bash", "-e", "-c", install], cwd=repo, env=env,
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(["bash", "-e", "-c", install], cwd=repo, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    probe = subprocess.run([str(venv / "bin" / "python"), "-c", "import seqlab"], cwd=repo, env=env,
-                           capture_output=True, text=True)
+    probe = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", "import seqlab"], cwd=repo, env=env, capture_output=True, text=True
+    )
     assert probe.returncode != 0, "students never have the instructor package"
-    code, output, summary = run_public_tests(repo, check, extra_env={"VIRTUAL_ENV": str(venv)},
-                                             python_bin=venv / "bin")
+    code, output, summary = run_public_tests(repo, check, extra_env={"VIRTUAL_ENV": str(venv)}, python_bin=venv / "bin")
     assert code == 0, output[-3000:]
     assert "30 of 30 functions pass" in summary
 
@@ -451,9 +505,9 @@ def test_instructor_doc_matches_the_workflow_and_the_config():
     from seqlab.contract import MODULES, functions_of
 
     readme = (COURSE_ROOT / "README.md").read_text()
-    doc = readme[readme.index("## For instructors: autograding on GitHub"):readme.index("## Development")]
+    doc = readme[readme.index("## For instructors: autograding on GitHub") : readme.index("## Development")]
     assert doc.startswith("## For instructors: autograding on GitHub\n")
-    wf = load_workflow(rel.render_grade_workflow())
+    wf = load_workflow(classroom.render_grade_workflow())
     for job, step_id in (("grade", "grade"), ("gradebook", "assemble"), ("collect", "matrix")):
         command = next(s for s in wf["jobs"][job]["steps"] if s.get("id") == step_id)["run"]
         seqlab_line = next(line for line in command.splitlines() if "seqlab " in line)

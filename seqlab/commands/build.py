@@ -1,4 +1,5 @@
 """`seqlab build [--check]`: regenerate exercises/ from solutions/."""
+
 from __future__ import annotations
 
 import sys

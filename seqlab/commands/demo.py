@@ -1,8 +1,8 @@
 """`seqlab demo`: grade the bundled example submission (a few realistic bugs) and show the report."""
+
 from __future__ import annotations
 
 from pathlib import Path
-
 
 
 def add_parser(subparsers) -> None:
@@ -15,13 +15,14 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
+    from ..demo import assemble, load_bugs
     from . import grade
 
-    from ..demo import assemble, load_bugs
-
     submission = assemble(args.out / "submission")
-    print(f"Grading the example submission {submission} (the references with {len(load_bugs())} realistic "
-          f"bugs from examples/demo_bugs.py)...")
+    print(
+        f"Grading the example submission {submission} (the references with {len(load_bugs())} realistic "
+        f"bugs from examples/demo_bugs.py)..."
+    )
     args.submission, args.only, args.fail_under, args.config, args.quiet = submission, None, None, None, False
     args.out = args.out / "report"
     return grade.run(args)

@@ -4,7 +4,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from ..cli import UserError
+from ..defaults import SUBMISSION_TIMEOUT_S
+from ..errors import UserError
 
 
 class Progress:
@@ -52,7 +53,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--force", action="store_true", help="regrade submissions that already have results")
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--device", default="cpu")
-    p.add_argument("--timeout", type=float, default=900.0, help="seconds per submission before it is given up")
+    p.add_argument("--timeout", type=float, default=float(SUBMISSION_TIMEOUT_S), help="seconds per submission before it is given up")
     p.add_argument("--in-process", action="store_true", help="(trusted code only) grade without isolation")
     p.add_argument("--config", type=Path, default=None, help="grading config (default: grading_config.yaml)")
     p.add_argument("--similarity", action="store_true",

@@ -14,7 +14,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..cli import UserError
+from ..errors import UserError
 
 
 def add_parser(subparsers) -> None:

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from .. import contract
 from ..config import GradingConfig, load_config
+from ..defaults import SUBMISSION_TIMEOUT_S
 from ..paths import SOLUTIONS_DIR, TEMPLATES_DIR
 from .docstring import function_doc, signature_of
 from .export import answer_id, grade_cell_id
@@ -35,7 +36,7 @@ from .source import Chunk, TopicSource, load_topics
 SCHEMA_VERSION = 3
 NBFORMAT_MINOR = 5
 KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
-DEFAULT_TIMEOUT_S = 900
+DEFAULT_TIMEOUT_S = SUBMISSION_TIMEOUT_S   # a hidden-test cell grades a whole topic
 SEED_FILE = ".seqlab-nbgrader.json"
 
 

@@ -12,29 +12,28 @@ The notebook shows the chunks in order; the export puts the same header and chun
 with the student's answer cells in place of the answers, so a notebook and a module agree line
 for line outside the answers.
 """
+
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import contract
-from ..build import BEGIN, END, clear_solutions
+from ..errors import SeqlabError
+from ..regions import BEGIN, SOLUTION_REGIONS, SolutionRegionError, clear_solutions
 
-_REGION = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION\s*$", re.M)
 
-
-class SourceError(ValueError):
+class SourceError(SeqlabError, ValueError):
     """A solution module the notebook builder cannot cut into cells."""
 
 
 @dataclass(frozen=True)
 class Chunk:
-    name: str                 # the function's name (or the first name a provided block binds)
-    source: str               # exactly as in solutions/, regions included
-    answer: bool              # holds a solution region: students write it
-    qualname: str | None      # "topic.function" when it is a contract function
+    name: str  # the function's name (or the first name a provided block binds)
+    source: str  # exactly as in solutions/, regions included
+    answer: bool  # holds a solution region: students write it
+    qualname: str | None  # "topic.function" when it is a contract function
 
     @property
     def stub(self) -> str:
@@ -45,9 +44,9 @@ class Chunk:
 class TopicSource:
     topic: str
     path: Path
-    text: str                 # the whole module
+    text: str  # the whole module
     docstring: str
-    header: str               # everything before the first chunk, verbatim (docstring included)
+    header: str  # everything before the first chunk, verbatim (docstring included)
     chunks: tuple[Chunk, ...] = field(default_factory=tuple)
 
     @property
@@ -78,22 +77,30 @@ class TopicSource:
         out: list[str] = []
         tree = ast.parse(self.header)
         for stmt in tree.body:
-            if isinstance(stmt, ast.Expr) and isinstance(getattr(stmt, "value", None), ast.Constant) \
-                    and isinstance(stmt.value.value, str) and stmt is tree.body[0]:
-                continue   # the module docstring becomes the notebook's prose
+            if (
+                isinstance(stmt, ast.Expr)
+                and isinstance(getattr(stmt, "value", None), ast.Constant)
+                and isinstance(stmt.value.value, str)
+                and stmt is tree.body[0]
+            ):
+                continue  # the module docstring becomes the notebook's prose
             if isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__":
                 continue
             if isinstance(stmt, ast.ImportFrom) and stmt.level:
                 if stmt.level != 1 or stmt.module not in contract.MODULES:
-                    raise SourceError(f"{self.path}: line {stmt.lineno}: a relative import the notebook cannot "
-                                      f"reproduce (only `from .<topic> import <contract functions>` is supported)")
+                    raise SourceError(
+                        f"{self.path}: line {stmt.lineno}: a relative import the notebook cannot "
+                        f"reproduce (only `from .<topic> import <contract functions>` is supported)"
+                    )
                 names = ", ".join(a.name if not a.asname else f"{a.name} as {a.asname}" for a in stmt.names)
-                out.append(f"# {', '.join(a.name for a in stmt.names)}: from the {stmt.module} assignment; here a "
-                           f"correct version built on PyTorch's\n# own operations (the grader uses a correct one "
-                           f"too, so your marks never depend on your {stmt.module} answers).")
+                out.append(
+                    f"# {', '.join(a.name for a in stmt.names)}: from the {stmt.module} assignment; here a "
+                    f"correct version built on PyTorch's\n# own operations (the grader uses a correct one "
+                    f"too, so your marks never depend on your {stmt.module} answers)."
+                )
                 out.append(f"from seqlab.nbgrader.provided import {names}")
                 continue
-            out.append("\n".join(lines[stmt.lineno - 1:stmt.end_lineno]))
+            out.append("\n".join(lines[stmt.lineno - 1 : stmt.end_lineno]))
         return "\n".join(out).strip() + "\n"
 
 
@@ -122,8 +129,10 @@ def parse_topic(path: Path, topic: str | None = None) -> TopicSource:
     lines = text.splitlines(keepends=True)
     docstring = ast.get_docstring(tree) or ""
     body = tree.body
-    first_def = next((i for i, s in enumerate(body) if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef,
-                                                                          ast.ClassDef))), len(body))
+    first_def = next(
+        (i for i, s in enumerate(body) if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))),
+        len(body),
+    )
     if first_def == len(body):
         raise SourceError(f"{path}: no function in it")
 
@@ -148,21 +157,21 @@ def parse_topic(path: Path, topic: str | None = None) -> TopicSource:
     for group in groups:
         starts.append(start_of(group[0], floor))
         floor = group[-1].end_lineno
-    header = "".join(lines[:starts[0] - 1])
+    header = "".join(lines[: starts[0] - 1])
     chunks = []
     for i, group in enumerate(groups):
         end = starts[i + 1] - 1 if i + 1 < len(groups) else len(lines)
-        chunk_text = "".join(lines[starts[i] - 1:end]).strip("\n") + "\n"
-        markers = _REGION.findall(chunk_text)
-        if markers and (markers.count("BEGIN") != markers.count("END")):
-            raise SourceError(f"{path}: {_bound_name(group[0])}: unpaired {BEGIN} / {END}")
-        clear_solutions(chunk_text, filename=f"{path}:{_bound_name(group[0])}")   # validates nesting
+        chunk_text = "".join(lines[starts[i] - 1 : end]).strip("\n") + "\n"
         name = _bound_name(group[0])
+        try:
+            answer_regions = SOLUTION_REGIONS.regions(chunk_text, filename=f"{path}:{name}")
+        except SolutionRegionError as exc:
+            raise SourceError(str(exc)) from None
         qualname = f"{topic}.{name}" if f"{topic}.{name}" in contract.SIGNATURES and len(group) == 1 else None
-        if qualname and not markers:
+        if qualname and not answer_regions:
             raise SourceError(f"{path}: {qualname} has no {BEGIN} region, so students would have nothing to write")
-        chunks.append(Chunk(name=name, source=chunk_text, answer=bool(markers), qualname=qualname))
-    if _REGION.search(header):
+        chunks.append(Chunk(name=name, source=chunk_text, answer=bool(answer_regions), qualname=qualname))
+    if any(SOLUTION_REGIONS.is_marker(line) for line in header.splitlines()):
         raise SourceError(f"{path}: a solution region before the first function (imports are given, not written)")
     missing = [q for q in contract.functions_of(topic) if q not in {c.qualname for c in chunks}]
     if missing:

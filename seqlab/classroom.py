@@ -1,0 +1,165 @@
+"""The instructor's side of GitHub autograding: the grading workflow, its matrix, its gradebook.
+
+``seqlab ci-workflow`` writes ``.github/workflows/grade.yml`` for the private course repository;
+its first job runs ``seqlab ci-matrix`` (:func:`build_matrix`: one entry per student repository
+of the roster -- ours or GitHub Classroom's grades export -- and per uploaded folder or zip);
+its last job runs ``seqlab gradebook`` (:func:`assemble_gradebook`) over the per-submission
+results. The student side (what ``seqlab release`` writes) is :mod:`seqlab.release`.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from pathlib import Path
+
+from .batch import STATUS_FILE, gradebook_from_results, safe_submission_name
+from .defaults import PYTHON_VERSION, SUBMISSION_TIMEOUT_S, TORCH_CPU_INDEX, TORCH_VERSION
+from .paths import TEMPLATES_DIR
+from .release.render import template_environment
+
+MAX_MATRIX = 256  # GitHub Actions: at most 256 jobs from one matrix per workflow run
+# Grading jobs at once: enough to grade a class of 200 in about ten rounds, few enough that a
+# free organization's runner pool still has room for the students' own check runs.
+DEFAULT_MAX_PARALLEL = 20
+DEFAULT_ROSTER = "classroom/roster.csv"
+DEFAULT_UPLOADS = "submissions"
+
+
+def render_grade_workflow(
+    *,
+    roster: str = DEFAULT_ROSTER,
+    uploads: str = DEFAULT_UPLOADS,
+    python_version: str = PYTHON_VERSION,
+    torch_version: str = TORCH_VERSION,
+    timeout_s: int = SUBMISSION_TIMEOUT_S,
+    max_parallel: int = DEFAULT_MAX_PARALLEL,
+    templates_dir: Path = TEMPLATES_DIR,
+) -> str:
+    """The instructor's grading workflow (``.github/workflows/grade.yml``): one job per submission."""
+    env = template_environment(Path(templates_dir) / "ci", workflow=True)
+    return env.get_template("grade.yml.j2").render(
+        roster=roster,
+        uploads=uploads,
+        python_version=python_version,
+        torch_version=torch_version,
+        cpu_index=TORCH_CPU_INDEX,
+        timeout_s=int(timeout_s),
+        job_minutes=max(10, int(timeout_s) // 60 + 15),
+        max_parallel=int(max_parallel),
+        max_matrix=MAX_MATRIX,
+    )
+
+
+_REPO_URL = re.compile(r"(?:https?://github\.com/|git@github\.com:)?([\w.-]+/[\w.-]+?)(?:\.git)?/?$")
+
+
+def read_roster(path: Path) -> list[dict]:
+    """Rows of a roster CSV: ``name,repo[,ref]``, or GitHub Classroom's grades export
+    (``github_username`` / ``roster_identifier``, ``student_repository_url``)."""
+    entries = []
+    with Path(path).open(newline="", encoding="utf-8-sig") as f:
+        for lineno, row in enumerate(csv.DictReader(f), start=2):
+            row = {(k or "").strip(): (v or "").strip() for k, v in row.items()}
+            repo = row.get("repo") or row.get("repository") or row.get("student_repository_url") or ""
+            match = _REPO_URL.match(repo)
+            if not match:
+                raise ValueError(
+                    f"{path}:{lineno}: no repository (a 'repo' column with owner/name, or "
+                    f"'student_repository_url'), got {repo!r}"
+                )
+            repo = match.group(1)
+            name = (
+                row.get("name") or row.get("roster_identifier") or row.get("github_username") or repo.split("/", 1)[1]
+            )
+            entries.append({"name": safe_submission_name(name), "repo": repo, "ref": row.get("ref", ""), "upload": ""})
+    return entries
+
+
+def build_matrix(*, roster: Path | None = None, uploads: Path | None = None, ref: str = "") -> list[dict]:
+    """The grading matrix: one entry per submission, ``{name, repo, ref, upload}``.
+
+    Repositories come from the roster (checked out at ``ref``, or the entry's own ref, or the
+    default branch); uploads are the folders and zips in ``uploads`` (each one submission).
+    """
+    entries = []
+    if roster is not None and Path(roster).is_file():
+        for entry in read_roster(roster):
+            entry["ref"] = entry["ref"] or ref
+            entries.append(entry)
+    if uploads is not None and Path(uploads).is_dir():
+        for item in sorted(Path(uploads).iterdir()):
+            if item.name.startswith(".") or not (item.is_dir() or item.suffix.lower() == ".zip"):
+                continue
+            name = safe_submission_name(item.stem if item.is_file() else item.name)
+            entries.append({"name": name, "repo": "", "ref": "", "upload": Path(uploads, item.name).as_posix()})
+    if not entries:
+        raise ValueError(f"no submissions: neither a roster at {roster} nor folders or zips in {uploads}")
+    seen: dict[str, int] = {}
+    for entry in entries:
+        if entry["name"] in seen:
+            raise ValueError(
+                f"two submissions are both named {entry['name']!r}; names must be unique "
+                f"(they name the results folders)"
+            )
+        seen[entry["name"]] = 1
+    if len(entries) > MAX_MATRIX:
+        raise ValueError(
+            f"{len(entries)} submissions, but one GitHub Actions matrix runs at most {MAX_MATRIX} jobs; "
+            f"split the roster into several files and run the workflow once per file"
+        )
+    return entries
+
+
+def assemble_gradebook(
+    results_dir: Path, out_dir: Path | None = None, *, expect: list[dict] | None = None
+) -> list[dict]:
+    """gradebook.csv, class_report.{md,html} and summary.md from per-submission results folders.
+
+    ``results_dir`` holds one folder per submission, as ``seqlab grade-all`` or ``seqlab grade
+    --out`` writes it. A submission of ``expect`` (the matrix) without a folder -- its job died
+    before uploading anything -- still gets a row, with the reason.
+    """
+    results_dir = Path(results_dir)
+    names = sorted(p.name for p in results_dir.iterdir() if p.is_dir() and not p.name.startswith(("_", ".")))
+    names = [
+        n
+        for n in names
+        if (results_dir / n / STATUS_FILE).is_file() or (results_dir / n / "seqlab_result.json").is_file()
+    ]
+    names += [entry["name"] for entry in expect or [] if entry["name"] not in names]
+    out_dir = Path(out_dir or results_dir)
+    rows = gradebook_from_results(
+        results_dir,
+        sorted(names),
+        out_dir,
+        missing_reason=("no results: its grading job failed before uploading them (see the workflow run's log)"),
+    )
+    source = {e["name"]: e.get("repo") or e.get("upload") or "" for e in expect or []}
+    (out_dir / "summary.md").write_text(_summary_markdown(results_dir, rows, source, out_dir), encoding="utf-8")
+    return rows
+
+
+def _summary_markdown(results_dir: Path, rows: list[dict], source: dict, out_dir: Path) -> str:
+    graded = [r for r in rows if r["result"] is not None]
+    lines = [
+        f"# Gradebook: {len(graded)} of {len(rows)} submissions graded",
+        "",
+        "| submission | source | commit | status | score | percent | note |",
+        "|---|---|---|---|---:|---:|---|",
+    ]
+    for row in rows:
+        commit_file = results_dir / row["submission"] / "commit.txt"
+        commit = commit_file.read_text(encoding="utf-8").strip()[:12] if commit_file.is_file() else ""
+        result = row["result"]
+        score = f"{result.score:.4g} / {result.max_score:.4g}" if result else ""
+        percent = f"{result.percent:.1f}%" if result else ""
+        note = row["reason"] or ("; ".join(result.errors)[:200] if result else "")
+        note = note.replace("|", "\\|").replace("\n", " ")
+        lines.append(
+            f"| `{row['submission']}` | {source.get(row['submission'], '')} | {commit} | {row['status']} | "
+            f"{score} | {percent} | {note} |"
+        )
+    report = out_dir / "class_report.md"
+    extra = report.read_text(encoding="utf-8") if report.is_file() else ""
+    return "\n".join(lines) + "\n\n" + extra

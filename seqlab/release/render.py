@@ -1,0 +1,152 @@
+"""Render the student repository: every file a student gets, as text, in memory.
+
+Deterministic: the same course gives the same bytes, so two releases can be diffed. The stubs
+are the ones ``seqlab build`` writes (one writer, :mod:`seqlab.regions`), the public tests are
+copied, and the README, ``pyproject.toml``, ``.gitignore`` and the student workflow come from
+``templates/student/``.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from .. import contract
+from ..build import render_stubs
+from ..defaults import PYTHON_VERSION, TORCH_CPU_INDEX, TORCH_VERSION
+from ..paths import COURSE_ROOT, SOLUTIONS_DIR, TEMPLATES_DIR
+from .leaks import ReleaseError
+
+PUBLIC_TESTS_DIR = COURSE_ROOT / "public_tests"
+DEFAULT_PROJECT = "sequence-models-exercises"
+
+
+def template_environment(templates_dir: Path, *, workflow: bool = False):
+    """The jinja2 environment of the student files and both workflows; workflow templates use
+    ``[= =]`` / ``[% %]`` so GitHub's own ``${{ }}`` expressions stay literal."""
+    import jinja2
+
+    delimiters = (
+        dict(
+            variable_start_string="[=",
+            variable_end_string="=]",
+            block_start_string="[%",
+            block_end_string="%]",
+            comment_start_string="[#",
+            comment_end_string="#]",
+        )
+        if workflow
+        else {}
+    )
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(templates_dir)),
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        **delimiters,
+    )
+    env.filters["pts"] = _points
+    return env
+
+
+def _points(x: float) -> str:
+    return f"{x:g}"
+
+
+def _first_docstring_line(source: str, name: str) -> str:
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.FunctionDef) and node.name == name:
+            doc = ast.get_docstring(node) or ""
+            line = doc.strip().splitlines()[0].rstrip(".") if doc.strip() else ""
+            return line.replace("``", "`")
+    return ""
+
+
+def course_view(config, solutions_dir: Path) -> dict:
+    """What the student README shows: topics, functions, points, rules, tolerances, limits."""
+    topics = []
+    for module in contract.MODULES:
+        source = (Path(solutions_dir) / f"{module}.py").read_text(encoding="utf-8")
+        functions = []
+        for qualname in contract.functions_of(module):
+            rules = config.rules(qualname)
+            name = contract.split(qualname)[1]
+            functions.append(
+                {
+                    "name": name,
+                    "qualname": qualname,
+                    "signature": contract.SIGNATURES[qualname],
+                    "points": rules.points,
+                    "complexity_points": rules.complexity_points,
+                    "forbidden": list(rules.forbidden),
+                    "summary": _first_docstring_line(source, name),
+                }
+            )
+        topics.append({"module": module, "functions": functions, "points": sum(f["points"] for f in functions)})
+    groups: dict[tuple, list[str]] = {}  # functions that share one list of forbidden patterns
+    for topic in topics:
+        for f in topic["functions"]:
+            if f["forbidden"]:
+                groups.setdefault(tuple(f["forbidden"]), []).append(f["qualname"])
+    forbidden = [{"functions": names, "patterns": list(patterns)} for patterns, names in groups.items()]
+    return {
+        "title": config.course_title or "Sequence models",
+        "topics": topics,
+        "total": config.max_score,
+        "forbidden": forbidden,
+        "tolerances": {k: {"rtol": v.rtol, "atol": v.atol} for k, v in sorted(config.tolerances.items())},
+        "limits": config.limits,
+    }
+
+
+def _stub_files(solutions_dir: Path) -> dict[str, str]:
+    stubs = {f"exercises/{stub.name}": stub.text for stub in render_stubs(Path(solutions_dir))}
+    missing = [m for m in contract.MODULES if f"exercises/{m}.py" not in stubs]
+    if missing:
+        raise ReleaseError(
+            f"{solutions_dir}: no solution file for {', '.join(missing)} (every contract module needs one)"
+        )
+    return stubs
+
+
+def _public_test_files(public_tests_dir: Path) -> dict[str, str]:
+    public = sorted(Path(public_tests_dir).glob("*.py"))
+    if not public:
+        raise ReleaseError(f"{public_tests_dir}: no public tests found")
+    missing = [m for m in contract.MODULES if not (Path(public_tests_dir) / f"test_{m}.py").is_file()]
+    if missing:
+        raise ReleaseError(f"{public_tests_dir}: no public tests for {', '.join(missing)} (test_<topic>.py)")
+    return {f"tests/{path.name}": path.read_text(encoding="utf-8") for path in public}
+
+
+def render_release(
+    *,
+    solutions_dir: Path = SOLUTIONS_DIR,
+    public_tests_dir: Path = PUBLIC_TESTS_DIR,
+    templates_dir: Path = TEMPLATES_DIR,
+    config=None,
+    torch_version: str = TORCH_VERSION,
+    python_version: str = PYTHON_VERSION,
+    project: str = DEFAULT_PROJECT,
+) -> dict[str, str]:
+    """Every file of the student repository: relative path -> text. Deterministic."""
+    from ..config import load_config
+
+    config = config or load_config()
+    files = {**_stub_files(solutions_dir), **_public_test_files(public_tests_dir)}
+    context = {
+        "course": course_view(config, solutions_dir),
+        "torch_version": torch_version,
+        "python_version": python_version,
+        "cpu_index": TORCH_CPU_INDEX,
+        "project": project,
+    }
+    env = template_environment(Path(templates_dir) / "student")
+    files["README.md"] = env.get_template("README.md.j2").render(**context)
+    files["pyproject.toml"] = env.get_template("pyproject.toml.j2").render(**context)
+    files[".gitignore"] = env.get_template("gitignore.j2").render(**context)
+    workflow_env = template_environment(Path(templates_dir) / "student", workflow=True)
+    files[".github/workflows/check.yml"] = workflow_env.get_template("check.yml.j2").render(**context)
+    return {path: files[path] for path in sorted(files)}

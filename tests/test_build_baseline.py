@@ -1,0 +1,91 @@
+"""The project's own plumbing: dependencies declared, one version, one copy of each default.
+
+Each check here stands for a policy that used to be written in several places and drifted.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.metadata
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from seqlab import __version__, defaults
+
+ROOT = Path(__file__).resolve().parents[1]
+PYPROJECT = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+# Code that runs in the instructor's venv (the students' released repo declares its own three).
+INSTRUCTOR_CODE = ("seqlab", "graders", "tests", "public_tests", "benchmarks", "solutions", "examples")
+# Import name -> distribution, where they differ.
+DISTRIBUTION_OF = {"yaml": "PyYAML", "xdist": "pytest-xdist", "pytest_timeout": "pytest-timeout"}
+FIRST_PARTY = {"seqlab", "solutions", "exercises", "tests", "graders", "_check"}
+
+
+def _imported_top_levels(path: Path) -> set[str]:
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            names |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def _declared() -> set[str]:
+    """Distributions seqlab's installed metadata requires, its extras included (what pip reads)."""
+    return {re.split(r"[<>=!~\[ ;(]", r, maxsplit=1)[0].lower() for r in importlib.metadata.requires("seqlab")}
+
+
+def test_every_imported_package_is_declared():
+    imported = set()
+    for folder in INSTRUCTOR_CODE:
+        for path in (ROOT / folder).rglob("*.py"):
+            imported |= {(name, path.relative_to(ROOT).as_posix()) for name in _imported_top_levels(path)}
+    third_party = {(n, p) for n, p in imported if n not in sys.stdlib_module_names and n not in FIRST_PARTY}
+    declared = _declared()
+    missing = sorted(
+        {(DISTRIBUTION_OF.get(n, n), p) for n, p in third_party if DISTRIBUTION_OF.get(n, n).lower() not in declared}
+    )
+    assert not missing, f"imported but not declared in pyproject.toml: {missing}"
+
+
+def test_the_version_is_written_once():
+    project_table = PYPROJECT.split("\n[project]\n", 1)[1].split("\n[", 1)[0]
+    assert not re.search(r"(?m)^version\s*=", project_table), "a literal version beside seqlab.__version__"
+    assert 'dynamic = ["version"]' in PYPROJECT and 'version = { attr = "seqlab.__version__" }' in PYPROJECT
+    assert importlib.metadata.version("seqlab") == __version__
+    assert f"## {__version__}" in (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+
+
+def test_setup_script_installs_the_torch_of_the_defaults():
+    # scripts/setup.sh reads the version out of defaults.py with sed: run that very line.
+    line = next(
+        line for line in (ROOT / "scripts" / "setup.sh").read_text().splitlines() if line.startswith("TORCH_VERSION=")
+    )
+    shown = subprocess.run(
+        ["bash", "-c", f"unset SEQLAB_TORCH\n{line}\necho $TORCH_VERSION"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert shown == defaults.TORCH_VERSION
+    assert importlib.metadata.version("torch").split("+")[0] == defaults.TORCH_VERSION
+
+
+def test_commands_take_their_error_class_from_errors_not_from_the_cli():
+    for path in sorted((ROOT / "seqlab" / "commands").glob("*.py")):
+        source = path.read_text(encoding="utf-8")
+        assert "from ..cli import" not in source, f"{path.name}: imports back from cli.py (a cycle)"
+
+
+def test_a_seqlab_error_is_one_line_on_stderr_and_exit_2(tmp_path):
+    not_a_folder = tmp_path / "file.txt"
+    not_a_folder.write_text("x")
+    proc = subprocess.run(
+        [sys.executable, "-m", "seqlab", "release", "--scan", str(not_a_folder)], capture_output=True, text=True
+    )
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip() == f"seqlab release: error: {not_a_folder}: not a folder"
