@@ -35,7 +35,12 @@ def _imported_top_levels(path: Path) -> set[str]:
 
 def _declared() -> set[str]:
     """Distributions seqlab's installed metadata requires, its extras included (what pip reads)."""
-    return {re.split(r"[<>=!~\[ ;(]", r, maxsplit=1)[0].lower() for r in importlib.metadata.requires("seqlab")}
+    return {_normalized(re.split(r"[<>=!~\[ ;(]", r, maxsplit=1)[0]) for r in importlib.metadata.requires("seqlab")}
+
+
+def _normalized(name: str) -> str:
+    """PEP 503: `axe_playwright_python` and `axe-playwright-python` name one distribution."""
+    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def test_every_imported_package_is_declared():
@@ -46,7 +51,7 @@ def test_every_imported_package_is_declared():
     third_party = {(n, p) for n, p in imported if n not in sys.stdlib_module_names and n not in FIRST_PARTY}
     declared = _declared()
     missing = sorted(
-        {(DISTRIBUTION_OF.get(n, n), p) for n, p in third_party if DISTRIBUTION_OF.get(n, n).lower() not in declared}
+        {(DISTRIBUTION_OF.get(n, n), p) for n, p in third_party if _normalized(DISTRIBUTION_OF.get(n, n)) not in declared}
     )
     assert not missing, f"imported but not declared in pyproject.toml: {missing}"
 
