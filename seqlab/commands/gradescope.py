@@ -4,7 +4,7 @@ from __future__ import annotations
 import zipfile
 from pathlib import Path
 
-from ..cli import UserError
+from ..errors import UserError
 
 
 def add_parser(subparsers) -> None:
