@@ -530,3 +530,9 @@ def _numeric_check(expected, answer, syms: Mapping[str, Sym], *, seed: int, poin
         if compared >= points:
             break
     return "agrees" if compared >= min(points, 3) else "undefined"
+
+
+def mistake_differs(expected, wrong, syms: Mapping[str, Sym], *, points: int = 8) -> bool:
+    """Is a named mistake clearly a different function from the key? Floats at fixed points
+    inside the symbols' ranges: the same check that settles most wrong answers in grading."""
+    return _numeric_check(expected, wrong, syms, seed=0, points=points, rtol=1e-9, atol=1e-12) == "differs"

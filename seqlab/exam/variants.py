@@ -14,7 +14,7 @@ from typing import Iterator
 import sympy
 
 from .examfile import Exam, ExamQuestion
-from .model import CHOICE, NUMERIC, SYMBOLIC, TRUEFALSE, Question, Variant, rng_for
+from .model import CHOICE, NUMERIC, SYMBOLIC, TRUEFALSE, Question, Tolerance, Variant, fair_draw, rng_for
 
 STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
 
@@ -31,8 +31,43 @@ def check_student_id(student: object) -> str:
     return student
 
 
-def sample_params(q: Question, exam_seed, student: str) -> dict:
-    return q.sample(rng_for(exam_seed, student, q.id))
+# A valid draw is the rule, not luck: every generator's rule keeps most draws (the bank's worst
+# keeps about one in three), so 200 tries failing means the rule itself is broken.
+MAX_DRAWS = 200
+# not a valid student id (see STUDENT_ID), so the form never shares a generator with a student
+FORM_KEY = "*form*"
+
+
+class DrawError(RuntimeError):
+    """A generator found no valid draw: its validity rule cannot be met."""
+
+
+def exam_form(q: Question, exam_seed, form: str | None = None) -> str | None:
+    """The form every student of this exam gets: the exam file's choice, else one drawn from
+    the exam seed alone (so the exam, not the student, decides how hard the question is)."""
+    if not q.forms:
+        return None
+    if form is not None:
+        return form
+    return rng_for(exam_seed, FORM_KEY, q.id).choice(q.forms)
+
+
+def draw(q: Question, exam_seed, student: str, *, form: str | None = None,
+         tolerance: Tolerance | None = None) -> tuple[dict, object]:
+    """(params, answer) of the first valid draw (``model.fair_draw``) for this student."""
+    rng = rng_for(exam_seed, student, q.id)
+    form = exam_form(q, exam_seed, form)
+    for _ in range(MAX_DRAWS):
+        params = q.sample(rng, form) if q.forms else q.sample(rng)
+        answer = q.answer(params)
+        if fair_draw(q, params, answer, tolerance):
+            return params, answer
+    raise DrawError(f"{q.id}: no valid draw in {MAX_DRAWS} tries for student {student!r}: "
+                    "its validity rule cannot be met")
+
+
+def sample_params(q: Question, exam_seed, student: str, form: str | None = None) -> dict:
+    return draw(q, exam_seed, student, form=form)[0]
 
 
 def format_number(x: float) -> str:
@@ -53,8 +88,7 @@ def format_answer(kind: str, answer) -> str:
 
 def make_variant(exam: Exam, eq: ExamQuestion, student: str, number: int, *, render: bool = True) -> Variant:
     q = eq.question
-    params = sample_params(q, exam.seed, student)
-    answer = q.answer(params)
+    params, answer = draw(q, exam.seed, student, form=eq.form, tolerance=eq.tolerance)
     if q.kind == NUMERIC and isinstance(answer, tuple):
         answer = list(answer)
     if q.kind in (CHOICE, TRUEFALSE):
