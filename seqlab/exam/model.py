@@ -181,6 +181,7 @@ class Variant:
     tolerance: Tolerance | None = None
     text: str = ""                   # rendered question text (Markdown)
     solution: str = ""               # rendered worked solution (Markdown), for the key
+    form: str | None = None          # the form of a question that has several (one per exam)
 
     @property
     def id(self) -> str:

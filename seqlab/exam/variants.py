@@ -96,7 +96,7 @@ def make_variant(exam: Exam, eq: ExamQuestion, student: str, number: int, *, ren
     variant = Variant(question=q, number=number, points=eq.points, params=params, answer=answer,
                       key=format_answer(q.kind, answer),
                       partial={"per_element": eq.per_element, "mistakes": dict(eq.mistakes)},
-                      tolerance=eq.tolerance or q.tolerance)
+                      tolerance=eq.tolerance or q.tolerance, form=exam_form(q, exam.seed, eq.form))
     if render:
         from .render import render_question
 
