@@ -161,8 +161,14 @@ def _numeric(v: Variant, text: str) -> Mark:
         return Mark(v.points, "correct", "correct")
     credit, notes = 0.0, []
     if v.partial.get("per_element") and len(expected) > 1:
-        credit = v.points * sum(ok) / len(ok)
+        earning = earning_entries(v)
+        if any(earning):
+            credit = v.points * sum(o and e for o, e in zip(ok, earning)) / sum(earning)
         notes.append(f"{sum(ok)} of {len(ok)} entries correct")
+        if not all(earning):
+            copied = ", ".join(str(i + 1) for i, e in enumerate(earning) if not e)
+            notes.append(f"entr{'y' if copied.count(',') == 0 else 'ies'} {copied} can be copied from the question "
+                         "and earn no partial credit")
     if v.question.mistakes:
         for name, mistake in v.question.mistakes(v.params).items():
             values = mistake.value if isinstance(mistake.value, list) else [mistake.value]
@@ -174,6 +180,28 @@ def _numeric(v: Variant, text: str) -> Mark:
     where = f"entr{'y' if len(wrong) == 1 else 'ies'} {', '.join(wrong)} " if len(expected) > 1 else ""
     msg = f"incorrect: {where}not {tol.describe()} of the key ({key})"
     return Mark(credit, "; ".join([msg] + notes), "partial" if credit else "incorrect")
+
+
+def given_numbers(params: Any) -> list[float]:
+    """Every number printed in a question: its parameters, flattened (strings and flags skipped)."""
+    if isinstance(params, bool):
+        return []
+    if isinstance(params, (int, float)):
+        return [float(params)]
+    if isinstance(params, dict):
+        return [x for value in params.values() for x in given_numbers(value)]
+    if isinstance(params, (list, tuple)):
+        return [x for value in params for x in given_numbers(value)]
+    return []
+
+
+def earning_entries(v: Variant) -> list[bool]:
+    """The partial-credit rule for vector answers: an entry earns its share only when it takes the
+    idea. An entry is copyable, and earns nothing, when writing 0 or a number printed in the
+    question would be accepted for it (B and T of a shape, the masked zeros of a causal row):
+    the points are shared among the other entries."""
+    given = [0.0] + given_numbers(v.params)
+    return [not any(v.tolerance.accepts(x, e) for x in given) for e in _expected_list(v)]
 
 
 def _symbolic(v: Variant, text: str, seed: int) -> Mark:

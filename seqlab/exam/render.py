@@ -101,14 +101,44 @@ def answer_format(v: Variant) -> str:
     raise AssertionError(q.kind)  # pragma: no cover
 
 
+PARTIAL_CREDIT_POLICY = (
+    "Partial credit, where a question has a rule, is stated under that question: for a list of "
+    "numbers, each correct entry earns its share, except entries that could be copied from the "
+    "question (a number printed in it, or 0), which earn nothing; a named mistake earns the stated "
+    "fraction. Everything else earns full points or none.")
+ROUNDING_POLICY = ("Keep full precision in intermediate steps and round only the final answer; "
+                   "give integers exactly.")
+
+
+def partial_credit_rule(v: Variant, eq) -> str:
+    """The partial-credit rule of one question, in words ("" when it has none)."""
+    from .grading import earning_entries
+
+    rules = []
+    if eq.per_element and isinstance(v.answer, list) and len(v.answer) > 1:
+        earning = earning_entries(v)
+        copied = [str(i + 1) for i, e in enumerate(earning) if not e]
+        if any(earning):
+            rule = "each correct entry earns its share"
+            if copied:
+                rule += (f" (entr{'y' if len(copied) == 1 else 'ies'} {', '.join(copied)} can be copied from the "
+                         "question and earn nothing)")
+            rules.append(rule)
+    for name, frac in sorted(eq.mistakes.items()):
+        rules.append(f"the known mistake “{name.replace('_', ' ')}” earns {round(frac * 100)}%")
+    return "; ".join(rules)
+
+
 def _context(inst: ExamInstance) -> dict:
     parts: list[dict] = []
     for eq, v in zip(inst.exam.questions, inst.variants):
         if not parts or parts[-1]["title"] != eq.part:
             parts.append({"title": eq.part, "variants": []})
-        parts[-1]["variants"].append({"v": v, "format": answer_format(v), "eq": eq})
+        parts[-1]["variants"].append({"v": v, "format": answer_format(v), "eq": eq,
+                                      "partial": partial_credit_rule(v, eq)})
     return {"exam": inst.exam, "student": inst.student, "parts": parts, "variants": inst.variants,
-            "max_score": inst.exam.max_score}
+            "max_score": inst.exam.max_score, "partial_policy": PARTIAL_CREDIT_POLICY,
+            "rounding_policy": ROUNDING_POLICY}
 
 
 def exam_markdown(inst: ExamInstance) -> str:
