@@ -220,6 +220,13 @@ def exam_notebook(inst: ExamInstance):
                            f"{v.text}\n\n*Answer:* {answer_format(v)}", f"q{v.number}-text", locked))
         cells.append(_cell("code", f"answers[{json.dumps(v.id)}] = \"\"  # your answer, as a string",
                            f"q{v.number}-answer", {"grade": False, "solution": True, "locked": False}))
+    from .grading import answer_shapes
+
+    shapes = json.dumps(answer_shapes(inst), sort_keys=True)
+    cells.append(_cell("code", "# Check before hand-in: the grader's own parser reports answers it cannot read\n"
+                       "# (syntax, number of entries); it never says whether an answer is right.\n"
+                       "import json\nfrom seqlab.exam.grading import check_readable\n"
+                       f"problems = check_readable(json.loads({shapes!r}), answers)", "check", locked))
     cells.append(_cell("code", "import json\n"
                        f"with open(\"answers.yaml\", \"w\") as f:  # JSON is valid YAML\n"
                        f"    json.dump({{\"student\": {json.dumps(inst.student)}, \"answers\": answers}}, f, indent=1)\n"

@@ -362,6 +362,8 @@ def syntax_hint(source: str) -> str:
             if pattern is _IMPLICIT[0] and re.fullmatch(r"[eE]\d*", right):
                 continue           # 2e5 and 2.5e-3 are numbers, not products
             left = "(...)" if left == ")" else left
+            if right != "(" and source[m.end():m.end() + 1] == "(":
+                right += "(...)"             # 2 sqrt(x): the product of 2 and a call
             return f"implicit multiplication: write {left}*{right}{'...)' if right == '(' else ''}"
     if re.search(r"[+\-*/^]\s*$", source):
         return "the expression ends with an operator"
