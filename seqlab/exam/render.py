@@ -7,7 +7,9 @@ is byte-for-byte reproducible: no dates, no random ids, sorted YAML keys.
 """
 from __future__ import annotations
 
+import html
 import json
+import re
 from functools import lru_cache
 from pathlib import Path
 
@@ -149,10 +151,39 @@ def key_markdown(inst: ExamInstance) -> str:
     return environment().get_template("key.md.j2").render(_context(inst)).rstrip() + "\n"
 
 
+_INLINE_MATH = re.compile(r'<span class="math">\\\((.*?)\\\)</span>', re.S)
+_BLOCK_MATH = re.compile(r'<div class="math">\$\$(.*?)\$\$</div>', re.S)
+
+
+def tex_to_mathml(tex: str, display: bool = False) -> str:
+    """LaTeX -> MathML at render time: every current browser shows it with no script and no network
+    (the exam room may have none). The TeX stays in an annotation, for screen readers and copying."""
+    from latex2mathml.converter import convert
+
+    mathml = convert(_aligned_as_array(tex.strip()), display="block" if display else "inline")
+    annotation = f'<annotation encoding="application/x-tex">{html.escape(tex.strip())}</annotation>'
+    # keep the MathML well-formed: wrap the converted content in a semantics element
+    head, _, rest = mathml.partition(">")
+    body = rest[: rest.rfind("</math>")]
+    return f"{head}><semantics><mrow>{body}</mrow>{annotation}</semantics></math>"
+
+
+def _aligned_as_array(tex: str) -> str:
+    """``aligned`` (right, left, right, left ... columns) as the ``array`` the converter knows."""
+    def column_spec(m: re.Match) -> str:
+        body = m.group(1)
+        columns = max(row.count("&") for row in body.split(r"\\")) + 1
+        return r"\begin{array}{" + "rl" * (columns // 2) + "r" * (columns % 2) + "}" + body + r"\end{array}"
+
+    return re.sub(r"\\begin\{aligned\}(.*?)\\end\{aligned\}", column_spec, tex, flags=re.S)
+
+
 def markdown_to_html(text: str) -> str:
     import mistune
 
-    return mistune.create_markdown(escape=True, plugins=["table", "math"])(text)
+    rendered = mistune.create_markdown(escape=True, plugins=["table", "math"])(text)
+    rendered = _BLOCK_MATH.sub(lambda m: tex_to_mathml(html.unescape(m.group(1)), display=True), rendered)
+    return _INLINE_MATH.sub(lambda m: tex_to_mathml(html.unescape(m.group(1))), rendered)
 
 
 def exam_html(inst: ExamInstance) -> str:
