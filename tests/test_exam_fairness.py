@@ -7,6 +7,7 @@ its length or its punctuation.
 """
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 import pytest
@@ -16,7 +17,7 @@ from seqlab.exam.cli import DEFAULT_EXAM
 from seqlab.exam.examfile import Exam, ExamQuestion, load_exam
 from seqlab.exam.model import CHOICE, NUMERIC, REGISTRY, SYMBOLIC
 from seqlab.exam.safeexpr import equivalent
-from seqlab.exam.variants import exam_form, make_variant, one_thread
+from seqlab.exam.variants import exam_form, make_variant, one_thread, sample_params
 
 load_bank()
 STUDENTS = [f"u{i:05d}" for i in range(1000)]      # the issue's "at least 1000 student ids"
@@ -95,3 +96,55 @@ def test_every_student_of_an_exam_gets_the_same_form():
     # and the form really reaches the parameters: the shapes question asks one case of everyone
     eq = next(e for e in FINAL.questions if e.id == "rnn.shapes")
     assert len({make_variant(FINAL, eq, s, 1, render=False).params["case"] for s in STUDENTS[:50]}) == 1
+
+
+# --------------------------------------------------------------------------- multiple choice
+
+# words that soften a claim: an option that alone hedges reads as the careful, right one
+HEDGE = re.compile(r"\b(often|usually|typically|generally|tends?|may|might|mostly|sometimes|likely|can|could|almost)\b",
+                   re.IGNORECASE)
+# surface features that must never single out the right option (it alone has one)
+SURFACE = {
+    "ends with a period": lambda o: o.rstrip().endswith("."),
+    "hedges": lambda o: bool(HEDGE.search(o)),
+    "has a semicolon": lambda o: ";" in o,
+    "has a colon": lambda o: ":" in o,
+    "has parentheses": lambda o: "(" in o,
+}
+CHOICE_IDS = sorted(q.id for q in REGISTRY.values() if q.kind == CHOICE)
+
+
+def _option_cues(qid: str, seed) -> tuple[float, float, list[str]]:
+    """(share strictly longest, share strictly shortest, every variant where a surface feature
+    singles out the right option) over STUDENTS."""
+    q = REGISTRY[qid]
+    longest = shortest = 0
+    singled: list[str] = []
+    for student in STUDENTS:
+        p = sample_params(q, seed, student)
+        options, right = p["options"], ord(p["correct"]) - ord("A")
+        others = [len(o) for i, o in enumerate(options) if i != right]
+        longest += len(options[right]) > max(others)
+        shortest += len(options[right]) < min(others)
+        for name, has in SURFACE.items():
+            marks = [has(o) for o in options]
+            if marks[right] and sum(marks) == 1:
+                singled.append(f"{student}: only the right option {name}")
+    return longest / len(STUDENTS), shortest / len(STUDENTS), singled
+
+
+@pytest.mark.parametrize("seed", [FINAL.seed, 7])       # the final exam's draws and another exam's
+@pytest.mark.parametrize("qid", CHOICE_IDS)
+def test_the_right_option_does_not_stand_out(qid, seed):
+    n = len(sample_params(REGISTRY[qid], seed, STUDENTS[0])["options"])
+    # the issue's bound: chance (1/n) plus 10 points of slack for finite, hand-written option sets;
+    # the same bound for the shortest, or "never pick the longest" would become the cue
+    bound = 1 / n + 0.10
+    longest, shortest, singled = _option_cues(qid, seed)
+    assert longest <= bound, f"{qid}: the right option is strictly the longest in {longest:.0%} of variants"
+    assert shortest <= bound, f"{qid}: the right option is strictly the shortest in {shortest:.0%} of variants"
+    assert not singled, f"{qid}: {len(singled)} variant(s), e.g. {singled[:3]}"
+
+
+def test_final_exam_choice_questions_are_all_checked():
+    assert {eq.id for eq in FINAL.questions if eq.question.kind == CHOICE} <= set(CHOICE_IDS)
