@@ -8,7 +8,6 @@ its length or its punctuation.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
 import pytest
 
@@ -28,17 +27,18 @@ def _as_list(value) -> list[float]:
     return [float(x) for x in value] if isinstance(value, list) else [float(value)]
 
 
-@lru_cache(maxsize=None)
-def _symbolic_mistake_accepted(qid: str, params_key: str, name: str, variant_index: int) -> bool:
-    """Symbolic params take few distinct values: decide each (question, params) once, with the
-    grader's own full equivalence test (numeric points, then simplify)."""
-    v = _CACHE[variant_index]
-    mistake = v.question.mistakes(v.params)[name]
-    spec = {s.name: s for s in v.question.syms(v.params)}
-    return equivalent(v.answer, mistake.value, spec, seed=1).equivalent
+_EQUIVALENT: dict[tuple[str, str, str], bool] = {}
 
 
-_CACHE: dict[int, object] = {}
+def _symbolic_mistake_accepted(v, name: str) -> bool:
+    """Formula parameters take few distinct values: decide each (question, params, mistake) once,
+    with the grader's own full equivalence test (numeric points, then simplify)."""
+    key = (v.id, repr(sorted(v.params.items())), name)
+    if key not in _EQUIVALENT:
+        mistake = v.mistakes[name]
+        spec = {s.name: s for s in v.question.syms(v.params)}
+        _EQUIVALENT[key] = equivalent(v.answer, mistake.value, spec, seed=1).equivalent
+    return _EQUIVALENT[key]
 
 
 def _unfair(exam: Exam, eq: ExamQuestion) -> list[str]:
@@ -53,17 +53,16 @@ def _unfair(exam: Exam, eq: ExamQuestion) -> list[str]:
                 for e in expected:
                     if e != 0.0 and v.tolerance.accepts(0.0, e):
                         problems.append(f"{student}: 0 accepted for the key entry {e!r}")
-                for name, m in (q.mistakes(v.params) if q.mistakes else {}).items():
+                # the mistakes grading compares against (computed once, with the draw)
+                assert set(v.mistakes) == set(q.mistakes(v.params) if q.mistakes else {})
+                for name, m in v.mistakes.items():
                     got = _as_list(m.value)
                     if len(got) == len(expected) and all(v.tolerance.accepts(a, e) for a, e in zip(got, expected)):
                         problems.append(f"{student}: mistake {name} gives the key")
             elif q.kind == SYMBOLIC and q.mistakes:
-                key = repr(sorted(v.params.items()))
-                _CACHE[id(v)] = v
-                for name in q.mistakes(v.params):
-                    if _symbolic_mistake_accepted(q.id, key, name, id(v)):
+                for name in v.mistakes:
+                    if _symbolic_mistake_accepted(v, name):
                         problems.append(f"{student}: mistake {name} is equivalent to the key")
-                _CACHE.pop(id(v))
     return problems
 
 

@@ -178,8 +178,8 @@ def _numeric(v: Variant, text: str) -> Mark:
             copied = ", ".join(str(i + 1) for i, e in enumerate(earning) if not e)
             notes.append(f"entr{'y' if copied.count(',') == 0 else 'ies'} {copied} can be copied from the question "
                          "and earn no partial credit")
-    if v.question.mistakes:
-        for name, mistake in v.question.mistakes(v.params).items():
+    if v.mistakes:
+        for name, mistake in v.mistakes.items():
             values = mistake.value if isinstance(mistake.value, list) else [mistake.value]
             if len(values) == len(got) and all(tol.accepts(a, float(e)) for a, e in zip(got, values)):
                 notes.append(f"looks like: {mistake.feedback}")
@@ -225,8 +225,8 @@ def _symbolic(v: Variant, text: str, seed: int) -> Mark:
     if verdict.equivalent:
         return Mark(v.points, "correct (equivalent form)", "correct", {"how": verdict.how})
     credit, notes = 0.0, []
-    if v.question.mistakes:
-        for name, mistake in v.question.mistakes(v.params).items():
+    if v.mistakes:
+        for name, mistake in v.mistakes.items():
             if answer == mistake.value or equivalent(mistake.value, answer, spec, seed=seed).equivalent:
                 notes.append(f"looks like: {mistake.feedback}")
                 credit = v.points * v.partial.get("mistakes", {}).get(name, 0.0)

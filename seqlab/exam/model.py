@@ -138,8 +138,12 @@ def _entries(value) -> list[float]:
     return [float(x) for x in value] if isinstance(value, (list, tuple)) else [float(value)]
 
 
-def fair_draw(q: Question, params: dict, answer: Any, tolerance: Tolerance | None = None) -> bool:
-    """The general validity rule (module doc) and the question's own ``valid`` rule."""
+def fair_draw(q: Question, params: dict, answer: Any, tolerance: Tolerance | None = None,
+              mistakes: dict[str, Mistake] | None = None) -> bool:
+    """The general validity rule (module doc) and the question's own ``valid`` rule.
+    ``mistakes``: the question's named mistakes for these params, when already computed."""
+    if mistakes is None:
+        mistakes = q.mistakes(params) if q.mistakes else {}
     if q.valid is not None and not q.valid(params):
         return False
     if q.kind == NUMERIC:
@@ -148,7 +152,7 @@ def fair_draw(q: Question, params: dict, answer: Any, tolerance: Tolerance | Non
         # an entry that is exactly 0 is the key (a masked weight); a tiny nonzero one would accept 0
         if any(e != 0.0 and tol.accepts(0.0, e) for e in expected):
             return False
-        for mistake in (q.mistakes(params) if q.mistakes else {}).values():
+        for mistake in mistakes.values():
             values = _entries(mistake.value)
             if len(values) == len(expected) and all(tol.accepts(a, e) for a, e in zip(values, expected)):
                 return False
@@ -157,7 +161,7 @@ def fair_draw(q: Question, params: dict, answer: Any, tolerance: Tolerance | Non
         from .safeexpr import mistake_differs
 
         spec = {s.name: s for s in q.syms(params)}
-        return all(mistake_differs(answer, m.value, spec) for m in q.mistakes(params).values())
+        return all(mistake_differs(answer, m.value, spec) for m in mistakes.values())
     return True
 
 
@@ -182,6 +186,7 @@ class Variant:
     text: str = ""                   # rendered question text (Markdown)
     solution: str = ""               # rendered worked solution (Markdown), for the key
     form: str | None = None          # the form of a question that has several (one per exam)
+    mistakes: dict = field(default_factory=dict)   # the named mistakes for these params, computed once
 
     @property
     def id(self) -> str:

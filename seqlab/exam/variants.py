@@ -6,15 +6,18 @@ salted ``hash``), parameters are plain decimals, and answers come from float64 r
 """
 from __future__ import annotations
 
+import json
 import re
 from contextlib import contextmanager
+from functools import lru_cache
 from dataclasses import dataclass
 from typing import Iterator
 
 import sympy
 
 from .examfile import Exam, ExamQuestion
-from .model import CHOICE, NUMERIC, SYMBOLIC, TRUEFALSE, Question, Tolerance, Variant, fair_draw, rng_for
+from .model import (CHOICE, NUMERIC, REGISTRY, SYMBOLIC, TRUEFALSE, Question, Tolerance, Variant, fair_draw,
+                    rng_for)
 
 STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
 
@@ -53,17 +56,33 @@ def exam_form(q: Question, exam_seed, form: str | None = None) -> str | None:
 
 
 def draw(q: Question, exam_seed, student: str, *, form: str | None = None,
-         tolerance: Tolerance | None = None) -> tuple[dict, object]:
-    """(params, answer) of the first valid draw (``model.fair_draw``) for this student."""
+         tolerance: Tolerance | None = None) -> tuple[dict, object, dict]:
+    """(params, answer, named mistakes) of the first valid draw (``model.fair_draw``)."""
     rng = rng_for(exam_seed, student, q.id)
     form = exam_form(q, exam_seed, form)
     for _ in range(MAX_DRAWS):
         params = q.sample(rng, form) if q.forms else q.sample(rng)
-        answer = q.answer(params)
-        if fair_draw(q, params, answer, tolerance):
-            return params, answer
+        if q.kind == SYMBOLIC:
+            answer, mistakes, fair = _symbolic_draw(q.id, json.dumps(params, sort_keys=True))
+        else:
+            answer = q.answer(params)
+            mistakes = q.mistakes(params) if q.mistakes else {}
+            fair = fair_draw(q, params, answer, tolerance, mistakes)
+        if fair:
+            return params, answer, mistakes
     raise DrawError(f"{q.id}: no valid draw in {MAX_DRAWS} tries for student {student!r}: "
                     "its validity rule cannot be met")
+
+
+@lru_cache(maxsize=4096)
+def _symbolic_draw(question_id: str, params_json: str) -> tuple[object, dict, bool]:
+    """A formula question's parameters take a handful of values (a form, a step count): its key
+    and validity are computed once per value, not once per student (sympy is the slow part)."""
+    q = REGISTRY[question_id]
+    params = json.loads(params_json)
+    answer = q.answer(params)
+    mistakes = q.mistakes(params) if q.mistakes else {}
+    return answer, mistakes, fair_draw(q, params, answer, mistakes=mistakes)
 
 
 def sample_params(q: Question, exam_seed, student: str, form: str | None = None) -> dict:
@@ -88,7 +107,7 @@ def format_answer(kind: str, answer) -> str:
 
 def make_variant(exam: Exam, eq: ExamQuestion, student: str, number: int, *, render: bool = True) -> Variant:
     q = eq.question
-    params, answer = draw(q, exam.seed, student, form=eq.form, tolerance=eq.tolerance)
+    params, answer, mistakes = draw(q, exam.seed, student, form=eq.form, tolerance=eq.tolerance)
     if q.kind == NUMERIC and isinstance(answer, tuple):
         answer = list(answer)
     if q.kind in (CHOICE, TRUEFALSE):
@@ -96,7 +115,8 @@ def make_variant(exam: Exam, eq: ExamQuestion, student: str, number: int, *, ren
     variant = Variant(question=q, number=number, points=eq.points, params=params, answer=answer,
                       key=format_answer(q.kind, answer),
                       partial={"per_element": eq.per_element, "mistakes": dict(eq.mistakes)},
-                      tolerance=eq.tolerance or q.tolerance, form=exam_form(q, exam.seed, eq.form))
+                      tolerance=eq.tolerance or q.tolerance, form=exam_form(q, exam.seed, eq.form),
+                      mistakes=dict(mistakes))
     if render:
         from .render import render_question
 
