@@ -52,7 +52,12 @@ def exam_form(q: Question, exam_seed, form: str | None = None) -> str | None:
         return None
     if form is not None:
         return form
-    return rng_for(exam_seed, FORM_KEY, q.id).choice(q.forms)
+    return _seeded_form(q.id, exam_seed, q.forms)
+
+
+@lru_cache(maxsize=4096)
+def _seeded_form(question_id: str, exam_seed, forms: tuple[str, ...]) -> str:
+    return rng_for(exam_seed, FORM_KEY, question_id).choice(forms)
 
 
 def draw(q: Question, exam_seed, student: str, *, form: str | None = None,
@@ -97,11 +102,17 @@ def format_number(x: float) -> str:
     return format(x, ".10g")
 
 
+@lru_cache(maxsize=4096)
+def _formula_text(expr) -> str:
+    """sympy's printer is slow and a formula key repeats across students: print each once."""
+    return sympy.sstr(expr)
+
+
 def format_answer(kind: str, answer) -> str:
     if kind == NUMERIC:
         return ", ".join(format_number(v) for v in answer) if isinstance(answer, (list, tuple)) else format_number(answer)
     if kind == SYMBOLIC:
-        return sympy.sstr(answer)
+        return _formula_text(answer)
     return str(answer)
 
 
