@@ -116,7 +116,7 @@ def test_rendering_is_identical_in_a_fresh_process(tmp_path):
               f"sys.exit(main(['exam', 'key', '--student', 'repro7', '--out', {str(there)!r}]))")
     subprocess.run([sys.executable, "-c", script], cwd=COURSE_ROOT, env=env, check=True, capture_output=True, timeout=300)
     names = sorted(p.name for p in here.iterdir())
-    assert names == sorted(p.name for p in there.iterdir()) and len(names) == 6
+    assert names == sorted(p.name for p in there.iterdir()) and len(names) == 7
     for name in names:
         assert (here / name).read_bytes() == (there / name).read_bytes(), name
 
@@ -182,6 +182,16 @@ def test_check_names_each_syntax_problem_by_number_and_never_correctness(tmp_pat
     # the file must be the student's own
     assert main(["exam", "check", str(tmp_path / "mine.yaml"), "--student", "c2"]) == 1
     assert "write student: 'c2'" in capsys.readouterr().out
+    # what a student has: the check file written with the exam (no exam file, no key) gives the same lines
+    main(["exam", "render", "--student", "c1", "--out", str(tmp_path), "--no-html"])
+    shapes = (tmp_path / "check-c1.json").read_text()
+    assert not any(str(v.key) in shapes for v in inst.variants if v.question.kind in ("numeric", "symbolic")
+                   and len(str(v.key)) > 3)
+    capsys.readouterr()
+    assert main(["exam", "check", str(tmp_path / "mine.yaml"), "--shapes", str(tmp_path / "check-c1.json")]) == 1
+    assert capsys.readouterr().out == out
+    assert main(["exam", "check", str(tmp_path / "key-c1.yaml"), "--shapes", str(tmp_path / "check-c1.json")]) == 0
+    assert capsys.readouterr().out.strip() == "all answers readable"
 
 
 def test_notebook_check_cell_uses_the_same_check(tmp_path):

@@ -5,6 +5,7 @@
     seqlab exam grade  ANSWERS.yaml [--exam exams/final.yaml] [--student s123] [--out DIR]
     seqlab exam grade-all ANSWERS_DIR --out DIR [--exam exams/final.yaml] [--roster ROSTER.csv]
     seqlab exam check ANSWERS.yaml --student s123 [--exam exams/final.yaml]
+    seqlab exam check ANSWERS.yaml --shapes check-s123.json      (what students get: no key inside)
     seqlab exam coverage [--check]
 """
 from __future__ import annotations
@@ -65,7 +66,9 @@ def add_parser(subparsers) -> None:
     ch = sub.add_parser("check", help="before hand-in: report answers the grader cannot read (never correctness)")
     ch.add_argument("answers", type=Path)
     exam_arg(ch)
-    ch.add_argument("--student", required=True, help="your student id (the exam's variant is yours)")
+    ch.add_argument("--student", default=None, help="the student id (with --exam)")
+    ch.add_argument("--shapes", type=Path, default=None, metavar="JSON",
+                    help="check-ID.json written next to a rendered exam: no exam file needed")
     ch.set_defaults(func=run_check)
 
     c = sub.add_parser("coverage", help="write docs/coverage.md (notes sections -> questions, exercises)")
@@ -184,16 +187,23 @@ def run_grade_all(args) -> int:
 
 def run_check(args) -> int:
     from ..cli import UserError
-    from .grading import AnswersError, check_answers, load_answers
+    from .grading import AnswersError, check_answers, check_readable, load_answers, load_shapes
     from .variants import StudentIdError, check_student_id
 
-    exam = _exam(args.exam)
     try:
-        student = check_student_id(args.student)
         claimed, answers = load_answers(args.answers, require_student=False)
+        if args.shapes is not None:
+            student, shapes = load_shapes(args.shapes)
+            if args.student is not None and check_student_id(args.student) != student:
+                raise UserError(f"{args.shapes} is student {student!r}'s, not {args.student!r}'s")
+            problems = check_readable(shapes, answers, quiet=True)
+        else:
+            if args.student is None:
+                raise UserError("give --student ID (with --exam) or --shapes check-ID.json")
+            student = check_student_id(args.student)
+            problems = check_answers(_exam(args.exam), student, answers)
     except (AnswersError, StudentIdError) as exc:
         raise UserError(str(exc)) from None
-    problems = check_answers(exam, student, answers)
     if claimed != student:
         problems.insert(0, f"the file says student: {claimed!r}; write student: {student!r}")
     for line in problems:

@@ -341,6 +341,22 @@ def answer_shapes(inst: ExamInstance) -> list[dict]:
     return shapes
 
 
+def load_shapes(path: str | Path) -> tuple[str, list[dict]]:
+    """(student, answer shapes) from the ``check-ID.json`` written next to a rendered exam."""
+    import json
+
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        student = check_student_id(data["student"])
+        shapes = [dict(q) for q in data["questions"]]
+        if not all({"number", "id", "kind"} <= set(q) for q in shapes):
+            raise ValueError("a question lacks number, id or kind")
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, StudentIdError) as exc:
+        raise AnswersError(f"{path}: not a check file written by `seqlab exam render`: {exc}") from None
+    return student, shapes
+
+
 def check_readable(shapes: list[dict], answers: dict[str, Any], *, quiet: bool = False) -> list[str]:
     """The readability check itself (CLI and notebook): one line per unreadable answer."""
     problems = []

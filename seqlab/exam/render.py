@@ -242,13 +242,17 @@ def exam_notebook(inst: ExamInstance):
     locked = {"grade": False, "solution": False, "locked": True}
     cells = [
         _cell("markdown", f"# {inst.exam.title}\n\nStudent: `{inst.student}`\n\n"
-              "Write each answer as a string in the cell below its question, then run the last cell: "
-              "it saves `answers.yaml`, the file you hand in.", "header", locked),
+              "Write each answer as a string in the cell below its question, run the check cell (it reports "
+              "answers the grader cannot read, never whether they are right), then run the last cell: "
+              f"it saves `answers.yaml`, the file you hand in.\n\n{ROUNDING_POLICY} {PARTIAL_CREDIT_POLICY}",
+              "header", locked),
         _cell("code", "answers = {}", "setup", locked),
     ]
-    for v in inst.variants:
+    for eq, v in zip(inst.exam.questions, inst.variants):
+        rule = partial_credit_rule(v, eq)
         cells.append(_cell("markdown", f"## Question {v.number} ({v.points:g} points): {v.question.title}\n\n"
-                           f"{v.text}\n\n*Answer:* {answer_format(v)}", f"q{v.number}-text", locked))
+                           f"{v.text}\n\n*Answer:* {answer_format(v)}"
+                           + (f"\n\n*Partial credit:* {rule}." if rule else ""), f"q{v.number}-text", locked))
         cells.append(_cell("code", f"answers[{json.dumps(v.id)}] = \"\"  # your answer, as a string",
                            f"q{v.number}-answer", {"grade": False, "solution": True, "locked": False}))
     from .grading import answer_shapes
@@ -274,7 +278,12 @@ def write_exam(inst: ExamInstance, out: Path, *, notebook: bool = False, html: b
     out.mkdir(parents=True, exist_ok=True)
     sid = inst.student
     written = []
-    for name, text in ((f"exam-{sid}.md", exam_markdown(inst)), (f"answers-{sid}.yaml", blank_answers(inst))):
+    from .grading import answer_shapes
+
+    # what each answer must look like, never the key: the student's own `seqlab exam check` input
+    shapes = json.dumps({"student": sid, "questions": answer_shapes(inst)}, indent=1, sort_keys=True) + "\n"
+    for name, text in ((f"exam-{sid}.md", exam_markdown(inst)), (f"answers-{sid}.yaml", blank_answers(inst)),
+                       (f"check-{sid}.json", shapes)):
         (out / name).write_text(text, encoding="utf-8")
         written.append(out / name)
     if html:
