@@ -147,3 +147,19 @@ def test_the_right_option_does_not_stand_out(qid, seed):
 
 def test_final_exam_choice_questions_are_all_checked():
     assert {eq.id for eq in FINAL.questions if eq.question.kind == CHOICE} <= set(CHOICE_IDS)
+
+
+def test_each_question_rule_holds_and_an_impossible_rule_is_reported():
+    from seqlab.exam.model import Question
+    from seqlab.exam.variants import DrawError, draw
+
+    ruled = [q for q in REGISTRY.values() if q.valid is not None]
+    assert ruled, "at least one question adds a rule of its own"
+    for q in ruled:
+        for student in STUDENTS[:100]:
+            params, _, _ = draw(q, FINAL.seed, student, form=q.forms[0] if q.forms else None)
+            assert q.valid(params), (q.id, student)
+    base = REGISTRY["opt.sgd_step"]
+    never = Question(**{**base.__dict__, "id": "test.never", "valid": lambda p: False})
+    with pytest.raises(DrawError, match="test.never: no valid draw"):
+        draw(never, 1, "s1")

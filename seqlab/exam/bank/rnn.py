@@ -331,12 +331,19 @@ def tanh_jacobian(p):
 
 # --------------------------------------------------------------------------- truncated BPTT
 
+# Validity: T is not a multiple of the chunk, so the last chunk is shorter (entry 3 is computed,
+# not the chunk length copied from the question) and the count needs the ceiling.
 def _sample_tbptt(rng):
     return {"T": rng.choice((100, 250, 1000, 1234, 500)), "chunk": rng.choice((16, 32, 35, 50, 64))}
 
 
+def _tbptt_valid(p):
+    return p["T"] % p["chunk"] != 0
+
+
 @question("rnn.truncated_chunks", kind=NUMERIC, title="Truncated BPTT bookkeeping",
           sections=("L7-8 (Lecture 7) §二.3", "L7-8 (Lecture 7) §二"), sample=_sample_tbptt, tolerance=EXACT,
+          valid=_tbptt_valid,
           exercises=("rnn.truncated_bptt",), answer_hint="three integers")
 def truncated_chunks(p):
     starts = list(range(0, p["T"], p["chunk"]))          # the cuts truncated_bptt makes
