@@ -116,7 +116,7 @@ def test_rendering_is_identical_in_a_fresh_process(tmp_path):
               f"sys.exit(main(['exam', 'key', '--student', 'repro7', '--out', {str(there)!r}]))")
     subprocess.run([sys.executable, "-c", script], cwd=COURSE_ROOT, env=env, check=True, capture_output=True, timeout=300)
     names = sorted(p.name for p in here.iterdir())
-    assert names == sorted(p.name for p in there.iterdir()) and len(names) == 7
+    assert names == sorted(p.name for p in there.iterdir()) and len(names) == 8
     for name in names:
         assert (here / name).read_bytes() == (there / name).read_bytes(), name
 

@@ -192,6 +192,13 @@ def exam_html(inst: ExamInstance) -> str:
                                                              body=body).rstrip() + "\n"
 
 
+def key_html(inst: ExamInstance) -> str:
+    """The key as a page: the same offline math (MathML) and no-network policy as the exam."""
+    body = markdown_to_html(key_markdown(inst))
+    return environment().get_template("exam.html.j2").render(exam=inst.exam, student=inst.student,
+                                                             body=body).rstrip() + "\n"
+
+
 def key_answers(inst: ExamInstance) -> dict:
     """The key in the answers format: grading it must give full marks."""
     return {"student": inst.student, "answers": {v.id: v.key for v in inst.variants}}
@@ -307,4 +314,6 @@ def write_key(inst: ExamInstance, out: Path) -> list[Path]:
                         + dump_yaml(key_answers(inst)), encoding="utf-8")
     key_md = out / f"key-{sid}.md"
     key_md.write_text(key_markdown(inst), encoding="utf-8")
-    return [key_yaml, key_md]
+    key_page = out / f"key-{sid}.html"
+    key_page.write_text(key_html(inst), encoding="utf-8")
+    return [key_yaml, key_md, key_page]
