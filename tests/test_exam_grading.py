@@ -278,3 +278,28 @@ def test_nested_yaml_answers_are_refused_cheaply(tmp_path):
     with pytest.raises(AnswersError, match="unknown key"):
         load_answers(path)
     assert time.perf_counter() - start < 10
+
+
+def test_entries_copied_from_the_question_earn_nothing():
+    """Issue 11: per-entry credit pays for the idea, not for B and T copied into a shape or the
+    zero of a masked row; only a fully right answer reaches full marks."""
+    from seqlab.exam.examfile import Exam, ExamQuestion
+    from seqlab.exam.grading import grade_variant
+    from seqlab.exam.model import REGISTRY
+    from seqlab.exam.variants import make_variant
+
+    def variant(qid, form=None):
+        eq = ExamQuestion(question=REGISTRY[qid], points=3.0, part="p", per_element=True, form=form)
+        return make_variant(Exam(title="t", seed=5, questions=(eq,), parts=("p",)), eq, "s1", 1, render=False)
+
+    shape = variant("rnn.shapes", "bidirectional")
+    B, T, twice_h = shape.answer
+    assert grade_variant(shape, f"{B:g}, {T:g}, 1").score == 0.0           # only the copied B and T
+    assert grade_variant(shape, f"0, 0, {twice_h:g}").score == 1.0         # the computed 2H: 1/3 of 3
+    assert grade_variant(shape, f"{B:g}, {T:g}, {twice_h:g}").score == 3.0
+    masked = variant("attn.causal_weights")
+    first, second, zero = masked.answer
+    assert zero == 0.0
+    mark = grade_variant(masked, "0.9, 0.9, 0")
+    assert mark.score == 0.0 and "entry 3 can be copied" in mark.output
+    assert grade_variant(masked, f"{first!r}, 0.9, 0").score == 1.0

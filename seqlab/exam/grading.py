@@ -171,8 +171,9 @@ def _numeric(v: Variant, text: str) -> Mark:
     credit, notes = 0.0, []
     if v.partial.get("per_element") and len(expected) > 1:
         earning = earning_entries(v)
-        if any(earning):
-            credit = v.points * sum(o and e for o, e in zip(ok, earning)) / sum(earning)
+        # each entry is worth 1/n of the points; a copyable entry's share is never paid out, so
+        # only a fully right answer reaches full marks
+        credit = v.points * sum(o and e for o, e in zip(ok, earning)) / len(ok)
         notes.append(f"{sum(ok)} of {len(ok)} entries correct")
         if not all(earning):
             copied = ", ".join(str(i + 1) for i, e in enumerate(earning) if not e)
@@ -207,8 +208,7 @@ def given_numbers(params: Any) -> list[float]:
 def earning_entries(v: Variant) -> list[bool]:
     """The partial-credit rule for vector answers: an entry earns its share only when it takes the
     idea. An entry is copyable, and earns nothing, when writing 0 or a number printed in the
-    question would be accepted for it (B and T of a shape, the masked zeros of a causal row):
-    the points are shared among the other entries."""
+    question would be accepted for it (B and T of a shape, the masked zeros of a causal row)."""
     given = [0.0] + given_numbers(v.params)
     return [not any(v.tolerance.accepts(x, e) for x in given) for e in _expected_list(v)]
 

@@ -104,10 +104,10 @@ def answer_format(v: Variant) -> str:
 
 
 PARTIAL_CREDIT_POLICY = (
-    "Partial credit, where a question has a rule, is stated under that question: for a list of "
-    "numbers, each correct entry earns its share, except entries that could be copied from the "
-    "question (a number printed in it, or 0), which earn nothing; a named mistake earns the stated "
-    "fraction. Everything else earns full points or none.")
+    "Partial credit, where a question has a rule, is stated under that question: for a list of n "
+    "numbers, each correct entry earns 1/n of the points, except entries that could be copied from "
+    "the question (a number printed in it, or 0), which earn nothing; a named mistake earns the "
+    "stated fraction. Everything else earns full points or none.")
 ROUNDING_POLICY = ("Keep full precision in intermediate steps and round only the final answer; "
                    "give integers exactly.")
 
@@ -121,7 +121,7 @@ def partial_credit_rule(v: Variant, eq) -> str:
         earning = earning_entries(v)
         copied = [str(i + 1) for i, e in enumerate(earning) if not e]
         if any(earning):
-            rule = "each correct entry earns its share"
+            rule = f"each correct entry earns 1/{len(earning)} of the points"
             if copied:
                 rule += (f" (entr{'y' if len(copied) == 1 else 'ies'} {', '.join(copied)} can be copied from the "
                          "question and earn nothing)")
