@@ -137,7 +137,7 @@ def test_help_lists_the_exam_commands(capsys):
     with pytest.raises(SystemExit):
         main(["exam", "--help"])
     text = capsys.readouterr().out
-    for sub in ("render", "key", "grade", "grade-all", "coverage"):
+    for sub in ("render", "key", "grade", "grade-all", "check", "coverage"):
         assert sub in text
     assert Path(DEFAULT_EXAM).is_file()
 
