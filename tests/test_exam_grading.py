@@ -148,12 +148,13 @@ def test_answers_file_problems_are_named_and_the_batch_goes_on(tmp_path):
     (folder / "answers-list.yaml").write_text("student: s103\nanswers: [1, 2]\n")
     (folder / "dup.yaml").write_text(yaml.safe_dump({"student": "s104", "answers": {}}))
     (folder / "notes.txt").write_text("ignored")
+    (folder / "answers-s106.yaml").write_text(yaml.safe_dump(key_answers(make_instance(EXAM, "s106", render=False))))
     (folder / "s105").mkdir()                              # a per-student hand-in folder
     (folder / "s105" / "answers.yaml").write_text(yaml.safe_dump(key_answers(make_instance(EXAM, "s105", render=False))))
     rows = grade_folder(EXAM, folder)
     by_file = {r.file: r for r in rows}
-    assert len(rows) == 10
-    for name in ("s100.yaml", "s101.yaml", "s104.yaml", "s105/answers.yaml"):
+    assert len(rows) == 11
+    for name in ("s100.yaml", "s101.yaml", "s104.yaml", "s105/answers.yaml", "answers-s106.yaml"):
         assert by_file[name].result.percent == 100.0 and not by_file[name].flag
     assert by_file["s105/answers.yaml"].student == "s105"
     reasons = {f: by_file[f].reason for f in by_file if by_file[f].status == "error"}
@@ -171,7 +172,7 @@ def test_answers_file_problems_are_named_and_the_batch_goes_on(tmp_path):
     assert header[:5] == ["student", "status", "total", "max_score", "percent"]
     assert header[5:-3] == EXAM.ids() and header[-3:] == ["flag", "file", "reason"]
     graded = [row for row in book[1:] if row[1] == "graded"]
-    assert [row[0] for row in graded if row[4] == "100.0"] == ["s100", "s101", "s104", "s105"]
+    assert [row[0] for row in graded if row[4] == "100.0"] == ["s100", "s101", "s104", "s105", "s106"]
     assert sum(1 for row in book[1:] if row[1] == "error") == 3
 
 

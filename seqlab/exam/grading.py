@@ -429,10 +429,16 @@ def answer_files(folder: Path) -> list[Path]:
     return sorted(found)
 
 
+HANDED_IN_PREFIX = "answers-"      # `seqlab exam render` hands each student answers-ID.yaml to fill in
+
+
 def owner_from_name(folder: Path, path: Path) -> str:
-    """Whose file this is, from where it was handed in: ``ID.yaml`` or ``ID/<any name>.yaml``."""
+    """Whose file this is, from where it was handed in: ``ID.yaml``, ``answers-ID.yaml`` (the file
+    render writes) or ``ID/<any name>.yaml``."""
     rel = path.relative_to(folder)
-    return rel.parts[0] if len(rel.parts) > 1 else path.stem
+    if len(rel.parts) > 1:
+        return rel.parts[0]
+    return path.stem.removeprefix(HANDED_IN_PREFIX)
 
 
 def load_roster(path: str | Path) -> dict[str, str]:
