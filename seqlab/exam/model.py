@@ -60,6 +60,29 @@ EXACT = Tolerance(0.0, 0.0)
 FOUR_DIGITS = Tolerance(1e-3, 1e-4)
 
 
+# How a partial-credit rule names a mistake to students (exam text, notebook, key). It says what
+# was done wrong, not how to do it right; names not listed are shown with spaces for '_'.
+MISTAKE_WORDS = {
+    "no_bias_correction": "skipping the bias correction",
+    "adagrad_sum": "summing squared gradients as AdaGrad does",
+    "no_bias": "leaving out the bias vectors",
+    "no_tanh": "leaving out the tanh derivative",
+    "no_deriv": "leaving out the tanh derivatives",
+    "one_bias": "counting one bias vector instead of two",
+    "notes_form": "using the notes' GRU form (r applied before the matrix product)",
+    "no_scaling": "leaving out the 1/sqrt(d) scaling",
+    "std": "giving the standard deviation instead of the variance",
+    "one_head": "counting one head",
+    "no_norms": "leaving out the LayerNorm parameters",
+    "one_layer": "counting one layer",
+    "unbiased": "dividing by n - 1 in the variance",
+}
+
+
+def mistake_words(name: str) -> str:
+    return MISTAKE_WORDS.get(name, name.replace("_", " "))
+
+
 @dataclass(frozen=True)
 class Mistake:
     """A known wrong answer: the value (or expression) it gives and what it looks like."""

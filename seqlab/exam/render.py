@@ -18,7 +18,7 @@ import sympy
 import yaml
 
 from ..paths import TEMPLATES_DIR
-from .model import CHOICE, NUMERIC, SYMBOLIC, TRUEFALSE, Variant
+from .model import CHOICE, NUMERIC, SYMBOLIC, TRUEFALSE, Variant, mistake_words
 from .variants import ExamInstance, format_number
 
 EXAM_TEMPLATES = TEMPLATES_DIR / "exam"
@@ -127,7 +127,7 @@ def partial_credit_rule(v: Variant, eq) -> str:
                          "question and earn nothing)")
             rules.append(rule)
     for name, frac in sorted(eq.mistakes.items()):
-        rules.append(f"the known mistake “{name.replace('_', ' ')}” earns {round(frac * 100)}%")
+        rules.append(f"the known mistake of {mistake_words(name)} earns {round(frac * 100)}%")
     return "; ".join(rules)
 
 
