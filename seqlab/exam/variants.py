@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 import re
 from contextlib import contextmanager
-from functools import lru_cache
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Iterator
 
 import sympy
@@ -34,8 +34,8 @@ def check_student_id(student: object) -> str:
     return student
 
 
-# A valid draw is the rule, not luck: every generator's rule keeps most draws (the bank's worst
-# keeps about one in three), so 200 tries failing means the rule itself is broken.
+# A valid draw is the rule, not luck: every generator's rules keep most draws (the bank's worst,
+# opt.clip_vector, keeps about 6 in 10), so 200 tries all failing means a rule is broken.
 MAX_DRAWS = 200
 # not a valid student id (see STUDENT_ID), so the form never shares a generator with a student
 FORM_KEY = "*form*"
