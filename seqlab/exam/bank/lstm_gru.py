@@ -36,7 +36,8 @@ def _recurrent_shapes(cell, D, H, layers=1, directions=1, biases=2):
 
 
 # Validity: always two layers, so the second layer's input (H, or 2H with both directions) is part
-# of the question (the ``same_input`` mistake gives every layer the input size D).
+# of the question; the general rule then drops draws where that input equals D (the ``same_input``
+# mistake, every layer reading D features, would give the key).
 # Forms: one or two directions; one per exam, and the text names the case asked.
 def _sample_lstm_count(rng, form):
     return {"D": rng.choice((16, 32, 64, 100, 128)), "H": rng.choice((32, 64, 128, 256)),

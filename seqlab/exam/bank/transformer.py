@@ -168,6 +168,8 @@ def layer_norm(p):
     return floats(ref("transformer").layer_norm(t([p["x"]]), t(p["gamma"]), t(p["beta"]), eps=1e-5))
 
 
+# Validity (general rule): some hidden unit is negative before the ReLU, else the ``no_relu``
+# mistake gives the key and the question never tests the nonlinearity (about 15% of draws).
 def _sample_ffn(rng):
     return {"x": decs(rng, 2, -2, 2), "W1": mat(rng, 3, 2), "b1": decs(rng, 3, -0.5, 0.5),
             "W2": mat(rng, 2, 3), "b2": decs(rng, 2, -0.5, 0.5)}
