@@ -158,13 +158,18 @@ def _expected_list(v: Variant) -> list[float]:
     return [float(x) for x in v.answer] if isinstance(v.answer, list) else [float(v.answer)]
 
 
+def count_problem(expected: int, got: int) -> str:
+    """The wrong-shape message, the same in grading and in ``seqlab exam check``."""
+    return f"expected {expected} number{'s' if expected > 1 else ''}, got {got}"
+
+
 def _numeric(v: Variant, text: str) -> Mark:
     got = parse_numbers(text)
     expected = _expected_list(v)
     tol = v.tolerance
     key = ", ".join(format_number(x) for x in expected)
     if len(got) != len(expected):
-        return Mark(0.0, f"expected {len(expected)} number(s), got {len(got)}; key: {key}", "wrong-count")
+        return Mark(0.0, f"{count_problem(len(expected), len(got))}; key: {key}", "wrong-count")
     ok = [tol.accepts(a, e) for a, e in zip(got, expected)]
     if all(ok):
         return Mark(v.points, "correct", "correct")
@@ -175,10 +180,10 @@ def _numeric(v: Variant, text: str) -> Mark:
         # only a fully right answer reaches full marks
         credit = v.points * sum(o and e for o, e in zip(ok, earning)) / len(ok)
         notes.append(f"{sum(ok)} of {len(ok)} entries correct")
-        if not all(earning):
-            copied = ", ".join(str(i + 1) for i, e in enumerate(earning) if not e)
-            notes.append(f"entr{'y' if copied.count(',') == 0 else 'ies'} {copied} can be copied from the question "
-                         "and earn no partial credit")
+        copied = [str(i + 1) for i, e in enumerate(earning) if not e]
+        if copied:
+            notes.append(f"entr{'y' if len(copied) == 1 else 'ies'} {', '.join(copied)} can be copied from the "
+                         "question and earn no partial credit")
     if v.mistakes:
         for name, mistake in v.mistakes.items():
             values = mistake.value if isinstance(mistake.value, list) else [mistake.value]
@@ -381,7 +386,7 @@ def readability_problem(shape: dict, raw: Any) -> str:
         if kind == NUMERIC:
             got, expected = len(parse_numbers(text)), shape["entries"]
             if got != expected:
-                return f"expected {expected} number{'s' if expected > 1 else ''}, got {got}"
+                return count_problem(expected, got)
         elif kind == SYMBOLIC:
             parse(text, {name: sympy.Symbol(name) for name in shape["symbols"]})
         elif kind == CHOICE:
