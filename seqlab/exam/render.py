@@ -91,7 +91,9 @@ def answer_format(v: Variant) -> str:
         what = (f"{len(v.answer)} numbers separated by commas" if many else "a number")
         if q.answer_hint:
             what += f" ({q.answer_hint})"
-        return f"{what}; arithmetic such as `1/3` or `sqrt(2)/2` is accepted; graded {tol}."
+        exact = v.tolerance is not None and v.tolerance.rel == 0 and v.tolerance.abs == 0
+        graded = "graded as exact values: give the integers exactly" if exact else f"graded {tol}"
+        return f"{what}; arithmetic such as `1/3` or `sqrt(2)/2` is accepted; {graded}."
     if q.kind == SYMBOLIC:
         names = ", ".join(f"`{s.name}`" for s in q.syms(v.params))
         return (f"a formula in {names} with `+ - * / ^`, parentheses and `sqrt exp log tanh sigmoid sin cos`; "
