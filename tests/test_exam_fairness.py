@@ -82,7 +82,7 @@ def test_final_exam_mistakes_distinguishable_and_zero_never_accepted(qid):
 def test_bank_mistakes_distinguishable_and_zero_never_accepted(qid, form):
     q = REGISTRY[qid]
     eq = ExamQuestion(question=q, points=1.0, part="bank", per_element=q.kind == NUMERIC, form=form)
-    exam = Exam(title="bank", seed=20261215, questions=(eq,), parts=("bank",))
+    exam = Exam(title="bank", seed=7, questions=(eq,), parts=("bank",))   # other draws than the final's
     problems = _unfair(exam, eq)
     assert not problems, f"{qid} ({form}): {len(problems)} unfair variant(s): {problems[:5]}"
 
