@@ -116,7 +116,7 @@ def test_rendering_is_identical_in_a_fresh_process(tmp_path):
               f"sys.exit(main(['exam', 'key', '--student', 'repro7', '--out', {str(there)!r}]))")
     subprocess.run([sys.executable, "-c", script], cwd=COURSE_ROOT, env=env, check=True, capture_output=True, timeout=300)
     names = sorted(p.name for p in here.iterdir())
-    assert names == sorted(p.name for p in there.iterdir()) and len(names) == 6
+    assert names == sorted(p.name for p in there.iterdir()) and len(names) == 8
     for name in names:
         assert (here / name).read_bytes() == (there / name).read_bytes(), name
 
@@ -137,6 +137,70 @@ def test_help_lists_the_exam_commands(capsys):
     with pytest.raises(SystemExit):
         main(["exam", "--help"])
     text = capsys.readouterr().out
-    for sub in ("render", "key", "grade", "grade-all", "coverage"):
+    for sub in ("render", "key", "grade", "grade-all", "check", "coverage"):
         assert sub in text
     assert Path(DEFAULT_EXAM).is_file()
+
+
+def test_check_names_each_syntax_problem_by_number_and_never_correctness(tmp_path, capsys):
+    from seqlab.exam.examfile import load_exam
+    from seqlab.exam.variants import make_instance
+
+    main(["exam", "key", "--student", "c1", "--out", str(tmp_path)])
+    capsys.readouterr()
+    assert main(["exam", "check", str(tmp_path / "key-c1.yaml"), "--student", "c1"]) == 0
+    assert capsys.readouterr().out.strip() == "all answers readable"
+
+    inst = make_instance(load_exam(DEFAULT_EXAM), "c1", render=False)
+    number = {v.id: v.number for v in inst.variants}
+    first_vector = next(v for v in inst.variants if isinstance(v.answer, list) and len(v.answer) > 1)
+    first_scalar = next(v for v in inst.variants if v.question.kind == "numeric" and not isinstance(v.answer, list))
+    key = yaml.safe_load((tmp_path / "key-c1.yaml").read_text())
+    answers = dict(key["answers"])
+    wrong_but_readable = "attn.var_qk"
+    answers.update({
+        first_vector.id: "1, 2" if len(first_vector.answer) != 2 else "1",
+        "rnn.ce_grad_formula": "2exp(o1)",
+        wrong_but_readable: "d + 12345",
+        "opt.bias_correction": "1/(1 - beta1^t",
+        "concept.bottleneck": "Z",
+        "concept.birnn_online": "perhaps",
+        first_scalar.id: "",
+    })
+    (tmp_path / "mine.yaml").write_text(yaml.safe_dump({"student": "c1", "answers": answers}))
+    assert main(["exam", "check", str(tmp_path / "mine.yaml"), "--student", "c1"]) == 1
+    out = capsys.readouterr().out
+    n = len(first_vector.answer)
+    assert f"answer {number[first_vector.id]} ({first_vector.id}): expected {n} numbers, got {2 if n != 2 else 1}" in out
+    assert f"answer {number['rnn.ce_grad_formula']} (rnn.ce_grad_formula): implicit multiplication: write 2*exp(...)" in out
+    assert f"answer {number['opt.bias_correction']} (opt.bias_correction): unbalanced brackets" in out
+    assert f"answer {number['concept.bottleneck']} (concept.bottleneck): give one letter, A-D" in out
+    assert f"answer {number['concept.birnn_online']} (concept.birnn_online): give true or false" in out
+    assert f"answer {number[first_scalar.id]} ({first_scalar.id}): no answer" in out
+    assert wrong_but_readable not in out                   # a wrong answer is not a syntax problem
+    assert not any(word in out for word in ("incorrect", "wrong", "right answer", "points", "key"))
+    # the file must be the student's own
+    assert main(["exam", "check", str(tmp_path / "mine.yaml"), "--student", "c2"]) == 1
+    assert "write student: 'c2'" in capsys.readouterr().out
+    # what a student has: the check file written with the exam (no exam file, no key) gives the same lines
+    main(["exam", "render", "--student", "c1", "--out", str(tmp_path), "--no-html"])
+    shapes = (tmp_path / "check-c1.json").read_text()
+    assert not any(str(v.key) in shapes for v in inst.variants if v.question.kind in ("numeric", "symbolic")
+                   and len(str(v.key)) > 3)
+    capsys.readouterr()
+    assert main(["exam", "check", str(tmp_path / "mine.yaml"), "--shapes", str(tmp_path / "check-c1.json")]) == 1
+    assert capsys.readouterr().out == out
+    assert main(["exam", "check", str(tmp_path / "key-c1.yaml"), "--shapes", str(tmp_path / "check-c1.json")]) == 0
+    assert capsys.readouterr().out.strip() == "all answers readable"
+
+
+def test_notebook_check_cell_uses_the_same_check(tmp_path):
+    import nbformat
+
+    main(["exam", "render", "--student", "nb2", "--out", str(tmp_path), "--notebook", "--no-html"])
+    nb = nbformat.read(tmp_path / "exam-nb2.ipynb", as_version=4)
+    check = next(c for c in nb.cells if c.metadata["nbgrader"]["grade_id"] == "check")
+    assert "check_readable" in check.source and "\"correct\"" not in check.source
+    env = {"answers": {}}
+    exec(compile(check.source, "check-cell", "exec"), env)   # our own generated cell
+    assert len(env["problems"]) == len(_exam_ids()) and all("no answer" in p for p in env["problems"])

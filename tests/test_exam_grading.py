@@ -148,28 +148,56 @@ def test_answers_file_problems_are_named_and_the_batch_goes_on(tmp_path):
     (folder / "answers-list.yaml").write_text("student: s103\nanswers: [1, 2]\n")
     (folder / "dup.yaml").write_text(yaml.safe_dump({"student": "s104", "answers": {}}))
     (folder / "notes.txt").write_text("ignored")
+    (folder / "answers-s106.yaml").write_text(yaml.safe_dump(key_answers(make_instance(EXAM, "s106", render=False))))
+    (folder / "s105").mkdir()                              # a per-student hand-in folder
+    (folder / "s105" / "answers.yaml").write_text(yaml.safe_dump(key_answers(make_instance(EXAM, "s105", render=False))))
     rows = grade_folder(EXAM, folder)
     by_file = {r.file: r for r in rows}
-    assert len(rows) == 9
-    for s in good[:2]:
-        assert by_file[f"{s}.yaml"].result.percent == 100.0
+    assert len(rows) == 11
+    for name in ("s100.yaml", "s101.yaml", "s104.yaml", "s105/answers.yaml", "answers-s106.yaml"):
+        assert by_file[name].result.percent == 100.0 and not by_file[name].flag
+    assert by_file["s105/answers.yaml"].student == "s105"
     reasons = {f: by_file[f].reason for f in by_file if by_file[f].status == "error"}
     assert "not valid YAML (line 3" in reasons["broken.yaml"]
-    assert "missing 'student'" in reasons["nostudent.yaml"]
-    assert "bad student id" in reasons["badid.yaml"]
     assert "must be a mapping" in reasons["list.yaml"]
     assert "'answers' must map" in reasons["answers-list.yaml"]
-    assert "also has answers in s104.yaml" in reasons["dup.yaml"]
-    assert "also has answers in dup.yaml" in reasons["s104.yaml"]
     assert all(f in r for f, r in reasons.items())          # each message names its file
+    # identity comes from the file name: no 'student' inside is fine, a foreign claim is flagged
+    assert by_file["nostudent.yaml"].status == "graded" and not by_file["nostudent.yaml"].flag
+    assert "claims student '../../etc'" in by_file["badid.yaml"].flag
+    assert by_file["dup.yaml"].student == "dup" and "claims student 's104'" in by_file["dup.yaml"].flag
 
     book = list(csv.reader(io.StringIO(gradebook_csv(EXAM, rows))))
     header = book[0]
     assert header[:5] == ["student", "status", "total", "max_score", "percent"]
-    assert header[5:-2] == EXAM.ids() and header[-2:] == ["file", "reason"]
+    assert header[5:-3] == EXAM.ids() and header[-3:] == ["flag", "file", "reason"]
     graded = [row for row in book[1:] if row[1] == "graded"]
-    assert [row[0] for row in graded] == good[:2] and all(row[4] == "100.0" for row in graded)
-    assert sum(1 for row in book[1:] if row[1] == "error") == 7
+    assert [row[0] for row in graded if row[4] == "100.0"] == ["s100", "s101", "s104", "s105", "s106"]
+    assert sum(1 for row in book[1:] if row[1] == "error") == 3
+
+
+def test_a_file_claiming_another_id_is_graded_as_its_owner_and_flagged(tmp_path):
+    """Issue 11: s201 hands in a copy of s200's key, which says student: s200. It is graded
+    against s201's own variant (so it does not score s200's 100%), and the gradebook flags it."""
+    folder = tmp_path / "answers"
+    folder.mkdir()
+    for s in ("s200", "s201"):
+        (folder / f"{s}.yaml").write_text(yaml.safe_dump(key_answers(make_instance(EXAM, "s200", render=False))))
+    rows = {r.student: r for r in grade_folder(EXAM, folder)}
+    assert rows["s200"].result.percent == 100.0 and not rows["s200"].flag
+    impostor = rows["s201"]
+    assert impostor.result.submission == "s201" and impostor.result.percent < 100.0
+    assert "claims student 's200'" in impostor.flag and impostor.result.meta["claimed_student"] == "s200"
+    book = {r["student"]: r for r in csv.DictReader(io.StringIO(gradebook_csv(EXAM, list(rows.values()))))}
+    assert "claims student 's200'" in book["s201"]["flag"] and book["s200"]["flag"] == ""
+    # a roster maps file names to ids instead: the same file now belongs to whoever the roster says
+    roster = tmp_path / "roster.csv"
+    roster.write_text("file,student\ns200.yaml,s300\ns201.yaml,s200\n")
+    from seqlab.exam.grading import load_roster
+
+    rows = {r.file: r for r in grade_folder(EXAM, folder, load_roster(roster))}
+    assert rows["s201.yaml"].student == "s200" and rows["s201.yaml"].result.percent == 100.0
+    assert rows["s200.yaml"].student == "s300" and "claims student 's200'" in rows["s200.yaml"].flag
 
 
 def test_grade_file_checks_the_student(tmp_path):
@@ -251,3 +279,28 @@ def test_nested_yaml_answers_are_refused_cheaply(tmp_path):
     with pytest.raises(AnswersError, match="unknown key"):
         load_answers(path)
     assert time.perf_counter() - start < 10
+
+
+def test_entries_copied_from_the_question_earn_nothing():
+    """Issue 11: per-entry credit pays for the idea, not for B and T copied into a shape or the
+    zero of a masked row; only a fully right answer reaches full marks."""
+    from seqlab.exam.examfile import Exam, ExamQuestion
+    from seqlab.exam.grading import grade_variant
+    from seqlab.exam.model import REGISTRY
+    from seqlab.exam.variants import make_variant
+
+    def variant(qid, form=None):
+        eq = ExamQuestion(question=REGISTRY[qid], points=3.0, part="p", per_element=True, form=form)
+        return make_variant(Exam(title="t", seed=5, questions=(eq,), parts=("p",)), eq, "s1", 1, render=False)
+
+    shape = variant("rnn.shapes", "bidirectional")
+    B, T, twice_h = shape.answer
+    assert grade_variant(shape, f"{B:g}, {T:g}, 1").score == 0.0           # only the copied B and T
+    assert grade_variant(shape, f"0, 0, {twice_h:g}").score == 1.0         # the computed 2H: 1/3 of 3
+    assert grade_variant(shape, f"{B:g}, {T:g}, {twice_h:g}").score == 3.0
+    masked = variant("attn.causal_weights")
+    first, second, zero = masked.answer
+    assert zero == 0.0
+    mark = grade_variant(masked, "0.9, 0.9, 0")
+    assert mark.score == 0.0 and "entry 3 can be copied" in mark.output
+    assert grade_variant(masked, f"{first!r}, 0.9, 0").score == 1.0

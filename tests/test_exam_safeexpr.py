@@ -1,6 +1,7 @@
 """Safe parsing of typed answers: what is accepted, what is refused, and that nothing runs."""
 from __future__ import annotations
 
+import re
 import signal
 import time
 
@@ -158,3 +159,29 @@ def test_slow_simplify_falls_back_to_the_numeric_check(monkeypatch):
     assert verdict.equivalent and verdict.how == "numeric"
     assert not equivalent(expected, parse("(1 + tanh(x))/2", table), {"x": x}, seconds=0.2).equivalent
     assert time.perf_counter() - start < 3
+
+
+@pytest.mark.parametrize("text, message", [
+    ("2x", "implicit multiplication: write 2*x"),
+    ("2(x+1)", "implicit multiplication: write 2*(...)"),
+    ("(x+1)(x-1)", "implicit multiplication: write (x + 1)*(...)"),
+    ("x y", "implicit multiplication: write x*y"),
+    ("2 sqrt(x)", "implicit multiplication: write 2*sqrt(...)"),
+    ("x^", "the expression ends with an operator"),
+    ("x */ 2", "two operators in a row"),
+    ("x = 2", "character '=' is not allowed"),
+    ("(x + 1", "unbalanced brackets"),
+    ("y", "unknown name 'y'"),
+])
+def test_rejected_forms_say_what_to_write(text, message):
+    with pytest.raises(AnswerRejected, match=re.escape(message)):
+        parse(text, {"x": sympy.Symbol("x")})
+
+
+def test_e_and_exp_are_eulers_number_in_formulas_too():
+    x = sympy.Symbol("x")
+    assert parse("e^x", {"x": x}) == sympy.exp(x)
+    assert parse("exp(1)*x", {"x": x}) == sympy.E * x
+    assert parse_numbers("2e5, 2.5e-3") == [200000.0, 0.0025]       # e in a number stays a number
+    e = sympy.Symbol("e")
+    assert parse("e^2", {"e": e}) == e ** 2                             # a question's own symbol e wins

@@ -78,3 +78,25 @@ def test_exam_file_errors_name_the_place(data, message):
     with pytest.raises(ExamError) as info:
         exam_from_dict(data, "bad.yaml")
     assert message in str(info.value) and str(info.value).startswith("bad.yaml:")
+
+
+def test_rendered_exam_and_key_show_math_offline():
+    """Issue 11, item 7 (no browser here; the headless-Chromium test is tests/test_exam_browser):
+    LaTeX becomes MathML at render time, no external URL, no raw TeX left in the visible text."""
+    import html as html_module
+    import re
+
+    from seqlab.exam.examfile import all_questions_exam
+    from seqlab.exam.render import key_html
+
+    for inst in (make_instance(EXAM, STUDENTS[0]), make_instance(all_questions_exam(seed=5), STUDENTS[1])):
+        page = exam_html(inst)
+        key_page = key_html(inst)
+        for text in (page, key_page):
+            assert "<math" in text and "mathjax" not in text.lower()
+            assert not re.search(r"(src|href)\s*=\s*[\"']?(https?:)?//", text), "no request may leave the page"
+            visible = re.sub(r"<annotation.*?</annotation>|<style>.*?</style>|<[^>]+>", "", text, flags=re.S)
+            visible = html_module.unescape(visible)
+            assert "$" not in visible and "\\(" not in visible and "\\[" not in visible
+            assert not re.search(r"\\[A-Za-z]+", visible), re.search(r".{30}\\[A-Za-z]+.{10}", visible)
+            assert "<mi>&</mi>" not in text

@@ -3,7 +3,9 @@
     seqlab exam render --exam exams/final.yaml --student s123 --out DIR [--notebook]
     seqlab exam key    --exam exams/final.yaml --student s123 --out DIR
     seqlab exam grade  ANSWERS.yaml [--exam exams/final.yaml] [--student s123] [--out DIR]
-    seqlab exam grade-all ANSWERS_DIR --out DIR [--exam exams/final.yaml]
+    seqlab exam grade-all ANSWERS_DIR --out DIR [--exam exams/final.yaml] [--roster ROSTER.csv]
+    seqlab exam check ANSWERS.yaml --student s123 [--exam exams/final.yaml]
+    seqlab exam check ANSWERS.yaml --shapes check-s123.json      (what students get: no key inside)
     seqlab exam coverage [--check]
 """
 from __future__ import annotations
@@ -57,7 +59,17 @@ def add_parser(subparsers) -> None:
     a.add_argument("answers_dir", type=Path)
     exam_arg(a)
     a.add_argument("--out", type=Path, required=True)
+    a.add_argument("--roster", type=Path, default=None, metavar="CSV",
+                   help="columns file,student: whose each file is (default: the file or folder name)")
     a.set_defaults(func=run_grade_all)
+
+    ch = sub.add_parser("check", help="before hand-in: report answers the grader cannot read (never correctness)")
+    ch.add_argument("answers", type=Path)
+    exam_arg(ch)
+    ch.add_argument("--student", default=None, help="the student id (with --exam)")
+    ch.add_argument("--shapes", type=Path, default=None, metavar="JSON",
+                    help="check-ID.json written next to a rendered exam: no exam file needed")
+    ch.set_defaults(func=run_check)
 
     c = sub.add_parser("coverage", help="write docs/coverage.md (notes sections -> questions, exercises)")
     c.add_argument("--check", action="store_true", help="only check; exit 1 when docs/coverage.md is stale")
@@ -150,11 +162,12 @@ def run_grade(args) -> int:
 def run_grade_all(args) -> int:
     from ..cli import UserError
     from ..reports import write_all
-    from .grading import AnswersError, grade_folder, gradebook_csv
+    from .grading import AnswersError, grade_folder, gradebook_csv, load_roster
 
     exam = _exam(args.exam)
     try:
-        rows = grade_folder(exam, args.answers_dir)
+        roster = load_roster(args.roster) if args.roster is not None else None
+        rows = grade_folder(exam, args.answers_dir, roster)
     except AnswersError as exc:
         raise UserError(str(exc)) from None
     out = Path(args.out)
@@ -162,13 +175,44 @@ def run_grade_all(args) -> int:
     for row in rows:
         if row.result is not None:
             write_all(row.result, out / row.student, html=False)
-            print(f"{row.student}: {row.result.score:.4g} / {row.result.max_score:.4g} ({row.result.percent:.1f}%)")
+            print(f"{row.student}: {row.result.score:.4g} / {row.result.max_score:.4g} ({row.result.percent:.1f}%)"
+                  + (f"  FLAG: {row.flag}" if row.flag else ""))
         else:
             print(f"error: {row.reason}", file=sys.stderr)
     (out / "gradebook.csv").write_text(gradebook_csv(exam, rows), encoding="utf-8")
     bad = sum(1 for r in rows if r.result is None)
     print(f"graded {len(rows) - bad} of {len(rows)} answers file(s); gradebook: {out / 'gradebook.csv'}")
     return 1 if bad else 0
+
+
+def run_check(args) -> int:
+    from ..cli import UserError
+    from .grading import AnswersError, check_answers, check_readable, load_answers, load_shapes
+    from .variants import StudentIdError, check_student_id
+
+    try:
+        claimed, answers = load_answers(args.answers, require_student=False)
+        if args.shapes is not None:
+            student, shapes = load_shapes(args.shapes)
+            if args.student is not None and check_student_id(args.student) != student:
+                raise UserError(f"{args.shapes} is student {student!r}'s, not {args.student!r}'s")
+            problems = check_readable(shapes, answers, quiet=True)
+        else:
+            if args.student is None:
+                raise UserError("give --student ID (with --exam) or --shapes check-ID.json")
+            student = check_student_id(args.student)
+            problems = check_answers(_exam(args.exam), student, answers)
+    except (AnswersError, StudentIdError) as exc:
+        raise UserError(str(exc)) from None
+    if claimed != student:
+        problems.insert(0, f"the file says student: {claimed!r}; write student: {student!r}")
+    for line in problems:
+        print(line)
+    if problems:
+        print(f"{len(problems)} problem(s); only readability is checked, not whether answers are right")
+        return 1
+    print("all answers readable")
+    return 0
 
 
 def run_coverage(args) -> int:

@@ -13,6 +13,7 @@ parts:
           per_element: true                     # vectors: credit per correct entry
           mistakes: {no_bias_correction: 0.5}   # a known mistake earns this fraction
         tolerance: {rel: 1.0e-3, abs: 1.0e-4}  # overrides the question's own
+      - {id: rnn.shapes, form: bidirectional}  # questions with forms: the same form for everyone
 ```
 
 ``load_exam`` checks everything (unknown ids, unknown mistakes, bad points) and reports
@@ -43,6 +44,7 @@ class ExamQuestion:
     per_element: bool = False
     mistakes: dict[str, float] = field(default_factory=dict)
     tolerance: Tolerance | None = None
+    form: str | None = None          # None: drawn from the exam seed (still one form per exam)
 
     @property
     def id(self) -> str:
@@ -128,7 +130,7 @@ def _question(entry: Any, where: str, part: str, source: str, seen: set[str]) ->
         entry = {"id": entry}
     if not isinstance(entry, dict) or "id" not in entry:
         raise _err(source, where, "must be a question id or a mapping with an id")
-    unknown = set(entry) - {"id", "points", "partial", "tolerance"}
+    unknown = set(entry) - {"id", "points", "partial", "tolerance", "form"}
     if unknown:
         raise _err(source, where, f"unknown key(s) {', '.join(sorted(unknown))}")
     qid = entry["id"]
@@ -138,6 +140,10 @@ def _question(entry: Any, where: str, part: str, source: str, seen: set[str]) ->
         raise _err(source, where, f"question {qid!r} appears twice")
     seen.add(qid)
     q = REGISTRY[qid]
+    form = entry.get("form")
+    if form is not None and form not in q.forms:
+        known_forms = ", ".join(q.forms) if q.forms else "none"
+        raise _err(source, f"{where}.form", f"unknown form {form!r} (forms of {qid}: {known_forms})")
     points = entry.get("points", 1)
     if isinstance(points, bool) or not isinstance(points, (int, float)) or points <= 0:
         raise _err(source, f"{where}.points", "must be a positive number")
@@ -158,7 +164,7 @@ def _question(entry: Any, where: str, part: str, source: str, seen: set[str]) ->
             raise _err(source, f"{where}.partial.mistakes", f"{qid} declares no known mistakes")
         from .variants import sample_params
 
-        known = set(q.mistakes(sample_params(q, 0, "check")))
+        known = {name for f in (q.forms or (None,)) for name in q.mistakes(sample_params(q, 0, "check", f))}
         for name, frac in mistakes.items():
             if name not in known:
                 raise _err(source, f"{where}.partial.mistakes.{name}",
@@ -175,7 +181,7 @@ def _question(entry: Any, where: str, part: str, source: str, seen: set[str]) ->
             raise _err(source, f"{where}.tolerance", "must be {rel: number >= 0, abs: number >= 0}")
         tolerance = Tolerance(rel=float(tol.get("rel", 0.0)), abs=float(tol.get("abs", 0.0)))
     return ExamQuestion(question=q, points=float(points), part=part, per_element=per_element,
-                        mistakes={k: float(v) for k, v in mistakes.items()}, tolerance=tolerance)
+                        mistakes={k: float(v) for k, v in mistakes.items()}, tolerance=tolerance, form=form)
 
 
 def all_questions_exam(seed: int | str = 0, points: float = 1.0) -> Exam:

@@ -49,8 +49,11 @@ class Mark:
 
 # --------------------------------------------------------------------------- answers files
 
-def load_answers(path: str | Path) -> tuple[str, dict[str, Any]]:
-    """``(student, {question_id: answer})`` from an answers file, or ``AnswersError``."""
+def load_answers(path: str | Path, *, require_student: bool = True) -> tuple[str | None, dict[str, Any]]:
+    """``(student, {question_id: answer})`` from an answers file, or ``AnswersError``.
+
+    ``student`` is what the file *claims*; only a batch's roster decides whose file it is.
+    """
     path = Path(path)
     try:
         size = path.stat().st_size
@@ -69,19 +72,25 @@ def load_answers(path: str | Path) -> tuple[str, dict[str, Any]]:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
         raise AnswersError(f"{path}: not valid YAML{where}: {getattr(exc, 'problem', None) or exc}") from None
-    return answers_from_data(data, str(path))
+    return answers_from_data(data, str(path), require_student=require_student)
 
 
-def answers_from_data(data: Any, source: str = "<answers>") -> tuple[str, dict[str, Any]]:
+def answers_from_data(data: Any, source: str = "<answers>", *,
+                      require_student: bool = True) -> tuple[str | None, dict[str, Any]]:
     if not isinstance(data, dict):
         raise AnswersError(f"{source}: must be a mapping with 'student' and 'answers' "
                            f"(got {type(data).__name__})")
+    student = None
     if "student" not in data:
-        raise AnswersError(f"{source}: missing 'student'")
-    try:
-        student = check_student_id(data["student"])
-    except StudentIdError as exc:
-        raise AnswersError(f"{source}: {exc}") from None
+        if require_student:
+            raise AnswersError(f"{source}: missing 'student'")
+    else:
+        try:
+            student = check_student_id(data["student"])
+        except StudentIdError as exc:
+            if require_student:
+                raise AnswersError(f"{source}: {exc}") from None
+            student = str(data["student"])[:80]      # kept only to flag the claim
     answers = data.get("answers")
     if answers is None:
         answers = {}
@@ -149,22 +158,34 @@ def _expected_list(v: Variant) -> list[float]:
     return [float(x) for x in v.answer] if isinstance(v.answer, list) else [float(v.answer)]
 
 
+def count_problem(expected: int, got: int) -> str:
+    """The wrong-shape message, the same in grading and in ``seqlab exam check``."""
+    return f"expected {expected} number{'s' if expected > 1 else ''}, got {got}"
+
+
 def _numeric(v: Variant, text: str) -> Mark:
     got = parse_numbers(text)
     expected = _expected_list(v)
     tol = v.tolerance
     key = ", ".join(format_number(x) for x in expected)
     if len(got) != len(expected):
-        return Mark(0.0, f"expected {len(expected)} number(s), got {len(got)}; key: {key}", "wrong-count")
+        return Mark(0.0, f"{count_problem(len(expected), len(got))}; key: {key}", "wrong-count")
     ok = [tol.accepts(a, e) for a, e in zip(got, expected)]
     if all(ok):
         return Mark(v.points, "correct", "correct")
     credit, notes = 0.0, []
     if v.partial.get("per_element") and len(expected) > 1:
-        credit = v.points * sum(ok) / len(ok)
+        earning = earning_entries(v)
+        # each entry is worth 1/n of the points; a copyable entry's share is never paid out, so
+        # only a fully right answer reaches full marks
+        credit = v.points * sum(o and e for o, e in zip(ok, earning)) / len(ok)
         notes.append(f"{sum(ok)} of {len(ok)} entries correct")
-    if v.question.mistakes:
-        for name, mistake in v.question.mistakes(v.params).items():
+        copied = [str(i + 1) for i, e in enumerate(earning) if not e]
+        if copied:
+            notes.append(f"entr{'y' if len(copied) == 1 else 'ies'} {', '.join(copied)} can be copied from the "
+                         "question and earn no partial credit")
+    if v.mistakes:
+        for name, mistake in v.mistakes.items():
             values = mistake.value if isinstance(mistake.value, list) else [mistake.value]
             if len(values) == len(got) and all(tol.accepts(a, float(e)) for a, e in zip(got, values)):
                 notes.append(f"looks like: {mistake.feedback}")
@@ -174,6 +195,27 @@ def _numeric(v: Variant, text: str) -> Mark:
     where = f"entr{'y' if len(wrong) == 1 else 'ies'} {', '.join(wrong)} " if len(expected) > 1 else ""
     msg = f"incorrect: {where}not {tol.describe()} of the key ({key})"
     return Mark(credit, "; ".join([msg] + notes), "partial" if credit else "incorrect")
+
+
+def given_numbers(params: Any) -> list[float]:
+    """Every number printed in a question: its parameters, flattened (strings and flags skipped)."""
+    if isinstance(params, bool):
+        return []
+    if isinstance(params, (int, float)):
+        return [float(params)]
+    if isinstance(params, dict):
+        return [x for value in params.values() for x in given_numbers(value)]
+    if isinstance(params, (list, tuple)):
+        return [x for value in params for x in given_numbers(value)]
+    return []
+
+
+def earning_entries(v: Variant) -> list[bool]:
+    """The partial-credit rule for vector answers: an entry earns its share only when it takes the
+    idea. An entry is copyable, and earns nothing, when writing 0 or a number printed in the
+    question would be accepted for it (B and T of a shape, the masked zeros of a causal row)."""
+    given = [0.0] + given_numbers(v.params)
+    return [not any(v.tolerance.accepts(x, e) for x in given) for e in _expected_list(v)]
 
 
 def _symbolic(v: Variant, text: str, seed: int) -> Mark:
@@ -188,8 +230,8 @@ def _symbolic(v: Variant, text: str, seed: int) -> Mark:
     if verdict.equivalent:
         return Mark(v.points, "correct (equivalent form)", "correct", {"how": verdict.how})
     credit, notes = 0.0, []
-    if v.question.mistakes:
-        for name, mistake in v.question.mistakes(v.params).items():
+    if v.mistakes:
+        for name, mistake in v.mistakes.items():
             if answer == mistake.value or equivalent(mistake.value, answer, spec, seed=seed).equivalent:
                 notes.append(f"looks like: {mistake.feedback}")
                 credit = v.points * v.partial.get("mistakes", {}).get(name, 0.0)
@@ -199,11 +241,16 @@ def _symbolic(v: Variant, text: str, seed: int) -> Mark:
                 {"how": verdict.how})
 
 
-def _choice(v: Variant, text: str) -> Mark:
-    letters = [chr(ord("A") + i) for i in range(len(v.params["options"]))]
+def _letter(options: int, text: str) -> str:
+    letters = [chr(ord("A") + i) for i in range(options)]
     cleaned = text.strip().strip("()[]. ").upper()
     if cleaned not in letters:
         raise AnswerRejected(f"answer rejected: give one letter, {letters[0]}-{letters[-1]}")
+    return cleaned
+
+
+def _choice(v: Variant, text: str) -> Mark:
+    cleaned = _letter(len(v.params["options"]), text)
     if cleaned == v.answer:
         return Mark(v.points, "correct", "correct")
     why = v.params.get("why", {}).get(cleaned, "")
@@ -214,11 +261,15 @@ _TRUE = {"true", "t", "yes", "y", "1"}
 _FALSE = {"false", "f", "no", "n", "0"}
 
 
-def _truefalse(v: Variant, text: str) -> Mark:
+def _truefalse_value(text: str) -> str:
     cleaned = text.strip().strip(".").lower()
     if cleaned not in _TRUE | _FALSE:
         raise AnswerRejected("answer rejected: give true or false")
-    given = "true" if cleaned in _TRUE else "false"
+    return "true" if cleaned in _TRUE else "false"
+
+
+def _truefalse(v: Variant, text: str) -> Mark:
+    given = _truefalse_value(text)
     if given == v.answer:
         return Mark(v.points, "correct", "correct")
     why = v.params.get("why", "")
@@ -267,6 +318,88 @@ def _shown(raw: Any) -> Any:
     return reprlib.repr(raw)[:200]
 
 
+def check_answers(exam: Exam, student: str, answers: dict[str, Any]) -> list[str]:
+    """What ``seqlab exam check`` reports: every answer the grader could not read, by number,
+    through the same parser and shape rules as grading. Never whether an answer is right."""
+    inst = make_instance(exam, student, render=False)
+    problems = []
+    unknown = sorted(set(answers) - set(exam.ids()))
+    if unknown:
+        problems.append("unknown question id(s), these answers are not graded: "
+                        + ", ".join(repr(u[:40]) for u in unknown[:10]))
+    return problems + check_readable(answer_shapes(inst), answers, quiet=True)
+
+
+def answer_shapes(inst: ExamInstance) -> list[dict]:
+    """What an answer must look like, per question: kind, number of entries, symbol names, options.
+    Nothing about the key: the notebook embeds this so a student can run the check."""
+    shapes = []
+    for v in inst.variants:
+        shape = {"number": v.number, "id": v.id, "kind": v.question.kind}
+        if v.question.kind == NUMERIC:
+            shape["entries"] = len(_expected_list(v))
+        elif v.question.kind == SYMBOLIC:
+            shape["symbols"] = [s.name for s in v.question.syms(v.params)]
+        elif v.question.kind == CHOICE:
+            shape["options"] = len(v.params["options"])
+        shapes.append(shape)
+    return shapes
+
+
+def load_shapes(path: str | Path) -> tuple[str, list[dict]]:
+    """(student, answer shapes) from the ``check-ID.json`` written next to a rendered exam."""
+    import json
+
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        student = check_student_id(data["student"])
+        shapes = [dict(q) for q in data["questions"]]
+        if not all({"number", "id", "kind"} <= set(q) for q in shapes):
+            raise ValueError("a question lacks number, id or kind")
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, StudentIdError) as exc:
+        raise AnswersError(f"{path}: not a check file written by `seqlab exam render`: {exc}") from None
+    return student, shapes
+
+
+def check_readable(shapes: list[dict], answers: dict[str, Any], *, quiet: bool = False) -> list[str]:
+    """The readability check itself (CLI and notebook): one line per unreadable answer."""
+    problems = []
+    for shape in shapes:
+        problem = readability_problem(shape, answers.get(shape["id"]))
+        if problem:
+            problems.append(f"answer {shape['number']} ({shape['id']}): {problem}")
+    if not quiet:
+        print("\n".join(problems) if problems else "all answers readable")
+    return problems
+
+
+def readability_problem(shape: dict, raw: Any) -> str:
+    """"" when grading can read the answer, else why not (the grader's own message)."""
+    import sympy
+
+    try:
+        kind = shape["kind"]
+        text = _as_text(raw, kind)
+        if text is None or not text.strip():
+            return "no answer"
+        if kind == NUMERIC:
+            got, expected = len(parse_numbers(text)), shape["entries"]
+            if got != expected:
+                return count_problem(expected, got)
+        elif kind == SYMBOLIC:
+            parse(text, {name: sympy.Symbol(name) for name in shape["symbols"]})
+        elif kind == CHOICE:
+            _letter(shape["options"], text)
+        else:
+            _truefalse_value(text)
+    except AnswerRejected as exc:
+        return str(exc).removeprefix("answer rejected: ")
+    except RecursionError:
+        return "too deeply nested"
+    return ""
+
+
 def grade_file(exam: Exam, path: str | Path, student: str | None = None) -> GradingResult:
     file_student, answers = load_answers(path)
     if student is not None and check_student_id(student) != file_student:
@@ -285,39 +418,101 @@ class BatchRow:
     status: str                       # "graded" | "error"
     reason: str = ""
     result: GradingResult | None = None
+    flag: str = ""                    # e.g. the file's content claims another student's id
+
+
+ANSWER_SUFFIXES = (".yaml", ".yml", ".json")
 
 
 def answer_files(folder: Path) -> list[Path]:
-    return sorted(p for p in Path(folder).iterdir()
-                  if p.is_file() and p.suffix.lower() in (".yaml", ".yml", ".json"))
+    """The answers files of a hand-in folder: ``ID.yaml`` at the top, or one file per ``ID/`` folder."""
+    folder = Path(folder)
+    found = [p for p in folder.iterdir() if p.is_file() and p.suffix.lower() in ANSWER_SUFFIXES]
+    for sub in folder.iterdir():
+        if sub.is_dir() and not sub.is_symlink():
+            found += [p for p in sub.iterdir() if p.is_file() and p.suffix.lower() in ANSWER_SUFFIXES]
+    return sorted(found)
 
 
-def grade_folder(exam: Exam, folder: str | Path) -> list[BatchRow]:
+HANDED_IN_PREFIX = "answers-"      # `seqlab exam render` hands each student answers-ID.yaml to fill in
+
+
+def owner_from_name(folder: Path, path: Path) -> str:
+    """Whose file this is, from where it was handed in: ``ID.yaml``, ``answers-ID.yaml`` (the file
+    render writes) or ``ID/<any name>.yaml``."""
+    rel = path.relative_to(folder)
+    if len(rel.parts) > 1:
+        return rel.parts[0]
+    return path.stem.removeprefix(HANDED_IN_PREFIX)
+
+
+def load_roster(path: str | Path) -> dict[str, str]:
+    """A roster CSV with columns ``file`` (as under the hand-in folder) and ``student``."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise AnswersError(f"{path}: cannot read the roster: {getattr(exc, 'strerror', None) or exc}") from None
+    reader = csv.DictReader(io.StringIO(text))
+    if not reader.fieldnames or not {"file", "student"} <= set(reader.fieldnames):
+        raise AnswersError(f"{path}: the roster needs the columns 'file' and 'student'")
+    roster: dict[str, str] = {}
+    for line, row in enumerate(reader, start=2):
+        name, sid = (row.get("file") or "").strip(), (row.get("student") or "").strip()
+        try:
+            roster[name] = check_student_id(sid)
+        except StudentIdError as exc:
+            raise AnswersError(f"{path}: line {line}: {exc}") from None
+    return roster
+
+
+def grade_folder(exam: Exam, folder: str | Path, roster: dict[str, str] | None = None) -> list[BatchRow]:
     """Grade every answers file in ``folder``; a bad file becomes an error row, never a stop.
 
+    Whose file it is comes from the roster (file name -> id) or else the file or folder name,
+    never from the content: a file that claims another id is graded as its owner's and flagged.
     Two files for the same student are both refused (which one counts is the instructor's call).
     """
     folder = Path(folder)
     if not folder.is_dir():
         raise AnswersError(f"{folder}: not a folder")
     rows: list[BatchRow] = []
-    loaded: list[tuple[Path, str, dict[str, Any]]] = []
+    loaded: list[tuple[Path, str, str | None, dict[str, Any]]] = []
     for path in answer_files(folder):
+        name = path.relative_to(folder).as_posix()
+        if roster is not None:
+            if name not in roster:
+                rows.append(BatchRow(name, "", "error", reason=f"{path}: not in the roster; add it to grade it"))
+                continue
+            owner = roster[name]
+        else:
+            try:
+                owner = check_student_id(owner_from_name(folder, path))
+            except StudentIdError as exc:
+                rows.append(BatchRow(name, "", "error", reason=f"{path}: the file name is no student id: {exc}"))
+                continue
         try:
-            student, answers = load_answers(path)
-            loaded.append((path, student, answers))
+            claimed, answers = load_answers(path, require_student=False)
+            loaded.append((path, owner, claimed, answers))
         except AnswersError as exc:
-            rows.append(BatchRow(path.name, "", "error", reason=str(exc)))
+            rows.append(BatchRow(name, owner, "error", reason=str(exc)))
     files_of: dict[str, list[str]] = {}
-    for path, student, _ in loaded:
-        files_of.setdefault(student, []).append(path.name)
-    for path, student, answers in loaded:
-        if len(files_of[student]) > 1:
-            others = ", ".join(f for f in files_of[student] if f != path.name)
-            rows.append(BatchRow(path.name, student, "error",
-                                 reason=f"{path}: student {student!r} also has answers in {others}; keep one file"))
+    for path, owner, _, _ in loaded:
+        files_of.setdefault(owner, []).append(path.relative_to(folder).as_posix())
+    for path, owner, claimed, answers in loaded:
+        name = path.relative_to(folder).as_posix()
+        if len(files_of[owner]) > 1:
+            others = ", ".join(f for f in files_of[owner] if f != name)
+            rows.append(BatchRow(name, owner, "error",
+                                 reason=f"{path}: student {owner!r} also has answers in {others}; keep one file"))
             continue
-        rows.append(BatchRow(path.name, student, "graded", result=grade_answers(exam, student, answers, source=str(path))))
+        result = grade_answers(exam, owner, answers, source=str(path))
+        flag = ""
+        if claimed is not None and claimed != owner:
+            flag = f"the file claims student {claimed!r}; graded as its owner {owner!r}"
+            result.errors.append(flag)
+            result.meta["claimed_student"] = claimed
+        rows.append(BatchRow(name, owner, "graded", result=result, flag=flag))
     return rows
 
 
@@ -326,15 +521,15 @@ def gradebook_csv(exam: Exam, rows: list[BatchRow]) -> str:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     ids = exam.ids()
-    writer.writerow(["student", "status", "total", "max_score", "percent", *ids, "file", "reason"])
+    writer.writerow(["student", "status", "total", "max_score", "percent", *ids, "flag", "file", "reason"])
     for row in sorted(rows, key=lambda r: (r.status != "graded", r.student, r.file)):
         if row.result is None:
-            writer.writerow([row.student, row.status, 0, f"{exam.max_score:g}", "", *[""] * len(ids), row.file,
-                             row.reason[:300]])
+            writer.writerow([row.student, row.status, 0, f"{exam.max_score:g}", "", *[""] * len(ids), row.flag,
+                             row.file, row.reason[:300]])
             continue
         result = row.result
         by_id = {t.name.split(":", 1)[0][len("exam."):]: t.score for t in result.tests}
         writer.writerow([row.student, row.status, f"{result.score:g}", f"{result.max_score:g}",
-                         f"{result.percent:.1f}", *[f"{by_id.get(q, 0.0):g}" for q in ids], row.file,
+                         f"{result.percent:.1f}", *[f"{by_id.get(q, 0.0):g}" for q in ids], row.flag, row.file,
                          "; ".join(result.errors)[:300]])
     return buf.getvalue()

@@ -10,6 +10,16 @@ Kinds and their answers:
 - ``numeric``    a float, or a list of floats (vectors, shapes); compared with a tolerance;
 - ``symbolic``   a sympy expression over the question's symbols; compared by equivalence;
 - ``choice``     a letter; ``truefalse``: "true"/"false".
+
+Fairness by construction: every draw must be *valid* before a student sees it. The general rule
+(``fair_draw``) holds for every numeric and symbolic question: each of the question's named
+mistakes is distinguishable from the key (outside the tolerance; for formulas, different at
+sample points), and no nonzero key entry is so small that the answer 0 would be accepted. A
+question adds its own rule with ``valid=`` (documented next to its generator). A draw that
+breaks either rule is thrown away and the same generator draws again, so the variant stays a
+pure function of (exam seed, student id). A question with harder and easier *forms* lists them
+in ``forms``; the form is fixed per exam (drawn from the exam seed alone, or named in the exam
+file), never per student.
 """
 from __future__ import annotations
 
@@ -50,6 +60,29 @@ EXACT = Tolerance(0.0, 0.0)
 FOUR_DIGITS = Tolerance(1e-3, 1e-4)
 
 
+# How a partial-credit rule names a mistake to students (exam text, notebook, key). It says what
+# was done wrong, not how to do it right; names not listed are shown with spaces for '_'.
+MISTAKE_WORDS = {
+    "no_bias_correction": "skipping the bias correction",
+    "adagrad_sum": "summing squared gradients as AdaGrad does",
+    "no_bias": "leaving out the bias vectors",
+    "no_tanh": "leaving out the tanh derivative",
+    "no_deriv": "leaving out the tanh derivatives",
+    "one_bias": "counting one bias vector instead of two",
+    "notes_form": "using the notes' GRU form (r applied before the matrix product)",
+    "no_scaling": "leaving out the 1/sqrt(d) scaling",
+    "std": "giving the standard deviation instead of the variance",
+    "one_head": "counting one head",
+    "no_norms": "leaving out the LayerNorm parameters",
+    "one_layer": "counting one layer",
+    "unbiased": "dividing by n - 1 in the variance",
+}
+
+
+def mistake_words(name: str) -> str:
+    return MISTAKE_WORDS.get(name, name.replace("_", " "))
+
+
 @dataclass(frozen=True)
 class Mistake:
     """A known wrong answer: the value (or expression) it gives and what it looks like."""
@@ -75,6 +108,10 @@ class Question:
     exercises: tuple[str, ...] = ()
     topic: str = ""
     answer_hint: str = ""     # how to write the answer, shown under the question
+    # the question's own validity rule on top of ``fair_draw``'s general one (see the module doc)
+    valid: Callable[[dict], bool] | None = None
+    # forms of unequal difficulty: ``sample(rng, form)`` draws one; every student of an exam gets the same
+    forms: tuple[str, ...] = ()
 
     def syms(self, params: dict) -> tuple[Sym, ...]:
         return tuple(self.symbols(params)) if self.symbols else ()
@@ -103,7 +140,8 @@ def register(q: Question) -> Question:
 def question(id: str, *, kind: str, title: str, sections: tuple[str, ...] | list[str],
              sample: Callable[[random.Random], dict], template: str | None = None,
              tolerance: Tolerance | None = None, symbols=None, mistakes=None, equivalents=None,
-             exercises: tuple[str, ...] | list[str] = (), answer_hint: str = ""):
+             exercises: tuple[str, ...] | list[str] = (), answer_hint: str = "",
+             valid: Callable[[dict], bool] | None = None, forms: tuple[str, ...] = ()):
     """Decorator for the answer function: registers the question and returns the function."""
 
     def wrap(answer: Callable[[dict], Any]):
@@ -112,11 +150,42 @@ def question(id: str, *, kind: str, title: str, sections: tuple[str, ...] | list
             id=id, kind=kind, title=title, sections=tuple(sections), sample=sample, answer=answer,
             template=template or f"questions/{id}.md.j2", tolerance=tolerance, symbols=symbols,
             mistakes=mistakes, equivalents=equivalents, exercises=tuple(exercises), topic=topic,
-            answer_hint=answer_hint,
+            answer_hint=answer_hint, valid=valid, forms=tuple(forms),
         ))
         return answer
 
     return wrap
+
+
+def _entries(value) -> list[float]:
+    return [float(x) for x in value] if isinstance(value, (list, tuple)) else [float(value)]
+
+
+def fair_draw(q: Question, params: dict, answer: Any, tolerance: Tolerance | None = None,
+              mistakes: dict[str, Mistake] | None = None) -> bool:
+    """The general validity rule (module doc) and the question's own ``valid`` rule.
+    ``mistakes``: the question's named mistakes for these params, when already computed."""
+    if mistakes is None:
+        mistakes = q.mistakes(params) if q.mistakes else {}
+    if q.valid is not None and not q.valid(params):
+        return False
+    if q.kind == NUMERIC:
+        tol = tolerance or q.tolerance
+        expected = _entries(answer)
+        # an entry that is exactly 0 is the key (a masked weight); a tiny nonzero one would accept 0
+        if any(e != 0.0 and tol.accepts(0.0, e) for e in expected):
+            return False
+        for mistake in mistakes.values():
+            values = _entries(mistake.value)
+            if len(values) == len(expected) and all(tol.accepts(a, e) for a, e in zip(values, expected)):
+                return False
+        return True
+    if q.kind == SYMBOLIC and q.mistakes:
+        from .safeexpr import mistake_differs
+
+        spec = {s.name: s for s in q.syms(params)}
+        return all(mistake_differs(answer, m.value, spec) for m in mistakes.values())
+    return True
 
 
 def rng_for(exam_seed: int | str, student: str, question_id: str) -> random.Random:
@@ -139,6 +208,8 @@ class Variant:
     tolerance: Tolerance | None = None
     text: str = ""                   # rendered question text (Markdown)
     solution: str = ""               # rendered worked solution (Markdown), for the key
+    form: str | None = None          # the form of a question that has several (one per exam)
+    mistakes: dict = field(default_factory=dict)   # the named mistakes for these params, computed once
 
     @property
     def id(self) -> str:

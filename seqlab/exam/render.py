@@ -7,7 +7,9 @@ is byte-for-byte reproducible: no dates, no random ids, sorted YAML keys.
 """
 from __future__ import annotations
 
+import html
 import json
+import re
 from functools import lru_cache
 from pathlib import Path
 
@@ -16,7 +18,7 @@ import sympy
 import yaml
 
 from ..paths import TEMPLATES_DIR
-from .model import CHOICE, NUMERIC, SYMBOLIC, TRUEFALSE, Variant
+from .model import CHOICE, NUMERIC, SYMBOLIC, TRUEFALSE, Variant, mistake_words
 from .variants import ExamInstance, format_number
 
 EXAM_TEMPLATES = TEMPLATES_DIR / "exam"
@@ -89,7 +91,9 @@ def answer_format(v: Variant) -> str:
         what = (f"{len(v.answer)} numbers separated by commas" if many else "a number")
         if q.answer_hint:
             what += f" ({q.answer_hint})"
-        return f"{what}; arithmetic such as `1/3` or `sqrt(2)/2` is accepted; graded {tol}."
+        exact = v.tolerance is not None and v.tolerance.rel == 0 and v.tolerance.abs == 0
+        graded = "graded as exact values: give the integers exactly" if exact else f"graded {tol}"
+        return f"{what}; arithmetic such as `1/3` or `sqrt(2)/2` is accepted; {graded}."
     if q.kind == SYMBOLIC:
         names = ", ".join(f"`{s.name}`" for s in q.syms(v.params))
         return (f"a formula in {names} with `+ - * / ^`, parentheses and `sqrt exp log tanh sigmoid sin cos`; "
@@ -101,14 +105,44 @@ def answer_format(v: Variant) -> str:
     raise AssertionError(q.kind)  # pragma: no cover
 
 
+PARTIAL_CREDIT_POLICY = (
+    "Partial credit, where a question has a rule, is stated under that question: for a list of n "
+    "numbers, each correct entry earns 1/n of the points, except entries that could be copied from "
+    "the question (a number printed in it, or 0), which earn nothing; a named mistake earns the "
+    "stated fraction. Everything else earns full points or none.")
+ROUNDING_POLICY = ("Keep full precision in intermediate steps and round only the final answer; "
+                   "give integers exactly.")
+
+
+def partial_credit_rule(v: Variant, eq) -> str:
+    """The partial-credit rule of one question, in words ("" when it has none)."""
+    from .grading import earning_entries
+
+    rules = []
+    if eq.per_element and isinstance(v.answer, list) and len(v.answer) > 1:
+        earning = earning_entries(v)
+        copied = [str(i + 1) for i, e in enumerate(earning) if not e]
+        if any(earning):
+            rule = f"each correct entry earns 1/{len(earning)} of the points"
+            if copied:
+                rule += (f" (entr{'y' if len(copied) == 1 else 'ies'} {', '.join(copied)} can be copied from the "
+                         "question and earn nothing)")
+            rules.append(rule)
+    for name, frac in sorted(eq.mistakes.items()):
+        rules.append(f"the known mistake of {mistake_words(name)} earns {round(frac * 100)}%")
+    return "; ".join(rules)
+
+
 def _context(inst: ExamInstance) -> dict:
     parts: list[dict] = []
     for eq, v in zip(inst.exam.questions, inst.variants):
         if not parts or parts[-1]["title"] != eq.part:
             parts.append({"title": eq.part, "variants": []})
-        parts[-1]["variants"].append({"v": v, "format": answer_format(v), "eq": eq})
+        parts[-1]["variants"].append({"v": v, "format": answer_format(v), "eq": eq,
+                                      "partial": partial_credit_rule(v, eq)})
     return {"exam": inst.exam, "student": inst.student, "parts": parts, "variants": inst.variants,
-            "max_score": inst.exam.max_score}
+            "max_score": inst.exam.max_score, "partial_policy": PARTIAL_CREDIT_POLICY,
+            "rounding_policy": ROUNDING_POLICY}
 
 
 def exam_markdown(inst: ExamInstance) -> str:
@@ -119,14 +153,50 @@ def key_markdown(inst: ExamInstance) -> str:
     return environment().get_template("key.md.j2").render(_context(inst)).rstrip() + "\n"
 
 
+_INLINE_MATH = re.compile(r'<span class="math">\\\((.*?)\\\)</span>', re.S)
+_BLOCK_MATH = re.compile(r'<div class="math">\$\$(.*?)\$\$</div>', re.S)
+
+
+def tex_to_mathml(tex: str, display: bool = False) -> str:
+    """LaTeX -> MathML at render time: every current browser shows it with no script and no network
+    (the exam room may have none). The TeX stays in an annotation, for screen readers and copying."""
+    from latex2mathml.converter import convert
+
+    mathml = convert(_aligned_as_array(tex.strip()), display="block" if display else "inline")
+    annotation = f'<annotation encoding="application/x-tex">{html.escape(tex.strip())}</annotation>'
+    # keep the MathML well-formed: wrap the converted content in a semantics element
+    head, _, rest = mathml.partition(">")
+    body = rest[: rest.rfind("</math>")]
+    return f"{head}><semantics><mrow>{body}</mrow>{annotation}</semantics></math>"
+
+
+def _aligned_as_array(tex: str) -> str:
+    """``aligned`` (right, left, right, left ... columns) as the ``array`` the converter knows."""
+    def column_spec(m: re.Match) -> str:
+        body = m.group(1)
+        columns = max(row.count("&") for row in body.split(r"\\")) + 1
+        return r"\begin{array}{" + "rl" * (columns // 2) + "r" * (columns % 2) + "}" + body + r"\end{array}"
+
+    return re.sub(r"\\begin\{aligned\}(.*?)\\end\{aligned\}", column_spec, tex, flags=re.S)
+
+
 def markdown_to_html(text: str) -> str:
     import mistune
 
-    return mistune.create_markdown(escape=True, plugins=["table", "math"])(text)
+    rendered = mistune.create_markdown(escape=True, plugins=["table", "math"])(text)
+    rendered = _BLOCK_MATH.sub(lambda m: tex_to_mathml(html.unescape(m.group(1)), display=True), rendered)
+    return _INLINE_MATH.sub(lambda m: tex_to_mathml(html.unescape(m.group(1))), rendered)
 
 
 def exam_html(inst: ExamInstance) -> str:
     body = markdown_to_html(exam_markdown(inst))
+    return environment().get_template("exam.html.j2").render(exam=inst.exam, student=inst.student,
+                                                             body=body).rstrip() + "\n"
+
+
+def key_html(inst: ExamInstance) -> str:
+    """The key as a page: the same offline math (MathML) and no-network policy as the exam."""
+    body = markdown_to_html(key_markdown(inst))
     return environment().get_template("exam.html.j2").render(exam=inst.exam, student=inst.student,
                                                              body=body).rstrip() + "\n"
 
@@ -181,15 +251,26 @@ def exam_notebook(inst: ExamInstance):
     locked = {"grade": False, "solution": False, "locked": True}
     cells = [
         _cell("markdown", f"# {inst.exam.title}\n\nStudent: `{inst.student}`\n\n"
-              "Write each answer as a string in the cell below its question, then run the last cell: "
-              "it saves `answers.yaml`, the file you hand in.", "header", locked),
+              "Write each answer as a string in the cell below its question, run the check cell (it reports "
+              "answers the grader cannot read, never whether they are right), then run the last cell: "
+              f"it saves `answers.yaml`, the file you hand in.\n\n{ROUNDING_POLICY} {PARTIAL_CREDIT_POLICY}",
+              "header", locked),
         _cell("code", "answers = {}", "setup", locked),
     ]
-    for v in inst.variants:
+    for eq, v in zip(inst.exam.questions, inst.variants):
+        rule = partial_credit_rule(v, eq)
         cells.append(_cell("markdown", f"## Question {v.number} ({v.points:g} points): {v.question.title}\n\n"
-                           f"{v.text}\n\n*Answer:* {answer_format(v)}", f"q{v.number}-text", locked))
+                           f"{v.text}\n\n*Answer:* {answer_format(v)}"
+                           + (f"\n\n*Partial credit:* {rule}." if rule else ""), f"q{v.number}-text", locked))
         cells.append(_cell("code", f"answers[{json.dumps(v.id)}] = \"\"  # your answer, as a string",
                            f"q{v.number}-answer", {"grade": False, "solution": True, "locked": False}))
+    from .grading import answer_shapes
+
+    shapes = json.dumps(answer_shapes(inst), sort_keys=True)
+    cells.append(_cell("code", "# Check before hand-in: the grader's own parser reports answers it cannot read\n"
+                       "# (syntax, number of entries); it never says whether an answer is right.\n"
+                       "import json\nfrom seqlab.exam.grading import check_readable\n"
+                       f"problems = check_readable(json.loads({shapes!r}), answers)", "check", locked))
     cells.append(_cell("code", "import json\n"
                        f"with open(\"answers.yaml\", \"w\") as f:  # JSON is valid YAML\n"
                        f"    json.dump({{\"student\": {json.dumps(inst.student)}, \"answers\": answers}}, f, indent=1)\n"
@@ -206,7 +287,12 @@ def write_exam(inst: ExamInstance, out: Path, *, notebook: bool = False, html: b
     out.mkdir(parents=True, exist_ok=True)
     sid = inst.student
     written = []
-    for name, text in ((f"exam-{sid}.md", exam_markdown(inst)), (f"answers-{sid}.yaml", blank_answers(inst))):
+    from .grading import answer_shapes
+
+    # what each answer must look like, never the key: the student's own `seqlab exam check` input
+    shapes = json.dumps({"student": sid, "questions": answer_shapes(inst)}, indent=1, sort_keys=True) + "\n"
+    for name, text in ((f"exam-{sid}.md", exam_markdown(inst)), (f"answers-{sid}.yaml", blank_answers(inst)),
+                       (f"check-{sid}.json", shapes)):
         (out / name).write_text(text, encoding="utf-8")
         written.append(out / name)
     if html:
@@ -230,4 +316,6 @@ def write_key(inst: ExamInstance, out: Path) -> list[Path]:
                         + dump_yaml(key_answers(inst)), encoding="utf-8")
     key_md = out / f"key-{sid}.md"
     key_md.write_text(key_markdown(inst), encoding="utf-8")
-    return [key_yaml, key_md]
+    key_page = out / f"key-{sid}.html"
+    key_page.write_text(key_html(inst), encoding="utf-8")
+    return [key_yaml, key_md, key_page]

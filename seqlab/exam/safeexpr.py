@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import ast
 import math
+import re
 import random
 import signal
 import threading
@@ -192,6 +193,12 @@ class _Checker:
                 return False, self._float_binop(node.op, lval, rval)
             return True, None
         if isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Constant) or (isinstance(node.func, ast.Name) and (
+                    node.func.id in self.symbols or node.func.id in self.constants)) or isinstance(node.func, ast.BinOp):
+                # 2(x+1), x(y+1), (a+b)(c+d): Python reads a call, the student meant a product
+                left = ast.unparse(node.func) if len(ast.unparse(node.func)) <= 20 else "..."
+                left = f"({left})" if isinstance(node.func, ast.BinOp) else left
+                raise AnswerRejected(f"answer rejected: implicit multiplication: write {left}*(...)")
             if not isinstance(node.func, ast.Name) or node.func.id not in FUNCTIONS:
                 what = node.func.id if isinstance(node.func, ast.Name) else "this expression"
                 raise AnswerRejected(f"answer rejected: calling {what!r} is not allowed "
@@ -322,17 +329,49 @@ def parse(text: object, symbols: Mapping[str, sympy.Symbol] | None = None, *, al
     for name in symbols:
         if not name.isidentifier() or name.startswith("_") or name in FUNCTIONS:
             raise ValueError(f"bad symbol name {name!r}")
-    constants = {k: v for k, v in (NUMERIC_CONSTANTS if numeric else CONSTANTS).items() if k not in symbols}
+    # ``e`` is Euler's number in numbers and formulas alike, unless a question names a symbol e
+    constants = {k: v for k, v in NUMERIC_CONSTANTS.items() if k not in symbols}
     source = check_text(text)
     try:
         tree = ast.parse(source, mode="eval")
     except (SyntaxError, ValueError, MemoryError, RecursionError):
-        raise AnswerRejected("answer rejected: not a valid expression (check operators and brackets)")
+        raise AnswerRejected(f"answer rejected: {syntax_hint(source)}")
     _Checker(symbols, constants, allow_list).check(tree)
     body = tree.body
     if isinstance(body, (ast.Tuple, ast.List)):
         return [_build(e, symbols, constants) for e in body.elts]
     return _build(body, symbols, constants)
+
+
+_IMPLICIT = (
+    # 2x, 2(x+1), 2 sqrt(x): a number right before a name or a bracket
+    re.compile(r"(?<![A-Za-z_0-9.])(\d+(?:\.\d*)?)\s*([A-Za-z_][A-Za-z_0-9]*|\()"),
+    # (a+b)(c+d), (a+b)x, (a+b)2: a closing bracket right before something to multiply
+    re.compile(r"(\))\s*([A-Za-z_][A-Za-z_0-9]*|\d+|\()"),
+    # x y: two names side by side (a name before '(' is a call, checked by the whitelist)
+    re.compile(r"([A-Za-z_][A-Za-z_0-9]*)\s+([A-Za-z_][A-Za-z_0-9]*|\d+)"),
+)
+
+
+def syntax_hint(source: str) -> str:
+    """Why a text that is not an expression fails, in words a student can act on."""
+    for pattern in _IMPLICIT:
+        m = pattern.search(source)
+        if m:
+            left, right = m.group(1), m.group(2)
+            if pattern is _IMPLICIT[0] and re.fullmatch(r"[eE]\d*", right):
+                continue           # 2e5 and 2.5e-3 are numbers, not products
+            left = "(...)" if left == ")" else left
+            if right != "(" and source[m.end():m.end() + 1] == "(":
+                right += "(...)"             # 2 sqrt(x): the product of 2 and a call
+            return f"implicit multiplication: write {left}*{right}{'...)' if right == '(' else ''}"
+    if re.search(r"[+\-*/^]\s*$", source):
+        return "the expression ends with an operator"
+    if re.search(r"(\*\*|[+\-*/])\s*[*/]", source.replace("**", "^")) or re.search(r"[*/^]{2,}", source.replace("**", "^")):
+        return "two operators in a row"
+    if ",," in source.replace(" ", "") or source.strip().startswith(",") or source.strip().endswith(","):
+        return "an empty entry between commas"
+    return "not a valid expression (check operators and brackets)"
 
 
 def parse_number(text: object) -> float:
@@ -530,3 +569,9 @@ def _numeric_check(expected, answer, syms: Mapping[str, Sym], *, seed: int, poin
         if compared >= points:
             break
     return "agrees" if compared >= min(points, 3) else "undefined"
+
+
+def mistake_differs(expected, wrong, syms: Mapping[str, Sym], *, points: int = 8) -> bool:
+    """Is a named mistake clearly a different function from the key? Floats at fixed points
+    inside the symbols' ranges: the same check that settles most wrong answers in grading."""
+    return _numeric_check(expected, wrong, syms, seed=0, points=points, rtol=1e-9, atol=1e-12) == "differs"

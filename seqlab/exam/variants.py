@@ -6,15 +6,18 @@ salted ``hash``), parameters are plain decimals, and answers come from float64 r
 """
 from __future__ import annotations
 
+import json
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Iterator
 
 import sympy
 
 from .examfile import Exam, ExamQuestion
-from .model import CHOICE, NUMERIC, SYMBOLIC, TRUEFALSE, Question, Variant, rng_for
+from .model import (CHOICE, NUMERIC, REGISTRY, SYMBOLIC, TRUEFALSE, Question, Tolerance, Variant, fair_draw,
+                    rng_for)
 
 STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
 
@@ -31,8 +34,64 @@ def check_student_id(student: object) -> str:
     return student
 
 
-def sample_params(q: Question, exam_seed, student: str) -> dict:
-    return q.sample(rng_for(exam_seed, student, q.id))
+# A valid draw is the rule, not luck: every generator's rules keep most draws (the bank's worst,
+# opt.clip_vector, keeps about 6 in 10), so 200 tries all failing means a rule is broken.
+MAX_DRAWS = 200
+# not a valid student id (see STUDENT_ID), so the form never shares a generator with a student
+FORM_KEY = "*form*"
+
+
+class DrawError(RuntimeError):
+    """A generator found no valid draw: its validity rule cannot be met."""
+
+
+def exam_form(q: Question, exam_seed, form: str | None = None) -> str | None:
+    """The form every student of this exam gets: the exam file's choice, else one drawn from
+    the exam seed alone (so the exam, not the student, decides how hard the question is)."""
+    if not q.forms:
+        return None
+    if form is not None:
+        return form
+    return _seeded_form(q.id, exam_seed, q.forms)
+
+
+@lru_cache(maxsize=4096)
+def _seeded_form(question_id: str, exam_seed, forms: tuple[str, ...]) -> str:
+    return rng_for(exam_seed, FORM_KEY, question_id).choice(forms)
+
+
+def draw(q: Question, exam_seed, student: str, *, form: str | None = None,
+         tolerance: Tolerance | None = None) -> tuple[dict, object, dict]:
+    """(params, answer, named mistakes) of the first valid draw (``model.fair_draw``)."""
+    rng = rng_for(exam_seed, student, q.id)
+    form = exam_form(q, exam_seed, form)
+    for _ in range(MAX_DRAWS):
+        params = q.sample(rng, form) if q.forms else q.sample(rng)
+        if q.kind == SYMBOLIC:
+            answer, mistakes, fair = _symbolic_draw(q.id, json.dumps(params, sort_keys=True))
+        else:
+            answer = q.answer(params)
+            mistakes = q.mistakes(params) if q.mistakes else {}
+            fair = fair_draw(q, params, answer, tolerance, mistakes)
+        if fair:
+            return params, answer, mistakes
+    raise DrawError(f"{q.id}: no valid draw in {MAX_DRAWS} tries for student {student!r}: "
+                    "its validity rule cannot be met")
+
+
+@lru_cache(maxsize=4096)
+def _symbolic_draw(question_id: str, params_json: str) -> tuple[object, dict, bool]:
+    """A formula question's parameters take a handful of values (a form, a step count): its key
+    and validity are computed once per value, not once per student (sympy is the slow part)."""
+    q = REGISTRY[question_id]
+    params = json.loads(params_json)
+    answer = q.answer(params)
+    mistakes = q.mistakes(params) if q.mistakes else {}
+    return answer, mistakes, fair_draw(q, params, answer, mistakes=mistakes)
+
+
+def sample_params(q: Question, exam_seed, student: str, form: str | None = None) -> dict:
+    return draw(q, exam_seed, student, form=form)[0]
 
 
 def format_number(x: float) -> str:
@@ -43,18 +102,23 @@ def format_number(x: float) -> str:
     return format(x, ".10g")
 
 
+@lru_cache(maxsize=4096)
+def _formula_text(expr) -> str:
+    """sympy's printer is slow and a formula key repeats across students: print each once."""
+    return sympy.sstr(expr)
+
+
 def format_answer(kind: str, answer) -> str:
     if kind == NUMERIC:
         return ", ".join(format_number(v) for v in answer) if isinstance(answer, (list, tuple)) else format_number(answer)
     if kind == SYMBOLIC:
-        return sympy.sstr(answer)
+        return _formula_text(answer)
     return str(answer)
 
 
 def make_variant(exam: Exam, eq: ExamQuestion, student: str, number: int, *, render: bool = True) -> Variant:
     q = eq.question
-    params = sample_params(q, exam.seed, student)
-    answer = q.answer(params)
+    params, answer, mistakes = draw(q, exam.seed, student, form=eq.form, tolerance=eq.tolerance)
     if q.kind == NUMERIC and isinstance(answer, tuple):
         answer = list(answer)
     if q.kind in (CHOICE, TRUEFALSE):
@@ -62,7 +126,8 @@ def make_variant(exam: Exam, eq: ExamQuestion, student: str, number: int, *, ren
     variant = Variant(question=q, number=number, points=eq.points, params=params, answer=answer,
                       key=format_answer(q.kind, answer),
                       partial={"per_element": eq.per_element, "mistakes": dict(eq.mistakes)},
-                      tolerance=eq.tolerance or q.tolerance)
+                      tolerance=eq.tolerance or q.tolerance, form=exam_form(q, exam.seed, eq.form),
+                      mistakes=dict(mistakes))
     if render:
         from .render import render_question
 

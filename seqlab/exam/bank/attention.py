@@ -1,5 +1,10 @@
 """Attention questions: weights and outputs for small Q, K, V, causal masking, Bahdanau
-attention, multi-head parameter counts and shapes, attention memory, and why sqrt(d)."""
+attention, multi-head parameter counts and shapes, attention memory, and why sqrt(d).
+
+Validity (``model.fair_draw``): every draw keeps each named mistake outside the tolerance of
+the key and every key entry clearly away from 0; the rules each question adds, and the forms
+that are fixed per exam, are stated above its generator.
+"""
 from __future__ import annotations
 
 
@@ -56,8 +61,10 @@ def sdpa_output(p):
 
 # --------------------------------------------------------------------------- causal mask
 
+# Validity: the query is position 2. Position 3 (the last) sees everything, so the mask removes
+# nothing (the ``no_mask`` mistake is the key); position 1 sees only itself (weights 1, 0, 0).
 def _sample_causal(rng):
-    return {"X": mat(rng, 3, 2, -2, 2), "row": rng.randint(2, 3)}
+    return {"X": mat(rng, 3, 2, -2, 2), "row": 2}
 
 
 @question("attn.causal_weights", kind=NUMERIC, title="Masked self-attention weights",
@@ -124,7 +131,8 @@ def _mem_formula(p, heads=True):
 
 
 @question("attn.memory_formula", kind=SYMBOLIC, title="Attention memory as a formula",
-          sections=("W8 §14", "L5 §17", "L5 §18", "L7-8 (Lecture 8) §五"), sample=lambda rng: {"self": rng.choice((True, False))},
+          sections=("W8 §14", "L5 §17", "L5 §18", "L7-8 (Lecture 8) §五"),
+          sample=lambda rng, form: {"self": form == "self"}, forms=("self", "cross"),
           symbols=_mem_symbols, exercises=("attention.multi_head_attention",),
           mistakes=lambda p: {"one_head": Mistake(_mem_formula(p, heads=False), "every head has its own attention matrix")},
           equivalents=lambda p: ["h*B*N^2", "(N*h)*(B*N)"] if p["self"] else ["h*B*M*N", "(N*h)*(B*M)"])
@@ -156,13 +164,15 @@ def mha_params(p):
 MHA_CASES = ("weights", "head_dim", "output")
 
 
-def _sample_mha_shapes(rng):
-    return {"case": rng.choice(MHA_CASES), "B": rng.randint(2, 4), "L": rng.randint(3, 7), "S": rng.randint(3, 9),
+# Forms: which tensor's shape is asked (the head split needs E/h, the others do not); one per exam.
+def _sample_mha_shapes(rng, form):
+    return {"case": form, "B": rng.randint(2, 4), "L": rng.randint(3, 7), "S": rng.randint(3, 9),
             "E": rng.choice((8, 12, 16, 24)), "heads": rng.choice((2, 4))}
 
 
 @question("attn.mha_shapes", kind=NUMERIC, title="Shapes inside multi-head cross-attention",
           sections=("W8 §13.1", "L5 §16", "W8 §16.2", "L7-8 (Lecture 8) §三", "W8 §13"), sample=_sample_mha_shapes,
+          forms=MHA_CASES,
           tolerance=EXACT, exercises=("attention.multi_head_attention",), answer_hint="the shape as integers")
 def mha_shapes(p):
     B, L, S, E, h = p["B"], p["L"], p["S"], p["E"], p["heads"]
@@ -195,7 +205,7 @@ def _var(p, form="right"):
 
 @question("attn.var_qk", kind=SYMBOLIC, title="Why divide by sqrt(d)",
           sections=("W8 §8.2", "L5 §15", "L7-8 (Lecture 8) §二.2", "W8 §19", "L5 §20"),
-          sample=lambda rng: {"case": rng.choice(("unit", "sigma", "scaled"))}, symbols=_var_symbols,
+          sample=lambda rng, form: {"case": form}, forms=("unit", "sigma", "scaled"), symbols=_var_symbols,
           exercises=("attention.scaled_dot_product_attention",),
           mistakes=lambda p: {"std": Mistake(_var(p, "sqrt"), "that is the standard deviation; the question asks for the variance")},
           equivalents=lambda p: {"unit": ["d**1", "sqrt(d)**2", "d^2/d"], "sigma": ["d*sigma^2*sigma^2", "(sqrt(d)*sigma^2)^2"],

@@ -20,13 +20,18 @@ class ConceptError(ValueError):
     pass
 
 
+def option_text(text: str) -> str:
+    """Every option is shown without a final period: punctuation must not tell the right one apart."""
+    return str(text).strip().rstrip(".").rstrip()
+
+
 def _choice_sampler(entry: dict):
     n = int(entry.get("options", 4))
 
     def sample(rng) -> dict:
-        right = rng.choice(entry["correct"])
+        right = option_text(rng.choice(entry["correct"]))
         wrong = rng.sample(entry["wrong"], n - 1)
-        options = [{"text": right, "why": ""}] + [{"text": w["text"], "why": w["why"]} for w in wrong]
+        options = [{"text": right, "why": ""}] + [{"text": option_text(w["text"]), "why": w["why"]} for w in wrong]
         rng.shuffle(options)
         letters = [chr(ord("A") + i) for i in range(n)]
         correct = letters[[o["text"] for o in options].index(right)]
@@ -56,7 +61,7 @@ def _check(entry: object, where: str) -> dict:
             raise ConceptError(f"{where} ({entry['id']}): a choice needs a stem and correct answers")
         if len(entry.get("wrong", [])) < n - 1 or n > 26:
             raise ConceptError(f"{where} ({entry['id']}): needs at least {n - 1} wrong options")
-        texts = list(entry["correct"]) + [w["text"] for w in entry["wrong"]]
+        texts = [option_text(t) for t in entry["correct"]] + [option_text(w["text"]) for w in entry["wrong"]]
         if len(set(texts)) != len(texts):
             raise ConceptError(f"{where} ({entry['id']}): duplicate option text")
     elif entry["kind"] == TRUEFALSE:

@@ -1,5 +1,11 @@
 """LSTM and GRU questions: parameter counts (PyTorch's layout), a cell update by hand, the
-cell-state gradient path, and the GRU update/reset gates."""
+cell-state gradient path, and the GRU update/reset gates. Notation as the notes': cell state
+C_t, candidate C~_t (written \\tilde C_t).
+
+Validity (``model.fair_draw``): every draw keeps each named mistake outside the tolerance of
+the key and every key entry clearly away from 0; the rules each question adds, and the forms
+that are fixed per exam, are stated above its generator.
+"""
 from __future__ import annotations
 
 import math
@@ -29,20 +35,33 @@ def _recurrent_shapes(cell, D, H, layers=1, directions=1, biases=2):
     return shapes
 
 
-def _sample_lstm_count(rng):
+# Validity: always two layers, so the second layer's input (H, or 2H with both directions) is part
+# of the question; the general rule then drops draws where that input equals D (the ``same_input``
+# mistake, every layer reading D features, would give the key).
+# Forms: one or two directions; one per exam, and the text names the case asked.
+def _sample_lstm_count(rng, form):
     return {"D": rng.choice((16, 32, 64, 100, 128)), "H": rng.choice((32, 64, 128, 256)),
-            "layers": rng.choice((1, 1, 2)), "bidirectional": rng.choice((False, True))}
+            "layers": 2, "bidirectional": form == "bidirectional"}
 
 
 def _lstm_count(p, cell="lstm", biases=2):
     return float(shape_numel(_recurrent_shapes(cell, p["D"], p["H"], p["layers"], 2 if p["bidirectional"] else 1, biases)))
 
 
-@question("lstm.param_count", kind=NUMERIC, title="Parameters of a (deep, bidirectional) LSTM",
+def _lstm_count_same_input(p):
+    directions = 2 if p["bidirectional"] else 1
+    one_layer = shape_numel(_recurrent_shapes("lstm", p["D"], p["H"], 1, directions))
+    return float(p["layers"] * one_layer)
+
+
+@question("lstm.param_count", kind=NUMERIC, title="Parameters of a two-layer LSTM",
           sections=("L5 §7.1", "L5 §9", "L5 §10", "L5 §11", "L7-8 (Lecture 7) §五.1"), sample=_sample_lstm_count,
           tolerance=EXACT, exercises=("lstm_gru.lstm_forward", "rnn.birnn_forward"),
+          forms=("unidirectional", "bidirectional"),
           mistakes=lambda p: {"one_bias": Mistake(_lstm_count(p, biases=1), "PyTorch keeps two bias vectors, b_ih and b_hh"),
-                              "as_gru": Mistake(_lstm_count(p, "gru"), "an LSTM has four gate blocks (i, f, g, o), not three")},
+                              "as_gru": Mistake(_lstm_count(p, "gru"), "an LSTM has four gate blocks (i, f, g, o), not three"),
+                              "same_input": Mistake(_lstm_count_same_input(p), "the second layer reads the first "
+                                                    "layer's outputs, not the D input features")},
           answer_hint="an integer")
 def lstm_param_count(p):
     return _lstm_count(p)
@@ -70,8 +89,9 @@ def _formula(p, biases=2):
     return sympy.expand(sum(math.prod(s) for s in _recurrent_shapes(p["cell"], D, H, biases=biases).values()))
 
 
-@question("lstm.param_count_formula", kind=SYMBOLIC, title="LSTM vs GRU size as a formula",
-          sections=("L5 §9", "L5 §7.1", "L5 §8"), sample=lambda rng: {"cell": rng.choice(("lstm", "gru"))},
+# Forms: LSTM or GRU (equal difficulty, but the exam still gives everyone the same cell).
+@question("lstm.param_count_formula", kind=SYMBOLIC, title="LSTM or GRU size as a formula",
+          sections=("L5 §9", "L5 §7.1", "L5 §8"), sample=lambda rng, form: {"cell": form}, forms=("lstm", "gru"),
           symbols=_formula_symbols, exercises=("lstm_gru.lstm_cell", "lstm_gru.gru_cell"),
           mistakes=lambda p: {"one_bias": Mistake(_formula(p, biases=1), "PyTorch keeps two bias vectors, b_ih and b_hh")},
           equivalents=lambda p: ([f"{GATES[p['cell']]}*H*(D + H + 2)", f"{GATES[p['cell']]}*(H*D + H^2) + {2 * GATES[p['cell']]}*H"]))
@@ -101,8 +121,8 @@ def _lstm_no_output_gate(p):
 @question("lstm.cell_update", kind=NUMERIC, title="One LSTM step by hand",
           sections=("L5 §7.1", "L5 §7.2", "L5 §7.3", "L5 §7.4", "L5 §7.5", "L7-8 (Lecture 7) §五.1"),
           sample=_sample_lstm_cell, tolerance=FOUR_DIGITS, exercises=("lstm_gru.lstm_cell",),
-          mistakes=lambda p: {"no_output_gate": Mistake(_lstm_no_output_gate(p), "h_t = o_t * tanh(c_t): the output gate is missing")},
-          answer_hint="two numbers, c_t then h_t")
+          mistakes=lambda p: {"no_output_gate": Mistake(_lstm_no_output_gate(p), "h_t = o_t * tanh(C_t): the output gate is missing")},
+          answer_hint="two numbers, C_t then h_t")
 def lstm_cell_update(p):
     return _lstm_cell(p)
 
@@ -121,8 +141,8 @@ def _gates(p, tanh=True):
 @question("lstm.gates_given", kind=NUMERIC, title="LSTM cell and hidden state from the gates",
           sections=("L5 §7.4", "L5 §7.5", "L5 §7.2", "L5 §7.3", "L7-8 (Lecture 7) §五.1"), sample=_sample_gates,
           tolerance=FOUR_DIGITS, exercises=("lstm_gru.lstm_cell",),
-          mistakes=lambda p: {"no_tanh": Mistake(_gates(p, tanh=False), "h_t = o_t * tanh(c_t): tanh is missing")},
-          answer_hint="four numbers: c_t (2 entries), then h_t (2 entries)")
+          mistakes=lambda p: {"no_tanh": Mistake(_gates(p, tanh=False), "h_t = o_t * tanh(C_t): tanh is missing")},
+          answer_hint="four numbers: C_t (2 entries), then h_t (2 entries)")
 def lstm_gates_given(p):
     return _gates(p)
 
@@ -170,7 +190,8 @@ def _path_symbols(p):
 
 @question("lstm.cell_path", kind=SYMBOLIC, title="The LSTM cell-state gradient path",
           sections=("L7-8 (Lecture 7) §五.2", "L7-8 (Lecture 7) §六", "L5 §7.4", "L5 §7.2"),
-          sample=lambda rng: {"k": rng.randint(2, 4)}, symbols=_path_symbols, exercises=("lstm_gru.lstm_cell",),
+          sample=lambda rng, form: {"k": int(form)}, forms=("2", "3", "4"), symbols=_path_symbols,
+          exercises=("lstm_gru.lstm_cell",),
           mistakes=lambda p: {"sum": Mistake(sum(s.sympy() for s in _path_symbols(p)), "the factors multiply along the path")},
           equivalents=lambda p: ["*".join(f"f{i}" for i in reversed(range(1, p["k"] + 1))),
                                  "exp(" + " + ".join(f"log(f{i})" for i in range(1, p["k"] + 1)) + ")"])

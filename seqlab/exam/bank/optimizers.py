@@ -1,5 +1,11 @@
 """Optimizer questions: one update by hand for each rule of the W8 recap, clipping, and the
-bias-correction and clipping factors as formulas."""
+bias-correction and clipping factors as formulas.
+
+Validity (``model.fair_draw``): every draw keeps each named mistake outside the tolerance of
+the key and every key entry clearly away from 0; the rules each question adds are stated
+above its generator. Gradients are numbered from 1 (``g_1`` is taken at ``w_0``), as Adam's
+``t = 1, 2, ...`` in the notes, so no state is ever divided by before it holds a gradient.
+"""
 from __future__ import annotations
 
 import sympy
@@ -104,8 +110,10 @@ def rmsprop_steps(p):
 
 # --------------------------------------------------------------------------- Adam
 
+# Validity: always two steps. With one step the bias correction makes every entry move by
+# exactly lr*sign(g_1) (up to eps), the answer of the ``sign_steps`` mistake: no Adam needed.
 def _sample_adam(rng):
-    steps = rng.choice((1, 2))
+    steps = 2
     return {"w": decs(rng, 2, -1, 1), "grads": [decs(rng, 2, -2, 2, nonzero=True) for _ in range(steps)],
             "lr": rng.choice((0.1, 0.01, 0.05)), "beta1": 0.9, "beta2": 0.999, "steps": steps}
 
@@ -121,10 +129,19 @@ def _adam_no_correction(p):
     return w
 
 
+def _adam_sign_steps(p):
+    w = list(p["w"])
+    for g in p["grads"]:
+        w = [wi - p["lr"] * (1.0 if gi > 0 else -1.0) for wi, gi in zip(w, g)]
+    return w
+
+
 def _adam_mistakes(p):
     return {"no_bias_correction": Mistake(_adam_no_correction(p),
                                           "this skips the bias correction m_hat = m/(1-beta1^t), "
-                                          "v_hat = v/(1-beta2^t)")}
+                                          "v_hat = v/(1-beta2^t)"),
+            "sign_steps": Mistake(_adam_sign_steps(p), "only the first step moves by lr*sign(g): at t = 2 the "
+                                                       "moments mix g_1 and g_2")}
 
 
 @question("opt.adam_steps", kind=NUMERIC, title="Adam with bias correction", sections=("W8 §1.5",),
@@ -141,9 +158,12 @@ def _sample_clip(rng):
     return {"g": g, "max_norm": rng.choice((0.5, 1.0, 2.0, 5.0, 10.0))}
 
 
+# Validity: ||g|| > tau (else the ``unclipped`` mistake is the key: nothing to clip), and some
+# entry exceeds tau (else value clipping, the ``elementwise`` mistake, changes nothing).
 def _clip_mistakes(p):
     m = p["max_norm"]
-    return {"elementwise": Mistake([max(-m, min(m, x)) for x in p["g"]],
+    return {"unclipped": Mistake(list(p["g"]), "the norm is above the threshold, so the gradient is rescaled"),
+            "elementwise": Mistake([max(-m, min(m, x)) for x in p["g"]],
                                    "this clips each entry to [-max_norm, max_norm] (value clipping), which "
                                    "changes the direction; norm clipping rescales the whole vector")}
 
@@ -185,8 +205,8 @@ def bias_correction(p):
     return _bias_expr(p)
 
 
-def _sample_clip_sym(rng):
-    return {"form": rng.choice(("factor", "component"))}
+def _sample_clip_sym(rng, form):
+    return {"form": form}
 
 
 def _clip_symbols(p):
@@ -203,6 +223,7 @@ def _clip_expr(p, form="right"):
 
 @question("opt.clip_scale", kind=SYMBOLIC, title="The clipping scale factor", sections=("L5 §6.1",),
           sample=_sample_clip_sym, symbols=_clip_symbols, exercises=("optimizers.clip_grad_norm",),
+          forms=("factor", "component"),
           mistakes=lambda p: {"inverted": Mistake(_clip_expr(p, "inverted"), "inverted: the gradient must shrink to norm tau")},
           equivalents=lambda p: ["tau*n^(-1)", "1/(n/tau)"] if p["form"] == "factor" else ["g*tau*n^(-1)", "g/(n/tau)"])
 def clip_scale(p):

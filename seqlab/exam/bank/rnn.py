@@ -1,5 +1,10 @@
 """Vanilla RNN questions: parameter counts, shapes, a forward step, the loss, BPTT gradients,
-vanishing/exploding gradients, truncated BPTT, the embedding lookup and greedy decoding."""
+vanishing/exploding gradients, truncated BPTT, the embedding lookup and greedy decoding.
+
+Validity (``model.fair_draw``): every draw keeps each named mistake outside the tolerance of
+the key and every key entry clearly away from 0; the rules each question adds, and the forms
+that are fixed per exam, are stated above its generator.
+"""
 from __future__ import annotations
 
 import math
@@ -45,8 +50,10 @@ def _count_sym_symbols(p):
     return tuple(Sym(n, 1, 64, integer=True) for n in (("D", "H", "C") if p["output"] else ("D", "H")))
 
 
+# Forms: with or without the output layer (one more term to count); one per exam.
 @question("rnn.param_count_formula", kind=SYMBOLIC, title="RNN parameter count as a formula", sections=("L5 §2.1", "L5 §0"),
-          sample=lambda rng: {"output": rng.choice((True, False))}, symbols=_count_sym_symbols,
+          sample=lambda rng, form: {"output": form == "with_output"}, symbols=_count_sym_symbols,
+          forms=("with_output", "hidden_only"),
           exercises=("rnn.rnn_forward",),
           mistakes=lambda p: {"no_bias": Mistake(_count_formula(p, bias=False), "the bias vectors count too")},
           equivalents=lambda p: ["H*(D + H + 1) + C*(H + 1)", "(D+H+1)*H + C*H + C"] if p["output"] else ["H*(D+H+1)", "H^2 + H*D + H"])
@@ -83,17 +90,19 @@ def cell_step(p):
 
 # --------------------------------------------------------------------------- shapes
 
+# Forms: the four task types ask for different amounts of thought (only the bidirectional one
+# computes an entry), so the exam fixes one for every student.
 SHAPE_CASES = ("many_to_many", "many_to_one", "bidirectional", "logits")
 
 
-def _sample_shapes(rng):
-    return {"case": rng.choice(SHAPE_CASES), "B": rng.randint(2, 8), "T": rng.randint(3, 12),
+def _sample_shapes(rng, form):
+    return {"case": form, "B": rng.randint(2, 8), "T": rng.randint(3, 12),
             "D": rng.choice((4, 6, 8)), "H": rng.choice((5, 10, 12)), "C": rng.choice((3, 7, 11))}
 
 
 @question("rnn.shapes", kind=NUMERIC, title="Shapes in RNN task types",
           sections=("W8 §3.1", "W8 §3.2", "L5 §1.1", "L5 §10", "L7-8 (Lecture 7) §一.1", "W8 §3"),
-          sample=_sample_shapes, tolerance=EXACT,
+          sample=_sample_shapes, tolerance=EXACT, forms=SHAPE_CASES,
           exercises=("rnn.rnn_forward", "rnn.birnn_forward"), answer_hint="the shape as integers, e.g. 2, 3, 4")
 def shapes(p):
     R = ref("rnn")
@@ -151,10 +160,11 @@ def _ce_sym_symbols(p):
     return tuple(Sym(f"o{i}", -2.0, 2.0) for i in range(1, p["C"] + 1))
 
 
-def _sample_ce_sym(rng):
+# Forms: the logit of the target class (p_j - 1) or of another class (p_j); one per exam.
+def _sample_ce_sym(rng, form):
     C = rng.choice((2, 3, 4))
     y = rng.randint(1, C)
-    j = y if rng.random() < 0.5 else rng.choice([i for i in range(1, C + 1) if i != y])
+    j = y if form == "target" else rng.choice([i for i in range(1, C + 1) if i != y])
     return {"C": C, "y": y, "j": j}
 
 
@@ -165,7 +175,7 @@ def _ce_sym(p, sign=1):
 
 
 @question("rnn.ce_grad_formula", kind=SYMBOLIC, title="Softmax cross-entropy gradient as a formula",
-          sections=("L5 §3.2", "L5 §20"), sample=_sample_ce_sym, symbols=_ce_sym_symbols,
+          sections=("L5 §3.2", "L5 §20"), sample=_sample_ce_sym, symbols=_ce_sym_symbols, forms=("target", "other"),
           exercises=("rnn.softmax_cross_entropy", "rnn.rnn_bptt"),
           mistakes=lambda p: {"sign": Mistake(_ce_sym(p, -1), "the sign is flipped: the gradient is p - y")},
           equivalents=lambda p: [
@@ -199,9 +209,10 @@ def _bptt(p):
     return loss, grads
 
 
+# Forms: which gradient is asked (each is a different sum over the steps); one per exam.
 @question("rnn.bptt_output_grad", kind=NUMERIC, title="BPTT: output-layer gradient",
           sections=("L5 §3.3", "L5 §3.1", "L5 §3", "L7-8 (Lecture 7) §二.2"),
-          sample=lambda rng: _sample_bptt(rng, ("b_y", "W_hy")), tolerance=FOUR_DIGITS,
+          sample=lambda rng, form: _sample_bptt(rng, (form,)), tolerance=FOUR_DIGITS, forms=("b_y", "W_hy"),
           exercises=("rnn.rnn_bptt",), answer_hint="two numbers, one per class")
 def bptt_output_grad(p):
     return floats(_bptt(p)[1][p["target"]])
@@ -209,14 +220,17 @@ def bptt_output_grad(p):
 
 @question("rnn.bptt_hidden_grad", kind=NUMERIC, title="BPTT: recurrent-weight and initial-state gradients",
           sections=("L5 §3.4", "L5 §3.5", "L5 §3", "L7-8 (Lecture 7) §二.2", "L5 §20"),
-          sample=lambda rng: _sample_bptt(rng, ("W_hh", "h0", "b_h", "W_xh")), tolerance=FOUR_DIGITS,
+          sample=lambda rng, form: _sample_bptt(rng, (form,)), tolerance=FOUR_DIGITS,
+          forms=("W_hh", "h0", "b_h", "W_xh"),
           exercises=("rnn.rnn_bptt",), answer_hint="one number")
 def bptt_hidden_grad(p):
     return floats(_bptt(p)[1][p["target"]])[0]
 
 
+# Validity: never the last step t = T, where only the output path remains (no recursion to know);
+# ``last`` stays a parameter so the question's text keeps both readings documented.
 def _sample_recursion(rng):
-    return {"last": rng.random() < 0.3}
+    return {"last": False}
 
 
 def _recursion_symbols(p):
@@ -291,6 +305,7 @@ def linear_power(p):
     return Sym("w", 0.3, 1.6).sympy() ** p["k"]
 
 
+# Forms: the number of steps (2 or 3; one step has no chain), the same for every student of an exam.
 def _tanh_symbols(p):
     return (Sym("w", -2, 2),) + tuple(Sym(f"h{i}", -0.9, 0.9) for i in range(1, p["k"] + 1))
 
@@ -305,7 +320,7 @@ def _tanh_jac(p, with_deriv=True):
 
 
 @question("rnn.tanh_jacobian", kind=SYMBOLIC, title="Gradient through tanh steps",
-          sections=("L5 §5.2", "L5 §3.4", "L5 §6.2"), sample=lambda rng: {"k": rng.randint(1, 3)},
+          sections=("L5 §5.2", "L5 §3.4", "L5 §6.2"), sample=lambda rng, form: {"k": int(form)}, forms=("2", "3"),
           symbols=_tanh_symbols, exercises=("rnn.rnn_bptt",),
           mistakes=lambda p: {"no_deriv": Mistake(_tanh_jac(p, False), "each step also multiplies by tanh' = 1 - h^2")},
           equivalents=lambda p: ["*".join(["w"] * p["k"] + [f"(1 - h{i})*(1 + h{i})" for i in range(1, p["k"] + 1)]),
@@ -316,12 +331,19 @@ def tanh_jacobian(p):
 
 # --------------------------------------------------------------------------- truncated BPTT
 
+# Validity: T is not a multiple of the chunk, so the last chunk is shorter (entry 3 is computed,
+# not the chunk length copied from the question) and the count needs the ceiling.
 def _sample_tbptt(rng):
     return {"T": rng.choice((100, 250, 1000, 1234, 500)), "chunk": rng.choice((16, 32, 35, 50, 64))}
 
 
+def _tbptt_valid(p):
+    return p["T"] % p["chunk"] != 0
+
+
 @question("rnn.truncated_chunks", kind=NUMERIC, title="Truncated BPTT bookkeeping",
           sections=("L7-8 (Lecture 7) §二.3", "L7-8 (Lecture 7) §二"), sample=_sample_tbptt, tolerance=EXACT,
+          valid=_tbptt_valid,
           exercises=("rnn.truncated_bptt",), answer_hint="three integers")
 def truncated_chunks(p):
     starts = list(range(0, p["T"], p["chunk"]))          # the cuts truncated_bptt makes

@@ -1,5 +1,10 @@
 """State-space questions: Mamba's discretization, a selective scan by hand, a linear
-recurrence, parallel-scan depth, the KV cache, and unrolling h_t = a_t h_{t-1} + b_t."""
+recurrence, parallel-scan depth, the KV cache, and unrolling h_t = a_t h_{t-1} + b_t.
+
+Validity (``model.fair_draw``): every draw keeps each named mistake outside the tolerance of
+the key and every key entry clearly away from 0; the rules each question adds, and the forms
+that are fixed per exam, are stated above its generator.
+"""
 from __future__ import annotations
 
 
@@ -111,7 +116,7 @@ def _unroll(p, drop_h0=False):
 
 
 @question("ssm.unroll", kind=SYMBOLIC, title="Unrolling a time-varying linear recurrence",
-          sections=("L5 §18.3", "L5 §18.2"), sample=lambda rng: {"T": rng.choice((2, 3)), "what": rng.choice(("state", "gradient"))},
+          sections=("L5 §18.3", "L5 §18.2"), sample=lambda rng, form: {"T": 3, "what": form}, forms=("state", "gradient"),
           symbols=_unroll_symbols, exercises=("selective_scan.linear_scan",),
           mistakes=lambda p: {"no_h0": Mistake(_unroll(p, drop_h0=True), "the initial state h0 contributes a1*...*aT*h0")}
           if p["what"] == "state" else {},

@@ -1,5 +1,10 @@
 """Transformer questions: positional encodings, block parameter counts, LayerNorm and FFN
-by hand, decoder shapes (image captioning), and ViT patch tokens."""
+by hand, decoder shapes (image captioning), and ViT patch tokens.
+
+Validity (``model.fair_draw``): every draw keeps each named mistake outside the tolerance of
+the key and every key entry clearly away from 0; the rules each question adds, and the forms
+that are fixed per exam, are stated above its generator.
+"""
 from __future__ import annotations
 
 import math
@@ -14,15 +19,20 @@ from ._util import decs, floats, mat, ref, shape_numel, t
 
 # --------------------------------------------------------------------------- positional encoding
 
+# Validity: an odd column j >= 3, so i = (j - 1)/2 >= 1. In columns 0 and 1 the frequency is 1
+# (no exponent to get right); in even columns j = 2i, so the ``column_exponent`` mistake (j/d
+# for 2i/d) would give the key. Angles are in radians (the ``degrees`` mistake).
 def _sample_pe(rng):
-    d = rng.choice((4, 6, 8, 16, 64, 512))
-    return {"p": rng.randint(1, 60), "d": d, "j": rng.randint(0, min(d, 8) - 1)}
+    d = rng.choice((8, 16, 64, 512))
+    return {"p": rng.randint(1, 60), "d": d, "j": rng.choice(range(3, 8, 2))}
 
 
-def _pe_wrong(p, swap=False, index_as_i=False):
+def _pe_wrong(p, swap=False, index_as_i=False, half=False, degrees=False):
     i = p["j"] // 2
-    expo = (p["j"] if index_as_i else 2 * i) / p["d"]
+    expo = (p["j"] if index_as_i else i if half else 2 * i) / p["d"]
     angle = p["p"] / 10000 ** expo
+    if degrees:
+        angle = math.radians(angle)
     sine = p["j"] % 2 == 0
     if swap:
         sine = not sine
@@ -34,7 +44,9 @@ def _pe_wrong(p, swap=False, index_as_i=False):
           exercises=("positional.sinusoidal_encoding",),
           mistakes=lambda p: {"swapped": Mistake(_pe_wrong(p, swap=True), "even columns are sines, odd columns cosines"),
                               "column_exponent": Mistake(_pe_wrong(p, index_as_i=True),
-                                                         "columns 2i and 2i+1 share the frequency 1/10000^(2i/d)")},
+                                                         "columns 2i and 2i+1 share the frequency 1/10000^(2i/d)"),
+                              "half_exponent": Mistake(_pe_wrong(p, half=True), "the exponent is 2i/d, not i/d"),
+                              "degrees": Mistake(_pe_wrong(p, degrees=True), "the angle is in radians")},
           answer_hint="one number")
 def sinusoidal_entry(p):
     pe = ref("positional").sinusoidal_encoding(p["p"] + 1, p["d"], dtype=torch.float64)
@@ -109,9 +121,10 @@ def _block(kind, E, F, norms=True):
     return sum(shape_numel(v) for k, v in parts.items() if norms or not k.startswith("norm"))
 
 
+# Validity (tf.encoder_params): at least two layers; with one, the ``one_layer`` mistake is the key.
 def _sample_block(rng):
     E = rng.choice((128, 256, 512))
-    return {"E": E, "F": rng.choice((2, 4)) * E, "layers": rng.choice((1, 2, 6)), "heads": rng.choice((4, 8))}
+    return {"E": E, "F": rng.choice((2, 4)) * E, "layers": rng.choice((2, 6)), "heads": rng.choice((4, 8))}
 
 
 @question("tf.encoder_params", kind=NUMERIC, title="Parameters of a Transformer encoder",
@@ -155,6 +168,8 @@ def layer_norm(p):
     return floats(ref("transformer").layer_norm(t([p["x"]]), t(p["gamma"]), t(p["beta"]), eps=1e-5))
 
 
+# Validity (general rule): some hidden unit is negative before the ReLU, else the ``no_relu``
+# mistake gives the key and the question never tests the nonlinearity (about 15% of draws).
 def _sample_ffn(rng):
     return {"x": decs(rng, 2, -2, 2), "W1": mat(rng, 3, 2), "b1": decs(rng, 3, -0.5, 0.5),
             "W2": mat(rng, 2, 3), "b2": decs(rng, 2, -0.5, 0.5)}
@@ -176,13 +191,15 @@ def ffn(p):
 
 # --------------------------------------------------------------------------- decoder shapes, captioning
 
-def _sample_caption(rng):
+# Forms: the cross-attention weights (S = Hf*Wf to compute) or the block's output; one per exam.
+def _sample_caption(rng, form):
     return {"B": rng.randint(2, 4), "T": rng.randint(3, 9), "Hf": rng.choice((2, 3, 4)), "Wf": rng.choice((2, 3, 5)),
-            "E": rng.choice((8, 16)), "heads": rng.choice((2, 4)), "case": rng.choice(("cross_weights", "output"))}
+            "E": rng.choice((8, 16)), "heads": rng.choice((2, 4)), "case": form}
 
 
 @question("tf.caption_shapes", kind=NUMERIC, title="Shapes in a captioning Transformer",
           sections=("W8 §17", "W8 §16.1", "W8 §16.2", "W8 §16"), sample=_sample_caption, tolerance=EXACT,
+          forms=("cross_weights", "output"),
           exercises=("transformer.decoder_block", "attention.multi_head_attention"), answer_hint="the shape as integers")
 def caption_shapes(p):
     B, T, E, h = p["B"], p["T"], p["E"], p["heads"]
@@ -198,12 +215,13 @@ def caption_shapes(p):
     return [float(x) for x in y.shape]
 
 
-def _sample_vit(rng):
-    return {"size": rng.choice((224, 256, 384)), "patch": rng.choice((16, 32)), "cls": rng.choice((True, False))}
+# Forms: with or without a [CLS] token (one more token to count); one per exam.
+def _sample_vit(rng, form):
+    return {"size": rng.choice((224, 256, 384)), "patch": rng.choice((16, 32)), "cls": form == "cls"}
 
 
 @question("tf.vit_tokens", kind=NUMERIC, title="Vision Transformer tokens", sections=("W8 §17", "W8 §14"),
-          sample=_sample_vit, tolerance=EXACT, exercises=("attention.multi_head_attention",),
+          sample=_sample_vit, tolerance=EXACT, exercises=("attention.multi_head_attention",), forms=("cls", "no_cls"),
           answer_hint="two integers: tokens, attention weights per head")
 def vit_tokens(p):
     n = (p["size"] // p["patch"]) ** 2 + (1 if p["cls"] else 0)
@@ -214,8 +232,8 @@ def _ln_symbols(p):
     return (Sym("E", 1, 64, integer=True), Sym("F", 1, 256, integer=True))
 
 
-@question("tf.block_formula", kind=SYMBOLIC, title="Encoder block size as a formula",
-          sections=("W8 §15.2", "W8 §15.3"), sample=lambda rng: {"kind": rng.choice(("encoder", "decoder"))},
+@question("tf.block_formula", kind=SYMBOLIC, title="Transformer block size as a formula",
+          sections=("W8 §15.2", "W8 §15.3"), sample=lambda rng, form: {"kind": form}, forms=("encoder", "decoder"),
           symbols=_ln_symbols, exercises=("transformer.encoder_block", "transformer.decoder_block"),
           mistakes=lambda p: {"no_norms": Mistake(sympy.expand(_block(p["kind"], *(s.sympy() for s in _ln_symbols(p)), norms=False)),
                                                   "each LayerNorm has 2E parameters")},
