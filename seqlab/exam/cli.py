@@ -78,7 +78,7 @@ def add_parser(subparsers) -> None:
 
 
 def _exam(path: Path):
-    from ..cli import UserError
+    from ..errors import UserError
     from .examfile import ExamError, load_exam
 
     try:
@@ -88,7 +88,7 @@ def _exam(path: Path):
 
 
 def _students(args) -> list[str]:
-    from ..cli import UserError
+    from ..errors import UserError
     from .variants import StudentIdError, check_student_id
 
     ids = list(args.student)
@@ -139,7 +139,7 @@ def _print_result(result, file=None) -> None:
 
 
 def run_grade(args) -> int:
-    from ..cli import UserError
+    from ..errors import UserError
     from ..reports import write_all
     from .grading import AnswersError, grade_file
     from .variants import StudentIdError
@@ -160,7 +160,7 @@ def run_grade(args) -> int:
 
 
 def run_grade_all(args) -> int:
-    from ..cli import UserError
+    from ..errors import UserError
     from ..reports import write_all
     from .grading import AnswersError, grade_folder, gradebook_csv, load_roster
 
@@ -186,7 +186,7 @@ def run_grade_all(args) -> int:
 
 
 def run_check(args) -> int:
-    from ..cli import UserError
+    from ..errors import UserError
     from .grading import AnswersError, check_answers, check_readable, load_answers, load_shapes
     from .variants import StudentIdError, check_student_id
 
