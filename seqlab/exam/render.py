@@ -103,7 +103,7 @@ def answer_format(v: Variant) -> str:
 
 def _context(inst: ExamInstance) -> dict:
     parts: list[dict] = []
-    for eq, v in zip(inst.exam.questions, inst.variants):
+    for eq, v in zip(inst.questions, inst.variants):
         if not parts or parts[-1]["title"] != eq.part:
             parts.append({"title": eq.part, "variants": []})
         parts[-1]["variants"].append({"v": v, "format": answer_format(v), "eq": eq})

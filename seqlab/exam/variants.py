@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterator
 
 import sympy
@@ -75,6 +75,7 @@ class ExamInstance:
     exam: Exam
     student: str
     variants: list[Variant]
+    questions: list[ExamQuestion] = field(default_factory=list)   # this paper's, after pools
 
     def by_id(self) -> dict[str, Variant]:
         return {v.id: v for v in self.variants}
@@ -95,7 +96,10 @@ def one_thread() -> Iterator[None]:
 
 
 def make_instance(exam: Exam, student: str, *, render: bool = True) -> ExamInstance:
+    from .pools import questions_for
+
     student = check_student_id(student)
+    questions = questions_for(exam, student)
     with one_thread():
-        variants = [make_variant(exam, eq, student, i + 1, render=render) for i, eq in enumerate(exam.questions)]
-    return ExamInstance(exam=exam, student=student, variants=variants)
+        variants = [make_variant(exam, eq, student, i + 1, render=render) for i, eq in enumerate(questions)]
+    return ExamInstance(exam=exam, student=student, variants=variants, questions=questions)
