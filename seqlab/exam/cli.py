@@ -166,8 +166,12 @@ def run_grade_all(args) -> int:
         else:
             print(f"error: {row.reason}", file=sys.stderr)
     (out / "gradebook.csv").write_text(gradebook_csv(exam, rows), encoding="utf-8")
+    from .items import write_item_analysis
+
+    write_item_analysis(exam, rows, out)
     bad = sum(1 for r in rows if r.result is None)
-    print(f"graded {len(rows) - bad} of {len(rows)} answers file(s); gradebook: {out / 'gradebook.csv'}")
+    print(f"graded {len(rows) - bad} of {len(rows)} answers file(s); gradebook: {out / 'gradebook.csv'}; "
+          f"item analysis: {out / 'item_analysis.csv'}, {out / 'class_report.html'}")
     return 1 if bad else 0
 
 
