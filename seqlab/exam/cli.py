@@ -4,6 +4,7 @@
     seqlab exam key    --exam exams/final.yaml --student s123 --out DIR
     seqlab exam grade  ANSWERS.yaml [--exam exams/final.yaml] [--student s123] [--out DIR]
     seqlab exam grade-all ANSWERS_DIR --out DIR [--exam exams/final.yaml]
+    seqlab exam qti    --exam exams/final.yaml --students FILE --out DIR
     seqlab exam coverage [--check]
 """
 from __future__ import annotations
@@ -59,6 +60,12 @@ def add_parser(subparsers) -> None:
     a.add_argument("--out", type=Path, required=True)
     a.set_defaults(func=run_grade_all)
 
+    qti = sub.add_parser("qti", help="export an LMS quiz (QTI 1.2 zip, one quiz per student) for Canvas/Moodle")
+    exam_arg(qti)
+    students_args(qti)
+    qti.add_argument("--out", type=Path, required=True)
+    qti.set_defaults(func=run_qti)
+
     c = sub.add_parser("coverage", help="write docs/coverage.md (notes sections -> questions, exercises)")
     c.add_argument("--check", action="store_true", help="only check; exit 1 when docs/coverage.md is stale")
     c.add_argument("--out", type=Path, default=None)
@@ -113,6 +120,21 @@ def run_key(args) -> int:
     for student in _students(args):
         paths = write_key(make_instance(exam, student), args.out)
         print(f"{student}: " + ", ".join(str(p) for p in paths))
+    return 0
+
+
+def run_qti(args) -> int:
+    from .qti import write_qti
+    from .variants import make_instance
+
+    exam = _exam(args.exam)
+    instances = [make_instance(exam, student) for student in _students(args)]
+    path, skipped = write_qti(instances, args.out)
+    kept = sum(len(i.variants) for i in instances) - len(skipped)
+    print(f"wrote {path}: {len(instances)} quiz(zes), {kept} item(s)")
+    if skipped:
+        print(f"{len({s.question for s in skipped})} question(s) cannot travel to an LMS quiz "
+              f"(listed in {Path(args.out) / 'qti-skipped.txt'}); they stay on the paper/HTML exam")
     return 0
 
 
