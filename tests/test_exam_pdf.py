@@ -80,6 +80,10 @@ def test_key_pdf_holds_answers_and_solutions(tmp_path):
         assert f"Answer: {v.key}" in text, v.id
     assert all("Student s001" in page for page in pages)
     assert (out / "keys-all.pdf").is_file()
+    # the same exam gives the same bytes (no dates, no random ids in the PDF)
+    again = tmp_path / "again"
+    assert main(["exam", "key", "--exam", str(exam_path), "--student", "s001", "--out", str(again), "--pdf"]) == 0
+    assert (again / "key-s001.pdf").read_bytes() == (out / "key-s001.pdf").read_bytes()
 
 
 def test_math_becomes_svg_and_a_bad_formula_is_named():
