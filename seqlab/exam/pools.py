@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -97,8 +97,6 @@ def parse_pool(entry: dict, where: str, part: str, source: str, seen: set[str], 
         raise err(where, f"pool {name!r}: every question must be of the same kind ({detail})")
     pool = Pool(name=name, part=part, draw=draw, ids=tuple(q.id for q in questions),
                 points=points.pop(), kind=kinds.pop())
-    from dataclasses import replace
-
     return pool, [replace(q, pool=name) for q in questions]
 
 
