@@ -246,6 +246,6 @@ def _sample_qkv(rng):
           sections=("W8 §9", "W8 §10.1", "W8 §8.2", "L7-8 (Lecture 8) §二.1", "L5 §15"),
           sample=_sample_qkv, tolerance=FOUR_DIGITS, mistakes=_qkv_mistakes,
           exercises=("attention.scaled_dot_product_attention", "attention.multi_head_attention"),
-          answer_hint="two numbers")
+          answer_hint="the two entries of y_1")
 def qkv_projection(p):
     return _qkv_output(p)

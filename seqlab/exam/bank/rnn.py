@@ -422,7 +422,7 @@ def _sample_param_grads(rng):
 @question("rnn.bptt_param_grads", kind=NUMERIC, title="BPTT: gradients of u, w and b",
           sections=("L5 §3.5", "L5 §3.4", "L5 §3", "L7-8 (Lecture 7) §二.2"),
           sample=_sample_param_grads, tolerance=FOUR_DIGITS, mistakes=_param_grads_mistakes,
-          exercises=("rnn.rnn_bptt",), answer_hint="three numbers: dL/du, dL/dw, dL/db")
+          exercises=("rnn.rnn_bptt",), answer_hint="dL/du, dL/dw, dL/db in this order")
 def bptt_param_grads(p):
     grads = _bptt(p)[1]
     return [floats(grads["W_xh"])[0], floats(grads["W_hh"])[0], floats(grads["b_h"])[0]]

@@ -278,6 +278,6 @@ def _sample_norm_order(rng):
           sections=("W8 §15.2", "W8 §15.3", "L7-8 (Lecture 8) §四.1", "L5 §17"),
           sample=_sample_norm_order, tolerance=FOUR_DIGITS, mistakes=_norm_order_mistakes,
           exercises=("transformer.encoder_block", "transformer.layer_norm"),
-          answer_hint="six numbers: the post-LN output, then the pre-LN output")
+          answer_hint="the post-LN output first, then the pre-LN output")
 def norm_order(p):
     return _norm_orders(p)
