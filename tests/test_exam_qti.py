@@ -4,6 +4,8 @@ from __future__ import annotations
 import zipfile
 import xml.etree.ElementTree as ET
 
+import yaml
+
 from seqlab.cli import main
 from seqlab.exam.cli import DEFAULT_EXAM as FINAL_EXAM
 from seqlab.exam.examfile import load_exam
@@ -80,3 +82,34 @@ def test_vectors_and_formulas_do_not_travel():
     assert by_kind[("symbolic", False)].startswith("a formula")
     assert by_kind[("numeric", True)].startswith("a vector")
     assert by_kind[("numeric", False)] == by_kind[("choice", False)] == by_kind[("truefalse", False)] == ""
+
+
+def test_variant_pool_is_one_quiz_of_question_groups(tmp_path):
+    quiz = {"title": "Pooled quiz", "seed": 4, "parts": [{"title": "A", "questions": [
+        {"id": "rnn.param_count", "points": 2}, {"id": "attn.var_qk", "points": 2},
+        {"pool": "concepts", "draw": 1, "points": 1,
+         "questions": ["concept.bottleneck", "concept.why_mask", "concept.lstm_vs_gru"]}]}]}
+    exam_path = tmp_path / "quiz.yaml"
+    exam_path.write_text(yaml.safe_dump(quiz), encoding="utf-8")
+    roster = tmp_path / "students.txt"
+    roster.write_text("\n".join(f"v{i:03d}" for i in range(12)) + "\n", encoding="utf-8")
+    out = tmp_path / "pool"
+    assert main(["exam", "qti", "--exam", str(exam_path), "--students", str(roster), "--out", str(out),
+                 "--variant-pool"]) == 0
+    with zipfile.ZipFile(out / "exam-qti.zip") as zf:
+        assert set(zf.namelist()) == {"imsmanifest.xml", "seqlab-variants/seqlab-variants.xml"}
+        root = ET.fromstring(zf.read("seqlab-variants/seqlab-variants.xml"))
+    groups = {g.get("title"): g for g in root.findall("q:assessment/q:section/q:section", NS)}
+    assert set(groups) == {"rnn.param_count", "concepts"}      # the formula cannot travel
+    for title, points, most in (("rnn.param_count", 2, 12), ("concepts", 1, 36)):
+        group = groups[title]
+        assert group.findtext("q:selection_ordering/q:selection/q:selection_number", namespaces=NS) == "1"
+        assert float(group.findtext("q:selection_ordering/q:selection/q:selection_extension/q:points_per_item",
+                                    namespaces=NS)) == points
+        items = group.findall("q:item", NS)
+        assert 1 < len(items) <= most, title             # different students, different variants
+        for item in items:
+            assert item.find("q:resprocessing/q:respcondition/q:conditionvar", NS) is not None
+    # the exam's pool is one group holding variants of all its questions
+    assert {i.get("ident").split("-", 1)[1] for i in groups["concepts"].findall("q:item", NS)} == {
+        "concept.bottleneck", "concept.why_mask", "concept.lstm_vs_gru"}

@@ -4,7 +4,7 @@
     seqlab exam key    --exam exams/final.yaml --student s123 --out DIR [--pdf]
     seqlab exam grade  ANSWERS.yaml [--exam exams/final.yaml] [--student s123] [--out DIR]
     seqlab exam grade-all ANSWERS_DIR --out DIR [--exam exams/final.yaml]
-    seqlab exam qti    --exam exams/final.yaml --students FILE --out DIR
+    seqlab exam qti    --exam exams/final.yaml --students FILE --out DIR [--variant-pool]
     seqlab exam coverage [--check]
 """
 from __future__ import annotations
@@ -67,6 +67,8 @@ def add_parser(subparsers) -> None:
     exam_arg(qti)
     students_args(qti)
     qti.add_argument("--out", type=Path, required=True)
+    qti.add_argument("--variant-pool", action="store_true",
+                     help="one quiz whose questions are groups of the students' variants (the LMS draws one)")
     qti.set_defaults(func=run_qti)
 
     c = sub.add_parser("coverage", help="write docs/coverage.md (notes sections -> questions, exercises)")
@@ -151,9 +153,12 @@ def run_qti(args) -> int:
 
     exam = _exam(args.exam)
     instances = [make_instance(exam, student) for student in _students(args)]
-    path, skipped = write_qti(instances, args.out)
-    kept = sum(len(i.variants) for i in instances) - len(skipped)
-    print(f"wrote {path}: {len(instances)} quiz(zes), {kept} item(s)")
+    path, skipped = write_qti(instances, args.out, variant_pool=args.variant_pool)
+    if args.variant_pool:
+        print(f"wrote {path}: one quiz drawing from the variants of {len(instances)} student id(s)")
+    else:
+        kept = sum(len(i.variants) for i in instances) - len(skipped)
+        print(f"wrote {path}: {len(instances)} quiz(zes), {kept} item(s)")
     if skipped:
         print(f"{len({s.question for s in skipped})} question(s) cannot travel to an LMS quiz "
               f"(listed in {Path(args.out) / 'qti-skipped.txt'}); they stay on the paper/HTML exam")

@@ -22,7 +22,9 @@ LMS item type checks algebraic equivalence). They stay on the paper/HTML exam; t
 ``qti-skipped.txt`` (beside the zip) and the command's output list them.
 
 One quiz per student (``--students``): each is that student's variant, the same parameters and
-keys as the paper exam, assigned to that student in the LMS. Math stays TeX in ``\\(...\\)`` and
+keys as the paper exam, assigned to that student in the LMS. Or (``--variant-pool``) one quiz in
+which each question is a question group holding the variants of the listed ids, one drawn per
+attempt by the LMS (Canvas's "pick 1 from the group"). Math stays TeX in ``\\(...\\)`` and
 ``\\[...\\]``, which Canvas and Moodle typeset with MathJax. The zip is byte-reproducible.
 """
 from __future__ import annotations
@@ -150,6 +152,48 @@ def assessment_xml(inst: ExamInstance) -> tuple[bytes, list[Skipped]]:
     return ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n", skipped
 
 
+def variant_pool_xml(instances: list[ExamInstance]) -> tuple[bytes, list[Skipped]]:
+    """One quiz whose every question is a question group of the students' variants: the LMS draws
+    one variant per attempt. For an LMS that cannot assign a quiz per student; the LMS, not the
+    student id, then decides who gets which variant, and the LMS grades. A pool of the exam file
+    becomes one group drawing ``draw`` of all its candidates' variants."""
+    exam = instances[0].exam
+    root = ET.Element("questestinterop", xmlns=QTI_NS)
+    assessment = ET.SubElement(root, "assessment", ident="seqlab-variants", title=f"{exam.title} (variants)")
+    top = ET.SubElement(assessment, "section", ident="root_section")
+    groups: dict[str, tuple[ET.Element, set[str]]] = {}
+    skipped = []
+    pools = {p.name: p for p in exam.pools}
+    for eq in exam.questions:
+        name = eq.pool or eq.id
+        if name in groups:
+            continue
+        group = ET.SubElement(top, "section", ident=_ident(f"group-{name}"), title=name)
+        selection = ET.SubElement(ET.SubElement(group, "selection_ordering"), "selection")
+        ET.SubElement(selection, "selection_number").text = str(pools[name].draw if eq.pool else 1)
+        extension = ET.SubElement(selection, "selection_extension")
+        ET.SubElement(extension, "points_per_item").text = f"{eq.points:g}"
+        groups[name] = (group, set())
+    for inst in instances:
+        for v, eq in zip(inst.variants, inst.questions):
+            why = travels(v)
+            if why:
+                skipped.append(Skipped(inst.student, v.id, why))
+                continue
+            group, seen = groups[eq.pool or eq.id]
+            item = variant_item(v, inst.student)
+            body = ET.tostring(item.find("presentation")) + ET.tostring(item.find("resprocessing"))
+            if body in seen:          # two students with the same parameters: one variant is enough
+                continue
+            seen.add(body)
+            group.append(item)
+    for name, (group, seen) in groups.items():
+        if not seen:
+            top.remove(group)
+    ET.indent(root)
+    return ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n", skipped
+
+
 def manifest_xml(idents: list[str]) -> bytes:
     root = ET.Element("manifest", identifier="seqlab-exam", xmlns=CP_NS)
     ET.SubElement(root, "organizations")
@@ -169,14 +213,20 @@ def _add(zf: zipfile.ZipFile, name: str, data: bytes) -> None:
     zf.writestr(info, data)
 
 
-def write_qti(instances: list[ExamInstance], out: Path, name: str = "exam-qti.zip") -> tuple[Path, list[Skipped]]:
-    """One zip with one quiz per student; returns its path and the questions that cannot travel."""
+def write_qti(instances: list[ExamInstance], out: Path, name: str = "exam-qti.zip", *,
+              variant_pool: bool = False) -> tuple[Path, list[Skipped]]:
+    """One zip with one quiz per student (or, with ``variant_pool``, one quiz drawing from the
+    students' variants); returns its path and the questions that cannot travel."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     path = out / name
     idents, skipped_all = [], []
     with zipfile.ZipFile(path, "w") as zf:
-        for inst in instances:
+        if variant_pool:
+            data, skipped_all = variant_pool_xml(instances)
+            _add(zf, "seqlab-variants/seqlab-variants.xml", data)
+            idents.append("seqlab-variants")
+        for inst in instances if not variant_pool else ():
             ident = _ident(f"seqlab-{inst.student}")
             data, skipped = assessment_xml(inst)
             _add(zf, f"{ident}/{ident}.xml", data)
