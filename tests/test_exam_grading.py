@@ -254,7 +254,7 @@ def test_key_file_round_trip(tmp_path):
     paths = write_key(inst, tmp_path)
     assert grade_file(EXAM, paths[0]).percent == 100.0
     text = Path(paths[1]).read_text()
-    assert "Answer key" in text and all(f"`{q}`" in text for q in EXAM.ids())
+    assert "Answer key" in text and all(f"`{v.id}`" in text for v in inst.variants)
 
 
 def test_nested_yaml_answers_are_refused_cheaply(tmp_path):

@@ -9,5 +9,10 @@
 - ``render``       Markdown, HTML, nbgrader notebook, answer key (templates/exam/)
 - ``safeexpr``     whitelisted parsing of typed answers; sympy equivalence under a time limit
 - ``grading``      answers files -> the shared result model, gradebook CSV
-- ``cli``          ``seqlab exam render|key|grade|grade-all|check|coverage``
+- ``pools``        "draw k of n" questions per student (same points and kind in a pool)
+- ``pdf``          paper exams and keys (WeasyPrint; math as SVG by ziamath)
+- ``qti``          LMS quizzes (QTI 1.2 zip, one quiz per student)
+- ``items``        item analysis of a graded class (item_analysis.csv, class_report.html)
+- ``coverage``     docs/coverage.md and the exam-focus check
+- ``cli``          ``seqlab exam render|key|grade|grade-all|check|qti|coverage``
 """

@@ -1,11 +1,12 @@
 """`seqlab exam ...`: render per-student exams, write keys, grade answers, refresh the coverage table.
 
-    seqlab exam render --exam exams/final.yaml --student s123 --out DIR [--notebook]
-    seqlab exam key    --exam exams/final.yaml --student s123 --out DIR
+    seqlab exam render --exam exams/final.yaml --student s123 --out DIR [--notebook] [--pdf]
+    seqlab exam key    --exam exams/final.yaml --student s123 --out DIR [--pdf]
     seqlab exam grade  ANSWERS.yaml [--exam exams/final.yaml] [--student s123] [--out DIR]
     seqlab exam grade-all ANSWERS_DIR --out DIR [--exam exams/final.yaml] [--roster ROSTER.csv]
     seqlab exam check ANSWERS.yaml --student s123 [--exam exams/final.yaml]
     seqlab exam check ANSWERS.yaml --shapes check-s123.json      (what students get: no key inside)
+    seqlab exam qti    --exam exams/final.yaml --students FILE --out DIR [--variant-pool]
     seqlab exam coverage [--check]
 """
 from __future__ import annotations
@@ -38,12 +39,15 @@ def add_parser(subparsers) -> None:
     r.add_argument("--out", type=Path, required=True)
     r.add_argument("--notebook", action="store_true", help="also write an nbgrader notebook per student")
     r.add_argument("--no-html", action="store_true", help="skip the HTML page")
+    r.add_argument("--pdf", action="store_true",
+                   help="also write a printable PDF per student and exams-all.pdf with every paper")
     r.set_defaults(func=run_render)
 
     k = sub.add_parser("key", help="write each student's answer key (YAML to grade, Markdown with solutions)")
     exam_arg(k)
     students_args(k)
     k.add_argument("--out", type=Path, required=True)
+    k.add_argument("--pdf", action="store_true", help="also write key PDFs (one per student and keys-all.pdf)")
     k.set_defaults(func=run_key)
 
     g = sub.add_parser("grade", help="grade one answers file")
@@ -70,6 +74,13 @@ def add_parser(subparsers) -> None:
     ch.add_argument("--shapes", type=Path, default=None, metavar="JSON",
                     help="check-ID.json written next to a rendered exam: no exam file needed")
     ch.set_defaults(func=run_check)
+    qti = sub.add_parser("qti", help="export an LMS quiz (QTI 1.2 zip, one quiz per student) for Canvas/Moodle")
+    exam_arg(qti)
+    students_args(qti)
+    qti.add_argument("--out", type=Path, required=True)
+    qti.add_argument("--variant-pool", action="store_true",
+                     help="one quiz whose questions are groups of the students' variants (the LMS draws one)")
+    qti.set_defaults(func=run_qti)
 
     c = sub.add_parser("coverage", help="write docs/coverage.md (notes sections -> questions, exercises)")
     c.add_argument("--check", action="store_true", help="only check; exit 1 when docs/coverage.md is stale")
@@ -111,10 +122,25 @@ def run_render(args) -> int:
     from .variants import make_instance
 
     exam = _exam(args.exam)
+    instances = []
     for student in _students(args):
-        paths = write_exam(make_instance(exam, student), args.out, notebook=args.notebook, html=not args.no_html)
+        instances.append(make_instance(exam, student))
+        paths = write_exam(instances[-1], args.out, notebook=args.notebook, html=not args.no_html)
         print(f"{student}: " + ", ".join(str(p) for p in paths))
+    if args.pdf:
+        _print_pdfs(instances, args.out, key=False)
     return 0
+
+
+def _print_pdfs(instances, out, *, key: bool) -> None:
+    from ..cli import UserError
+    from .pdf import PdfError, write_pdfs
+
+    try:
+        paths = write_pdfs(instances, out, key=key)
+    except PdfError as exc:
+        raise UserError(str(exc)) from None
+    print("PDF: " + ", ".join(str(p) for p in paths))
 
 
 def run_key(args) -> int:
@@ -122,9 +148,31 @@ def run_key(args) -> int:
     from .variants import make_instance
 
     exam = _exam(args.exam)
+    instances = []
     for student in _students(args):
-        paths = write_key(make_instance(exam, student), args.out)
+        instances.append(make_instance(exam, student))
+        paths = write_key(instances[-1], args.out)
         print(f"{student}: " + ", ".join(str(p) for p in paths))
+    if args.pdf:
+        _print_pdfs(instances, args.out, key=True)
+    return 0
+
+
+def run_qti(args) -> int:
+    from .qti import write_qti
+    from .variants import make_instance
+
+    exam = _exam(args.exam)
+    instances = [make_instance(exam, student) for student in _students(args)]
+    path, skipped = write_qti(instances, args.out, variant_pool=args.variant_pool)
+    if args.variant_pool:
+        print(f"wrote {path}: one quiz drawing from the variants of {len(instances)} student id(s)")
+    else:
+        kept = sum(len(i.variants) for i in instances) - len(skipped)
+        print(f"wrote {path}: {len(instances)} quiz(zes), {kept} item(s)")
+    if skipped:
+        print(f"{len({s.question for s in skipped})} question(s) cannot travel to an LMS quiz "
+              f"(listed in {Path(args.out) / 'qti-skipped.txt'}); they stay on the paper/HTML exam")
     return 0
 
 
@@ -180,8 +228,12 @@ def run_grade_all(args) -> int:
         else:
             print(f"error: {row.reason}", file=sys.stderr)
     (out / "gradebook.csv").write_text(gradebook_csv(exam, rows), encoding="utf-8")
+    from .items import write_item_analysis
+
+    write_item_analysis(exam, rows, out)
     bad = sum(1 for r in rows if r.result is None)
-    print(f"graded {len(rows) - bad} of {len(rows)} answers file(s); gradebook: {out / 'gradebook.csv'}")
+    print(f"graded {len(rows) - bad} of {len(rows)} answers file(s); gradebook: {out / 'gradebook.csv'}; "
+          f"item analysis: {out / 'item_analysis.csv'}, {out / 'class_report.html'}")
     return 1 if bad else 0
 
 
@@ -216,16 +268,23 @@ def run_check(args) -> int:
 
 
 def run_coverage(args) -> int:
-    from .coverage import COVERAGE_PATH, coverage_markdown
+    from .coverage import COVERAGE_PATH, EXAM_FOCUS, coverage_markdown, missing_focus
 
     path = args.out or COVERAGE_PATH
     text = coverage_markdown()
     if args.check:
+        failed = False
+        for tag in missing_focus():
+            print(f"exam focus {tag} ({EXAM_FOCUS[tag]}): no main-topic question on every paper of "
+                  f"{DEFAULT_EXAM.name}", file=sys.stderr)
+            failed = True
         current = path.read_text(encoding="utf-8") if path.is_file() else ""
         if current != text:
             print(f"{path} is stale: run `seqlab exam coverage`", file=sys.stderr)
+            failed = True
+        if failed:
             return 1
-        print(f"{path} is up to date")
+        print(f"{path} is up to date; every exam-focus section is a main topic of the final exam")
         return 0
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")

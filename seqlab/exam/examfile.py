@@ -28,6 +28,7 @@ from typing import Any
 import yaml
 
 from .model import CHOICE, NUMERIC, REGISTRY, TRUEFALSE, Question, Tolerance
+from .pools import is_pool_entry, parse_pool
 
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
 
@@ -45,6 +46,7 @@ class ExamQuestion:
     mistakes: dict[str, float] = field(default_factory=dict)
     tolerance: Tolerance | None = None
     form: str | None = None          # None: drawn from the exam seed (still one form per exam)
+    pool: str = ""        # the pool it is drawn from (pools.py); "" = on every paper
 
     @property
     def id(self) -> str:
@@ -60,10 +62,14 @@ class Exam:
     instructions: str = ""
     visibility: str = "after_published"
     path: str = ""
+    pools: tuple = ()      # pools.Pool: every candidate of a pool is in ``questions``
 
     @property
     def max_score(self) -> float:
-        return sum(q.points for q in self.questions)
+        """Points of one student's paper (pools count ``draw * points``)."""
+        from .pools import paper_max_score
+
+        return paper_max_score(self)
 
     def ids(self) -> list[str]:
         return [q.id for q in self.questions]
@@ -111,6 +117,8 @@ def exam_from_dict(data: Any, source: str = "<exam>") -> Exam:
     questions: list[ExamQuestion] = []
     titles: list[str] = []
     seen: set[str] = set()
+    pools: list = []
+    seen_pools: set[str] = set()
     for i, part in enumerate(parts):
         where = f"parts[{i}]"
         if not isinstance(part, dict) or not isinstance(part.get("questions"), list):
@@ -118,11 +126,17 @@ def exam_from_dict(data: Any, source: str = "<exam>") -> Exam:
         title = str(part.get("title", f"Part {i + 1}"))
         titles.append(title)
         for j, entry in enumerate(part["questions"]):
+            if is_pool_entry(entry):
+                pool, members = parse_pool(entry, f"{where}.questions[{j}]", title, source, seen, seen_pools, _question)
+                pools.append(pool)
+                questions += members
+                continue
             questions.append(_question(entry, f"{where}.questions[{j}]", title, source, seen))
     if not questions:
         raise _err(source, "parts", "no questions")
     return Exam(title=str(data["title"]), seed=seed, questions=tuple(questions), parts=tuple(titles),
-                instructions=str(data.get("instructions", "")), visibility=visibility, path=source)
+                instructions=str(data.get("instructions", "")), visibility=visibility, path=source,
+                pools=tuple(pools))
 
 
 def _question(entry: Any, where: str, part: str, source: str, seen: set[str]) -> ExamQuestion:

@@ -173,7 +173,7 @@ def _numeric(v: Variant, text: str) -> Mark:
     ok = [tol.accepts(a, e) for a, e in zip(got, expected)]
     if all(ok):
         return Mark(v.points, "correct", "correct")
-    credit, notes = 0.0, []
+    credit, notes, details = 0.0, [], {}
     if v.partial.get("per_element") and len(expected) > 1:
         earning = earning_entries(v)
         # each entry is worth 1/n of the points; a copyable entry's share is never paid out, so
@@ -190,11 +190,12 @@ def _numeric(v: Variant, text: str) -> Mark:
             if len(values) == len(got) and all(tol.accepts(a, float(e)) for a, e in zip(got, values)):
                 notes.append(f"looks like: {mistake.feedback}")
                 credit = max(credit, v.points * v.partial.get("mistakes", {}).get(name, 0.0))
+                details["mistake"] = name   # item analysis counts named mistakes
                 break
     wrong = [str(i + 1) for i, good in enumerate(ok) if not good]
     where = f"entr{'y' if len(wrong) == 1 else 'ies'} {', '.join(wrong)} " if len(expected) > 1 else ""
     msg = f"incorrect: {where}not {tol.describe()} of the key ({key})"
-    return Mark(credit, "; ".join([msg] + notes), "partial" if credit else "incorrect")
+    return Mark(credit, "; ".join([msg] + notes), "partial" if credit else "incorrect", details)
 
 
 def given_numbers(params: Any) -> list[float]:
@@ -229,16 +230,17 @@ def _symbolic(v: Variant, text: str, seed: int) -> Mark:
     verdict = equivalent(expected, answer, spec, seed=seed)
     if verdict.equivalent:
         return Mark(v.points, "correct (equivalent form)", "correct", {"how": verdict.how})
-    credit, notes = 0.0, []
+    credit, notes, details = 0.0, [], {}
     if v.mistakes:
         for name, mistake in v.mistakes.items():
             if answer == mistake.value or equivalent(mistake.value, answer, spec, seed=seed).equivalent:
                 notes.append(f"looks like: {mistake.feedback}")
                 credit = v.points * v.partial.get("mistakes", {}).get(name, 0.0)
+                details["mistake"] = name
                 break
     msg = "incorrect: not equivalent to the key" + (" (could not be evaluated)" if verdict.how == "undefined" else "")
     return Mark(credit, "; ".join([msg + f" ({v.key})"] + notes), "partial" if credit else "incorrect",
-                {"how": verdict.how})
+                {"how": verdict.how, **details})
 
 
 def _letter(options: int, text: str) -> str:
@@ -254,7 +256,9 @@ def _choice(v: Variant, text: str) -> Mark:
     if cleaned == v.answer:
         return Mark(v.points, "correct", "correct")
     why = v.params.get("why", {}).get(cleaned, "")
-    return Mark(0.0, f"incorrect: the answer is {v.answer}" + (f"; {cleaned}: {why}" if why else ""), "incorrect")
+    chosen = v.params["options"][ord(cleaned) - ord("A")]
+    return Mark(0.0, f"incorrect: the answer is {v.answer}" + (f"; {cleaned}: {why}" if why else ""), "incorrect",
+                {"mistake": f"chose: {chosen}"[:120]})
 
 
 _TRUE = {"true", "t", "yes", "y", "1"}
@@ -288,6 +292,9 @@ def grade_answers(exam: Exam, student: str, answers: dict[str, Any], *, instance
     if unknown:
         shown = ", ".join(repr(u[:40]) for u in unknown[:10]) + (" ..." if len(unknown) > 10 else "")
         errors.append(f"answers for unknown question id(s) ignored: {shown}")
+    not_drawn = sorted((set(answers) & set(exam.ids())) - {v.id for v in inst.variants})
+    if not_drawn:
+        errors.append(f"answers for question(s) not on this student's paper ignored: {', '.join(not_drawn[:10])}")
     for v in inst.variants:
         mark = grade_variant(v, answers.get(v.id), seed=_seed(exam.seed, inst.student, v.id))
         shown = _shown(answers.get(v.id))
@@ -327,6 +334,9 @@ def check_answers(exam: Exam, student: str, answers: dict[str, Any]) -> list[str
     if unknown:
         problems.append("unknown question id(s), these answers are not graded: "
                         + ", ".join(repr(u[:40]) for u in unknown[:10]))
+    not_drawn = sorted((set(answers) & set(exam.ids())) - {v.id for v in inst.variants})
+    if not_drawn:
+        problems.append("question(s) not on your paper, these answers are not graded: " + ", ".join(not_drawn[:10]))
     return problems + check_readable(answer_shapes(inst), answers, quiet=True)
 
 
@@ -529,7 +539,8 @@ def gradebook_csv(exam: Exam, rows: list[BatchRow]) -> str:
             continue
         result = row.result
         by_id = {t.name.split(":", 1)[0][len("exam."):]: t.score for t in result.tests}
+        # a question of a pool this student did not draw stays empty (not 0: it was not asked)
         writer.writerow([row.student, row.status, f"{result.score:g}", f"{result.max_score:g}",
-                         f"{result.percent:.1f}", *[f"{by_id.get(q, 0.0):g}" for q in ids], row.flag, row.file,
+                         f"{result.percent:.1f}", *[f"{by_id[q]:g}" if q in by_id else "" for q in ids], row.flag, row.file,
                          "; ".join(result.errors)[:300]])
     return buf.getvalue()

@@ -135,7 +135,7 @@ def partial_credit_rule(v: Variant, eq) -> str:
 
 def _context(inst: ExamInstance) -> dict:
     parts: list[dict] = []
-    for eq, v in zip(inst.exam.questions, inst.variants):
+    for eq, v in zip(inst.questions, inst.variants):
         if not parts or parts[-1]["title"] != eq.part:
             parts.append({"title": eq.part, "variants": []})
         parts[-1]["variants"].append({"v": v, "format": answer_format(v), "eq": eq,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Iterator
 
@@ -34,8 +34,9 @@ def check_student_id(student: object) -> str:
     return student
 
 
-# A valid draw is the rule, not luck: every generator's rules keep most draws (the bank's worst,
-# opt.clip_vector, keeps about 6 in 10), so 200 tries all failing means a rule is broken.
+# A valid draw is the rule, not luck: every generator's rules keep most draws (opt.clip_vector
+# keeps about 6 in 10; the bank's worst, rnn.sample_token, about 1 in 10, so that 200 tries all
+# fail with odds under 1 in 10^9), so 200 tries all failing means a rule is broken.
 MAX_DRAWS = 200
 # not a valid student id (see STUDENT_ID), so the form never shares a generator with a student
 FORM_KEY = "*form*"
@@ -140,6 +141,7 @@ class ExamInstance:
     exam: Exam
     student: str
     variants: list[Variant]
+    questions: list[ExamQuestion] = field(default_factory=list)   # this paper's, after pools
 
     def by_id(self) -> dict[str, Variant]:
         return {v.id: v for v in self.variants}
@@ -160,7 +162,10 @@ def one_thread() -> Iterator[None]:
 
 
 def make_instance(exam: Exam, student: str, *, render: bool = True) -> ExamInstance:
+    from .pools import questions_for
+
     student = check_student_id(student)
+    questions = questions_for(exam, student)
     with one_thread():
-        variants = [make_variant(exam, eq, student, i + 1, render=render) for i, eq in enumerate(exam.questions)]
-    return ExamInstance(exam=exam, student=student, variants=variants)
+        variants = [make_variant(exam, eq, student, i + 1, render=render) for i, eq in enumerate(questions)]
+    return ExamInstance(exam=exam, student=student, variants=variants, questions=questions)

@@ -51,3 +51,49 @@ def floats(x) -> list[float]:
 
 def shape_numel(shapes: dict[str, tuple[int, ...]]) -> int:
     return sum(math.prod(s) for s in shapes.values())
+
+
+# --------------------------------------------------------------------------- validity of a draw
+# (used by the questions appended for issue 12; the same rule as issue 11's: merge with its
+# framework when both land)
+
+# A named mistake must miss the key by MISTAKE_MARGIN times the tolerance in some entry, so that a
+# student who makes the mistake and rounds to four significant digits (an error of at most 5e-4
+# relative, half the usual 1e-3 tolerance) is still not accepted.
+MISTAKE_MARGIN = 2.0
+
+
+def _entries(x) -> list[float]:
+    return [float(v) for v in (x if isinstance(x, (list, tuple)) else [x])]
+
+
+def _apart(a: list[float], b: list[float], tolerance) -> bool:
+    """``a`` misses ``b`` by more than MISTAKE_MARGIN tolerances (of ``b``) in some entry."""
+    return len(a) != len(b) or any(abs(x - y) > MISTAKE_MARGIN * (tolerance.abs + tolerance.rel * abs(y))
+                                   for x, y in zip(a, b))
+
+
+def valid_draw(key, mistakes: dict, tolerance, *, mistakes_apart: bool = True) -> bool:
+    """The general rule for a numeric draw: no nonzero key entry accepts 0 (no entry of the key may
+    be so small that 0 is within tolerance), and every named mistake differs from the key by more
+    than ``MISTAKE_MARGIN`` tolerances in at least one entry. With ``mistakes_apart`` the mistakes
+    also differ from each other, so the feedback names the one the student made."""
+    keys = _entries(key)
+    if any(k != 0 and tolerance.accepts(0.0, k) for k in keys):
+        return False
+    values = [_entries(v) for v in mistakes.values()]
+    if not all(_apart(v, keys, tolerance) for v in values):
+        return False
+    if mistakes_apart:
+        return all(_apart(a, b, tolerance) and _apart(b, a, tolerance)
+                   for i, a in enumerate(values) for b in values[i + 1:])
+    return True
+
+
+def redraw(rng: random.Random, draw, is_valid, limit: int = 1000):
+    """Draw parameters until ``is_valid(params)``; a question whose rule almost never holds is a bug."""
+    for _ in range(limit):
+        params = draw(rng)
+        if is_valid(params):
+            return params
+    raise RuntimeError(f"no valid draw in {limit} tries: the validity rule is too strict")

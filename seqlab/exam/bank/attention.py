@@ -212,3 +212,50 @@ def _var(p, form="right"):
                                  "scaled": ["d/d", "sqrt(d)^2/d"]}[p["case"]])
 def var_qk(p):
     return _var(p)
+
+
+# --------------------------------------------------------------------------- issue 12: exam focus
+# The Q/K/V projections of self-attention (W8 §9, §10.1): Q, K and V all come from the same input.
+
+from ._util import redraw, valid_draw  # noqa: E402 - appended section, kept apart from issue 11's edits
+
+
+def _qkv_output(p, project=(True, True, True), scale=True, swap_qk=False):
+    """Output of token 1 of two-token self-attention; the keywords switch on the named mistakes."""
+    x = t(p["X"])                                     # (2 tokens, 2 features), one token per row
+    w_q, w_k = (p["W_K"], p["W_Q"]) if swap_qk else (p["W_Q"], p["W_K"])
+    q, k, v = (x @ t(w).T if use else x for w, use in zip((w_q, w_k, p["W_V"]), project))
+    if scale:
+        out, _ = ref("attention").scaled_dot_product_attention(q, k, v)
+    else:   # the unscaled form, written out: the reference always divides by sqrt(d)
+        out = torch.softmax(q @ k.T, dim=-1) @ v
+    return floats(out[0])
+
+
+def _qkv_mistakes(p):
+    return {
+        "no_projection": Mistake(_qkv_output(p, project=(False, False, False)),
+                                 "queries, keys and values are projections of the input: q_i = W_Q x_i, k_j = W_K x_j, v_j = W_V x_j"),
+        "values_not_projected": Mistake(_qkv_output(p, project=(True, True, False)),
+                                        "the weights mix the values v_j = W_V x_j, not the inputs x_j"),
+        "no_scaling": Mistake(_qkv_output(p, scale=False), "the scores are divided by sqrt(d_k) = sqrt(2)"),
+        "swapped_qk": Mistake(_qkv_output(p, swap_qk=True),
+                              "the query comes from W_Q and the keys from W_K (q_1 . k_j, not k_1 . q_j)"),
+    }
+
+
+def _sample_qkv(rng):
+    # Validity rule: every named mistake is distinguishable from the key, and no entry of the key
+    # accepts 0 (valid_draw).
+    draw = lambda r: {"X": mat(r, 2, 2, -2, 2), "W_Q": mat(r, 2, 2), "W_K": mat(r, 2, 2), "W_V": mat(r, 2, 2)}  # noqa: E731
+    return redraw(rng, draw, lambda p: valid_draw(qkv_projection(p),
+                                                  {k: m.value for k, m in _qkv_mistakes(p).items()}, FOUR_DIGITS))
+
+
+@question("attn.qkv_projection", kind=NUMERIC, title="Self-attention from the Q/K/V projections",
+          sections=("W8 §9", "W8 §10.1", "W8 §8.2", "L7-8 (Lecture 8) §二.1", "L5 §15"),
+          sample=_sample_qkv, tolerance=FOUR_DIGITS, mistakes=_qkv_mistakes,
+          exercises=("attention.scaled_dot_product_attention", "attention.multi_head_attention"),
+          answer_hint="the two entries of y_1")
+def qkv_projection(p):
+    return _qkv_output(p)

@@ -393,3 +393,110 @@ def greedy_decode(p):
     params = {k: t(p[k]) for k in ("W_xh", "W_hh", "b_h", "W_hy", "b_y")}
     tokens = ref("rnn").greedy_decode(params, t(p["E"]), t([[0.0, 0.0]]), torch.tensor([p["start"]]), p["steps"])
     return [float(x) for x in tokens[0].tolist()]
+
+
+# --------------------------------------------------------------------------- issue 12: exam focus
+# BPTT gradients of the recurrent parameters (L5 §3.5) and sampling at generation time (W8 §4).
+
+from ._util import redraw, valid_draw  # noqa: E402 - appended section, kept apart from issue 11's edits
+
+def _param_grads_by_hand(p, recursion=True, tanh_deriv=True, h_index=-1):
+    """dL/du, dL/dw, dL/db of the scalar two-step RNN of ``_bptt_setup``, written out as in L5 §3.5;
+    the keyword arguments switch on the named mistakes."""
+    h = [p["h0"]]
+    for x in p["x"]:
+        h.append(math.tanh(p["u"] * x + p["w"] * h[-1] + p["b"]))
+    dh_out = []
+    for step in (1, 2):
+        logits = [p["V"][0] * h[step] + p["c"][0], p["V"][1] * h[step] + p["c"][1]]
+        top = max(logits)
+        exp = [math.exp(z - top) for z in logits]
+        probs = [e / sum(exp) for e in exp]
+        probs[p["y"][step - 1]] -= 1.0
+        dh_out.append(p["V"][0] * probs[0] + p["V"][1] * probs[1])
+    deriv = [(1 - h[s] ** 2) if tanh_deriv else 1.0 for s in (1, 2)]
+    delta2 = dh_out[1] * deriv[1]
+    delta1 = (dh_out[0] + (p["w"] * delta2 if recursion else 0.0)) * deriv[0]
+    prev = [h[0], h[1]] if h_index == -1 else [h[1], h[2]]
+    return [delta1 * p["x"][0] + delta2 * p["x"][1], delta1 * prev[0] + delta2 * prev[1], delta1 + delta2]
+
+
+def _param_grads_mistakes(p):
+    return {
+        "no_recursion": Mistake(_param_grads_by_hand(p, recursion=False),
+                                "dL/dh_1 also receives w * delta_2 from step 2 (the hidden-state recursion, L5 §3.4)"),
+        "no_tanh_deriv": Mistake(_param_grads_by_hand(p, tanh_deriv=False),
+                                 "the gradient passes through tanh: multiply by 1 - h_t^2"),
+        "h_t_not_h_prev": Mistake(_param_grads_by_hand(p, h_index=0),
+                                  "dL/dw sums delta_t * h_{t-1} (the state the weight multiplied), not h_t"),
+    }
+
+
+def _sample_param_grads(rng):
+    # Validity rule: every named mistake is distinguishable from the key and no entry of the key
+    # accepts 0 (valid_draw); the other parameters as for the output-layer question. The check uses
+    # the written-out key (cheap; tests/test_exam_items.py checks it equals the reference's).
+    return redraw(rng, lambda r: _sample_bptt(r, ("all",)),
+                  lambda p: valid_draw(_param_grads_by_hand(p),
+                                       {k: m.value for k, m in _param_grads_mistakes(p).items()}, FOUR_DIGITS))
+
+
+@question("rnn.bptt_param_grads", kind=NUMERIC, title="BPTT: gradients of u, w and b",
+          sections=("L5 §3.5", "L5 §3.4", "L5 §3", "L7-8 (Lecture 7) §二.2"),
+          sample=_sample_param_grads, tolerance=FOUR_DIGITS, mistakes=_param_grads_mistakes,
+          exercises=("rnn.rnn_bptt",), answer_hint="dL/du, dL/dw, dL/db in this order")
+def bptt_param_grads(p):
+    grads = _bptt(p)[1]
+    return [floats(grads["W_xh"])[0], floats(grads["W_hh"])[0], floats(grads["b_h"])[0]]
+
+
+def _sample_token_params(rng):
+    while True:
+        logits = decs(rng, 4, -2, 2)
+        temperature = rng.choice((0.5, 2.0))
+        u = dec(rng, 0.05, 0.95, places=2)
+        p = {"logits": logits, "temperature": temperature, "u": u}
+        # Validity rule: the key and the three named mistakes (greedy argmax, no temperature,
+        # multiplying by the temperature) are four different tokens, so every mistake is
+        # distinguishable from the key and the feedback names the one made; and u is at least
+        # 0.02 from every cumulative boundary, so rounding the probabilities cannot move the answer.
+        answer = sample_token(p)
+        cumulative = _cumulative(logits, temperature)
+        if min(abs(u - c) for c in cumulative[:-1]) < 0.02:
+            continue
+        if len({answer, *(m.value for m in _sample_token_mistakes(p).values())}) == 4:
+            return p
+
+
+def _cumulative(logits, temperature):
+    # plain floats: the redraw loop calls this thousands of times, a tensor per call costs ~10 ms
+    scaled = [z / temperature for z in logits]
+    top = max(scaled)
+    exp = [math.exp(z - top) for z in scaled]
+    total, running, out = sum(exp), 0.0, []
+    for e in exp:
+        running += e / total
+        out.append(running)
+    return out
+
+
+def _inverse_cdf(cumulative, u):
+    return float(next(i for i, c in enumerate(cumulative) if u < c))
+
+
+def _sample_token_mistakes(p):
+    return {
+        "greedy": Mistake(float(max(range(4), key=lambda i: p["logits"][i])),
+                          "generation samples from the distribution; the argmax is greedy decoding"),
+        "no_temperature": Mistake(_inverse_cdf(_cumulative(p["logits"], 1.0), p["u"]),
+                                  "divide the logits by the temperature before the softmax"),
+        "times_temperature": Mistake(_inverse_cdf(_cumulative([z * p["temperature"] for z in p["logits"]], 1.0), p["u"]),
+                                     "the logits are divided by the temperature, not multiplied"),
+    }
+
+
+@question("rnn.sample_token", kind=NUMERIC, title="Sampling the next token at generation time",
+          sections=("W8 §4", "W8 §3.3", "L5 §4"), sample=_sample_token_params, tolerance=EXACT,
+          mistakes=_sample_token_mistakes, exercises=("rnn.greedy_decode",), answer_hint="a token index, 0-3")
+def sample_token(p):
+    return _inverse_cdf(_cumulative(p["logits"], p["temperature"]), p["u"])

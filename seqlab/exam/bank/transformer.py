@@ -242,3 +242,60 @@ def _ln_symbols(p):
 def block_formula(p):
     E, F = (s.sympy() for s in _ln_symbols(p))
     return sympy.expand(_block(p["kind"], E, F))
+
+
+# --------------------------------------------------------------------------- issue 12: exam focus
+# The order of residual and LayerNorm in a block (W8 §15.2): post-LN (the notes' "Add & LayerNorm")
+# against pre-LN.
+
+from ._util import redraw, valid_draw  # noqa: E402 - appended section, kept apart from issue 11's edits
+
+
+def _layer_norm_plain(z: torch.Tensor) -> torch.Tensor:
+    E = z.shape[-1]
+    return ref("transformer").layer_norm(z, torch.ones(E, dtype=torch.float64), torch.zeros(E, dtype=torch.float64))
+
+
+def _spread_enough(p) -> bool:
+    """Both normalized vectors have variance >= 0.05, so epsilon = 1e-5 moves the answer by under
+    1e-4 relative: a student who leaves epsilon out is still inside the tolerance."""
+    x = t(p["x"])
+    return all(float(z.var(unbiased=False)) >= 0.05 for z in (x, x + _sublayer(p, x)))
+
+
+def _sublayer(p, z):
+    return t(p["a"]) * z + t(p["c"])
+
+
+def _norm_orders(p, residual=True):
+    x = t(p["x"])
+    post = _layer_norm_plain(x + _sublayer(p, x)) if residual else _layer_norm_plain(_sublayer(p, x))
+    pre = x + _sublayer(p, _layer_norm_plain(x)) if residual else _sublayer(p, _layer_norm_plain(x))
+    return floats(post) + floats(pre)
+
+
+def _norm_order_mistakes(p):
+    key = _norm_orders(p)
+    return {
+        "swapped": Mistake(key[3:] + key[:3], "post-LN normalizes after the residual add: LN(x + F(x)); "
+                                              "pre-LN normalizes the sublayer's input: x + F(LN(x))"),
+        "no_residual": Mistake(_norm_orders(p, residual=False), "both forms keep the residual path x + ..."),
+    }
+
+
+def _sample_norm_order(rng):
+    # Validity rule: every named mistake is distinguishable from the key and no entry of the key
+    # accepts 0 (valid_draw); both vectors that get normalized have a variance of at least 0.05
+    # (_spread_enough: epsilon does not matter, and LN is not dividing by almost nothing).
+    draw = lambda r: {"x": decs(r, 3, -2, 2), "a": decs(r, 3, -1.5, 1.5, nonzero=True), "c": decs(r, 3, -1, 1)}  # noqa: E731
+    return redraw(rng, draw, lambda p: _spread_enough(p) and valid_draw(
+        norm_order(p), {k: m.value for k, m in _norm_order_mistakes(p).items()}, FOUR_DIGITS))
+
+
+@question("tf.norm_order", kind=NUMERIC, title="Post-LN and pre-LN blocks",
+          sections=("W8 §15.2", "W8 §15.3", "L7-8 (Lecture 8) §四.1", "L5 §17"),
+          sample=_sample_norm_order, tolerance=FOUR_DIGITS, mistakes=_norm_order_mistakes,
+          exercises=("transformer.encoder_block", "transformer.layer_norm"),
+          answer_hint="the post-LN output first, then the pre-LN output")
+def norm_order(p):
+    return _norm_orders(p)

@@ -1,0 +1,120 @@
+"""Paper exams: one PDF per student, one combined PDF for printing, and keys (WeasyPrint).
+
+The question texts are the same Markdown as the HTML exam; math is typeset here, before
+WeasyPrint sees the page, because WeasyPrint lays out HTML and CSS but not MathML or TeX: each
+``$...$`` / ``$$...$$`` becomes an SVG drawn by ziamath (TeX -> MathML via latex2mathml -> glyph
+outlines of the bundled STIX Two Math font), embedded as an image. Nothing is fetched from the
+network and no TeX installation is needed.
+
+Every page carries the exam title, the student id (top and bottom) and "Page n of N"; each
+question is followed by a box sized for its kind of answer. The combined file holds the
+students' papers one after another, each starting on a new page with its own page numbers.
+Needs the system libraries WeasyPrint uses (Debian: libpango-1.0-0 libpangoft2-1.0-0 and fonts,
+e.g. fonts-dejavu-core).
+"""
+from __future__ import annotations
+
+import base64
+import html as htmllib
+import re
+from functools import lru_cache
+from pathlib import Path
+
+from .model import NUMERIC, SYMBOLIC
+from .render import _context, environment, markdown_to_html
+from .variants import ExamInstance
+
+_INLINE = re.compile(r'<span class="math">\\\((.*?)\\\)</span>', re.S)
+_DISPLAY = re.compile(r'<div class="math">\$\$(.*?)\$\$</div>', re.S)
+# Math is drawn at the body's size (11pt ~ 14.7 px at 96 dpi): CSS px in WeasyPrint are 1/96 in.
+MATH_PX = 14.5
+
+
+class PdfError(RuntimeError):
+    """The PDF engine is missing or a formula cannot be typeset; the message says which."""
+
+
+@lru_cache(maxsize=4096)
+def math_svg(tex: str, display: bool = False) -> str:
+    """An ``<img>`` holding the typeset formula, aligned on the text's baseline."""
+    import ziamath
+
+    try:
+        svg = ziamath.Latex(tex, size=MATH_PX * (1.1 if display else 1.0)).svg()
+    except Exception as exc:  # noqa: BLE001 - name the formula, whatever the parser raised
+        raise PdfError(f"cannot typeset the formula {tex[:80]!r}: {exc}") from None
+    view = re.search(r'viewBox="([-\d.]+) ([-\d.]+) ([-\d.]+) ([-\d.]+)"', svg)
+    style = ""
+    if view:
+        top, height = float(view.group(2)), float(view.group(4))
+        # the viewBox starts at minus the ascent: what lies below y=0 hangs under the baseline
+        style = f' style="vertical-align: {-(height + top):.2f}px"'
+    data = base64.b64encode(svg.encode()).decode()
+    alt = htmllib.escape(tex, quote=True)
+    return f'<img class="math" alt="{alt}" src="data:image/svg+xml;base64,{data}"{style}>'
+
+
+def typeset(markdown: str) -> str:
+    """Markdown with TeX -> HTML with every formula as an SVG image."""
+    html = markdown_to_html(markdown)
+    html = _DISPLAY.sub(lambda m: '<div class="math">' + math_svg(htmllib.unescape(m.group(1).strip()), True)
+                        + "</div>", html)
+    return _INLINE.sub(lambda m: math_svg(htmllib.unescape(m.group(1))), html)
+
+
+def typeset_inline(markdown: str) -> str:
+    """One line of Markdown (no paragraph around it), e.g. the "how to write the answer" line."""
+    html = typeset(markdown).strip()
+    return html[3:-4] if html.startswith("<p>") and html.endswith("</p>") else html
+
+
+def answer_space(v) -> str:
+    """Room to write: a line for a number, more for a vector, most for a formula (hand working)."""
+    if v.question.kind == SYMBOLIC:
+        return "3.2cm"
+    if v.question.kind == NUMERIC:
+        return "2.4cm" if isinstance(v.answer, list) and len(v.answer) > 1 else "1.6cm"
+    return "1.0cm"
+
+
+def paper_html(inst: ExamInstance, *, key: bool = False) -> str:
+    context = _context(inst)
+    context.update(
+        key=key,
+        instructions=typeset(inst.exam.instructions) if inst.exam.instructions else "",
+        html={v.id: typeset(v.text) for v in inst.variants},
+        solution_html={v.id: typeset(v.solution) if v.solution else "" for v in inst.variants} if key else {},
+        space={v.id: answer_space(v) for v in inst.variants},
+        format_html={item["v"].id: typeset_inline(item["format"]) for part in context["parts"] for item in part["variants"]},
+    )
+    return environment().get_template("paper.html.j2").render(context)
+
+
+def _document(inst: ExamInstance, key: bool):
+    try:
+        import weasyprint
+    except (ImportError, OSError) as exc:   # OSError: the Pango libraries are missing
+        raise PdfError(f"PDF output needs WeasyPrint and its system libraries (Debian: libpango-1.0-0 "
+                       f"libpangoft2-1.0-0): {exc}") from None
+    return weasyprint.HTML(string=paper_html(inst, key=key), base_url=str(Path.cwd())).render()
+
+
+def write_pdfs(instances: list[ExamInstance], out: Path, *, key: bool = False) -> list[Path]:
+    """``exam-<id>.pdf`` (or ``key-<id>.pdf``) per student, and ``exams-all.pdf`` (``keys-all.pdf``)
+    with every paper, each starting on a new page."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    stem = "key" if key else "exam"
+    written, documents = [], []
+    for inst in instances:
+        document = _document(inst, key)
+        path = out / f"{stem}-{inst.student}.pdf"
+        document.write_pdf(path)
+        written.append(path)
+        documents.append(document)
+    if documents:
+        combined = documents[0].copy([page for d in documents for page in d.pages])
+        path = out / f"{stem}s-all.pdf"
+        combined.write_pdf(path)
+        written.append(path)
+    return written

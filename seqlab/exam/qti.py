@@ -1,0 +1,240 @@
+"""LMS delivery: the exam as a QTI 1.2 package (Canvas's dialect, also read by Moodle and Blackboard).
+
+Why QTI 1.2 and not 2.1: Canvas (the LMS most of our users run) imports "QTI .zip file" in the
+1.2 profile it also exports, with the question type in ``itemmetadata`` (``question_type``,
+``points_possible``); its 2.x import goes through a converter that drops numeric tolerances.
+Moodle's and Blackboard's QTI importers read the same 1.2 items.
+
+Why not text2qti: it reads its own Markdown dialect (we would have to escape our rendered text
+into it) and turns LaTeX into images served by the Canvas instance; we already render the
+question text, so the items are written here with ``xml.etree`` in a few lines per kind.
+
+Which questions travel:
+
+- ``choice``      -> ``multiple_choice_question`` (the student's own option order);
+- ``truefalse``   -> ``true_false_question``;
+- ``numeric`` with a single number -> ``numerical_question`` with the range key +- tolerance
+  (the exam's tolerance: ``abs + rel * |key|``).
+
+Which do not, and why: vector answers (an LMS numeric item holds one number, and splitting a
+vector into items would change the question and its partial credit), and symbolic answers (no
+LMS item type checks algebraic equivalence). They stay on the paper/HTML exam; the package's
+``qti-skipped.txt`` (beside the zip) and the command's output list them.
+
+One quiz per student (``--students``): each is that student's variant, the same parameters and
+keys as the paper exam, assigned to that student in the LMS. Or (``--variant-pool``) one quiz in
+which each question is a question group holding the variants of the listed ids, one drawn per
+attempt by the LMS (Canvas's "pick 1 from the group"). Math stays TeX in ``\\(...\\)`` and
+``\\[...\\]``, which Canvas and Moodle typeset with MathJax. The zip is byte-reproducible.
+"""
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from .model import CHOICE, NUMERIC, TRUEFALSE, Variant
+from .render import markdown_to_html
+from .variants import ExamInstance
+
+QTI_NS = "http://www.imsglobal.org/xsd/ims_qtiasiv1p2"
+CP_NS = "http://www.imsglobal.org/xsd/imsccv1p1/imscp_v1p1"
+_ZIP_TIME = (2020, 1, 1, 0, 0, 0)       # fixed: the same exam gives the same bytes
+_DISPLAY_MATH = re.compile(r'<div class="math">\$\$\s*(.*?)\s*\$\$</div>', re.S)
+
+
+@dataclass(frozen=True)
+class Skipped:
+    student: str
+    question: str
+    reason: str
+
+
+def travels(v: Variant) -> str:
+    """'' when the variant can become an LMS item, else why not."""
+    kind = v.question.kind
+    if kind in (CHOICE, TRUEFALSE):
+        return ""
+    if kind == NUMERIC:
+        if isinstance(v.answer, list) and len(v.answer) > 1:
+            return f"a vector of {len(v.answer)} numbers: an LMS numeric item holds one number"
+        return ""
+    return "a formula: no LMS item type checks algebraic equivalence"
+
+
+def _ident(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", text)[:120]
+
+
+def _html(markdown: str) -> str:
+    return _DISPLAY_MATH.sub(lambda m: f"<p>\\[{m.group(1)}\\]</p>", markdown_to_html(markdown))
+
+
+def _material(parent: ET.Element, html: str) -> None:
+    material = ET.SubElement(parent, "material")
+    ET.SubElement(material, "mattext", texttype="text/html").text = html
+
+
+def _metadata(item: ET.Element, question_type: str, points: float) -> None:
+    meta = ET.SubElement(ET.SubElement(item, "itemmetadata"), "qtimetadata")
+    for label, entry in (("question_type", question_type), ("points_possible", f"{points:g}")):
+        field = ET.SubElement(meta, "qtimetadatafield")
+        ET.SubElement(field, "fieldlabel").text = label
+        ET.SubElement(field, "fieldentry").text = entry
+
+
+def _full_marks(resprocessing: ET.Element, condition: ET.Element) -> None:
+    cond = ET.SubElement(resprocessing, "respcondition", {"continue": "No"})
+    cond.append(condition)
+    ET.SubElement(cond, "setvar", action="Set", varname="SCORE").text = "100"
+
+
+def _outcomes(item: ET.Element) -> ET.Element:
+    resprocessing = ET.SubElement(item, "resprocessing")
+    ET.SubElement(ET.SubElement(resprocessing, "outcomes"), "decvar",
+                  maxvalue="100", minvalue="0", varname="SCORE", vartype="Decimal")
+    return resprocessing
+
+
+def variant_item(v: Variant, student: str) -> ET.Element:
+    """One QTI item for a variant that travels (see ``travels``)."""
+    item = ET.Element("item", ident=_ident(f"{student}-{v.id}"), title=f"{v.number}. {v.question.title}")
+    kind = v.question.kind
+    question_type = {CHOICE: "multiple_choice_question", TRUEFALSE: "true_false_question",
+                     NUMERIC: "numerical_question"}[kind]
+    _metadata(item, question_type, v.points)
+    presentation = ET.SubElement(item, "presentation")
+    # a choice question's rendered text lists its options; in the LMS they are the response labels
+    _material(presentation, _html(v.params["stem"] if kind == CHOICE else v.text))
+    if kind in (CHOICE, TRUEFALSE):
+        if kind == CHOICE:
+            labels = [(chr(ord("A") + i), text) for i, text in enumerate(v.params["options"])]
+        else:
+            labels = [("true", "True"), ("false", "False")]
+        response = ET.SubElement(presentation, "response_lid", ident="response1", rcardinality="Single")
+        render = ET.SubElement(response, "render_choice")
+        for ident, text in labels:
+            _material(ET.SubElement(render, "response_label", ident=ident), _html(text))
+        condition = ET.Element("conditionvar")
+        ET.SubElement(condition, "varequal", respident="response1").text = str(v.answer)
+        _full_marks(_outcomes(item), condition)
+        return item
+    key = float(v.answer[0] if isinstance(v.answer, list) else v.answer)
+    margin = v.tolerance.abs + v.tolerance.rel * abs(key)
+    _material(presentation, f"<p><em>Answer:</em> one number, graded {v.tolerance.describe()} of the key.</p>")
+    response = ET.SubElement(presentation, "response_str", ident="response1", rcardinality="Single")
+    ET.SubElement(ET.SubElement(response, "render_fib", fibtype="Decimal"), "response_label", ident="answer1")
+    condition = ET.Element("conditionvar")
+    either = ET.SubElement(condition, "or")
+    ET.SubElement(either, "varequal", respident="response1").text = repr(key)
+    both = ET.SubElement(either, "and")
+    ET.SubElement(both, "vargte", respident="response1").text = repr(key - margin)
+    ET.SubElement(both, "varlte", respident="response1").text = repr(key + margin)
+    _full_marks(_outcomes(item), condition)
+    return item
+
+
+def assessment_xml(inst: ExamInstance) -> tuple[bytes, list[Skipped]]:
+    ident = _ident(f"seqlab-{inst.student}")
+    root = ET.Element("questestinterop", xmlns=QTI_NS)
+    assessment = ET.SubElement(root, "assessment", ident=ident, title=f"{inst.exam.title} ({inst.student})")
+    section = ET.SubElement(assessment, "section", ident="root_section")
+    skipped = []
+    for v in inst.variants:
+        why = travels(v)
+        if why:
+            skipped.append(Skipped(inst.student, v.id, why))
+            continue
+        section.append(variant_item(v, inst.student))
+    ET.indent(root)
+    return ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n", skipped
+
+
+def variant_pool_xml(instances: list[ExamInstance]) -> tuple[bytes, list[Skipped]]:
+    """One quiz whose every question is a question group of the students' variants: the LMS draws
+    one variant per attempt. For an LMS that cannot assign a quiz per student; the LMS, not the
+    student id, then decides who gets which variant, and the LMS grades. A pool of the exam file
+    becomes one group drawing ``draw`` of all its candidates' variants."""
+    exam = instances[0].exam
+    root = ET.Element("questestinterop", xmlns=QTI_NS)
+    assessment = ET.SubElement(root, "assessment", ident="seqlab-variants", title=f"{exam.title} (variants)")
+    top = ET.SubElement(assessment, "section", ident="root_section")
+    groups: dict[str, tuple[ET.Element, set[str]]] = {}
+    skipped = []
+    pools = {p.name: p for p in exam.pools}
+    for eq in exam.questions:
+        name = eq.pool or eq.id
+        if name in groups:
+            continue
+        group = ET.SubElement(top, "section", ident=_ident(f"group-{name}"), title=name)
+        selection = ET.SubElement(ET.SubElement(group, "selection_ordering"), "selection")
+        ET.SubElement(selection, "selection_number").text = str(pools[name].draw if eq.pool else 1)
+        extension = ET.SubElement(selection, "selection_extension")
+        ET.SubElement(extension, "points_per_item").text = f"{eq.points:g}"
+        groups[name] = (group, set())
+    for inst in instances:
+        for v, eq in zip(inst.variants, inst.questions):
+            why = travels(v)
+            if why:
+                skipped.append(Skipped(inst.student, v.id, why))
+                continue
+            group, seen = groups[eq.pool or eq.id]
+            item = variant_item(v, inst.student)
+            body = ET.tostring(item.find("presentation")) + ET.tostring(item.find("resprocessing"))
+            if body in seen:          # two students with the same parameters: one variant is enough
+                continue
+            seen.add(body)
+            group.append(item)
+    for name, (group, seen) in groups.items():
+        if not seen:
+            top.remove(group)
+    ET.indent(root)
+    return ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n", skipped
+
+
+def manifest_xml(idents: list[str]) -> bytes:
+    root = ET.Element("manifest", identifier="seqlab-exam", xmlns=CP_NS)
+    ET.SubElement(root, "organizations")
+    resources = ET.SubElement(root, "resources")
+    for ident in idents:
+        resource = ET.SubElement(resources, "resource", identifier=ident, type="imsqti_xmlv1p2",
+                                 href=f"{ident}/{ident}.xml")
+        ET.SubElement(resource, "file", href=f"{ident}/{ident}.xml")
+    ET.indent(root)
+    return ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n"
+
+
+def _add(zf: zipfile.ZipFile, name: str, data: bytes) -> None:
+    info = zipfile.ZipInfo(name, date_time=_ZIP_TIME)
+    info.compress_type = zipfile.ZIP_DEFLATED
+    info.external_attr = 0o644 << 16
+    zf.writestr(info, data)
+
+
+def write_qti(instances: list[ExamInstance], out: Path, name: str = "exam-qti.zip", *,
+              variant_pool: bool = False) -> tuple[Path, list[Skipped]]:
+    """One zip with one quiz per student (or, with ``variant_pool``, one quiz drawing from the
+    students' variants); returns its path and the questions that cannot travel."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / name
+    idents, skipped_all = [], []
+    with zipfile.ZipFile(path, "w") as zf:
+        if variant_pool:
+            data, skipped_all = variant_pool_xml(instances)
+            _add(zf, "seqlab-variants/seqlab-variants.xml", data)
+            idents.append("seqlab-variants")
+        for inst in instances if not variant_pool else ():
+            ident = _ident(f"seqlab-{inst.student}")
+            data, skipped = assessment_xml(inst)
+            _add(zf, f"{ident}/{ident}.xml", data)
+            idents.append(ident)
+            skipped_all += skipped
+        _add(zf, "imsmanifest.xml", manifest_xml(idents))
+    # beside the package, not in it: an LMS importer may refuse files the manifest does not list
+    lines = ["Questions that stay on the paper/HTML exam (an LMS quiz cannot check them):"]
+    lines += sorted({f"{s.question}: {s.reason}" for s in skipped_all}) or ["none"]
+    (out / "qti-skipped.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path, skipped_all

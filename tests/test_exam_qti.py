@@ -1,0 +1,115 @@
+"""`seqlab exam qti`: a QTI 1.2 zip (Canvas's dialect) whose layout, XML and answers are checked."""
+from __future__ import annotations
+
+import zipfile
+import xml.etree.ElementTree as ET
+
+import yaml
+
+from seqlab.cli import main
+from seqlab.exam.cli import DEFAULT_EXAM as FINAL_EXAM
+from seqlab.exam.examfile import load_exam
+from seqlab.exam.qti import travels
+from seqlab.exam.variants import make_instance
+
+NS = {"q": "http://www.imsglobal.org/xsd/ims_qtiasiv1p2", "cp": "http://www.imsglobal.org/xsd/imsccv1p1/imscp_v1p1"}
+STUDENTS = ("s001", "z9876543")
+
+
+def _export(tmp_path, name="out"):
+    roster = tmp_path / "students.txt"
+    roster.write_text("# roster\n" + "\n".join(STUDENTS) + "\n", encoding="utf-8")
+    out = tmp_path / name
+    assert main(["exam", "qti", "--exam", str(FINAL_EXAM), "--students", str(roster), "--out", str(out)]) == 0
+    return out
+
+
+def test_qti_package_layout_xml_and_every_items_answer(tmp_path):
+    out = _export(tmp_path)
+    exam = load_exam(FINAL_EXAM)
+    with zipfile.ZipFile(out / "exam-qti.zip") as zf:
+        names = set(zf.namelist())
+        manifest = ET.fromstring(zf.read("imsmanifest.xml"))
+        resources = manifest.findall("cp:resources/cp:resource", NS)
+        assert len(resources) == len(STUDENTS)
+        hrefs = {r.get("href") for r in resources}
+        assert names == hrefs | {"imsmanifest.xml"}
+        assert all(r.get("type") == "imsqti_xmlv1p2" for r in resources)
+        for student in STUDENTS:
+            inst = make_instance(exam, student)
+            root = ET.fromstring(zf.read(f"seqlab-{student}/seqlab-{student}.xml"))
+            assessment = root.find("q:assessment", NS)
+            assert student in assessment.get("title")
+            items = {i.get("ident"): i for i in assessment.iter(f"{{{NS['q']}}}item")}
+            travelling = [v for v in inst.variants if not travels(v)]
+            assert len(items) == len(travelling) > 0
+            for v in travelling:
+                item = items[f"{student}-{v.id}"]
+                fields = {f.findtext("q:fieldlabel", namespaces=NS): f.findtext("q:fieldentry", namespaces=NS)
+                          for f in item.iter(f"{{{NS['q']}}}qtimetadatafield")}
+                assert float(fields["points_possible"]) == v.points
+                condition = item.find("q:resprocessing/q:respcondition/q:conditionvar", NS)
+                score = item.find("q:resprocessing/q:respcondition/q:setvar", NS)
+                assert score.text == "100"
+                if v.question.kind in ("choice", "truefalse"):
+                    labels = [label.get("ident") for label in item.iter(f"{{{NS['q']}}}response_label")]
+                    key = condition.find("q:varequal", NS).text
+                    assert key == v.answer and key in labels, v.id
+                    assert fields["question_type"] == ("multiple_choice_question" if v.question.kind == "choice"
+                                                       else "true_false_question")
+                else:
+                    assert fields["question_type"] == "numerical_question"
+                    key = float(v.answer[0] if isinstance(v.answer, list) else v.answer)
+                    low = float(condition.find("q:or/q:and/q:vargte", NS).text)
+                    high = float(condition.find("q:or/q:and/q:varlte", NS).text)
+                    assert low <= key <= high and float(condition.find("q:or/q:varequal", NS).text) == key
+                    assert high - low <= 2 * (v.tolerance.abs + v.tolerance.rel * abs(key)) + 1e-12
+    skipped = (out / "qti-skipped.txt").read_text(encoding="utf-8")
+    assert "attn.var_qk: a formula" in skipped
+
+
+def test_qti_export_is_byte_reproducible(tmp_path):
+    a, b = _export(tmp_path, "a"), _export(tmp_path, "b")
+    assert (a / "exam-qti.zip").read_bytes() == (b / "exam-qti.zip").read_bytes()
+
+
+def test_vectors_and_formulas_do_not_travel():
+    exam = load_exam(FINAL_EXAM)
+    inst = make_instance(exam, "s001", render=False)
+    by_kind = {}
+    for v in inst.variants:
+        by_kind.setdefault((v.question.kind, isinstance(v.answer, list) and len(v.answer) > 1), travels(v))
+    assert by_kind[("symbolic", False)].startswith("a formula")
+    assert by_kind[("numeric", True)].startswith("a vector")
+    assert by_kind[("numeric", False)] == by_kind[("choice", False)] == by_kind[("truefalse", False)] == ""
+
+
+def test_variant_pool_is_one_quiz_of_question_groups(tmp_path):
+    quiz = {"title": "Pooled quiz", "seed": 4, "parts": [{"title": "A", "questions": [
+        {"id": "rnn.param_count", "points": 2}, {"id": "attn.var_qk", "points": 2},
+        {"pool": "concepts", "draw": 1, "points": 1,
+         "questions": ["concept.bottleneck", "concept.why_mask", "concept.lstm_vs_gru"]}]}]}
+    exam_path = tmp_path / "quiz.yaml"
+    exam_path.write_text(yaml.safe_dump(quiz), encoding="utf-8")
+    roster = tmp_path / "students.txt"
+    roster.write_text("\n".join(f"v{i:03d}" for i in range(12)) + "\n", encoding="utf-8")
+    out = tmp_path / "pool"
+    assert main(["exam", "qti", "--exam", str(exam_path), "--students", str(roster), "--out", str(out),
+                 "--variant-pool"]) == 0
+    with zipfile.ZipFile(out / "exam-qti.zip") as zf:
+        assert set(zf.namelist()) == {"imsmanifest.xml", "seqlab-variants/seqlab-variants.xml"}
+        root = ET.fromstring(zf.read("seqlab-variants/seqlab-variants.xml"))
+    groups = {g.get("title"): g for g in root.findall("q:assessment/q:section/q:section", NS)}
+    assert set(groups) == {"rnn.param_count", "concepts"}      # the formula cannot travel
+    for title, points, most in (("rnn.param_count", 2, 12), ("concepts", 1, 36)):
+        group = groups[title]
+        assert group.findtext("q:selection_ordering/q:selection/q:selection_number", namespaces=NS) == "1"
+        assert float(group.findtext("q:selection_ordering/q:selection/q:selection_extension/q:points_per_item",
+                                    namespaces=NS)) == points
+        items = group.findall("q:item", NS)
+        assert 1 < len(items) <= most, title             # different students, different variants
+        for item in items:
+            assert item.find("q:resprocessing/q:respcondition/q:conditionvar", NS) is not None
+    # the exam's pool is one group holding variants of all its questions
+    assert {i.get("ident").split("-", 1)[1] for i in groups["concepts"].findall("q:item", NS)} == {
+        "concept.bottleneck", "concept.why_mask", "concept.lstm_vs_gru"}
