@@ -257,7 +257,7 @@ def exam_notebook(inst: ExamInstance):
               "header", locked),
         _cell("code", "answers = {}", "setup", locked),
     ]
-    for eq, v in zip(inst.exam.questions, inst.variants):
+    for eq, v in zip(inst.questions, inst.variants):
         rule = partial_credit_rule(v, eq)
         cells.append(_cell("markdown", f"## Question {v.number} ({v.points:g} points): {v.question.title}\n\n"
                            f"{v.text}\n\n*Answer:* {answer_format(v)}"
