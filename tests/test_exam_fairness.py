@@ -1,8 +1,9 @@
 """Equal difficulty by construction, checked over 1000 students (issue 11).
 
 For every numeric and symbolic question of exams/final.yaml and of the whole bank (every form):
-each named mistake is distinguishable from the key, and the answer 0 is never accepted for a
-nonzero key entry. For every multiple-choice question: the right option is not given away by
+each named mistake is distinguishable from the key (a numeric one by more than MISTAKE_MARGIN
+tolerances, and from the other mistakes too), and the answer 0 is never accepted for a nonzero
+key entry. For every multiple-choice question: the right option is not given away by
 its length or its punctuation.
 """
 from __future__ import annotations
@@ -14,7 +15,7 @@ import pytest
 from seqlab.exam.bank import load_bank
 from seqlab.exam.cli import DEFAULT_EXAM
 from seqlab.exam.examfile import Exam, ExamQuestion, load_exam
-from seqlab.exam.model import CHOICE, NUMERIC, REGISTRY, SYMBOLIC
+from seqlab.exam.model import CHOICE, MISTAKE_MARGIN, NUMERIC, REGISTRY, SYMBOLIC
 from seqlab.exam.safeexpr import equivalent
 from seqlab.exam.variants import exam_form, make_variant, one_thread, sample_params
 
@@ -25,6 +26,12 @@ FINAL = load_exam(DEFAULT_EXAM)
 
 def _as_list(value) -> list[float]:
     return [float(x) for x in value] if isinstance(value, list) else [float(value)]
+
+
+def _apart(a: list[float], b: list[float], tol) -> bool:
+    """Some entry of ``a`` misses ``b`` by more than MISTAKE_MARGIN tolerances: a student who makes
+    the mistake and rounds to four digits is still not accepted."""
+    return len(a) != len(b) or any(abs(x - y) > MISTAKE_MARGIN * (tol.abs + tol.rel * abs(y)) for x, y in zip(a, b))
 
 
 _EQUIVALENT: dict[tuple[str, str, str], bool] = {}
@@ -55,10 +62,15 @@ def _unfair(exam: Exam, eq: ExamQuestion) -> list[str]:
                         problems.append(f"{student}: 0 accepted for the key entry {e!r}")
                 # the mistakes grading compares against (computed once, with the draw)
                 assert set(v.mistakes) == set(q.mistakes(v.params) if q.mistakes else {})
-                for name, m in v.mistakes.items():
-                    got = _as_list(m.value)
-                    if len(got) == len(expected) and all(v.tolerance.accepts(a, e) for a, e in zip(got, expected)):
-                        problems.append(f"{student}: mistake {name} gives the key")
+                wrong = {name: _as_list(m.value) for name, m in v.mistakes.items()}
+                for name, got in wrong.items():
+                    if not _apart(got, expected, v.tolerance):
+                        problems.append(f"{student}: mistake {name} gives the key (within {MISTAKE_MARGIN:g} tolerances)")
+                names = sorted(wrong)
+                for i, a in enumerate(names):
+                    for b in names[i + 1:]:
+                        if not (_apart(wrong[a], wrong[b], v.tolerance) and _apart(wrong[b], wrong[a], v.tolerance)):
+                            problems.append(f"{student}: mistakes {a} and {b} give the same answer")
             elif q.kind == SYMBOLIC and q.mistakes:
                 for name in v.mistakes:
                     if _symbolic_mistake_accepted(v, name):

@@ -8,7 +8,6 @@ import yaml
 
 from seqlab.cli import main
 from seqlab.exam.bank import load_bank
-from seqlab.exam.bank._util import MISTAKE_MARGIN
 from seqlab.exam.bank.rnn import _param_grads_by_hand
 from seqlab.exam.cli import DEFAULT_EXAM as FINAL_EXAM
 from seqlab.exam.coverage import EXAM_FOCUS, missing_focus
@@ -20,25 +19,8 @@ from seqlab.exam.variants import format_answer, make_variant, sample_params
 load_bank()
 NEW = ("rnn.bptt_param_grads", "rnn.sample_token", "attn.qkv_projection", "tf.norm_order")
 IDS = [f"u{i:05d}" for i in range(1000)]
-
-
-def _entries(x):
-    return [float(v) for v in (x if isinstance(x, list) else [x])]
-
-
-@pytest.mark.parametrize("qid", NEW)
-def test_every_draw_over_1000_ids_has_distinguishable_mistakes_and_no_zero_accepted(qid):
-    q = REGISTRY[qid]
-    tol = q.tolerance
-    for student in IDS:
-        params = sample_params(q, 20261215, student)
-        key = _entries(q.answer(params))
-        assert not any(k != 0 and tol.accepts(0.0, k) for k in key), (student, key)
-        for name, mistake in q.mistakes(params).items():
-            wrong = _entries(mistake.value)
-            assert len(wrong) == len(key)
-            assert any(abs(w - k) > MISTAKE_MARGIN * (tol.abs + tol.rel * abs(k)) for w, k in zip(wrong, key)), (
-                student, name, key, wrong)
+# Their validity (mistakes apart from the key and each other, 0 never accepted) is checked with
+# every other question's in tests/test_exam_fairness.py.
 
 
 @pytest.mark.parametrize("qid", NEW)
@@ -53,10 +35,8 @@ def test_key_scores_full_and_each_named_mistake_is_recognised(qid):
         mistakes = q.mistakes(v.params)
         for name, mistake in mistakes.items():
             mark = grade_variant(v, format_answer(q.kind, mistake.value))
-            # two mistakes may give the same wrong answer (a token index): either name is right
-            named = mark.details.get("mistake")
-            assert mark.score < 2 and named in mistakes and mistakes[named].value == mistake.value, (
-                student, name, mark.output)
+            # the general rule keeps the mistakes apart, so the one made is the one named
+            assert mark.score < 2 and mark.details.get("mistake") == name, (student, name, mark.output)
 
 
 def test_bptt_parameter_gradients_written_out_agree_with_the_reference():

@@ -13,7 +13,8 @@ Kinds and their answers:
 
 Fairness by construction: every draw must be *valid* before a student sees it. The general rule
 (``fair_draw``) holds for every numeric and symbolic question: each of the question's named
-mistakes is distinguishable from the key (outside the tolerance; for formulas, different at
+mistakes is distinguishable from the key (for numbers, more than ``MISTAKE_MARGIN`` tolerances
+away in some entry, and the mistakes apart from each other too; for formulas, different at
 sample points), and no nonzero key entry is so small that the answer 0 would be accepted. A
 question adds its own rule with ``valid=`` (documented next to its generator). A draw that
 breaks either rule is thrown away and the same generator draws again, so the variant stays a
@@ -161,6 +162,19 @@ def _entries(value) -> list[float]:
     return [float(x) for x in value] if isinstance(value, (list, tuple)) else [float(value)]
 
 
+# A named mistake must miss the key by more than MISTAKE_MARGIN tolerances in some entry, not just
+# by one: a student who makes the mistake and rounds to four significant digits (an error of up to
+# 5e-4 relative, half the usual 1e-3 tolerance) must still not be accepted, nor should a key
+# computed with a slightly different but correct float path fall next to a mistake.
+MISTAKE_MARGIN = 2.0
+
+
+def _apart(a: list[float], b: list[float], tol: Tolerance) -> bool:
+    """``a`` misses ``b`` by more than MISTAKE_MARGIN tolerances (of ``b``) in some entry; lists of
+    different lengths are apart. With exact tolerances this is plain inequality."""
+    return len(a) != len(b) or any(abs(x - y) > MISTAKE_MARGIN * (tol.abs + tol.rel * abs(y)) for x, y in zip(a, b))
+
+
 def fair_draw(q: Question, params: dict, answer: Any, tolerance: Tolerance | None = None,
               mistakes: dict[str, Mistake] | None = None) -> bool:
     """The general validity rule (module doc) and the question's own ``valid`` rule.
@@ -175,11 +189,12 @@ def fair_draw(q: Question, params: dict, answer: Any, tolerance: Tolerance | Non
         # an entry that is exactly 0 is the key (a masked weight); a tiny nonzero one would accept 0
         if any(e != 0.0 and tol.accepts(0.0, e) for e in expected):
             return False
-        for mistake in mistakes.values():
-            values = _entries(mistake.value)
-            if len(values) == len(expected) and all(tol.accepts(a, e) for a, e in zip(values, expected)):
-                return False
-        return True
+        values = [_entries(m.value) for m in mistakes.values()]
+        if not all(_apart(v, expected, tol) for v in values):
+            return False
+        # the mistakes also differ from each other, so the feedback (and item analysis) names the
+        # one the student made, not the first that happens to coincide with it
+        return all(_apart(a, b, tol) and _apart(b, a, tol) for i, a in enumerate(values) for b in values[i + 1:])
     if q.kind == SYMBOLIC and q.mistakes:
         from .safeexpr import mistake_differs
 

@@ -217,9 +217,6 @@ def var_qk(p):
 # --------------------------------------------------------------------------- issue 12: exam focus
 # The Q/K/V projections of self-attention (W8 §9, §10.1): Q, K and V all come from the same input.
 
-from ._util import redraw, valid_draw  # noqa: E402 - appended section, kept apart from issue 11's edits
-
-
 def _qkv_output(p, project=(True, True, True), scale=True, swap_qk=False):
     """Output of token 1 of two-token self-attention; the keywords switch on the named mistakes."""
     x = t(p["X"])                                     # (2 tokens, 2 features), one token per row
@@ -244,12 +241,12 @@ def _qkv_mistakes(p):
     }
 
 
+# Validity (general rule): each of the four mistakes (no projection, unprojected values, no
+# scaling, swapped W_Q/W_K) is distinguishable from the key and from the others, and no entry of
+# the key accepts 0; a draw with symmetric scores, where swapping W_Q and W_K changes nothing, is
+# thereby redrawn.
 def _sample_qkv(rng):
-    # Validity rule: every named mistake is distinguishable from the key, and no entry of the key
-    # accepts 0 (valid_draw).
-    draw = lambda r: {"X": mat(r, 2, 2, -2, 2), "W_Q": mat(r, 2, 2), "W_K": mat(r, 2, 2), "W_V": mat(r, 2, 2)}  # noqa: E731
-    return redraw(rng, draw, lambda p: valid_draw(qkv_projection(p),
-                                                  {k: m.value for k, m in _qkv_mistakes(p).items()}, FOUR_DIGITS))
+    return {"X": mat(rng, 2, 2, -2, 2), "W_Q": mat(rng, 2, 2), "W_K": mat(rng, 2, 2), "W_V": mat(rng, 2, 2)}
 
 
 @question("attn.qkv_projection", kind=NUMERIC, title="Self-attention from the Q/K/V projections",

@@ -12,7 +12,7 @@ import math
 import sympy
 import torch
 
-from ..model import EXACT, FOUR_DIGITS, NUMERIC, SYMBOLIC, Mistake, Tolerance, question
+from ..model import EXACT, FOUR_DIGITS, NUMERIC, REGISTRY, SYMBOLIC, Mistake, Tolerance, fair_draw, question
 from ..safeexpr import Sym
 from ._util import dec, decs, floats, mat, ref, shape_numel, t
 
@@ -398,7 +398,6 @@ def greedy_decode(p):
 # --------------------------------------------------------------------------- issue 12: exam focus
 # BPTT gradients of the recurrent parameters (L5 §3.5) and sampling at generation time (W8 §4).
 
-from ._util import redraw, valid_draw  # noqa: E402 - appended section, kept apart from issue 11's edits
 
 def _param_grads_by_hand(p, recursion=True, tanh_deriv=True, h_index=-1):
     """dL/du, dL/dw, dL/db of the scalar two-step RNN of ``_bptt_setup``, written out as in L5 §3.5;
@@ -432,13 +431,11 @@ def _param_grads_mistakes(p):
     }
 
 
+# Validity (general rule): the three mistakes (no recursion, no tanh derivative, h_t for h_{t-1})
+# are distinguishable from the key and each other, and no entry of the key accepts 0; the
+# parameters are drawn as for the output-layer question.
 def _sample_param_grads(rng):
-    # Validity rule: every named mistake is distinguishable from the key and no entry of the key
-    # accepts 0 (valid_draw); the other parameters as for the output-layer question. The check uses
-    # the written-out key (cheap; tests/test_exam_items.py checks it equals the reference's).
-    return redraw(rng, lambda r: _sample_bptt(r, ("all",)),
-                  lambda p: valid_draw(_param_grads_by_hand(p),
-                                       {k: m.value for k, m in _param_grads_mistakes(p).items()}, FOUR_DIGITS))
+    return _sample_bptt(rng, ("all",))
 
 
 @question("rnn.bptt_param_grads", kind=NUMERIC, title="BPTT: gradients of u, w and b",
@@ -450,26 +447,30 @@ def bptt_param_grads(p):
     return [floats(grads["W_xh"])[0], floats(grads["W_hh"])[0], floats(grads["b_h"])[0]]
 
 
+# Validity: the general rule, which with exact tolerances makes the key and the three named
+# mistakes (greedy argmax, no temperature, multiplying by the temperature) four different tokens,
+# so the feedback names the mistake made; and its own rule: u is at least 0.02 from every
+# cumulative boundary, so rounding the probabilities to two places cannot move the answer.
+# Four different tokens are rare (about 1 draw in 200 with u drawn freely), so u is drawn among
+# the values 0.05-0.95 that make the draw valid (judged by model.fair_draw itself, the one rule):
+# then about 1 draw of logits in 10 admits one, and the redraw loop finds it.
 def _sample_token_params(rng):
-    while True:
-        logits = decs(rng, 4, -2, 2)
-        temperature = rng.choice((0.5, 2.0))
-        u = dec(rng, 0.05, 0.95, places=2)
-        p = {"logits": logits, "temperature": temperature, "u": u}
-        # Validity rule: the key and the three named mistakes (greedy argmax, no temperature,
-        # multiplying by the temperature) are four different tokens, so every mistake is
-        # distinguishable from the key and the feedback names the one made; and u is at least
-        # 0.02 from every cumulative boundary, so rounding the probabilities cannot move the answer.
-        answer = sample_token(p)
-        cumulative = _cumulative(logits, temperature)
-        if min(abs(u - c) for c in cumulative[:-1]) < 0.02:
-            continue
-        if len({answer, *(m.value for m in _sample_token_mistakes(p).values())}) == 4:
-            return p
+    p = {"logits": decs(rng, 4, -2, 2), "temperature": rng.choice((0.5, 2.0))}
+    valid_u = [k / 100 for k in range(5, 96) if _token_draw_valid({**p, "u": k / 100})]
+    return {**p, "u": rng.choice(valid_u) if valid_u else dec(rng, 0.05, 0.95, places=2)}
+
+
+def _token_draw_valid(p) -> bool:
+    q = REGISTRY["rnn.sample_token"]
+    return fair_draw(q, p, q.answer(p))
+
+
+def _sample_token_valid(p):
+    return min(abs(p["u"] - c) for c in _cumulative(p["logits"], p["temperature"])[:-1]) >= 0.02
 
 
 def _cumulative(logits, temperature):
-    # plain floats: the redraw loop calls this thousands of times, a tensor per call costs ~10 ms
+    # plain floats: validity and mistakes call this several times per draw, a tensor per call costs ~10 ms
     scaled = [z / temperature for z in logits]
     top = max(scaled)
     exp = [math.exp(z - top) for z in scaled]
@@ -497,6 +498,7 @@ def _sample_token_mistakes(p):
 
 @question("rnn.sample_token", kind=NUMERIC, title="Sampling the next token at generation time",
           sections=("W8 §4", "W8 §3.3", "L5 §4"), sample=_sample_token_params, tolerance=EXACT,
-          mistakes=_sample_token_mistakes, exercises=("rnn.greedy_decode",), answer_hint="a token index, 0-3")
+          mistakes=_sample_token_mistakes, valid=_sample_token_valid, exercises=("rnn.greedy_decode",),
+          answer_hint="a token index, 0-3")
 def sample_token(p):
     return _inverse_cdf(_cumulative(p["logits"], p["temperature"]), p["u"])

@@ -248,9 +248,6 @@ def block_formula(p):
 # The order of residual and LayerNorm in a block (W8 §15.2): post-LN (the notes' "Add & LayerNorm")
 # against pre-LN.
 
-from ._util import redraw, valid_draw  # noqa: E402 - appended section, kept apart from issue 11's edits
-
-
 def _layer_norm_plain(z: torch.Tensor) -> torch.Tensor:
     E = z.shape[-1]
     return ref("transformer").layer_norm(z, torch.ones(E, dtype=torch.float64), torch.zeros(E, dtype=torch.float64))
@@ -283,18 +280,17 @@ def _norm_order_mistakes(p):
     }
 
 
+# Validity: the general rule (the swapped and no-residual mistakes are distinguishable from the
+# key and each other, no key entry accepts 0), and its own rule ``_spread_enough``: both vectors
+# that get normalized have a variance of at least 0.05 (epsilon does not matter, and LN is not
+# dividing by almost nothing).
 def _sample_norm_order(rng):
-    # Validity rule: every named mistake is distinguishable from the key and no entry of the key
-    # accepts 0 (valid_draw); both vectors that get normalized have a variance of at least 0.05
-    # (_spread_enough: epsilon does not matter, and LN is not dividing by almost nothing).
-    draw = lambda r: {"x": decs(r, 3, -2, 2), "a": decs(r, 3, -1.5, 1.5, nonzero=True), "c": decs(r, 3, -1, 1)}  # noqa: E731
-    return redraw(rng, draw, lambda p: _spread_enough(p) and valid_draw(
-        norm_order(p), {k: m.value for k, m in _norm_order_mistakes(p).items()}, FOUR_DIGITS))
+    return {"x": decs(rng, 3, -2, 2), "a": decs(rng, 3, -1.5, 1.5, nonzero=True), "c": decs(rng, 3, -1, 1)}
 
 
 @question("tf.norm_order", kind=NUMERIC, title="Post-LN and pre-LN blocks",
           sections=("W8 §15.2", "W8 §15.3", "L7-8 (Lecture 8) §四.1", "L5 §17"),
-          sample=_sample_norm_order, tolerance=FOUR_DIGITS, mistakes=_norm_order_mistakes,
+          sample=_sample_norm_order, tolerance=FOUR_DIGITS, mistakes=_norm_order_mistakes, valid=_spread_enough,
           exercises=("transformer.encoder_block", "transformer.layer_norm"),
           answer_hint="the post-LN output first, then the pre-LN output")
 def norm_order(p):
