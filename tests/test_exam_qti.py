@@ -1,6 +1,7 @@
 """`seqlab exam qti`: a QTI 1.2 zip (Canvas's dialect) whose layout, XML and answers are checked."""
 from __future__ import annotations
 
+import re
 import zipfile
 import xml.etree.ElementTree as ET
 
@@ -66,6 +67,26 @@ def test_qti_package_layout_xml_and_every_items_answer(tmp_path):
                     assert high - low <= 2 * (v.tolerance.abs + v.tolerance.rel * abs(key)) + 1e-12
     skipped = (out / "qti-skipped.txt").read_text(encoding="utf-8")
     assert "attn.var_qk: a formula" in skipped
+
+
+MATHML = re.compile(r'<math xmlns="http://www.w3.org/1998/Math/MathML".*?</math>', re.S)
+
+
+def test_qti_math_is_well_formed_mathml_and_no_tex_is_left(tmp_path):
+    out = _export(tmp_path)
+    formulas = 0
+    with zipfile.ZipFile(out / "exam-qti.zip") as zf:
+        for student in STUDENTS:
+            root = ET.fromstring(zf.read(f"seqlab-{student}/seqlab-{student}.xml"))
+            for mattext in root.iter(f"{{{NS['q']}}}mattext"):
+                found = MATHML.findall(mattext.text)
+                for mathml in found:
+                    ET.fromstring(mathml)         # raises on broken MathML
+                # the TeX kept for screen readers sits in the annotation; nothing else may be TeX
+                shown = re.sub(r"<annotation[^>]*>.*?</annotation>", "", mattext.text, flags=re.S)
+                assert not re.search(r"\\[(\[]|\$|\\(frac|begin|sqrt|mathbf)", shown), shown[:300]
+                formulas += len(found)
+    assert formulas > 0
 
 
 def test_qti_export_is_byte_reproducible(tmp_path):

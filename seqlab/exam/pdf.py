@@ -2,7 +2,7 @@
 
 The question texts are the same Markdown as the HTML exam; math is typeset here, before
 WeasyPrint sees the page, because WeasyPrint lays out HTML and CSS but not MathML or TeX: each
-``$...$`` / ``$$...$$`` becomes an SVG drawn by ziamath (TeX -> MathML via latex2mathml -> glyph
+``$...$`` / ``$$...$$`` becomes an SVG (instead of the screen exam's MathML) drawn by ziamath (TeX -> MathML via latex2mathml -> glyph
 outlines of the bundled STIX Two Math font), embedded as an image. Nothing is fetched from the
 network and no TeX installation is needed.
 
@@ -24,8 +24,6 @@ from .model import NUMERIC, SYMBOLIC
 from .render import _context, environment, markdown_to_html
 from .variants import ExamInstance
 
-_INLINE = re.compile(r'<span class="math">\\\((.*?)\\\)</span>', re.S)
-_DISPLAY = re.compile(r'<div class="math">\$\$(.*?)\$\$</div>', re.S)
 # Math is drawn at the body's size (11pt ~ 14.7 px at 96 dpi): CSS px in WeasyPrint are 1/96 in.
 MATH_PX = 14.5
 
@@ -54,12 +52,15 @@ def math_svg(tex: str, display: bool = False) -> str:
     return f'<img class="math" alt="{alt}" src="data:image/svg+xml;base64,{data}"{style}>'
 
 
+def _math_image(tex: str, display: bool = False) -> str:
+    image = math_svg(tex, display)
+    return f'<div class="math">{image}</div>' if display else image
+
+
 def typeset(markdown: str) -> str:
-    """Markdown with TeX -> HTML with every formula as an SVG image."""
-    html = markdown_to_html(markdown)
-    html = _DISPLAY.sub(lambda m: '<div class="math">' + math_svg(htmllib.unescape(m.group(1).strip()), True)
-                        + "</div>", html)
-    return _INLINE.sub(lambda m: math_svg(htmllib.unescape(m.group(1))), html)
+    """Markdown with TeX -> HTML with every formula as an SVG image (render.markdown_to_html's
+    math hook: the same Markdown and math parsing as the screen exam, another output)."""
+    return markdown_to_html(markdown, math=_math_image)
 
 
 def typeset_inline(markdown: str) -> str:

@@ -24,8 +24,9 @@ LMS item type checks algebraic equivalence). They stay on the paper/HTML exam; t
 One quiz per student (``--students``): each is that student's variant, the same parameters and
 keys as the paper exam, assigned to that student in the LMS. Or (``--variant-pool``) one quiz in
 which each question is a question group holding the variants of the listed ids, one drawn per
-attempt by the LMS (Canvas's "pick 1 from the group"). Math stays TeX in ``\\(...\\)`` and
-``\\[...\\]``, which Canvas and Moodle typeset with MathJax. The zip is byte-reproducible.
+attempt by the LMS (Canvas's "pick 1 from the group"). Math is MathML, as in the HTML
+exam (Canvas and Moodle keep MathML through their HTML sanitizers and browsers draw it natively):
+no TeX is left for the LMS to typeset or show raw. The zip is byte-reproducible.
 """
 from __future__ import annotations
 
@@ -42,7 +43,6 @@ from .variants import ExamInstance
 QTI_NS = "http://www.imsglobal.org/xsd/ims_qtiasiv1p2"
 CP_NS = "http://www.imsglobal.org/xsd/imsccv1p1/imscp_v1p1"
 _ZIP_TIME = (2020, 1, 1, 0, 0, 0)       # fixed: the same exam gives the same bytes
-_DISPLAY_MATH = re.compile(r'<div class="math">\$\$\s*(.*?)\s*\$\$</div>', re.S)
 
 
 @dataclass(frozen=True)
@@ -69,7 +69,7 @@ def _ident(text: str) -> str:
 
 
 def _html(markdown: str) -> str:
-    return _DISPLAY_MATH.sub(lambda m: f"<p>\\[{m.group(1)}\\]</p>", markdown_to_html(markdown))
+    return markdown_to_html(markdown)
 
 
 def _material(parent: ET.Element, html: str) -> None:

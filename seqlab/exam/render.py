@@ -180,12 +180,15 @@ def _aligned_as_array(tex: str) -> str:
     return re.sub(r"\\begin\{aligned\}(.*?)\\end\{aligned\}", column_spec, tex, flags=re.S)
 
 
-def markdown_to_html(text: str) -> str:
+def markdown_to_html(text: str, math=tex_to_mathml) -> str:
+    """Markdown -> HTML with every formula typeset by ``math(tex, display=...)``: MathML for
+    screens (HTML exam, key, LMS quiz); the PDF passes SVG images, since WeasyPrint lays out no
+    MathML. Either way no TeX is left in the page."""
     import mistune
 
     rendered = mistune.create_markdown(escape=True, plugins=["table", "math"])(text)
-    rendered = _BLOCK_MATH.sub(lambda m: tex_to_mathml(html.unescape(m.group(1)), display=True), rendered)
-    return _INLINE_MATH.sub(lambda m: tex_to_mathml(html.unescape(m.group(1))), rendered)
+    rendered = _BLOCK_MATH.sub(lambda m: math(html.unescape(m.group(1)).strip(), display=True), rendered)
+    return _INLINE_MATH.sub(lambda m: math(html.unescape(m.group(1))), rendered)
 
 
 def exam_html(inst: ExamInstance) -> str:
