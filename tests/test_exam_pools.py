@@ -102,3 +102,23 @@ def test_the_final_exam_pools_are_valid_and_keys_score_full():
         inst = make_instance(exam, student, render=False)
         result = grade_answers(exam, student, key_answers(inst)["answers"], instance=inst)
         assert result.score == result.max_score == exam.max_score
+
+
+def test_notebook_and_check_follow_the_draw():
+    from seqlab.exam.grading import check_answers
+    from seqlab.exam.render import exam_notebook, partial_credit_rule
+
+    # the final exam: a pool before questions with partial credit, so a rule shifted by the
+    # pool's undrawn candidates would land on the wrong question
+    final = load_exam(FINAL_EXAM)
+    inst = make_instance(final, STUDENTS[0])
+    texts = [c.source for c in exam_notebook(inst).cells if c.source.startswith("## Question")]
+    assert len(texts) == len(inst.variants)
+    for text, v, eq in zip(texts, inst.variants, inst.questions):
+        rule = partial_credit_rule(v, eq)
+        assert (f"*Partial credit:* {rule}." in text) if rule else ("*Partial credit:*" not in text), v.id
+    exam = exam_from_dict(POOLED)
+    drawn = [v.id for v in make_instance(exam, STUDENTS[0], render=False).variants]
+    missed = next(q for q in exam.ids() if q not in drawn)
+    problems = check_answers(exam, STUDENTS[0], {missed: "1"})
+    assert any("not on your paper" in p and missed in p for p in problems)
