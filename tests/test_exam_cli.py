@@ -205,4 +205,4 @@ def test_notebook_check_cell_uses_the_same_check(tmp_path):
     assert "check_readable" in check.source and "\"correct\"" not in check.source
     env = {"answers": {}}
     exec(compile(check.source, "check-cell", "exec"), env)   # our own generated cell
-    assert len(env["problems"]) == len(_exam_ids()) and all("no answer" in p for p in env["problems"])
+    assert len(env["problems"]) == len(_exam_ids("nb2")) and all("no answer" in p for p in env["problems"])
