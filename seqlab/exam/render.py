@@ -167,6 +167,8 @@ def tex_to_mathml(tex: str, display: bool = False) -> str:
     # keep the MathML well-formed: wrap the converted content in a semantics element
     head, _, rest = mathml.partition(">")
     body = rest[: rest.rfind("</math>")]
+    if display:   # a wide formula scrolls on a phone: focusable, so a keyboard can scroll it too
+        head = head.replace("<math", '<math tabindex="0"', 1)
     return f"{head}><semantics><mrow>{body}</mrow>{annotation}</semantics></math>"
 
 
