@@ -5,6 +5,7 @@ import time
 from pathlib import Path
 
 from ..cli import UserError
+from .grade import add_sandbox_option, resolve_sandbox
 
 
 class Progress:
@@ -55,6 +56,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--timeout", type=float, default=900.0, help="seconds per submission before it is given up")
     p.add_argument("--in-process", action="store_true", help="(trusted code only) grade without isolation")
     p.add_argument("--config", type=Path, default=None, help="grading config (default: grading_config.yaml)")
+    add_sandbox_option(p)
     p.set_defaults(func=run)
 
 
@@ -63,10 +65,12 @@ def run(args) -> int:
 
     if args.jobs < 1:
         raise UserError("--jobs must be at least 1")
+    box = resolve_sandbox(args)   # once, before any worker starts: --sandbox bwrap fails here
     try:
         rows = grade_all(args.submissions, args.out, jobs=args.jobs, force=args.force, seed=args.seed,
                          device=args.device, timeout=args.timeout, in_process=args.in_process,
-                         config=str(args.config) if args.config else None, progress=Progress())
+                         config=str(args.config) if args.config else None, progress=Progress(),
+                         sandbox=box.kind if box is not None else "none")
     except FileNotFoundError as exc:
         raise UserError(str(exc)) from None
     graded = sum(r["status"] == "graded" for r in rows)
