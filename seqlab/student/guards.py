@@ -14,7 +14,6 @@ hooks fire whenever autograd records a graph.
 from __future__ import annotations
 
 import contextlib
-import sys
 from collections import Counter
 
 import torch

@@ -83,11 +83,21 @@ def _system_mounts() -> list[str]:
     return args
 
 
+@functools.lru_cache(maxsize=1)
+def _child_sys_path() -> tuple[str, ...]:
+    """sys.path of ``python -I`` as the child starts it: the runtime, site-packages and whatever
+    their .pth files add (a venv may reach another venv's packages that way). Not this process's
+    sys.path, which also holds the script's folder, the current one and PYTHONPATH."""
+    done = subprocess.run([sys.executable, "-I", "-c", "import sys; print('\\n'.join(sys.path))"],
+                          capture_output=True, text=True, timeout=60, check=True)
+    return tuple(done.stdout.splitlines())
+
+
 def python_paths() -> list[str]:
     """Folders the child's Python needs, outermost first, nested ones dropped."""
     candidates = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix,
                                                 os.path.dirname(os.path.realpath(sys.executable)))}
-    candidates |= {os.path.realpath(p) for p in sys.path if p and os.path.isdir(p)}
+    candidates |= {os.path.realpath(p) for p in _child_sys_path() if p and os.path.isdir(p)}
     seqlab_parent = str(Path(__file__).resolve().parents[2])
     kept: list[str] = []
     for path in sorted(candidates, key=len):
