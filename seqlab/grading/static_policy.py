@@ -242,6 +242,12 @@ def referenced_names(source: str, function: str | None = None, callees_excluded:
                     found.append((getattr(node, "lineno", 0), dotted))
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "__import__", "eval", "exec"):
                 found.append((node.lineno, f"builtins.{node.func.id}"))
+                # getattr(F, "group_norm") is F.group_norm (a computed name is refused by the policy)
+                if node.func.id == "getattr" and len(node.args) > 1 and isinstance(node.args[1], ast.Constant) \
+                        and isinstance(node.args[1].value, str):
+                    owner = dotted_name(node.args[0], resolver.aliases)
+                    if owner:
+                        found.append((node.lineno, f"{owner}.{node.args[1].value}"))
     return found
 
 
