@@ -38,7 +38,10 @@ def resolve_device(device: str) -> str:
 
 def grade_submission(submission: str | Path, *, device: str = "cpu", seed: int | None = None,
                      only: str | None = None, isolated: bool = True, config: GradingConfig | None = None,
-                     protected_dirs: tuple = (), graders_dir: Path = GRADERS_DIR, sandbox: str = "auto") -> GradingResult:
+                     protected_dirs: tuple = (), graders_dir: Path = GRADERS_DIR, sandbox: str = "auto",
+                     static_policy: bool = True) -> GradingResult:
+    """``static_policy=False`` is for the attack bank only: it lets hostile code run so that the
+    layers beneath the policy (sandbox, audit hook) are shown to stop it on their own."""
     import pytest
 
     from ..student.sandbox import SandboxUnavailable, resolve as resolve_sandbox
@@ -58,7 +61,7 @@ def grade_submission(submission: str | Path, *, device: str = "cpu", seed: int |
         raise GradingError(str(exc)) from None
     reference = load_reference()
     protected = tuple(protected_course_paths(COURSE_ROOT, (*protected_dirs, SOLUTIONS_DIR, GRADERS_DIR)))
-    refused = policy_violations(submission)   # decided here, before any of the submission runs
+    refused = policy_violations(submission) if static_policy else {}   # before any of it runs
     with open_submission(submission, reference, isolated=isolated, device=device, limits=config.limits,
                          protected_dirs=protected, skip=refused, sandbox=box) as student:
         plugin = SeqlabPlugin(student=student, reference=reference, config=config, device=device, seed=seed, only=only)

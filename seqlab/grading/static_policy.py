@@ -224,7 +224,8 @@ def referenced_names(source: str, function: str | None = None, callees_excluded:
     callees_excluded = set(callees_excluded)
     tree = ast.parse(source)
     resolver = _AliasResolver()
-    for node in tree.body:
+    # Imports inside functions bind aliases too (``import torch.autograd.forward_ad as fwAD``).
+    for node in [*tree.body, *(n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom)))]:
         resolver.visit(node)
     scope: Iterable[ast.AST] = [tree]
     if function is not None:
@@ -236,7 +237,11 @@ def referenced_names(source: str, function: str | None = None, callees_excluded:
     found: list[tuple[int, str]] = []
     for root in scope:
         for node in ast.walk(root):
-            if isinstance(node, (ast.Attribute, ast.Name)):
+            if isinstance(node, ast.Import):
+                found += [(node.lineno, alias.name) for alias in node.names if alias.name.split(".")[0] in _ROOTS]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] in _ROOTS:
+                found += [(node.lineno, f"{node.module}.{alias.name}") for alias in node.names]
+            elif isinstance(node, (ast.Attribute, ast.Name)):
                 dotted = dotted_name(node, resolver.aliases)
                 if dotted:
                     found.append((getattr(node, "lineno", 0), dotted))

@@ -60,7 +60,11 @@ def _spawn_server(seed: int, course_root: str | None) -> subprocess.Popen:
     log = os.environ.get("SEQLAB_NBGRADER_SERVER_LOG")
     stderr = open(log, "ab") if log else subprocess.DEVNULL
     home = os.path.expanduser("~")
-    _server = subprocess.Popen([sys.executable, "-I", "-c", bootstrap, "--seed", str(int(seed)), *protect],
+    # The student's process the server starts runs in the same sandbox as `seqlab grade` (auto:
+    # bubblewrap when it works); SEQLAB_NBGRADER_SANDBOX=bwrap makes a missing one an error.
+    sandbox = os.environ.get("SEQLAB_NBGRADER_SANDBOX", "auto")
+    _server = subprocess.Popen([sys.executable, "-I", "-c", bootstrap, "--seed", str(int(seed)), *protect,
+                                "--sandbox", sandbox],
                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, text=True,
                                encoding="utf-8", cwd=home if os.path.isdir(home) else "/", close_fds=True)
     if log:
