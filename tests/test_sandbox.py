@@ -283,8 +283,9 @@ def sgd(w, dw, state, lr=1e-2):
             env = open(f"/proc/{{pid}}/environ", "rb").read()
         except Exception:
             continue
-        if b"{FAKE_TOKEN}" in env:
-            raise RuntimeError("{LEAK} " + env.decode("utf-8", "replace"))
+        at = env.find(b"{FAKE_TOKEN}")
+        if at >= 0:   # only the variable: an error message is cut at 500 characters
+            raise RuntimeError("{LEAK} " + env[max(at - 20, 0):at + 60].decode("utf-8", "replace"))
     return w * 0, {{}}
 '''
 DRIVER = r'''
