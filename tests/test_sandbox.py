@@ -155,7 +155,8 @@ def test_one_policy_is_the_union_of_what_either_guard_blocked():
     for name in ("solutions", "graders", "tests", "grading_config.yaml", "exams", ".git"):
         assert str(COURSE_ROOT / name) in protected
     # sockets were only refused in the grading child, ctypes calls only in the nbgrader kernel
-    for event in ("socket.connect", "socket.__new__", "ctypes.call_function", "ctypes.dlopen", "os.fork",
+    assert policy.LOCAL_SOCKET_FAMILIES == {1}   # network sockets are refused at creation (AF_UNIX only)
+    for event in ("socket.connect", "socket.getaddrinfo", "ctypes.call_function", "ctypes.dlopen", "os.fork",
                   "os.kill", "_posixsubprocess.fork_exec", "sys.addaudithook"):
         assert event in policy.BLOCKED_EVENTS, event
     from seqlab.nbgrader import guard

@@ -35,13 +35,16 @@ BLOCKED_EVENTS = frozenset({
     "ctypes.addressof", "ctypes.string_at", "ctypes.wstring_at", "ctypes.PyObj_FromPtr",
     "ctypes.set_errno", "ctypes.get_errno", "os.add_dll_directory",
     # network
-    "socket.__new__", "socket.bind", "socket.connect", "socket.connect_ex", "socket.sendto",
+    "socket.bind", "socket.connect", "socket.connect_ex", "socket.sendto",
     "socket.sendmsg", "socket.getaddrinfo", "socket.gethostbyname", "socket.gethostbyaddr",
     "urllib.Request",
     # the hook and the limits themselves
     "sys.addaudithook", "resource.setrlimit", "resource.prlimit", "sys.remote_exec",
 })
 BLOCKED_PREFIXES = ("os.exec", "os.spawn", "os.posix_spawn")
+# Sockets are refused at creation unless local: asyncio (the nbgrader kernel's event loop) makes
+# an AF_UNIX socketpair to wake itself, and nothing reaches the network through one.
+LOCAL_SOCKET_FAMILIES = frozenset({1})   # AF_UNIX
 
 # Events that carry paths: event -> indices of its path arguments. Each path is checked against
 # the protected roots (reading or writing) and, where a writable root is set, for writing.
@@ -141,6 +144,8 @@ def install_audit_hook(protected, *, allowed=(), writable: str | None = None, si
             return
         if event in BLOCKED_EVENTS or event.startswith(BLOCKED_PREFIXES):
             raise refusal(f"seqlab: {event} is not allowed {context}")
+        if event == "socket.__new__" and len(args) > 1 and args[1] not in LOCAL_SOCKET_FAMILIES:
+            raise refusal(f"seqlab: opening a network socket is not allowed {context}")
         where = PATH_EVENTS.get(event)
         if where is None:
             return
