@@ -80,7 +80,7 @@ def test_attack(tmp_path, attack, fast_config):
 
     leaks = [t.output for t in result.tests if LEAK in t.output] + [e for e in result.errors if LEAK in e]
     assert not leaks, f"{attack.name} got through: {leaks[0][:500]}"
-    assert (result.meta["sandbox"] == "bwrap") == (sandbox == "bwrap")
+    assert result.meta["sandbox"].startswith("bwrap") == (sandbox == "bwrap")
 
     scores = result.by_function()
     target_score, target_max = scores[attack.target]

@@ -99,5 +99,5 @@ def grade_submission(submission: str | Path, *, device: str = "cpu", seed: int |
     return GradingResult(tests=tests, submission=str(submission), seed=seed, device=device,
                          execution_time=time.perf_counter() - started, errors=errors,
                          meta={"runner": "isolated" if isolated else "in-process", "only": only or "",
-                               "sandbox": box.kind if box is not None else "in-process",
+                               "sandbox": box.description if box is not None else "in-process",
                                "torch": torch.__version__, "pid": os.getpid()})

@@ -62,6 +62,15 @@ class Sandbox:
         return self.kind == "bwrap"
 
     @property
+    def description(self) -> str:
+        """For the result's metadata: the kind, and why seccomp is off where it is."""
+        if not self.enforced:
+            return self.kind
+        from .seccomp import unavailable
+
+        return f"bwrap (no seccomp filter: {unavailable()})" if unavailable() else "bwrap + seccomp"
+
+    @property
     def notice(self) -> str:
         """One line for the terminal and every report; empty when sandboxed."""
         if self.enforced:
