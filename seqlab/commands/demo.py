@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .grade import add_sandbox_option
+
 
 
 def add_parser(subparsers) -> None:
@@ -11,6 +13,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--device", default="auto")
     p.add_argument("--in-process", action="store_true")
+    add_sandbox_option(p)   # demo runs grade.run with these arguments
     p.set_defaults(func=run)
 
 
