@@ -1,10 +1,12 @@
 """Full `seqlab grade` of one submission vs `python -c "import torch"`, side by side.
 
-Each round runs, in turn: the torch import, the isolated grade (the default) and the
-in-process grade, each as a fresh process, so both sides pay interpreter start-up alike.
+Each round runs, in turn: the torch import, the isolated grade in the bubblewrap sandbox (the
+default where bwrap works), the isolated grade without it (``--sandbox none``) and the
+in-process grade, each as a fresh process, so every side pays interpreter start-up alike.
 Rounds are interleaved and the medians compared, because these machines are noisy.
 
-Floor (issue 3 and 4): the full grade, in-process and isolated, within 3x the torch import.
+Floor (issues 3, 4 and 10): the full grade, sandboxed, isolated and in-process, within 3x the
+torch import.
 Exits 1 when a median ratio is above 3.
 
     .venv/bin/python benchmarks/bench_grade.py [--rounds 5]
@@ -41,10 +43,16 @@ def main() -> int:
     seqlab = [sys.executable, "-m", "seqlab", "grade", str(submission), "--quiet", "--seed", "1"]
     commands = {
         "import torch": [sys.executable, "-c", "import torch"],
-        "seqlab grade (isolated)": [*seqlab, "--out", str(work / "iso")],
+        "seqlab grade (sandboxed)": [*seqlab, "--out", str(work / "box"), "--sandbox", "bwrap"],
+        "seqlab grade --sandbox none": [*seqlab, "--out", str(work / "iso"), "--sandbox", "none"],
         "seqlab grade --in-process": [*seqlab, "--out", str(work / "inp"), "--in-process"],
     }
-    timed(commands["seqlab grade (isolated)"])   # warm the page cache and bytecode caches
+    from seqlab.student.sandbox import probe
+
+    if probe():   # without bwrap there is nothing to measure on that line; say why
+        print(f"no sandbox here ({probe()}): measuring without it")
+        del commands["seqlab grade (sandboxed)"]
+    timed(commands["seqlab grade --sandbox none"])   # warm the page cache and bytecode caches
     times = {name: [] for name in commands}
     for _ in range(args.rounds):
         for name, command in commands.items():

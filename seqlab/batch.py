@@ -159,7 +159,7 @@ def worker_main() -> None:
             config = configs.get(job["config"]) or configs.setdefault(job["config"], load_config(job["config"]))
             result = grade_submission(job["submission"], device=job["device"], seed=job["seed"],
                                       isolated=not job["in_process"], config=config,
-                                      protected_dirs=(job["out"],))
+                                      protected_dirs=(job["out"],), sandbox=job.get("sandbox", "auto"))
             write_all(result, Path(job["out"]))
             status = {"status": "graded"}
         except (GradingError, ConfigError) as exc:
@@ -170,7 +170,7 @@ def worker_main() -> None:
 
 
 def _grade_one(sub: Submission, out: Path, workers: "queue.Queue[_Worker]", *, seed: int | None, device: str,
-               timeout: float, in_process: bool, config: str | None) -> dict:
+               timeout: float, in_process: bool, config: str | None, sandbox: str = "auto") -> dict:
     target = out / sub.name
     target.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
@@ -180,7 +180,7 @@ def _grade_one(sub: Submission, out: Path, workers: "queue.Queue[_Worker]", *, s
         worker = workers.get()
         try:
             status = worker.grade({"submission": str(sub.path), "out": str(target), "seed": seed, "device": device,
-                                   "in_process": in_process, "config": config}, timeout)
+                                   "in_process": in_process, "config": config, "sandbox": sandbox}, timeout)
         finally:
             workers.put(worker)
         if status["status"] == "interrupted":
@@ -326,7 +326,8 @@ safe_submission_name = _safe_name   # public: the CI matrix names results folder
 
 def grade_all(submissions_dir: Path, out: Path, *, jobs: int = 1, force: bool = False, seed: int | None = None,
               device: str = "cpu", timeout: float = SUBMISSION_TIMEOUT_S, in_process: bool = False,
-              config: str | None = None, progress=None, similarity: bool = False) -> list[dict]:
+              config: str | None = None, progress=None, similarity: bool = False,
+              sandbox: str = "auto") -> list[dict]:
     submissions_dir, out = Path(submissions_dir), Path(out)
     if not submissions_dir.is_dir():
         raise FileNotFoundError(f"{submissions_dir}: not a directory")
@@ -354,7 +355,7 @@ def grade_all(submissions_dir: Path, out: Path, *, jobs: int = 1, force: bool = 
             while backlog and len(pending) < jobs:
                 sub = backlog.pop(0)
                 pending[pool.submit(_grade_one, sub, out, workers, seed=seed, device=device, timeout=timeout,
-                                    in_process=in_process, config=config)] = sub
+                                    in_process=in_process, config=config, sandbox=sandbox)] = sub
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in done:
                 sub = pending.pop(future)

@@ -1,12 +1,18 @@
 """The attack and fault bank (tests/attacks) against the isolated runner, in one run.
 
 Every attack earns nothing on the function it targets and changes nothing elsewhere; every
-fault costs only what it should; grading always finishes with a complete results.json, and
-no canary file ever appears.
+fault costs only what it should; grading always finishes with a complete results.json, no
+canary file ever appears and no route reports a leak.
+
+The bank runs against the real bubblewrap sandbox. Where bwrap cannot run, it fails when the
+environment variable CI is set (CI must prove the sandbox) and otherwise runs under the
+fallback guards, skipping the attacks whose ``fallback`` says the guards alone do not stop them.
 """
 from __future__ import annotations
 
 import json
+import os
+import re
 import shutil
 from dataclasses import replace
 from pathlib import Path
@@ -16,8 +22,11 @@ import pytest
 
 from seqlab.config import load_config
 from seqlab.grading import grade_submission
+from seqlab.grading.static_policy import policy_violations
 from seqlab.reports import write_all
+from seqlab.student.sandbox import probe
 from tests.attacks import ATTACKS, CANARY_DIR, build
+from tests.attacks.sandbox_bank import LEAK
 
 SCHEMA = json.loads((Path(__file__).resolve().parents[1] / "schemas" / "gradescope_results.schema.json").read_text())
 
@@ -37,23 +46,48 @@ def no_canaries_before():
     assert not leftovers, f"canary files appeared: {leftovers}"
 
 
+def sandbox_mode() -> str:
+    problem = probe()
+    if not problem:
+        return "bwrap"
+    if os.environ.get("CI"):
+        pytest.fail(f"CI must run the attack bank in the real sandbox, and bwrap cannot run here: {problem}")
+    return "none"
+
+
 def test_bank_is_big_enough():
-    assert len([a for a in ATTACKS]) >= 22
+    assert len([a for a in ATTACKS]) >= 48
+    assert len({a.name for a in ATTACKS}) == len(ATTACKS), "attack names must be unique"
 
 
 @pytest.mark.parametrize("attack", ATTACKS, ids=lambda a: a.name)
 def test_attack(tmp_path, attack, fast_config):
     submission = build(attack, tmp_path)
+    verdict = policy_violations(submission, [attack.module])
+    assert bool(verdict) == attack.refused, f"static policy on {attack.name}: {verdict or 'nothing refused'}"
+    if verdict:
+        assert re.search(r"line \d+: ", verdict[attack.module]), verdict
+    sandbox = sandbox_mode()
+    if sandbox == "none" and attack.fallback.startswith("NOT"):
+        pytest.skip(f"needs the sandbox (without it: {attack.fallback})")
     out = tmp_path / "out"
     result = grade_submission(submission, isolated=True, seed=5, only=attack.module, config=fast_config,
-                              protected_dirs=(str(out),))
+                              protected_dirs=(str(out),), sandbox=sandbox, static_policy=not attack.policy_off)
     paths = write_all(result, out)
     results_json = json.loads(paths["results.json"].read_text())
     jsonschema.validate(results_json, SCHEMA)
     assert results_json["score"] == pytest.approx(result.score), "results.json must hold the parent's score"
 
+    leaks = [t.output for t in result.tests if LEAK in t.output] + [e for e in result.errors if LEAK in e]
+    assert not leaks, f"{attack.name} got through: {leaks[0][:500]}"
+    assert result.meta["sandbox"].startswith("bwrap") == (sandbox == "bwrap")
+
     scores = result.by_function()
     target_score, target_max = scores[attack.target]
+    if attack.expect == "refused":
+        assert all(s == 0 for s, _ in scores.values()), scores
+        assert any("code policy" in e and re.search(r"line \d+", e) for e in result.errors), result.errors
+        return
     others = {f: s for f, s in scores.items() if f != attack.target and s[0] < s[1]}
     if attack.expect == "module-lost":
         assert all(s == 0 for s, _ in scores.values()), scores

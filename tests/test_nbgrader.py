@@ -273,12 +273,13 @@ def clip_grad_norm(grads, max_norm):
 ''',
 }
 WARNING_SGD = '''
-import os
+import warnings
 
 def sgd(w, dw, state, lr=1e-2):
     # correct, but torch.tensor(tensor) emits a UserWarning ("To copy construct from a tensor ..."),
-    # and a C++-level warning like the one PyTorch prints on some CPUs goes to the process's stderr
-    os.write(2, b"[W NNPACK.cpp:64] Could not initialize NNPACK! Reason: Unsupported hardware.\\n")
+    # and another warning like the one PyTorch prints on some CPUs. (Not os.write(2, ...): the
+    # static code policy refuses `import os` in an answer, so that would cost the whole topic.)
+    warnings.warn("[W NNPACK.cpp:64] Could not initialize NNPACK! Reason: Unsupported hardware.")
     return torch.tensor(w - lr * dw), {}
 '''
 FORGERY = '''

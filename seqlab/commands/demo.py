@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .grade import add_sandbox_option
+
 
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser("demo", help="grade the bundled example submission and show the report")
@@ -11,6 +13,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--device", default="auto")
     p.add_argument("--in-process", action="store_true")
+    add_sandbox_option(p)   # demo runs grade.run with these arguments
     p.set_defaults(func=run)
 
 

@@ -18,16 +18,40 @@ def add_parser(subparsers) -> None:
     p.add_argument("--fail-under", type=float, default=None, metavar="P", help="exit 1 when the score is under P percent")
     p.add_argument("--in-process", action="store_true",
                    help="import the submission into the grader (fast; only for code you trust)")
+    add_sandbox_option(p)
     p.add_argument("--config", type=Path, default=None, help="grading config (default: grading_config.yaml)")
     p.add_argument("--quiet", action="store_true", help="no table, only the score line")
     p.set_defaults(func=run)
 
 
+def add_sandbox_option(p) -> None:
+    p.add_argument("--sandbox", choices=("auto", "bwrap", "none"), default="auto",
+                   help="kernel sandbox for student code: bwrap (bubblewrap; fail without it), none (the "
+                        "in-process guards only), auto (bwrap when it works, else none with a warning; default)")
+
+
+def resolve_sandbox(args):
+    """The sandbox the student's process will run in; says loudly on stderr when there is none."""
+    from ..student.sandbox import SandboxUnavailable, resolve
+
+    if args.in_process:
+        return None
+    try:
+        box = resolve(args.sandbox)
+    except SandboxUnavailable as exc:
+        raise UserError(str(exc)) from None
+    if box.notice:
+        print(f"WARNING: {box.notice}", file=sys.stderr, flush=True)
+    return box
+
+
 def run(args) -> int:
-    if not args.in_process:
+    box = resolve_sandbox(args)
+    if box is not None:
         from ..student.spawn import prespawn
 
-        prespawn()   # the child imports torch while this process does the same
+        # The child imports torch while this process does the same.
+        prespawn((args.submission / "exercises").resolve(), box)
     from ..config import load_config
     from ..grading import grade_submission
     from ..grading.run import GradingError
@@ -38,7 +62,8 @@ def run(args) -> int:
     out = (args.out or args.submission / "seqlab-out").resolve()
     try:
         result = grade_submission(args.submission, device=args.device, seed=args.seed, only=args.only,
-                                  isolated=not args.in_process, config=config, protected_dirs=(str(out),))
+                                  isolated=not args.in_process, config=config, protected_dirs=(str(out),),
+                                  sandbox=box.kind if box is not None else "none")
     except GradingError as exc:
         raise UserError(str(exc)) from None
     paths = write_all(result, out)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from ..defaults import SUBMISSION_TIMEOUT_S
 from ..errors import UserError
+from .grade import add_sandbox_option, resolve_sandbox
 
 
 class Progress:
@@ -59,6 +60,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--similarity", action="store_true",
                    help="list the most similar pairs of submissions per function in the class report "
                         "(a lead for a human to check, never a penalty)")
+    add_sandbox_option(p)
     p.set_defaults(func=run)
 
 
@@ -67,10 +69,12 @@ def run(args) -> int:
 
     if args.jobs < 1:
         raise UserError("--jobs must be at least 1")
+    box = resolve_sandbox(args)   # once, before any worker starts: --sandbox bwrap fails here
     try:
         rows = grade_all(args.submissions, args.out, jobs=args.jobs, force=args.force, seed=args.seed,
                          device=args.device, timeout=args.timeout, in_process=args.in_process,
-                         config=str(args.config) if args.config else None, progress=Progress(), similarity=args.similarity)
+                         config=str(args.config) if args.config else None, progress=Progress(),
+                         similarity=args.similarity, sandbox=box.kind if box is not None else "none")
     except FileNotFoundError as exc:
         raise UserError(str(exc)) from None
     graded = sum(r["status"] == "graded" for r in rows)

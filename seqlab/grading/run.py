@@ -16,8 +16,9 @@ from ..paths import COURSE_ROOT, GRADERS_DIR, SOLUTIONS_DIR
 from ..reference import load_reference
 from ..results import GradingResult
 from ..student import open_submission
-from ..student.guards import referenced_names
+from ..student.policy import protected_course_paths
 from .plugin import SeqlabPlugin
+from .static_policy import policy_violations, static_voids
 from .scoring import score_records
 
 
@@ -35,33 +36,15 @@ def resolve_device(device: str) -> str:
     return device
 
 
-def static_voids(submission: Path, config: GradingConfig) -> dict[str, str]:
-    """Forbidden operations named in the source of a function (or a helper it calls)."""
-    voids: dict[str, str] = {}
-    for qualname in contract.FUNCTIONS:
-        rules = config.rules(qualname)
-        if not rules.forbidden:
-            continue
-        module, function = qualname.split(".", 1)
-        path = submission / "exercises" / f"{module}.py"
-        try:
-            siblings = [f.split(".", 1)[1] for f in contract.functions_of(module) if f != qualname]
-            names = referenced_names(path.read_text(encoding="utf-8", errors="replace"), function, siblings)
-        except (OSError, SyntaxError, ValueError, RecursionError):
-            continue   # missing or broken modules are reported by the loader
-        for lineno, name in names:
-            pattern = rules.forbidden_match(name)
-            if pattern:
-                voids[qualname] = (f"{qualname} uses {name} (exercises/{module}.py, line {lineno}), which this "
-                                   f"exercise forbids (rule {pattern!r}); the function scores 0")
-                break
-    return voids
-
-
 def grade_submission(submission: str | Path, *, device: str = "cpu", seed: int | None = None,
                      only: str | None = None, isolated: bool = True, config: GradingConfig | None = None,
-                     protected_dirs: tuple = (), graders_dir: Path = GRADERS_DIR) -> GradingResult:
+                     protected_dirs: tuple = (), graders_dir: Path = GRADERS_DIR, sandbox: str = "auto",
+                     static_policy: bool = True) -> GradingResult:
+    """``static_policy=False`` is for the attack bank only: it lets hostile code run so that the
+    layers beneath the policy (sandbox, audit hook) are shown to stop it on their own."""
     import pytest
+
+    from ..student.sandbox import SandboxUnavailable, resolve as resolve_sandbox
 
     started = time.perf_counter()
     submission = Path(submission).resolve()
@@ -72,11 +55,15 @@ def grade_submission(submission: str | Path, *, device: str = "cpu", seed: int |
     config = config or load_config()
     device = resolve_device(device)
     seed = secrets.randbelow(2**31) if seed is None else int(seed)
+    try:
+        box = resolve_sandbox(sandbox) if isolated else None
+    except (SandboxUnavailable, ValueError) as exc:
+        raise GradingError(str(exc)) from None
     reference = load_reference()
-    protected = (str(SOLUTIONS_DIR), str(GRADERS_DIR), str(COURSE_ROOT / "tests"),
-                 str(COURSE_ROOT / "grading_config.yaml"), *map(str, protected_dirs))
+    protected = tuple(protected_course_paths(COURSE_ROOT, (*protected_dirs, SOLUTIONS_DIR, GRADERS_DIR)))
+    refused = policy_violations(submission) if static_policy else {}   # before any of it runs
     with open_submission(submission, reference, isolated=isolated, device=device, limits=config.limits,
-                         protected_dirs=protected) as student:
+                         protected_dirs=protected, skip=refused, sandbox=box) as student:
         plugin = SeqlabPlugin(student=student, reference=reference, config=config, device=device, seed=seed, only=only)
         args = [str(graders_dir), "--import-mode=importlib", f"--rootdir={graders_dir}",
                 "-c", str(graders_dir / "pytest.ini"), "-W", "ignore::UserWarning",
@@ -106,9 +93,11 @@ def grade_submission(submission: str | Path, *, device: str = "cpu", seed: int |
         if uncovered:
             raise GradingError(f"no grader test for {', '.join(uncovered)} (a full grade must cover every function)")
     tests = score_records(list(plugin.records.values()), config, static_voids(submission, config))
-    errors = [f"{m}: {e}" for m, e in load_errors.items()]
+    errors = [box.notice] if box is not None and box.notice else []
+    errors += [f"{m}: {e}" for m, e in load_errors.items()]
     errors += [f"internal grader error in {r.nodeid}: {r.message}" for r in plugin.records.values() if r.grader_error]
     return GradingResult(tests=tests, submission=str(submission), seed=seed, device=device,
                          execution_time=time.perf_counter() - started, errors=errors,
                          meta={"runner": "isolated" if isolated else "in-process", "only": only or "",
+                               "sandbox": box.description if box is not None else "in-process",
                                "torch": torch.__version__, "pid": os.getpid()})

@@ -41,12 +41,10 @@ def _execution() -> str:
 
 def _protected_course_paths(course_root: str | None) -> list[str]:
     from ..paths import CONFIG_PATH, COURSE_ROOT, GRADERS_DIR, SOLUTIONS_DIR
+    from ..student.policy import protected_course_paths
 
-    paths = [str(SOLUTIONS_DIR), str(GRADERS_DIR), str(COURSE_ROOT / "tests"), str(CONFIG_PATH),
-             str(COURSE_ROOT / ".git"), str(COURSE_ROOT / "exams")]
-    if course_root:
-        paths.append(course_root)
-    return paths
+    # SEQLAB_COURSE may move the config, graders or solutions out of the course root: name them too.
+    return protected_course_paths(COURSE_ROOT, (SOLUTIONS_DIR, GRADERS_DIR, CONFIG_PATH, course_root))
 
 
 def _spawn_server(seed: int, course_root: str | None) -> subprocess.Popen:
@@ -62,7 +60,11 @@ def _spawn_server(seed: int, course_root: str | None) -> subprocess.Popen:
     log = os.environ.get("SEQLAB_NBGRADER_SERVER_LOG")
     stderr = open(log, "ab") if log else subprocess.DEVNULL
     home = os.path.expanduser("~")
-    _server = subprocess.Popen([sys.executable, "-I", "-c", bootstrap, "--seed", str(int(seed)), *protect],
+    # The student's process the server starts runs in the same sandbox as `seqlab grade` (auto:
+    # bubblewrap when it works); SEQLAB_NBGRADER_SANDBOX=bwrap makes a missing one an error.
+    sandbox = os.environ.get("SEQLAB_NBGRADER_SANDBOX", "auto")
+    _server = subprocess.Popen([sys.executable, "-I", "-c", bootstrap, "--seed", str(int(seed)), *protect,
+                                "--sandbox", sandbox],
                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, text=True,
                                encoding="utf-8", cwd=home if os.path.isdir(home) else "/", close_fds=True)
     if log:

@@ -7,7 +7,8 @@ from then on only sends it notebooks and reads back points. This process:
 1. exports the notebook's topic exactly as ``seqlab nbgrader export-submission`` does (the same
    function), next to plain stubs for the other topics;
 2. grades it with ``grade_submission(isolated=True, seed=<the course seed>, only=<topic>)`` --
-   the student's module runs in the engine's isolated child, never here;
+   the student's module runs in the engine's isolated child, never here, inside the same
+   bubblewrap sandbox as ``seqlab grade`` (``--sandbox``, ``SEQLAB_NBGRADER_SANDBOX`` in the kernel);
 3. answers with the points per function and the feedback of each test.
 
 Results are cached per exported module text, so the first hidden test cell of a notebook grades
@@ -32,7 +33,8 @@ import tempfile
 from pathlib import Path
 
 
-def grade_notebook(notebook: dict, topic: str, name: str, *, seed: int, protected=(), config=None) -> dict:
+def grade_notebook(notebook: dict, topic: str, name: str, *, seed: int, protected=(), config=None,
+                   sandbox: str = "auto") -> dict:
     from .. import contract
     from ..build import render_stubs
     from ..grading import grade_submission
@@ -53,7 +55,7 @@ def grade_notebook(notebook: dict, topic: str, name: str, *, seed: int, protecte
                 (exercises / stub.name).write_text(stub.text, encoding="utf-8")
         (exercises / f"{topic}.py").write_text(module.text, encoding="utf-8")
         result = grade_submission(scratch, device="cpu", seed=seed, only=topic, isolated=True, config=config,
-                                  protected_dirs=tuple(str(p) for p in protected if p))
+                                  protected_dirs=tuple(str(p) for p in protected if p), sandbox=sandbox)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return {
@@ -65,7 +67,7 @@ def grade_notebook(notebook: dict, topic: str, name: str, *, seed: int, protecte
     }
 
 
-def serve(stdin, stdout, *, seed: int, protected=()) -> None:
+def serve(stdin, stdout, *, seed: int, protected=(), sandbox: str = "auto") -> None:
     from ..config import load_config
     from ..reference import load_reference
 
@@ -85,7 +87,7 @@ def serve(stdin, stdout, *, seed: int, protected=()) -> None:
             reply = cache.get(key)
             if reply is None:
                 reply = grade_notebook(request["notebook"], request["topic"], request.get("name", "notebook"),
-                                       seed=seed, protected=protected, config=config)
+                                       seed=seed, protected=protected, config=config, sandbox=sandbox)
                 cache[key] = reply
         except Exception as exc:  # reported to the cell; the server stays up
             reply = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
@@ -97,12 +99,15 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(prog="seqlab-nbgrade-server")
     parser.add_argument("--seed", type=int, required=True)
     parser.add_argument("--protect", action="append", default=[], help="paths the student's code may not read")
+    parser.add_argument("--sandbox", choices=("auto", "bwrap", "none"), default="auto",
+                        help="the kernel sandbox of the student's process, as in `seqlab grade` (the notice of "
+                             "a missing one reaches the notebook cell as a problem line)")
     args = parser.parse_args(argv)
     # The protocol owns the real stdout; anything else printed goes to stderr (discarded by the kernel).
     protocol = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    serve(sys.stdin, protocol, seed=args.seed, protected=args.protect)
+    serve(sys.stdin, protocol, seed=args.seed, protected=args.protect, sandbox=args.sandbox)
 
 
 if __name__ == "__main__":

@@ -16,16 +16,20 @@ def __getattr__(name):
 
 
 def open_submission(submission, reference, *, isolated: bool = True, device: str = "cpu", limits=None,
-                    protected_dirs=()):
-    """Load ``submission`` (a directory holding ``exercises/``) behind the graders' handle."""
+                    protected_dirs=(), skip=None, sandbox=None):
+    """Load ``submission`` (a directory holding ``exercises/``) behind the graders' handle.
+
+    ``skip``: module -> why it must not be loaded (the static policy's verdicts); ``sandbox``: the
+    resolved ``sandbox.Sandbox`` the isolated child runs in (None: no kernel sandbox)."""
     from ..config import Limits
 
     limits = limits or Limits()
     if isolated:
         from .isolated import IsolatedStudent
 
-        return IsolatedStudent(submission, reference, limits=limits, device=device, protected_dirs=protected_dirs)
+        return IsolatedStudent(submission, reference, limits=limits, device=device, protected_dirs=protected_dirs,
+                               skip=skip, sandbox=sandbox)
     from .inprocess import InProcessStudent
 
     return InProcessStudent(submission, reference, call_timeout=limits.call_timeout_s,
-                            output_limit=int(limits.output_kb * 1024))
+                            output_limit=int(limits.output_kb * 1024), skip=skip)

@@ -27,13 +27,15 @@ class _ChildGone(Exception):
 
 
 class IsolatedStudent(StudentCode):
-    def __init__(self, submission: Path, reference, *, limits, device: str = "cpu", protected_dirs=()):
+    def __init__(self, submission: Path, reference, *, limits, device: str = "cpu", protected_dirs=(), skip=None,
+                 sandbox=None):
         self.submission = Path(submission).resolve()
         self.reference = reference
         self.limits = limits
         self.device = device
         self.protected = [str(Path(p).resolve()) for p in protected_dirs]
-        self.skip: dict[str, str] = {}
+        self.skip: dict[str, str] = dict(skip or {})
+        self.sandbox = sandbox
         self._load_errors: dict[str, str] | None = None
         self.timeouts: dict[str, int] = {}
         self.proc: subprocess.Popen | None = None
@@ -42,7 +44,7 @@ class IsolatedStudent(StudentCode):
 
     # -- process management ------------------------------------------------------------------
     def _spawn(self) -> None:
-        child = take()
+        child = take(self.submission / "exercises", self.sandbox)
         self.proc, self.fd_in, self.fd_out = child.proc, child.fd_in, child.fd_out
         self.child_scratch = child.scratch
         self.loaded = False
@@ -73,6 +75,10 @@ class IsolatedStudent(StudentCode):
 
     def _death_reason(self) -> str:
         code = self.proc.wait(timeout=10) if self.proc else None
+        if code is not None and self.sandbox is not None and self.sandbox.enforced:
+            from .sandbox import exit_status
+
+            code = exit_status(code)
         if code is None:
             return "the student process stopped answering"
         if code < 0:

@@ -2,6 +2,9 @@
 
 The child spends ~1.5 s importing torch before it can do anything; ``prespawn()`` lets the
 grading command start it first thing, so that import overlaps the parent's own start-up.
+With a kernel sandbox (``sandbox.py``) the child starts inside bwrap, which mounts the
+submission's ``exercises/`` when it starts: a prespawned child serves only the submission (and
+the sandbox) it was started for.
 """
 from __future__ import annotations
 
@@ -23,9 +26,10 @@ class Child:
     fd_in: int      # parent reads here
     fd_out: int     # parent writes here
     scratch: Path
+    key: tuple = ()  # (exercises folder, sandbox) it was started for
 
 
-def spawn() -> Child:
+def spawn(exercises: Path | None = None, sandbox=None) -> Child:
     scratch = Path(tempfile.mkdtemp(prefix="seqlab-student-"))
     parent_r, child_w = os.pipe()
     child_r, parent_w = os.pipe()
@@ -37,28 +41,64 @@ def spawn() -> Child:
     # SEQLAB_CHILD_STDERR=path keeps the child's own stderr, for debugging seqlab itself.
     debug_err = os.environ.get("SEQLAB_CHILD_STDERR")
     stderr = open(debug_err, "ab") if debug_err else subprocess.DEVNULL
-    proc = subprocess.Popen([sys.executable, "-I", "-c", bootstrap, str(child_r), str(child_w)],
-                            pass_fds=(child_r, child_w), cwd=scratch, env=env, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True)
+    argv = [sys.executable, "-I", "-c", bootstrap, str(child_r), str(child_w)]
+    pass_fds, preexec, filter_fd = [child_r, child_w], None, None
+    if sandbox is not None and sandbox.enforced:
+        from .sandbox import apply_rlimits, bwrap_command
+        from .seccomp import filter_fd as seccomp_filter
+
+        filter_fd = seccomp_filter()
+        if filter_fd is not None:
+            pass_fds.append(filter_fd)
+        argv = bwrap_command(argv, exercises=exercises, scratch=scratch, seccomp_fd=filter_fd)
+        preexec = apply_rlimits
+    proc = subprocess.Popen(argv, pass_fds=pass_fds, cwd=scratch, env=env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True, preexec_fn=preexec)
     if debug_err:
         stderr.close()
-    os.close(child_r)
-    os.close(child_w)
-    return Child(proc, parent_r, parent_w, scratch)
+    for fd in (child_r, child_w, filter_fd):
+        if fd is not None:
+            os.close(fd)
+    return Child(proc, parent_r, parent_w, scratch, _key(exercises, sandbox))
+
+
+def _key(exercises, sandbox) -> tuple:
+    enforced = sandbox is not None and sandbox.enforced
+    return (str(Path(exercises).resolve()) if enforced and exercises else "", enforced)
 
 
 _prespawned: list[Child] = []
 
 
-def prespawn() -> None:
-    """Start one child now; the next IsolatedStudent takes it instead of starting its own."""
+def prespawn(exercises: Path | None = None, sandbox=None) -> None:
+    """Start one child now; the next IsolatedStudent for the same submission and sandbox takes
+    it instead of starting its own."""
     if not _prespawned:
-        _prespawned.append(spawn())
+        _prespawned.append(spawn(exercises, sandbox))
 
 
-def take() -> Child:
+def take(exercises: Path | None = None, sandbox=None) -> Child:
+    key = _key(exercises, sandbox)
     while _prespawned:
         child = _prespawned.pop()
-        if child.proc.poll() is None:
+        if child.proc.poll() is None and child.key == key:
             return child
-    return spawn()
+        _discard(child)
+    return spawn(exercises, sandbox)
+
+
+def _discard(child: Child) -> None:
+    import shutil
+    import signal
+
+    try:
+        os.killpg(child.proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    child.proc.wait()
+    for fd in (child.fd_in, child.fd_out):
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    shutil.rmtree(child.scratch, ignore_errors=True)

@@ -6,14 +6,18 @@ to the submission. ``expect`` says what grading must give the target:
 * ``"zero"``: nothing on the targeted function, full marks everywhere else;
 * ``"complexity-only"``: only the complexity points lost (a correct sequential loop);
 * ``"some-lost"``: some (not all) points lost, e.g. purity tests for in-place mutation;
-* ``"module-lost"``: the whole module scores zero (it killed its own import), others full.
+* ``"module-lost"``: the whole module scores zero (it killed its own import), others full;
+* ``"refused"``: the static code policy refused the module before it loaded: all of it scores 0,
+  the message names the line and the rule.
+
+``refused`` and ``policy_off`` are explained in ``sandbox_bank.py``.
 
 ``CANARY`` files must never appear, whatever the attack tried.
 """
 from __future__ import annotations
 
 import textwrap
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 CANARY_DIR = "/tmp/seqlab-canaries"
 
@@ -26,6 +30,9 @@ class Attack:
     expect: str = "zero"
     files: dict = field(default_factory=dict)   # extra files, relative to the submission root
     prelude: str = ""                      # code put at the top of the target's module (after imports)
+    refused: bool = False                  # the static code policy must refuse the module
+    policy_off: bool = False               # grade with the static policy off: the layers beneath must stop it
+    fallback: str = ""                     # what --sandbox none does with it (documentation, see sandbox_bank)
 
     @property
     def module(self) -> str:
@@ -246,6 +253,20 @@ atexit.register(_rewrite)
         return w_next, {}
     '''), expect="some-lost"),
 ]
+
+# Attacks that must reach a later layer: the static policy refuses them too (test_attacks checks
+# that on the source), so they are graded with it off to prove the sandbox and the hook alone.
+_LAYERED = {"read-reference-from-disk", "import-reference-via-seqlab", "read-graders-from-disk",
+            "inspect-caller-frames", "write-results-json-everywhere", "atexit-hook-rewrites-results",
+            "ignore-sigterm-and-loop", "subprocess-and-os-system-canary", "libc-system-via-ctypes-and-raw-fork-exec",
+            "kill-the-grader", "segfault-via-ctypes", "os-exit-at-import", "sys-exit-at-import",
+            "print-fake-passed-lines", "monkeypatch-comparisons-at-import", "tensor-subclass-with-lying-comparisons",
+            "forbidden-op-through-torch-ops-aten"}
+ATTACKS = [replace(a, refused=True, policy_off=True) if a.name in _LAYERED else a for a in ATTACKS]
+
+from .sandbox_bank import bank  # noqa: E402  (the bank needs Attack and CANARY_DIR above)
+
+ATTACKS += bank(Attack, CANARY_DIR)
 
 
 def build(attack: Attack, target_dir):
