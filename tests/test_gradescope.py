@@ -121,11 +121,10 @@ def test_bundle_layout_and_reproducible(tmp_path):
         assert not [n for n in infos if "__pycache__" in n or n.endswith(".pyc")]
         assert not [n for n in infos if "/exam/bank/" in n or n.startswith(("course/tests/", "course/exams/"))]
         setup = zf.read("setup.sh").decode()
-    # the pinned CPU torch of scripts/setup.sh, never a bare `torch`
-    pinned = next(line for line in (COURSE_ROOT / "scripts" / "setup.sh").read_text().splitlines()
-                  if line.startswith("TORCH_VERSION="))
-    version = pinned.split(":-", 1)[1].rstrip("}\"")
-    assert f'"torch=={version}+cpu"' in setup and "torch.version.cuda is None" in setup
+    # the pinned CPU torch of seqlab/defaults.py (scripts/setup.sh reads the same line), never a bare `torch`
+    from seqlab.defaults import TORCH_VERSION
+
+    assert f'"torch=={TORCH_VERSION}+cpu"' in setup and "torch.version.cuda is None" in setup
     assert build_bundle(tmp_path / "b").read_bytes() == path.read_bytes()
 
 

@@ -58,7 +58,7 @@ def bundle_files(*, config_path: Path | None = None, torch_version: str | None =
     """Every file of the bundle: ``{path inside the zip: bytes}``."""
     from ..config import load_config
     from ..paths import CONFIG_PATH, GRADERS_DIR, SOLUTIONS_DIR, TEMPLATES_DIR
-    from ..release import CPU_INDEX, DEFAULT_TORCH
+    from ..defaults import TORCH_CPU_INDEX as CPU_INDEX, TORCH_VERSION as DEFAULT_TORCH
     from .autograder import GRADER_FAILED
 
     config_path = Path(config_path or CONFIG_PATH)
