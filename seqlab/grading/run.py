@@ -76,7 +76,7 @@ def grade_submission(submission: str | Path, *, device: str = "cpu", seed: int |
     protected = (str(SOLUTIONS_DIR), str(GRADERS_DIR), str(COURSE_ROOT / "tests"),
                  str(COURSE_ROOT / "grading_config.yaml"), *map(str, protected_dirs))
     with open_submission(submission, reference, isolated=isolated, device=device, limits=config.limits,
-                         protected_dirs=protected) as student:
+                         protected_dirs=protected, tolerances=config.tolerances) as student:
         plugin = SeqlabPlugin(student=student, reference=reference, config=config, device=device, seed=seed, only=only)
         args = [str(graders_dir), "--import-mode=importlib", f"--rootdir={graders_dir}",
                 "-c", str(graders_dir / "pytest.ini"), "-W", "ignore::UserWarning",

@@ -16,16 +16,22 @@ def __getattr__(name):
 
 
 def open_submission(submission, reference, *, isolated: bool = True, device: str = "cpu", limits=None,
-                    protected_dirs=()):
-    """Load ``submission`` (a directory holding ``exercises/``) behind the graders' handle."""
-    from ..config import Limits
+                    protected_dirs=(), tolerances=None):
+    """Load ``submission`` (a directory holding ``exercises/``) behind the graders' handle.
+
+    ``tolerances`` (dtype name -> an object with ``rtol``/``atol``, the config's by default) is
+    how close a student's call to a declared callee must be to one the reference made."""
+    from ..config import Limits, load_config
 
     limits = limits or Limits()
+    tolerances = {name: (float(t.rtol), float(t.atol))
+                  for name, t in (tolerances or load_config().tolerances).items()}
     if isolated:
         from .isolated import IsolatedStudent
 
-        return IsolatedStudent(submission, reference, limits=limits, device=device, protected_dirs=protected_dirs)
+        return IsolatedStudent(submission, reference, limits=limits, device=device, protected_dirs=protected_dirs,
+                               tolerances=tolerances)
     from .inprocess import InProcessStudent
 
-    return InProcessStudent(submission, reference, call_timeout=limits.call_timeout_s,
+    return InProcessStudent(submission, reference, tolerances=tolerances, call_timeout=limits.call_timeout_s,
                             output_limit=int(limits.output_kb * 1024))

@@ -7,7 +7,9 @@ shipped ``torch.py``, ``conftest.py`` or ``sitecustomize.py`` is never imported.
 """
 from __future__ import annotations
 
+import gc
 import importlib.util
+import os
 import sys
 import traceback
 import types
@@ -16,6 +18,31 @@ from pathlib import Path
 from ..contract import MODULES, SIGNATURES
 
 PACKAGE = "exercises"
+# A module has no business keeping files open once imported; a few (a cached handle, a lazily
+# imported extension) are tolerated, more is a module hoarding descriptors, which would leave
+# the modules after it unable to import (EMFILE): that costs the hoarding module alone.
+FD_ALLOWANCE = 16
+
+
+def _open_fds() -> set[int] | None:
+    try:
+        return {int(name) for name in os.listdir("/proc/self/fd")}
+    except OSError:   # no /proc (not Linux): nothing to compare
+        return None
+
+
+def _release_fds(before: set[int] | None) -> int:
+    """Close the descriptors opened since ``before``; returns how many there were."""
+    if before is None:
+        return 0
+    gc.collect()   # file objects of a failed import close themselves when collected
+    leaked = (_open_fds() or set()) - before
+    for fd in leaked:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    return len(leaked)
 
 
 def _short_traceback(exc: BaseException, filename_hint: str) -> str:
@@ -84,17 +111,23 @@ def load_submission(exercises_dir: Path, modules=MODULES, *, skip: dict[str, str
             continue
         if on_module is not None:
             on_module(module)
+        fds_before = _open_fds()
         try:
             spec = importlib.util.spec_from_file_location(name, path)
             mod = importlib.util.module_from_spec(spec)
             sys.modules[name] = mod
             spec.loader.exec_module(mod)
+            hoarded = len((_open_fds() or set()) - fds_before) if fds_before is not None else 0
+            if hoarded > FD_ALLOWANCE:
+                raise ImportError(f"it left {hoarded} files open at import (at most {FD_ALLOWANCE} are allowed)")
         except BaseException as exc:  # SystemExit at import is a broken module, not our exit
             if isinstance(exc, KeyboardInterrupt):
                 raise
             errors[module] = f"exercises/{module}.py failed to import: {_short_traceback(exc, str(path))}"
             sys.modules[name] = placeholder_module(module, errors[module])
             setattr(package, module, sys.modules[name])
+            mod = None
+            _release_fds(fds_before)
             continue
         setattr(package, module, mod)
         loaded[module] = mod
