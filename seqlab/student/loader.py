@@ -25,24 +25,41 @@ FD_ALLOWANCE = 16
 
 
 def _open_fds() -> set[int] | None:
+    """The open descriptors, or None when they cannot be listed (no /proc, or none left to list with)."""
     try:
         return {int(name) for name in os.listdir("/proc/self/fd")}
-    except OSError:   # no /proc (not Linux): nothing to compare
+    except OSError:
         return None
 
 
-def _release_fds(before: set[int] | None) -> int:
-    """Close the descriptors opened since ``before``; returns how many there were."""
+def _hoarded(before: set[int] | None) -> int:
+    """How many descriptors were opened since ``before`` and are still open (all of them, if
+    listing needs a descriptor and none is left)."""
     if before is None:
         return 0
-    gc.collect()   # file objects of a failed import close themselves when collected
-    leaked = (_open_fds() or set()) - before
-    for fd in leaked:
+    after = _open_fds()
+    if after is None:
+        import resource
+
+        return resource.getrlimit(resource.RLIMIT_NOFILE)[0] - len(before)
+    return len(after - before)
+
+
+def _release_fds(before: set[int] | None) -> None:
+    """Close the descriptors opened since ``before``."""
+    if before is None:
+        return
+    gc.collect()   # file objects of a dropped module close themselves when collected
+    after = _open_fds()
+    if after is None:   # raw descriptors still fill the table: try every number up to the limit
+        import resource
+
+        after = set(range(resource.getrlimit(resource.RLIMIT_NOFILE)[0]))
+    for fd in sorted(after - before):
         try:
             os.close(fd)
         except OSError:
             pass
-    return len(leaked)
 
 
 def _short_traceback(exc: BaseException, filename_hint: str) -> str:
@@ -117,7 +134,7 @@ def load_submission(exercises_dir: Path, modules=MODULES, *, skip: dict[str, str
             mod = importlib.util.module_from_spec(spec)
             sys.modules[name] = mod
             spec.loader.exec_module(mod)
-            hoarded = len((_open_fds() or set()) - fds_before) if fds_before is not None else 0
+            hoarded = _hoarded(fds_before)
             if hoarded > FD_ALLOWANCE:
                 raise ImportError(f"it left {hoarded} files open at import (at most {FD_ALLOWANCE} are allowed)")
         except BaseException as exc:  # SystemExit at import is a broken module, not our exit
@@ -126,7 +143,7 @@ def load_submission(exercises_dir: Path, modules=MODULES, *, skip: dict[str, str
             errors[module] = f"exercises/{module}.py failed to import: {_short_traceback(exc, str(path))}"
             sys.modules[name] = placeholder_module(module, errors[module])
             setattr(package, module, sys.modules[name])
-            mod = None
+            mod = exc = None   # the module's objects (and the files they hold) must be collectable
             _release_fds(fds_before)
             continue
         setattr(package, module, mod)
