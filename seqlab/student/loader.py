@@ -16,6 +16,7 @@ import types
 from pathlib import Path
 
 from ..contract import MODULES, SIGNATURES
+from ..results import MESSAGE_LIMIT
 
 PACKAGE = "exercises"
 # A module has no business keeping files open once imported; a few (a cached handle, a lazily
@@ -67,7 +68,10 @@ def _short_traceback(exc: BaseException, filename_hint: str) -> str:
         return f"SyntaxError: {exc.msg} ({Path(exc.filename or filename_hint).name}, line {exc.lineno})"
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if PACKAGE in (f.filename or "") or "submission" in (f.filename or "")]
     where = f" ({Path(frames[-1].filename).name}, line {frames[-1].lineno})" if frames else ""
-    return f"{type(exc).__name__}: {exc}{where}"
+    text = str(exc)
+    if len(text) > MESSAGE_LIMIT:   # a huge message is copied into every test of the module
+        text = text[:MESSAGE_LIMIT] + f" [... {len(text) - MESSAGE_LIMIT} more characters cut]"
+    return f"{type(exc).__name__}: {text}{where}"
 
 
 class Placeholder:

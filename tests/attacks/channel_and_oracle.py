@@ -2,7 +2,8 @@
 
 Each ``Probe`` replaces one contract function (``target``) and says what grading must give it:
 ``"zero"``, ``"full"``, ``"module-lost"`` (its module scores nothing, the others keep theirs) or
-``"chunk-at-least-T"`` (truncated_bptt earns exactly its chunk >= T tests). Probes of one
+``"chunk-at-least-T"`` (truncated_bptt earns exactly its chunk >= T tests) or ``"float32-lost"``
+(exactly the tests on float32 inputs score nothing: a fault costs its own call only). Probes of one
 ``Pack`` share one submission and one grading (tests/test_attacks.py): their targets are chosen so
 that they do not interact, and every function no probe targets must keep the base's score
 (nothing on a stub base, full marks on the reference base).
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 import shutil
 import textwrap
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 
@@ -260,26 +261,32 @@ _SGD_MOMENTUM_SIG = "(w, dw, state, lr=1e-2, momentum=0.9)"
 _SGD_MOMENTUM = ('(lambda v: (w - lr * v, {"velocity": v}))'
                  '(dw.clone() if "velocity" not in state else momentum * state["velocity"] + dw)')
 
-# --- protocol forgery and faults (each target does it on every call, then answers correctly) ------
+# --- protocol forgery and faults ------------------------------------------------------------------
+# Each target does it on float32 inputs only, then answers correctly: the float32 tests must
+# score nothing and the float64 ones (later calls, in a fresh child) everything. Faulting on
+# every call would cost a child start per test and say no more.
 # The child's pipe ends are its argv: [1] is what it reads, [2] what it writes.
 PROTOCOL = [
     Probe("stray-garbage-bytes-on-the-pipe", "optimizers.sgd", _src('''
         def sgd(w, dw, state, lr=1e-2):
             import os, sys
-            os.write(int(sys.argv[2]), b"\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x10" + b"garbage, garbage")
+            if w.dtype == torch.float32:
+                os.write(int(sys.argv[2]), b"\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x10" + b"garbage, garbage")
             return w - lr * dw, {}
     ''')),
     Probe("huge-frame-header", "optimizers.sgd_momentum", _src(f'''
         def sgd_momentum{_SGD_MOMENTUM_SIG}:
             import os, struct, sys
-            os.write(int(sys.argv[2]), struct.pack(">Q", 1 << 40))
+            if w.dtype == torch.float32:
+                os.write(int(sys.argv[2]), struct.pack(">Q", 1 << 40))
             return {_SGD_MOMENTUM}
     ''')),
     Probe("malformed-safetensors-body", "optimizers.adagrad", _src('''
         def adagrad(w, dw, state, lr=1e-2, eps=1e-10):
             import os, struct, sys
             body = struct.pack("<Q", 30) + b'{"__metadata__": {"seqlab": 1' + b"\\xff" * 64
-            os.write(int(sys.argv[2]), struct.pack(">Q", len(body)) + body)
+            if w.dtype == torch.float32:
+                os.write(int(sys.argv[2]), struct.pack(">Q", len(body)) + body)
             G = (state["sum_sq"] if "sum_sq" in state else torch.zeros_like(w)) + dw * dw
             return w - lr * dw / (G.sqrt() + eps), {"sum_sq": G}
     ''')),
@@ -289,7 +296,8 @@ PROTOCOL = [
             from safetensors.torch import save
             fake = {"id": 12345, "seq": 0, "msg": {"op": "result", "value": None}}
             body = save({}, metadata={"seqlab": json.dumps(fake)})
-            os.write(int(sys.argv[2]), struct.pack(">Q", len(body)) + body)
+            if w.dtype == torch.float32:
+                os.write(int(sys.argv[2]), struct.pack(">Q", len(body)) + body)
             s = (state["sq_avg"] if "sq_avg" in state else torch.zeros_like(w)) * alpha + (1 - alpha) * dw * dw
             return w - lr * dw / (s.sqrt() + eps), {"sq_avg": s}
     ''')),
@@ -297,7 +305,7 @@ PROTOCOL = [
         def adam(w, dw, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8):
             import json, os, struct, sys
             from safetensors.torch import save
-            frame = sys._getframe()
+            frame = sys._getframe() if w.dtype == torch.float32 else None
             while frame is not None:   # the child's loop keeps the current request id in a local
                 obj = frame.f_locals.get("current")
                 frame = frame.f_back
@@ -317,12 +325,15 @@ PROTOCOL = [
     Probe("closes-its-write-end", "optimizers.clip_grad_norm", _src('''
         def clip_grad_norm(grads, max_norm):
             import os, sys
-            os.close(int(sys.argv[2]))
+            if grads[0].dtype == torch.float32:
+                os.close(int(sys.argv[2]))
             total = torch.sqrt(sum((g * g).sum() for g in grads))
             scale = min(1.0, float(max_norm / (total + 1e-6)))
             return [g * scale for g in grads], total
     ''')),
 ]
+
+PROTOCOL = [replace(probe, expect="float32-lost") for probe in PROTOCOL]
 
 # --- report injection: hostile text in errors and printed output --------------------------------
 INJECTION = [
@@ -368,7 +379,8 @@ IMPORT_FAULTS = [
 ]
 
 PACKS = [
-    Pack("oracle-routes", "stubs", ROUTES + CHOSEN_ARGUMENTS),
+    Pack("oracle-routes", "stubs", ROUTES),
+    Pack("chosen-arguments", "stubs", CHOSEN_ARGUMENTS),
     Pack("honest-callers-over-stubs", "stubs", HONEST_CALLERS),
     Pack("state-protocol-injection", "reference", STATE + PROTOCOL + INJECTION),
     Pack("import-faults", "reference", IMPORT_FAULTS),
