@@ -1,6 +1,6 @@
 """The isolated runner against the in-process one, and grade-all on a mixed class.
 
-Because a bug is charged once (callees are swapped for correct ones), mutants of different
+Because a bug is charged once (declared callees answer from the reference's recorded calls), mutants of different
 functions do not interact: the known-wrong variants are packed into a few submissions, one
 mutant per function each, and every per-test score must be identical under both runners.
 """
@@ -18,6 +18,7 @@ from pathlib import Path
 from seqlab.grading import grade_submission
 from seqlab.student.spawn import prespawn
 from tests.attacks import ATTACKS, build
+from tests.attacks.channel_and_oracle import PACKS, build_pack
 from tests.mutants import ROOT, all_variants, make_submission, replace_function
 
 
@@ -45,7 +46,9 @@ def _scores(result):
 def test_runners_agree_on_references_stubs_and_every_known_wrong_variant(tmp_path):
     stubs = tmp_path / "stubs"
     shutil.copytree(ROOT / "exercises", stubs / "exercises")
-    submissions = [make_submission(tmp_path / "reference"), stubs, *packed_submissions(tmp_path)]
+    # The callee stand-ins too: one-liner routes and honest callers over stub callees.
+    stand_ins = [build_pack(pack, tmp_path) for pack in PACKS if pack.name in ("oracle-routes", "honest-callers-over-stubs")]
+    submissions = [make_submission(tmp_path / "reference"), stubs, *stand_ins, *packed_submissions(tmp_path)]
     for submission in submissions:
         prespawn()   # the child imports torch while the in-process grading runs
         fast = grade_submission(submission, isolated=False, seed=31)
