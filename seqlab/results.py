@@ -38,11 +38,15 @@ def clean_text(text: Any, limit: int = MESSAGE_LIMIT) -> str:
     control characters (a carriage return becomes a newline), at most ``limit`` characters."""
     if not isinstance(text, str):
         text = str(text)
+    # Cleaning only removes characters; four times the limit is more than any escape-padded
+    # text that is kept, and the work stays bounded whatever size comes in.
+    original = len(text)
+    text = text[:4 * limit]
     text = _SURROGATE.sub("\ufffd", text)
     text = _ANSI.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
     text = _CONTROL.sub("", text)
-    if len(text) > limit:
-        text = text[:limit] + f" [... {len(text) - limit} more characters cut]"
+    if len(text) > limit or original > 4 * limit:
+        text = text[:limit] + " [... more characters cut]"
     return text
 
 
