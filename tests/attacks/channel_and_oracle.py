@@ -53,6 +53,16 @@ def _src(text: str) -> str:
     return textwrap.dedent(text).strip("\n") + "\n"
 
 
+def _function_source(path: Path, name: str) -> str:
+    import ast
+
+    text = path.read_text()
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.FunctionDef) and node.name == name:
+            return ast.get_source_segment(text, node) + "\n"
+    raise LookupError(f"{path}: no function {name}")
+
+
 # --- oracle routes: one-liners through another contract function --------------------------------
 # Each is correct whenever its callee is (the control grading checks that), so under an oracle
 # each would have earned its function's points with the callee a stub.
@@ -335,6 +345,25 @@ PROTOCOL = [
 
 PROTOCOL = [replace(probe, expect="float32-lost") for probe in PROTOCOL]
 
+
+def _honest(qualname: str, alias: str) -> str:
+    """The reference's own ``qualname`` under another name (to wrap it in a probe)."""
+    from tests.mutants import ROOT
+
+    module, name = qualname.split(".")
+    return _function_source(ROOT / "solutions" / f"{module}.py", name).replace(f"def {name}(", f"def {alias}(", 1)
+
+
+# Closing the end it reads requests from, after answering: the answer stands, and the next call
+# (which the dead child cannot take) goes to a fresh child without costing anything.
+PROTOCOL.append(Probe("closes-its-read-end-after-answering", "transformer.encoder_block", _src('''
+    def encoder_block(x, params, num_heads, mask=None, norm_first=False):
+        import os, sys
+        if x.dtype == torch.float32:
+            os.close(int(sys.argv[1]))
+        return _honest_encoder_block(x, params, num_heads, mask, norm_first)
+'''), expect="full", prelude=_honest("transformer.encoder_block", "_honest_encoder_block")))
+
 # --- report injection: hostile text in errors and printed output --------------------------------
 INJECTION = [
     Probe("markdown-headline-in-an-error", "positional.sinusoidal_encoding", _src('''
@@ -414,12 +443,3 @@ def build_pack(pack: Pack, target_dir, *, base: str | None = None, probes=None) 
             path.write_text(text[:at] + "\n" + probe.prelude + text[at:])
     return target
 
-
-def _function_source(path: Path, name: str) -> str:
-    import ast
-
-    text = path.read_text()
-    for node in ast.parse(text).body:
-        if isinstance(node, ast.FunctionDef) and node.name == name:
-            return ast.get_source_segment(text, node) + "\n"
-    raise LookupError(f"{path}: no function {name}")
