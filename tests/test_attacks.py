@@ -196,3 +196,17 @@ def test_routes_compute_the_answer_over_correct_callees(tmp_path):
         scores = result.by_function()
         for probe in probes:
             assert scores[probe.target][0] > 0, f"{probe.name} is no route: it earns nothing over correct callees"
+
+
+def test_honest_blocks_over_a_wrong_multi_head_attention_keep_full_marks(tmp_path, fast_config):
+    """Charged once: a wrong (not missing) attention costs attention only, in the isolated runner."""
+    from tests.mutants import all_variants, make_submission
+
+    wrong = next(m for m in all_variants("MUTANTS")
+                 if m.function == "attention.multi_head_attention" and m.description == "interleaved heads")
+    submission = make_submission(tmp_path / "wrong-mha", wrong)
+    result = grade_submission(submission, isolated=True, seed=5, config=fast_config, only="attention,transformer")
+    scores = result.by_function()
+    assert scores["attention.multi_head_attention"][0] < scores["attention.multi_head_attention"][1]
+    for block in ("transformer.encoder_block", "transformer.decoder_block"):
+        assert scores[block][0] == pytest.approx(scores[block][1]), (block, scores[block])
