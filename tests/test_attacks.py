@@ -76,11 +76,17 @@ def test_attack(tmp_path, attack, fast_config):
 
 # --- stand-ins, channel and reports: probes packed into a few submissions, one grading each ------
 
-from xml.etree import ElementTree  # noqa: E402
+from xml.etree import ElementTree
 
-from seqlab.contract import FUNCTIONS  # noqa: E402
-from tests.attacks.channel_and_oracle import (  # noqa: E402
-    PACKS, PROBES, ROUTE_CALLEES, ROUTES, build_pack, oracle_stand_in)
+from seqlab.contract import FUNCTIONS
+from tests.attacks.channel_and_oracle import (
+    PACKS,
+    PROBES,
+    ROUTE_CALLEES,
+    ROUTES,
+    build_pack,
+    oracle_stand_in,
+)
 
 # Anything left of an escape or a control character in a report would reach a terminal or a parser.
 _UNSAFE = [chr(c) for c in range(32) if chr(c) not in "\t\n"] + ["\x7f", "\ufffe"]

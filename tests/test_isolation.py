@@ -14,7 +14,6 @@ import zipfile
 from collections import defaultdict
 from pathlib import Path
 
-
 from seqlab.grading import grade_submission
 from seqlab.student.spawn import prespawn
 from tests.attacks import ATTACKS, build
@@ -129,14 +128,14 @@ def test_interrupted_grade_all_leaves_a_consistent_gradebook(tmp_path):
 
 # --- the channel: safetensors frames in a minimal envelope ---------------------------------------
 
-import json  # noqa: E402
-import struct  # noqa: E402
+import json
+import struct
 
-import pytest  # noqa: E402
-import torch  # noqa: E402
+import pytest
+import torch
 
-from seqlab.student import codec  # noqa: E402
-from seqlab.student.callees import CalleeSession, record_callees  # noqa: E402
+from seqlab.student import codec
+from seqlab.student.callees import CalleeSession, record_callees
 
 
 def test_frames_round_trip_plain_data_with_their_request_and_sequence():

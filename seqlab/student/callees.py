@@ -24,9 +24,10 @@ from __future__ import annotations
 import contextlib
 import signal
 import threading
-from functools import lru_cache
+from collections.abc import Callable
+from functools import cache
 from inspect import Signature, signature
-from typing import Any, Callable
+from typing import Any
 
 import torch
 
@@ -46,7 +47,7 @@ class _BudgetSpent(BaseException):
     """Raised inside the reference when the recording has used up its time or size budget."""
 
 
-@lru_cache(maxsize=None)
+@cache
 def contract_signature(qualname: str) -> Signature:
     """The contract's signature of ``qualname`` as an ``inspect.Signature`` (trusted text)."""
     namespace: dict[str, Any] = {"torch": torch}
@@ -148,8 +149,8 @@ def record_callees(reference, qualname: str, args: tuple, kwargs: dict, *,
         with time_budget(time_s, _BudgetSpent), torch.no_grad():
             reference(qualname)(*_clone(tuple(args)), **_clone(dict(kwargs)))
     except _BudgetSpent:
-        pass
-    except Exception:  # noqa: BLE001 -- the reference rejects these inputs: keep what was recorded
+        pass   # the budget ends the recording where it got to
+    except Exception:  # noqa: BLE001, S110 -- the reference rejects these inputs: keep what was recorded
         pass
     finally:
         for namespace, key, value in reversed(replaced):

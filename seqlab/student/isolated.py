@@ -24,8 +24,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from . import codec
 from ..results import clean_text
+from . import codec
 from .base import Outcome, StudentCode, StudentError
 from .spawn import take
 
