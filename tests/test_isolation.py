@@ -257,3 +257,25 @@ def test_stand_in_answers_recorded_calls_in_order_and_runs_the_students_own_code
     session.close()
     assert cell(*a3) == "own"                    # expired with its call: a kept stand-in hands out nothing
     assert len(own_calls) == 4
+
+
+def test_corrupted_frames_decode_or_fail_as_codec_errors_only():
+    """Whatever bytes of a real frame a student flips, the parent sees a message or a CodecError,
+    never another exception (which would be an internal grader error)."""
+    frame = codec.encode({"op": "result", "value": (torch.randn(2, 3), {"k": [1, 2.5, None]}), "args": [],
+                          "kwargs": {}, "aliased": [], "ops": {"torch.add": 1}, "op_count": 1, "output": "x"},
+                         request=5, seq=0)[8:]
+    gen = torch.Generator().manual_seed(0)
+    decoded = rejected = 0
+    for _ in range(300):
+        corrupted = bytearray(frame)
+        for position in torch.randint(0, len(frame), (int(torch.randint(1, 4, (), generator=gen)),), generator=gen):
+            corrupted[int(position)] = int(torch.randint(0, 256, (), generator=gen))
+        truncate = bool(torch.rand((), generator=gen) < 0.3)
+        cut = int(torch.randint(len(frame) // 2, len(frame), (), generator=gen)) if truncate else len(frame)
+        try:
+            codec.decode(bytes(corrupted[:cut]))
+            decoded += 1
+        except codec.CodecError:
+            rejected += 1
+    assert decoded and rejected, (decoded, rejected)   # both paths were exercised
