@@ -72,6 +72,7 @@ def test_grade_all_on_a_mixed_class_loses_no_submission(tmp_path):
         archive.writestr("../../escape.py", "x = 1")
     for name in ("os-exit-at-import", "write-results-json-everywhere", "subprocess-and-os-system-canary"):
         build(next(a for a in ATTACKS if a.name == name), klass)
+    hostile = build_pack(next(p for p in PACKS if p.name == "state-protocol-injection"), klass).name
 
     out = tmp_path / "out"
     command = [sys.executable, "-m", "seqlab", "grade-all", str(klass), "--out", str(out), "--jobs", "2",
@@ -80,7 +81,16 @@ def test_grade_all_on_a_mixed_class_loses_no_submission(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     rows = {r["submission"]: r for r in csv.DictReader((out / "gradebook.csv").open())}
     assert set(rows) == {"good", "broken", "empty", "notes.txt", "zipped", "evil", "os-exit-at-import",
-                         "write-results-json-everywhere", "subprocess-and-os-system-canary"}
+                         "write-results-json-everywhere", "subprocess-and-os-system-canary", hostile}
+    # Forged frames, hostile text: still a graded row, valid reports, the real score on top.
+    assert rows[hostile]["status"] == "graded"
+    import json
+    import xml.etree.ElementTree as ET
+
+    graded = json.loads((out / hostile / "results.json").read_text(encoding="utf-8"))
+    ET.parse(out / hostile / "junit.xml")
+    headline = (out / hostile / "summary.md").read_text(encoding="utf-8").splitlines()[0]
+    assert headline.startswith(f"## seqlab: {graded['score']:.4g} / "), headline
     assert rows["good"]["percent"] == "100.0" and rows["zipped"]["percent"] == "100.0"
     assert rows["broken"]["status"] == "graded" and rows["broken"]["optimizers.sgd"] == "0"
     assert rows["broken"]["rnn.rnn_bptt"] == "8"
