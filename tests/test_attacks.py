@@ -150,6 +150,9 @@ def test_probe(probe, graded_pack):
                 assert "protocol" in t.output or "the call" in t.output, t.output[:300]
     else:
         raise AssertionError(f"unknown expectation {probe.expect}")
+    if probe.message:
+        said = result.errors if probe.expect == "module-lost" else [t.output for t in tests]
+        assert any(probe.message in text for text in said), (probe.message, [text[:300] for text in said])
 
 
 @pytest.mark.parametrize("pack", PACKS, ids=lambda p: p.name)

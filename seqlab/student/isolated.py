@@ -24,6 +24,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from ..contract import MODULES
 from ..results import clean_text
 from . import codec
 from .base import Outcome, StudentCode, StudentError
@@ -204,7 +205,13 @@ class IsolatedStudent(StudentCode):
                 while True:
                     message = self._receive(deadline)
                     if message["op"] == "loading":
-                        current = message["module"]
+                        # Modules load in contract order, each announced once: a forged announcement
+                        # can only move forward, so skipping the module at fault always ends.
+                        order = [m for m in MODULES if m not in self.skip]
+                        module = message["module"]
+                        if module not in order or (current is not None and order.index(module) <= order.index(current)):
+                            raise _Anomaly(f"an out-of-order 'loading' frame ({module[:40]!r})")
+                        current = module
                         deadline = time.monotonic() + self.limits.import_timeout_s
                     elif message["op"] == "loaded":
                         self._load_errors = dict(message["errors"])

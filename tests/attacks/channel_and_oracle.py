@@ -36,6 +36,7 @@ class Probe:
     source: str = ""          # replacement def of the target ('' = the base's own)
     expect: str = "zero"
     prelude: str = ""         # code put before the first def of the target's module
+    message: str = ""         # a phrase the feedback (or, for a lost module, the errors) must hold
 
     @property
     def module(self) -> str:
@@ -283,14 +284,14 @@ PROTOCOL = [
             if w.dtype == torch.float32:
                 os.write(int(sys.argv[2]), b"\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x10" + b"garbage, garbage")
             return w - lr * dw, {}
-    ''')),
+    '''), message='broke the grading protocol'),
     Probe("huge-frame-header", "optimizers.sgd_momentum", _src(f'''
         def sgd_momentum{_SGD_MOMENTUM_SIG}:
             import os, struct, sys
             if w.dtype == torch.float32:
                 os.write(int(sys.argv[2]), struct.pack(">Q", 1 << 40))
             return {_SGD_MOMENTUM}
-    ''')),
+    '''), message='over the 64 MB limit'),
     Probe("malformed-safetensors-body", "optimizers.adagrad", _src('''
         def adagrad(w, dw, state, lr=1e-2, eps=1e-10):
             import os, struct, sys
@@ -299,31 +300,29 @@ PROTOCOL = [
                 os.write(int(sys.argv[2]), struct.pack(">Q", len(body)) + body)
             G = (state["sum_sq"] if "sum_sq" in state else torch.zeros_like(w)) + dw * dw
             return w - lr * dw / (G.sqrt() + eps), {"sum_sq": G}
-    ''')),
+    '''), message='undecodable frame'),
     Probe("forged-frame-with-a-wrong-request-id", "optimizers.rmsprop", _src('''
         def rmsprop(w, dw, state, lr=1e-2, alpha=0.99, eps=1e-8):
-            import json, os, struct, sys
-            from safetensors.torch import save
-            fake = {"id": 12345, "seq": 0, "msg": {"op": "result", "value": None}}
-            body = save({}, metadata={"seqlab": json.dumps(fake)})
+            import os, sys
+            from seqlab.student import codec   # a well-formed frame, for another request
+            fake = codec.encode({"op": "result", "value": w.clone(), "args": [], "kwargs": {}, "aliased": [],
+                                 "ops": {}, "op_count": 0, "output": ""}, request=12345, seq=0)
             if w.dtype == torch.float32:
-                os.write(int(sys.argv[2]), struct.pack(">Q", len(body)) + body)
+                os.write(int(sys.argv[2]), fake)
             s = (state["sq_avg"] if "sq_avg" in state else torch.zeros_like(w)) * alpha + (1 - alpha) * dw * dw
             return w - lr * dw / (s.sqrt() + eps), {"sq_avg": s}
-    ''')),
+    '''), message='a frame for request 12345'),
     Probe("forged-callback-frame-with-the-right-id", "optimizers.adam", _src('''
         def adam(w, dw, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8):
-            import json, os, struct, sys
-            from safetensors.torch import save
+            import os, sys
+            from seqlab.student import codec   # the child's own encoder: a well-formed frame
             frame = sys._getframe() if w.dtype == torch.float32 else None
             while frame is not None:   # the child's loop keeps the current request id in a local
                 obj = frame.f_locals.get("current")
                 frame = frame.f_back
                 if isinstance(obj, dict) and set(obj) == {"id", "seq"}:
-                    fake = {"id": obj["id"], "seq": obj["seq"], "msg": {"op": "callback", "name": "optimizers.adam",
-                                                                       "args": [], "kwargs": {}}}
-                    body = save({}, metadata={"seqlab": json.dumps(fake)})
-                    os.write(int(sys.argv[2]), struct.pack(">Q", len(body)) + body)
+                    fake = {"op": "callback", "name": "optimizers.adam", "args": [], "kwargs": {}}
+                    os.write(int(sys.argv[2]), codec.encode(fake, request=obj["id"], seq=obj["seq"]))
                     obj["seq"] += 1
             zeros = torch.zeros_like(w)
             t = state.get("step", 0) + 1
@@ -331,7 +330,7 @@ PROTOCOL = [
             v = betas[1] * state.get("v", zeros) + (1 - betas[1]) * dw * dw
             m_hat, v_hat = m / (1 - betas[0] ** t), v / (1 - betas[1] ** t)
             return w - lr * m_hat / (v_hat.sqrt() + eps), {"step": t, "m": m, "v": v}
-    ''')),
+    '''), message="unexpected op 'callback'"),
     Probe("closes-its-write-end", "optimizers.clip_grad_norm", _src('''
         def clip_grad_norm(grads, max_norm):
             import os, sys
@@ -405,6 +404,23 @@ IMPORT_FAULTS = [
     ''')),
     Probe("four-megabyte-import-error", "rnn.rnn_cell", expect="module-lost",
           prelude='raise ImportError("x" * (4 << 20))\n'),
+    # Announcing an earlier module as the one loading, then hanging: without the order check the
+    # parent would skip that module and start again, forever.
+    Probe("forged-loading-frame-then-hang-at-import", "attention.causal_mask", expect="module-lost",
+          message="out-of-order 'loading' frame", prelude=_src('''
+        import os as _os, sys as _sys
+        from seqlab.student import codec as _codec   # the child's own encoder: a well-formed frame
+        _frame = _sys._getframe()
+        while _frame is not None:
+            _ids = _frame.f_locals.get("current")
+            _frame = _frame.f_back
+            if isinstance(_ids, dict) and set(_ids) == {"id", "seq"}:
+                _fake = _codec.encode({"op": "loading", "module": "rnn"}, request=_ids["id"], seq=_ids["seq"])
+                _os.write(int(_sys.argv[2]), _fake)
+                _ids["seq"] += 1
+                while True:
+                    pass
+    ''')),
 ]
 
 PACKS = [
