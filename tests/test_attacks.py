@@ -139,7 +139,10 @@ def graded_pack(tmp_path_factory, fast_config):
             out = root / "out"
             result = grade_submission(submission, isolated=True, seed=5, config=fast_config,
                                       only=",".join(sorted({p.module for p in pack.probes})),
-                                      protected_dirs=(str(out),))
+                                      protected_dirs=(str(out),), sandbox=sandbox_mode(),
+                                      # the probes use os, sys and frames on purpose: they test the
+                                      # channel and the callees underneath the static policy
+                                      static_policy=False)
             done[pack.name] = (result, write_all(result, out))
         return done[pack.name]
 
