@@ -72,3 +72,28 @@ def split(qualname: str) -> tuple[str, str]:
     if module not in MODULES or qualname not in SIGNATURES:
         raise KeyError(f"{qualname!r} is not a contract function")
     return module, function
+
+# "Calls between functions" (shared/curriculum.md): the only calls from one contract function
+# to another that get a correct callee during grading, and only where the student's call is one
+# the reference itself makes on the test's own inputs (seqlab.student.recording). Any other call
+# between contract functions runs the student's own code.
+DECLARED_CALLEES: dict[str, tuple[str, ...]] = {
+    "rnn.rnn_forward": ("rnn.rnn_cell",),
+    "rnn.rnn_bptt": ("rnn.rnn_forward", "rnn.softmax_cross_entropy"),
+    "rnn.truncated_bptt": ("rnn.rnn_forward", "rnn.rnn_bptt"),
+    "rnn.birnn_forward": ("rnn.rnn_forward",),
+    "rnn.greedy_decode": ("rnn.rnn_cell",),
+    "lstm_gru.lstm_forward": ("lstm_gru.lstm_cell",),
+    "lstm_gru.gru_forward": ("lstm_gru.gru_cell",),
+    "attention.multi_head_attention": ("attention.scaled_dot_product_attention",),
+    "transformer.encoder_block": ("attention.multi_head_attention", "transformer.layer_norm",
+                                  "transformer.feed_forward"),
+    "transformer.decoder_block": ("attention.multi_head_attention", "transformer.layer_norm",
+                                  "transformer.feed_forward", "attention.causal_mask"),
+    "selective_scan.selective_scan": ("selective_scan.discretize", "selective_scan.linear_scan"),
+}
+
+
+def declared_callees(qualname: str) -> tuple[str, ...]:
+    """The contract functions ``qualname`` may call and get a correct callee for (maybe none)."""
+    return DECLARED_CALLEES.get(qualname, ())

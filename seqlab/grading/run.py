@@ -63,7 +63,8 @@ def grade_submission(submission: str | Path, *, device: str = "cpu", seed: int |
     protected = tuple(protected_course_paths(COURSE_ROOT, (*protected_dirs, SOLUTIONS_DIR, GRADERS_DIR)))
     refused = policy_violations(submission) if static_policy else {}   # before any of it runs
     with open_submission(submission, reference, isolated=isolated, device=device, limits=config.limits,
-                         protected_dirs=protected, skip=refused, sandbox=box) as student:
+                         protected_dirs=protected, skip=refused, sandbox=box,
+                         tolerances=config.tolerances) as student:
         plugin = SeqlabPlugin(student=student, reference=reference, config=config, device=device, seed=seed, only=only)
         args = [str(graders_dir), "--import-mode=importlib", f"--rootdir={graders_dir}",
                 "-c", str(graders_dir / "pytest.ini"), "-W", "ignore::UserWarning",

@@ -53,6 +53,6 @@ def write(result: GradingResult, path: Path) -> Path:
     """Write atomically, so a reader never sees half a file (batch grading resumes on it)."""
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(to_gradescope(result), indent=2, ensure_ascii=False), encoding="utf-8")
+    tmp.write_text(json.dumps(to_gradescope(result), indent=2, ensure_ascii=False), encoding="utf-8", errors="replace")
     os.replace(tmp, path)
     return path

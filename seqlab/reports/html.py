@@ -8,5 +8,5 @@ from .render import render
 
 
 def write(result: GradingResult, path: Path) -> Path:
-    Path(path).write_text(render("report.html.j2", result), encoding="utf-8")
+    Path(path).write_text(render("report.html.j2", result), encoding="utf-8", errors="replace")
     return Path(path)

@@ -12,5 +12,5 @@ def to_markdown(result: GradingResult) -> str:
 
 
 def write(result: GradingResult, path: Path) -> Path:
-    Path(path).write_text(to_markdown(result), encoding="utf-8")
+    Path(path).write_text(to_markdown(result), encoding="utf-8", errors="replace")
     return Path(path)

@@ -1,6 +1,7 @@
 """Shared jinja2 environment: every report template lives in templates/."""
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 from ..paths import TEMPLATES_DIR
@@ -15,9 +16,23 @@ def environment():
                              autoescape=jinja2.select_autoescape(["html", "html.j2"]),
                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
                              undefined=jinja2.StrictUndefined)
+    env.filters["md"] = markdown_inline
     env.filters["pts"] = lambda x: f"{x:.4g}" if x != int(x) else f"{int(x)}"
     env.filters["pct"] = lambda x: f"{x:.1f}%"
     return env
+
+
+# Inline constructs only: the text never starts a line, so list and heading markers are inert.
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~#])")
+
+
+def markdown_inline(text) -> str:
+    """``text`` (already clean, seqlab.results.clean_text) as inert inline Markdown: one line (a
+    newline could start a heading, a table row or a quote), HTML characters as entities (GitHub
+    renders raw HTML in Markdown), every Markdown punctuation mark backslash-escaped (mid-line, the rest are inert)."""
+    text = " ".join(str(text).split())
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
 
 
 def modules_view(result: GradingResult) -> list[dict]:

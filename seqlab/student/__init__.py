@@ -16,20 +16,24 @@ def __getattr__(name):
 
 
 def open_submission(submission, reference, *, isolated: bool = True, device: str = "cpu", limits=None,
-                    protected_dirs=(), skip=None, sandbox=None):
+                    protected_dirs=(), skip=None, sandbox=None, tolerances=None):
     """Load ``submission`` (a directory holding ``exercises/``) behind the graders' handle.
 
     ``skip``: module -> why it must not be loaded (the static policy's verdicts); ``sandbox``: the
-    resolved ``sandbox.Sandbox`` the isolated child runs in (None: no kernel sandbox)."""
-    from ..config import Limits
+    resolved ``sandbox.Sandbox`` the isolated child runs in (None: no kernel sandbox);
+    ``tolerances`` (dtype name -> an object with ``rtol``/``atol``, the config's by default) is
+    how close a student's call to a declared callee must be to one the reference made."""
+    from ..config import Limits, load_config
 
     limits = limits or Limits()
+    tolerances = {name: (float(t.rtol), float(t.atol))
+                  for name, t in (tolerances or load_config().tolerances).items()}
     if isolated:
         from .isolated import IsolatedStudent
 
         return IsolatedStudent(submission, reference, limits=limits, device=device, protected_dirs=protected_dirs,
-                               skip=skip, sandbox=sandbox)
+                               skip=skip, sandbox=sandbox, tolerances=tolerances)
     from .inprocess import InProcessStudent
 
-    return InProcessStudent(submission, reference, call_timeout=limits.call_timeout_s,
+    return InProcessStudent(submission, reference, tolerances=tolerances, call_timeout=limits.call_timeout_s,
                             output_limit=int(limits.output_kb * 1024), skip=skip)

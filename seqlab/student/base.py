@@ -11,16 +11,20 @@ from typing import Any
 
 import torch
 
-STUDENT_ERROR_KINDS = ("not_implemented", "missing", "exception", "timeout", "crash", "memory", "protocol")
+from ..results import clean_text
+from .callees import record_callees
 
 
 class StudentError(Exception):
     """The student's code could not produce a value for this call.
 
-    ``kind`` is one of STUDENT_ERROR_KINDS; ``message`` is what the student reads.
+    ``kind`` is one of not_implemented, missing, exception, timeout, crash, memory, protocol;
+    ``message`` is what the student reads. Text that came from the student's code is cleaned
+    here, at the boundary (seqlab.results.clean_text), whichever runner produced it.
     """
 
     def __init__(self, kind: str, message: str, ops: dict | None = None, output: str = ""):
+        message, output = clean_text(message), clean_text(output)
         super().__init__(message)
         self.kind, self.message, self.ops, self.output = kind, message, dict(ops or {}), output
 
@@ -55,19 +59,22 @@ class StudentCode(ABC):
     """A loaded submission. ``load_errors`` maps a module to why it could not be used."""
 
     load_errors: dict[str, str]
+    reference: Any
+    tolerances: dict[str, tuple[float, float]]
 
     @abstractmethod
     def run(self, qualname: str, args: tuple = (), kwargs: dict | None = None, *,
-            substitute: bool = True, kernels: bool = False, timeout: float | None = None) -> Outcome:
+            kernels: bool = False, timeout: float | None = None) -> Outcome:
         """Call the student's ``qualname`` on copies of ``args``/``kwargs``.
 
-        ``substitute``: the student's other contract functions are replaced by correct ones for
-        the duration of the call. ``kernels``: also record aten kernels (slower; used when the
+        The function's declared callees answer from the reference's own calls on these inputs
+        (seqlab.student.callees). ``kernels``: also record aten kernels (slower; used when the
         function has forbidden operations). Raises ``StudentError``.
         """
 
-    def call(self, qualname: str, *args, **kwargs) -> Any:
-        return self.run(qualname, args, kwargs).value
+    def recording(self, qualname: str, args: tuple, kwargs: dict) -> list[dict]:
+        """The reference's calls to ``qualname``'s declared callees on these inputs (trusted side)."""
+        return record_callees(self.reference, qualname, tuple(args), dict(kwargs or {}))
 
     def close(self) -> None:
         pass

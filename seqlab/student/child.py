@@ -3,7 +3,9 @@
 Started by ``IsolatedStudent`` with ``python -I`` from an empty scratch directory, a minimal
 environment (no CI tokens) and two pipes. Before any student code is imported it lowers its
 own resource limits and installs an audit hook (see guards.install_audit_hook). It holds no
-reference solution: a correct callee is computed by the parent on request.
+reference solution and can ask the parent for nothing: a call arrives with the recording of
+the reference's calls to its declared callees on the test's own inputs (seqlab.student.callees),
+and every frame it sends carries the request's id and its own sequence number (codec).
 """
 from __future__ import annotations
 
@@ -43,11 +45,24 @@ def main() -> None:
     sys.path[:] = [p for p in sys.path if p and not os.path.isdir(os.path.join(p, "seqlab"))]
     torch.set_num_threads(int(os.environ.get("SEQLAB_CHILD_THREADS", "1")))
 
+    # Warm the codec up on every kind of value it sends: whatever it imports lazily (safetensors,
+    # numpy's helpers) is imported now, before student code runs. Code that breaks the import
+    # machinery later (emptied closures, popped sys.modules) then cannot break the answers of
+    # the functions graded after it.
+    warm = {"t": [torch.zeros(2, dtype=d) for d in (torch.float32, torch.float64, torch.int64, torch.bool)],
+            "n": [1, 2.5, float("nan"), True, None, "x"]}
+    codec.decode(codec.encode(warm, request=0, seq=0)[8:])   # [8:]: past the frame's length prefix
+
+    current = {"id": 0, "seq": 0}
+
     def send(message) -> None:
-        _write_all(fd_out, codec.encode(message))
+        _write_all(fd_out, codec.encode(message, request=current["id"], seq=current["seq"]))
+        current["seq"] += 1
 
     def receive():
-        return codec.decode(*codec.read_frame(lambda n: _read_exact(fd_in, n)))
+        request_id, _, message = codec.decode(codec.read_frame(lambda n: _read_exact(fd_in, n)))
+        current["id"], current["seq"] = request_id, 0
+        return message
 
     request = receive()
     assert request["op"] == "load"
@@ -68,17 +83,7 @@ def main() -> None:
     functions = contract_objects(modules, errors)
     send({"op": "loaded", "errors": errors})
 
-    def substitute(qualname, watch):
-        def callee(*args, **kwargs):
-            with watch.paused():
-                send({"op": "callback", "name": qualname, "args": list(args), "kwargs": kwargs})
-                reply = receive()
-            if reply["op"] != "callback_result":
-                raise RuntimeError(reply.get("message", "callee failed"))
-            return reply["value"]
-
-        callee.__name__ = qualname.split(".")[-1]
-        return callee
+    tolerances = {name: (float(rtol), float(atol)) for name, (rtol, atol) in request["tolerances"].items()}
 
     output_limit = int(limits["output_kb"]) * 1024
     while True:
@@ -96,7 +101,7 @@ def main() -> None:
             continue
         try:
             report = invoke(fn, tuple(request["args"]), dict(request["kwargs"]), graded=name, modules=modules,
-                            functions=functions, substitute=substitute if request["substitute"] else None,
+                            functions=functions, recording=list(request["recording"]), tolerances=tolerances,
                             kernels=request["kernels"], output_limit=output_limit)
         except CallFailed as exc:
             send({"op": "error", "kind": exc.kind, "message": exc.message, "ops": exc.report.get("ops", {}),

@@ -1,7 +1,7 @@
 """One graded call of student code, the same in-process and in the isolated child.
 
-It swaps the student's other contract functions for correct ones (so a bug is charged once),
-watches the call (operations, kernels, autograd), captures printed output up to a cap, and
+It puts stand-ins in place of the graded function's declared callees (so a bug is charged
+once, seqlab.student.callees), watches the call (operations, kernels, autograd), captures printed output up to a cap, and
 reports which outputs alias an argument.
 """
 from __future__ import annotations
@@ -14,6 +14,8 @@ from typing import Any, Callable
 
 import torch
 
+from ..contract import declared_callees
+from .callees import CalleeSession
 from .guards import CallWatch
 
 
@@ -83,13 +85,16 @@ def student_traceback(exc: BaseException) -> str:
     return "\n".join(lines)
 
 
-def patch_callees(modules: dict[str, types.ModuleType], functions: dict[str, Any], graded: str,
-                  substitute: Callable[[str], Callable]) -> list[tuple[dict, str, Any]]:
-    """Point every module-level name bound to another contract function at a correct one.
+def install_stand_ins(modules: dict[str, types.ModuleType], functions: dict[str, Any], graded: str,
+                     session: CalleeSession) -> list[tuple[dict, str, Any]]:
+    """Point every module-level name bound to a declared callee of ``graded`` at its stand-in.
 
-    Returns what was replaced, to be restored after the call.
+    Only declared callees get one (seqlab.contract.DECLARED_CALLEES); every other contract
+    function keeps the student's own code. Returns what was replaced, to be restored after.
     """
-    by_identity = {id(fn): name for name, fn in functions.items() if name != graded and fn is not None}
+    by_identity = {id(functions[name]): name for name in declared_callees(graded)
+                   if name != graded and functions.get(name) is not None}
+    stand_ins = {name: session.stand_in(name, functions[name]) for name in by_identity.values()}
     replaced = []
     for module in list(modules.values()):
         namespace = module.__dict__
@@ -97,7 +102,7 @@ def patch_callees(modules: dict[str, types.ModuleType], functions: dict[str, Any
             callee = by_identity.get(id(value))
             if callee is not None:
                 replaced.append((namespace, key, value))
-                namespace[key] = substitute(callee)
+                namespace[key] = stand_ins[callee]
     return replaced
 
 
@@ -107,10 +112,15 @@ def restore(replaced) -> None:
 
 
 def invoke(fn: Callable, args: tuple, kwargs: dict, *, graded: str, modules: dict, functions: dict,
-           substitute: Callable[[str, CallWatch], Callable] | None, kernels: bool, output_limit: int) -> dict:
-    """Call ``fn(*args, **kwargs)``; the arguments must already be the student's own copies."""
+           recording: list[dict], tolerances: dict[str, tuple[float, float]], kernels: bool,
+           output_limit: int) -> dict:
+    """Call ``fn(*args, **kwargs)``; the arguments must already be the student's own copies.
+
+    ``recording`` is what the reference's declared callees returned on this test's inputs
+    (seqlab.student.callees.record_callees); the stand-ins made from it end with this call."""
     watch = CallWatch(kernels=kernels)
-    replaced = patch_callees(modules, functions, graded, lambda name: substitute(name, watch)) if substitute else []
+    session = CalleeSession(recording, tolerances, watch)
+    replaced = install_stand_ins(modules, functions, graded, session)
     captured = CappedText(output_limit)
     saved_streams = sys.stdout, sys.stderr
     sys.stdout = sys.stderr = captured
@@ -132,5 +142,6 @@ def invoke(fn: Callable, args: tuple, kwargs: dict, *, graded: str, modules: dic
     finally:
         sys.stdout, sys.stderr = saved_streams
         restore(replaced)
+        session.close()
     return {"value": value, "args": args, "kwargs": kwargs, "aliased": aliased_outputs(value, args, kwargs),
             **watch.report(), "output": captured.text()}

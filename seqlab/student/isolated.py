@@ -1,13 +1,22 @@
 """Student code in a separate, limited child process (the default runner).
 
 The parent keeps the reference solutions, the inputs and every comparison; the child gets
-copies of the arguments and returns plain data (seqlab.student.codec). A hang, a crash, a huge
+copies of the arguments (and the recording of the reference's calls to the declared callees,
+seqlab.student.callees) and returns plain data (seqlab.student.codec). A hang, a crash, a huge
 allocation or a flood of output costs the current call: the parent records why, kills the
 child's whole process group, and starts a fresh child for the next call.
+
+The channel is strict. Every request carries a fresh random id; every frame the child sends
+must carry that id and the next sequence number, be an op the request allows, and have the
+fields that op needs. Anything else (a stray or forged frame, a frame for another request, an
+undecodable or oversized frame, data arriving between calls) is an anomaly: the child is
+killed, the current call (if any) is lost with a "protocol" error, and the next call starts a
+fresh child.
 """
 from __future__ import annotations
 
 import os
+import secrets
 import select
 import shutil
 import signal
@@ -15,6 +24,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from ..contract import MODULES
+from ..results import clean_text
 from . import codec
 from .base import Outcome, StudentCode, StudentError
 from .spawn import take
@@ -26,11 +37,48 @@ class _ChildGone(Exception):
     pass
 
 
+class _Anomaly(Exception):
+    """The child broke the protocol."""
+
+
+# The ops a child may send in answer to each request, and the fields (with their types) each needs.
+_ANSWERS = {
+    "load": {"loading": {"module": str}, "loaded": {"errors": dict}},
+    "call": {"result": {"value": object, "args": list, "kwargs": dict, "aliased": list, "ops": dict,
+                        "op_count": int, "output": str},
+             "error": {"kind": str, "message": str, "ops": dict, "output": str}},
+}
+_ERROR_KINDS = {"not_implemented", "missing", "exception", "timeout", "crash", "memory", "protocol"}
+
+
+def _check_answer(request_op: str, message) -> dict:
+    if not isinstance(message, dict) or not isinstance(message.get("op"), str):
+        raise _Anomaly("a frame without an op")
+    fields = _ANSWERS[request_op].get(message["op"])
+    if fields is None:
+        raise _Anomaly(f"unexpected op {message['op'][:40]!r} in answer to {request_op!r}")
+    if set(message) != {"op", *fields}:
+        raise _Anomaly(f"malformed {message['op']!r} frame")
+    for key, kind in fields.items():
+        if not isinstance(message[key], kind) or (kind is int and isinstance(message[key], bool)):
+            raise _Anomaly(f"malformed {message['op']!r} frame ({key})")
+    if message["op"] == "error" and message["kind"] not in _ERROR_KINDS:
+        raise _Anomaly("unknown error kind")
+    if "ops" in message and not all(isinstance(k, str) and type(v) is int for k, v in message["ops"].items()):
+        raise _Anomaly("malformed op counts")
+    if "aliased" in message and not all(isinstance(p, str) for p in message["aliased"]):
+        raise _Anomaly("malformed aliasing report")
+    if "errors" in message and not all(isinstance(k, str) and isinstance(v, str) for k, v in message["errors"].items()):
+        raise _Anomaly("malformed load errors")
+    return message
+
+
 class IsolatedStudent(StudentCode):
-    def __init__(self, submission: Path, reference, *, limits, device: str = "cpu", protected_dirs=(), skip=None,
-                 sandbox=None):
+    def __init__(self, submission: Path, reference, *, limits, tolerances: dict[str, tuple[float, float]],
+                 device: str = "cpu", protected_dirs=(), skip=None, sandbox=None):
         self.submission = Path(submission).resolve()
         self.reference = reference
+        self.tolerances = tolerances
         self.limits = limits
         self.device = device
         self.protected = [str(Path(p).resolve()) for p in protected_dirs]
@@ -39,7 +87,7 @@ class IsolatedStudent(StudentCode):
         self._load_errors: dict[str, str] | None = None
         self.timeouts: dict[str, int] = {}
         self.proc: subprocess.Popen | None = None
-        self.restarts = 0
+        self.request_id, self.expected_seq, self.request_op = 0, 0, "load"
         self._spawn()
 
     # -- process management ------------------------------------------------------------------
@@ -48,10 +96,11 @@ class IsolatedStudent(StudentCode):
         self.proc, self.fd_in, self.fd_out = child.proc, child.fd_in, child.fd_out
         self.child_scratch = child.scratch
         self.loaded = False
-        self._send({"op": "load", "exercises": str(self.submission / "exercises"), "skip": self.skip,
-                    "protected": self.protected, "scratch": str(child.scratch), "device": self.device,
-                    "limits": {"memory_mb": self.limits.memory_mb, "cpu_time_s": self.limits.cpu_time_s,
-                               "output_kb": self.limits.output_kb}})
+        self._request({"op": "load", "exercises": str(self.submission / "exercises"), "skip": self.skip,
+                       "protected": self.protected, "scratch": str(child.scratch), "device": self.device,
+                       "tolerances": self.tolerances,
+                       "limits": {"memory_mb": self.limits.memory_mb, "cpu_time_s": self.limits.cpu_time_s,
+                                  "output_kb": self.limits.output_kb}})
 
     def _kill(self) -> None:
         if self.proc is None:
@@ -93,14 +142,16 @@ class IsolatedStudent(StudentCode):
     def close(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
             try:
-                self._send({"op": "exit"})
+                self._request({"op": "exit"})
             except _ChildGone:
                 pass
         self._kill()
 
     # -- framing -----------------------------------------------------------------------------
-    def _send(self, message) -> None:
-        data = codec.encode(message)
+    def _request(self, message) -> None:
+        """Send a request under a fresh id; the child's answers must carry it, numbered from 0."""
+        self.request_id, self.expected_seq, self.request_op = secrets.randbits(62), 0, message["op"]
+        data = codec.encode(message, request=self.request_id, seq=0)
         try:
             view = memoryview(data)
             while view:
@@ -125,7 +176,20 @@ class IsolatedStudent(StudentCode):
                 left -= len(chunk)
             return b"".join(chunks)
 
-        return codec.decode(*codec.read_frame(read_exact), device_map=self._device_map)
+        request, seq, message = codec.decode(codec.read_frame(read_exact), device_map=self._device_map)
+        if request != self.request_id or seq != self.expected_seq:
+            raise _Anomaly(f"a frame for request {request} #{seq} while answering {self.request_id} "
+                           f"#{self.expected_seq}")
+        self.expected_seq += 1
+        return _check_answer(self.request_op, message)
+
+    def _stray_data(self) -> bool:
+        """Anything readable from the child between requests (a frame nobody asked for, or EOF)."""
+        try:
+            ready, _, _ = select.select([self.fd_in], [], [], 0)
+        except (OSError, ValueError):
+            return True
+        return bool(ready)
 
     def _device_map(self, name: str):
         import torch
@@ -139,7 +203,6 @@ class IsolatedStudent(StudentCode):
     def _ensure_loaded(self) -> None:
         while not self.loaded:
             if self.proc is None:
-                self.restarts += 1
                 self._spawn()
             current = None
             deadline = time.monotonic() + self.limits.import_timeout_s + 30   # + interpreter and torch start
@@ -147,7 +210,13 @@ class IsolatedStudent(StudentCode):
                 while True:
                     message = self._receive(deadline)
                     if message["op"] == "loading":
-                        current = message["module"]
+                        # Modules load in contract order, each announced once: a forged announcement
+                        # can only move forward, so skipping the module at fault always ends.
+                        order = [m for m in MODULES if m not in self.skip]
+                        module = message["module"]
+                        if module not in order or (current is not None and order.index(module) <= order.index(current)):
+                            raise _Anomaly(f"an out-of-order 'loading' frame ({module[:40]!r})")
+                        current = module
                         deadline = time.monotonic() + self.limits.import_timeout_s
                     elif message["op"] == "loaded":
                         self._load_errors = dict(message["errors"])
@@ -159,8 +228,11 @@ class IsolatedStudent(StudentCode):
                     raise StudentError("protocol", "the student process did not start in time") from None
                 self.skip[current] = (f"exercises/{current}.py: importing it took longer than "
                                       f"{self.limits.import_timeout_s:g} s (a loop at module level?)")
-            except (_ChildGone, codec.CodecError):
-                reason = self._death_reason()
+            except (_ChildGone, codec.CodecError, _Anomaly) as exc:
+                if isinstance(exc, _ChildGone):
+                    reason = self._death_reason()
+                else:
+                    reason = f"broke the grading protocol ({exc})"
                 self._kill()
                 if current is None:
                     raise StudentError("crash", f"the student process {reason} before loading anything") from None
@@ -172,21 +244,26 @@ class IsolatedStudent(StudentCode):
         return dict(self._load_errors or {})
 
     # -- calls -------------------------------------------------------------------------------
-    def run(self, qualname, args=(), kwargs=None, *, substitute=True, kernels=False, timeout=None) -> Outcome:
+    def run(self, qualname, args=(), kwargs=None, *, kernels=False, timeout=None) -> Outcome:
         if self.timeouts.get(qualname, 0) >= TIMEOUT_STRIKES:
             raise StudentError("timeout", f"timed out {TIMEOUT_STRIKES} times already in this run; not called again")
-        self._ensure_loaded()
         timeout = timeout or self.limits.call_timeout_s
-        try:
-            self._send({"op": "call", "name": qualname, "args": list(args), "kwargs": dict(kwargs or {}),
-                        "substitute": substitute, "kernels": kernels})
-            deadline = time.monotonic() + timeout
-            while True:
-                message = self._receive(deadline)
-                if message["op"] == "callback":
-                    self._answer_callback(message)
-                    continue
+        recording = self.recording(qualname, args, kwargs or {})
+        request = {"op": "call", "name": qualname, "args": list(args), "kwargs": dict(kwargs or {}),
+                   "recording": recording, "kernels": kernels}
+        for attempt in range(2):
+            if self.proc is not None and self.loaded and self._stray_data():
+                self._kill()   # it wrote after its last answer, or died since: no call is charged for that
+            self._ensure_loaded()
+            try:
+                self._request(request)
                 break
+            except _ChildGone:   # it could not even take the request (it closed its end): a fresh one can
+                self._kill()
+                if attempt:
+                    raise StudentError("crash", "the student process could not take the call") from None
+        try:
+            message = self._receive(time.monotonic() + timeout)
         except TimeoutError:
             self._kill()
             self.timeouts[qualname] = self.timeouts.get(qualname, 0) + 1
@@ -195,19 +272,11 @@ class IsolatedStudent(StudentCode):
             reason = self._death_reason()
             self._kill()
             raise StudentError("crash", f"the call {reason}") from None
-        except codec.CodecError as exc:
+        except (codec.CodecError, _Anomaly) as exc:
             self._kill()
-            raise StudentError("protocol", f"sent back malformed data ({exc})") from None
+            raise StudentError("protocol", f"the student process broke the grading protocol ({exc}); "
+                                           f"it was stopped and this call scores nothing") from None
         if message["op"] == "error":
-            raise StudentError(message["kind"], message["message"], message.get("ops"), message.get("output", ""))
+            raise StudentError(message["kind"], message["message"], message["ops"], message["output"])
         return Outcome(message["value"], tuple(message["args"]), dict(message["kwargs"]), list(message["aliased"]),
-                       dict(message["ops"]), int(message["op_count"]), str(message["output"]))
-
-    def _answer_callback(self, message) -> None:
-        name = message.get("name")
-        try:
-            value = self.reference(name)(*message["args"], **message["kwargs"])
-            reply = {"op": "callback_result", "value": value}
-        except Exception as exc:  # the student passed bad arguments to a correct callee
-            reply = {"op": "callback_error", "message": f"{name}: {type(exc).__name__}: {exc}"}
-        self._send(reply)
+                       dict(message["ops"]), int(message["op_count"]), clean_text(message["output"]))

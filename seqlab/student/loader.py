@@ -7,15 +7,60 @@ shipped ``torch.py``, ``conftest.py`` or ``sitecustomize.py`` is never imported.
 """
 from __future__ import annotations
 
+import gc
 import importlib.util
+import os
 import sys
 import traceback
 import types
 from pathlib import Path
 
 from ..contract import MODULES, SIGNATURES
+from ..results import MESSAGE_LIMIT
 
 PACKAGE = "exercises"
+# A module has no business keeping files open once imported; a few (a cached handle, a lazily
+# imported extension) are tolerated, more is a module hoarding descriptors, which would leave
+# the modules after it unable to import (EMFILE): that costs the hoarding module alone.
+FD_ALLOWANCE = 16
+
+
+def _open_fds() -> set[int] | None:
+    """The open descriptors, or None when they cannot be listed (no /proc, or none left to list with)."""
+    try:
+        return {int(name) for name in os.listdir("/proc/self/fd")}
+    except OSError:
+        return None
+
+
+def _hoarded(before: set[int] | None) -> int:
+    """How many descriptors were opened since ``before`` and are still open (all of them, if
+    listing needs a descriptor and none is left)."""
+    if before is None:
+        return 0
+    after = _open_fds()
+    if after is None:
+        import resource
+
+        return resource.getrlimit(resource.RLIMIT_NOFILE)[0] - len(before)
+    return len(after - before)
+
+
+def _release_fds(before: set[int] | None) -> None:
+    """Close the descriptors opened since ``before``."""
+    if before is None:
+        return
+    gc.collect()   # file objects of a dropped module close themselves when collected
+    after = _open_fds()
+    if after is None:   # raw descriptors still fill the table: try every number up to the limit
+        import resource
+
+        after = set(range(resource.getrlimit(resource.RLIMIT_NOFILE)[0]))
+    for fd in sorted(after - before):
+        try:
+            os.close(fd)
+        except OSError:
+            pass
 
 
 def _short_traceback(exc: BaseException, filename_hint: str) -> str:
@@ -23,7 +68,10 @@ def _short_traceback(exc: BaseException, filename_hint: str) -> str:
         return f"SyntaxError: {exc.msg} ({Path(exc.filename or filename_hint).name}, line {exc.lineno})"
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if PACKAGE in (f.filename or "") or "submission" in (f.filename or "")]
     where = f" ({Path(frames[-1].filename).name}, line {frames[-1].lineno})" if frames else ""
-    return f"{type(exc).__name__}: {exc}{where}"
+    text = str(exc)
+    if len(text) > MESSAGE_LIMIT:   # a huge message is copied into every test of the module
+        text = text[:MESSAGE_LIMIT] + f" [... {len(text) - MESSAGE_LIMIT} more characters cut]"
+    return f"{type(exc).__name__}: {text}{where}"
 
 
 class Placeholder:
@@ -84,17 +132,23 @@ def load_submission(exercises_dir: Path, modules=MODULES, *, skip: dict[str, str
             continue
         if on_module is not None:
             on_module(module)
+        fds_before = _open_fds()
         try:
             spec = importlib.util.spec_from_file_location(name, path)
             mod = importlib.util.module_from_spec(spec)
             sys.modules[name] = mod
             spec.loader.exec_module(mod)
+            hoarded = _hoarded(fds_before)
+            if hoarded > FD_ALLOWANCE:
+                raise ImportError(f"it left {hoarded} files open at import (at most {FD_ALLOWANCE} are allowed)")
         except BaseException as exc:  # SystemExit at import is a broken module, not our exit
             if isinstance(exc, KeyboardInterrupt):
                 raise
             errors[module] = f"exercises/{module}.py failed to import: {_short_traceback(exc, str(path))}"
             sys.modules[name] = placeholder_module(module, errors[module])
             setattr(package, module, sys.modules[name])
+            mod = exc = None   # the module's objects (and the files they hold) must be collectable
+            _release_fds(fds_before)
             continue
         setattr(package, module, mod)
         loaded[module] = mod
