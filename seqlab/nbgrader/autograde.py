@@ -185,12 +185,10 @@ def autograde(course_dir: Path, patterns, *, jobs: int = 1, keep: Path | None = 
             grades[student] = _cell_grades(row["result"], student_topics, missing.get(student, {}))
             outcome.graded = True
         grades_file = work / GRADES_FILE
-        grades_file.write_text(json.dumps(grades, indent=1, sort_keys=True), encoding="utf-8")
-        for assignment in assignments:
-            students = [s for s, o in outcomes.items() if assignment in o.assignments]
-            left_out = [s for s in students if not outcomes[s].graded]
-            if len(left_out) < len(students):
-                _write_gradebook(course_dir, assignment, grades_file, left_out)
+        grades_file.write_text(json.dumps({"assignments": assignments, "students": grades}, indent=1,
+                                          sort_keys=True), encoding="utf-8")
+        if grades:
+            _write_gradebook(course_dir, grades_file, [s for s, o in outcomes.items() if not o.graded])
         for assignment in assignments:
             for student, table in function_scores(course_dir, assignment).items():
                 if student in outcomes and outcomes[student].graded and assignment in outcomes[student].assignments:
@@ -202,10 +200,10 @@ def autograde(course_dir: Path, patterns, *, jobs: int = 1, keep: Path | None = 
     return AutogradeReport(course_dir, assignments, seed, list(outcomes.values()), work if keep else None)
 
 
-def _write_gradebook(course_dir: Path, assignment: str, grades_file: Path, left_out: list[str]) -> None:
+def _write_gradebook(course_dir: Path, grades_file: Path, left_out: list[str]) -> None:
     """nbgrader's Autograde converter, with SeqlabGrades in place of Execute, in its own process
     started in the course folder (so nbgrader reads its config exactly as `nbgrader autograde`)."""
-    args = [sys.executable, "-m", "seqlab.nbgrader.autograde", str(grades_file), assignment, "--force"]
+    args = [sys.executable, "-m", "seqlab.nbgrader.autograde", str(grades_file), "--force"]
     if left_out:
         args.append(f"--CourseDirectory.student_id_exclude={','.join(left_out)}")
     # nbgrader runs alembic from PATH when it creates or upgrades a gradebook
@@ -213,7 +211,7 @@ def _write_gradebook(course_dir: Path, assignment: str, grades_file: Path, left_
     env.pop("NBGRADER_EXECUTION", None)
     done = subprocess.run(args, cwd=course_dir, env=env, capture_output=True, text=True)
     if done.returncode != 0:
-        raise AutogradeError(f"nbgrader could not record the grades of {assignment} (exit {done.returncode}):\n"
+        raise AutogradeError(f"nbgrader could not record the grades (exit {done.returncode}):\n"
                              f"{done.stderr[-4000:]}")
 
 
@@ -237,7 +235,7 @@ def _seqlab_grades_class():
 
         def preprocess(self, nb, resources):
             with open(self.grades_file, encoding="utf-8") as fh:
-                graded = json.load(fh)
+                graded = json.load(fh)["students"]
             student = resources["nbgrader"]["student"]
             if student not in graded:
                 # Never reached through the command (it excludes such students); a zero here would
@@ -268,10 +266,11 @@ def _seqlab_grades_class():
 
 
 def nbgrader_main(argv=None) -> None:
-    """``python -m seqlab.nbgrader.autograde GRADES_FILE ASSIGNMENT [nbgrader options]`` in the course
-    folder: ``nbgrader autograde`` with ``SeqlabGrades`` in place of ``Execute``."""
+    """``python -m seqlab.nbgrader.autograde GRADES_FILE [nbgrader options]`` in the course folder:
+    ``nbgrader autograde`` of each assignment the file names, with ``SeqlabGrades`` in place of
+    ``Execute``; one process for all of them (nbgrader's start-up is most of the cost here)."""
     from nbgrader.apps.autogradeapp import AutogradeApp
-    from nbgrader.converters import Autograde
+    from nbgrader.converters import Autograde, NbGraderException
     from nbgrader.preprocessors import Execute
     from traitlets.config import Config
     from traitlets.utils.importstring import import_item
@@ -297,7 +296,18 @@ def nbgrader_main(argv=None) -> None:
     overrides.Autograde.autograde_preprocessors = chain
     overrides.SeqlabGrades.grades_file = grades_file
     app.update_config(overrides)
-    app.start()
+    with open(grades_file, encoding="utf-8") as fh:
+        assignments = json.load(fh)["assignments"]
+    failed = []
+    for assignment in assignments:
+        app.coursedir.assignment_id = assignment
+        try:
+            Autograde(coursedir=app.coursedir, parent=app).start()
+        except NbGraderException:      # nbgrader has logged why; the other assignments still get recorded
+            failed.append(assignment)
+    if failed:
+        app.log.error("nbgrader could not record %s", ", ".join(failed))
+        sys.exit(1)
 
 
 if __name__ == "__main__":
