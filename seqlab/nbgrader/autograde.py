@@ -92,17 +92,18 @@ def course_assignments(course_dir: Path, patterns) -> list[str]:
     return chosen
 
 
-def assignment_topics(course_dir: Path, assignment: str) -> list[str]:
-    """The seqlab topics of an assignment's source notebooks (what its test cells grade)."""
-    topics = []
+def assignment_notebooks(course_dir: Path, assignment: str) -> dict[str, str]:
+    """``{notebook file name: seqlab topic}`` of an assignment's source notebooks: the files nbgrader
+    grades in a submission (it skips any other name), and what their test cells grade."""
+    notebooks = {}
     for path in sorted((course_dir / "source" / assignment).glob("*.ipynb")):
         topic = notebook_topic(read_notebook(path))
-        if topic and topic not in topics:
-            topics.append(topic)
-    if not topics:
+        if topic:
+            notebooks[path.name] = topic
+    if not notebooks:
         raise AutogradeError(f"{course_dir / 'source' / assignment}: no seqlab notebook in it "
                              f"(this command grades courses written by `seqlab nbgrader`)")
-    return topics
+    return notebooks
 
 
 def _folder_name(student: str) -> str:
@@ -137,15 +138,30 @@ def autograde(course_dir: Path, patterns, *, jobs: int = 1, keep: Path | None = 
     if seed is None:
         raise AutogradeError(f"{course_dir}: no seed recorded (was it written by `seqlab nbgrader`?)")
     assignments = course_assignments(course_dir, list(patterns))
-    topics = {a: assignment_topics(course_dir, a) for a in assignments}
+    notebooks = {a: assignment_notebooks(course_dir, a) for a in assignments}
+    topics = {a: list(dict.fromkeys(nbs.values())) for a, nbs in notebooks.items()}
+    owners: dict[str, list[str]] = {}
+    for assignment, assignment_topics in topics.items():
+        for topic in assignment_topics:
+            owners.setdefault(topic, []).append(assignment)
+    shared = {t: a for t, a in owners.items() if len(a) > 1}
+    if shared:   # one export holds one module per topic: grade such assignments in separate runs
+        raise AutogradeError("; ".join(f"assignments {', '.join(a)} all grade {t}" for t, a in shared.items())
+                             + ": autograde them one at a time")
     submitted = course_dir / "submitted"
     handed_in: dict[str, list[str]] = {}
+    # folders holding none of the assignment's notebooks: nbgrader autograde fails on them ("No
+    # notebooks found"), so they are named and left out of the gradebook
+    empty: dict[str, list[str]] = {}
     if submitted.is_dir():
         for student_dir in sorted(p for p in submitted.iterdir() if p.is_dir() and not p.name.startswith(".")):
-            found = [a for a in assignments if (student_dir / a).is_dir()]
-            if found:
-                handed_in[student_dir.name] = found
-    if not handed_in:
+            for assignment in assignments:
+                folder = student_dir / assignment
+                if any((folder / name).is_file() for name in notebooks[assignment]):
+                    handed_in.setdefault(student_dir.name, []).append(assignment)
+                elif folder.is_dir():
+                    empty.setdefault(student_dir.name, []).append(assignment)
+    if not handed_in and not empty:
         raise AutogradeError(f"nothing under {submitted}/<student>/{{{','.join(assignments)}}}/ "
                              f"(collect the submissions first: `nbgrader collect` or copy them there)")
 
@@ -158,16 +174,25 @@ def autograde(course_dir: Path, patterns, *, jobs: int = 1, keep: Path | None = 
     exports.mkdir(parents=True)
     try:
         outcomes, folders, missing = {}, {}, {}
+        for student, nothing in empty.items():
+            outcomes[student] = StudentOutcome(student, [], graded=False, warnings=[
+                f"submitted/{student}/{a}/ holds none of {', '.join(notebooks[a])}; not graded" for a in nothing])
+            if student not in handed_in:
+                outcomes[student].reason = "no notebook of the assignment under the expected name"
         for student, handed in handed_in.items():
-            outcome = outcomes[student] = StudentOutcome(student, handed, graded=False)
+            outcome = outcomes.setdefault(student, StudentOutcome(student, [], graded=False))
+            outcome.assignments = handed
             folders[student] = _folder_name(student)
+            # exactly the files nbgrader will record (another notebook in the folder is not graded)
+            handed_notebooks = [submitted / student / a / name for a in handed for name in notebooks[a]
+                                if (submitted / student / a / name).is_file()]
             try:
-                report = export_submission([submitted / student / a for a in handed], exports / folders[student])
+                report = export_submission(handed_notebooks, exports / folders[student])
             except ExportError as exc:
                 outcome.reason = f"could not be exported: {exc}"
                 shutil.rmtree(exports / folders[student], ignore_errors=True)
                 continue
-            outcome.warnings = list(report.warnings)
+            outcome.warnings += report.warnings
             missing[student] = {t: m.missing for t, m in report.modules.items()}
         graded_topics = [t for t in contract.MODULES if any(t in ts for ts in topics.values())]
         rows = grade_all(exports, results, jobs=jobs, force=True, seed=seed, device="cpu", timeout=timeout,
@@ -184,11 +209,15 @@ def autograde(course_dir: Path, patterns, *, jobs: int = 1, keep: Path | None = 
             student_topics = [t for a in outcome.assignments for t in topics[a]]
             grades[student] = _cell_grades(row["result"], student_topics, missing.get(student, {}))
             outcome.graded = True
+        # per assignment, the students with a folder there whose grades are not recorded
+        exclude = {a: [s for s in outcomes if a in empty.get(s, ()) or (a in handed_in.get(s, ()) and
+                                                                       not outcomes[s].graded)]
+                   for a in assignments if any(a in o.assignments for o in outcomes.values() if o.graded)}
         grades_file = work / GRADES_FILE
-        grades_file.write_text(json.dumps({"assignments": assignments, "students": grades}, indent=1,
+        grades_file.write_text(json.dumps({"assignments": exclude, "students": grades}, indent=1,
                                           sort_keys=True), encoding="utf-8")
-        if grades:
-            _write_gradebook(course_dir, grades_file, [s for s, o in outcomes.items() if not o.graded])
+        if exclude:
+            _write_gradebook(course_dir, grades_file)
         for assignment in assignments:
             for student, table in function_scores(course_dir, assignment).items():
                 if student in outcomes and outcomes[student].graded and assignment in outcomes[student].assignments:
@@ -200,12 +229,10 @@ def autograde(course_dir: Path, patterns, *, jobs: int = 1, keep: Path | None = 
     return AutogradeReport(course_dir, assignments, seed, list(outcomes.values()), work if keep else None)
 
 
-def _write_gradebook(course_dir: Path, grades_file: Path, left_out: list[str]) -> None:
+def _write_gradebook(course_dir: Path, grades_file: Path) -> None:
     """nbgrader's Autograde converter, with SeqlabGrades in place of Execute, in its own process
     started in the course folder (so nbgrader reads its config exactly as `nbgrader autograde`)."""
     args = [sys.executable, "-m", "seqlab.nbgrader.autograde", str(grades_file), "--force"]
-    if left_out:
-        args.append(f"--CourseDirectory.student_id_exclude={','.join(left_out)}")
     # nbgrader runs alembic from PATH when it creates or upgrades a gradebook
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     env.pop("NBGRADER_EXECUTION", None)
@@ -297,10 +324,11 @@ def nbgrader_main(argv=None) -> None:
     overrides.SeqlabGrades.grades_file = grades_file
     app.update_config(overrides)
     with open(grades_file, encoding="utf-8") as fh:
-        assignments = json.load(fh)["assignments"]
+        assignments = json.load(fh)["assignments"]       # {assignment: students to leave out}
     failed = []
-    for assignment in assignments:
+    for assignment, left_out in assignments.items():
         app.coursedir.assignment_id = assignment
+        app.coursedir.student_id_exclude = ",".join(left_out)
         try:
             Autograde(coursedir=app.coursedir, parent=app).start()
         except NbGraderException:      # nbgrader has logged why; the other assignments still get recorded
