@@ -158,8 +158,9 @@ def worker_main() -> None:
         try:
             config = configs.get(job["config"]) or configs.setdefault(job["config"], load_config(job["config"]))
             result = grade_submission(job["submission"], device=job["device"], seed=job["seed"],
-                                      isolated=not job["in_process"], config=config,
-                                      protected_dirs=(job["out"],), sandbox=job.get("sandbox", "auto"))
+                                      isolated=not job["in_process"], config=config, only=job.get("only"),
+                                      protected_dirs=(job["out"], *job.get("protected", ())),
+                                      sandbox=job.get("sandbox", "auto"))
             write_all(result, Path(job["out"]))
             status = {"status": "graded"}
         except (GradingError, ConfigError) as exc:
@@ -170,7 +171,8 @@ def worker_main() -> None:
 
 
 def _grade_one(sub: Submission, out: Path, workers: "queue.Queue[_Worker]", *, seed: int | None, device: str,
-               timeout: float, in_process: bool, config: str | None, sandbox: str = "auto") -> dict:
+               timeout: float, in_process: bool, config: str | None, sandbox: str = "auto",
+               only: str | None = None, protected: tuple = ()) -> dict:
     target = out / sub.name
     target.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
@@ -180,7 +182,8 @@ def _grade_one(sub: Submission, out: Path, workers: "queue.Queue[_Worker]", *, s
         worker = workers.get()
         try:
             status = worker.grade({"submission": str(sub.path), "out": str(target), "seed": seed, "device": device,
-                                   "in_process": in_process, "config": config, "sandbox": sandbox}, timeout)
+                                   "in_process": in_process, "config": config, "sandbox": sandbox,
+                                   "only": only, "protected": list(protected)}, timeout)
         finally:
             workers.put(worker)
         if status["status"] == "interrupted":
@@ -327,7 +330,9 @@ safe_submission_name = _safe_name   # public: the CI matrix names results folder
 def grade_all(submissions_dir: Path, out: Path, *, jobs: int = 1, force: bool = False, seed: int | None = None,
               device: str = "cpu", timeout: float = SUBMISSION_TIMEOUT_S, in_process: bool = False,
               config: str | None = None, progress=None, similarity: bool = False,
-              sandbox: str = "auto") -> list[dict]:
+              sandbox: str = "auto", only: str | None = None, protected_dirs: tuple = ()) -> list[dict]:
+    """``only``: grade these topics/functions (as `seqlab grade --only`); ``protected_dirs``: folders
+    the students' code may not read, besides the graders, solutions and ``out``."""
     submissions_dir, out = Path(submissions_dir), Path(out)
     if not submissions_dir.is_dir():
         raise FileNotFoundError(f"{submissions_dir}: not a directory")
@@ -355,7 +360,8 @@ def grade_all(submissions_dir: Path, out: Path, *, jobs: int = 1, force: bool = 
             while backlog and len(pending) < jobs:
                 sub = backlog.pop(0)
                 pending[pool.submit(_grade_one, sub, out, workers, seed=seed, device=device, timeout=timeout,
-                                    in_process=in_process, config=config, sandbox=sandbox)] = sub
+                                    in_process=in_process, config=config, sandbox=sandbox, only=only,
+                                    protected=tuple(map(str, protected_dirs)))] = sub
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in done:
                 sub = pending.pop(future)

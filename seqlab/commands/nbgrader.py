@@ -5,6 +5,10 @@
   seqlab nbgrader export-submission NOTEBOOK_OR_DIR... --out DIR
   seqlab nbgrader export-submission --course COURSE_DIR --out DIR [--student ID]...
       submitted notebooks -> DIR/exercises/*.py (or DIR/<student>/exercises/*.py), for `seqlab grade`
+  seqlab nbgrader autograde COURSE_DIR ASSIGNMENT... [--jobs N] [--keep DIR]
+      grade every submitted/<student>/<assignment>/ with the isolated grade-all and write the grades and
+      the feedback into nbgrader's gradebook and autograded/ (what `nbgrader autograde` writes, without
+      trusting a kernel); the recommended way to grade
   seqlab nbgrader crosscheck COURSE_DIR ASSIGNMENT [--student ID]...
       regrade each student's submitted notebook with the isolated grader and compare with the gradebook
 """
@@ -20,7 +24,8 @@ from ..errors import UserError
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser("nbgrader", help="write an nbgrader course; export or cross-check its submissions",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("args", nargs=argparse.REMAINDER, metavar="COURSE_DIR | export-submission ... | crosscheck ...")
+    p.add_argument("args", nargs=argparse.REMAINDER,
+                   metavar="COURSE_DIR | export-submission ... | autograde ... | crosscheck ...")
     p.set_defaults(func=run)
 
 
@@ -57,6 +62,23 @@ def _crosscheck_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _autograde_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="seqlab nbgrader autograde",
+                                description="grade the submitted notebooks with the isolated grader (grade-all) and "
+                                            "record the grades and feedback in nbgrader's gradebook, as `nbgrader "
+                                            "autograde` would, without running any notebook in a kernel")
+    p.add_argument("course_dir", type=Path)
+    p.add_argument("assignments", nargs="+", metavar="ASSIGNMENT",
+                   help='an assignment of the gradebook, or a pattern as nbgrader takes them ("*": all)')
+    p.add_argument("--jobs", type=int, default=1, help="submissions graded at once (default 1; the cores you can spare)")
+    p.add_argument("--keep", type=Path, default=None,
+                   help="keep the exported submissions and seqlab's reports (report.html per student, "
+                        "gradebook.csv, class_report.html) in this folder, outside the course")
+    p.add_argument("--timeout", type=float, default=None,
+                   help="seconds one student's grading may take before it is given up (default 900)")
+    return p
+
+
 def run(args) -> int:
     argv = list(args.args)
     if not argv or argv[0] in ("-h", "--help"):
@@ -64,6 +86,8 @@ def run(args) -> int:
         return 0 if argv else 2
     if argv[0] == "export-submission":
         return _export(_export_parser().parse_args(argv[1:]))
+    if argv[0] == "autograde":
+        return _autograde(_autograde_parser().parse_args(argv[1:]))
     if argv[0] == "crosscheck":
         return _crosscheck(_crosscheck_parser().parse_args(argv[1:]))
     return _build(_build_parser().parse_args(argv))
@@ -134,3 +158,30 @@ def _crosscheck(args) -> int:
             print(f"    {qualname}: nbgrader {a:.4g}, seqlab grade {b:.4g}")
     print(f"{len(rows)} submission(s), {differ} different")
     return 1 if differ else 0
+
+
+def _autograde(args) -> int:
+    from ..nbgrader.autograde import DEFAULT_TIMEOUT_S, AutogradeError, autograde
+    from .grade_all import Progress
+
+    if args.jobs < 1:
+        raise UserError("--jobs must be at least 1")
+    try:
+        report = autograde(args.course_dir, args.assignments, jobs=args.jobs, keep=args.keep,
+                           timeout=args.timeout or DEFAULT_TIMEOUT_S, progress=Progress())
+    except AutogradeError as exc:
+        raise UserError(str(exc)) from None
+    for outcome in report.outcomes:
+        if outcome.graded:
+            scores = ", ".join(f"{a} {s:.4g}/{m:.4g}" for a, (s, m) in outcome.scores.items())
+            print(f"{outcome.student:20s} {scores}")
+        for warning in outcome.warnings:
+            print(f"  warning: {warning}", file=sys.stderr)
+    for outcome in report.not_graded:
+        print(f"NOT GRADED {outcome.student}: {outcome.reason} (nothing written to the gradebook for them; "
+              f"fix and rerun, or use `nbgrader autograde`)")
+    print(f"{len(report.outcomes) - len(report.not_graded)} of {len(report.outcomes)} student(s) graded "
+          f"({', '.join(report.assignments)}; seed {report.seed}); the gradebook now holds their grades: "
+          f"`nbgrader export`, `nbgrader generate_feedback`, formgrader"
+          + (f"; seqlab's reports in {report.work}/results" if report.work else ""))
+    return 1 if report.not_graded else 0

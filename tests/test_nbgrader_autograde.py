@@ -1,0 +1,234 @@
+"""`seqlab nbgrader autograde`: nbgrader's gradebook filled by the isolated grader, no kernel trusted.
+
+The end-to-end test (marked slow) uses the real nbgrader 0.9 command line, no mocks. One
+optimizers class is handed in and the course copied: `nbgrader autograde` grades the honest
+students in one copy, `seqlab nbgrader autograde` the whole class in the other. The gradebooks
+must agree on everything nbgrader records for the honest students (points per test cell,
+needs_manual_grade, the "No response." comments, the submission's timestamp), the forger gets
+the points of its real code (the stubs: zero), an unreadable notebook is named and written
+nowhere while everyone else is graded, and `nbgrader export` and `nbgrader generate_feedback`
+work on the result. It prints how long each grader took.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from seqlab import contract
+from seqlab.build import strip_markers
+from seqlab.config import load_config
+from seqlab.nbgrader.autograde import HEADER, AutogradeError, _folder_name, _seqlab_grades_class, autograde
+from seqlab.nbgrader.course import build_course
+from seqlab.nbgrader.export import answer_id, grade_cell_id
+from seqlab.nbgrader.feedback import function_feedback
+from seqlab.nbgrader.gradebook import function_scores
+from seqlab.results import TestResult as GradedTest
+from tests.test_nbgrader import BUGGY, FORGERY, SEED, TOPICS, VENV_BIN, _cells, _outputs, _run, _student
+
+TOPIC = "optimizers"
+SEQLAB = str(VENV_BIN / "seqlab")
+NBGRADER = str(VENV_BIN / "nbgrader")
+
+
+# --- the pieces, without nbgrader's command line ----------------------------------------------------
+
+def test_feedback_names_each_failed_test_once_with_its_hint():
+    functions = {"optimizers.adam": (1.5, 4.0)}
+    tests = [GradedTest("optimizers.adam: default hyperparameters", 1.5, 1.5),
+             GradedTest("optimizers.adam: betas=(0.5, 0.9)", 0.0, 1.25, output="max abs error 0.3", hint="no bias"),
+             GradedTest("optimizers.adam: T=1", 0.0, 1.25, output="max abs error 0.3", hint="no bias"),
+             GradedTest("optimizers.sgd: default", 1.0, 1.0)]
+    text, points = function_feedback("optimizers.adam", functions, tests, errors=["import failed"], missing=["adam"])
+    assert points == 1.5
+    assert text.splitlines() == [
+        "adam: its answer cell is missing from the notebook; 0 points",
+        "problem: import failed",
+        "adam: 1.5 of 4 points from the hidden tests (1 of 3 tests passed)",
+        "  - betas=(0.5, 0.9) (0/1.25): max abs error 0.3",
+        "    hint: no bias",
+    ]
+
+
+def test_student_ids_become_folder_names_that_cannot_collide():
+    assert _folder_name("alice.b-2") == "alice.b-2"
+    odd = [".hidden", "a b", "a_b ", "élève", "x/y"]
+    names = [_folder_name(s) for s in odd]
+    assert len(set(names)) == len(odd) and all(n.startswith("student-") for n in names)
+
+
+def _grade_cell(grade_id: str, points: float):
+    cell = nbformat.v4.new_code_cell("hidden_points(...)")
+    cell.metadata["nbgrader"] = {"grade": True, "solution": False, "locked": True, "grade_id": grade_id,
+                                 "points": points, "schema_version": 3}
+    return cell
+
+
+def test_the_preprocessor_writes_what_nbgrader_reads_as_partial_credit(tmp_path):
+    from nbgrader.utils import determine_grade
+
+    grades = tmp_path / "grades.json"
+    grades.write_text(json.dumps({"assignments": {TOPIC: []}, "students": {"ann": {
+        "optimizers.adam": {"text": "adam: 1.5 of 4 points\n", "points": 1.5}}}}))
+    nb = nbformat.v4.new_notebook(cells=[_grade_cell("optimizers-adam-tests", 4), _grade_cell("extra-tests", 2)])
+    preprocessor = _seqlab_grades_class()(grades_file=str(grades))
+    nb, _ = preprocessor.preprocess(nb, {"nbgrader": {"student": "ann"}})
+    graded, extra = nb.cells
+    assert determine_grade(graded) == (1.5, 4.0) and _outputs(graded).startswith("adam: 1.5 of 4 points")
+    # a test cell seqlab does not grade is a zero with the reason, never nbgrader's "no output: full marks"
+    assert determine_grade(extra) == (0, 2.0) and "extra-tests" in extra.outputs[0].evalue
+    with pytest.raises(RuntimeError, match="no grades for student 'bob'"):
+        preprocessor.preprocess(nb, {"nbgrader": {"student": "bob"}})
+
+
+def test_a_course_without_a_gradebook_or_submissions_is_refused_with_the_next_step(tmp_path):
+    course = build_course(tmp_path / "course", seed=SEED).course_dir
+    with pytest.raises(AutogradeError, match="generate_assignment"):
+        autograde(course, [TOPIC])
+
+
+# --- end to end with the real nbgrader ----------------------------------------------------------------
+
+def _gradebook_details(course: Path, students) -> dict:
+    """Everything nbgrader records per submission that formgrader and export show."""
+    from nbgrader.api import Gradebook
+
+    details = {}
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        for student in students:
+            submission = gb.find_submission(TOPIC, student)
+            notebook = submission.notebooks[0]
+            details[student] = {
+                "timestamp": submission.timestamp,
+                "grades": {g.name: (g.auto_score, g.manual_score, g.needs_manual_grade, g.max_score)
+                           for g in notebook.grades},
+                "comments": {c.name: c.auto_comment for c in notebook.comments},
+                "needs_manual_grade": submission.needs_manual_grade,
+            }
+    return details
+
+
+@pytest.mark.slow
+def test_seqlab_autograde_fills_nbgrader_gradebook_like_nbgrader_and_the_forger_gets_its_real_grade(tmp_path):
+    config = load_config()
+    maximum = {q: config.rules(q).points for q in contract.functions_of(TOPIC)}
+    total = sum(maximum.values())
+    nb_course = build_course(tmp_path / "nbgrader-course", seed=SEED).course_dir
+    _run([NBGRADER, "generate_assignment", TOPIC], cwd=nb_course)
+    release = nb_course / "release" / TOPIC / f"{TOPIC}.ipynb"
+    solved = {answer_id(TOPIC, c.name): strip_markers(c.source) for c in TOPICS[TOPIC].answers}
+    honest = {
+        "full": _student(release, solved),
+        "stub": _student(release, {}),
+        "bugs": _student(release, {**solved, **{answer_id(TOPIC, n): textwrap.dedent(s) for n, s in BUGGY.items()}}),
+    }
+    forger = _student(release, {}, extra=[FORGERY % {"points": maximum}])
+    for student, nb in {**honest, "forger": forger}.items():
+        path = nb_course / "submitted" / student / TOPIC / f"{TOPIC}.ipynb"
+        path.parent.mkdir(parents=True)
+        nbformat.write(nb, str(path))
+    # nbgrader's collect writes the hand-in time here; both graders must record it
+    (nb_course / "submitted" / "bugs" / TOPIC / "timestamp.txt").write_text("2026-11-20 10:15:00.000000 UTC")
+    broken = nb_course / "submitted" / "broken" / TOPIC / f"{TOPIC}.ipynb"
+    broken.parent.mkdir(parents=True)
+    broken.write_text('{"cells": [')
+    # a notebook under another name: nbgrader grades only the assignment's file names
+    misnamed = nb_course / "submitted" / "misnamed" / TOPIC / f"{TOPIC} (1).ipynb"
+    misnamed.parent.mkdir(parents=True)
+    nbformat.write(honest["full"], str(misnamed))
+    sq_course = tmp_path / "seqlab-course"
+    shutil.copytree(nb_course, sq_course)
+
+    started = time.perf_counter()
+    _run([NBGRADER, "autograde", TOPIC, "--CourseDirectory.student_id_exclude=forger,broken,misnamed"],
+         cwd=nb_course)
+    nbgrader_s = time.perf_counter() - started
+
+    started = time.perf_counter()
+    out = _run_seqlab([SEQLAB, "nbgrader", "autograde", str(sq_course), TOPIC, "--jobs", "2",
+                       "--keep", str(tmp_path / "kept")], cwd=tmp_path, expect=1)
+    seqlab_s = time.perf_counter() - started
+    assert "NOT GRADED broken: could not be exported" in out.stdout and "not a readable notebook" in out.stdout
+    assert "NOT GRADED misnamed: no notebook of the assignment under the expected name" in out.stdout
+    assert f"submitted/misnamed/{TOPIC}/ holds none of {TOPIC}.ipynb" in out.stderr
+    assert "4 of 6 student(s) graded" in out.stdout
+
+    # The honest students: exactly what nbgrader autograde recorded, field by field.
+    theirs, ours = function_scores(nb_course, TOPIC), function_scores(sq_course, TOPIC)
+    assert theirs["full"] == {q: (p, p) for q, p in maximum.items()}
+    assert theirs["stub"] == {q: (0.0, p) for q, p in maximum.items()}
+    bugged = {f"{TOPIC}.{n}" for n in BUGGY}
+    assert {q for q, (s, m) in theirs["bugs"].items() if s < m} == bugged
+    assert {s: ours[s] for s in honest} == theirs
+    assert _gradebook_details(sq_course, honest) == _gradebook_details(nb_course, honest)
+    assert str(_gradebook_details(sq_course, ["bugs"])["bugs"]["timestamp"]).startswith("2026-11-20 10:15:00")
+    # The forger: the points of the code it handed in, whatever its cell would have printed.
+    assert ours["forger"] == {q: (0.0, p) for q, p in maximum.items()}
+    # The unreadable notebook: named, and nothing in the gradebook (a zero would be a grade for no work seen).
+    assert "broken" not in ours and not (sq_course / "autograded" / "broken").exists()
+    assert "misnamed" not in ours and not (sq_course / "autograded" / "misnamed").exists()
+
+    # The feedback in each test cell is the one the kernel prints, without running anything of the student's.
+    for student in honest:
+        kernel = _cells(nbformat.read(str(nb_course / "autograded" / student / TOPIC / f"{TOPIC}.ipynb"), 4))
+        mine = _cells(nbformat.read(str(sq_course / "autograded" / student / TOPIC / f"{TOPIC}.ipynb"), 4))
+        for qualname in maximum:
+            cell_id = grade_cell_id(TOPIC, qualname.split(".")[1])
+            text = _outputs(mine[cell_id])
+            assert text.startswith(HEADER)
+            hidden_feedback = text[len(HEADER):].strip()
+            assert hidden_feedback and hidden_feedback in _outputs(kernel[cell_id]), (student, qualname)
+        assert not any(c.outputs for c in mine.values() if c.cell_type == "code" and
+                       not c.metadata["nbgrader"].get("grade")), "no answer or setup cell ran"
+    forged = nbformat.read(str(sq_course / "autograded" / "forger" / TOPIC / f"{TOPIC}.ipynb"), 4)
+    assert all(not c.outputs for c in forged.cells if c.get("id") == "scratch-0")
+
+    # What formgrader lists (its API, the one its pages call): the same rows; the unreadable notebook
+    # shows as submitted and not autograded, as after an nbgrader autograde that failed on it.
+    shown = ("student", "autograded", "submitted", "score", "max_score", "code_score", "needs_manual_grade",
+             "timestamp")
+    listed = {course: {s["student"]: {k: s[k] for k in shown} for s in _formgrader_submissions(course)}
+              for course in (nb_course, sq_course)}
+    assert {s: listed[sq_course][s] for s in honest} == {s: listed[nb_course][s] for s in honest}
+    assert listed[sq_course]["forger"]["score"] == 0 and listed[sq_course]["forger"]["autograded"]
+    assert not listed[sq_course]["broken"]["autograded"] and listed[sq_course]["broken"]["submitted"]
+
+    # nbgrader's own commands on the result.
+    _run([NBGRADER, "export"], cwd=sq_course)
+    with open(sq_course / "grades.csv", newline="") as fh:
+        csv_scores = {row["student_id"]: float(row["raw_score"]) for row in csv.DictReader(fh)}
+    lost = sum(maximum[q] - theirs["bugs"][q][0] for q in bugged)
+    assert csv_scores == pytest.approx({"full": total, "stub": 0.0, "bugs": total - lost, "forger": 0.0})
+    _run([NBGRADER, "generate_feedback", TOPIC], cwd=sq_course)
+    for student in [*honest, "forger"]:
+        html = (sq_course / "feedback" / student / TOPIC / f"{TOPIC}.html").read_text()
+        assert "HIDDEN TESTS" not in html and "adam: " in html and "points from the hidden tests" in html, student
+    assert "adam: 0 of" in (sq_course / "feedback" / "forger" / TOPIC / f"{TOPIC}.html").read_text()
+    # seqlab's own reports are kept for the instructor
+    assert (tmp_path / "kept" / "results" / "bugs" / "report.html").is_file()
+
+    print(f"\nnbgrader autograde of 3 notebooks: {nbgrader_s:.0f} s; seqlab nbgrader autograde of 5: {seqlab_s:.0f} s")
+
+
+def _formgrader_submissions(course: Path) -> list[dict]:
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+
+    return NbGraderAPI(coursedir=CourseDirectory(root=str(course))).get_submissions(TOPIC)
+
+
+def _run_seqlab(args, cwd, expect: int):
+    import os
+    import subprocess
+
+    env = {**os.environ, "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    out = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
+    assert out.returncode == expect, f"{args}: exit {out.returncode}\n{out.stdout[-3000:]}\n{out.stderr[-5000:]}"
+    return out
