@@ -14,9 +14,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ..paths import COURSE_ROOT
+from ..paths import DEFAULT_EXAM
 
-DEFAULT_EXAM = COURSE_ROOT / "exams" / "final.yaml"
 
 
 def add_parser(subparsers) -> None:
@@ -133,7 +132,7 @@ def run_render(args) -> int:
 
 
 def _print_pdfs(instances, out, *, key: bool) -> None:
-    from ..cli import UserError
+    from ..errors import UserError
     from .pdf import PdfError, write_pdfs
 
     try:

@@ -285,7 +285,7 @@ def _eigen(p, power=True):
 
 @question("rnn.eigen_growth", kind=NUMERIC, title="Exploding and vanishing gradients",
           sections=("L5 §5.1", "L5 §5", "L7-8 (Lecture 7) §四", "L5 §20"), sample=_sample_eigen,
-          tolerance=Tolerance(rel=1e-3, abs=0.0), exercises=("rnn.rnn_bptt",),
+          tolerance=Tolerance(rtol=1e-3, atol=0.0), exercises=("rnn.rnn_bptt",),
           mistakes=lambda p: {"linear": Mistake(_eigen(p, power=False), "the factor compounds: lambda^k, not k*lambda")},
           answer_hint="one number, the ratio of norms")
 def eigen_growth(p):
