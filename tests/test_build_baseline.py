@@ -19,7 +19,7 @@ PYPROJECT = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
 # Code that runs in the instructor's venv (the students' released repo declares its own three).
 INSTRUCTOR_CODE = ("seqlab", "graders", "tests", "public_tests", "benchmarks", "solutions", "examples")
 # Import name -> distribution, where they differ.
-DISTRIBUTION_OF = {"yaml": "PyYAML", "xdist": "pytest-xdist", "pytest_timeout": "pytest-timeout"}
+DISTRIBUTION_OF = {"yaml": "PyYAML", "xdist": "pytest-xdist", "pytest_timeout": "pytest-timeout", "PIL": "pillow"}
 FIRST_PARTY = {"seqlab", "solutions", "exercises", "tests", "graders", "_check"}
 
 

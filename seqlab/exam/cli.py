@@ -208,6 +208,7 @@ def run_grade(args) -> int:
 
 def run_grade_all(args) -> int:
     from ..errors import UserError
+    from ..gradebook import write_text_atomic
     from ..reports import write_all
     from .grading import AnswersError, grade_folder, gradebook_csv, load_roster
 
@@ -226,7 +227,7 @@ def run_grade_all(args) -> int:
                   + (f"  FLAG: {row.flag}" if row.flag else ""))
         else:
             print(f"error: {row.reason}", file=sys.stderr)
-    (out / "gradebook.csv").write_text(gradebook_csv(exam, rows), encoding="utf-8")
+    write_text_atomic(out / "gradebook.csv", gradebook_csv(exam, rows))
     from .items import write_item_analysis
 
     write_item_analysis(exam, rows, out)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..gradebook import csv_text
 from ..results import GradingResult
 from .answers import (MAX_FILE_BYTES, answers_from_data, check_readable, load_answers, load_shapes,  # noqa: F401
                       readability_problem)
@@ -131,19 +132,17 @@ def grade_folder(exam: Exam, folder: str | Path, roster: dict[str, str] | None =
 
 def gradebook_csv(exam: Exam, rows: list[BatchRow]) -> str:
     """One row per answers file: student, status, totals, one column per question, reason."""
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
     ids = exam.ids()
-    writer.writerow(["student", "status", "total", "max_score", "percent", *ids, "flag", "file", "reason"])
+    lines = []
     for row in sorted(rows, key=lambda r: (r.status != "graded", r.student, r.file)):
         if row.result is None:
-            writer.writerow([row.student, row.status, 0, f"{exam.max_score:g}", "", *[""] * len(ids), row.flag,
-                             row.file, row.reason[:300]])
+            lines.append([row.student, row.status, 0, f"{exam.max_score:g}", "", *[""] * len(ids), row.flag,
+                          row.file, row.reason[:300]])
             continue
         result = row.result
         by_id = {t.name.split(":", 1)[0][len("exam."):]: t.score for t in result.tests}
         # a question of a pool this student did not draw stays empty (not 0: it was not asked)
-        writer.writerow([row.student, row.status, f"{result.score:g}", f"{result.max_score:g}",
-                         f"{result.percent:.1f}", *[f"{by_id[q]:g}" if q in by_id else "" for q in ids], row.flag, row.file,
-                         "; ".join(result.errors)[:300]])
-    return buf.getvalue()
+        lines.append([row.student, row.status, f"{result.score:g}", f"{result.max_score:g}",
+                      f"{result.percent:.1f}", *[f"{by_id[q]:g}" if q in by_id else "" for q in ids], row.flag, row.file,
+                      "; ".join(result.errors)[:300]])
+    return csv_text(["student", "status", "total", "max_score", "percent", *ids, "flag", "file", "reason"], lines)

@@ -18,6 +18,7 @@ import jinja2
 import sympy
 import yaml
 
+from .. import templating
 from ..paths import TEMPLATES_DIR
 from .draws import format_number
 from .marking import answer_shapes, earning_entries
@@ -59,16 +60,9 @@ def latex(expr) -> str:
 
 @lru_cache(maxsize=None)
 def environment(root: str = str(EXAM_TEMPLATES)) -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(root),
-        undefined=jinja2.StrictUndefined,
-        autoescape=False,          # Markdown; the HTML page escapes what it inserts itself
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=False,
-    )
-    env.filters.update(num=num, vec=vec, mat=mat, colvec=colvec, latex=latex, fmt=format_number)
-    return env
+    # Markdown, so no autoescape: the HTML page escapes what it inserts itself
+    return templating.environment(root, autoescape=False, keep_trailing_newline=False,
+                                  filters=dict(num=num, vec=vec, mat=mat, colvec=colvec, latex=latex, fmt=format_number))
 
 
 def _block(template: jinja2.Template, name: str, context: dict) -> str:
