@@ -26,8 +26,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .defaults import SUBMISSION_TIMEOUT_S
-from .gradebook import RESULT_FILE, STATUS_FILE, collect, write_class_report, write_gradebook, write_text_atomic
-from .gradebook import gradebook_from_results  # noqa: F401 - callers have found it here
+from .gradebook import (
+    RESULT_FILE,
+    STATUS_FILE,
+    collect,
+    gradebook_from_results,  # noqa: F401 - callers have found it here
+    write_class_report,
+    write_gradebook,
+    write_text_atomic,
+)
 
 MAX_UNZIPPED_BYTES = 200 << 20
 

@@ -19,8 +19,8 @@ import json
 import os
 import statistics
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Iterable, Sequence
 
 from . import contract
 from .results import GradingResult

@@ -17,7 +17,6 @@ from pathlib import Path
 from ..paths import DEFAULT_EXAM
 
 
-
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser("exam", help="exams: render variants, answer keys, grade answers")
     sub = p.add_subparsers(dest="exam_command", metavar="SUBCOMMAND")

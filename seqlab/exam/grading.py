@@ -14,13 +14,18 @@ from typing import Any
 
 from ..gradebook import csv_text
 from ..results import GradingResult
-from .answers import (MAX_FILE_BYTES, answers_from_data, check_readable, load_answers, load_shapes,  # noqa: F401
-                      readability_problem)
+from .answers import MAX_FILE_BYTES, answers_from_data, check_readable, load_answers, load_shapes, readability_problem
 from .draws import StudentIdError, check_student_id
-from .errors import AnswersError  # noqa: F401
+from .errors import AnswersError
 from .examfile import Exam
-from .marking import Mark, answer_shapes, count_problem, earning_entries, given_numbers, grade_variant  # noqa: F401
-from .paper import check_answers, grade_answers, grade_file  # noqa: F401
+from .marking import Mark, answer_shapes, count_problem, earning_entries, given_numbers, grade_variant
+from .paper import check_answers, grade_answers, grade_file
+
+# the names callers import from here: this module's own, and the layers' it re-exports
+__all__ = ["ANSWER_SUFFIXES", "HANDED_IN_PREFIX", "MAX_FILE_BYTES", "AnswersError", "BatchRow", "Mark",
+           "answer_files", "answer_shapes", "answers_from_data", "check_answers", "check_readable", "count_problem",
+           "earning_entries", "given_numbers", "grade_answers", "grade_file", "grade_folder", "grade_variant",
+           "gradebook_csv", "load_answers", "load_roster", "load_shapes", "owner_from_name", "readability_problem"]
 
 
 @dataclass

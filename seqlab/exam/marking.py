@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from .draws import format_number
 from .model import CHOICE, NUMERIC, SYMBOLIC, Variant
-from .safeexpr import AnswerRejected, MAX_LENGTH, equivalent, parse, parse_numbers
+from .safeexpr import MAX_LENGTH, AnswerRejected, equivalent, parse, parse_numbers
 
 if TYPE_CHECKING:  # a paper is drawn above this module; its type is for annotations only
     from .variants import ExamInstance

@@ -9,12 +9,29 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .draws import (FORM_KEY, MAX_DRAWS, STUDENT_ID, DrawError, StudentIdError, check_student_id,  # noqa: F401
-                    draw, exam_form, format_answer, format_number, one_thread, sample_params)
+from .draws import (
+    FORM_KEY,
+    MAX_DRAWS,
+    STUDENT_ID,
+    DrawError,
+    StudentIdError,
+    check_student_id,
+    draw,
+    exam_form,
+    format_answer,
+    format_number,
+    one_thread,
+    sample_params,
+)
 from .examfile import Exam, ExamQuestion
 from .model import CHOICE, NUMERIC, TRUEFALSE, Variant
 from .pools import questions_for
 from .render import render_question
+
+# the names callers import from here: this module's own, and the per-question draws' it re-exports
+__all__ = ["FORM_KEY", "MAX_DRAWS", "STUDENT_ID", "DrawError", "ExamInstance", "StudentIdError", "check_student_id",
+           "draw", "exam_form", "format_answer", "format_number", "make_instance", "make_variant", "one_thread",
+           "sample_params"]
 
 
 def make_variant(exam: Exam, eq: ExamQuestion, student: str, number: int, *, render: bool = True) -> Variant:
