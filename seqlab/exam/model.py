@@ -126,7 +126,9 @@ def question(id: str, *, kind: str, title: str, sections: tuple[str, ...] | list
     """Decorator for the answer function: registers the question and returns the function."""
 
     def wrap(answer: Callable[[dict], Any]):
-        topic = answer.__module__.rsplit(".", 1)[-1]
+        # the bank module's name (a topic split into a package, bank/rnn/, is still one topic)
+        module = answer.__module__
+        topic = module.split(".bank.", 1)[1].split(".")[0] if ".bank." in module else module.rsplit(".", 1)[-1]
         register(Question(
             id=id, kind=kind, title=title, sections=tuple(sections), sample=sample, answer=answer,
             template=template or f"questions/{id}.md.j2", tolerance=tolerance, symbols=symbols,
