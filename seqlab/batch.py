@@ -3,22 +3,19 @@
 N grading processes (``--jobs N``) each take submissions (a folder, or a zip of one) in turn;
 each submission's code runs in its own fresh, isolated child, and a grading process that dies
 or hangs is replaced, so one submission takes nothing else down.
-Results land in ``DIR/<name>/``; ``gradebook.csv`` and the class report are rebuilt from
-every finished result after each submission, so an interrupted run leaves a consistent
+Results land in ``DIR/<name>/``; ``gradebook.csv`` and the class report (``seqlab.gradebook``)
+are rebuilt from every finished result after each submission, so an interrupted run leaves a consistent
 gradebook and a rerun picks up where it stopped (``--force`` regrades everything).
 No submission is ever lost: one that could not be graded still gets a row with the reason.
 """
 from __future__ import annotations
 
-import csv
-import io
 import json
 import os
 import queue
 import re
 import select
 import shutil
-import statistics
 import subprocess
 import sys
 import time
@@ -28,12 +25,18 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import contract
 from .defaults import SUBMISSION_TIMEOUT_S
-from .results import GradingResult
+from .gradebook import (
+    RESULT_FILE,
+    STATUS_FILE,
+    collect,
+    gradebook_from_results,  # noqa: F401 - callers have found it here
+    write_class_report,
+    write_gradebook,
+    write_text_atomic,
+)
 
 MAX_UNZIPPED_BYTES = 200 << 20
-STATUS_FILE = "status.json"
 
 
 @dataclass
@@ -188,12 +191,10 @@ def _grade_one(sub: Submission, out: Path, workers: "queue.Queue[_Worker]", *, s
             workers.put(worker)
         if status["status"] == "interrupted":
             return {**status, "name": sub.name}
-        if status["status"] == "graded" and not (target / "seqlab_result.json").is_file():
+        if status["status"] == "graded" and not (target / RESULT_FILE).is_file():
             status = {"status": "error", "reason": "the grader wrote no result"}
     status.update(name=sub.name, source=str(sub.source), seconds=round(time.perf_counter() - started, 2))
-    tmp = target / (STATUS_FILE + ".tmp")
-    tmp.write_text(json.dumps(status, indent=2))
-    os.replace(tmp, target / STATUS_FILE)
+    write_text_atomic(target / STATUS_FILE, json.dumps(status, indent=2))
     return status
 
 
@@ -207,121 +208,10 @@ def _is_done(out: Path, sub: Submission) -> bool:
         return False
 
 
-# --- gradebook and class report -----------------------------------------------------------
-
-def collect(out: Path, subs: list[Submission]) -> list[dict]:
-    rows = []
-    for sub in subs:
-        folder = out / sub.name
-        row = {"submission": sub.name, "status": "pending", "reason": "", "result": None}
-        status_path = folder / STATUS_FILE
-        if status_path.is_file():
-            try:
-                status = json.loads(status_path.read_text())
-                row.update(status=status.get("status", "error"), reason=status.get("reason", ""))
-            except ValueError:
-                row.update(status="error", reason="status file unreadable")
-        if row["status"] == "graded":
-            try:
-                row["result"] = GradingResult.load(folder / "seqlab_result.json")
-            except (OSError, ValueError, TypeError) as exc:
-                row.update(status="error", reason=f"result unreadable: {exc}")
-        if row["status"] == "pending" and sub.path is None:
-            row.update(status="error", reason=sub.problem)
-        rows.append(row)
-    return rows
-
-
-def write_gradebook(out: Path, rows: list[dict]) -> Path:
-    functions = list(contract.FUNCTIONS)
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["submission", "status", "total", "max_score", "percent", *functions, "seed", "reason"])
-    for row in rows:
-        result: GradingResult | None = row["result"]
-        if result is None:
-            writer.writerow([row["submission"], row["status"], 0, "", "", *[""] * len(functions), "", row["reason"]])
-            continue
-        per = result.by_function()
-        writer.writerow([row["submission"], row["status"], f"{result.score:.4g}", f"{result.max_score:.4g}",
-                         f"{result.percent:.1f}", *[f"{per[f][0]:.4g}" if f in per else "" for f in functions],
-                         result.seed, "; ".join(result.errors)[:300]])
-    path = out / "gradebook.csv"
-    tmp = path.with_name("gradebook.csv.tmp")
-    tmp.write_text(buffer.getvalue(), encoding="utf-8")
-    os.replace(tmp, path)
-    return path
-
-
-def class_summary(rows: list[dict]) -> dict:
-    results = [r["result"] for r in rows if r["result"] is not None]
-    functions = []
-    for name in contract.FUNCTIONS:
-        scores = [res.by_function()[name] for res in results if name in res.by_function()]
-        if not scores:
-            continue
-        max_score = scores[0][1]
-        values = [s for s, _ in scores]
-        buckets = [0] * 5   # 0-20%, ..., 80-100%
-        for v in values:
-            buckets[min(4, int(5 * v / max_score)) if max_score else 0] += 1
-        functions.append({"name": name, "max": max_score, "mean": statistics.fmean(values),
-                          "median": statistics.median(values), "full": sum(v >= max_score - 1e-9 for v in values),
-                          "zero": sum(v <= 1e-9 for v in values), "n": len(values), "buckets": buckets})
-    mistakes: Counter[tuple[str, str]] = Counter()
-    for res in results:
-        seen = {(t.function, t.hint.split(":", 1)[0]) for t in res.tests if t.hint}
-        mistakes.update(seen)
-    totals = [res.percent for res in results]
-    return {
-        "n": len(rows), "graded": len(results), "errors": [r for r in rows if r["status"] == "error"],
-        "mean": statistics.fmean(totals) if totals else 0.0, "median": statistics.median(totals) if totals else 0.0,
-        "functions": functions,
-        "mistakes": [{"function": f, "mistake": m, "count": c} for (f, m), c in mistakes.most_common(15)],
-    }
-
-
-def write_class_report(out: Path, rows: list[dict], similarity: dict | None = None) -> tuple[Path, Path]:
-    """`similarity`: the pairs of `seqlab.similarity.compare_class`, shown when given."""
-    from .reports.render import environment
-
-    summary = class_summary(rows)
-    summary["similarity"] = similarity
-    env = environment()
-    html = out / "class_report.html"
-    md = out / "class_report.md"
-    html.write_text(env.get_template("class_report.html.j2").render(s=summary), encoding="utf-8")
-    md.write_text(env.get_template("class_report.md.j2").render(s=summary), encoding="utf-8")
-    return html, md
-
-
 def _similarity(subs: list[Submission]) -> dict:
     from .similarity import compare_class
 
     return compare_class({s.name: s.path for s in subs})
-
-
-def gradebook_from_results(results_dir: Path, names: list[str], out: Path, *, missing_reason: str) -> list[dict]:
-    """gradebook.csv and the class report in ``out`` for ``results_dir/<name>/`` folders written by
-    grade-all or by ``seqlab grade --out`` (a result without status.json counts as graded); a name
-    with neither gets a row with ``missing_reason``: no submission is ever lost."""
-    results_dir, out = Path(results_dir), Path(out)
-    rows = collect(results_dir, [Submission(name, results_dir / name, results_dir / name) for name in names])
-    for row in rows:
-        if row["status"] != "pending":
-            continue
-        result_path = results_dir / row["submission"] / "seqlab_result.json"
-        if not result_path.is_file():
-            row.update(status="error", reason=missing_reason)
-            continue
-        try:
-            row.update(status="graded", reason="", result=GradingResult.load(result_path))
-        except (OSError, ValueError, TypeError) as exc:
-            row.update(status="error", reason=f"result unreadable: {exc}")
-    out.mkdir(parents=True, exist_ok=True)
-    write_gradebook(out, rows)
-    write_class_report(out, rows)
-    return rows
 
 
 safe_submission_name = _safe_name   # public: the CI matrix names results folders by the same rule
@@ -343,7 +233,7 @@ def grade_all(submissions_dir: Path, out: Path, *, jobs: int = 1, force: bool = 
         progress.start(total=len(subs), already=len(subs) - len(todo))
 
     def refresh():
-        rows = collect(out, subs)
+        rows = collect(out, [s.name for s in subs], {s.name: s.problem for s in subs if s.path is None})
         write_gradebook(out, rows)
         return rows
 

@@ -13,8 +13,9 @@ import csv
 import re
 from pathlib import Path
 
-from .batch import STATUS_FILE, gradebook_from_results, safe_submission_name
+from .batch import safe_submission_name
 from .defaults import PYTHON_VERSION, SUBMISSION_TIMEOUT_S, TORCH_CPU_INDEX, TORCH_VERSION
+from .gradebook import STATUS_FILE, gradebook_from_results
 from .paths import TEMPLATES_DIR
 from .release.render import template_environment
 

@@ -15,6 +15,7 @@ from typing import Any
 from . import contract
 from .errors import SeqlabError
 from .paths import CONFIG_PATH
+from .tolerance import Tolerance
 
 
 class ConfigError(SeqlabError, ValueError):
@@ -23,13 +24,6 @@ class ConfigError(SeqlabError, ValueError):
 
 # Gradescope's visibility levels (autograder specification), from most to least open.
 VISIBILITIES = ("visible", "after_due_date", "after_published", "hidden")
-
-
-@dataclass(frozen=True)
-class Tolerance:
-    rtol: float
-    atol: float
-    why: str
 
 
 @dataclass(frozen=True)

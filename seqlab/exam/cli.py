@@ -14,9 +14,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ..paths import COURSE_ROOT
-
-DEFAULT_EXAM = COURSE_ROOT / "exams" / "final.yaml"
+from ..paths import DEFAULT_EXAM
 
 
 def add_parser(subparsers) -> None:
@@ -33,20 +31,22 @@ def add_parser(subparsers) -> None:
         q.add_argument("--students", type=Path, default=None, metavar="FILE",
                        help="a file with one student id per line")
 
-    r = sub.add_parser("render", help="render each student's exam (Markdown, HTML, and a notebook if asked)")
-    exam_arg(r)
-    students_args(r)
-    r.add_argument("--out", type=Path, required=True)
+    def papers_parser(name, help):
+        """A subcommand that writes something per student paper: --exam, the students, --out."""
+        q = sub.add_parser(name, help=help)
+        exam_arg(q)
+        students_args(q)
+        q.add_argument("--out", type=Path, required=True)
+        return q
+
+    r = papers_parser("render", "render each student's exam (Markdown, HTML, and a notebook if asked)")
     r.add_argument("--notebook", action="store_true", help="also write an nbgrader notebook per student")
     r.add_argument("--no-html", action="store_true", help="skip the HTML page")
     r.add_argument("--pdf", action="store_true",
                    help="also write a printable PDF per student and exams-all.pdf with every paper")
     r.set_defaults(func=run_render)
 
-    k = sub.add_parser("key", help="write each student's answer key (YAML to grade, Markdown with solutions)")
-    exam_arg(k)
-    students_args(k)
-    k.add_argument("--out", type=Path, required=True)
+    k = papers_parser("key", "write each student's answer key (YAML to grade, Markdown with solutions)")
     k.add_argument("--pdf", action="store_true", help="also write key PDFs (one per student and keys-all.pdf)")
     k.set_defaults(func=run_key)
 
@@ -74,10 +74,7 @@ def add_parser(subparsers) -> None:
     ch.add_argument("--shapes", type=Path, default=None, metavar="JSON",
                     help="check-ID.json written next to a rendered exam: no exam file needed")
     ch.set_defaults(func=run_check)
-    qti = sub.add_parser("qti", help="export an LMS quiz (QTI 1.2 zip, one quiz per student) for Canvas/Moodle")
-    exam_arg(qti)
-    students_args(qti)
-    qti.add_argument("--out", type=Path, required=True)
+    qti = papers_parser("qti", "export an LMS quiz (QTI 1.2 zip, one quiz per student) for Canvas/Moodle")
     qti.add_argument("--variant-pool", action="store_true",
                      help="one quiz whose questions are groups of the students' variants (the LMS draws one)")
     qti.set_defaults(func=run_qti)
@@ -119,21 +116,34 @@ def _students(args) -> list[str]:
 
 def run_render(args) -> int:
     from .render import write_exam
+
+    return _write_papers(args, lambda inst: write_exam(inst, args.out, notebook=args.notebook,
+                                                       html=not args.no_html), key=False)
+
+
+def run_key(args) -> int:
+    from .render import write_key
+
+    return _write_papers(args, lambda inst: write_key(inst, args.out), key=True)
+
+
+def _write_papers(args, write, *, key: bool) -> int:
+    """Each student's paper (or key) through ``write``, then the PDFs when asked."""
     from .variants import make_instance
 
     exam = _exam(args.exam)
     instances = []
     for student in _students(args):
         instances.append(make_instance(exam, student))
-        paths = write_exam(instances[-1], args.out, notebook=args.notebook, html=not args.no_html)
+        paths = write(instances[-1])
         print(f"{student}: " + ", ".join(str(p) for p in paths))
     if args.pdf:
-        _print_pdfs(instances, args.out, key=False)
+        _print_pdfs(instances, args.out, key=key)
     return 0
 
 
 def _print_pdfs(instances, out, *, key: bool) -> None:
-    from ..cli import UserError
+    from ..errors import UserError
     from .pdf import PdfError, write_pdfs
 
     try:
@@ -141,21 +151,6 @@ def _print_pdfs(instances, out, *, key: bool) -> None:
     except PdfError as exc:
         raise UserError(str(exc)) from None
     print("PDF: " + ", ".join(str(p) for p in paths))
-
-
-def run_key(args) -> int:
-    from .render import write_key
-    from .variants import make_instance
-
-    exam = _exam(args.exam)
-    instances = []
-    for student in _students(args):
-        instances.append(make_instance(exam, student))
-        paths = write_key(instances[-1], args.out)
-        print(f"{student}: " + ", ".join(str(p) for p in paths))
-    if args.pdf:
-        _print_pdfs(instances, args.out, key=True)
-    return 0
 
 
 def run_qti(args) -> int:
@@ -209,6 +204,7 @@ def run_grade(args) -> int:
 
 def run_grade_all(args) -> int:
     from ..errors import UserError
+    from ..gradebook import write_text_atomic
     from ..reports import write_all
     from .grading import AnswersError, grade_folder, gradebook_csv, load_roster
 
@@ -227,7 +223,7 @@ def run_grade_all(args) -> int:
                   + (f"  FLAG: {row.flag}" if row.flag else ""))
         else:
             print(f"error: {row.reason}", file=sys.stderr)
-    (out / "gradebook.csv").write_text(gradebook_csv(exam, rows), encoding="utf-8")
+    write_text_atomic(out / "gradebook.csv", gradebook_csv(exam, rows))
     from .items import write_item_analysis
 
     write_item_analysis(exam, rows, out)

@@ -12,7 +12,7 @@ import ast
 import re
 
 from .. import contract
-from ..paths import COURSE_ROOT, SOLUTIONS_DIR
+from ..paths import COURSE_ROOT, DEFAULT_EXAM, SOLUTIONS_DIR
 from .model import REGISTRY
 from .sections import NOTE_FILES, SECTIONS, children, expand
 
@@ -117,7 +117,6 @@ def _under(tag: str, focus: str) -> bool:
 
 
 def final_exam():
-    from .cli import DEFAULT_EXAM
     from .examfile import load_exam
 
     return load_exam(DEFAULT_EXAM)

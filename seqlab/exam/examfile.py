@@ -27,14 +27,13 @@ from typing import Any
 
 import yaml
 
+from .bank import load_bank
+from .draws import sample_params
+from .errors import ExamError
 from .model import CHOICE, NUMERIC, REGISTRY, TRUEFALSE, Question, Tolerance
-from .pools import is_pool_entry, parse_pool
+from .pools import is_pool_entry, paper_max_score, parse_pool
 
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
-
-
-class ExamError(ValueError):
-    """The exam file is unreadable or holds a bad value."""
 
 
 @dataclass(frozen=True)
@@ -67,8 +66,6 @@ class Exam:
     @property
     def max_score(self) -> float:
         """Points of one student's paper (pools count ``draw * points``)."""
-        from .pools import paper_max_score
-
         return paper_max_score(self)
 
     def ids(self) -> list[str]:
@@ -76,8 +73,6 @@ class Exam:
 
 
 def load_exam(path: str | Path) -> Exam:
-    from .bank import load_bank
-
     load_bank()
     path = Path(path)
     try:
@@ -94,8 +89,6 @@ def _err(source: str, where: str, what: str) -> ExamError:
 
 
 def exam_from_dict(data: Any, source: str = "<exam>") -> Exam:
-    from .bank import load_bank
-
     load_bank()
     if not isinstance(data, dict):
         raise ExamError(f"{source}: the exam must be a mapping with title, seed and parts")
@@ -176,8 +169,6 @@ def _question(entry: Any, where: str, part: str, source: str, seen: set[str]) ->
     if mistakes:
         if q.kind in (CHOICE, TRUEFALSE) or q.mistakes is None:
             raise _err(source, f"{where}.partial.mistakes", f"{qid} declares no known mistakes")
-        from .variants import sample_params
-
         known = {name for f in (q.forms or (None,)) for name in q.mistakes(sample_params(q, 0, "check", f))}
         for name, frac in mistakes.items():
             if name not in known:
@@ -193,15 +184,13 @@ def _question(entry: Any, where: str, part: str, source: str, seen: set[str]) ->
         if not isinstance(tol, dict) or set(tol) - {"rel", "abs"} or not all(
                 isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0 for v in tol.values()):
             raise _err(source, f"{where}.tolerance", "must be {rel: number >= 0, abs: number >= 0}")
-        tolerance = Tolerance(rel=float(tol.get("rel", 0.0)), abs=float(tol.get("abs", 0.0)))
+        tolerance = Tolerance(rtol=float(tol.get("rel", 0.0)), atol=float(tol.get("abs", 0.0)))
     return ExamQuestion(question=q, points=float(points), part=part, per_element=per_element,
                         mistakes={k: float(v) for k, v in mistakes.items()}, tolerance=tolerance, form=form)
 
 
 def all_questions_exam(seed: int | str = 0, points: float = 1.0) -> Exam:
     """Every question of the bank, one part per topic (tests, coverage, the bank preview)."""
-    from .bank import load_bank
-
     load_bank()
     parts: dict[str, list[ExamQuestion]] = {}
     for q in REGISTRY.values():

@@ -19,14 +19,13 @@ beside the gradebook and as a table with small inline-SVG plots in ``class_repor
 """
 from __future__ import annotations
 
-import csv
-import io
 import math
 import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..gradebook import csv_text, write_text_atomic
 from .examfile import Exam
 
 # Flag threshold for r_rest. Ebel's classic scale calls items below 0.20 "poor"; we flag below
@@ -119,14 +118,11 @@ def _fmt(x: float | None, digits: int = 3) -> str:
 
 
 def item_analysis_csv(stats: list[ItemStats]) -> str:
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(["question", "title", "points", "students", "mean_fraction", "full_marks_share",
-                     "discrimination_r_rest", "discrimination_d27", "flag", "common_mistakes"])
-    for s in stats:
-        writer.writerow([s.id, s.title, f"{s.points:g}", s.n, _fmt(s.mean), _fmt(s.full), _fmt(s.r_rest),
-                         _fmt(s.d27), s.flag, "; ".join(f"{name} ({count})" for name, count in s.mistakes)])
-    return buf.getvalue()
+    header = ["question", "title", "points", "students", "mean_fraction", "full_marks_share",
+              "discrimination_r_rest", "discrimination_d27", "flag", "common_mistakes"]
+    return csv_text(header, ([s.id, s.title, f"{s.points:g}", s.n, _fmt(s.mean), _fmt(s.full), _fmt(s.r_rest),
+                              _fmt(s.d27), s.flag, "; ".join(f"{name} ({count})" for name, count in s.mistakes)]
+                             for s in stats))
 
 
 def groups_svg(groups: tuple[float, float, float] | None) -> str:
@@ -184,6 +180,6 @@ def class_report_html(exam: Exam, rows: list, stats: list[ItemStats]) -> str:
 def write_item_analysis(exam: Exam, rows: list, out: Path) -> list[Path]:
     stats = analyse(exam, rows)
     csv_path, html_path = Path(out) / "item_analysis.csv", Path(out) / "class_report.html"
-    csv_path.write_text(item_analysis_csv(stats), encoding="utf-8")
-    html_path.write_text(class_report_html(exam, rows, stats), encoding="utf-8")
+    write_text_atomic(csv_path, item_analysis_csv(stats))
+    write_text_atomic(html_path, class_report_html(exam, rows, stats))
     return [csv_path, html_path]

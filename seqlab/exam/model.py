@@ -24,37 +24,17 @@ file), never per student.
 """
 from __future__ import annotations
 
-import hashlib
 import random
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from ..seeds import derived_rng
+from ..tolerance import Tolerance
 from . import sections as _sections
 from .safeexpr import Sym
 
 NUMERIC, SYMBOLIC, CHOICE, TRUEFALSE = "numeric", "symbolic", "choice", "truefalse"
 KINDS = (NUMERIC, SYMBOLIC, CHOICE, TRUEFALSE)
-
-
-@dataclass(frozen=True)
-class Tolerance:
-    """|answer - expected| <= abs + rel * |expected|, element by element."""
-
-    rel: float = 1e-3
-    abs: float = 1e-4
-
-    def accepts(self, answer: float, expected: float) -> bool:
-        return abs(answer - expected) <= self.abs + self.rel * abs(expected)
-
-    def describe(self) -> str:
-        if self.rel == 0 and self.abs == 0:
-            return "exact values"
-        parts = []
-        if self.rel:
-            parts.append(f"{self.rel * 100:g}% relative")
-        if self.abs:
-            parts.append(f"{self.abs:g} absolute")
-        return "within " + " + ".join(parts)
 
 
 EXACT = Tolerance(0.0, 0.0)
@@ -146,7 +126,9 @@ def question(id: str, *, kind: str, title: str, sections: tuple[str, ...] | list
     """Decorator for the answer function: registers the question and returns the function."""
 
     def wrap(answer: Callable[[dict], Any]):
-        topic = answer.__module__.rsplit(".", 1)[-1]
+        # the bank module's name (a topic split into a package, bank/rnn/, is still one topic)
+        module = answer.__module__
+        topic = module.split(".bank.", 1)[1].split(".")[0] if ".bank." in module else module.rsplit(".", 1)[-1]
         register(Question(
             id=id, kind=kind, title=title, sections=tuple(sections), sample=sample, answer=answer,
             template=template or f"questions/{id}.md.j2", tolerance=tolerance, symbols=symbols,
@@ -172,7 +154,7 @@ MISTAKE_MARGIN = 2.0
 def _apart(a: list[float], b: list[float], tol: Tolerance) -> bool:
     """``a`` misses ``b`` by more than MISTAKE_MARGIN tolerances (of ``b``) in some entry; lists of
     different lengths are apart. With exact tolerances this is plain inequality."""
-    return len(a) != len(b) or any(abs(x - y) > MISTAKE_MARGIN * (tol.abs + tol.rel * abs(y)) for x, y in zip(a, b))
+    return len(a) != len(b) or any(abs(x - y) > MISTAKE_MARGIN * (tol.atol + tol.rtol * abs(y)) for x, y in zip(a, b))
 
 
 def fair_draw(q: Question, params: dict, answer: Any, tolerance: Tolerance | None = None,
@@ -204,9 +186,8 @@ def fair_draw(q: Question, params: dict, answer: Any, tolerance: Tolerance | Non
 
 
 def rng_for(exam_seed: int | str, student: str, question_id: str) -> random.Random:
-    """The generator for one (exam, student, question): a stable hash, never Python's ``hash``."""
-    digest = hashlib.sha256(f"{exam_seed}:{student}:{question_id}".encode()).digest()
-    return random.Random(int.from_bytes(digest[:16], "big"))
+    """The generator for one (exam, student, question): ``seqlab.seeds``, never Python's ``hash``."""
+    return derived_rng(exam_seed, student, question_id)
 
 
 @dataclass

@@ -23,10 +23,11 @@ different difficulty class; ``parse_pool`` refuses such a pool with a message na
 """
 from __future__ import annotations
 
-import hashlib
-import random
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable
+
+from ..seeds import derived_rng
+from .errors import ExamError
 
 if TYPE_CHECKING:  # pragma: no cover
     from .examfile import Exam, ExamQuestion
@@ -55,8 +56,6 @@ def is_pool_entry(entry: Any) -> bool:
 def parse_pool(entry: dict, where: str, part: str, source: str, seen: set[str], seen_pools: set[str],
                parse_question: Callable[..., "ExamQuestion"]) -> tuple[Pool, list["ExamQuestion"]]:
     """The pool and its questions (tagged with the pool's name), or ``ExamError`` naming the problem."""
-    from .examfile import ExamError
-
     def err(at: str, what: str) -> ExamError:
         return ExamError(f"{source}: {at}: {what}")
 
@@ -102,8 +101,7 @@ def parse_pool(entry: dict, where: str, part: str, source: str, seen: set[str], 
 
 def drawn_ids(pool: Pool, exam_seed: int | str, student: str) -> frozenset[str]:
     """The pool's questions this student gets: SHA-256 seeded, never Python's salted ``hash``."""
-    digest = hashlib.sha256(f"{exam_seed}:{student}:pool:{pool.name}".encode()).digest()
-    rng = random.Random(int.from_bytes(digest[:16], "big"))
+    rng = derived_rng(exam_seed, student, "pool", pool.name)
     return frozenset(rng.sample(pool.ids, pool.draw))
 
 

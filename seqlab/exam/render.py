@@ -12,14 +12,20 @@ import json
 import re
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import jinja2
 import sympy
 import yaml
 
+from .. import templating
 from ..paths import TEMPLATES_DIR
+from .draws import format_number
+from .marking import answer_shapes, earning_entries
 from .model import CHOICE, NUMERIC, SYMBOLIC, TRUEFALSE, Variant, mistake_words
-from .variants import ExamInstance, format_number
+
+if TYPE_CHECKING:  # variants renders through this module; the paper type is for annotations only
+    from .variants import ExamInstance
 
 EXAM_TEMPLATES = TEMPLATES_DIR / "exam"
 
@@ -54,16 +60,9 @@ def latex(expr) -> str:
 
 @lru_cache(maxsize=None)
 def environment(root: str = str(EXAM_TEMPLATES)) -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(root),
-        undefined=jinja2.StrictUndefined,
-        autoescape=False,          # Markdown; the HTML page escapes what it inserts itself
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=False,
-    )
-    env.filters.update(num=num, vec=vec, mat=mat, colvec=colvec, latex=latex, fmt=format_number)
-    return env
+    # Markdown, so no autoescape: the HTML page escapes what it inserts itself
+    return templating.environment(root, autoescape=False, keep_trailing_newline=False,
+                                  filters=dict(num=num, vec=vec, mat=mat, colvec=colvec, latex=latex, fmt=format_number))
 
 
 def _block(template: jinja2.Template, name: str, context: dict) -> str:
@@ -116,8 +115,6 @@ ROUNDING_POLICY = ("Keep full precision in intermediate steps and round only the
 
 def partial_credit_rule(v: Variant, eq) -> str:
     """The partial-credit rule of one question, in words ("" when it has none)."""
-    from .grading import earning_entries
-
     rules = []
     if eq.per_element and isinstance(v.answer, list) and len(v.answer) > 1:
         earning = earning_entries(v)
@@ -269,8 +266,6 @@ def exam_notebook(inst: ExamInstance):
                            + (f"\n\n*Partial credit:* {rule}." if rule else ""), f"q{v.number}-text", locked))
         cells.append(_cell("code", f"answers[{json.dumps(v.id)}] = \"\"  # your answer, as a string",
                            f"q{v.number}-answer", {"grade": False, "solution": True, "locked": False}))
-    from .grading import answer_shapes
-
     shapes = json.dumps(answer_shapes(inst), sort_keys=True)
     cells.append(_cell("code", "# Check before hand-in: the grader's own parser reports answers it cannot read\n"
                        "# (syntax, number of entries); it never says whether an answer is right.\n"
@@ -292,8 +287,6 @@ def write_exam(inst: ExamInstance, out: Path, *, notebook: bool = False, html: b
     out.mkdir(parents=True, exist_ok=True)
     sid = inst.student
     written = []
-    from .grading import answer_shapes
-
     # what each answer must look like, never the key: the student's own `seqlab exam check` input
     shapes = json.dumps({"student": sid, "questions": answer_shapes(inst)}, indent=1, sort_keys=True) + "\n"
     for name, text in ((f"exam-{sid}.md", exam_markdown(inst)), (f"answers-{sid}.yaml", blank_answers(inst)),

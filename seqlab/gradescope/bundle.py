@@ -45,12 +45,11 @@ def _tree(folder: Path, arc_prefix: str, *, top_level_only: bool = False, suffix
 
 
 def _render(template: str, **values) -> bytes:
-    import jinja2
-
+    from .. import templating
     from ..paths import TEMPLATES_DIR
 
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES_DIR / "gradescope")),
-                             undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)
+    # the bundle's shell and Python files keep every line as written: no block trimming
+    env = templating.environment(TEMPLATES_DIR / "gradescope", autoescape=False, trim_blocks=False)
     return env.get_template(template).render(**values).encode("utf-8")
 
 

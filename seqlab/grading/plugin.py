@@ -7,11 +7,11 @@ parsed.
 from __future__ import annotations
 
 import fnmatch
-import hashlib
 from dataclasses import dataclass, field
 
 import pytest
 
+from ..seeds import derive_seed
 from .checks import GradeFailure, NotGradable, Voided
 
 
@@ -33,8 +33,7 @@ class TestRecord:
 
 def derived_seed(seed: int, nodeid: str) -> int:
     """Each test's inputs depend on the run's seed and the test alone (not on order or --only)."""
-    digest = hashlib.sha256(f"{seed}:{nodeid}".encode()).digest()
-    return int.from_bytes(digest[:8], "big") & ((1 << 63) - 1)
+    return derive_seed(seed, nodeid, nbytes=8) & ((1 << 63) - 1)
 
 
 def _title(item) -> str:

@@ -45,13 +45,9 @@ class CourseError(ValueError):
 
 
 def environment():
-    import jinja2
+    from .. import templating
 
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES_DIR)), autoescape=False,
-                             trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
-                             undefined=jinja2.StrictUndefined)
-    env.filters["pts"] = lambda x: f"{x:g}"
-    return env
+    return templating.environment(TEMPLATES_DIR, autoescape=False)
 
 
 def _meta(grade_id: str, *, grade=False, solution=False, locked=False, points=None) -> dict:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from .. import contract
+from .. import contract, templating
 from ..build import render_stubs
 from ..defaults import PYTHON_VERSION, TORCH_CPU_INDEX, TORCH_VERSION
 from ..paths import COURSE_ROOT, SOLUTIONS_DIR, TEMPLATES_DIR
@@ -24,8 +24,6 @@ DEFAULT_PROJECT = "sequence-models-exercises"
 def template_environment(templates_dir: Path, *, workflow: bool = False):
     """The jinja2 environment of the student files and both workflows; workflow templates use
     ``[= =]`` / ``[% %]`` so GitHub's own ``${{ }}`` expressions stay literal."""
-    import jinja2
-
     delimiters = (
         dict(
             variable_start_string="[=",
@@ -38,21 +36,7 @@ def template_environment(templates_dir: Path, *, workflow: bool = False):
         if workflow
         else {}
     )
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(templates_dir)),
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-        undefined=jinja2.StrictUndefined,
-        autoescape=False,
-        **delimiters,
-    )
-    env.filters["pts"] = _points
-    return env
-
-
-def _points(x: float) -> str:
-    return f"{x:g}"
+    return templating.environment(templates_dir, autoescape=False, **delimiters)
 
 
 def _first_docstring_line(source: str, name: str) -> str:

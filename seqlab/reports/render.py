@@ -10,16 +10,10 @@ from ..results import GradingResult
 
 @lru_cache(maxsize=1)
 def environment():
-    import jinja2
+    from .. import templating
 
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES_DIR)),
-                             autoescape=jinja2.select_autoescape(["html", "html.j2"]),
-                             trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
-                             undefined=jinja2.StrictUndefined)
-    env.filters["md"] = markdown_inline
-    env.filters["pts"] = lambda x: f"{x:.4g}" if x != int(x) else f"{int(x)}"
-    env.filters["pct"] = lambda x: f"{x:.1f}%"
-    return env
+    return templating.environment(TEMPLATES_DIR, autoescape=templating.html_autoescape(),
+                                  filters={"md": markdown_inline})
 
 
 # Inline constructs only: the text never starts a line, so list and heading markers are inert.

@@ -1,0 +1,167 @@
+"""Vanilla RNN questions, the embedding and generation: lookup, greedy decoding, sampling a token;
+and the exam-focus BPTT parameter gradients, kept after them so the bank keeps its order
+(``docs/coverage.md`` lists questions in registration order).
+
+Validity (``model.fair_draw``): see the package docstring.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+
+from ...model import EXACT, FOUR_DIGITS, NUMERIC, REGISTRY, Mistake, fair_draw, question
+from .._util import dec, decs, floats, mat, ref, t
+from .gradients import _bptt, _sample_bptt
+
+# --------------------------------------------------------------------------- embedding, decoding
+
+def _sample_embedding(rng):
+    return {"E": mat(rng, 4, 3, -2, 2), "k": rng.randint(0, 3)}
+
+
+@question("rnn.embedding_lookup", kind=NUMERIC, title="One-hot times the embedding matrix",
+          sections=("L7-8 (Lecture 7) §三", "W8 §4"), sample=_sample_embedding, tolerance=FOUR_DIGITS,
+          exercises=("positional.embed_tokens", "rnn.greedy_decode"), answer_hint="three numbers")
+def embedding_lookup(p):
+    onehot = torch.nn.functional.one_hot(torch.tensor(p["k"]), 4).to(torch.float64)
+    return floats(onehot @ t(p["E"]))
+
+
+def _greedy_margin(p) -> float:
+    """The smallest gap between the two best logits over the decoding steps (ties are fragile)."""
+    params = {k: t(p[k]) for k in ("W_xh", "W_hh", "b_h", "W_hy", "b_y")}
+    h, token, gaps = t([[0.0, 0.0]]), p["start"], []
+    for _ in range(p["steps"]):
+        h = torch.tanh(t(p["E"])[token] @ params["W_xh"].T + h @ params["W_hh"].T + params["b_h"])
+        logits = (h @ params["W_hy"].T + params["b_y"])[0]
+        top = torch.topk(logits, 2).values
+        gaps.append(float(top[0] - top[1]))
+        token = int(torch.argmax(logits))
+    return min(gaps)
+
+
+def _sample_greedy(rng):
+    while True:
+        p = {"E": mat(rng, 3, 2), "W_xh": mat(rng, 2, 2), "W_hh": mat(rng, 2, 2), "b_h": decs(rng, 2, -0.5, 0.5),
+             "W_hy": mat(rng, 3, 2, -2, 2), "b_y": decs(rng, 3, -0.5, 0.5), "start": rng.randint(0, 2), "steps": 2}
+        if _greedy_margin(p) > 0.1:
+            return p
+
+
+@question("rnn.greedy_decode", kind=NUMERIC, title="Greedy generation from a character RNN",
+          sections=("W8 §4", "W8 §3.3", "L5 §4", "L7-8 (Lecture 7) §三"), sample=_sample_greedy, tolerance=EXACT,
+          exercises=("rnn.greedy_decode",), answer_hint="two token indices")
+def greedy_decode(p):
+    params = {k: t(p[k]) for k in ("W_xh", "W_hh", "b_h", "W_hy", "b_y")}
+    tokens = ref("rnn").greedy_decode(params, t(p["E"]), t([[0.0, 0.0]]), torch.tensor([p["start"]]), p["steps"])
+    return [float(x) for x in tokens[0].tolist()]
+
+
+# --------------------------------------------------------------------------- issue 12: exam focus
+# BPTT gradients of the recurrent parameters (L5 §3.5) and sampling at generation time (W8 §4).
+
+
+def _param_grads_by_hand(p, recursion=True, tanh_deriv=True, h_index=-1):
+    """dL/du, dL/dw, dL/db of the scalar two-step RNN of ``_bptt_setup``, written out as in L5 §3.5;
+    the keyword arguments switch on the named mistakes."""
+    h = [p["h0"]]
+    for x in p["x"]:
+        h.append(math.tanh(p["u"] * x + p["w"] * h[-1] + p["b"]))
+    dh_out = []
+    for step in (1, 2):
+        logits = [p["V"][0] * h[step] + p["c"][0], p["V"][1] * h[step] + p["c"][1]]
+        top = max(logits)
+        exp = [math.exp(z - top) for z in logits]
+        probs = [e / sum(exp) for e in exp]
+        probs[p["y"][step - 1]] -= 1.0
+        dh_out.append(p["V"][0] * probs[0] + p["V"][1] * probs[1])
+    deriv = [(1 - h[s] ** 2) if tanh_deriv else 1.0 for s in (1, 2)]
+    delta2 = dh_out[1] * deriv[1]
+    delta1 = (dh_out[0] + (p["w"] * delta2 if recursion else 0.0)) * deriv[0]
+    prev = [h[0], h[1]] if h_index == -1 else [h[1], h[2]]
+    return [delta1 * p["x"][0] + delta2 * p["x"][1], delta1 * prev[0] + delta2 * prev[1], delta1 + delta2]
+
+
+def _param_grads_mistakes(p):
+    return {
+        "no_recursion": Mistake(_param_grads_by_hand(p, recursion=False),
+                                "dL/dh_1 also receives w * delta_2 from step 2 (the hidden-state recursion, L5 §3.4)"),
+        "no_tanh_deriv": Mistake(_param_grads_by_hand(p, tanh_deriv=False),
+                                 "the gradient passes through tanh: multiply by 1 - h_t^2"),
+        "h_t_not_h_prev": Mistake(_param_grads_by_hand(p, h_index=0),
+                                  "dL/dw sums delta_t * h_{t-1} (the state the weight multiplied), not h_t"),
+    }
+
+
+# Validity (general rule): the three mistakes (no recursion, no tanh derivative, h_t for h_{t-1})
+# are distinguishable from the key and each other, and no entry of the key accepts 0; the
+# parameters are drawn as for the output-layer question.
+def _sample_param_grads(rng):
+    return _sample_bptt(rng, ("all",))
+
+
+@question("rnn.bptt_param_grads", kind=NUMERIC, title="BPTT: gradients of u, w and b",
+          sections=("L5 §3.5", "L5 §3.4", "L5 §3", "L7-8 (Lecture 7) §二.2"),
+          sample=_sample_param_grads, tolerance=FOUR_DIGITS, mistakes=_param_grads_mistakes,
+          exercises=("rnn.rnn_bptt",), answer_hint="dL/du, dL/dw, dL/db in this order")
+def bptt_param_grads(p):
+    grads = _bptt(p)[1]
+    return [floats(grads["W_xh"])[0], floats(grads["W_hh"])[0], floats(grads["b_h"])[0]]
+
+
+# Validity: the general rule, which with exact tolerances makes the key and the three named
+# mistakes (greedy argmax, no temperature, multiplying by the temperature) four different tokens,
+# so the feedback names the mistake made; and its own rule: u is at least 0.02 from every
+# cumulative boundary, so rounding the probabilities to two places cannot move the answer.
+# Four different tokens are rare (about 1 draw in 200 with u drawn freely), so u is drawn among
+# the values 0.05-0.95 that make the draw valid (judged by model.fair_draw itself, the one rule):
+# then about 1 draw of logits in 10 admits one, and the redraw loop finds it.
+def _sample_token_params(rng):
+    p = {"logits": decs(rng, 4, -2, 2), "temperature": rng.choice((0.5, 2.0))}
+    valid_u = [k / 100 for k in range(5, 96) if _token_draw_valid({**p, "u": k / 100})]
+    return {**p, "u": rng.choice(valid_u) if valid_u else dec(rng, 0.05, 0.95, places=2)}
+
+
+def _token_draw_valid(p) -> bool:
+    q = REGISTRY["rnn.sample_token"]
+    return fair_draw(q, p, q.answer(p))
+
+
+def _sample_token_valid(p):
+    return min(abs(p["u"] - c) for c in _cumulative(p["logits"], p["temperature"])[:-1]) >= 0.02
+
+
+def _cumulative(logits, temperature):
+    # plain floats: validity and mistakes call this several times per draw, a tensor per call costs ~10 ms
+    scaled = [z / temperature for z in logits]
+    top = max(scaled)
+    exp = [math.exp(z - top) for z in scaled]
+    total, running, out = sum(exp), 0.0, []
+    for e in exp:
+        running += e / total
+        out.append(running)
+    return out
+
+
+def _inverse_cdf(cumulative, u):
+    return float(next(i for i, c in enumerate(cumulative) if u < c))
+
+
+def _sample_token_mistakes(p):
+    return {
+        "greedy": Mistake(float(max(range(4), key=lambda i: p["logits"][i])),
+                          "generation samples from the distribution; the argmax is greedy decoding"),
+        "no_temperature": Mistake(_inverse_cdf(_cumulative(p["logits"], 1.0), p["u"]),
+                                  "divide the logits by the temperature before the softmax"),
+        "times_temperature": Mistake(_inverse_cdf(_cumulative([z * p["temperature"] for z in p["logits"]], 1.0), p["u"]),
+                                     "the logits are divided by the temperature, not multiplied"),
+    }
+
+
+@question("rnn.sample_token", kind=NUMERIC, title="Sampling the next token at generation time",
+          sections=("W8 §4", "W8 §3.3", "L5 §4"), sample=_sample_token_params, tolerance=EXACT,
+          mistakes=_sample_token_mistakes, valid=_sample_token_valid, exercises=("rnn.greedy_decode",),
+          answer_hint="a token index, 0-3")
+def sample_token(p):
+    return _inverse_cdf(_cumulative(p["logits"], p["temperature"]), p["u"])

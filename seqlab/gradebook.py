@@ -1,0 +1,154 @@
+"""The class's gradebook and report: gradebook.csv, class_report.{md,html}.
+
+One writing policy for every gradebook seqlab writes (``grade-all``, ``seqlab gradebook`` and
+the exam's ``grade-all``): CSV through :func:`csv_text` (the csv module's minimal quoting, ``\n``
+line ends, columns in the caller's order) and to disk through :func:`write_text_atomic`
+(UTF-8, written beside the target and renamed over it, so a reader or an interrupted run never
+sees half a file). The columns are the caller's: one per contract function for code, one per
+question for an exam.
+
+For code grading the rows come from the per-submission results folders (``DIR/<name>/``, with
+``status.json`` from grade-all and ``seqlab_result.json`` from the grader): :func:`collect`
+reads them, so the gradebook can be rebuilt from disk at any time.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import statistics
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from . import contract
+from .results import GradingResult
+
+STATUS_FILE = "status.json"
+RESULT_FILE = "seqlab_result.json"
+
+
+def csv_text(header: Sequence[object], rows: Iterable[Sequence[object]]) -> str:
+    """A CSV document: the header, then the rows, as every seqlab gradebook writes them."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
+def write_text_atomic(path: Path, text: str) -> Path:
+    """``text`` to ``path`` in UTF-8, all at once: a reader sees the old file or the new one."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def collect(out: Path, names: list[str], unfindable: dict[str, str] | None = None) -> list[dict]:
+    """One row per name from ``out/<name>/``: graded (with its result), error (with the reason)
+    or pending. ``unfindable``: names whose submission could not even be found, with why."""
+    unfindable = unfindable or {}
+    rows = []
+    for name in names:
+        folder = out / name
+        row = {"submission": name, "status": "pending", "reason": "", "result": None}
+        status_path = folder / STATUS_FILE
+        if status_path.is_file():
+            try:
+                status = json.loads(status_path.read_text())
+                row.update(status=status.get("status", "error"), reason=status.get("reason", ""))
+            except ValueError:
+                row.update(status="error", reason="status file unreadable")
+        if row["status"] == "graded":
+            try:
+                row["result"] = GradingResult.load(folder / RESULT_FILE)
+            except (OSError, ValueError, TypeError) as exc:
+                row.update(status="error", reason=f"result unreadable: {exc}")
+        if row["status"] == "pending" and name in unfindable:
+            row.update(status="error", reason=unfindable[name])
+        rows.append(row)
+    return rows
+
+
+def write_gradebook(out: Path, rows: list[dict]) -> Path:
+    functions = list(contract.FUNCTIONS)
+    lines = []
+    for row in rows:
+        result: GradingResult | None = row["result"]
+        if result is None:
+            lines.append([row["submission"], row["status"], 0, "", "", *[""] * len(functions), "", row["reason"]])
+            continue
+        per = result.by_function()
+        lines.append([row["submission"], row["status"], f"{result.score:.4g}", f"{result.max_score:.4g}",
+                      f"{result.percent:.1f}", *[f"{per[f][0]:.4g}" if f in per else "" for f in functions],
+                      result.seed, "; ".join(result.errors)[:300]])
+    header = ["submission", "status", "total", "max_score", "percent", *functions, "seed", "reason"]
+    return write_text_atomic(out / "gradebook.csv", csv_text(header, lines))
+
+
+def class_summary(rows: list[dict]) -> dict:
+    results = [r["result"] for r in rows if r["result"] is not None]
+    functions = []
+    for name in contract.FUNCTIONS:
+        scores = [res.by_function()[name] for res in results if name in res.by_function()]
+        if not scores:
+            continue
+        max_score = scores[0][1]
+        values = [s for s, _ in scores]
+        buckets = [0] * 5   # 0-20%, ..., 80-100%
+        for v in values:
+            buckets[min(4, int(5 * v / max_score)) if max_score else 0] += 1
+        functions.append({"name": name, "max": max_score, "mean": statistics.fmean(values),
+                          "median": statistics.median(values), "full": sum(v >= max_score - 1e-9 for v in values),
+                          "zero": sum(v <= 1e-9 for v in values), "n": len(values), "buckets": buckets})
+    mistakes: Counter[tuple[str, str]] = Counter()
+    for res in results:
+        seen = {(t.function, t.hint.split(":", 1)[0]) for t in res.tests if t.hint}
+        mistakes.update(seen)
+    totals = [res.percent for res in results]
+    return {
+        "n": len(rows), "graded": len(results), "errors": [r for r in rows if r["status"] == "error"],
+        "mean": statistics.fmean(totals) if totals else 0.0, "median": statistics.median(totals) if totals else 0.0,
+        "functions": functions,
+        "mistakes": [{"function": f, "mistake": m, "count": c} for (f, m), c in mistakes.most_common(15)],
+    }
+
+
+def write_class_report(out: Path, rows: list[dict], similarity: dict | None = None) -> tuple[Path, Path]:
+    """`similarity`: the pairs of `seqlab.similarity.compare_class`, shown when given."""
+    from .reports.render import environment
+
+    summary = class_summary(rows)
+    summary["similarity"] = similarity
+    env = environment()
+    html = out / "class_report.html"
+    md = out / "class_report.md"
+    html.write_text(env.get_template("class_report.html.j2").render(s=summary), encoding="utf-8")
+    md.write_text(env.get_template("class_report.md.j2").render(s=summary), encoding="utf-8")
+    return html, md
+
+
+def gradebook_from_results(results_dir: Path, names: list[str], out: Path, *, missing_reason: str) -> list[dict]:
+    """gradebook.csv and the class report in ``out`` for ``results_dir/<name>/`` folders written by
+    grade-all or by ``seqlab grade --out`` (a result without status.json counts as graded); a name
+    with neither gets a row with ``missing_reason``: no submission is ever lost."""
+    results_dir, out = Path(results_dir), Path(out)
+    rows = collect(results_dir, list(names))
+    for row in rows:
+        if row["status"] != "pending":
+            continue
+        result_path = results_dir / row["submission"] / RESULT_FILE
+        if not result_path.is_file():
+            row.update(status="error", reason=missing_reason)
+            continue
+        try:
+            row.update(status="graded", reason="", result=GradingResult.load(result_path))
+        except (OSError, ValueError, TypeError) as exc:
+            row.update(status="error", reason=f"result unreadable: {exc}")
+    out.mkdir(parents=True, exist_ok=True)
+    write_gradebook(out, rows)
+    write_class_report(out, rows)
+    return rows
