@@ -108,11 +108,17 @@ def python_paths() -> list[str]:
                                                 os.path.dirname(os.path.realpath(sys.executable)))}
     candidates |= {os.path.realpath(p) for p in _child_sys_path() if p and os.path.isdir(p)}
     seqlab_parent = str(Path(__file__).resolve().parents[2])
+    # From a checkout (an editable install) seqlab's parent folder is the course itself, of which
+    # only CHILD_CODE is mounted. From a plain install (the Gradescope image) it is site-packages,
+    # which the child needs whole (torch); the course then lives elsewhere (SEQLAB_COURSE).
+    in_checkout = any(os.path.exists(os.path.join(seqlab_parent, name))
+                      for name in ("solutions", "graders", "grading_config.yaml"))
     kept: list[str] = []
     for path in sorted(candidates, key=len):
         if path == "/" or path.startswith(("/usr/", "/lib")) or path == "/usr":
             continue   # mounted with the system
-        if path == seqlab_parent or (path + os.sep).startswith(seqlab_parent + os.sep + "seqlab" + os.sep):
+        if in_checkout and (path == seqlab_parent
+                            or (path + os.sep).startswith(seqlab_parent + os.sep + "seqlab" + os.sep)):
             continue   # the checkout itself is the course: only CHILD_CODE of it is mounted
         if any((path + os.sep).startswith(k + os.sep) for k in kept):
             continue
