@@ -6,6 +6,7 @@ Floor (issue 4): throughput with 2 jobs >= 1.7x that with 1 job on a 2-core mach
 
     .venv/bin/python benchmarks/bench_batch.py [--rounds 1] [--submissions 20]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -36,8 +37,24 @@ def make_class(folder: Path, count: int) -> None:
 def run(jobs: int, submissions: Path, out: Path) -> float:
     shutil.rmtree(out, ignore_errors=True)
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "seqlab", "grade-all", str(submissions), "--out", str(out),
-                    "--jobs", str(jobs), "--seed", "1"], check=True, stdout=subprocess.DEVNULL, cwd=ROOT)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "seqlab",
+            "grade-all",
+            str(submissions),
+            "--out",
+            str(out),
+            "--jobs",
+            str(jobs),
+            "--seed",
+            "1",
+        ],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        cwd=ROOT,
+    )
     return time.perf_counter() - start
 
 
@@ -53,9 +70,11 @@ def main() -> int:
         for jobs in (1, 2):
             times[jobs].append(run(jobs, work / "class", work / f"out{jobs}"))
     one, two = statistics.median(times[1]), statistics.median(times[2])
-    print(f"{args.submissions} submissions: --jobs 1 {one:.1f} s ({args.submissions / one:.2f}/s), "
-          f"--jobs 2 {two:.1f} s ({args.submissions / two:.2f}/s); speed-up {one / two:.2f}x "
-          f"(floor {FLOOR:g}x)")
+    print(
+        f"{args.submissions} submissions: --jobs 1 {one:.1f} s ({args.submissions / one:.2f}/s), "
+        f"--jobs 2 {two:.1f} s ({args.submissions / two:.2f}/s); speed-up {one / two:.2f}x "
+        f"(floor {FLOOR:g}x)"
+    )
     return 0 if one / two >= FLOOR else 1
 
 

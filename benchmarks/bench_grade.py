@@ -11,6 +11,7 @@ Exits 1 when a median ratio is above 3.
 
     .venv/bin/python benchmarks/bench_grade.py [--rounds 5]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -49,10 +50,10 @@ def main() -> int:
     }
     from seqlab.student.sandbox import probe
 
-    if probe():   # without bwrap there is nothing to measure on that line; say why
+    if probe():  # without bwrap there is nothing to measure on that line; say why
         print(f"no sandbox here ({probe()}): measuring without it")
         del commands["seqlab grade (sandboxed)"]
-    timed(commands["seqlab grade --sandbox none"])   # warm the page cache and bytecode caches
+    timed(commands["seqlab grade --sandbox none"])  # warm the page cache and bytecode caches
     times = {name: [] for name in commands}
     for _ in range(args.rounds):
         for name, command in commands.items():

@@ -16,6 +16,7 @@ nbgrader autograde of one student's seven notebooks takes about 85 s on a quiet 
 default run (20 students, every topic) takes about half an hour of nbgrader alone. Progress is
 printed per topic as it goes, so a run cut short still shows what it measured.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -50,8 +51,9 @@ def run(args, cwd: Path) -> None:
     env.pop("NBGRADER_EXECUTION", None)
     done = subprocess.run([str(a) for a in args], cwd=cwd, env=env, capture_output=True, text=True)
     if done.returncode != 0:
-        raise SystemExit(f"{' '.join(map(str, args))} failed (exit {done.returncode}):\n"
-                         f"{done.stdout[-2000:]}\n{done.stderr[-4000:]}")
+        raise SystemExit(
+            f"{' '.join(map(str, args))} failed (exit {done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}"
+        )
 
 
 def make_class(course: Path, topics: list[str], students: int, seed: int) -> dict[str, dict[str, str]]:
@@ -108,7 +110,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--students", type=int, default=20)
     parser.add_argument("--topics", default=",".join(contract.MODULES), help="comma-separated (default: all seven)")
-    parser.add_argument("--jobs", type=int, default=2, help="seqlab's --jobs (default 2: the cores of the course machine)")
+    parser.add_argument(
+        "--jobs", type=int, default=2, help="seqlab's --jobs (default 2: the cores of the course machine)"
+    )
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--keep", type=Path, default=None, help="work here and keep both courses")
     args = parser.parse_args()
@@ -134,8 +138,10 @@ def main() -> int:
         for n, topic in enumerate(topics, 1):
             run([VENV_BIN / "nbgrader", "autograde", topic], cwd=nb_course)
             elapsed = time.perf_counter() - started
-            log(f"nbgrader autograde: {n}/{len(topics)} topics done ({topic}), {elapsed:.0f} s so far, "
-                f"{elapsed / (n * args.students):.1f} s per notebook")
+            log(
+                f"nbgrader autograde: {n}/{len(topics)} topics done ({topic}), {elapsed:.0f} s so far, "
+                f"{elapsed / (n * args.students):.1f} s per notebook"
+            )
         nbgrader_s = time.perf_counter() - started
 
         started = time.perf_counter()
@@ -158,10 +164,16 @@ def main() -> int:
         notebooks = args.students * len(topics)
         ratio = nbgrader_s / seqlab_s
         print(f"\n{args.students} students x {len(topics)} notebooks ({notebooks} notebooks):")
-        print(f"  nbgrader autograde                    {nbgrader_s:8.1f} s  ({nbgrader_s / notebooks:.2f} s a notebook)")
-        print(f"  seqlab nbgrader autograde --jobs {args.jobs:<4d} {seqlab_s:8.1f} s  ({seqlab_s / notebooks:.2f} s a notebook)")
-        print(f"  ratio {ratio:.1f}x (floor {FLOOR:g}x); {compared} function grades compared, "
-              f"{len(differences)} different")
+        print(
+            f"  nbgrader autograde                    {nbgrader_s:8.1f} s  ({nbgrader_s / notebooks:.2f} s a notebook)"
+        )
+        print(
+            f"  seqlab nbgrader autograde --jobs {args.jobs:<4d} {seqlab_s:8.1f} s  ({seqlab_s / notebooks:.2f} s a notebook)"
+        )
+        print(
+            f"  ratio {ratio:.1f}x (floor {FLOOR:g}x); {compared} function grades compared, "
+            f"{len(differences)} different"
+        )
         for line in differences[:20]:
             print(f"    DIFFERENT {line}")
         return 0 if ratio >= FLOOR and not differences else 1

@@ -29,6 +29,7 @@ the scan (a few dozen large kernels) far more than the loop (thousands of tiny s
 ones). Run it on an otherwise idle machine; the ``best`` column and the load average printed
 above and below the table show when that was not the case.
 """
+
 from __future__ import annotations
 
 import os
@@ -41,7 +42,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repo root, for `solutions`
-from solutions import selective_scan as ss  # noqa: E402
+from solutions import selective_scan as ss
 
 LENGTHS = (256, 1024, 4096, 16384)
 FLOOR_T = 4096
@@ -51,6 +52,7 @@ ATTEMPTS = 3  # measurements of a T = 4096 row before it counts as below the flo
 
 
 # --- the sequential baselines -------------------------------------------------------------------
+
 
 def loop_linear_scan(a, b):
     h = torch.zeros_like(b[:, 0])
@@ -77,6 +79,7 @@ def loop_selective_scan(u, delta, A, B, C, D, z, delta_bias):
 
 # --- inputs ---------------------------------------------------------------------------------------
 
+
 def linear_inputs(T, gen):
     a = torch.rand(4, T, 64, generator=gen) * 2 - 1
     b = torch.randn(4, T, 64, generator=gen)
@@ -85,8 +88,10 @@ def linear_inputs(T, gen):
 
 def selective_inputs(T, gen, Bsz=2, D=64, N=16):
     u = torch.randn(Bsz, T, D, generator=gen)
-    dt = torch.exp(torch.rand(D, generator=gen) * (torch.log(torch.tensor(0.1)) - torch.log(torch.tensor(1e-3)))
-                   + torch.log(torch.tensor(1e-3)))  # log-uniform in [0.001, 0.1], as Mamba's dt_init
+    dt = torch.exp(
+        torch.rand(D, generator=gen) * (torch.log(torch.tensor(0.1)) - torch.log(torch.tensor(1e-3)))
+        + torch.log(torch.tensor(1e-3))
+    )  # log-uniform in [0.001, 0.1], as Mamba's dt_init
     delta_bias = dt + torch.log(-torch.expm1(-dt))  # inverse softplus: softplus(delta_bias) = dt
     delta = 0.5 * torch.randn(Bsz, T, D, generator=gen)
     A = -torch.arange(1, N + 1, dtype=torch.float32).repeat(D, 1)  # S4D-real
@@ -100,8 +105,11 @@ def selective_inputs(T, gen, Bsz=2, D=64, N=16):
 CASES = {
     # name: (inputs, reference call, loop call)
     "linear_scan": (linear_inputs, lambda args, kw: ss.linear_scan(*args), lambda args, kw: loop_linear_scan(*args)),
-    "selective_scan": (selective_inputs, lambda args, kw: ss.selective_scan(*args[:5], **kw),
-                       lambda args, kw: loop_selective_scan(*args)),
+    "selective_scan": (
+        selective_inputs,
+        lambda args, kw: ss.selective_scan(*args[:5], **kw),
+        lambda args, kw: loop_selective_scan(*args),
+    ),
 }
 
 
@@ -121,11 +129,15 @@ def measure(name, T):
             times[which].append(time.perf_counter() - t0)
     exact = slow(tuple(x.double() for x in args), kw)  # float64 loop on the same float32 inputs
     loop_ms, scan_ms = 1e3 * statistics.median(times["loop"]), 1e3 * statistics.median(times["scan"])
-    return dict(loop_ms=loop_ms, scan_ms=scan_ms, speedup=loop_ms / scan_ms,
-                best=min(times["loop"]) / min(times["scan"]),
-                scan_err=(results["scan"].double() - exact).abs().max().item(),
-                loop_err=(results["loop"].double() - exact).abs().max().item(),
-                scale=exact.abs().max().item())
+    return dict(
+        loop_ms=loop_ms,
+        scan_ms=scan_ms,
+        speedup=loop_ms / scan_ms,
+        best=min(times["loop"]) / min(times["scan"]),
+        scan_err=(results["scan"].double() - exact).abs().max().item(),
+        loop_err=(results["loop"].double() - exact).abs().max().item(),
+        scale=exact.abs().max().item(),
+    )
 
 
 def below_floor(name, r):
@@ -139,10 +151,14 @@ def below_floor(name, r):
 
 def main():
     cores = os.cpu_count() or 1
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, {cores} cores, float32; "
-          f"medians of interleaved repetitions; errors vs a float64 loop; load average {os.getloadavg()[0]:.1f}")
-    header = (f"{'function':<15}{'shape of a/b':<20}{'T':>6}{'loop ms':>10}{'scan ms':>10}{'speedup':>9}"
-              f"{'best':>8}{'scan err':>10}{'loop err':>10}{'max|ref|':>10}")
+    print(
+        f"torch {torch.__version__}, {torch.get_num_threads()} threads, {cores} cores, float32; "
+        f"medians of interleaved repetitions; errors vs a float64 loop; load average {os.getloadavg()[0]:.1f}"
+    )
+    header = (
+        f"{'function':<15}{'shape of a/b':<20}{'T':>6}{'loop ms':>10}{'scan ms':>10}{'speedup':>9}"
+        f"{'best':>8}{'scan err':>10}{'loop err':>10}{'max|ref|':>10}"
+    )
     print(header)
     print("-" * len(header))
     failures = []
@@ -156,9 +172,11 @@ def main():
                 shape = f"(4, {T}, 64)" if name == "linear_scan" else f"(2, {T}, 64, 16)"
                 why = below_floor(name, r) if T == FLOOR_T else []
                 note = f"  attempt {attempt}: " + "; ".join(why) if why else ""
-                print(f"{name:<15}{shape:<20}{T:>6}{r['loop_ms']:>10.2f}{r['scan_ms']:>10.2f}{r['speedup']:>8.1f}x"
-                      f"{r['best']:>7.1f}x{r['scan_err']:>10.1e}{r['loop_err']:>10.1e}{r['scale']:>10.1f}{note}",
-                      flush=True)
+                print(
+                    f"{name:<15}{shape:<20}{T:>6}{r['loop_ms']:>10.2f}{r['scan_ms']:>10.2f}{r['speedup']:>8.1f}x"
+                    f"{r['best']:>7.1f}x{r['scan_err']:>10.1e}{r['loop_err']:>10.1e}{r['scale']:>10.1f}{note}",
+                    flush=True,
+                )
                 if not why:
                     break
             else:
@@ -166,13 +184,17 @@ def main():
     print()
     load = os.getloadavg()[0]
     if load > cores:
-        print(f"WARNING: load average {load:.1f} on {cores} cores: torch's threads wait for each other, which "
-              f"slows the scan far more than the loop (compare 'best', the ratio of the fastest runs).")
+        print(
+            f"WARNING: load average {load:.1f} on {cores} cores: torch's threads wait for each other, which "
+            f"slows the scan far more than the loop (compare 'best', the ratio of the fastest runs)."
+        )
     if failures:
         print("BELOW THE FLOOR:\n  " + "\n  ".join(failures))
         return 1
-    print(f"floor met at T={FLOOR_T}: linear_scan >= {FLOOR_SPEEDUP['linear_scan']:g}x, "
-          f"selective_scan >= {FLOOR_SPEEDUP['selective_scan']:g}x, max error <= {FLOOR_ERROR:g}")
+    print(
+        f"floor met at T={FLOOR_T}: linear_scan >= {FLOOR_SPEEDUP['linear_scan']:g}x, "
+        f"selective_scan >= {FLOOR_SPEEDUP['selective_scan']:g}x, max error <= {FLOOR_ERROR:g}"
+    )
     return 0
 
 

@@ -17,6 +17,7 @@ Conventions that matter here:
   so such a row of the final output equals ``b_o``.
 - Weights are applied as ``x @ W.T`` (PyTorch's layout).
 """
+
 from __future__ import annotations
 
 import math

@@ -17,6 +17,7 @@ Conventions that matter here:
   docstring): SGD's momentum buffer starts *at* the first gradient, eps is added *after* the
   square root.
 """
+
 from __future__ import annotations
 
 import torch

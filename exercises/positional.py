@@ -10,6 +10,7 @@ Conventions that matter here: sine and cosine are *interleaved* (even columns si
 cosine, as in the paper), not concatenated in two halves; for an odd ``d_model`` the last column is
 a sine. The embedding is scaled by ``sqrt(d)`` before the encoding is added (Vaswani et al. §3.4).
 """
+
 from __future__ import annotations
 
 import math

@@ -19,6 +19,7 @@ Conventions that matter here:
   ``rnn_forward``, ``truncated_bptt`` -> ``rnn_bptt``, ...): the grader swaps in correct callees,
   so a bug is charged once. No autograd, no ``torch.nn`` modules.
 """
+
 from __future__ import annotations
 
 import torch

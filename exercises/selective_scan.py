@@ -19,6 +19,7 @@ Conventions that matter here (Mamba's public ``selective_scan_ref``, transposed 
   PyTorch's type promotion gives the floating-point inputs (float64 stays float64).
 - ``linear_scan`` is the parallel part: O(log T) sequential steps, no Python loop over time.
 """
+
 from __future__ import annotations
 
 import torch
@@ -96,8 +97,7 @@ def linear_scan(a, b, h0=None):
     raise NotImplementedError()
 
 
-def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False,
-                   return_last_state=False):
+def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False, return_last_state=False):
     r"""Mamba's selective scan (S6), batch-first.
 
     .. math::

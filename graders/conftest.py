@@ -7,6 +7,7 @@
 * ``device``  -- the device inputs must be created on
 * ``make``    -- tensor factory: ``make.randn(2, 3, dtype=..)`` on ``device`` from ``rng``
 """
+
 from __future__ import annotations
 
 import pytest
@@ -74,5 +75,11 @@ def grade(request) -> Grade:
     function = marker.args[0]
     rules = plugin.config.rules(function)
     tolerances = {name: Tolerance(t.rtol, t.atol) for name, t in plugin.config.tolerances.items()}
-    return Grade(function=function, student=plugin.student, reference=plugin.reference, tolerances=tolerances,
-                 forbidden_match=rules.forbidden_match, kernels=bool(rules.forbidden))
+    return Grade(
+        function=function,
+        student=plugin.student,
+        reference=plugin.reference,
+        tolerances=tolerances,
+        forbidden_match=rules.forbidden_match,
+        kernels=bool(rules.forbidden),
+    )

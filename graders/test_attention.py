@@ -11,6 +11,7 @@ When a case fails, the known wrong variants below are computed on the same input
 feedback can say which classic mistake the output matches (an inverted mask, scaling by d
 instead of sqrt(d), interleaved heads, weights averaged over heads, ...).
 """
+
 from __future__ import annotations
 
 import math
@@ -25,6 +26,7 @@ DTYPES = pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["
 
 
 # --- known wrong variants: the masked softmax ------------------------------------------------
+
 
 def masked_softmax(scores, mask=None, *, invert=False, full_rows="zero", after=False, stable=True, dim=-1):
     """Softmax over ``dim`` with ``mask`` (True = may attend) and the usual ways to get it wrong.
@@ -58,25 +60,37 @@ def attend(q, k, v, mask=None, *, scale=None, **softmax):
 
 
 MASK_MISTAKES = [
-    ("inverted mask", {"invert": True},
-     "in this package True means 'may attend' (as in F.scaled_dot_product_attention); fill the scores "
-     "with -inf where the mask is False (masked_fill(~mask, -inf)), not where it is True."),
-    ("NaN in a fully masked row", {"full_rows": "nan"},
-     "when every key of a row is masked, softmax over all -inf is 0/0; such a row must get all-zero "
-     "weights (and so a zero output)."),
-    ("fully masked row not zeroed", {"full_rows": "uniform"},
-     "a large negative fill (-1e9, finfo.min) spreads a fully masked row evenly over all keys; the "
-     "contract wants all-zero weights there."),
-    ("mask applied after the softmax", {"after": True},
-     "multiplying the weights by the mask leaves rows that no longer sum to 1; mask the scores with "
-     "-inf before the softmax."),
+    (
+        "inverted mask",
+        {"invert": True},
+        "in this package True means 'may attend' (as in F.scaled_dot_product_attention); fill the scores "
+        "with -inf where the mask is False (masked_fill(~mask, -inf)), not where it is True.",
+    ),
+    (
+        "NaN in a fully masked row",
+        {"full_rows": "nan"},
+        "when every key of a row is masked, softmax over all -inf is 0/0; such a row must get all-zero "
+        "weights (and so a zero output).",
+    ),
+    (
+        "fully masked row not zeroed",
+        {"full_rows": "uniform"},
+        "a large negative fill (-1e9, finfo.min) spreads a fully masked row evenly over all keys; the "
+        "contract wants all-zero weights there.",
+    ),
+    (
+        "mask applied after the softmax",
+        {"after": True},
+        "multiplying the weights by the mask leaves rows that no longer sum to 1; mask the scores with "
+        "-inf before the softmax.",
+    ),
 ]
 
 
 # --- additive (Bahdanau) attention -----------------------------------------------------------
 
-def additive_variant(query, keys, W_q, W_k, v, mask=None, *, tanh=True, dim=-1, projected_values=False,
-                     **softmax):
+
+def additive_variant(query, keys, W_q, W_k, v, mask=None, *, tanh=True, dim=-1, projected_values=False, **softmax):
     pre = (query @ W_q.T).unsqueeze(1) + keys @ W_k.T
     scores = (torch.tanh(pre) if tanh else pre) @ v
     weights = masked_softmax(scores, mask, dim=dim, **softmax)
@@ -85,25 +99,40 @@ def additive_variant(query, keys, W_q, W_k, v, mask=None, *, tanh=True, dim=-1, 
 
 
 ADDITIVE_MISTAKES = [
-    ("no tanh", {"tanh": False},
-     "the alignment score is v . tanh(W_q q + W_k h_j); without the tanh it is linear in q and h_j."),
-    ("softmax over the batch axis", {"dim": 0},
-     "the scores are (B, S): normalize over the S encoder positions (dim=-1), separately for each batch row."),
-    ("context from the projected keys", {"projected_values": True},
-     "the context is the weighted sum of the encoder states h_j themselves, not of W_k h_j."),
+    (
+        "no tanh",
+        {"tanh": False},
+        "the alignment score is v . tanh(W_q q + W_k h_j); without the tanh it is linear in q and h_j.",
+    ),
+    (
+        "softmax over the batch axis",
+        {"dim": 0},
+        "the scores are (B, S): normalize over the S encoder positions (dim=-1), separately for each batch row.",
+    ),
+    (
+        "context from the projected keys",
+        {"projected_values": True},
+        "the context is the weighted sum of the encoder states h_j themselves, not of W_k h_j.",
+    ),
     *MASK_MISTAKES,
 ]
 
 
 def additive_mistakes(query, keys, W_q, W_k, v, mask=None):
-    return [Mistake(name, variant_output(additive_variant, query, keys, W_q, W_k, v, mask, **kw), why)
-            for name, kw, why in ADDITIVE_MISTAKES]
+    return [
+        Mistake(name, variant_output(additive_variant, query, keys, W_q, W_k, v, mask, **kw), why)
+        for name, kw, why in ADDITIVE_MISTAKES
+    ]
 
 
 def bahdanau_inputs(make, B, S, Hq, Hk, A, dtype):
-    return (make.randn(B, Hq, dtype=dtype), make.randn(B, S, Hk, dtype=dtype),
-            make.randn(A, Hq, dtype=dtype, scale=1 / math.sqrt(Hq)),
-            make.randn(A, Hk, dtype=dtype, scale=1 / math.sqrt(Hk)), make.randn(A, dtype=dtype))
+    return (
+        make.randn(B, Hq, dtype=dtype),
+        make.randn(B, S, Hk, dtype=dtype),
+        make.randn(A, Hq, dtype=dtype, scale=1 / math.sqrt(Hq)),
+        make.randn(A, Hk, dtype=dtype, scale=1 / math.sqrt(Hk)),
+        make.randn(A, dtype=dtype),
+    )
 
 
 def padding_mask(make, B, S, *, empty_row=0):
@@ -132,20 +161,28 @@ def test_additive_mask(grade, make, dtype):
     args = bahdanau_inputs(make, B, S, Hq, Hk, A, dtype)
     mask = padding_mask(make, B, S, empty_row=1)
     mask[2] = make.mask(S, p_keep=0.6) | (torch.arange(S, device=make.device) == 0)  # not only prefixes
-    grade.check(*args, mask=mask,
-          case=describe_case(B=B, S=S, Hq=Hq, Hk=Hk, A=A, mask="(B, S), batch row 1 fully masked", dtype=dtype),
-          mistakes=additive_mistakes)
+    grade.check(
+        *args,
+        mask=mask,
+        case=describe_case(B=B, S=S, Hq=Hq, Hk=Hk, A=A, mask="(B, S), batch row 1 fully masked", dtype=dtype),
+        mistakes=additive_mistakes,
+    )
 
 
 @grades("attention.additive_attention")
 def test_additive_single(grade, make):
     """Bahdanau attention, B=1, S=1, A == Hk"""
     args = bahdanau_inputs(make, 1, 1, 3, 4, 4, torch.float64)
-    grade.check(*args, mask=torch.ones(1, 1, dtype=torch.bool, device=make.device),
-          case=describe_case(B=1, S=1, Hq=3, Hk=4, A=4, mask="all True"), mistakes=additive_mistakes)
+    grade.check(
+        *args,
+        mask=torch.ones(1, 1, dtype=torch.bool, device=make.device),
+        case=describe_case(B=1, S=1, Hq=3, Hk=4, A=4, mask="all True"),
+        mistakes=additive_mistakes,
+    )
 
 
 # --- scaled dot-product attention ------------------------------------------------------------
+
 
 def sdpa_variant(q, k, v, mask=None, *, scale="sqrt(d)", **softmax):
     d = q.shape[-1]
@@ -154,16 +191,31 @@ def sdpa_variant(q, k, v, mask=None, *, scale="sqrt(d)", **softmax):
 
 
 SDPA_MISTAKES = [
-    ("scaled by d instead of sqrt(d)", {"scale": "d"},
-     "divide the scores by sqrt(d): that keeps their variance near 1 when q and k have unit variance (W8 §8.2)."),
-    ("no scaling", {"scale": "none"},
-     "the scores q.k must be divided by sqrt(d), or the softmax saturates as d grows (W8 §8.2)."),
-    ("scaled by sqrt(dv)", {"scale": "sqrt(dv)"},
-     "d is the size of the queries and keys (q.shape[-1]), not of the values."),
-    ("softmax over the wrong axis", {"dim": -2},
-     "each query's weights sum to 1 over the keys: softmax over the last axis (S) of the (..., L, S) scores."),
-    ("softmax without subtracting the max", {"stable": False},
-     "exp of a large score overflows to inf (inf/inf = NaN); subtract the row max first (torch.softmax does)."),
+    (
+        "scaled by d instead of sqrt(d)",
+        {"scale": "d"},
+        "divide the scores by sqrt(d): that keeps their variance near 1 when q and k have unit variance (W8 §8.2).",
+    ),
+    (
+        "no scaling",
+        {"scale": "none"},
+        "the scores q.k must be divided by sqrt(d), or the softmax saturates as d grows (W8 §8.2).",
+    ),
+    (
+        "scaled by sqrt(dv)",
+        {"scale": "sqrt(dv)"},
+        "d is the size of the queries and keys (q.shape[-1]), not of the values.",
+    ),
+    (
+        "softmax over the wrong axis",
+        {"dim": -2},
+        "each query's weights sum to 1 over the keys: softmax over the last axis (S) of the (..., L, S) scores.",
+    ),
+    (
+        "softmax without subtracting the max",
+        {"stable": False},
+        "exp of a large score overflows to inf (inf/inf = NaN); subtract the row max first (torch.softmax does).",
+    ),
     *MASK_MISTAKES,
 ]
 
@@ -201,7 +253,7 @@ def test_sdpa_masks(grade, make, shape):
     if shape == "(L, S)":
         mask = make.mask(L, S, p_keep=0.6)
         mask[:, 0] = True
-        mask[2] = False                       # query 2 sees nothing, in every batch and head
+        mask[2] = False  # query 2 sees nothing, in every batch and head
         what = "(L, S), query 2 fully masked"
     elif shape == "(B, 1, 1, S)":
         mask = padding_mask(make, B, S, empty_row=1).view(B, 1, 1, S)
@@ -212,8 +264,9 @@ def test_sdpa_masks(grade, make, shape):
         mask[0, 1, 3] = False
         mask[1, 2, 0] = False
         what = "(B, H, L, S), two rows fully masked"
-    grade.check(q, k, v, mask=mask, case=describe_case(B=B, H=H, L=L, S=S, d=d, dv=dv, mask=what),
-          mistakes=sdpa_mistakes)
+    grade.check(
+        q, k, v, mask=mask, case=describe_case(B=B, H=H, L=L, S=S, d=d, dv=dv, mask=what), mistakes=sdpa_mistakes
+    )
 
 
 @grades("attention.scaled_dot_product_attention")
@@ -234,13 +287,22 @@ def test_sdpa_large_logits(grade, make):
 # --- causal mask -----------------------------------------------------------------------------
 
 CAUSAL_MISTAKES = [
-    ("inverted mask", lambda T, dev: torch.ones(T, T, dtype=torch.bool, device=dev).triu(1),
-     "True means 'may attend': position i may see j <= i, so True on and below the diagonal "
-     "(nn.Transformer.generate_square_subsequent_mask uses the opposite convention)."),
-    ("diagonal excluded", lambda T, dev: torch.ones(T, T, dtype=torch.bool, device=dev).tril(-1),
-     "a position may attend to itself: keep the diagonal (tril(), not tril(-1))."),
-    ("upper triangle", lambda T, dev: torch.ones(T, T, dtype=torch.bool, device=dev).triu(),
-     "rows are queries and columns keys: query i may see keys j <= i, the lower triangle."),
+    (
+        "inverted mask",
+        lambda T, dev: torch.ones(T, T, dtype=torch.bool, device=dev).triu(1),
+        "True means 'may attend': position i may see j <= i, so True on and below the diagonal "
+        "(nn.Transformer.generate_square_subsequent_mask uses the opposite convention).",
+    ),
+    (
+        "diagonal excluded",
+        lambda T, dev: torch.ones(T, T, dtype=torch.bool, device=dev).tril(-1),
+        "a position may attend to itself: keep the diagonal (tril(), not tril(-1)).",
+    ),
+    (
+        "upper triangle",
+        lambda T, dev: torch.ones(T, T, dtype=torch.bool, device=dev).triu(),
+        "rows are queries and columns keys: query i may see keys j <= i, the lower triangle.",
+    ),
 ]
 
 
@@ -263,15 +325,32 @@ def test_causal_mask_default_device(grade):
 
 # --- multi-head attention --------------------------------------------------------------------
 
+
 def mha_params(make, E, dtype=torch.float64):
     params = {f"W_{n}": make.randn(E, E, dtype=dtype, scale=1 / math.sqrt(E)) for n in "qkvo"}
     params.update({f"b_{n}": make.randn(E, dtype=dtype, scale=0.5) for n in "qkvo"})
     return params
 
 
-def mha_variant(query, key, value, params, num_heads, mask=None, *, split="contiguous", scale="head",
-                transpose=True, in_bias=True, out_proj=True, out_bias=True, per_head_mask=True,
-                average=False, zero_full_rows=False, **softmax):
+def mha_variant(
+    query,
+    key,
+    value,
+    params,
+    num_heads,
+    mask=None,
+    *,
+    split="contiguous",
+    scale="head",
+    transpose=True,
+    in_bias=True,
+    out_proj=True,
+    out_bias=True,
+    per_head_mask=True,
+    average=False,
+    zero_full_rows=False,
+    **softmax,
+):
     """Multi-head attention with the knobs students get wrong (defaults: the contract)."""
     B, L, E = query.shape
     S = key.shape[1]
@@ -285,7 +364,7 @@ def mha_variant(query, key, value, params, num_heads, mask=None, *, split="conti
     def heads(x, n):
         if split == "contiguous":
             return x.reshape(B, n, h, dh).transpose(1, 2)
-        return x.reshape(B, n, dh, h).permute(0, 3, 1, 2)       # head i gets features i, i+h, i+2h, ...
+        return x.reshape(B, n, dh, h).permute(0, 3, 1, 2)  # head i gets features i, i+h, i+2h, ...
 
     def merge(x):
         if split == "contiguous":
@@ -308,37 +387,61 @@ def mha_variant(query, key, value, params, num_heads, mask=None, *, split="conti
 
 
 MHA_MISTAKES = [
-    ("weights averaged over heads", {"average": True},
-     "return the weights of every head, (B, num_heads, L, S); nn.MultiheadAttention averages them only "
-     "by default (average_attn_weights=True)."),
-    ("heads interleaved", {"split": "interleaved"},
-     "head i owns the contiguous features [i*dh, (i+1)*dh): x.view(B, n, num_heads, dh).transpose(1, 2), "
-     "not view(B, n, dh, num_heads)."),
-    ("scaled by sqrt(E)", {"scale": "model"},
-     "each head is scaled by the square root of its own size, sqrt(E // num_heads), not sqrt(E)."),
-    ("no scaling", {"scale": "none"},
-     "each head's scores must be divided by sqrt(E // num_heads)."),
-    ("weights not transposed", {"transpose": False},
-     "weights use PyTorch's layout (out, in): a projection is x @ W.T + b, not x @ W."),
-    ("no output projection", {"out_proj": False},
-     "after concatenating the heads, apply the output projection: concat @ W_o.T + b_o."),
-    ("output bias b_o missing", {"out_bias": False},
-     "the output projection is concat @ W_o.T + b_o, with its bias."),
-    ("input projection biases missing", {"in_bias": False},
-     "Q, K and V are x @ W.T + b with their biases b_q, b_k, b_v."),
-    ("mask not expanded for the heads", {"per_head_mask": False},
-     "a (B, L|1, S) mask must become (B, 1, L|1, S) before it meets the (B, h, L, S) scores; "
-     "otherwise batch j's mask lands on head j."),
-    ("fully masked output row set to zero", {"zero_full_rows": True},
-     "a row with no allowed key has zero attention in every head, but the output projection still adds "
-     "b_o: that row of the output equals b_o."),
+    (
+        "weights averaged over heads",
+        {"average": True},
+        "return the weights of every head, (B, num_heads, L, S); nn.MultiheadAttention averages them only "
+        "by default (average_attn_weights=True).",
+    ),
+    (
+        "heads interleaved",
+        {"split": "interleaved"},
+        "head i owns the contiguous features [i*dh, (i+1)*dh): x.view(B, n, num_heads, dh).transpose(1, 2), "
+        "not view(B, n, dh, num_heads).",
+    ),
+    (
+        "scaled by sqrt(E)",
+        {"scale": "model"},
+        "each head is scaled by the square root of its own size, sqrt(E // num_heads), not sqrt(E).",
+    ),
+    ("no scaling", {"scale": "none"}, "each head's scores must be divided by sqrt(E // num_heads)."),
+    (
+        "weights not transposed",
+        {"transpose": False},
+        "weights use PyTorch's layout (out, in): a projection is x @ W.T + b, not x @ W.",
+    ),
+    (
+        "no output projection",
+        {"out_proj": False},
+        "after concatenating the heads, apply the output projection: concat @ W_o.T + b_o.",
+    ),
+    ("output bias b_o missing", {"out_bias": False}, "the output projection is concat @ W_o.T + b_o, with its bias."),
+    (
+        "input projection biases missing",
+        {"in_bias": False},
+        "Q, K and V are x @ W.T + b with their biases b_q, b_k, b_v.",
+    ),
+    (
+        "mask not expanded for the heads",
+        {"per_head_mask": False},
+        "a (B, L|1, S) mask must become (B, 1, L|1, S) before it meets the (B, h, L, S) scores; "
+        "otherwise batch j's mask lands on head j.",
+    ),
+    (
+        "fully masked output row set to zero",
+        {"zero_full_rows": True},
+        "a row with no allowed key has zero attention in every head, but the output projection still adds "
+        "b_o: that row of the output equals b_o.",
+    ),
     *MASK_MISTAKES,
 ]
 
 
 def mha_mistakes(query, key, value, params, num_heads, mask=None):
-    return [Mistake(name, variant_output(mha_variant, query, key, value, params, num_heads, mask, **kw), why)
-            for name, kw, why in MHA_MISTAKES]
+    return [
+        Mistake(name, variant_output(mha_variant, query, key, value, params, num_heads, mask, **kw), why)
+        for name, kw, why in MHA_MISTAKES
+    ]
 
 
 @grades("attention.multi_head_attention")
@@ -347,8 +450,15 @@ def test_mha_self(grade, make, dtype):
     """matches nn.MultiheadAttention, self-attention, no mask, per-head weights"""
     B, L, E, h = 2, 5, 8, 2
     x = make.randn(B, L, E, dtype=dtype)
-    grade.check(x, x, x, mha_params(make, E, dtype), h, case=describe_case(B=B, L=L, E=E, num_heads=h, dtype=dtype),
-          mistakes=mha_mistakes)
+    grade.check(
+        x,
+        x,
+        x,
+        mha_params(make, E, dtype),
+        h,
+        case=describe_case(B=B, L=L, E=E, num_heads=h, dtype=dtype),
+        mistakes=mha_mistakes,
+    )
 
 
 @grades("attention.multi_head_attention")
@@ -358,9 +468,16 @@ def test_mha_cross_padding(grade, make):
     query, memory = make.randn(B, L, E), make.randn(B, S, E)
     value = make.randn(B, S, E)
     mask = padding_mask(make, B, S, empty_row=2).unsqueeze(1)
-    grade.check(query, memory, value, mha_params(make, E), h, mask=mask,
-          case=describe_case(B=B, L=L, S=S, E=E, num_heads=h, mask="(B, 1, S) padding, batch 2 fully masked"),
-          mistakes=mha_mistakes)
+    grade.check(
+        query,
+        memory,
+        value,
+        mha_params(make, E),
+        h,
+        mask=mask,
+        case=describe_case(B=B, L=L, S=S, E=E, num_heads=h, mask="(B, 1, S) padding, batch 2 fully masked"),
+        mistakes=mha_mistakes,
+    )
 
 
 @grades("attention.multi_head_attention")
@@ -369,8 +486,16 @@ def test_mha_causal(grade, make, ref):
     B, L, E, h = 2, 5, 8, 4
     x = make.randn(B, L, E)
     mask = ref("attention.causal_mask")(L, device=make.device)
-    grade.check(x, x, x, mha_params(make, E), h, mask=mask,
-          case=describe_case(B=B, L=L, E=E, num_heads=h, mask="(L, L) causal"), mistakes=mha_mistakes)
+    grade.check(
+        x,
+        x,
+        x,
+        mha_params(make, E),
+        h,
+        mask=mask,
+        case=describe_case(B=B, L=L, E=E, num_heads=h, mask="(L, L) causal"),
+        mistakes=mha_mistakes,
+    )
 
 
 @grades("attention.multi_head_attention")
@@ -384,15 +509,30 @@ def test_mha_full_mask(grade, make, dtype):
     mask[..., 1] = True
     mask[0, 2] = False
     mask[1, 0] = False
-    grade.check(query, key, value, mha_params(make, E, dtype), h, mask=mask,
-          case=describe_case(B=B, L=L, S=S, E=E, num_heads=h, mask="(B, L, S), rows (0, 2) and (1, 0) fully masked",
-                             dtype=dtype),
-          mistakes=mha_mistakes)
+    grade.check(
+        query,
+        key,
+        value,
+        mha_params(make, E, dtype),
+        h,
+        mask=mask,
+        case=describe_case(
+            B=B, L=L, S=S, E=E, num_heads=h, mask="(B, L, S), rows (0, 2) and (1, 0) fully masked", dtype=dtype
+        ),
+        mistakes=mha_mistakes,
+    )
 
 
 @grades("attention.multi_head_attention")
 def test_mha_single(grade, make):
     """B=1, L=1, S=1, num_heads == E (head size 1)"""
     E = 4
-    grade.check(make.randn(1, 1, E), make.randn(1, 1, E), make.randn(1, 1, E), mha_params(make, E), E,
-          case=describe_case(B=1, L=1, S=1, E=E, num_heads=E), mistakes=mha_mistakes)
+    grade.check(
+        make.randn(1, 1, E),
+        make.randn(1, 1, E),
+        make.randn(1, 1, E),
+        mha_params(make, E),
+        E,
+        case=describe_case(B=1, L=1, S=1, E=E, num_heads=E),
+        mistakes=mha_mistakes,
+    )

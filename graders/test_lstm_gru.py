@@ -10,6 +10,7 @@ Known wrong variants are computed here, on the same inputs, so a failure can say
 mistake it looks like (PyTorch's recurrent kernels are forbidden, so the variants are written
 out with plain tensor operations).
 """
+
 from __future__ import annotations
 
 import pytest
@@ -23,14 +24,17 @@ DTYPES = pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["
 
 # --- inputs -----------------------------------------------------------------------------------
 
+
 def weights(make, gates, D, H, dtype):
     """W_ih (gH, D), W_hh (gH, H), b_ih, b_hh (gH,): pre-activations of order 1, so no gate
     saturates and every wrong variant is far from the right answer; biases large enough that a
     dropped bias is seen."""
-    return (make.randn(gates * H, D, dtype=dtype, scale=D ** -0.5),
-            make.randn(gates * H, H, dtype=dtype, scale=H ** -0.5),
-            make.randn(gates * H, dtype=dtype, scale=0.7),
-            make.randn(gates * H, dtype=dtype, scale=0.7))
+    return (
+        make.randn(gates * H, D, dtype=dtype, scale=D**-0.5),
+        make.randn(gates * H, H, dtype=dtype, scale=H**-0.5),
+        make.randn(gates * H, dtype=dtype, scale=0.7),
+        make.randn(gates * H, dtype=dtype, scale=0.7),
+    )
 
 
 def run_checked(grade, args, case, mistakes, unpack=None):
@@ -55,8 +59,11 @@ def unpack_lstm(grade, value):
     hs, last = grade.unpack(value, ("hs", "(h_T, c_T)"))
     if not isinstance(last, (tuple, list)) or len(last) != 2:
         got = f"a {type(last).__name__}" + (f" of {len(last)}" if isinstance(last, (tuple, list)) else "")
-        raise GradeFailure(f"{grade.function} should return (hs, (h_T, c_T)), as nn.LSTM does: its second item "
-                           f"is the pair (h_T, c_T); got {got} there", rule="shape/dtype/device")
+        raise GradeFailure(
+            f"{grade.function} should return (hs, (h_T, c_T)), as nn.LSTM does: its second item "
+            f"is the pair (h_T, c_T); got {got} there",
+            rule="shape/dtype/device",
+        )
     return hs, tuple(last)
 
 
@@ -66,14 +73,29 @@ def unpack_gru(grade, value):
 
 # --- LSTM: known wrong variants ---------------------------------------------------------------
 
-def lstm_cell_variant(x, h_prev, c_prev, W_ih, W_hh, b_ih, b_hh, *, order="ifgo", bias="both",
-                      forget_offset=0.0, g_act=torch.tanh, squash_c=False, tanh_h=True):
+
+def lstm_cell_variant(
+    x,
+    h_prev,
+    c_prev,
+    W_ih,
+    W_hh,
+    b_ih,
+    b_hh,
+    *,
+    order="ifgo",
+    bias="both",
+    forget_offset=0.0,
+    g_act=torch.tanh,
+    squash_c=False,
+    tanh_h=True,
+):
     H = h_prev.shape[-1]
     if bias == "ih only":
         b = b_ih
     elif bias == "no forget":
         b = (b_ih + b_hh).clone()
-        b[H:2 * H] = 0
+        b[H : 2 * H] = 0
     else:
         b = b_ih + b_hh
     gates = dict(zip(order, (x @ W_ih.T + h_prev @ W_hh.T + b).chunk(4, dim=-1)))
@@ -87,40 +109,81 @@ def lstm_cell_variant(x, h_prev, c_prev, W_ih, W_hh, b_ih, b_hh, *, order="ifgo"
 
 
 LSTM_CELL_MISTAKES = [
-    ("gate order i, f, o, g", dict(order="ifog"),
-     "PyTorch stacks the four blocks of W_ih, W_hh, b_ih, b_hh as input, forget, cell candidate g, "
-     "output: i, f, g, o = gates.chunk(4, dim=-1)."),
-    ("gate order i, g, f, o (TensorFlow's layout)", dict(order="igfo"),
-     "TensorFlow packs i, j(=g), f, o; PyTorch's blocks are input, forget, cell candidate g, output: "
-     "i, f, g, o = gates.chunk(4, dim=-1)."),
-    ("forget-gate bias dropped", dict(bias="no forget"),
-     "every gate has a bias, the forget gate too: f = sigmoid(W_if x + b_if + W_hf h + b_hf) "
-     "(rows H:2H of b_ih and b_hh)."),
-    ("forget bias +1 (TensorFlow's forget_bias)", dict(forget_offset=1.0),
-     "nn.LSTMCell adds no constant to the forget gate; TensorFlow's forget_bias=1 is an initialisation "
-     "trick, here the forget bias is exactly b_ih[H:2H] + b_hh[H:2H]."),
-    ("b_hh ignored (only one bias)", dict(bias="ih only"),
-     "PyTorch keeps two biases and adds both: gates = x @ W_ih.T + b_ih + h @ W_hh.T + b_hh."),
-    ("tanh applied to the cell state twice", dict(squash_c=True),
-     "the cell state is the plain sum c = f*c_prev + i*g (the additive path of L5 §7.4, no tanh); "
-     "tanh is applied once, only for the output h = o*tanh(c)."),
-    ("h = o * c (tanh missing)", dict(tanh_h=False),
-     "the hidden state squashes the cell state before the output gate: h = o * tanh(c) (L5 §7.5)."),
-    ("sigmoid on the cell candidate g", dict(g_act=torch.sigmoid),
-     "the candidate g uses tanh (values in [-1, 1], so it can also lower the memory); only i, f, o "
-     "are sigmoids."),
+    (
+        "gate order i, f, o, g",
+        dict(order="ifog"),
+        "PyTorch stacks the four blocks of W_ih, W_hh, b_ih, b_hh as input, forget, cell candidate g, "
+        "output: i, f, g, o = gates.chunk(4, dim=-1).",
+    ),
+    (
+        "gate order i, g, f, o (TensorFlow's layout)",
+        dict(order="igfo"),
+        "TensorFlow packs i, j(=g), f, o; PyTorch's blocks are input, forget, cell candidate g, output: "
+        "i, f, g, o = gates.chunk(4, dim=-1).",
+    ),
+    (
+        "forget-gate bias dropped",
+        dict(bias="no forget"),
+        "every gate has a bias, the forget gate too: f = sigmoid(W_if x + b_if + W_hf h + b_hf) "
+        "(rows H:2H of b_ih and b_hh).",
+    ),
+    (
+        "forget bias +1 (TensorFlow's forget_bias)",
+        dict(forget_offset=1.0),
+        "nn.LSTMCell adds no constant to the forget gate; TensorFlow's forget_bias=1 is an initialisation "
+        "trick, here the forget bias is exactly b_ih[H:2H] + b_hh[H:2H].",
+    ),
+    (
+        "b_hh ignored (only one bias)",
+        dict(bias="ih only"),
+        "PyTorch keeps two biases and adds both: gates = x @ W_ih.T + b_ih + h @ W_hh.T + b_hh.",
+    ),
+    (
+        "tanh applied to the cell state twice",
+        dict(squash_c=True),
+        "the cell state is the plain sum c = f*c_prev + i*g (the additive path of L5 §7.4, no tanh); "
+        "tanh is applied once, only for the output h = o*tanh(c).",
+    ),
+    (
+        "h = o * c (tanh missing)",
+        dict(tanh_h=False),
+        "the hidden state squashes the cell state before the output gate: h = o * tanh(c) (L5 §7.5).",
+    ),
+    (
+        "sigmoid on the cell candidate g",
+        dict(g_act=torch.sigmoid),
+        "the candidate g uses tanh (values in [-1, 1], so it can also lower the memory); only i, f, o are sigmoids.",
+    ),
 ]
 
 
 def lstm_cell_mistakes(*args):
     h, c = lstm_cell_variant(*args)
     return [Mistake(name, lstm_cell_variant(*args, **kw), why) for name, kw, why in LSTM_CELL_MISTAKES] + [
-        Mistake("h and c returned in the wrong order", (c, h),
-                "lstm_cell returns (h, c): the hidden state first, then the cell state (as nn.LSTMCell).")]
+        Mistake(
+            "h and c returned in the wrong order",
+            (c, h),
+            "lstm_cell returns (h, c): the hidden state first, then the cell state (as nn.LSTMCell).",
+        )
+    ]
 
 
-def lstm_seq(x, h0, c0, W_ih, W_hh, b_ih, b_hh, *, cell=lstm_cell_variant, zero_init=False,
-             carry_c=True, reverse=False, shift=False, swap_last=False):
+def lstm_seq(
+    x,
+    h0,
+    c0,
+    W_ih,
+    W_hh,
+    b_ih,
+    b_hh,
+    *,
+    cell=lstm_cell_variant,
+    zero_init=False,
+    carry_c=True,
+    reverse=False,
+    shift=False,
+    swap_last=False,
+):
     h, c = (torch.zeros_like(h0), torch.zeros_like(c0)) if zero_init else (h0, c0)
     steps = range(x.shape[1] - 1, -1, -1) if reverse else range(x.shape[1])
     hs = {}
@@ -135,17 +198,28 @@ def lstm_seq(x, h0, c0, W_ih, W_hh, b_ih, b_hh, *, cell=lstm_cell_variant, zero_
 
 
 LSTM_SEQ_MISTAKES = [
-    ("initial state ignored (zeros)", dict(zero_init=True),
-     "the sequence starts from the given h0 and c0, not from zeros."),
-    ("hs shifted by one step (h_0 ... h_{T-1})", dict(shift=True),
-     "hs[:, t] is the state after reading x[:, t]: store h after each step, so hs holds h_1 ... h_T "
-     "and hs[:, -1] equals h_T."),
-    ("cell state not carried over", dict(carry_c=False),
-     "the cell state is recurrent too: feed each step's new c into the next step, not c0 every time."),
-    ("h_T and c_T swapped", dict(swap_last=True),
-     "nn.LSTM returns (output, (h_n, c_n)): the hidden state first, then the cell state."),
-    ("sequence read backwards", dict(reverse=True),
-     "a unidirectional LSTM reads x[:, 0] first and x[:, T-1] last."),
+    (
+        "initial state ignored (zeros)",
+        dict(zero_init=True),
+        "the sequence starts from the given h0 and c0, not from zeros.",
+    ),
+    (
+        "hs shifted by one step (h_0 ... h_{T-1})",
+        dict(shift=True),
+        "hs[:, t] is the state after reading x[:, t]: store h after each step, so hs holds h_1 ... h_T "
+        "and hs[:, -1] equals h_T.",
+    ),
+    (
+        "cell state not carried over",
+        dict(carry_c=False),
+        "the cell state is recurrent too: feed each step's new c into the next step, not c0 every time.",
+    ),
+    (
+        "h_T and c_T swapped",
+        dict(swap_last=True),
+        "nn.LSTM returns (output, (h_n, c_n)): the hidden state first, then the cell state.",
+    ),
+    ("sequence read backwards", dict(reverse=True), "a unidirectional LSTM reads x[:, 0] first and x[:, T-1] last."),
 ]
 
 
@@ -160,6 +234,7 @@ def lstm_forward_mistakes(*args):
 
 # --- GRU: known wrong variants ----------------------------------------------------------------
 
+
 def gru_cell_variant(x, h_prev, W_ih, W_hh, b_ih, b_hh, *, form="pytorch", flip=False, order="rzn"):
     i_ = dict(zip(order, (x @ W_ih.T + b_ih).chunk(3, dim=-1)))
     h_ = dict(zip(order, (h_prev @ W_hh.T + b_hh).chunk(3, dim=-1)))
@@ -168,7 +243,7 @@ def gru_cell_variant(x, h_prev, W_ih, W_hh, b_ih, b_hh, *, form="pytorch", flip=
     H = h_prev.shape[-1]
     W_hn = dict(zip(order, W_hh.split(H, dim=0)))["n"]
     b_hn = dict(zip(order, b_hh.split(H, dim=0)))["n"]
-    if form == "notes":      # Cho et al. / the notes: reset before the matrix product
+    if form == "notes":  # Cho et al. / the notes: reset before the matrix product
         n = torch.tanh(i_["n"] + (r * h_prev) @ W_hn.T + b_hn)
     elif form == "bias outside":
         n = torch.tanh(i_["n"] + r * (h_prev @ W_hn.T) + b_hn)
@@ -179,23 +254,39 @@ def gru_cell_variant(x, h_prev, W_ih, W_hh, b_ih, b_hh, *, form="pytorch", flip=
     return z * n + (1 - z) * h_prev if flip else (1 - z) * n + z * h_prev
 
 
-GRU_FORM = ("PyTorch (and this contract) applies r AFTER the product: n = tanh(W_in x + b_in + "
-            "r * (W_hn h + b_hn)); the notes (Cho et al. 2014) apply it BEFORE: W_hn (r * h). With the "
-            "same weights these are different functions, so move r outside the product.")
-GRU_FLIP = ("in PyTorch's convention z is the share of the OLD state that is kept: h = (1 - z) * n + "
-            "z * h_prev (z near 1 keeps the past, L5 §8.2); you swapped the roles of z and 1 - z.")
+GRU_FORM = (
+    "PyTorch (and this contract) applies r AFTER the product: n = tanh(W_in x + b_in + "
+    "r * (W_hn h + b_hn)); the notes (Cho et al. 2014) apply it BEFORE: W_hn (r * h). With the "
+    "same weights these are different functions, so move r outside the product."
+)
+GRU_FLIP = (
+    "in PyTorch's convention z is the share of the OLD state that is kept: h = (1 - z) * n + "
+    "z * h_prev (z near 1 keeps the past, L5 §8.2); you swapped the roles of z and 1 - z."
+)
 GRU_CELL_MISTAKES = [
     ("reset gate applied before W_hn (the notes' form)", dict(form="notes"), GRU_FORM),
     ("update convention flipped (h = z*n + (1-z)*h_prev)", dict(flip=True), GRU_FLIP),
-    ("reset gate before W_hn (the notes' form) and update convention flipped", dict(form="notes", flip=True),
-     GRU_FORM + " Also " + GRU_FLIP),
-    ("b_hn outside the reset gate", dict(form="bias outside"),
-     "the hidden-side bias of the new gate sits inside the reset: r * (W_hn h + b_hn); adding b_ih + b_hh "
-     "together is only right for the r and z blocks."),
-    ("reset gate missing", dict(form="no reset"),
-     "the candidate uses the reset gate: n = tanh(W_in x + b_in + r * (W_hn h + b_hn))."),
-    ("gate order z, r, n", dict(order="zrn"),
-     "PyTorch stacks the GRU blocks as reset, update, new: r, z, n = gates.chunk(3, dim=-1)."),
+    (
+        "reset gate before W_hn (the notes' form) and update convention flipped",
+        dict(form="notes", flip=True),
+        GRU_FORM + " Also " + GRU_FLIP,
+    ),
+    (
+        "b_hn outside the reset gate",
+        dict(form="bias outside"),
+        "the hidden-side bias of the new gate sits inside the reset: r * (W_hn h + b_hn); adding b_ih + b_hh "
+        "together is only right for the r and z blocks.",
+    ),
+    (
+        "reset gate missing",
+        dict(form="no reset"),
+        "the candidate uses the reset gate: n = tanh(W_in x + b_in + r * (W_hn h + b_hn)).",
+    ),
+    (
+        "gate order z, r, n",
+        dict(order="zrn"),
+        "PyTorch stacks the GRU blocks as reset, update, new: r, z, n = gates.chunk(3, dim=-1).",
+    ),
 ]
 
 
@@ -203,8 +294,20 @@ def gru_cell_mistakes(*args):
     return [Mistake(name, gru_cell_variant(*args, **kw), why) for name, kw, why in GRU_CELL_MISTAKES]
 
 
-def gru_seq(x, h0, W_ih, W_hh, b_ih, b_hh, *, cell=gru_cell_variant, zero_init=False, reverse=False,
-            shift=False, first_as_last=False):
+def gru_seq(
+    x,
+    h0,
+    W_ih,
+    W_hh,
+    b_ih,
+    b_hh,
+    *,
+    cell=gru_cell_variant,
+    zero_init=False,
+    reverse=False,
+    shift=False,
+    first_as_last=False,
+):
     h = torch.zeros_like(h0) if zero_init else h0
     steps = range(x.shape[1] - 1, -1, -1) if reverse else range(x.shape[1])
     hs = {}
@@ -218,11 +321,17 @@ def gru_seq(x, h0, W_ih, W_hh, b_ih, b_hh, *, cell=gru_cell_variant, zero_init=F
 
 GRU_SEQ_MISTAKES = [
     ("initial state ignored (zeros)", dict(zero_init=True), "the sequence starts from the given h0, not from zeros."),
-    ("hs shifted by one step (h_0 ... h_{T-1})", dict(shift=True),
-     "hs[:, t] is the state after reading x[:, t]: store h after each step, so hs holds h_1 ... h_T "
-     "and hs[:, -1] equals h_T."),
-    ("h_T taken from the first step", dict(first_as_last=True),
-     "h_T is the LAST hidden state, hs[:, -1] (nn.GRU's h_n)."),
+    (
+        "hs shifted by one step (h_0 ... h_{T-1})",
+        dict(shift=True),
+        "hs[:, t] is the state after reading x[:, t]: store h after each step, so hs holds h_1 ... h_T "
+        "and hs[:, -1] equals h_T.",
+    ),
+    (
+        "h_T taken from the first step",
+        dict(first_as_last=True),
+        "h_T is the LAST hidden state, hs[:, -1] (nn.GRU's h_n).",
+    ),
     ("sequence read backwards", dict(reverse=True), "a unidirectional GRU reads x[:, 0] first and x[:, T-1] last."),
 ]
 
@@ -237,12 +346,12 @@ def gru_forward_mistakes(*args):
 
 # --- lstm_cell --------------------------------------------------------------------------------
 
+
 def check_lstm_cell(grade, make, B, D, H, dtype):
     W = weights(make, 4, D, H, dtype)
     x, h_prev, c_prev = make.randn(B, D, dtype=dtype), make.randn(B, H, dtype=dtype), make.randn(B, H, dtype=dtype)
     case = describe_case(B=B, D=D, H=H, dtype=dtype) + ", nonzero h_prev and c_prev"
-    run_checked(grade, (x, h_prev, c_prev, *W), case, lstm_cell_mistakes,
-                unpack=lambda g, v: g.unpack(v, ("h", "c")))
+    run_checked(grade, (x, h_prev, c_prev, *W), case, lstm_cell_mistakes, unpack=lambda g, v: g.unpack(v, ("h", "c")))
 
 
 @grades("lstm_gru.lstm_cell", weight=2)
@@ -259,6 +368,7 @@ def test_lstm_cell_single(grade, make):
 
 
 # --- lstm_forward -----------------------------------------------------------------------------
+
 
 def check_lstm_forward(grade, make, B, T, D, H, dtype):
     W = weights(make, 4, D, H, dtype)
@@ -289,6 +399,7 @@ def test_lstm_forward_single_sequence(grade, make):
 
 # --- gru_cell ---------------------------------------------------------------------------------
 
+
 def check_gru_cell(grade, make, B, D, H, dtype):
     W = weights(make, 3, D, H, dtype)
     x, h_prev = make.randn(B, D, dtype=dtype), make.randn(B, H, dtype=dtype)
@@ -310,6 +421,7 @@ def test_gru_cell_single(grade, make):
 
 
 # --- gru_forward ------------------------------------------------------------------------------
+
 
 def check_gru_forward(grade, make, B, T, D, H, dtype):
     W = weights(make, 3, D, H, dtype)

@@ -5,6 +5,7 @@ state the student's own previous step returned, and compared step by step with t
 chain on the same gradients. Known wrong variants are computed here, on the same inputs, so a
 failure can say which classic mistake it looks like.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -39,9 +40,11 @@ def _readable(failure):
     """steps[2][1]['m'] -> state_next['m'] after step 3"""
     import re
 
-    failure.message = re.sub(r"steps\[(\d+)\]\[(\d)\]((?:\['\w+'\])?)",
-                             lambda m: f"{('w_next', 'state_next')[int(m[2])]}{m[3]} after step {int(m[1]) + 1}",
-                             failure.message)
+    failure.message = re.sub(
+        r"steps\[(\d+)\]\[(\d)\]((?:\['\w+'\])?)",
+        lambda m: f"{('w_next', 'state_next')[int(m[2])]}{m[3]} after step {int(m[1]) + 1}",
+        failure.message,
+    )
     failure.args = (failure.message,)
     return failure
 
@@ -59,13 +62,19 @@ def check_chain(grade, make, dtype, shape, hp, variants, case_extra=""):
         if getattr(failure, "rule", ""):
             raise _readable(failure) from None
         try:
-            grade.expect(got, want, case=case, what="steps",
-                         mistakes=[Mistake(name, chain(fn, w, grads, **hp), why) for name, fn, why in variants])
+            grade.expect(
+                got,
+                want,
+                case=case,
+                what="steps",
+                mistakes=[Mistake(name, chain(fn, w, grads, **hp), why) for name, fn, why in variants],
+            )
         except AssertionError as named:
             raise _readable(named) from None
 
 
 # --- known wrong variants ---------------------------------------------------------------------
+
 
 def sgd_ascent(w, dw, state, lr=1e-2):
     return w + lr * dw, {}
@@ -107,8 +116,8 @@ def _adam(w, dw, state, lr, betas, eps, *, correct=True, eps_inside=False, t_off
     m = b1 * state.get("m", torch.zeros_like(w)) + (1 - b1) * dw
     v = b2 * state.get("v", torch.zeros_like(w)) + (1 - b2) * dw * dw
     tc = t + t_offset
-    m_hat = m / (1 - b1 ** tc) if correct else m
-    v_hat = v / (1 - b2 ** tc) if correct else v
+    m_hat = m / (1 - b1**tc) if correct else m
+    v_hat = v / (1 - b2**tc) if correct else v
     denom = torch.sqrt(v_hat + eps) if eps_inside else torch.sqrt(v_hat) + eps
     return w - lr * m_hat / denom, {"step": t, "m": m, "v": v}
 
@@ -132,26 +141,45 @@ def adam_betas_swapped(w, dw, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8):
 
 # --- update rules -----------------------------------------------------------------------------
 
+
 @grades("optimizers.sgd")
 @DTYPES
 def test_sgd_default(grade, make, dtype):
     """matches torch.optim.SGD, 5 steps, lr=1e-2"""
-    check_chain(grade, make, dtype, (4, 3), {}, [
-        ("gradient ascent", sgd_ascent, "the step must go against the gradient: w - lr * dw.")])
+    check_chain(
+        grade,
+        make,
+        dtype,
+        (4, 3),
+        {},
+        [("gradient ascent", sgd_ascent, "the step must go against the gradient: w - lr * dw.")],
+    )
 
 
 @grades("optimizers.sgd")
 def test_sgd_lr(grade, make):
     """matches torch.optim.SGD, 5 steps, lr=0.3, B=1 vector"""
-    check_chain(grade, make, torch.float64, (1,), {"lr": 0.3}, [
-        ("gradient ascent", sgd_ascent, "the step must go against the gradient: w - lr * dw.")])
+    check_chain(
+        grade,
+        make,
+        torch.float64,
+        (1,),
+        {"lr": 0.3},
+        [("gradient ascent", sgd_ascent, "the step must go against the gradient: w - lr * dw.")],
+    )
 
 
 MOMENTUM_MISTAKES = [
-    ("dampened momentum", momentum_dampened,
-     "v = momentum*v + (1-momentum)*dw is an exponential average; PyTorch's SGD adds the raw gradient."),
-    ("lr inside the velocity", momentum_lr_inside,
-     "v = momentum*v - lr*dw moves w the same way, but the contract's state holds v = momentum*v + dw."),
+    (
+        "dampened momentum",
+        momentum_dampened,
+        "v = momentum*v + (1-momentum)*dw is an exponential average; PyTorch's SGD adds the raw gradient.",
+    ),
+    (
+        "lr inside the velocity",
+        momentum_lr_inside,
+        "v = momentum*v - lr*dw moves w the same way, but the contract's state holds v = momentum*v + dw.",
+    ),
 ]
 
 
@@ -190,16 +218,24 @@ def test_adagrad_eps(grade, make):
     got = student_chain(grade, w, grads, **hp)
     want = chain(grade.reference(grade.function), w, grads, **hp)
     try:
-        grade.expect(got, want, case=describe_case(steps=STEPS, grad_scale=1e-6, **hp), what="steps",
-                     mistakes=[Mistake(n, chain(f, w, grads, **hp), e) for n, f, e in ADAGRAD_MISTAKES])
+        grade.expect(
+            got,
+            want,
+            case=describe_case(steps=STEPS, grad_scale=1e-6, **hp),
+            what="steps",
+            mistakes=[Mistake(n, chain(f, w, grads, **hp), e) for n, f, e in ADAGRAD_MISTAKES],
+        )
     except AssertionError as failure:
         raise _readable(failure) from None
 
 
 RMSPROP_MISTAKES = [
     ("eps inside the square root", rmsprop_eps_inside, "PyTorch adds eps after the square root: sqrt(s) + eps."),
-    ("alpha and 1-alpha swapped", rmsprop_alpha_swapped,
-     "the old average is kept with weight alpha: s = alpha*s + (1-alpha)*dw**2."),
+    (
+        "alpha and 1-alpha swapped",
+        rmsprop_alpha_swapped,
+        "the old average is kept with weight alpha: s = alpha*s + (1-alpha)*dw**2.",
+    ),
 ]
 
 
@@ -217,11 +253,17 @@ def test_rmsprop_nondefault(grade, make):
 
 
 ADAM_MISTAKES = [
-    ("Adam without bias correction", adam_no_bias_correction,
-     "m and v start at zero, so early averages are too small; divide by (1 - beta**t)."),
+    (
+        "Adam without bias correction",
+        adam_no_bias_correction,
+        "m and v start at zero, so early averages are too small; divide by (1 - beta**t).",
+    ),
     ("eps inside the square root", adam_eps_inside, "PyTorch adds eps after the square root: sqrt(v_hat) + eps."),
-    ("bias correction with t+1", adam_step_from_zero,
-     "the step counter t is 1 on the first call: correct with 1 - beta**t, t = 1, 2, ..."),
+    (
+        "bias correction with t+1",
+        adam_step_from_zero,
+        "the step counter t is 1 on the first call: correct with 1 - beta**t, t = 1, 2, ...",
+    ),
     ("betas swapped", adam_betas_swapped, "betas = (beta1 for m, beta2 for v); m uses 0.9, v uses 0.999."),
 ]
 
@@ -249,10 +291,12 @@ def test_adam_step_counter(grade, make):
         step = state.get("step") if isinstance(state, dict) else None
         assert isinstance(step, int) and not isinstance(step, bool) and step == expected_step, (
             f"optimizers.adam: after call {expected_step}, state['step'] should be the int {expected_step}, "
-            f"got {step!r}")
+            f"got {step!r}"
+        )
 
 
 # --- clipping ---------------------------------------------------------------------------------
+
 
 def clip_each(grads, max_norm):
     out = [g * min(1.0, max_norm / (float(g.norm()) + 1e-6)) for g in grads]
@@ -265,10 +309,16 @@ def clip_always(grads, max_norm):
 
 
 CLIP_MISTAKES = [
-    ("each gradient clipped by its own norm", clip_each,
-     "the norm is global: one scale for all tensors, from the norm of everything together."),
-    ("scaled even below the threshold", clip_always,
-     "the scale is min(1, max_norm / (norm + 1e-6)): small gradients pass unchanged."),
+    (
+        "each gradient clipped by its own norm",
+        clip_each,
+        "the norm is global: one scale for all tensors, from the norm of everything together.",
+    ),
+    (
+        "scaled even below the threshold",
+        clip_always,
+        "the scale is min(1, max_norm / (norm + 1e-6)): small gradients pass unchanged.",
+    ),
 ]
 
 
@@ -280,13 +330,21 @@ def test_clip(grade, make, dtype, regime):
     grads = [make.randn(3, 4, dtype=dtype), make.randn(5, dtype=dtype), make.randn(2, 2, 2, dtype=dtype)]
     norm = float(torch.linalg.vector_norm(torch.cat([g.reshape(-1) for g in grads])))
     max_norm = norm * (0.3 if regime == "above" else 2.0)
-    grade.check(grads, max_norm, case=describe_case(regime=regime, dtype=dtype, max_norm=round(max_norm, 4)),
-                mistakes=lambda g, m: [Mistake(n, f(g, m), e) for n, f, e in CLIP_MISTAKES])
+    grade.check(
+        grads,
+        max_norm,
+        case=describe_case(regime=regime, dtype=dtype, max_norm=round(max_norm, 4)),
+        mistakes=lambda g, m: [Mistake(n, f(g, m), e) for n, f, e in CLIP_MISTAKES],
+    )
 
 
 @grades("optimizers.clip_grad_norm")
 def test_clip_single_tiny(grade, make):
     """one tensor of tiny gradients (1e-6) passes unchanged"""
     grads = [make.randn(4, 3) * 1e-6]
-    grade.check(grads, 1.0, case="one tensor, gradients ~1e-6, max_norm=1",
-                mistakes=lambda g, m: [Mistake(n, f(g, m), e) for n, f, e in CLIP_MISTAKES])
+    grade.check(
+        grads,
+        1.0,
+        case="one tensor, gradients ~1e-6, max_norm=1",
+        mistakes=lambda g, m: [Mistake(n, f(g, m), e) for n, f, e in CLIP_MISTAKES],
+    )

@@ -10,6 +10,7 @@ matters.
 Known wrong variants are computed here, on the same inputs, so a failure can say which classic
 mistake it looks like.
 """
+
 from __future__ import annotations
 
 import math
@@ -24,14 +25,25 @@ grades = pytest.mark.grades
 
 # --- sinusoidal_encoding: known wrong variants --------------------------------------------------
 
-def table(P, d, device=None, dtype=torch.float32, *, swap=False, layout="interleaved", exponent="2i",
-          first_position=0, odd_last="sine"):
+
+def table(
+    P,
+    d,
+    device=None,
+    dtype=torch.float32,
+    *,
+    swap=False,
+    layout="interleaved",
+    exponent="2i",
+    first_position=0,
+    odd_last="sine",
+):
     """The encoding with one knob turned; the defaults give the right table (in float64)."""
-    pos = torch.arange(first_position, first_position + P, dtype=torch.float64).unsqueeze(1)   # (P, 1)
-    k = torch.arange((d + 1) // 2, dtype=torch.float64)          # frequency index i = 0, 1, ...
-    if exponent == "i":            # 10000^(i/d): the pair index where 2i belongs
+    pos = torch.arange(first_position, first_position + P, dtype=torch.float64).unsqueeze(1)  # (P, 1)
+    k = torch.arange((d + 1) // 2, dtype=torch.float64)  # frequency index i = 0, 1, ...
+    if exponent == "i":  # 10000^(i/d): the pair index where 2i belongs
         even = odd = pos / 10000.0 ** (k / d)
-    elif exponent == "column":     # each column uses its own index: 2i for sines, 2i+1 for cosines
+    elif exponent == "column":  # each column uses its own index: 2i for sines, 2i+1 for cosines
         even, odd = pos / 10000.0 ** (2 * k / d), pos / 10000.0 ** ((2 * k + 1) / d)
     else:
         even = odd = pos / 10000.0 ** (2 * k / d)
@@ -39,8 +51,8 @@ def table(P, d, device=None, dtype=torch.float32, *, swap=False, layout="interle
     if swap:
         sines, cosines = torch.cos(even), torch.sin(odd)[:, : d // 2]
     pe = torch.zeros(P, d, dtype=torch.float64)
-    if layout == "halves":         # [sin ..., cos ...] concatenated instead of interleaved
-        pe[:, : sines.shape[1]], pe[:, sines.shape[1]:] = sines, cosines
+    if layout == "halves":  # [sin ..., cos ...] concatenated instead of interleaved
+        pe[:, : sines.shape[1]], pe[:, sines.shape[1] :] = sines, cosines
     else:
         pe[:, 0::2], pe[:, 1::2] = sines, cosines
     if d % 2 and odd_last == "zero":
@@ -49,22 +61,40 @@ def table(P, d, device=None, dtype=torch.float32, *, swap=False, layout="interle
 
 
 ENCODING_MISTAKES = [
-    ("sin and cos swapped", dict(swap=True),
-     "even columns are sines, odd columns cosines: pe[p, 2i] = sin(p / 10000^(2i/d)), pe[p, 2i+1] = cos(...)."),
-    ("sines and cosines concatenated in two halves", dict(layout="halves"),
-     "the table interleaves them, column 2i = sin and column 2i+1 = cos of the same frequency (pe[:, 0::2] "
-     "and pe[:, 1::2]), not [all sines, all cosines]."),
-    ("exponent i/d instead of 2i/d", dict(exponent="i"),
-     "column pair i uses the frequency 1/10000^(2i/d_model): 2i is the even column's index, so the exponent "
-     "runs over 0, 2, 4, ... (torch.arange(0, d, 2)), reaching about 1/10000 at the last pair."),
-    ("cosine columns use their own index (2i+1)/d", dict(exponent="column"),
-     "a sine and the cosine next to it share one frequency: pe[p, 2i+1] = cos(p / 10000^(2i/d)), the "
-     "exponent of the EVEN column."),
-    ("positions start at 1", dict(first_position=1), "row p is position p = 0, 1, ..., P-1: the first row is "
-     "sin(0) = 0, cos(0) = 1."),
-    ("last column left at zero (odd d_model)", dict(odd_last="zero"),
-     "for an odd d_model there are ceil(d/2) sines and floor(d/2) cosines: the last column is the sine of "
-     "the last frequency, not zero."),
+    (
+        "sin and cos swapped",
+        dict(swap=True),
+        "even columns are sines, odd columns cosines: pe[p, 2i] = sin(p / 10000^(2i/d)), pe[p, 2i+1] = cos(...).",
+    ),
+    (
+        "sines and cosines concatenated in two halves",
+        dict(layout="halves"),
+        "the table interleaves them, column 2i = sin and column 2i+1 = cos of the same frequency (pe[:, 0::2] "
+        "and pe[:, 1::2]), not [all sines, all cosines].",
+    ),
+    (
+        "exponent i/d instead of 2i/d",
+        dict(exponent="i"),
+        "column pair i uses the frequency 1/10000^(2i/d_model): 2i is the even column's index, so the exponent "
+        "runs over 0, 2, 4, ... (torch.arange(0, d, 2)), reaching about 1/10000 at the last pair.",
+    ),
+    (
+        "cosine columns use their own index (2i+1)/d",
+        dict(exponent="column"),
+        "a sine and the cosine next to it share one frequency: pe[p, 2i+1] = cos(p / 10000^(2i/d)), the "
+        "exponent of the EVEN column.",
+    ),
+    (
+        "positions start at 1",
+        dict(first_position=1),
+        "row p is position p = 0, 1, ..., P-1: the first row is sin(0) = 0, cos(0) = 1.",
+    ),
+    (
+        "last column left at zero (odd d_model)",
+        dict(odd_last="zero"),
+        "for an odd d_model there are ceil(d/2) sines and floor(d/2) cosines: the last column is the sine of "
+        "the last frequency, not zero.",
+    ),
 ]
 
 
@@ -85,10 +115,16 @@ def check_encoding(grade, P, d, case, **kwargs):
         try:
             grade.expect(outcome.value, want, case=case, mistakes=encoding_mistakes(P, d, **kwargs))
         except GradeFailure as named:
-            if not named.hint and want.dtype == torch.float64 and matches(outcome.value, want, grade.tolerances["float32"]):
-                named.hint = ("computed in float32: the table is right to float32 accuracy only; build the angles "
-                              "in the dtype asked for (e.g. torch.arange(..., dtype=dtype)) so float64 means "
-                              "float64 all the way.")
+            if (
+                not named.hint
+                and want.dtype == torch.float64
+                and matches(outcome.value, want, grade.tolerances["float32"])
+            ):
+                named.hint = (
+                    "computed in float32: the table is right to float32 accuracy only; build the angles "
+                    "in the dtype asked for (e.g. torch.arange(..., dtype=dtype)) so float64 means "
+                    "float64 all the way."
+                )
             raise named from None
         raise
 
@@ -96,39 +132,69 @@ def check_encoding(grade, P, d, case, **kwargs):
 @grades("positional.sinusoidal_encoding", weight=2)
 def test_encoding_float64(grade, device):
     """matches Vaswani et al.'s table, P=12, d_model=16, dtype=float64"""
-    check_encoding(grade, 12, 16, describe_case(num_positions=12, d_model=16, device=device.type, dtype=torch.float64),
-                   device=device, dtype=torch.float64)
+    check_encoding(
+        grade,
+        12,
+        16,
+        describe_case(num_positions=12, d_model=16, device=device.type, dtype=torch.float64),
+        device=device,
+        dtype=torch.float64,
+    )
 
 
 @grades("positional.sinusoidal_encoding")
 def test_encoding_default_dtype(grade, device):
     """default dtype is float32, P=20, d_model=10"""
-    check_encoding(grade, 20, 10, describe_case(num_positions=20, d_model=10, device=device.type) +
-                   ", dtype not given (float32)", device=device)
+    check_encoding(
+        grade,
+        20,
+        10,
+        describe_case(num_positions=20, d_model=10, device=device.type) + ", dtype not given (float32)",
+        device=device,
+    )
 
 
 @grades("positional.sinusoidal_encoding", weight=2)
 def test_encoding_odd_width(grade, device):
     """odd d_model=7 ends with a sine, P=9, device given as a string"""
-    check_encoding(grade, 9, 7, describe_case(num_positions=9, d_model=7, device=repr(str(device)), dtype=torch.float64),
-                   device=str(device), dtype=torch.float64)
+    check_encoding(
+        grade,
+        9,
+        7,
+        describe_case(num_positions=9, d_model=7, device=repr(str(device)), dtype=torch.float64),
+        device=str(device),
+        dtype=torch.float64,
+    )
 
 
 @grades("positional.sinusoidal_encoding")
 def test_encoding_one_position(grade, device):
     """num_positions=1, d_model=6: sin(0)=0, cos(0)=1"""
-    check_encoding(grade, 1, 6, describe_case(num_positions=1, d_model=6, device=device.type, dtype=torch.float64),
-                   device=device, dtype=torch.float64)
+    check_encoding(
+        grade,
+        1,
+        6,
+        describe_case(num_positions=1, d_model=6, device=device.type, dtype=torch.float64),
+        device=device,
+        dtype=torch.float64,
+    )
 
 
 @grades("positional.sinusoidal_encoding")
 def test_encoding_long(grade, device):
     """P=300 positions, d_model=8, dtype=float64"""
-    check_encoding(grade, 300, 8, describe_case(num_positions=300, d_model=8, device=device.type, dtype=torch.float64),
-                   device=device, dtype=torch.float64)
+    check_encoding(
+        grade,
+        300,
+        8,
+        describe_case(num_positions=300, d_model=8, device=device.type, dtype=torch.float64),
+        device=device,
+        dtype=torch.float64,
+    )
 
 
 # --- embed_tokens -----------------------------------------------------------------------------
+
 
 def embed_variant(tokens, embedding, pe, *, scale="sqrt", scale_pe=False, one_position=False):
     d = embedding.shape[-1]
@@ -140,17 +206,33 @@ def embed_variant(tokens, embedding, pe, *, scale="sqrt", scale_pe=False, one_po
 
 
 EMBED_MISTAKES = [
-    ("sqrt(d) scaling missing", dict(scale="none"),
-     "the embedding is multiplied by sqrt(d) before the encoding is added (Vaswani et al. §3.4): "
-     "x = embedding[tokens] * sqrt(d) + pe[:T]."),
-    ("divided by sqrt(d) instead of multiplied", dict(scale="divide"),
-     "the embedding is scaled UP by sqrt(d) so it is not drowned by the encoding (entries in [-1, 1]): "
-     "multiply, do not divide (dividing by sqrt(d) belongs to attention scores)."),
-    ("scaled by d instead of sqrt(d)", dict(scale="d"), "the factor is sqrt(d) = math.sqrt(embedding.shape[-1]), not d."),
-    ("positional encoding scaled too", dict(scale_pe=True),
-     "only the embedding is scaled: embedding[tokens] * sqrt(d) + pe[:T], not (embedding[tokens] + pe[:T]) * sqrt(d)."),
-    ("the same position added everywhere", dict(one_position=True),
-     "token t gets row t of the table: add pe[:T] (shape (T, d), broadcast over the batch), not one row."),
+    (
+        "sqrt(d) scaling missing",
+        dict(scale="none"),
+        "the embedding is multiplied by sqrt(d) before the encoding is added (Vaswani et al. §3.4): "
+        "x = embedding[tokens] * sqrt(d) + pe[:T].",
+    ),
+    (
+        "divided by sqrt(d) instead of multiplied",
+        dict(scale="divide"),
+        "the embedding is scaled UP by sqrt(d) so it is not drowned by the encoding (entries in [-1, 1]): "
+        "multiply, do not divide (dividing by sqrt(d) belongs to attention scores).",
+    ),
+    (
+        "scaled by d instead of sqrt(d)",
+        dict(scale="d"),
+        "the factor is sqrt(d) = math.sqrt(embedding.shape[-1]), not d.",
+    ),
+    (
+        "positional encoding scaled too",
+        dict(scale_pe=True),
+        "only the embedding is scaled: embedding[tokens] * sqrt(d) + pe[:T], not (embedding[tokens] + pe[:T]) * sqrt(d).",
+    ),
+    (
+        "the same position added everywhere",
+        dict(one_position=True),
+        "token t gets row t of the table: add pe[:T] (shape (T, d), broadcast over the batch), not one row.",
+    ),
 ]
 
 
@@ -213,5 +295,10 @@ def test_embed_sinusoidal_table(grade, make, ref, device):
     tokens = make.randint(50, 2, 10)
     embedding = make.randn(50, 16, scale=0.1)
     pe = ref("positional.sinusoidal_encoding")(16, 16, device=device, dtype=torch.float64)
-    grade.check(tokens, embedding, pe, case=describe_case(B=2, T=10, V=50, d=16, P=16, dtype=torch.float64) +
-                ", pe = sinusoidal_encoding(16, 16)", mistakes=embed_mistakes)
+    grade.check(
+        tokens,
+        embedding,
+        pe,
+        case=describe_case(B=2, T=10, V=50, d=16, P=16, dtype=torch.float64) + ", pe = sinusoidal_encoding(16, 16)",
+        mistakes=embed_mistakes,
+    )

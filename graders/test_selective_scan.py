@@ -10,6 +10,7 @@ same inputs, only when an answer is wrong, so the feedback can say which mistake
 reference on the same input at T = 65536 (interleaved, fastest of each, in this trusted process;
 see MAX_SLOWDOWN); the torch operations the child counts at T=64 and T=1024 are feedback only.
 """
+
 from __future__ import annotations
 
 import time
@@ -26,6 +27,7 @@ DTYPES = pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["
 
 # --- inputs -----------------------------------------------------------------------------------
 
+
 def ssm_inputs(make, Bsz, T, D, N, dtype, *, raw_delta=False):
     """u, delta, A, B, C, D_skip, z, delta_bias of Mamba's shapes, in Mamba's typical ranges.
 
@@ -34,7 +36,9 @@ def ssm_inputs(make, Bsz, T, D, N, dtype, *, raw_delta=False):
     (``A = -exp(A_log)``), so the state decays.
     """
     u = make.randn(Bsz, T, D, dtype=dtype)
-    delta = make.randn(Bsz, T, D, dtype=dtype) if raw_delta else make.uniform(Bsz, T, D, low=0.05, high=1.0, dtype=dtype)
+    delta = (
+        make.randn(Bsz, T, D, dtype=dtype) if raw_delta else make.uniform(Bsz, T, D, low=0.05, high=1.0, dtype=dtype)
+    )
     A = -make.uniform(D, N, low=0.3, high=2.0, dtype=dtype)
     B = make.randn(Bsz, T, N, dtype=dtype)
     C = make.randn(Bsz, T, N, dtype=dtype)
@@ -45,6 +49,7 @@ def ssm_inputs(make, Bsz, T, D, N, dtype, *, raw_delta=False):
 
 
 # --- discretize: known wrong variants ---------------------------------------------------------
+
 
 def _euler_b(delta, B):
     return delta[..., None] * B[:, :, None, :]
@@ -64,13 +69,22 @@ def discretize_sign_flipped(delta, A, B):
 
 
 DISCRETIZE_MISTAKES = [
-    ("first-order approximation", discretize_first_order,
-     "A_bar = 1 + delta*A is only the first Taylor term; the zero-order hold is exactly exp(delta*A)."),
-    ("ZOH for B", discretize_zoh_b,
-     "(exp(delta*A) - 1)/A * B is the paper's full zero-order hold; Mamba's code (and the contract) "
-     "uses the Euler B_bar = delta * B."),
-    ("sign of A flipped", discretize_sign_flipped,
-     "A is already negative (Mamba stores A = -exp(A_log)); A_bar = exp(delta*A), not exp(-delta*A)."),
+    (
+        "first-order approximation",
+        discretize_first_order,
+        "A_bar = 1 + delta*A is only the first Taylor term; the zero-order hold is exactly exp(delta*A).",
+    ),
+    (
+        "ZOH for B",
+        discretize_zoh_b,
+        "(exp(delta*A) - 1)/A * B is the paper's full zero-order hold; Mamba's code (and the contract) "
+        "uses the Euler B_bar = delta * B.",
+    ),
+    (
+        "sign of A flipped",
+        discretize_sign_flipped,
+        "A is already negative (Mamba stores A = -exp(A_log)); A_bar = exp(delta*A), not exp(-delta*A).",
+    ),
 ]
 
 
@@ -79,6 +93,7 @@ def discretize_mistakes(delta, A, B):
 
 
 # --- discretize ---------------------------------------------------------------------------------
+
 
 @grades("selective_scan.discretize")
 @DTYPES
@@ -98,6 +113,7 @@ def test_discretize_large_steps(grade, make):
 
 
 # --- linear_scan: known wrong variants (sequential, in the promoted dtype) ---------------------
+
 
 def _promoted(a, b, h0):
     dtype = torch.promote_types(a.dtype, b.dtype)
@@ -136,16 +152,24 @@ def scan_division(a, b, h0=None):
 
 
 SCAN_MISTAKES = [
-    ("h0 ignored", scan_ignores_h0,
-     "when h0 is given the recurrence starts from it: h_1 = a_1 * h0 + b_1."),
-    ("initial state in the output", scan_shifted,
-     "the output holds h_1 ... h_T (the state after each step), not h_0 ... h_{T-1}."),
-    ("a also scales the input", scan_a_on_input,
-     "h_t = a_t * h_{t-1} + b_t: a_t multiplies the previous state only, b_t is added unscaled."),
-    ("prefix product with division", scan_division,
-     "h_t = P_t * (h0 + sum b_s / P_s) with P = cumprod(a) divides by zero when some a is 0 and "
-     "underflows on long sequences; compose the affine maps (a, b) pairwise instead, which only "
-     "multiplies and adds."),
+    ("h0 ignored", scan_ignores_h0, "when h0 is given the recurrence starts from it: h_1 = a_1 * h0 + b_1."),
+    (
+        "initial state in the output",
+        scan_shifted,
+        "the output holds h_1 ... h_T (the state after each step), not h_0 ... h_{T-1}.",
+    ),
+    (
+        "a also scales the input",
+        scan_a_on_input,
+        "h_t = a_t * h_{t-1} + b_t: a_t multiplies the previous state only, b_t is added unscaled.",
+    ),
+    (
+        "prefix product with division",
+        scan_division,
+        "h_t = P_t * (h0 + sum b_s / P_s) with P = cumprod(a) divides by zero when some a is 0 and "
+        "underflows on long sequences; compose the affine maps (a, b) pairwise instead, which only "
+        "multiplies and adds.",
+    ),
 ]
 
 
@@ -155,14 +179,15 @@ def scan_mistakes(a, b, h0=None):
 
 # --- linear_scan: values ------------------------------------------------------------------------
 
+
 def _coefficients(make, shape, regime, dtype):
-    if regime == "decay":          # Mamba's A_bar: in (0, 1)
+    if regime == "decay":  # Mamba's A_bar: in (0, 1)
         return make.uniform(*shape, low=0.0, high=1.0, dtype=dtype)
     if regime == "negative":
         return make.uniform(*shape, low=-1.3, high=-0.2, dtype=dtype)
-    if regime == "above one":      # growing states: 1.4**12 ~ 57
+    if regime == "above one":  # growing states: 1.4**12 ~ 57
         return make.uniform(*shape, low=1.0, high=1.4, dtype=dtype)
-    if regime == "zeros":          # any sign, about a third exactly 0 (the state resets there)
+    if regime == "zeros":  # any sign, about a third exactly 0 (the state resets there)
         a = make.uniform(*shape, low=-1.2, high=1.2, dtype=dtype)
         return torch.where(make.uniform(*shape) < 0.35, torch.zeros_like(a), a)
     raise ValueError(regime)
@@ -199,8 +224,7 @@ def test_linear_scan_lengths(grade, make):
     for T in (2, 3, 4, 5, 8, 13, 16, 17):
         a = make.uniform(2, T, 3, low=-1.1, high=1.1)
         b, h0 = make.randn(2, T, 3), make.randn(2, 3)
-        grade.check(a, b, h0, case=describe_case(shape=(2, T, 3), h0=True, dtype=torch.float64),
-                    mistakes=scan_mistakes)
+        grade.check(a, b, h0, case=describe_case(shape=(2, T, 3), h0=True, dtype=torch.float64), mistakes=scan_mistakes)
 
 
 # --- linear_scan: complexity --------------------------------------------------------------------
@@ -233,16 +257,16 @@ TIMING_T = 65536
 MAX_SLOWDOWN = 10.0
 TIMING_ROUNDS = 5
 TIMING_BUDGET = 100.0
-STUDENT_TIMEOUT_S = (1.0, 6.0)   # floor and ceiling of the per-call timeout
-SHORT, LONG = 64, 1024           # the op counts (feedback) at two lengths
-PING = "selective_scan.-ping-"   # not an identifier: no student object can be found under it
+STUDENT_TIMEOUT_S = (1.0, 6.0)  # floor and ceiling of the per-call timeout
+SHORT, LONG = 64, 1024  # the op counts (feedback) at two lengths
+PING = "selective_scan.-ping-"  # not an identifier: no student object can be found under it
 
 
 def _fastest_reference(grade, args) -> float:
     from seqlab.student.guards import OpRecorder
 
     started = time.perf_counter()
-    with OpRecorder():   # the child's call runs under the same recorder: same per-op overhead
+    with OpRecorder():  # the child's call runs under the same recorder: same per-op overhead
         grade.ref(*args)
     return time.perf_counter() - started
 
@@ -262,7 +286,7 @@ def _timed_ping(grade, args, timeout: float) -> float:
     try:
         grade.student.run(PING, args, {}, timeout=timeout)
     except StudentError:
-        pass   # "missing", as it should; any other answer still measured a round trip
+        pass  # "missing", as it should; any other answer still measured a round trip
     return time.perf_counter() - started
 
 
@@ -285,8 +309,12 @@ def test_linear_scan_complexity(grade, make):
         except GradeFailure as failure:
             if failure.rule:
                 raise
-            grade.expect(outcome.value, want, case=case + " (the complexity points are for a correct scan)",
-                         mistakes=scan_mistakes(a, b, h0))
+            grade.expect(
+                outcome.value,
+                want,
+                case=case + " (the complexity points are for a correct scan)",
+                mistakes=scan_mistakes(a, b, h0),
+            )
         counts[T] = outcome.op_count
     ratio = counts[LONG] / max(counts[SHORT], 1)
 
@@ -304,38 +332,71 @@ def test_linear_scan_complexity(grade, make):
             # Stopped by the timeout (the in-process runner reports its alarm as an exception):
             # too slow, whatever the runner calls it.
             if exc.kind != "timeout" and time.perf_counter() - started < timeout:
-                raise GradeFailure(f"selective_scan.linear_scan at T={TIMING_T}: {exc.message}", rule=exc.kind) from None
+                raise GradeFailure(
+                    f"selective_scan.linear_scan at T={TIMING_T}: {exc.message}", rule=exc.kind
+                ) from None
             student_best = float("inf")
             break
-        if not checked:   # a fast wrong answer earns nothing: the long input is checked once
-            grade.expect(outcome.value, grade.ref(*args), case=describe_case(shape=(1, TIMING_T, 1), h0=True,
-                                                                            dtype=torch.float64))
+        if not checked:  # a fast wrong answer earns nothing: the long input is checked once
+            grade.expect(
+                outcome.value,
+                grade.ref(*args),
+                case=describe_case(shape=(1, TIMING_T, 1), h0=True, dtype=torch.float64),
+            )
             checked = True
         student_best = min(student_best, max(seconds - ping_best, 0.0))
     slowdown = student_best / reference_best
     if slowdown > MAX_SLOWDOWN:
-        took = "did not finish within the time limit" if student_best == float("inf") else \
-            f"took {student_best * 1e3:.0f} ms net of the round trip to your process, {slowdown:.0f} times the " \
+        took = (
+            "did not finish within the time limit"
+            if student_best == float("inf")
+            else f"took {student_best * 1e3:.0f} ms net of the round trip to your process, {slowdown:.0f} times the "
             f"reference's {reference_best * 1e3:.1f} ms"
+        )
         raise GradeFailure(
             f"selective_scan.linear_scan at T={TIMING_T} {took} (the limit is {MAX_SLOWDOWN:g} times; a log-depth "
             f"scan takes about as long as the reference, a loop over time 100 times longer or more). The values are "
             f"right; only the complexity points are lost. (Torch operations counted: {counts[SHORT]} at T={SHORT}, "
             f"{counts[LONG]} at T={LONG}, {ratio:.1f} times as many.)",
             hint="sequential loop over time: the work per step grows with T. Pair up neighbouring steps "
-                 "(the affine maps (a, b) compose associatively: (a2*a1, a2*b1 + b2)) and halve the "
-                 "length each level, so the number of levels is log2(T) (L5 §18.3).",
-            details={"op_count": dict(counts), "op_ratio": round(ratio, 2), "seconds": student_best,
-                     "reference_seconds": reference_best, "round_trip_seconds": ping_best,
-                     "max_slowdown": MAX_SLOWDOWN},
-            rule="complexity")
+            "(the affine maps (a, b) compose associatively: (a2*a1, a2*b1 + b2)) and halve the "
+            "length each level, so the number of levels is log2(T) (L5 §18.3).",
+            details={
+                "op_count": dict(counts),
+                "op_ratio": round(ratio, 2),
+                "seconds": student_best,
+                "reference_seconds": reference_best,
+                "round_trip_seconds": ping_best,
+                "max_slowdown": MAX_SLOWDOWN,
+            },
+            rule="complexity",
+        )
 
 
 # --- selective_scan: known wrong variants (a sequential loop with switches) --------------------
 
-def ss_variant(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False, return_last_state=False,
-               *, softplus_first=False, gate="silu", skip=True, a_first_order=False, b_zoh=False,
-               first_input_twice=False, gate_before_skip=False, all_states=False):
+
+def ss_variant(
+    u,
+    delta,
+    A,
+    B,
+    C,
+    D=None,
+    z=None,
+    delta_bias=None,
+    delta_softplus=False,
+    return_last_state=False,
+    *,
+    softplus_first=False,
+    gate="silu",
+    skip=True,
+    a_first_order=False,
+    b_zoh=False,
+    first_input_twice=False,
+    gate_before_skip=False,
+    all_states=False,
+):
     """selective_scan with one known mistake switched on (all off: the right answer)."""
     if softplus_first:
         delta = F.softplus(delta) if delta_softplus else delta
@@ -343,7 +404,7 @@ def ss_variant(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplu
     else:
         delta = delta + delta_bias if delta_bias is not None else delta
         delta = F.softplus(delta) if delta_softplus else delta
-    dA = delta[..., None] * A                                           # (B, T, D, N)
+    dA = delta[..., None] * A  # (B, T, D, N)
     A_bar = 1 + dA if a_first_order else torch.exp(dA)
     B_bar = (torch.exp(dA) - 1) / A * B[:, :, None, :] if b_zoh else delta[..., None] * B[:, :, None, :]
     Bu = B_bar * u[..., None]
@@ -366,21 +427,38 @@ def ss_variant(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplu
 
 
 SS_MISTAKES = [
-    ("softplus applied before adding delta_bias", dict(softplus_first=True),
-     "the bias shifts delta first, then softplus makes the step positive: softplus(delta + delta_bias)."),
-    ("sigmoid gate", dict(gate="sigmoid"),
-     "Mamba gates with silu(z) = z * sigmoid(z), not sigmoid(z)."),
-    ("D skip missing", dict(skip=False),
-     "when D is given the output adds the skip connection D * u_t to the read-out h_t . C_t."),
-    ("gate applied before the D skip", dict(gate_before_skip=True),
-     "the gate multiplies the whole output: y = (h_t . C_t + D * u_t) * silu(z)."),
-    ("ZOH for B", dict(b_zoh=True),
-     "Mamba's code (and the contract) uses the Euler B_bar = delta * B, not the full zero-order hold "
-     "(exp(delta*A) - 1)/A * B."),
-    ("first-order approximation", dict(a_first_order=True),
-     "A_bar = exp(delta*A) (zero-order hold), not its first Taylor term 1 + delta*A."),
-    ("state not starting at zero", dict(first_input_twice=True),
-     "the state before the first step is zero, so h_1 = B_bar_1 * u_1; here the first input is counted twice."),
+    (
+        "softplus applied before adding delta_bias",
+        dict(softplus_first=True),
+        "the bias shifts delta first, then softplus makes the step positive: softplus(delta + delta_bias).",
+    ),
+    ("sigmoid gate", dict(gate="sigmoid"), "Mamba gates with silu(z) = z * sigmoid(z), not sigmoid(z)."),
+    (
+        "D skip missing",
+        dict(skip=False),
+        "when D is given the output adds the skip connection D * u_t to the read-out h_t . C_t.",
+    ),
+    (
+        "gate applied before the D skip",
+        dict(gate_before_skip=True),
+        "the gate multiplies the whole output: y = (h_t . C_t + D * u_t) * silu(z).",
+    ),
+    (
+        "ZOH for B",
+        dict(b_zoh=True),
+        "Mamba's code (and the contract) uses the Euler B_bar = delta * B, not the full zero-order hold "
+        "(exp(delta*A) - 1)/A * B.",
+    ),
+    (
+        "first-order approximation",
+        dict(a_first_order=True),
+        "A_bar = exp(delta*A) (zero-order hold), not its first Taylor term 1 + delta*A.",
+    ),
+    (
+        "state not starting at zero",
+        dict(first_input_twice=True),
+        "the state before the first step is zero, so h_1 = B_bar_1 * u_1; here the first input is counted twice.",
+    ),
 ]
 
 
@@ -395,13 +473,19 @@ def _name_layout_mistake(grade, got, want, args, kwargs, case):
     tol = grade.tolerance(want)
     y_got = got[0] if kwargs.get("return_last_state") and isinstance(got, (tuple, list)) and len(got) == 2 else got
     y_want = want[0] if kwargs.get("return_last_state") else want
-    if (isinstance(y_got, torch.Tensor) and T != D and tuple(y_got.shape) == (Bsz, D, T)
-            and matches(y_got.mT, y_want, tol)):
+    if (
+        isinstance(y_got, torch.Tensor)
+        and T != D
+        and tuple(y_got.shape) == (Bsz, D, T)
+        and matches(y_got.mT, y_want, tol)
+    ):
         raise GradeFailure(
             f"{grade.function}, case {case}: y has shape {tuple(y_got.shape)}, expected {tuple(y_want.shape)}",
             hint="transposed layout (channel-first): Mamba's selective_scan_ref works on (B, D, T); the contract "
-                 "is batch-first, so y is (B, T, D) like u.",
-            rule="shape/dtype/device", details={"case": case})
+            "is batch-first, so y is (B, T, D) like u.",
+            rule="shape/dtype/device",
+            details={"case": case},
+        )
     if kwargs.get("return_last_state") and isinstance(got, (tuple, list)) and len(got) == 2:
         h_got = got[1]
         if isinstance(h_got, torch.Tensor) and h_got.dim() == 4 and h_got.shape[1] == T:
@@ -411,8 +495,10 @@ def _name_layout_mistake(grade, got, want, args, kwargs, case):
                     f"{grade.function}, case {case}: output[1] has shape {tuple(h_got.shape)}, expected "
                     f"{tuple(want[1].shape)}",
                     hint="returned h for all T instead of the last state: with return_last_state the second "
-                         "output is h_T (B, D, N), the state after the last step.",
-                    rule="shape/dtype/device", details={"case": case})
+                    "output is h_T (B, D, N), the state after the last step.",
+                    rule="shape/dtype/device",
+                    details={"case": case},
+                )
 
 
 def check_scan(grade, args, kwargs, case):
@@ -449,8 +535,9 @@ def scan_case(Bsz, T, D, N, dtype, kwargs):
 
 
 def scan_call(make, Bsz, T, D, N, dtype, options):
-    u, delta, A, B, C, D_skip, z, delta_bias = ssm_inputs(make, Bsz, T, D, N, dtype,
-                                                          raw_delta="delta_softplus" in options)
+    u, delta, A, B, C, D_skip, z, delta_bias = ssm_inputs(
+        make, Bsz, T, D, N, dtype, raw_delta="delta_softplus" in options
+    )
     given = {"D": D_skip, "z": z, "delta_bias": delta_bias, "delta_softplus": True, "return_last_state": True}
     return (u, delta, A, B, C), {name: given[name] for name in options}
 

@@ -9,6 +9,7 @@ The blocks call the student's ``multi_head_attention``, ``causal_mask``, ``layer
 a bug in one of them is charged once, where it is. The known wrong variants below are built
 from the reference pieces, on the same inputs, to name the mistake a block's output matches.
 """
+
 from __future__ import annotations
 
 import math
@@ -25,6 +26,7 @@ NORM_FIRST = pytest.mark.parametrize("norm_first", [False, True], ids=["post-LN"
 
 # --- inputs ----------------------------------------------------------------------------------
 
+
 def norm_params(make, E, dtype=torch.float64):
     return {"weight": 1.0 + make.randn(E, dtype=dtype, scale=0.3), "bias": make.randn(E, dtype=dtype, scale=0.3)}
 
@@ -36,13 +38,21 @@ def mha_params(make, E, dtype=torch.float64):
 
 
 def ffn_params(make, E, F, dtype=torch.float64):
-    return {"W1": make.randn(F, E, dtype=dtype, scale=1 / math.sqrt(E)), "b1": make.randn(F, dtype=dtype, scale=0.5),
-            "W2": make.randn(E, F, dtype=dtype, scale=1 / math.sqrt(F)), "b2": make.randn(E, dtype=dtype, scale=0.3)}
+    return {
+        "W1": make.randn(F, E, dtype=dtype, scale=1 / math.sqrt(E)),
+        "b1": make.randn(F, dtype=dtype, scale=0.5),
+        "W2": make.randn(E, F, dtype=dtype, scale=1 / math.sqrt(F)),
+        "b2": make.randn(E, dtype=dtype, scale=0.3),
+    }
 
 
 def block_params(make, E, F, *, decoder=False, dtype=torch.float64):
-    params = {"self_attn": mha_params(make, E, dtype), "ffn": ffn_params(make, E, F, dtype),
-              "norm1": norm_params(make, E, dtype), "norm2": norm_params(make, E, dtype)}
+    params = {
+        "self_attn": mha_params(make, E, dtype),
+        "ffn": ffn_params(make, E, F, dtype),
+        "norm1": norm_params(make, E, dtype),
+        "norm2": norm_params(make, E, dtype),
+    }
     if decoder:
         params["cross_attn"] = mha_params(make, E, dtype)
         params["norm3"] = norm_params(make, E, dtype)
@@ -57,8 +67,10 @@ def padding_mask(make, B, T, *, min_len=1):
 
 # --- layer_norm ------------------------------------------------------------------------------
 
-def layer_norm_variant(x, weight, bias, eps=1e-5, *, unbiased=False, eps_outside=False, no_eps=False,
-                       dims=(-1,), swap=False):
+
+def layer_norm_variant(
+    x, weight, bias, eps=1e-5, *, unbiased=False, eps_outside=False, no_eps=False, dims=(-1,), swap=False
+):
     mean = x.mean(dim=dims, keepdim=True)
     var = x.var(dim=dims, keepdim=True, unbiased=unbiased)
     if no_eps:
@@ -71,19 +83,33 @@ def layer_norm_variant(x, weight, bias, eps=1e-5, *, unbiased=False, eps_outside
 
 
 LAYER_NORM_MISTAKES = [
-    ("unbiased variance", {"unbiased": True},
-     "LayerNorm divides by E, not E - 1 (torch.var defaults to unbiased; use unbiased=False / correction=0)."),
-    ("eps outside the square root", {"eps_outside": True},
-     "eps is added to the variance, inside the root: (x - mean) / sqrt(var + eps)."),
-    ("eps missing", {"no_eps": True},
-     "add eps to the variance before the square root; it matters when the variance is small."),
-    ("normalized over the wrong axis", {"dims": (-2,)},
-     "LayerNorm normalizes each token over its own features, the last axis (dim=-1), not across tokens "
-     "(that is closer to BatchNorm, W8 §15.3)."),
-    ("normalized over all axes", {"dims": "all"},
-     "the mean and variance are per token, over the last axis only (dim=-1, keepdim=True)."),
-    ("gain and shift swapped", {"swap": True},
-     "y = x_hat * weight + bias: weight (gamma) scales, bias (beta) shifts."),
+    (
+        "unbiased variance",
+        {"unbiased": True},
+        "LayerNorm divides by E, not E - 1 (torch.var defaults to unbiased; use unbiased=False / correction=0).",
+    ),
+    (
+        "eps outside the square root",
+        {"eps_outside": True},
+        "eps is added to the variance, inside the root: (x - mean) / sqrt(var + eps).",
+    ),
+    (
+        "eps missing",
+        {"no_eps": True},
+        "add eps to the variance before the square root; it matters when the variance is small.",
+    ),
+    (
+        "normalized over the wrong axis",
+        {"dims": (-2,)},
+        "LayerNorm normalizes each token over its own features, the last axis (dim=-1), not across tokens "
+        "(that is closer to BatchNorm, W8 §15.3).",
+    ),
+    (
+        "normalized over all axes",
+        {"dims": "all"},
+        "the mean and variance are per token, over the last axis only (dim=-1, keepdim=True).",
+    ),
+    ("gain and shift swapped", {"swap": True}, "y = x_hat * weight + bias: weight (gamma) scales, bias (beta) shifts."),
 ]
 
 
@@ -112,8 +138,9 @@ def test_layer_norm_eps(grade, make):
     B, T, E = 2, 4, 5
     x = make.randn(B, T, E, scale=1e-2)
     w, b = norm_params(make, E).values()
-    grade.check(x, w, b, eps=0.1, case=describe_case(B=B, T=T, E=E, eps=0.1, x_scale=1e-2),
-          mistakes=layer_norm_mistakes)
+    grade.check(
+        x, w, b, eps=0.1, case=describe_case(B=B, T=T, E=E, eps=0.1, x_scale=1e-2), mistakes=layer_norm_mistakes
+    )
 
 
 @grades("transformer.layer_norm")
@@ -135,6 +162,7 @@ def test_layer_norm_single(grade, make):
 
 # --- feed_forward ----------------------------------------------------------------------------
 
+
 def feed_forward_variant(x, W1, b1, W2, b2, *, act="relu", relu_out=False):
     h = x @ W1.T + b1
     h = {"relu": torch.relu, "none": lambda t: t, "gelu": torch.nn.functional.gelu, "tanh": torch.tanh}[act](h)
@@ -143,18 +171,30 @@ def feed_forward_variant(x, W1, b1, W2, b2, *, act="relu", relu_out=False):
 
 
 FFN_MISTAKES = [
-    ("activation missing", {"act": "none"},
-     "FFN(x) = relu(x @ W1.T + b1) @ W2.T + b2; without the ReLU the two layers collapse into one linear map."),
-    ("ReLU on the output too", {"relu_out": True},
-     "only the hidden layer has a ReLU; the second layer's output is used as it is."),
-    ("GELU instead of ReLU", {"act": "gelu"},
-     "the contract's FFN (and nn.TransformerEncoderLayer's default) uses ReLU."),
+    (
+        "activation missing",
+        {"act": "none"},
+        "FFN(x) = relu(x @ W1.T + b1) @ W2.T + b2; without the ReLU the two layers collapse into one linear map.",
+    ),
+    (
+        "ReLU on the output too",
+        {"relu_out": True},
+        "only the hidden layer has a ReLU; the second layer's output is used as it is.",
+    ),
+    (
+        "GELU instead of ReLU",
+        {"act": "gelu"},
+        "the contract's FFN (and nn.TransformerEncoderLayer's default) uses ReLU.",
+    ),
     ("tanh instead of ReLU", {"act": "tanh"}, "the hidden activation is ReLU: max(0, x @ W1.T + b1)."),
 ]
 
 
 def ffn_mistakes(x, W1, b1, W2, b2):
-    return [Mistake(name, variant_output(feed_forward_variant, x, W1, b1, W2, b2, **kw), why) for name, kw, why in FFN_MISTAKES]
+    return [
+        Mistake(name, variant_output(feed_forward_variant, x, W1, b1, W2, b2, **kw), why)
+        for name, kw, why in FFN_MISTAKES
+    ]
 
 
 @grades("transformer.feed_forward")
@@ -163,8 +203,15 @@ def test_feed_forward(grade, make, dtype):
     """(B, T, E) input, odd E=5, F=11"""
     B, T, E, F = 2, 4, 5, 11
     p = ffn_params(make, E, F, dtype)
-    grade.check(make.randn(B, T, E, dtype=dtype), p["W1"], p["b1"], p["W2"], p["b2"],
-          case=describe_case(B=B, T=T, E=E, F=F, dtype=dtype), mistakes=ffn_mistakes)
+    grade.check(
+        make.randn(B, T, E, dtype=dtype),
+        p["W1"],
+        p["b1"],
+        p["W2"],
+        p["b2"],
+        case=describe_case(B=B, T=T, E=E, F=F, dtype=dtype),
+        mistakes=ffn_mistakes,
+    )
 
 
 @grades("transformer.feed_forward")
@@ -173,14 +220,36 @@ def test_feed_forward_shapes(grade, make, shape):
     """any leading shape (..., E), E=3, F=7"""
     E, F = shape[-1], 7
     p = ffn_params(make, E, F)
-    grade.check(make.randn(*shape), p["W1"], p["b1"], p["W2"], p["b2"],
-          case=describe_case(x=tuple(shape), F=F), mistakes=ffn_mistakes)
+    grade.check(
+        make.randn(*shape),
+        p["W1"],
+        p["b1"],
+        p["W2"],
+        p["b2"],
+        case=describe_case(x=tuple(shape), F=F),
+        mistakes=ffn_mistakes,
+    )
 
 
 # --- encoder_block ---------------------------------------------------------------------------
 
-def encoder_variant(ref, x, params, num_heads, mask=None, norm_first=False, *, swap_ln=False, res_attn=True,
-                    res_ffn=True, norm_sublayer=False, one_norm=False, use_mask=True, final_norm=False):
+
+def encoder_variant(
+    ref,
+    x,
+    params,
+    num_heads,
+    mask=None,
+    norm_first=False,
+    *,
+    swap_ln=False,
+    res_attn=True,
+    res_ffn=True,
+    norm_sublayer=False,
+    one_norm=False,
+    use_mask=True,
+    final_norm=False,
+):
     mha, ln, ff = ref("attention.multi_head_attention"), ref("transformer.layer_norm"), ref("transformer.feed_forward")
     m = mask if use_mask else None
 
@@ -207,28 +276,52 @@ def encoder_variant(ref, x, params, num_heads, mask=None, norm_first=False, *, s
 
 
 ENCODER_MISTAKES = [
-    ("post-LN and pre-LN swapped", {"swap_ln": True},
-     "norm_first=False is post-LN, x = norm1(x + SA(x)); norm_first=True is pre-LN, x = x + SA(norm1(x))."),
-    ("residual missing around the attention", {"res_attn": False},
-     "each sublayer is wrapped in a residual connection: add the sublayer's input to its output."),
-    ("residual missing around the FFN", {"res_ffn": False},
-     "the FFN sublayer has its own residual connection: x + FFN(x) (post-LN: inside norm2)."),
-    ("LayerNorm on the sublayer output", {"norm_sublayer": True},
-     "post-LN normalizes the sum, norm1(x + SA(x)), not x + norm1(SA(x))."),
-    ("norm1 used for both LayerNorms", {"one_norm": True},
-     "the block has two LayerNorms with their own parameters: norm1 after (or before) attention, norm2 for the FFN."),
-    ("mask not passed to the attention", {"use_mask": False},
-     "the block's mask goes to multi_head_attention(x, x, x, ..., mask)."),
-    ("extra final LayerNorm", {"final_norm": True},
-     "a pre-LN block ends with the residual sum x + FFN(norm2(x)); the final LayerNorm belongs to the "
-     "whole encoder, not to each block."),
+    (
+        "post-LN and pre-LN swapped",
+        {"swap_ln": True},
+        "norm_first=False is post-LN, x = norm1(x + SA(x)); norm_first=True is pre-LN, x = x + SA(norm1(x)).",
+    ),
+    (
+        "residual missing around the attention",
+        {"res_attn": False},
+        "each sublayer is wrapped in a residual connection: add the sublayer's input to its output.",
+    ),
+    (
+        "residual missing around the FFN",
+        {"res_ffn": False},
+        "the FFN sublayer has its own residual connection: x + FFN(x) (post-LN: inside norm2).",
+    ),
+    (
+        "LayerNorm on the sublayer output",
+        {"norm_sublayer": True},
+        "post-LN normalizes the sum, norm1(x + SA(x)), not x + norm1(SA(x)).",
+    ),
+    (
+        "norm1 used for both LayerNorms",
+        {"one_norm": True},
+        "the block has two LayerNorms with their own parameters: norm1 after (or before) attention, norm2 for the FFN.",
+    ),
+    (
+        "mask not passed to the attention",
+        {"use_mask": False},
+        "the block's mask goes to multi_head_attention(x, x, x, ..., mask).",
+    ),
+    (
+        "extra final LayerNorm",
+        {"final_norm": True},
+        "a pre-LN block ends with the residual sum x + FFN(norm2(x)); the final LayerNorm belongs to the "
+        "whole encoder, not to each block.",
+    ),
 ]
 
 
 def encoder_mistakes(ref):
     def mistakes(x, params, num_heads, mask=None, norm_first=False):
-        return [Mistake(name, variant_output(encoder_variant, ref, x, params, num_heads, mask, norm_first, **kw), why)
-                for name, kw, why in ENCODER_MISTAKES]
+        return [
+            Mistake(name, variant_output(encoder_variant, ref, x, params, num_heads, mask, norm_first, **kw), why)
+            for name, kw, why in ENCODER_MISTAKES
+        ]
+
     return mistakes
 
 
@@ -237,8 +330,14 @@ def encoder_mistakes(ref):
 def test_encoder(grade, make, ref, norm_first):
     """matches nn.TransformerEncoderLayer, no mask"""
     B, T, E, F, h = 2, 5, 8, 16, 2
-    grade.check(make.randn(B, T, E), block_params(make, E, F), h, norm_first=norm_first,
-          case=describe_case(B=B, T=T, E=E, F=F, num_heads=h, norm_first=norm_first), mistakes=encoder_mistakes(ref))
+    grade.check(
+        make.randn(B, T, E),
+        block_params(make, E, F),
+        h,
+        norm_first=norm_first,
+        case=describe_case(B=B, T=T, E=E, F=F, num_heads=h, norm_first=norm_first),
+        mistakes=encoder_mistakes(ref),
+    )
 
 
 @grades("transformer.encoder_block")
@@ -247,10 +346,16 @@ def test_encoder_padding(grade, make, ref, norm_first):
     """(B, 1, T) padding mask"""
     B, T, E, F, h = 3, 6, 6, 10, 3
     mask = padding_mask(make, B, T)
-    mask[0, 0, -1] = False                          # at least one sequence is padded
-    grade.check(make.randn(B, T, E), block_params(make, E, F), h, mask=mask, norm_first=norm_first,
-          case=describe_case(B=B, T=T, E=E, F=F, num_heads=h, mask="(B, 1, T) padding", norm_first=norm_first),
-          mistakes=encoder_mistakes(ref))
+    mask[0, 0, -1] = False  # at least one sequence is padded
+    grade.check(
+        make.randn(B, T, E),
+        block_params(make, E, F),
+        h,
+        mask=mask,
+        norm_first=norm_first,
+        case=describe_case(B=B, T=T, E=E, F=F, num_heads=h, mask="(B, 1, T) padding", norm_first=norm_first),
+        mistakes=encoder_mistakes(ref),
+    )
 
 
 @grades("transformer.encoder_block")
@@ -259,24 +364,54 @@ def test_encoder_causal_float32(grade, make, ref):
     B, T, E, F, h = 2, 4, 8, 12, 4
     dtype = torch.float32
     mask = ref("attention.causal_mask")(T, device=make.device)
-    grade.check(make.randn(B, T, E, dtype=dtype), block_params(make, E, F, dtype=dtype), h, mask=mask,
-          case=describe_case(B=B, T=T, E=E, F=F, num_heads=h, mask="(T, T) causal", dtype=dtype),
-          mistakes=encoder_mistakes(ref))
+    grade.check(
+        make.randn(B, T, E, dtype=dtype),
+        block_params(make, E, F, dtype=dtype),
+        h,
+        mask=mask,
+        case=describe_case(B=B, T=T, E=E, F=F, num_heads=h, mask="(T, T) causal", dtype=dtype),
+        mistakes=encoder_mistakes(ref),
+    )
 
 
 @grades("transformer.encoder_block")
 def test_encoder_single(grade, make, ref):
     """B=1, T=1, pre-LN"""
     E, F, h = 4, 8, 2
-    grade.check(make.randn(1, 1, E), block_params(make, E, F), h, norm_first=True,
-          case=describe_case(B=1, T=1, E=E, F=F, num_heads=h, norm_first=True), mistakes=encoder_mistakes(ref))
+    grade.check(
+        make.randn(1, 1, E),
+        block_params(make, E, F),
+        h,
+        norm_first=True,
+        case=describe_case(B=1, T=1, E=E, F=F, num_heads=h, norm_first=True),
+        mistakes=encoder_mistakes(ref),
+    )
 
 
 # --- decoder_block ---------------------------------------------------------------------------
 
-def decoder_variant(ref, x, memory, params, num_heads, self_mask=None, memory_mask=None, causal=True,
-                    norm_first=False, *, swap_ln=False, flip_causal=False, drop_self_mask=False, use_or=False,
-                    cross_from_x=False, drop_memory_mask=False, norm_memory=False, res=True, cross_params="cross_attn"):
+
+def decoder_variant(
+    ref,
+    x,
+    memory,
+    params,
+    num_heads,
+    self_mask=None,
+    memory_mask=None,
+    causal=True,
+    norm_first=False,
+    *,
+    swap_ln=False,
+    flip_causal=False,
+    drop_self_mask=False,
+    use_or=False,
+    cross_from_x=False,
+    drop_memory_mask=False,
+    norm_memory=False,
+    res=True,
+    cross_params="cross_attn",
+):
     mha, ln, ff = ref("attention.multi_head_attention"), ref("transformer.layer_norm"), ref("transformer.feed_forward")
     pre = norm_first != swap_ln
     causal = causal != flip_causal
@@ -312,44 +447,100 @@ def decoder_variant(ref, x, memory, params, num_heads, self_mask=None, memory_ma
 
 # (name, variant knobs, which calls it applies to: "causal", "not causal" or "all", the lesson)
 DECODER_MISTAKES = [
-    ("cross-attention uses x as keys", {"cross_from_x": True}, "all",
-     "cross-attention takes its queries from the decoder but its keys and values from the encoder output: "
-     "multi_head_attention(x, memory, memory, ...)."),
-    ("causal mask missing", {"flip_causal": True}, "causal",
-     "with causal=True, combine causal_mask(T) with self_mask so position t cannot see later targets."),
-    ("causal mask applied although causal=False", {"flip_causal": True}, "not causal",
-     "causal=False means no look-ahead mask: use self_mask alone."),
-    ("self_mask dropped when causal", {"drop_self_mask": True}, "causal",
-     "with causal=True the self-attention mask is causal_mask(T) & self_mask: keep the padding mask too."),
-    ("masks combined with OR", {"use_or": True}, "causal",
-     "a key is allowed only if both masks allow it: combine them with & (logical AND), not |."),
-    ("self_mask not used", {"drop_self_mask": True}, "not causal",
-     "self_mask belongs to the self-attention: multi_head_attention(x, x, x, ..., self_mask)."),
-    ("memory_mask not used", {"drop_memory_mask": True}, "all",
-     "memory_mask belongs to the cross-attention: multi_head_attention(x, memory, memory, ..., memory_mask)."),
-    ("post-LN and pre-LN swapped", {"swap_ln": True}, "all",
-     "norm_first=False is post-LN, x = norm(x + sublayer(x)); norm_first=True is pre-LN, x = x + sublayer(norm(x))."),
-    ("memory normalized in pre-LN", {"norm_memory": True}, "all",
-     "pre-LN normalizes the decoder stream (norm2(x)) before cross-attention; the encoder memory is used as it is."),
-    ("residual connections missing", {"res": False}, "all",
-     "each of the three sublayers is wrapped in a residual connection: add its input to its output."),
-    ("self-attention parameters used for cross-attention", {"cross_params": "self_attn"}, "all",
-     "cross-attention has its own weights, params['cross_attn']."),
+    (
+        "cross-attention uses x as keys",
+        {"cross_from_x": True},
+        "all",
+        "cross-attention takes its queries from the decoder but its keys and values from the encoder output: "
+        "multi_head_attention(x, memory, memory, ...).",
+    ),
+    (
+        "causal mask missing",
+        {"flip_causal": True},
+        "causal",
+        "with causal=True, combine causal_mask(T) with self_mask so position t cannot see later targets.",
+    ),
+    (
+        "causal mask applied although causal=False",
+        {"flip_causal": True},
+        "not causal",
+        "causal=False means no look-ahead mask: use self_mask alone.",
+    ),
+    (
+        "self_mask dropped when causal",
+        {"drop_self_mask": True},
+        "causal",
+        "with causal=True the self-attention mask is causal_mask(T) & self_mask: keep the padding mask too.",
+    ),
+    (
+        "masks combined with OR",
+        {"use_or": True},
+        "causal",
+        "a key is allowed only if both masks allow it: combine them with & (logical AND), not |.",
+    ),
+    (
+        "self_mask not used",
+        {"drop_self_mask": True},
+        "not causal",
+        "self_mask belongs to the self-attention: multi_head_attention(x, x, x, ..., self_mask).",
+    ),
+    (
+        "memory_mask not used",
+        {"drop_memory_mask": True},
+        "all",
+        "memory_mask belongs to the cross-attention: multi_head_attention(x, memory, memory, ..., memory_mask).",
+    ),
+    (
+        "post-LN and pre-LN swapped",
+        {"swap_ln": True},
+        "all",
+        "norm_first=False is post-LN, x = norm(x + sublayer(x)); norm_first=True is pre-LN, x = x + sublayer(norm(x)).",
+    ),
+    (
+        "memory normalized in pre-LN",
+        {"norm_memory": True},
+        "all",
+        "pre-LN normalizes the decoder stream (norm2(x)) before cross-attention; the encoder memory is used as it is.",
+    ),
+    (
+        "residual connections missing",
+        {"res": False},
+        "all",
+        "each of the three sublayers is wrapped in a residual connection: add its input to its output.",
+    ),
+    (
+        "self-attention parameters used for cross-attention",
+        {"cross_params": "self_attn"},
+        "all",
+        "cross-attention has its own weights, params['cross_attn'].",
+    ),
 ]
 
 
 def decoder_mistakes(ref):
     def mistakes(x, memory, params, num_heads, self_mask=None, memory_mask=None, causal=True, norm_first=False):
         when = {"all", "causal" if causal else "not causal"}
-        return [Mistake(name, variant_output(decoder_variant, ref, x, memory, params, num_heads, self_mask, memory_mask,
-                                   causal, norm_first, **kw), why)
-                for name, kw, applies, why in DECODER_MISTAKES if applies in when]
+        return [
+            Mistake(
+                name,
+                variant_output(
+                    decoder_variant, ref, x, memory, params, num_heads, self_mask, memory_mask, causal, norm_first, **kw
+                ),
+                why,
+            )
+            for name, kw, applies, why in DECODER_MISTAKES
+            if applies in when
+        ]
+
     return mistakes
 
 
 def decoder_inputs(make, B, T, S, E, F, dtype=torch.float64):
-    return make.randn(B, T, E, dtype=dtype), make.randn(B, S, E, dtype=dtype), block_params(make, E, F, decoder=True,
-                                                                                          dtype=dtype)
+    return (
+        make.randn(B, T, E, dtype=dtype),
+        make.randn(B, S, E, dtype=dtype),
+        block_params(make, E, F, decoder=True, dtype=dtype),
+    )
 
 
 @grades("transformer.decoder_block")
@@ -358,9 +549,15 @@ def test_decoder(grade, make, ref, norm_first):
     """matches nn.TransformerDecoderLayer, causal, no other masks, S != T"""
     B, T, S, E, F, h = 2, 4, 6, 8, 12, 2
     x, memory, params = decoder_inputs(make, B, T, S, E, F)
-    grade.check(x, memory, params, h, norm_first=norm_first,
-          case=describe_case(B=B, T=T, S=S, E=E, F=F, num_heads=h, causal=True, norm_first=norm_first),
-          mistakes=decoder_mistakes(ref))
+    grade.check(
+        x,
+        memory,
+        params,
+        h,
+        norm_first=norm_first,
+        case=describe_case(B=B, T=T, S=S, E=E, F=F, num_heads=h, causal=True, norm_first=norm_first),
+        mistakes=decoder_mistakes(ref),
+    )
 
 
 @grades("transformer.decoder_block", weight=1.5)
@@ -372,15 +569,34 @@ def test_decoder_masks(grade, make, ref, norm_first):
     self_mask, memory_mask = padding_mask(make, B, T, min_len=2), padding_mask(make, B, S)
     self_mask[1, 0, -1] = False
     memory_mask[2, 0, -1] = False
-    grade.check(x, memory, params, h, self_mask=self_mask, memory_mask=memory_mask, norm_first=norm_first,
-          case=describe_case(B=B, T=T, S=S, E=E, F=F, num_heads=h, causal=True, self_mask="(B, 1, T) padding",
-                             memory_mask="(B, 1, S) padding", norm_first=norm_first),
-          mistakes=decoder_mistakes(ref))
+    grade.check(
+        x,
+        memory,
+        params,
+        h,
+        self_mask=self_mask,
+        memory_mask=memory_mask,
+        norm_first=norm_first,
+        case=describe_case(
+            B=B,
+            T=T,
+            S=S,
+            E=E,
+            F=F,
+            num_heads=h,
+            causal=True,
+            self_mask="(B, 1, T) padding",
+            memory_mask="(B, 1, S) padding",
+            norm_first=norm_first,
+        ),
+        mistakes=decoder_mistakes(ref),
+    )
 
 
 @grades("transformer.decoder_block")
-@pytest.mark.parametrize("norm_first, dtype", [(False, torch.float64), (True, torch.float32)],
-                         ids=["post-LN, float64", "pre-LN, float32"])
+@pytest.mark.parametrize(
+    "norm_first, dtype", [(False, torch.float64), (True, torch.float32)], ids=["post-LN, float64", "pre-LN, float32"]
+)
 def test_decoder_not_causal(grade, make, ref, norm_first, dtype):
     """causal=False with a (B, 1, T) self_mask and a (B, T, S) memory_mask"""
     B, T, S, E, F, h = 2, 4, 3, 8, 8, 4
@@ -389,11 +605,30 @@ def test_decoder_not_causal(grade, make, ref, norm_first, dtype):
     self_mask[0, 0, -1] = False
     memory_mask = make.mask(B, T, S, p_keep=0.6)
     memory_mask[..., 0] = True
-    grade.check(x, memory, params, h, self_mask=self_mask, memory_mask=memory_mask, causal=False,
-          norm_first=norm_first,
-          case=describe_case(B=B, T=T, S=S, E=E, F=F, num_heads=h, self_mask="(B, 1, T) padding",
-                             memory_mask="(B, T, S)", causal="False", norm_first=norm_first, dtype=dtype),
-          mistakes=decoder_mistakes(ref))
+    grade.check(
+        x,
+        memory,
+        params,
+        h,
+        self_mask=self_mask,
+        memory_mask=memory_mask,
+        causal=False,
+        norm_first=norm_first,
+        case=describe_case(
+            B=B,
+            T=T,
+            S=S,
+            E=E,
+            F=F,
+            num_heads=h,
+            self_mask="(B, 1, T) padding",
+            memory_mask="(B, T, S)",
+            causal="False",
+            norm_first=norm_first,
+            dtype=dtype,
+        ),
+        mistakes=decoder_mistakes(ref),
+    )
 
 
 @grades("transformer.decoder_block")
@@ -401,6 +636,12 @@ def test_decoder_single(grade, make, ref):
     """B=1, T=1, S=1, pre-LN"""
     E, F, h = 4, 6, 2
     x, memory, params = decoder_inputs(make, 1, 1, 1, E, F)
-    grade.check(x, memory, params, h, norm_first=True,
-          case=describe_case(B=1, T=1, S=1, E=E, F=F, num_heads=h, causal=True, norm_first=True),
-          mistakes=decoder_mistakes(ref))
+    grade.check(
+        x,
+        memory,
+        params,
+        h,
+        norm_first=True,
+        case=describe_case(B=1, T=1, S=1, E=E, F=F, num_heads=h, causal=True, norm_first=True),
+        mistakes=decoder_mistakes(ref),
+    )

@@ -11,6 +11,7 @@ and the values expected and got, for example::
 The hidden tests your instructor grades with word their failures the same way (on larger,
 random inputs, compared with a reference implementation).
 """
+
 from __future__ import annotations
 
 import inspect
@@ -24,7 +25,7 @@ import torch
 # mistake (a swapped gate, a missing scale) is off by far more.
 ATOL, RTOL = 1e-8, 1e-6
 FLOAT32_ATOL, FLOAT32_RTOL = 1e-5, 1e-4
-MAX_SHOWN = 24   # print whole tensors up to this many values
+MAX_SHOWN = 24  # print whole tensors up to this many values
 
 
 class NotImplementedYet(Exception):
@@ -43,22 +44,29 @@ def call(qualname: str, fn, *args, case: str, **kwargs):
         out, missing = fn(*args, **kwargs), False
     except NotImplementedError:
         out, missing = None, True
-    if missing:   # failed outside the except block, so no "during handling of..." chain is printed
+    if missing:  # failed outside the except block, so no "during handling of..." chain is printed
         module = qualname.split(".")[0]
-        pytest.fail(f"{qualname}: not implemented yet (exercises/{module}.py still raises NotImplementedError)",
-                    pytrace=False)
+        pytest.fail(
+            f"{qualname}: not implemented yet (exercises/{module}.py still raises NotImplementedError)", pytrace=False
+        )
     try:
         names = list(inspect.signature(fn).parameters)
     except (TypeError, ValueError):
         names = []
     changed = _first_change(before, (args, kwargs), "", names)
     if changed:
-        pytest.fail(f"{qualname}, case {case}: modified its argument {changed} in place; functions must be pure "
-                    f"(work on new tensors and return a new dict)", pytrace=False)
+        pytest.fail(
+            f"{qualname}, case {case}: modified its argument {changed} in place; functions must be pure "
+            f"(work on new tensors and return a new dict)",
+            pytrace=False,
+        )
     alias = _aliased(out, (args, kwargs))
     if alias:
-        pytest.fail(f"{qualname}, case {case}: returned {alias}, which is an argument or a view of one; return a new "
-                    f"tensor (e.g. .clone())", pytrace=False)
+        pytest.fail(
+            f"{qualname}, case {case}: returned {alias}, which is an argument or a view of one; return a new "
+            f"tensor (e.g. .clone())",
+            pytrace=False,
+        )
     return out
 
 
@@ -67,8 +75,7 @@ def unpack(qualname: str, value, names: tuple[str, ...], *, case: str) -> tuple:
     __tracebackhide__ = True
     if not isinstance(value, (tuple, list)) or len(value) != len(names):
         got = type(value).__name__ + (f" of {len(value)}" if isinstance(value, (tuple, list)) else "")
-        pytest.fail(f"{qualname}, case {case}: should return a tuple ({', '.join(names)}), got a {got}",
-                    pytrace=False)
+        pytest.fail(f"{qualname}, case {case}: should return a tuple ({', '.join(names)}), got a {got}", pytrace=False)
     return tuple(value)
 
 
@@ -76,42 +83,55 @@ def check_tensor(qualname: str, value, *, case: str, shape: tuple, dtype: torch.
     """Fail unless ``value`` is a tensor of this shape and dtype (on the CPU, where these tests run)."""
     __tracebackhide__ = True
     if not isinstance(value, torch.Tensor):
-        pytest.fail(f"{qualname}, case {case}: {what} should be a torch.Tensor, got {type(value).__name__}",
-                    pytrace=False)
+        pytest.fail(
+            f"{qualname}, case {case}: {what} should be a torch.Tensor, got {type(value).__name__}", pytrace=False
+        )
     if tuple(value.shape) != tuple(shape):
-        pytest.fail(f"{qualname}, case {case}: {what} has shape {tuple(value.shape)}, expected {tuple(shape)}",
-                    pytrace=False)
+        pytest.fail(
+            f"{qualname}, case {case}: {what} has shape {tuple(value.shape)}, expected {tuple(shape)}", pytrace=False
+        )
     if value.dtype != dtype:
         hint = " (keep the dtype of the inputs)" if dtype.is_floating_point else ""
-        pytest.fail(f"{qualname}, case {case}: {what} has dtype {value.dtype}, expected {dtype}{hint}",
-                    pytrace=False)
+        pytest.fail(f"{qualname}, case {case}: {what} has dtype {value.dtype}, expected {dtype}{hint}", pytrace=False)
 
 
-def check_close(qualname: str, got, expected, *, case: str, what: str = "output", atol: float | None = None,
-                rtol: float | None = None):
+def check_close(
+    qualname: str,
+    got,
+    expected,
+    *,
+    case: str,
+    what: str = "output",
+    atol: float | None = None,
+    rtol: float | None = None,
+):
     """Fail unless ``got`` matches ``expected`` (a tensor or nested lists of numbers/bools).
 
     Shape first, then values: ``|got - expected| <= atol + rtol * |expected|`` everywhere.
     """
     __tracebackhide__ = True
     if not isinstance(got, torch.Tensor):
-        pytest.fail(f"{qualname}, case {case}: {what} should be a torch.Tensor, got {type(got).__name__}",
-                    pytrace=False)
+        pytest.fail(
+            f"{qualname}, case {case}: {what} should be a torch.Tensor, got {type(got).__name__}", pytrace=False
+        )
     want = expected if isinstance(expected, torch.Tensor) else torch.tensor(expected)
     if not isinstance(expected, torch.Tensor) and want.is_floating_point():
-        want = torch.tensor(expected, dtype=torch.float64)   # literals are exact decimals, not float32
+        want = torch.tensor(expected, dtype=torch.float64)  # literals are exact decimals, not float32
     if tuple(got.shape) != tuple(want.shape):
-        pytest.fail(f"{qualname}, case {case}: {what} has shape {tuple(got.shape)}, expected {tuple(want.shape)}",
-                    pytrace=False)
+        pytest.fail(
+            f"{qualname}, case {case}: {what} has shape {tuple(got.shape)}, expected {tuple(want.shape)}", pytrace=False
+        )
     a = got.detach().cpu()
     e = want.detach().cpu()
     if e.dtype == torch.bool or not e.is_floating_point():
         differ = a.to(e.dtype) != e
         if bool(differ.any()):
             index = tuple(int(i) for i in differ.nonzero()[0])
-            pytest.fail(f"{qualname}, case {case}: {what}: {int(differ.sum())} of {e.numel()} values differ; first at "
-                        f"index {_fmt_index(index)} (got {_item(a, index)}, expected {_item(e, index)})"
-                        + _show(a, e), pytrace=False)
+            pytest.fail(
+                f"{qualname}, case {case}: {what}: {int(differ.sum())} of {e.numel()} values differ; first at "
+                f"index {_fmt_index(index)} (got {_item(a, index)}, expected {_item(e, index)})" + _show(a, e),
+                pytrace=False,
+            )
         return
     if atol is None:
         single = got.dtype == torch.float32
@@ -124,10 +144,12 @@ def check_close(qualname: str, got, expected, *, case: str, what: str = "output"
         flat = int(torch.argmax(torch.where(bad, err, torch.full_like(err, -1.0))))
         index = tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), e.shape)) if e.dim() else ()
         where = f" at index {_fmt_index(index)}" if index else ""
-        pytest.fail(f"{qualname}, case {case}: {what}: {int(bad.sum())} of {e.numel()} values out of tolerance; "
-                    f"max abs error {float(err.max()):.3g}{where} (got {float(a64.reshape(-1)[flat]):.6g}, "
-                    f"expected {float(e64.reshape(-1)[flat]):.6g}); tolerance atol={atol:g}, rtol={rtol:g}"
-                    + _show(a64, e64), pytrace=False)
+        pytest.fail(
+            f"{qualname}, case {case}: {what}: {int(bad.sum())} of {e.numel()} values out of tolerance; "
+            f"max abs error {float(err.max()):.3g}{where} (got {float(a64.reshape(-1)[flat]):.6g}, "
+            f"expected {float(e64.reshape(-1)[flat]):.6g}); tolerance atol={atol:g}, rtol={rtol:g}" + _show(a64, e64),
+            pytrace=False,
+        )
 
 
 def randn(gen: torch.Generator, *shape, dtype=torch.float64, scale: float = 1.0):
@@ -136,6 +158,7 @@ def randn(gen: torch.Generator, *shape, dtype=torch.float64, scale: float = 1.0)
 
 
 # --- internals ------------------------------------------------------------------------------
+
 
 def _fmt_index(index) -> str:
     return "(" + ", ".join(str(i) for i in index) + ("," if len(index) == 1 else "") + ")"
@@ -190,8 +213,11 @@ def _first_change(before, after, path, names=()):
     if isinstance(before, torch.Tensor):
         if not isinstance(after, torch.Tensor) or after.shape != before.shape or after.dtype != before.dtype:
             return path
-        same = (after == before) | (torch.isnan(after) & torch.isnan(before)) if before.is_floating_point() \
+        same = (
+            (after == before) | (torch.isnan(after) & torch.isnan(before))
+            if before.is_floating_point()
             else (after == before)
+        )
         return None if bool(same.all()) else path
     if isinstance(before, (list, tuple)):
         if not isinstance(after, (list, tuple)) or len(after) != len(before):

@@ -4,6 +4,7 @@
 public tests pass and the first problem). ``pytest --summary-md=FILE`` also appends that table
 in Markdown to FILE; the CI workflow points it at the job summary of the run.
 """
+
 from __future__ import annotations
 
 import re
@@ -20,8 +21,12 @@ _STATE: dict = {"results": OrderedDict(), "errors": []}
 
 
 def pytest_addoption(parser):
-    parser.addoption("--summary-md", metavar="FILE", default=None,
-                     help="append a Markdown table of the results (one row per function) to FILE")
+    parser.addoption(
+        "--summary-md",
+        metavar="FILE",
+        default=None,
+        help="append a Markdown table of the results (one row per function) to FILE",
+    )
 
 
 def pytest_configure(config):
@@ -42,7 +47,7 @@ def _topic_rank(item) -> int:
 
 
 def pytest_collection_modifyitems(session, config, items):
-    items.sort(key=_topic_rank)   # stable: within a file, the order of the file
+    items.sort(key=_topic_rank)  # stable: within a file, the order of the file
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -54,7 +59,7 @@ def pytest_runtest_makereport(item, call):
 
 def pytest_runtest_logreport(report):
     if report.when != "call" and not report.failed:
-        return   # setup and teardown count only when they fail
+        return  # setup and teardown count only when they fail
     function = getattr(report, "checked_function", report.nodeid)
     entry = _STATE["results"].setdefault(function, {"passed": 0, "total": 0, "problem": ""})
     entry["total"] += 1
@@ -79,7 +84,7 @@ def pytest_collectreport(report):
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    rows = list(_STATE["results"].items())   # in the order the tests ran
+    rows = list(_STATE["results"].items())  # in the order the tests ran
     errors = _STATE["errors"]
     if not rows and not errors:
         return
@@ -115,8 +120,12 @@ def _append_markdown(path: Path, rows, errors) -> None:
     for function, e in rows:
         mark = "✅" if e["passed"] == e["total"] else "❌"
         lines.append(f"| {mark} | `{function}` | {e['passed']}/{e['total']} | {_cell(e['problem'])} |")
-    lines += ["", "These are the public tests only. Your grade comes from the hidden tests your instructor runs "
-              "after the deadline, on larger random inputs (see README.md, \"How grading works\").", ""]
+    lines += [
+        "",
+        "These are the public tests only. Your grade comes from the hidden tests your instructor runs "
+        'after the deadline, on larger random inputs (see README.md, "How grading works").',
+        "",
+    ]
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a", encoding="utf-8") as f:
         f.write("\n".join(lines))

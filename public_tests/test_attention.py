@@ -3,13 +3,13 @@
 Masks are boolean with True = may attend. A query row with no allowed key must give all-zero
 weights and an all-zero output, never NaN.
 """
+
 from __future__ import annotations
 
 import math
 
 import pytest
 import torch
-
 from _check import call, check_close, check_tensor, randn, unpack
 
 from exercises import attention
@@ -29,6 +29,7 @@ def sigmoid(z):
 
 # --- additive_attention --------------------------------------------------------------------------
 
+
 @checks("attention.additive_attention")
 def test_additive_attention_worked_example():
     # A = Hq = Hk = 1, W_q = W_k = v = 1: e_j = tanh(q + h_j) = [tanh 0.5, tanh 1.5] for keys [0, 1].
@@ -38,8 +39,9 @@ def test_additive_attention_worked_example():
     case = "B=3, S=2, A=Hq=Hk=1, query=0.5, keys=[0, 1], masks [T, T], [T, F], [F, F]"
     keys = t([[[0.0], [1.0]]] * 3)
     mask = torch.tensor([[True, True], [True, False], [False, False]])
-    out = call(qualname, attention.additive_attention, t([[0.5]] * 3), keys, t([[1.0]]), t([[1.0]]), t([1.0]),
-               mask, case=case)
+    out = call(
+        qualname, attention.additive_attention, t([[0.5]] * 3), keys, t([[1.0]]), t([[1.0]]), t([1.0]), mask, case=case
+    )
     context, weights = unpack(qualname, out, ("context", "weights"), case=case)
     s = sigmoid(math.tanh(1.5) - math.tanh(0.5))
     check_close(qualname, weights, [[1 - s, s], [1.0, 0.0], [0.0, 0.0]], case=case, what="weights")
@@ -51,17 +53,30 @@ def test_additive_attention_worked_example():
 def test_additive_attention_shapes_and_dtype(dtype):
     gen = torch.Generator().manual_seed(0)
     case = f"B=2, S=5, Hq=3, Hk=4, A=6, no mask, {str(dtype)[6:]}"
-    out = call("attention.additive_attention", attention.additive_attention, randn(gen, 2, 3, dtype=dtype),
-               randn(gen, 2, 5, 4, dtype=dtype), randn(gen, 6, 3, dtype=dtype), randn(gen, 6, 4, dtype=dtype),
-               randn(gen, 6, dtype=dtype), case=case)
+    out = call(
+        "attention.additive_attention",
+        attention.additive_attention,
+        randn(gen, 2, 3, dtype=dtype),
+        randn(gen, 2, 5, 4, dtype=dtype),
+        randn(gen, 6, 3, dtype=dtype),
+        randn(gen, 6, 4, dtype=dtype),
+        randn(gen, 6, dtype=dtype),
+        case=case,
+    )
     context, weights = unpack("attention.additive_attention", out, ("context", "weights"), case=case)
     check_tensor("attention.additive_attention", context, case=case, shape=(2, 4), dtype=dtype, what="context")
     check_tensor("attention.additive_attention", weights, case=case, shape=(2, 5), dtype=dtype, what="weights")
-    check_close("attention.additive_attention", weights.sum(-1), torch.ones(2, dtype=T64), case=case,
-                what="weights.sum(-1) (each row of weights sums to 1)")
+    check_close(
+        "attention.additive_attention",
+        weights.sum(-1),
+        torch.ones(2, dtype=T64),
+        case=case,
+        what="weights.sum(-1) (each row of weights sums to 1)",
+    )
 
 
 # --- scaled_dot_product_attention ---------------------------------------------------------------
+
 
 @checks("attention.scaled_dot_product_attention")
 def test_scaled_dot_product_attention_worked_example():
@@ -73,8 +88,12 @@ def test_scaled_dot_product_attention_worked_example():
     q = t([[1.0, 1.0, 1.0, 1.0]] * 2)
     k = t([[1.0, 1.0, 1.0, 1.0], [0.0, 0.0, 0.0, 0.0]])
     mask = torch.tensor([[True, True], [True, False]])
-    out, weights = unpack(qualname, call(qualname, attention.scaled_dot_product_attention, q, k, t([[10.0], [20.0]]),
-                                         mask, case=case), ("out", "weights"), case=case)
+    out, weights = unpack(
+        qualname,
+        call(qualname, attention.scaled_dot_product_attention, q, k, t([[10.0], [20.0]]), mask, case=case),
+        ("out", "weights"),
+        case=case,
+    )
     check_close(qualname, weights, [[sigmoid(2), sigmoid(-2)], [1.0, 0.0]], case=case, what="weights")
     check_close(qualname, out, [[10 * sigmoid(2) + 20 * sigmoid(-2)], [10.0]], case=case, what="out")
 
@@ -83,10 +102,20 @@ def test_scaled_dot_product_attention_worked_example():
 def test_scaled_dot_product_attention_fully_masked_row_is_zero_not_nan():
     qualname = "attention.scaled_dot_product_attention"
     case = "L=S=2, d=1, mask [[F, F], [T, T]] (row 1 may attend to nothing)"
-    out, weights = unpack(qualname, call(qualname, attention.scaled_dot_product_attention, t([[1.0], [1.0]]),
-                                         t([[0.0], [0.0]]), t([[1.0], [3.0]]),
-                                         torch.tensor([[False, False], [True, True]]), case=case),
-                          ("out", "weights"), case=case)
+    out, weights = unpack(
+        qualname,
+        call(
+            qualname,
+            attention.scaled_dot_product_attention,
+            t([[1.0], [1.0]]),
+            t([[0.0], [0.0]]),
+            t([[1.0], [3.0]]),
+            torch.tensor([[False, False], [True, True]]),
+            case=case,
+        ),
+        ("out", "weights"),
+        case=case,
+    )
     check_close(qualname, weights, [[0.0, 0.0], [0.5, 0.5]], case=case, what="weights")
     check_close(qualname, out, [[0.0], [2.0]], case=case, what="out")
 
@@ -98,18 +127,35 @@ def test_scaled_dot_product_attention_shapes_batch_dims_and_broadcast_mask(dtype
     case = f"q (2, 3, 4, 5), k (2, 3, 6, 5), v (2, 3, 6, 7), mask (4, 6), {str(dtype)[6:]}"
     mask = torch.rand(4, 6, generator=gen) < 0.7
     mask[:, 0] = True
-    out, weights = unpack("attention.scaled_dot_product_attention", call(
-        "attention.scaled_dot_product_attention", attention.scaled_dot_product_attention,
-        randn(gen, 2, 3, 4, 5, dtype=dtype), randn(gen, 2, 3, 6, 5, dtype=dtype), randn(gen, 2, 3, 6, 7, dtype=dtype),
-        mask, case=case), ("out", "weights"), case=case)
+    out, weights = unpack(
+        "attention.scaled_dot_product_attention",
+        call(
+            "attention.scaled_dot_product_attention",
+            attention.scaled_dot_product_attention,
+            randn(gen, 2, 3, 4, 5, dtype=dtype),
+            randn(gen, 2, 3, 6, 5, dtype=dtype),
+            randn(gen, 2, 3, 6, 7, dtype=dtype),
+            mask,
+            case=case,
+        ),
+        ("out", "weights"),
+        case=case,
+    )
     check_tensor("attention.scaled_dot_product_attention", out, case=case, shape=(2, 3, 4, 7), dtype=dtype, what="out")
-    check_tensor("attention.scaled_dot_product_attention", weights, case=case, shape=(2, 3, 4, 6), dtype=dtype,
-                 what="weights")
-    check_close("attention.scaled_dot_product_attention", weights.masked_fill(mask, 0.0),
-                torch.zeros(2, 3, 4, 6, dtype=T64), case=case, what="weights where the mask is False")
+    check_tensor(
+        "attention.scaled_dot_product_attention", weights, case=case, shape=(2, 3, 4, 6), dtype=dtype, what="weights"
+    )
+    check_close(
+        "attention.scaled_dot_product_attention",
+        weights.masked_fill(mask, 0.0),
+        torch.zeros(2, 3, 4, 6, dtype=T64),
+        case=case,
+        what="weights where the mask is False",
+    )
 
 
 # --- causal_mask ---------------------------------------------------------------------------------
+
 
 @checks("attention.causal_mask")
 def test_causal_mask_worked_example():
@@ -127,6 +173,7 @@ def test_causal_mask_accepts_a_device():
 
 
 # --- multi_head_attention ------------------------------------------------------------------------
+
 
 def identity_params(E, b_o=None):
     eye, zero = torch.eye(E, dtype=T64), torch.zeros(E, dtype=T64)
@@ -146,10 +193,28 @@ def test_multi_head_attention_worked_example_one_feature_per_head():
     qualname = "attention.multi_head_attention"
     case = "B=1, L=1, S=2, E=2, num_heads=2, identity weights, query=[1, 2], key=value=[[1, 0], [0, 1]]"
     kv = t([[[1.0, 0.0], [0.0, 1.0]]])
-    out, weights = unpack(qualname, call(qualname, attention.multi_head_attention, t([[[1.0, 2.0]]]), kv, kv.clone(),
-                                         identity_params(2), 2, case=case), ("out", "weights"), case=case)
-    check_close(qualname, weights, [[[[sigmoid(1), sigmoid(-1)]], [[sigmoid(-2), sigmoid(2)]]]], case=case,
-                what="weights (B, heads, L, S)")
+    out, weights = unpack(
+        qualname,
+        call(
+            qualname,
+            attention.multi_head_attention,
+            t([[[1.0, 2.0]]]),
+            kv,
+            kv.clone(),
+            identity_params(2),
+            2,
+            case=case,
+        ),
+        ("out", "weights"),
+        case=case,
+    )
+    check_close(
+        qualname,
+        weights,
+        [[[[sigmoid(1), sigmoid(-1)]], [[sigmoid(-2), sigmoid(2)]]]],
+        case=case,
+        what="weights (B, heads, L, S)",
+    )
     check_close(qualname, out, [[[sigmoid(1), sigmoid(2)]]], case=case, what="out")
 
 
@@ -162,8 +227,21 @@ def test_multi_head_attention_heads_are_contiguous_blocks():
     qualname = "attention.multi_head_attention"
     case = "B=1, L=1, S=2, E=4, num_heads=2, identity weights, query=[1, 1, 0, 0]"
     kv = t([[[1.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 1.0]]])
-    out, weights = unpack(qualname, call(qualname, attention.multi_head_attention, t([[[1.0, 1.0, 0.0, 0.0]]]), kv,
-                                         kv.clone(), identity_params(4), 2, case=case), ("out", "weights"), case=case)
+    out, weights = unpack(
+        qualname,
+        call(
+            qualname,
+            attention.multi_head_attention,
+            t([[[1.0, 1.0, 0.0, 0.0]]]),
+            kv,
+            kv.clone(),
+            identity_params(4),
+            2,
+            case=case,
+        ),
+        ("out", "weights"),
+        case=case,
+    )
     s = sigmoid(math.sqrt(2))
     check_close(qualname, weights, [[[[s, 1 - s]], [[0.5, 0.5]]]], case=case, what="weights (B, heads, L, S)")
     check_close(qualname, out, [[[s, s, 0.5, 0.5]]], case=case, what="out")
@@ -175,9 +253,22 @@ def test_multi_head_attention_fully_masked_row_gives_b_o():
     case = "B=1, L=2, S=2, E=2, num_heads=2, mask (1, 2, 2) with row 1 all False, b_o=[0.5, -0.5]"
     x = t([[[1.0, 2.0], [3.0, 4.0]]])
     mask = torch.tensor([[[False, False], [True, True]]])
-    out, weights = unpack(qualname, call(qualname, attention.multi_head_attention, x, x.clone(), x.clone(),
-                                         identity_params(2, b_o=[0.5, -0.5]), 2, mask, case=case),
-                          ("out", "weights"), case=case)
+    out, weights = unpack(
+        qualname,
+        call(
+            qualname,
+            attention.multi_head_attention,
+            x,
+            x.clone(),
+            x.clone(),
+            identity_params(2, b_o=[0.5, -0.5]),
+            2,
+            mask,
+            case=case,
+        ),
+        ("out", "weights"),
+        case=case,
+    )
     check_close(qualname, weights[:, :, 0], torch.zeros(1, 2, 2, dtype=T64), case=case, what="weights of row 1")
     check_close(qualname, out[:, 0], [[0.5, -0.5]], case=case, what="out row 1 (only b_o is left)")
 
@@ -190,11 +281,29 @@ def test_multi_head_attention_padding_mask_is_per_batch_row():
     case = "B=2, L=1, S=2, E=2, num_heads=2, padding mask (2, 1, 2) = [[T, F]], [[F, T]]"
     kv = t([[[1.0, 2.0], [3.0, 4.0]], [[5.0, 6.0], [7.0, 8.0]]])
     mask = torch.tensor([[[True, False]], [[False, True]]])
-    out, weights = unpack(qualname, call(qualname, attention.multi_head_attention, t([[[1.0, 1.0]], [[1.0, 1.0]]]),
-                                         kv, kv.clone(), identity_params(2), 2, mask, case=case),
-                          ("out", "weights"), case=case)
-    check_close(qualname, weights, [[[[1.0, 0.0]], [[1.0, 0.0]]], [[[0.0, 1.0]], [[0.0, 1.0]]]], case=case,
-                what="weights (B, heads, L, S)")
+    out, weights = unpack(
+        qualname,
+        call(
+            qualname,
+            attention.multi_head_attention,
+            t([[[1.0, 1.0]], [[1.0, 1.0]]]),
+            kv,
+            kv.clone(),
+            identity_params(2),
+            2,
+            mask,
+            case=case,
+        ),
+        ("out", "weights"),
+        case=case,
+    )
+    check_close(
+        qualname,
+        weights,
+        [[[[1.0, 0.0]], [[1.0, 0.0]]], [[[0.0, 1.0]], [[0.0, 1.0]]]],
+        case=case,
+        what="weights (B, heads, L, S)",
+    )
     check_close(qualname, out, [[[1.0, 2.0]], [[7.0, 8.0]]], case=case, what="out")
 
 
@@ -206,10 +315,21 @@ def test_multi_head_attention_shapes_and_dtype(dtype):
     params = {f"W_{n}": randn(gen, 8, 8, dtype=dtype, scale=0.3) for n in "qkvo"}
     params.update({f"b_{n}": randn(gen, 8, dtype=dtype, scale=0.1) for n in "qkvo"})
     mask = torch.ones(3, 5, dtype=torch.bool).tril()
-    out, weights = unpack("attention.multi_head_attention", call(
-        "attention.multi_head_attention", attention.multi_head_attention, randn(gen, 2, 3, 8, dtype=dtype),
-        randn(gen, 2, 5, 8, dtype=dtype), randn(gen, 2, 5, 8, dtype=dtype), params, 4, mask, case=case),
-        ("out", "weights"), case=case)
+    out, weights = unpack(
+        "attention.multi_head_attention",
+        call(
+            "attention.multi_head_attention",
+            attention.multi_head_attention,
+            randn(gen, 2, 3, 8, dtype=dtype),
+            randn(gen, 2, 5, 8, dtype=dtype),
+            randn(gen, 2, 5, 8, dtype=dtype),
+            params,
+            4,
+            mask,
+            case=case,
+        ),
+        ("out", "weights"),
+        case=case,
+    )
     check_tensor("attention.multi_head_attention", out, case=case, shape=(2, 3, 8), dtype=dtype, what="out")
-    check_tensor("attention.multi_head_attention", weights, case=case, shape=(2, 4, 3, 5), dtype=dtype,
-                 what="weights")
+    check_tensor("attention.multi_head_attention", weights, case=case, shape=(2, 4, 3, 5), dtype=dtype, what="weights")

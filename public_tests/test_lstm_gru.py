@@ -3,13 +3,13 @@
 With H=1 every gate is one number, so the expected values below are short formulas; distinct
 biases per gate block make a wrong gate order show.
 """
+
 from __future__ import annotations
 
 import math
 
 import pytest
 import torch
-
 from _check import call, check_close, check_tensor, randn, unpack
 
 from exercises import lstm_gru
@@ -28,11 +28,16 @@ def sigmoid(z):
 
 
 def random_weights(gen, gates, D, H, dtype):
-    return (randn(gen, gates * H, D, dtype=dtype, scale=0.5), randn(gen, gates * H, H, dtype=dtype, scale=0.5),
-            randn(gen, gates * H, dtype=dtype, scale=0.1), randn(gen, gates * H, dtype=dtype, scale=0.1))
+    return (
+        randn(gen, gates * H, D, dtype=dtype, scale=0.5),
+        randn(gen, gates * H, H, dtype=dtype, scale=0.5),
+        randn(gen, gates * H, dtype=dtype, scale=0.1),
+        randn(gen, gates * H, dtype=dtype, scale=0.1),
+    )
 
 
 # --- LSTM ----------------------------------------------------------------------------------------
+
 
 @checks("lstm_gru.lstm_cell")
 def test_lstm_cell_worked_example():
@@ -41,9 +46,18 @@ def test_lstm_cell_worked_example():
     #   f = sigmoid(2),  g = tanh(3),  o = sigmoid(4 + W_ho h_prev) = sigmoid(4 - 1) = sigmoid(3)
     #   c = f * c_prev + i * g = sigmoid(2) * 0.5 + sigmoid(2) * tanh(3),  h = o * tanh(c)
     case = "B=1, D=1, H=1, x=0.5, h_prev=1, c_prev=0.5, b_ih=[1, 2, 3, 4], b_hh=[0.5, 0, 0, 0]"
-    out = call("lstm_gru.lstm_cell", lstm_gru.lstm_cell, t([[0.5]]), t([[1.0]]), t([[0.5]]),
-               t([[1.0], [0.0], [0.0], [0.0]]), t([[0.0], [0.0], [0.0], [-1.0]]), t([1.0, 2.0, 3.0, 4.0]),
-               t([0.5, 0.0, 0.0, 0.0]), case=case)
+    out = call(
+        "lstm_gru.lstm_cell",
+        lstm_gru.lstm_cell,
+        t([[0.5]]),
+        t([[1.0]]),
+        t([[0.5]]),
+        t([[1.0], [0.0], [0.0], [0.0]]),
+        t([[0.0], [0.0], [0.0], [-1.0]]),
+        t([1.0, 2.0, 3.0, 4.0]),
+        t([0.5, 0.0, 0.0, 0.0]),
+        case=case,
+    )
     h, c = unpack("lstm_gru.lstm_cell", out, ("h", "c"), case=case)
     c_want = sigmoid(2) * 0.5 + sigmoid(2) * math.tanh(3)
     check_close("lstm_gru.lstm_cell", c, [[c_want]], case=case, what="c")
@@ -55,8 +69,15 @@ def test_lstm_cell_worked_example():
 def test_lstm_cell_shapes_and_dtype(dtype):
     gen = torch.Generator().manual_seed(0)
     case = f"B=2, D=3, H=4, {str(dtype)[6:]}"
-    out = call("lstm_gru.lstm_cell", lstm_gru.lstm_cell, randn(gen, 2, 3, dtype=dtype), randn(gen, 2, 4, dtype=dtype),
-               randn(gen, 2, 4, dtype=dtype), *random_weights(gen, 4, 3, 4, dtype), case=case)
+    out = call(
+        "lstm_gru.lstm_cell",
+        lstm_gru.lstm_cell,
+        randn(gen, 2, 3, dtype=dtype),
+        randn(gen, 2, 4, dtype=dtype),
+        randn(gen, 2, 4, dtype=dtype),
+        *random_weights(gen, 4, 3, 4, dtype),
+        case=case,
+    )
     h, c = unpack("lstm_gru.lstm_cell", out, ("h", "c"), case=case)
     check_tensor("lstm_gru.lstm_cell", h, case=case, shape=(2, 4), dtype=dtype, what="h")
     check_tensor("lstm_gru.lstm_cell", c, case=case, shape=(2, 4), dtype=dtype, what="c")
@@ -69,8 +90,18 @@ def test_lstm_forward_worked_example():
     #   c2 = 0.5 * c1 + 0.5 tanh 1,                      h2 = 0.5 tanh(c2)
     case = "B=1, T=2, D=1, H=1, h0=0, c0=1, zero weights, b_ih=[0, 0, 1, 0]"
     zeros = torch.zeros(4, 1, dtype=T64)
-    out = call("lstm_gru.lstm_forward", lstm_gru.lstm_forward, t([[[3.0], [-3.0]]]), t([[0.0]]), t([[1.0]]), zeros,
-               zeros.clone(), t([0.0, 0.0, 1.0, 0.0]), torch.zeros(4, dtype=T64), case=case)
+    out = call(
+        "lstm_gru.lstm_forward",
+        lstm_gru.lstm_forward,
+        t([[[3.0], [-3.0]]]),
+        t([[0.0]]),
+        t([[1.0]]),
+        zeros,
+        zeros.clone(),
+        t([0.0, 0.0, 1.0, 0.0]),
+        torch.zeros(4, dtype=T64),
+        case=case,
+    )
     hs, last = unpack("lstm_gru.lstm_forward", out, ("hs", "(h_T, c_T)"), case=case)
     h_T, c_T = unpack("lstm_gru.lstm_forward", last, ("h_T", "c_T"), case=case)
     c1 = 0.5 + 0.5 * math.tanh(1)
@@ -85,9 +116,15 @@ def test_lstm_forward_worked_example():
 def test_lstm_forward_shapes_and_dtype(dtype):
     gen = torch.Generator().manual_seed(1)
     case = f"B=2, T=3, D=3, H=4, {str(dtype)[6:]}"
-    out = call("lstm_gru.lstm_forward", lstm_gru.lstm_forward, randn(gen, 2, 3, 3, dtype=dtype),
-               randn(gen, 2, 4, dtype=dtype), randn(gen, 2, 4, dtype=dtype), *random_weights(gen, 4, 3, 4, dtype),
-               case=case)
+    out = call(
+        "lstm_gru.lstm_forward",
+        lstm_gru.lstm_forward,
+        randn(gen, 2, 3, 3, dtype=dtype),
+        randn(gen, 2, 4, dtype=dtype),
+        randn(gen, 2, 4, dtype=dtype),
+        *random_weights(gen, 4, 3, 4, dtype),
+        case=case,
+    )
     hs, last = unpack("lstm_gru.lstm_forward", out, ("hs", "(h_T, c_T)"), case=case)
     h_T, c_T = unpack("lstm_gru.lstm_forward", last, ("h_T", "c_T"), case=case)
     check_tensor("lstm_gru.lstm_forward", hs, case=case, shape=(2, 3, 4), dtype=dtype, what="hs")
@@ -98,6 +135,7 @@ def test_lstm_forward_shapes_and_dtype(dtype):
 
 # --- GRU -----------------------------------------------------------------------------------------
 
+
 @checks("lstm_gru.gru_cell")
 def test_gru_cell_worked_example():
     # Gate blocks in PyTorch's order [r, z, n]; only n sees x (W_in = 1) and h_prev (W_hn = 2).
@@ -106,8 +144,17 @@ def test_gru_cell_worked_example():
     #   h = (1 - z) * n + z * h_prev
     # (The notes' form tanh(W_in x + W_hn (r * h_prev) + b) would give tanh(1.5 + sigmoid(1)) instead.)
     case = "B=1, D=1, H=1, x=1, h_prev=0.5, W_ih=[0, 0, 1], W_hh=[0, 0, 2], b_ih=[1, -1, 0], b_hh=[0, 0, 0.5]"
-    h = call("lstm_gru.gru_cell", lstm_gru.gru_cell, t([[1.0]]), t([[0.5]]), t([[0.0], [0.0], [1.0]]),
-             t([[0.0], [0.0], [2.0]]), t([1.0, -1.0, 0.0]), t([0.0, 0.0, 0.5]), case=case)
+    h = call(
+        "lstm_gru.gru_cell",
+        lstm_gru.gru_cell,
+        t([[1.0]]),
+        t([[0.5]]),
+        t([[0.0], [0.0], [1.0]]),
+        t([[0.0], [0.0], [2.0]]),
+        t([1.0, -1.0, 0.0]),
+        t([0.0, 0.0, 0.5]),
+        case=case,
+    )
     n = math.tanh(1 + sigmoid(1) * 1.5)
     z = sigmoid(-1)
     check_close("lstm_gru.gru_cell", h, [[(1 - z) * n + z * 0.5]], case=case)
@@ -118,8 +165,14 @@ def test_gru_cell_worked_example():
 def test_gru_cell_shape_and_dtype(dtype):
     gen = torch.Generator().manual_seed(2)
     case = f"B=2, D=3, H=4, {str(dtype)[6:]}"
-    h = call("lstm_gru.gru_cell", lstm_gru.gru_cell, randn(gen, 2, 3, dtype=dtype), randn(gen, 2, 4, dtype=dtype),
-             *random_weights(gen, 3, 3, 4, dtype), case=case)
+    h = call(
+        "lstm_gru.gru_cell",
+        lstm_gru.gru_cell,
+        randn(gen, 2, 3, dtype=dtype),
+        randn(gen, 2, 4, dtype=dtype),
+        *random_weights(gen, 3, 3, 4, dtype),
+        case=case,
+    )
     check_tensor("lstm_gru.gru_cell", h, case=case, shape=(2, 4), dtype=dtype, what="h")
 
 
@@ -129,8 +182,17 @@ def test_gru_forward_worked_example():
     #   h1 = 0.5 tanh 1 + 0.5 h0 = 0.5 tanh 1 + 0.5,  h2 = 0.5 tanh 1 + 0.5 h1 = 0.75 tanh 1 + 0.25
     case = "B=1, T=2, D=1, H=1, h0=1, zero weights, b_ih=[0, 0, 1]"
     zeros = torch.zeros(3, 1, dtype=T64)
-    out = call("lstm_gru.gru_forward", lstm_gru.gru_forward, t([[[3.0], [-3.0]]]), t([[1.0]]), zeros, zeros.clone(),
-               t([0.0, 0.0, 1.0]), torch.zeros(3, dtype=T64), case=case)
+    out = call(
+        "lstm_gru.gru_forward",
+        lstm_gru.gru_forward,
+        t([[[3.0], [-3.0]]]),
+        t([[1.0]]),
+        zeros,
+        zeros.clone(),
+        t([0.0, 0.0, 1.0]),
+        torch.zeros(3, dtype=T64),
+        case=case,
+    )
     hs, h_T = unpack("lstm_gru.gru_forward", out, ("hs", "h_T"), case=case)
     h1, h2 = 0.5 * math.tanh(1) + 0.5, 0.75 * math.tanh(1) + 0.25
     check_close("lstm_gru.gru_forward", hs, [[[h1], [h2]]], case=case, what="hs")
@@ -142,8 +204,17 @@ def test_gru_forward_uses_pytorchs_gru_form():
     # The weights of the gru_cell example, over x = [1, -1] from h0 = 0.5: each step is
     #   n = tanh(x + sigmoid(1) * (2 h + 0.5)),  h = (1 - sigmoid(-1)) n + sigmoid(-1) h
     case = "B=1, T=2, D=1, H=1, x=[1, -1], h0=0.5, the weights of the gru_cell example"
-    out = call("lstm_gru.gru_forward", lstm_gru.gru_forward, t([[[1.0], [-1.0]]]), t([[0.5]]),
-               t([[0.0], [0.0], [1.0]]), t([[0.0], [0.0], [2.0]]), t([1.0, -1.0, 0.0]), t([0.0, 0.0, 0.5]), case=case)
+    out = call(
+        "lstm_gru.gru_forward",
+        lstm_gru.gru_forward,
+        t([[[1.0], [-1.0]]]),
+        t([[0.5]]),
+        t([[0.0], [0.0], [1.0]]),
+        t([[0.0], [0.0], [2.0]]),
+        t([1.0, -1.0, 0.0]),
+        t([0.0, 0.0, 0.5]),
+        case=case,
+    )
     hs, h_T = unpack("lstm_gru.gru_forward", out, ("hs", "h_T"), case=case)
     h, want = 0.5, []
     for x in (1.0, -1.0):
@@ -158,8 +229,14 @@ def test_gru_forward_uses_pytorchs_gru_form():
 def test_gru_forward_shapes_and_dtype(dtype):
     gen = torch.Generator().manual_seed(3)
     case = f"B=2, T=3, D=3, H=4, {str(dtype)[6:]}"
-    out = call("lstm_gru.gru_forward", lstm_gru.gru_forward, randn(gen, 2, 3, 3, dtype=dtype),
-               randn(gen, 2, 4, dtype=dtype), *random_weights(gen, 3, 3, 4, dtype), case=case)
+    out = call(
+        "lstm_gru.gru_forward",
+        lstm_gru.gru_forward,
+        randn(gen, 2, 3, 3, dtype=dtype),
+        randn(gen, 2, 4, dtype=dtype),
+        *random_weights(gen, 3, 3, 4, dtype),
+        case=case,
+    )
     hs, h_T = unpack("lstm_gru.gru_forward", out, ("hs", "h_T"), case=case)
     check_tensor("lstm_gru.gru_forward", hs, case=case, shape=(2, 3, 4), dtype=dtype, what="hs")
     check_tensor("lstm_gru.gru_forward", h_T, case=case, shape=(2, 4), dtype=dtype, what="h_T")

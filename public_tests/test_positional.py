@@ -2,13 +2,13 @@
 
 Sine and cosine are interleaved (even columns sine, odd columns cosine), not two halves.
 """
+
 from __future__ import annotations
 
 import math
 
 import pytest
 import torch
-
 from _check import call, check_close, check_tensor
 
 from exercises import positional
@@ -24,8 +24,12 @@ def test_sinusoidal_encoding_worked_example():
     case = "num_positions=2, d_model=4, dtype=float64"
     pe = call("positional.sinusoidal_encoding", positional.sinusoidal_encoding, 2, 4, dtype=T64, case=case)
     check_tensor("positional.sinusoidal_encoding", pe, case=case, shape=(2, 4), dtype=T64, what="pe")
-    check_close("positional.sinusoidal_encoding", pe,
-                [[0.0, 1.0, 0.0, 1.0], [math.sin(1), math.cos(1), math.sin(0.01), math.cos(0.01)]], case=case)
+    check_close(
+        "positional.sinusoidal_encoding",
+        pe,
+        [[0.0, 1.0, 0.0, 1.0], [math.sin(1), math.cos(1), math.sin(0.01), math.cos(0.01)]],
+        case=case,
+    )
 
 
 @checks("positional.sinusoidal_encoding")
@@ -34,8 +38,9 @@ def test_sinusoidal_encoding_odd_width_ends_with_a_sine():
     case = "num_positions=3, d_model=3, dtype=float64"
     pe = call("positional.sinusoidal_encoding", positional.sinusoidal_encoding, 3, 3, dtype=T64, case=case)
     w = 10000 ** (-2 / 3)
-    check_close("positional.sinusoidal_encoding", pe,
-                [[math.sin(p), math.cos(p), math.sin(p * w)] for p in range(3)], case=case)
+    check_close(
+        "positional.sinusoidal_encoding", pe, [[math.sin(p), math.cos(p), math.sin(p * w)] for p in range(3)], case=case
+    )
 
 
 @checks("positional.sinusoidal_encoding")
@@ -45,8 +50,13 @@ def test_sinusoidal_encoding_is_accurate_at_large_positions():
     # dtype=float64 is asked for).
     case = "num_positions=20000, d_model=4, dtype=float64, row 19999"
     pe = call("positional.sinusoidal_encoding", positional.sinusoidal_encoding, 20000, 4, dtype=T64, case=case)
-    check_close("positional.sinusoidal_encoding", pe[19999],
-                [math.sin(19999), math.cos(19999), math.sin(199.99), math.cos(199.99)], case=case, what="pe[19999]")
+    check_close(
+        "positional.sinusoidal_encoding",
+        pe[19999],
+        [math.sin(19999), math.cos(19999), math.sin(199.99), math.cos(199.99)],
+        case=case,
+        what="pe[19999]",
+    )
 
 
 @checks("positional.sinusoidal_encoding")
@@ -74,6 +84,12 @@ def test_embed_tokens_worked_example():
 def test_embed_tokens_shape_and_dtype(dtype):
     gen = torch.Generator().manual_seed(0)
     case = f"B=2, T=3, V=7, d=5, pe with 10 rows, {str(dtype)[6:]}"
-    x = call("positional.embed_tokens", positional.embed_tokens, torch.randint(0, 7, (2, 3), generator=gen),
-             torch.randn(7, 5, generator=gen).to(dtype), torch.randn(10, 5, generator=gen).to(dtype), case=case)
+    x = call(
+        "positional.embed_tokens",
+        positional.embed_tokens,
+        torch.randint(0, 7, (2, 3), generator=gen),
+        torch.randn(7, 5, generator=gen).to(dtype),
+        torch.randn(10, 5, generator=gen).to(dtype),
+        case=case,
+    )
     check_tensor("positional.embed_tokens", x, case=case, shape=(2, 3, 5), dtype=dtype, what="x")

@@ -3,13 +3,13 @@
 The worked examples use one or two hidden units, so every expected value is a short formula of
 the inputs written next to it (``tanh``, ``exp``, ``log`` of small numbers).
 """
+
 from __future__ import annotations
 
 import math
 
 import pytest
 import torch
-
 from _check import call, check_close, check_tensor, randn, unpack
 
 from exercises import rnn
@@ -28,12 +28,17 @@ def sigmoid(z):
 
 
 def random_params(gen, D, H, C, dtype):
-    return {"W_xh": randn(gen, H, D, dtype=dtype, scale=0.5), "W_hh": randn(gen, H, H, dtype=dtype, scale=0.5),
-            "b_h": randn(gen, H, dtype=dtype, scale=0.1), "W_hy": randn(gen, C, H, dtype=dtype, scale=0.5),
-            "b_y": randn(gen, C, dtype=dtype, scale=0.1)}
+    return {
+        "W_xh": randn(gen, H, D, dtype=dtype, scale=0.5),
+        "W_hh": randn(gen, H, H, dtype=dtype, scale=0.5),
+        "b_h": randn(gen, H, dtype=dtype, scale=0.1),
+        "W_hy": randn(gen, C, H, dtype=dtype, scale=0.5),
+        "b_y": randn(gen, C, dtype=dtype, scale=0.1),
+    }
 
 
 # --- rnn_cell ------------------------------------------------------------------------------------
+
 
 @checks("rnn.rnn_cell")
 def test_rnn_cell_worked_example():
@@ -41,8 +46,16 @@ def test_rnn_cell_worked_example():
     # a = [1, 3] + [-1, 0] + b_h = [0.5, 0.5], so h = [tanh 0.5, tanh 0.5]
     # (W_xh used untransposed would give [3, 2] + ..., W_hh untransposed [0, 0.5] + ...)
     case = "B=1, D=2, H=2, x=[1, 2], h_prev=[0.5, -1]"
-    h = call("rnn.rnn_cell", rnn.rnn_cell, t([[1.0, 2.0]]), t([[0.5, -1.0]]), t([[1.0, 0.0], [1.0, 1.0]]),
-             t([[0.0, 1.0], [0.0, 0.0]]), t([0.5, -2.5]), case=case)
+    h = call(
+        "rnn.rnn_cell",
+        rnn.rnn_cell,
+        t([[1.0, 2.0]]),
+        t([[0.5, -1.0]]),
+        t([[1.0, 0.0], [1.0, 1.0]]),
+        t([[0.0, 1.0], [0.0, 0.0]]),
+        t([0.5, -2.5]),
+        case=case,
+    )
     check_close("rnn.rnn_cell", h, [[math.tanh(0.5), math.tanh(0.5)]], case=case)
 
 
@@ -51,20 +64,37 @@ def test_rnn_cell_worked_example():
 def test_rnn_cell_shape_and_dtype(dtype):
     gen = torch.Generator().manual_seed(0)
     case = f"B=3, D=4, H=5, {str(dtype)[6:]}"
-    h = call("rnn.rnn_cell", rnn.rnn_cell, randn(gen, 3, 4, dtype=dtype), randn(gen, 3, 5, dtype=dtype),
-             randn(gen, 5, 4, dtype=dtype), randn(gen, 5, 5, dtype=dtype), randn(gen, 5, dtype=dtype), case=case)
+    h = call(
+        "rnn.rnn_cell",
+        rnn.rnn_cell,
+        randn(gen, 3, 4, dtype=dtype),
+        randn(gen, 3, 5, dtype=dtype),
+        randn(gen, 5, 4, dtype=dtype),
+        randn(gen, 5, 5, dtype=dtype),
+        randn(gen, 5, dtype=dtype),
+        case=case,
+    )
     check_tensor("rnn.rnn_cell", h, case=case, shape=(3, 5), dtype=dtype)
 
 
 # --- rnn_forward ---------------------------------------------------------------------------------
+
 
 @checks("rnn.rnn_forward")
 def test_rnn_forward_worked_example():
     # h1 = tanh(1 * x1 - 1 * h0) = tanh(1 - 0.5) = tanh 0.5;  h2 = tanh(x2 - h1) = tanh(2 - tanh 0.5)
     # hs holds h1 and h2, not h0.
     case = "B=1, T=2, D=1, H=1, x=[1, 2], h0=0.5, W_xh=1, W_hh=-1, b_h=0"
-    hs = call("rnn.rnn_forward", rnn.rnn_forward, t([[[1.0], [2.0]]]), t([[0.5]]), t([[1.0]]), t([[-1.0]]),
-              t([0.0]), case=case)
+    hs = call(
+        "rnn.rnn_forward",
+        rnn.rnn_forward,
+        t([[[1.0], [2.0]]]),
+        t([[0.5]]),
+        t([[1.0]]),
+        t([[-1.0]]),
+        t([0.0]),
+        case=case,
+    )
     check_close("rnn.rnn_forward", hs, [[[math.tanh(0.5)], [math.tanh(2 - math.tanh(0.5))]]], case=case)
 
 
@@ -73,12 +103,21 @@ def test_rnn_forward_worked_example():
 def test_rnn_forward_shape_and_dtype(dtype):
     gen = torch.Generator().manual_seed(1)
     case = f"B=2, T=3, D=4, H=5, {str(dtype)[6:]}"
-    hs = call("rnn.rnn_forward", rnn.rnn_forward, randn(gen, 2, 3, 4, dtype=dtype), randn(gen, 2, 5, dtype=dtype),
-              randn(gen, 5, 4, dtype=dtype), randn(gen, 5, 5, dtype=dtype), randn(gen, 5, dtype=dtype), case=case)
+    hs = call(
+        "rnn.rnn_forward",
+        rnn.rnn_forward,
+        randn(gen, 2, 3, 4, dtype=dtype),
+        randn(gen, 2, 5, dtype=dtype),
+        randn(gen, 5, 4, dtype=dtype),
+        randn(gen, 5, 5, dtype=dtype),
+        randn(gen, 5, dtype=dtype),
+        case=case,
+    )
     check_tensor("rnn.rnn_forward", hs, case=case, shape=(2, 3, 5), dtype=dtype, what="hs")
 
 
 # --- softmax_cross_entropy -----------------------------------------------------------------------
+
 
 @checks("rnn.softmax_cross_entropy")
 def test_softmax_cross_entropy_worked_examples():
@@ -101,13 +140,19 @@ def test_softmax_cross_entropy_is_stable_for_huge_logits(dtype):
     # row 2: the target is 1e4 below the largest, its loss is 10000; the mean is 5000.
     # exp(10000) overflows to inf: subtract the row maximum first (log-sum-exp).
     case = f"logits=[[1e4, 0], [0, 1e4]], targets=[0, 0], {str(dtype)[6:]}"
-    loss = call("rnn.softmax_cross_entropy", rnn.softmax_cross_entropy, t([[1e4, 0.0], [0.0, 1e4]], dtype),
-                torch.tensor([0, 0]), case=case)
+    loss = call(
+        "rnn.softmax_cross_entropy",
+        rnn.softmax_cross_entropy,
+        t([[1e4, 0.0], [0.0, 1e4]], dtype),
+        torch.tensor([0, 0]),
+        case=case,
+    )
     check_tensor("rnn.softmax_cross_entropy", loss, case=case, shape=(), dtype=dtype, what="loss")
     check_close("rnn.softmax_cross_entropy", loss, 5000.0, case=case)
 
 
 # --- rnn_bptt ------------------------------------------------------------------------------------
+
 
 def one_step_by_hand(x, h_prev, w_xh, w_hh, b_h):
     """Loss and gradients of the one-step, one-unit model used below (W_hy = [[1], [-1]], b_y = 0,
@@ -121,21 +166,27 @@ def one_step_by_hand(x, h_prev, w_xh, w_hh, b_h):
     h = math.tanh(w_xh * x + w_hh * h_prev + b_h)
     q = sigmoid(-2 * h)
     da = -2 * q * (1 - h * h)
-    grads = {"W_xh": [[da * x]], "W_hh": [[da * h_prev]], "b_h": [da], "W_hy": [[-q * h], [q * h]],
-             "b_y": [-q, q], "h0": [[da * w_hh]]}
+    grads = {
+        "W_xh": [[da * x]],
+        "W_hh": [[da * h_prev]],
+        "b_h": [da],
+        "W_hy": [[-q * h], [q * h]],
+        "b_y": [-q, q],
+        "h0": [[da * w_hh]],
+    }
     return math.log(1 + math.exp(-2 * h)), grads, h
 
 
 def scalar_params(w_xh, w_hh, b_h):
-    return {"W_xh": t([[w_xh]]), "W_hh": t([[w_hh]]), "b_h": t([b_h]), "W_hy": t([[1.0], [-1.0]]),
-            "b_y": t([0.0, 0.0])}
+    return {"W_xh": t([[w_xh]]), "W_hh": t([[w_hh]]), "b_h": t([b_h]), "W_hy": t([[1.0], [-1.0]]), "b_y": t([0.0, 0.0])}
 
 
 def check_grads(qualname, grads, want, case):
     if not isinstance(grads, dict) or set(grads) != set(want):
         got = sorted(grads) if isinstance(grads, dict) else type(grads).__name__
-        pytest.fail(f"{qualname}, case {case}: grads should be a dict with keys {sorted(want)}, got {got}",
-                    pytrace=False)
+        pytest.fail(
+            f"{qualname}, case {case}: grads should be a dict with keys {sorted(want)}, got {got}", pytrace=False
+        )
     for key, value in want.items():
         check_close(qualname, grads[key], value, case=case, what=f"grads[{key!r}]")
 
@@ -145,8 +196,20 @@ def test_rnn_bptt_one_step_worked_example():
     # x = 1, h0 = 0.5: a = 1 + 2 * 0.5 - 1 = 1, h = tanh 1 (see one_step_by_hand for every gradient)
     case = "B=1, T=1, D=1, H=1, C=2, x=1, h0=0.5, W_xh=1, W_hh=2, b_h=-1, W_hy=[[1], [-1]], target 0"
     loss_want, grads_want, _ = one_step_by_hand(1.0, 0.5, 1.0, 2.0, -1.0)
-    loss, grads = unpack("rnn.rnn_bptt", call("rnn.rnn_bptt", rnn.rnn_bptt, t([[[1.0]]]), torch.tensor([[0]]),
-                         t([[0.5]]), scalar_params(1.0, 2.0, -1.0), case=case), ("loss", "grads"), case=case)
+    loss, grads = unpack(
+        "rnn.rnn_bptt",
+        call(
+            "rnn.rnn_bptt",
+            rnn.rnn_bptt,
+            t([[[1.0]]]),
+            torch.tensor([[0]]),
+            t([[0.5]]),
+            scalar_params(1.0, 2.0, -1.0),
+            case=case,
+        ),
+        ("loss", "grads"),
+        case=case,
+    )
     check_close("rnn.rnn_bptt", loss, loss_want, case=case, what="loss")
     check_grads("rnn.rnn_bptt", grads, grads_want, case)
 
@@ -157,8 +220,20 @@ def test_rnn_bptt_loss_sums_over_time_and_averages_over_batch():
     # the B*T = 4 terms is log 2; summed over T=2 and averaged over B=2 the loss is 2 log 2.
     case = "B=2, T=2, D=1, H=1, C=2, W_hy=0, b_y=0"
     params = {"W_xh": t([[1.0]]), "W_hh": t([[0.5]]), "b_h": t([0.0]), "W_hy": t([[0.0], [0.0]]), "b_y": t([0.0, 0.0])}
-    loss, _ = unpack("rnn.rnn_bptt", call("rnn.rnn_bptt", rnn.rnn_bptt, t([[[1.0], [2.0]], [[-1.0], [0.5]]]),
-                     torch.tensor([[0, 1], [1, 1]]), t([[0.0], [0.3]]), params, case=case), ("loss", "grads"), case=case)
+    loss, _ = unpack(
+        "rnn.rnn_bptt",
+        call(
+            "rnn.rnn_bptt",
+            rnn.rnn_bptt,
+            t([[[1.0], [2.0]], [[-1.0], [0.5]]]),
+            torch.tensor([[0, 1], [1, 1]]),
+            t([[0.0], [0.3]]),
+            params,
+            case=case,
+        ),
+        ("loss", "grads"),
+        case=case,
+    )
     check_close("rnn.rnn_bptt", loss, 2 * math.log(2), case=case, what="loss")
 
 
@@ -171,8 +246,9 @@ def test_rnn_bptt_gradients_match_finite_differences_of_its_loss():
     x, h0 = randn(gen, 2, 3, 2), randn(gen, 2, 3, scale=0.5)
     targets = torch.tensor([[0, 3, 1], [2, 2, 0]])
     params = random_params(gen, 2, 3, 4, T64)
-    loss, grads = unpack(qualname, call(qualname, rnn.rnn_bptt, x, targets, h0, params, case=case),
-                         ("loss", "grads"), case=case)
+    loss, grads = unpack(
+        qualname, call(qualname, rnn.rnn_bptt, x, targets, h0, params, case=case), ("loss", "grads"), case=case
+    )
     check_tensor(qualname, loss, case=case, shape=(), dtype=T64, what="loss (a 0-dim tensor)")
     eps = 1e-6
 
@@ -190,11 +266,19 @@ def test_rnn_bptt_gradients_match_finite_differences_of_its_loss():
         for index in torch.cartesian_prod(*[torch.arange(n) for n in value.shape]).reshape(-1, value.dim()).tolist():
             index = tuple(index)
             numeric[index] = (loss_at(name, index, eps) - loss_at(name, index, -eps)) / (2 * eps)
-        check_close(qualname, grads[name], numeric, case=case, what=f"grads[{name!r}] vs finite differences",
-                    atol=1e-6, rtol=1e-5)
+        check_close(
+            qualname,
+            grads[name],
+            numeric,
+            case=case,
+            what=f"grads[{name!r}] vs finite differences",
+            atol=1e-6,
+            rtol=1e-5,
+        )
 
 
 # --- truncated_bptt ------------------------------------------------------------------------------
+
 
 @checks("rnn.truncated_bptt")
 def test_truncated_bptt_worked_example():
@@ -205,8 +289,16 @@ def test_truncated_bptt_worked_example():
     loss1, g1, h1 = one_step_by_hand(1.0, 0.5, 1.0, 2.0, -1.0)
     loss2, g2, h2 = one_step_by_hand(-0.5, h1, 1.0, 2.0, -1.0)
     want = {k: (g1[k] if k == "h0" else (torch.tensor(g1[k]) + torch.tensor(g2[k])).tolist()) for k in g1}
-    out = call("rnn.truncated_bptt", rnn.truncated_bptt, t([[[1.0], [-0.5]]]), torch.tensor([[0, 0]]), t([[0.5]]),
-               scalar_params(1.0, 2.0, -1.0), 1, case=case)
+    out = call(
+        "rnn.truncated_bptt",
+        rnn.truncated_bptt,
+        t([[[1.0], [-0.5]]]),
+        torch.tensor([[0, 0]]),
+        t([[0.5]]),
+        scalar_params(1.0, 2.0, -1.0),
+        1,
+        case=case,
+    )
     loss, grads, h_last = unpack("rnn.truncated_bptt", out, ("loss", "grads", "h_last"), case=case)
     check_close("rnn.truncated_bptt", loss, loss1 + loss2, case=case, what="loss")
     check_grads("rnn.truncated_bptt", grads, want, case)
@@ -221,12 +313,20 @@ def test_truncated_bptt_loss_is_the_full_loss():
     gen = torch.Generator().manual_seed(5)
     x, h0, targets = randn(gen, 2, 5, 3), randn(gen, 2, 4, scale=0.5), torch.randint(0, 6, (2, 5), generator=gen)
     params = random_params(gen, 3, 4, 6, T64)
-    full_loss, full_grads = unpack("rnn.rnn_bptt", call("rnn.rnn_bptt", rnn.rnn_bptt, x, targets, h0, params,
-                                                        case="B=2, T=5"), ("loss", "grads"), case="B=2, T=5")
+    full_loss, full_grads = unpack(
+        "rnn.rnn_bptt",
+        call("rnn.rnn_bptt", rnn.rnn_bptt, x, targets, h0, params, case="B=2, T=5"),
+        ("loss", "grads"),
+        case="B=2, T=5",
+    )
     for chunk in (2, 5, 8):
         case = f"B=2, T=5, D=3, H=4, C=6, chunk={chunk}, compared with your rnn_bptt"
-        loss, grads, _ = unpack("rnn.truncated_bptt", call("rnn.truncated_bptt", rnn.truncated_bptt, x, targets, h0,
-                                params, chunk, case=case), ("loss", "grads", "h_last"), case=case)
+        loss, grads, _ = unpack(
+            "rnn.truncated_bptt",
+            call("rnn.truncated_bptt", rnn.truncated_bptt, x, targets, h0, params, chunk, case=case),
+            ("loss", "grads", "h_last"),
+            case=case,
+        )
         check_close("rnn.truncated_bptt", loss, full_loss, case=case, what="loss")
         if chunk >= 5:
             check_grads("rnn.truncated_bptt", grads, full_grads, case)
@@ -238,17 +338,32 @@ def test_truncated_bptt_shapes_and_dtype(dtype):
     gen = torch.Generator().manual_seed(3)
     case = f"B=2, T=5, D=3, H=4, C=6, chunk=2 (the last chunk is shorter), {str(dtype)[6:]}"
     params = random_params(gen, 3, 4, 6, dtype)
-    out = call("rnn.truncated_bptt", rnn.truncated_bptt, randn(gen, 2, 5, 3, dtype=dtype),
-               torch.randint(0, 6, (2, 5), generator=gen), randn(gen, 2, 4, dtype=dtype), params, 2, case=case)
+    out = call(
+        "rnn.truncated_bptt",
+        rnn.truncated_bptt,
+        randn(gen, 2, 5, 3, dtype=dtype),
+        torch.randint(0, 6, (2, 5), generator=gen),
+        randn(gen, 2, 4, dtype=dtype),
+        params,
+        2,
+        case=case,
+    )
     loss, grads, h_last = unpack("rnn.truncated_bptt", out, ("loss", "grads", "h_last"), case=case)
     check_tensor("rnn.truncated_bptt", loss, case=case, shape=(), dtype=dtype, what="loss")
     check_tensor("rnn.truncated_bptt", h_last, case=case, shape=(2, 4), dtype=dtype, what="h_last")
     for key, value in [*params.items(), ("h0", h_last)]:
-        check_tensor("rnn.truncated_bptt", grads.get(key), case=case, shape=tuple(value.shape), dtype=dtype,
-                     what=f"grads[{key!r}]")
+        check_tensor(
+            "rnn.truncated_bptt",
+            grads.get(key),
+            case=case,
+            shape=tuple(value.shape),
+            dtype=dtype,
+            what=f"grads[{key!r}]",
+        )
 
 
 # --- birnn_forward -------------------------------------------------------------------------------
+
 
 @checks("rnn.birnn_forward")
 def test_birnn_forward_worked_example():
@@ -258,8 +373,16 @@ def test_birnn_forward_worked_example():
     # Position-aligned: hs[:, 0] = [f1, b1], hs[:, 1] = [f2, b2].
     case = "B=1, T=2, D=1, H=1, x=[1, 2], h0_fwd=-0.5, h0_bwd=0.5, all weights 1, biases 0"
     p = {"W_xh": t([[1.0]]), "W_hh": t([[1.0]]), "b_h": t([0.0])}
-    hs = call("rnn.birnn_forward", rnn.birnn_forward, t([[[1.0], [2.0]]]), t([[-0.5]]), t([[0.5]]), p,
-              {k: v.clone() for k, v in p.items()}, case=case)
+    hs = call(
+        "rnn.birnn_forward",
+        rnn.birnn_forward,
+        t([[[1.0], [2.0]]]),
+        t([[-0.5]]),
+        t([[0.5]]),
+        p,
+        {k: v.clone() for k, v in p.items()},
+        case=case,
+    )
     f1 = math.tanh(0.5)
     b2 = math.tanh(2.5)
     check_close("rnn.birnn_forward", hs, [[[f1, math.tanh(1 + b2)], [math.tanh(2 + f1), b2]]], case=case)
@@ -272,14 +395,27 @@ def test_birnn_forward_shape_and_dtype(dtype):
     case = f"B=2, T=3, D=4, H=5, {str(dtype)[6:]}"
 
     def p():
-        return {"W_xh": randn(gen, 5, 4, dtype=dtype), "W_hh": randn(gen, 5, 5, dtype=dtype), "b_h": randn(gen, 5, dtype=dtype)}
+        return {
+            "W_xh": randn(gen, 5, 4, dtype=dtype),
+            "W_hh": randn(gen, 5, 5, dtype=dtype),
+            "b_h": randn(gen, 5, dtype=dtype),
+        }
 
-    hs = call("rnn.birnn_forward", rnn.birnn_forward, randn(gen, 2, 3, 4, dtype=dtype), randn(gen, 2, 5, dtype=dtype),
-              randn(gen, 2, 5, dtype=dtype), p(), p(), case=case)
+    hs = call(
+        "rnn.birnn_forward",
+        rnn.birnn_forward,
+        randn(gen, 2, 3, 4, dtype=dtype),
+        randn(gen, 2, 5, dtype=dtype),
+        randn(gen, 2, 5, dtype=dtype),
+        p(),
+        p(),
+        case=case,
+    )
     check_tensor("rnn.birnn_forward", hs, case=case, shape=(2, 3, 10), dtype=dtype, what="hs")
 
 
 # --- greedy_decode -------------------------------------------------------------------------------
+
 
 @checks("rnn.greedy_decode")
 def test_greedy_decode_worked_example():
@@ -289,11 +425,24 @@ def test_greedy_decode_worked_example():
     # so h = tanh(1) e_mix(emb(j)), whose largest logit is next(j) = mix(emb(j)): 0 -> 2, 2 -> 0, 1 -> 1.
     # Start tokens [0, 1] give [2, 0, 2, 0] and [1, 1, 1, 1] (the start token itself is not returned).
     case = "B=2, V=D=H=3, steps=4, start tokens [0, 1], permutations as embedding and W_xh"
-    params = {"W_xh": t([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]), "W_hh": torch.zeros(3, 3, dtype=T64),
-              "b_h": torch.zeros(3, dtype=T64), "W_hy": torch.eye(3, dtype=T64), "b_y": torch.zeros(3, dtype=T64)}
+    params = {
+        "W_xh": t([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]),
+        "W_hh": torch.zeros(3, 3, dtype=T64),
+        "b_h": torch.zeros(3, dtype=T64),
+        "W_hy": torch.eye(3, dtype=T64),
+        "b_y": torch.zeros(3, dtype=T64),
+    }
     embedding = t([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, 1.0, 0.0]])
-    tokens = call("rnn.greedy_decode", rnn.greedy_decode, params, embedding, torch.zeros(2, 3, dtype=T64),
-                  torch.tensor([0, 1]), 4, case=case)
+    tokens = call(
+        "rnn.greedy_decode",
+        rnn.greedy_decode,
+        params,
+        embedding,
+        torch.zeros(2, 3, dtype=T64),
+        torch.tensor([0, 1]),
+        4,
+        case=case,
+    )
     check_tensor("rnn.greedy_decode", tokens, case=case, shape=(2, 4), dtype=torch.int64, what="tokens")
     check_close("rnn.greedy_decode", tokens, [[2, 0, 2, 0], [1, 1, 1, 1]], case=case, what="tokens")
 
@@ -302,8 +451,21 @@ def test_greedy_decode_worked_example():
 def test_greedy_decode_breaks_ties_to_the_lowest_index():
     # W_hy = 0 and b_y = [1, 3, 3]: classes 1 and 2 tie at every step; argmax takes the lower, 1.
     case = "B=1, V=3, D=2, H=2, steps=3, b_y=[1, 3, 3] (a tie)"
-    params = {"W_xh": torch.ones(2, 2, dtype=T64), "W_hh": torch.ones(2, 2, dtype=T64), "b_h": torch.zeros(2, dtype=T64),
-              "W_hy": torch.zeros(3, 2, dtype=T64), "b_y": t([1.0, 3.0, 3.0])}
-    tokens = call("rnn.greedy_decode", rnn.greedy_decode, params, torch.ones(3, 2, dtype=T64),
-                  torch.zeros(1, 2, dtype=T64), torch.tensor([0]), 3, case=case)
+    params = {
+        "W_xh": torch.ones(2, 2, dtype=T64),
+        "W_hh": torch.ones(2, 2, dtype=T64),
+        "b_h": torch.zeros(2, dtype=T64),
+        "W_hy": torch.zeros(3, 2, dtype=T64),
+        "b_y": t([1.0, 3.0, 3.0]),
+    }
+    tokens = call(
+        "rnn.greedy_decode",
+        rnn.greedy_decode,
+        params,
+        torch.ones(3, 2, dtype=T64),
+        torch.zeros(1, 2, dtype=T64),
+        torch.tensor([0]),
+        3,
+        case=case,
+    )
     check_close("rnn.greedy_decode", tokens, [[1, 1, 1]], case=case, what="tokens")

@@ -3,15 +3,15 @@
 With one channel and a state of size one (D = N = 1) the recurrence is a sequence of numbers, and
 the expected values below follow step by step.
 """
+
 from __future__ import annotations
 
 import math
 
 import pytest
 import torch
-from torch.overrides import TorchFunctionMode
-
 from _check import call, check_close, check_tensor, randn, unpack
+from torch.overrides import TorchFunctionMode
 
 from exercises import selective_scan as ss
 
@@ -30,13 +30,15 @@ def sigmoid(z):
 
 # --- discretize ----------------------------------------------------------------------------------
 
+
 @checks("selective_scan.discretize")
 def test_discretize_worked_example():
     # A_bar[d, n] = exp(delta[d] * A[d, n]) = [exp(0.5 * -1), exp(2 * -0.5)] = [e^-0.5, e^-1]
     # B_bar[d, n] = delta[d] * B[n]         = [0.5 * 3, 2 * 3]               = [1.5, 6]
     case = "B=1, T=1, D=2, N=1, delta=[0.5, 2], A=[[-1], [-0.5]], B=[3]"
-    out = call("selective_scan.discretize", ss.discretize, t([[[0.5, 2.0]]]), t([[-1.0], [-0.5]]), t([[[3.0]]]),
-               case=case)
+    out = call(
+        "selective_scan.discretize", ss.discretize, t([[[0.5, 2.0]]]), t([[-1.0], [-0.5]]), t([[[3.0]]]), case=case
+    )
     A_bar, B_bar = unpack("selective_scan.discretize", out, ("A_bar", "B_bar"), case=case)
     check_close("selective_scan.discretize", A_bar, [[[[math.exp(-0.5)], [math.exp(-1.0)]]]], case=case, what="A_bar")
     check_close("selective_scan.discretize", B_bar, [[[[1.5], [6.0]]]], case=case, what="B_bar")
@@ -47,14 +49,21 @@ def test_discretize_worked_example():
 def test_discretize_shapes_and_dtype(dtype):
     gen = torch.Generator().manual_seed(0)
     case = f"B=2, T=3, D=4, N=5, {str(dtype)[6:]}"
-    out = call("selective_scan.discretize", ss.discretize, randn(gen, 2, 3, 4, dtype=dtype).abs(),
-               -randn(gen, 4, 5, dtype=dtype).abs(), randn(gen, 2, 3, 5, dtype=dtype), case=case)
+    out = call(
+        "selective_scan.discretize",
+        ss.discretize,
+        randn(gen, 2, 3, 4, dtype=dtype).abs(),
+        -randn(gen, 4, 5, dtype=dtype).abs(),
+        randn(gen, 2, 3, 5, dtype=dtype),
+        case=case,
+    )
     A_bar, B_bar = unpack("selective_scan.discretize", out, ("A_bar", "B_bar"), case=case)
     check_tensor("selective_scan.discretize", A_bar, case=case, shape=(2, 3, 4, 5), dtype=dtype, what="A_bar")
     check_tensor("selective_scan.discretize", B_bar, case=case, shape=(2, 3, 4, 5), dtype=dtype, what="B_bar")
 
 
 # --- linear_scan ---------------------------------------------------------------------------------
+
 
 @checks("selective_scan.linear_scan")
 def test_linear_scan_worked_example():
@@ -77,8 +86,14 @@ def test_linear_scan_worked_example():
 def test_linear_scan_shapes_and_dtype(dtype, T):
     gen = torch.Generator().manual_seed(T)
     case = f"a, b (2, {T}, 3, 4), h0 (2, 3, 4), {str(dtype)[6:]}"
-    h = call("selective_scan.linear_scan", ss.linear_scan, randn(gen, 2, T, 3, 4, dtype=dtype),
-             randn(gen, 2, T, 3, 4, dtype=dtype), randn(gen, 2, 3, 4, dtype=dtype), case=case)
+    h = call(
+        "selective_scan.linear_scan",
+        ss.linear_scan,
+        randn(gen, 2, T, 3, 4, dtype=dtype),
+        randn(gen, 2, T, 3, 4, dtype=dtype),
+        randn(gen, 2, 3, 4, dtype=dtype),
+        case=case,
+    )
     check_tensor("selective_scan.linear_scan", h, case=case, shape=(2, T, 3, 4), dtype=dtype, what="h")
 
 
@@ -105,12 +120,16 @@ def test_linear_scan_takes_logarithmically_many_steps():
             call("selective_scan.linear_scan", ss.linear_scan, a, b, case=f"T={T}")
         counts[T] = mode.count
     if counts[1024] > 4 * counts[64]:
-        pytest.fail(f"selective_scan.linear_scan: {counts[64]} torch operations at T=64 but {counts[1024]} at T=1024 "
-                    f"({counts[1024] / counts[64]:.1f}x for 16x the length); it must run in O(log T) steps, without "
-                    f"a Python loop over time", pytrace=False)
+        pytest.fail(
+            f"selective_scan.linear_scan: {counts[64]} torch operations at T=64 but {counts[1024]} at T=1024 "
+            f"({counts[1024] / counts[64]:.1f}x for 16x the length); it must run in O(log T) steps, without "
+            f"a Python loop over time",
+            pytrace=False,
+        )
 
 
 # --- selective_scan ------------------------------------------------------------------------------
+
 
 def scan_by_hand(delta, u, A, B, C):
     """One channel, N = 1: h_t = exp(delta_t A) h_{t-1} + delta_t B_t u_t, y_t = C_t h_t (h_0 = 0)."""
@@ -141,13 +160,24 @@ def test_selective_scan_worked_example():
 def test_selective_scan_options_worked_example():
     # delta_bias = 0.5 on delta = 0 then softplus: every step size is log(1 + e^0.5).
     # D = 0.1 adds 0.1 * u_t; z = [1, -1] multiplies by silu(z) = z * sigmoid(z); the last state is h2.
-    case = ("B=1, T=2, D=1, N=1, u=[1, 2], delta=0, delta_bias=0.5, delta_softplus, A=-1, B=1, C=[1, 2], "
-            "D=0.1, z=[1, -1], return_last_state")
+    case = (
+        "B=1, T=2, D=1, N=1, u=[1, 2], delta=0, delta_bias=0.5, delta_softplus, A=-1, B=1, C=[1, 2], "
+        "D=0.1, z=[1, -1], return_last_state"
+    )
     step = math.log(1 + math.exp(0.5))
     ys, h_last = scan_by_hand([step, step], [1.0, 2.0], -1.0, [1.0, 1.0], [1.0, 2.0])
     want = [(ys[0] + 0.1 * 1.0) * 1 * sigmoid(1), (ys[1] + 0.1 * 2.0) * -1 * sigmoid(-1)]
-    out = call("selective_scan.selective_scan", ss.selective_scan, *ssm_inputs((0.0, 0.0)), D=t([0.1]),
-               z=t([[[1.0], [-1.0]]]), delta_bias=t([0.5]), delta_softplus=True, return_last_state=True, case=case)
+    out = call(
+        "selective_scan.selective_scan",
+        ss.selective_scan,
+        *ssm_inputs((0.0, 0.0)),
+        D=t([0.1]),
+        z=t([[[1.0], [-1.0]]]),
+        delta_bias=t([0.5]),
+        delta_softplus=True,
+        return_last_state=True,
+        case=case,
+    )
     y, h_T = unpack("selective_scan.selective_scan", out, ("y", "h_T"), case=case)
     check_close("selective_scan.selective_scan", y, [[[want[0]], [want[1]]]], case=case, what="y")
     check_close("selective_scan.selective_scan", h_T, [[[h_last]]], case=case, what="h_T (B, D, N)")
@@ -158,10 +188,20 @@ def test_selective_scan_options_worked_example():
 def test_selective_scan_shapes_and_dtype(dtype):
     gen = torch.Generator().manual_seed(1)
     case = f"B=2, T=5, D=3, N=4, with D, z and return_last_state, {str(dtype)[6:]}"
-    out = call("selective_scan.selective_scan", ss.selective_scan, randn(gen, 2, 5, 3, dtype=dtype),
-               randn(gen, 2, 5, 3, dtype=dtype), -randn(gen, 3, 4, dtype=dtype).abs(), randn(gen, 2, 5, 4, dtype=dtype),
-               randn(gen, 2, 5, 4, dtype=dtype), D=randn(gen, 3, dtype=dtype), z=randn(gen, 2, 5, 3, dtype=dtype),
-               delta_softplus=True, return_last_state=True, case=case)
+    out = call(
+        "selective_scan.selective_scan",
+        ss.selective_scan,
+        randn(gen, 2, 5, 3, dtype=dtype),
+        randn(gen, 2, 5, 3, dtype=dtype),
+        -randn(gen, 3, 4, dtype=dtype).abs(),
+        randn(gen, 2, 5, 4, dtype=dtype),
+        randn(gen, 2, 5, 4, dtype=dtype),
+        D=randn(gen, 3, dtype=dtype),
+        z=randn(gen, 2, 5, 3, dtype=dtype),
+        delta_softplus=True,
+        return_last_state=True,
+        case=case,
+    )
     y, h_T = unpack("selective_scan.selective_scan", out, ("y", "h_T"), case=case)
     check_tensor("selective_scan.selective_scan", y, case=case, shape=(2, 5, 3), dtype=dtype, what="y")
     check_tensor("selective_scan.selective_scan", h_T, case=case, shape=(2, 3, 4), dtype=dtype, what="h_T")

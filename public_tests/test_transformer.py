@@ -4,13 +4,13 @@ The block examples use attention weights W_q = W_k = 0, so every query attends e
 allowed key: with W_v = W_o = identity, attention returns the mean of the allowed positions. What
 is left to compute by hand is LayerNorm of rows of four numbers (``ln_row`` below).
 """
+
 from __future__ import annotations
 
 import math
 
 import pytest
 import torch
-
 from _check import call, check_close, check_tensor, randn
 
 from exercises import transformer
@@ -27,17 +27,25 @@ def t(values, dtype=T64):
 
 # --- layer_norm and feed_forward -------------------------------------------------------------------
 
+
 @checks("transformer.layer_norm")
 def test_layer_norm_worked_example():
     # x = [1, 2, 3, 4]: mean 2.5, biased variance (2.25 + 0.25 + 0.25 + 2.25) / 4 = 1.25
     # y = (x - 2.5) / sqrt(1.25 + 1e-5) * weight + bias. (The unbiased variance 5/3 would be wrong.)
     # A constant row [3, 3, 3, 3] has variance 0 and normalizes to 0 (eps avoids 0/0): y = bias.
     case = "x=[[1, 2, 3, 4], [3, 3, 3, 3]], weight=[1, 1, 2, 1], bias=[0, 0, 0, 1]"
-    y = call("transformer.layer_norm", transformer.layer_norm, t([[1.0, 2.0, 3.0, 4.0], [3.0, 3.0, 3.0, 3.0]]),
-             t([1.0, 1.0, 2.0, 1.0]), t([0.0, 0.0, 0.0, 1.0]), case=case)
+    y = call(
+        "transformer.layer_norm",
+        transformer.layer_norm,
+        t([[1.0, 2.0, 3.0, 4.0], [3.0, 3.0, 3.0, 3.0]]),
+        t([1.0, 1.0, 2.0, 1.0]),
+        t([0.0, 0.0, 0.0, 1.0]),
+        case=case,
+    )
     s = math.sqrt(1.25 + EPS)
-    check_close("transformer.layer_norm", y, [[-1.5 / s, -0.5 / s, 2 * 0.5 / s, 1.5 / s + 1], [0.0, 0.0, 0.0, 1.0]],
-                case=case)
+    check_close(
+        "transformer.layer_norm", y, [[-1.5 / s, -0.5 / s, 2 * 0.5 / s, 1.5 / s + 1], [0.0, 0.0, 0.0, 1.0]], case=case
+    )
 
 
 @checks("transformer.layer_norm")
@@ -45,8 +53,14 @@ def test_layer_norm_worked_example():
 def test_layer_norm_shape_and_dtype(dtype):
     gen = torch.Generator().manual_seed(0)
     case = f"x (2, 3, 8), {str(dtype)[6:]}"
-    y = call("transformer.layer_norm", transformer.layer_norm, randn(gen, 2, 3, 8, dtype=dtype),
-             randn(gen, 8, dtype=dtype), randn(gen, 8, dtype=dtype), case=case)
+    y = call(
+        "transformer.layer_norm",
+        transformer.layer_norm,
+        randn(gen, 2, 3, 8, dtype=dtype),
+        randn(gen, 8, dtype=dtype),
+        randn(gen, 8, dtype=dtype),
+        case=case,
+    )
     check_tensor("transformer.layer_norm", y, case=case, shape=(2, 3, 8), dtype=dtype, what="y")
 
 
@@ -55,9 +69,16 @@ def test_feed_forward_worked_example():
     # x @ W1.T + b1 = [1, -1, 1 - 1] + [0, 0, 0.5] = [1, -1, 0.5] -> relu -> [1, 0, 0.5]
     # [1, 0, 0.5] @ W2.T + b2 = [1 + 0 + 0.5, 0 + 0 - 1] + [0, 1] = [1.5, 0]
     case = "x=[1, -1], E=2, F=3"
-    y = call("transformer.feed_forward", transformer.feed_forward, t([[1.0, -1.0]]),
-             t([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]), t([0.0, 0.0, 0.5]), t([[1.0, 1.0, 1.0], [0.0, 2.0, -2.0]]),
-             t([0.0, 1.0]), case=case)
+    y = call(
+        "transformer.feed_forward",
+        transformer.feed_forward,
+        t([[1.0, -1.0]]),
+        t([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]),
+        t([0.0, 0.0, 0.5]),
+        t([[1.0, 1.0, 1.0], [0.0, 2.0, -2.0]]),
+        t([0.0, 1.0]),
+        case=case,
+    )
     check_close("transformer.feed_forward", y, [[1.5, 0.0]], case=case)
 
 
@@ -66,21 +87,30 @@ def test_feed_forward_worked_example():
 def test_feed_forward_shape_and_dtype(dtype):
     gen = torch.Generator().manual_seed(1)
     case = f"x (2, 3, 4), F=16, {str(dtype)[6:]}"
-    y = call("transformer.feed_forward", transformer.feed_forward, randn(gen, 2, 3, 4, dtype=dtype),
-             randn(gen, 16, 4, dtype=dtype), randn(gen, 16, dtype=dtype), randn(gen, 4, 16, dtype=dtype),
-             randn(gen, 4, dtype=dtype), case=case)
+    y = call(
+        "transformer.feed_forward",
+        transformer.feed_forward,
+        randn(gen, 2, 3, 4, dtype=dtype),
+        randn(gen, 16, 4, dtype=dtype),
+        randn(gen, 16, dtype=dtype),
+        randn(gen, 4, 16, dtype=dtype),
+        randn(gen, 4, dtype=dtype),
+        case=case,
+    )
     check_tensor("transformer.feed_forward", y, case=case, shape=(2, 3, 4), dtype=dtype, what="y")
 
 
 # --- the blocks, worked by hand -------------------------------------------------------------------
 
 E = 4
-NORMS = {"norm1": ([1.0, 1.0, 1.0, 1.0], [0.0, 0.0, 0.0, 0.0]),
-         "norm2": ([2.0, 1.0, 1.0, 0.5], [0.0, 1.0, 0.0, 0.0]),
-         "norm3": ([1.0, 3.0, 1.0, 1.0], [-1.0, 0.0, 0.0, 0.5])}
-B2 = [0.5, -0.5, 0.0, 1.0]   # the FFN is relu(z) + B2 (W1 = W2 = identity, b1 = 0)
-X = [[1.0, 0.0, 2.0, -1.0], [0.0, 3.0, 1.0, 1.0]]          # T = 2 positions
-MEMORY = [[1.0, 1.0, 0.0, 2.0], [3.0, -1.0, 1.0, 0.0]]     # S = 2 encoder outputs
+NORMS = {
+    "norm1": ([1.0, 1.0, 1.0, 1.0], [0.0, 0.0, 0.0, 0.0]),
+    "norm2": ([2.0, 1.0, 1.0, 0.5], [0.0, 1.0, 0.0, 0.0]),
+    "norm3": ([1.0, 3.0, 1.0, 1.0], [-1.0, 0.0, 0.0, 0.5]),
+}
+B2 = [0.5, -0.5, 0.0, 1.0]  # the FFN is relu(z) + B2 (W1 = W2 = identity, b1 = 0)
+X = [[1.0, 0.0, 2.0, -1.0], [0.0, 3.0, 1.0, 1.0]]  # T = 2 positions
+MEMORY = [[1.0, 1.0, 0.0, 2.0], [3.0, -1.0, 1.0, 0.0]]  # S = 2 encoder outputs
 
 
 def ln_row(row, norm):
@@ -105,14 +135,28 @@ def mean(rows):
 
 def uniform_attention_params():
     eye, zero = torch.eye(E, dtype=T64), torch.zeros(E, dtype=T64)
-    return {"W_q": torch.zeros(E, E, dtype=T64), "W_k": torch.zeros(E, E, dtype=T64), "W_v": eye.clone(),
-            "W_o": eye.clone(), "b_q": zero.clone(), "b_k": zero.clone(), "b_v": zero.clone(), "b_o": zero.clone()}
+    return {
+        "W_q": torch.zeros(E, E, dtype=T64),
+        "W_k": torch.zeros(E, E, dtype=T64),
+        "W_v": eye.clone(),
+        "W_o": eye.clone(),
+        "b_q": zero.clone(),
+        "b_k": zero.clone(),
+        "b_v": zero.clone(),
+        "b_o": zero.clone(),
+    }
 
 
 def block_params(decoder=False):
-    params = {"self_attn": uniform_attention_params(),
-              "ffn": {"W1": torch.eye(E, dtype=T64), "b1": torch.zeros(E, dtype=T64), "W2": torch.eye(E, dtype=T64),
-                      "b2": t(B2)}}
+    params = {
+        "self_attn": uniform_attention_params(),
+        "ffn": {
+            "W1": torch.eye(E, dtype=T64),
+            "b1": torch.zeros(E, dtype=T64),
+            "W2": torch.eye(E, dtype=T64),
+            "b2": t(B2),
+        },
+    }
     if decoder:
         params["cross_attn"] = uniform_attention_params()
     for name in ("norm1", "norm2", "norm3") if decoder else ("norm1", "norm2"):
@@ -134,8 +178,15 @@ def test_encoder_block_worked_example(norm_first):
         sa = mean(X)
         x1 = [ln_row(add(x, sa), "norm1") for x in X]
         want = [ln_row(add(x, ffn_row(x)), "norm2") for x in x1]
-    y = call("transformer.encoder_block", transformer.encoder_block, t([X]), block_params(), 2, norm_first=norm_first,
-             case=case)
+    y = call(
+        "transformer.encoder_block",
+        transformer.encoder_block,
+        t([X]),
+        block_params(),
+        2,
+        norm_first=norm_first,
+        case=case,
+    )
     check_close("transformer.encoder_block", y, [want], case=case)
 
 
@@ -145,8 +196,15 @@ def test_encoder_block_applies_the_mask():
     case = "B=1, T=2, E=4, num_heads=1, mask [[[True, False]]], post-LN"
     x1 = [ln_row(add(x, X[0]), "norm1") for x in X]
     want = [ln_row(add(x, ffn_row(x)), "norm2") for x in x1]
-    y = call("transformer.encoder_block", transformer.encoder_block, t([X]), block_params(), 1,
-             torch.tensor([[[True, False]]]), case=case)
+    y = call(
+        "transformer.encoder_block",
+        transformer.encoder_block,
+        t([X]),
+        block_params(),
+        1,
+        torch.tensor([[[True, False]]]),
+        case=case,
+    )
     check_close("transformer.encoder_block", y, [want], case=case)
 
 
@@ -161,8 +219,16 @@ def test_decoder_block_worked_example(causal):
     x1 = [ln_row(add(x, s), "norm1") for x, s in zip(X, sa)]
     x2 = [ln_row(add(x, mean(MEMORY)), "norm2") for x in x1]
     want = [ln_row(add(x, ffn_row(x)), "norm3") for x in x2]
-    y = call("transformer.decoder_block", transformer.decoder_block, t([X]), t([MEMORY]), block_params(True), 2,
-             causal=causal, case=case)
+    y = call(
+        "transformer.decoder_block",
+        transformer.decoder_block,
+        t([X]),
+        t([MEMORY]),
+        block_params(True),
+        2,
+        causal=causal,
+        case=case,
+    )
     check_close("transformer.decoder_block", y, [want], case=case)
 
 
@@ -172,19 +238,31 @@ def test_decoder_block_pre_ln_with_masks():
     # the memory itself is not normalized.
     # self mask = causal AND self_mask [[False, True]]: position 0 may see nothing (SA = b_o = 0),
     # position 1 only itself. memory_mask [[True, False]]: CA = memory row 0.
-    case = ("B=1, T=2, S=2, E=4, num_heads=2, causal, self_mask (1, 1, 2) [[False, True]], memory_mask (1, 1, 2) "
-            "[[True, False]], pre-LN")
+    case = (
+        "B=1, T=2, S=2, E=4, num_heads=2, causal, self_mask (1, 1, 2) [[False, True]], memory_mask (1, 1, 2) "
+        "[[True, False]], pre-LN"
+    )
     n1 = [ln_row(x, "norm1") for x in X]
     x1 = [X[0], add(X[1], n1[1])]
     x2 = [add(x, MEMORY[0]) for x in x1]
     want = [add(x, ffn_row(ln_row(x, "norm3"))) for x in x2]
-    y = call("transformer.decoder_block", transformer.decoder_block, t([X]), t([MEMORY]), block_params(True), 2,
-             self_mask=torch.tensor([[[False, True]]]), memory_mask=torch.tensor([[[True, False]]]), norm_first=True,
-             case=case)
+    y = call(
+        "transformer.decoder_block",
+        transformer.decoder_block,
+        t([X]),
+        t([MEMORY]),
+        block_params(True),
+        2,
+        self_mask=torch.tensor([[[False, True]]]),
+        memory_mask=torch.tensor([[[True, False]]]),
+        norm_first=True,
+        case=case,
+    )
     check_close("transformer.decoder_block", y, [want], case=case)
 
 
 # --- shapes and dtypes on random blocks -----------------------------------------------------------
+
 
 def random_block(gen, E, F, dtype, decoder=False):
     def attn():
@@ -192,12 +270,22 @@ def random_block(gen, E, F, dtype, decoder=False):
         p.update({f"b_{n}": randn(gen, E, dtype=dtype, scale=0.1) for n in "qkvo"})
         return p
 
-    params = {"self_attn": attn(), "ffn": {"W1": randn(gen, F, E, dtype=dtype, scale=0.3), "b1": randn(gen, F, dtype=dtype),
-                                           "W2": randn(gen, E, F, dtype=dtype, scale=0.3), "b2": randn(gen, E, dtype=dtype)}}
+    params = {
+        "self_attn": attn(),
+        "ffn": {
+            "W1": randn(gen, F, E, dtype=dtype, scale=0.3),
+            "b1": randn(gen, F, dtype=dtype),
+            "W2": randn(gen, E, F, dtype=dtype, scale=0.3),
+            "b2": randn(gen, E, dtype=dtype),
+        },
+    }
     if decoder:
         params["cross_attn"] = attn()
     for name in ("norm1", "norm2", "norm3") if decoder else ("norm1", "norm2"):
-        params[name] = {"weight": 1 + randn(gen, E, dtype=dtype, scale=0.1), "bias": randn(gen, E, dtype=dtype, scale=0.1)}
+        params[name] = {
+            "weight": 1 + randn(gen, E, dtype=dtype, scale=0.1),
+            "bias": randn(gen, E, dtype=dtype, scale=0.1),
+        }
     return params
 
 
@@ -207,8 +295,15 @@ def test_encoder_block_shape_and_dtype(dtype):
     gen = torch.Generator().manual_seed(2)
     case = f"B=2, T=5, E=8, F=16, num_heads=2, padding mask (2, 1, 5), {str(dtype)[6:]}"
     mask = torch.tensor([[[True] * 5], [[True] * 3 + [False] * 2]])
-    y = call("transformer.encoder_block", transformer.encoder_block, randn(gen, 2, 5, 8, dtype=dtype),
-             random_block(gen, 8, 16, dtype), 2, mask, case=case)
+    y = call(
+        "transformer.encoder_block",
+        transformer.encoder_block,
+        randn(gen, 2, 5, 8, dtype=dtype),
+        random_block(gen, 8, 16, dtype),
+        2,
+        mask,
+        case=case,
+    )
     check_tensor("transformer.encoder_block", y, case=case, shape=(2, 5, 8), dtype=dtype, what="y")
 
 
@@ -217,6 +312,13 @@ def test_encoder_block_shape_and_dtype(dtype):
 def test_decoder_block_shape_and_dtype(dtype):
     gen = torch.Generator().manual_seed(3)
     case = f"B=2, T=4, S=6, E=8, F=16, num_heads=4, {str(dtype)[6:]}"
-    y = call("transformer.decoder_block", transformer.decoder_block, randn(gen, 2, 4, 8, dtype=dtype),
-             randn(gen, 2, 6, 8, dtype=dtype), random_block(gen, 8, 16, dtype, decoder=True), 4, case=case)
+    y = call(
+        "transformer.decoder_block",
+        transformer.decoder_block,
+        randn(gen, 2, 4, 8, dtype=dtype),
+        randn(gen, 2, 6, 8, dtype=dtype),
+        random_block(gen, 8, 16, dtype, decoder=True),
+        4,
+        case=case,
+    )
     check_tensor("transformer.decoder_block", y, case=case, shape=(2, 4, 8), dtype=dtype, what="y")

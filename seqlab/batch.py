@@ -8,6 +8,7 @@ are rebuilt from every finished result after each submission, so an interrupted 
 gradebook and a rerun picks up where it stopped (``--force`` regrades everything).
 No submission is ever lost: one that could not be graded still gets a row with the reason.
 """
+
 from __future__ import annotations
 
 import json
@@ -42,8 +43,8 @@ MAX_UNZIPPED_BYTES = 200 << 20
 @dataclass
 class Submission:
     name: str
-    source: Path        # the folder or zip as handed in
-    path: Path | None   # the folder holding exercises/ (None when it could not be found)
+    source: Path  # the folder or zip as handed in
+    path: Path | None  # the folder holding exercises/ (None when it could not be found)
     problem: str = ""
 
 
@@ -97,7 +98,7 @@ def discover(submissions_dir: Path, work_dir: Path) -> list[Submission]:
         else:
             found.append(Submission(_safe_name(entry.name), entry, None, "not a folder or a .zip"))
     names = Counter(s.name for s in found)
-    for s in found:   # two entries with one safe name must not share a results folder
+    for s in found:  # two entries with one safe name must not share a results folder
         if names[s.name] > 1:
             s.name = f"{s.name}-{_safe_name(s.source.suffix or 'dir')}"
     return found
@@ -112,9 +113,14 @@ class _Worker:
         self.proc: subprocess.Popen | None = None
 
     def _start(self) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-c", "from seqlab.batch import worker_main; worker_main()"],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                     text=True, bufsize=1)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", "from seqlab.batch import worker_main; worker_main()"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            bufsize=1,
+        )
 
     def stop(self) -> None:
         if self.proc is not None:
@@ -139,7 +145,7 @@ class _Worker:
         if not line:
             code = self.proc.wait()
             self.proc = None
-            if code in (130, -2):   # interrupted (Ctrl-C): not done, a rerun grades it
+            if code in (130, -2):  # interrupted (Ctrl-C): not done, a rerun grades it
                 return {"status": "interrupted"}
             return {"status": "error", "reason": f"the grading process died (exit {code})"}
         return json.loads(line)
@@ -148,7 +154,7 @@ class _Worker:
 def worker_main() -> None:
     """Grade the jobs read from stdin, one JSON line each; answer one JSON line each."""
     protocol = os.fdopen(os.dup(1), "w", buffering=1)
-    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)   # nothing printed can corrupt the protocol
+    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # nothing printed can corrupt the protocol
     sys.stdout = sys.stderr
     from .config import ConfigError, load_config
     from .grading import grade_submission
@@ -160,22 +166,39 @@ def worker_main() -> None:
         job = json.loads(line)
         try:
             config = configs.get(job["config"]) or configs.setdefault(job["config"], load_config(job["config"]))
-            result = grade_submission(job["submission"], device=job["device"], seed=job["seed"],
-                                      isolated=not job["in_process"], config=config, only=job.get("only"),
-                                      protected_dirs=(job["out"], *job.get("protected", ())),
-                                      sandbox=job.get("sandbox", "auto"))
+            result = grade_submission(
+                job["submission"],
+                device=job["device"],
+                seed=job["seed"],
+                isolated=not job["in_process"],
+                config=config,
+                only=job.get("only"),
+                protected_dirs=(job["out"], *job.get("protected", ())),
+                sandbox=job.get("sandbox", "auto"),
+            )
             write_all(result, Path(job["out"]))
             status = {"status": "graded"}
         except (GradingError, ConfigError) as exc:
             status = {"status": "error", "reason": str(exc)[:500]}
-        except Exception as exc:   # a grader bug must cost this submission only, with the reason
+        except Exception as exc:  # a grader bug must cost this submission only, with the reason
             status = {"status": "error", "reason": f"internal error: {type(exc).__name__}: {exc}"[:500]}
         protocol.write(json.dumps(status) + "\n")
 
 
-def _grade_one(sub: Submission, out: Path, workers: "queue.Queue[_Worker]", *, seed: int | None, device: str,
-               timeout: float, in_process: bool, config: str | None, sandbox: str = "auto",
-               only: str | None = None, protected: tuple = ()) -> dict:
+def _grade_one(
+    sub: Submission,
+    out: Path,
+    workers: queue.Queue[_Worker],
+    *,
+    seed: int | None,
+    device: str,
+    timeout: float,
+    in_process: bool,
+    config: str | None,
+    sandbox: str = "auto",
+    only: str | None = None,
+    protected: tuple = (),
+) -> dict:
     target = out / sub.name
     target.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
@@ -184,9 +207,20 @@ def _grade_one(sub: Submission, out: Path, workers: "queue.Queue[_Worker]", *, s
     else:
         worker = workers.get()
         try:
-            status = worker.grade({"submission": str(sub.path), "out": str(target), "seed": seed, "device": device,
-                                   "in_process": in_process, "config": config, "sandbox": sandbox,
-                                   "only": only, "protected": list(protected)}, timeout)
+            status = worker.grade(
+                {
+                    "submission": str(sub.path),
+                    "out": str(target),
+                    "seed": seed,
+                    "device": device,
+                    "in_process": in_process,
+                    "config": config,
+                    "sandbox": sandbox,
+                    "only": only,
+                    "protected": list(protected),
+                },
+                timeout,
+            )
         finally:
             workers.put(worker)
         if status["status"] == "interrupted":
@@ -214,13 +248,26 @@ def _similarity(subs: list[Submission]) -> dict:
     return compare_class({s.name: s.path for s in subs})
 
 
-safe_submission_name = _safe_name   # public: the CI matrix names results folders by the same rule
+safe_submission_name = _safe_name  # public: the CI matrix names results folders by the same rule
 
 
-def grade_all(submissions_dir: Path, out: Path, *, jobs: int = 1, force: bool = False, seed: int | None = None,
-              device: str = "cpu", timeout: float = SUBMISSION_TIMEOUT_S, in_process: bool = False,
-              config: str | None = None, progress=None, similarity: bool = False,
-              sandbox: str = "auto", only: str | None = None, protected_dirs: tuple = ()) -> list[dict]:
+def grade_all(
+    submissions_dir: Path,
+    out: Path,
+    *,
+    jobs: int = 1,
+    force: bool = False,
+    seed: int | None = None,
+    device: str = "cpu",
+    timeout: float = SUBMISSION_TIMEOUT_S,
+    in_process: bool = False,
+    config: str | None = None,
+    progress=None,
+    similarity: bool = False,
+    sandbox: str = "auto",
+    only: str | None = None,
+    protected_dirs: tuple = (),
+) -> list[dict]:
     """``only``: grade these topics/functions (as `seqlab grade --only`); ``protected_dirs``: folders
     the students' code may not read, besides the graders, solutions and ``out``."""
     submissions_dir, out = Path(submissions_dir), Path(out)
@@ -249,9 +296,22 @@ def grade_all(submissions_dir: Path, out: Path, *, jobs: int = 1, force: bool = 
         while backlog or pending:
             while backlog and len(pending) < jobs:
                 sub = backlog.pop(0)
-                pending[pool.submit(_grade_one, sub, out, workers, seed=seed, device=device, timeout=timeout,
-                                    in_process=in_process, config=config, sandbox=sandbox, only=only,
-                                    protected=tuple(map(str, protected_dirs)))] = sub
+                pending[
+                    pool.submit(
+                        _grade_one,
+                        sub,
+                        out,
+                        workers,
+                        seed=seed,
+                        device=device,
+                        timeout=timeout,
+                        in_process=in_process,
+                        config=config,
+                        sandbox=sandbox,
+                        only=only,
+                        protected=tuple(map(str, protected_dirs)),
+                    )
+                ] = sub
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in done:
                 sub = pending.pop(future)

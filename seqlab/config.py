@@ -41,9 +41,9 @@ class FunctionRules:
     points: float
     complexity_points: float = 0.0
     forbidden: tuple[str, ...] = ()
-    test_weights: tuple[tuple[str, float], ...] = ()   # (fnmatch pattern on the test title, weight)
-    visibility: str = "visible"   # when Gradescope shows this function's tests to the student
-    test_visibility: tuple[tuple[str, str], ...] = ()   # (fnmatch pattern on the test title, visibility)
+    test_weights: tuple[tuple[str, float], ...] = ()  # (fnmatch pattern on the test title, weight)
+    visibility: str = "visible"  # when Gradescope shows this function's tests to the student
+    test_visibility: tuple[tuple[str, str], ...] = ()  # (fnmatch pattern on the test title, visibility)
 
     def visibility_of(self, title: str) -> str:
         """When Gradescope shows the test titled ``title``: the first matching ``test_visibility``
@@ -72,8 +72,9 @@ class FunctionRules:
 @dataclass(frozen=True)
 class GradescopeSettings:
     """The Gradescope autograder's page-level options (`seqlab gradescope`)."""
-    visibility: str = "visible"          # the whole result page
-    stdout_visibility: str = "hidden"    # run_autograder's log, written for the instructor
+
+    visibility: str = "visible"  # the whole result page
+    stdout_visibility: str = "hidden"  # run_autograder's log, written for the instructor
     # Seconds the autograder lets one grading run take before it reports the submission as too
     # slow. Below Gradescope's default autograder timeout (10 minutes) so that the student gets
     # seqlab's message rather than Gradescope's bare timeout; a correct submission takes seconds.
@@ -159,10 +160,16 @@ def _gradescope(raw: Any, where: str) -> GradescopeSettings:
     defaults = GradescopeSettings()
     return GradescopeSettings(
         visibility=_visibility(entry.get("visibility", defaults.visibility), f"{where}.visibility"),
-        stdout_visibility=_visibility(entry.get("stdout_visibility", defaults.stdout_visibility),
-                                      f"{where}.stdout_visibility"),
-        grading_timeout_s=_number(entry.get("grading_timeout_s", defaults.grading_timeout_s),
-                                  f"{where}.grading_timeout_s", positive=True, allow_zero=False))
+        stdout_visibility=_visibility(
+            entry.get("stdout_visibility", defaults.stdout_visibility), f"{where}.stdout_visibility"
+        ),
+        grading_timeout_s=_number(
+            entry.get("grading_timeout_s", defaults.grading_timeout_s),
+            f"{where}.grading_timeout_s",
+            positive=True,
+            allow_zero=False,
+        ),
+    )
 
 
 def _mapping(value: Any, where: str) -> dict:
@@ -214,8 +221,14 @@ def parse_config(data: Any, source: str = "<config>") -> GradingConfig:
         if qualname not in contract.SIGNATURES:
             raise ConfigError(f"{where}: not a contract function (see seqlab/contract.py)")
         entry = _mapping(entry, where)
-        unknown = set(entry) - {"points", "complexity_points", "forbidden", "test_weights", "visibility",
-                                "test_visibility"}
+        unknown = set(entry) - {
+            "points",
+            "complexity_points",
+            "forbidden",
+            "test_weights",
+            "visibility",
+            "test_visibility",
+        }
         if unknown:
             raise ConfigError(f"{where}: unknown key(s): {', '.join(sorted(unknown))}")
         points = _number(entry.get("points"), f"{where}.points", positive=True, allow_zero=False)
@@ -226,20 +239,32 @@ def parse_config(data: Any, source: str = "<config>") -> GradingConfig:
         if not isinstance(forbidden, list) or not all(isinstance(p, str) and p for p in forbidden):
             raise ConfigError(f"{where}.forbidden: must be a list of non-empty strings")
         weights = _mapping(entry.get("test_weights", {}), f"{where}.test_weights")
-        test_weights = tuple((str(pattern), _number(w, f"{where}.test_weights[{pattern!r}]", positive=True,
-                                                     allow_zero=False)) for pattern, w in weights.items())
+        test_weights = tuple(
+            (str(pattern), _number(w, f"{where}.test_weights[{pattern!r}]", positive=True, allow_zero=False))
+            for pattern, w in weights.items()
+        )
         visibility = _visibility(entry.get("visibility", "visible"), f"{where}.visibility")
         test_visibility = tuple(
             (str(pattern), _visibility(v, f"{where}.test_visibility[{pattern!r}]"))
-            for pattern, v in _mapping(entry.get("test_visibility", {}), f"{where}.test_visibility").items())
-        functions[qualname] = FunctionRules(qualname, points, complexity, tuple(forbidden), test_weights,
-                                            visibility, test_visibility)
+            for pattern, v in _mapping(entry.get("test_visibility", {}), f"{where}.test_visibility").items()
+        )
+        functions[qualname] = FunctionRules(
+            qualname, points, complexity, tuple(forbidden), test_weights, visibility, test_visibility
+        )
     missing = [name for name in contract.FUNCTIONS if name not in functions]
     if missing:
         raise ConfigError(f"{source}: functions: no points for {', '.join(missing)}")
     gradescope = _gradescope(top.get("gradescope", {}), f"{source}: gradescope")
-    return GradingConfig(str(course.get("id", "seqlab")), str(course.get("title", "")),
-                         tolerances, limits, functions, source, gradescope=gradescope, raw=top)
+    return GradingConfig(
+        str(course.get("id", "seqlab")),
+        str(course.get("title", "")),
+        tolerances,
+        limits,
+        functions,
+        source,
+        gradescope=gradescope,
+        raw=top,
+    )
 
 
 def load_config(path: str | Path | None = None) -> GradingConfig:

@@ -73,6 +73,7 @@ def split(qualname: str) -> tuple[str, str]:
         raise KeyError(f"{qualname!r} is not a contract function")
     return module, function
 
+
 # "Calls between functions" (shared/curriculum.md): the only calls from one contract function
 # to another that get a correct callee during grading, and only where the student's call is one
 # the reference itself makes on the test's own inputs (seqlab.student.recording). Any other call
@@ -86,10 +87,17 @@ DECLARED_CALLEES: dict[str, tuple[str, ...]] = {
     "lstm_gru.lstm_forward": ("lstm_gru.lstm_cell",),
     "lstm_gru.gru_forward": ("lstm_gru.gru_cell",),
     "attention.multi_head_attention": ("attention.scaled_dot_product_attention",),
-    "transformer.encoder_block": ("attention.multi_head_attention", "transformer.layer_norm",
-                                  "transformer.feed_forward"),
-    "transformer.decoder_block": ("attention.multi_head_attention", "transformer.layer_norm",
-                                  "transformer.feed_forward", "attention.causal_mask"),
+    "transformer.encoder_block": (
+        "attention.multi_head_attention",
+        "transformer.layer_norm",
+        "transformer.feed_forward",
+    ),
+    "transformer.decoder_block": (
+        "attention.multi_head_attention",
+        "transformer.layer_norm",
+        "transformer.feed_forward",
+        "attention.causal_mask",
+    ),
     "selective_scan.selective_scan": ("selective_scan.discretize", "selective_scan.linear_scan"),
 }
 

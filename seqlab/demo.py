@@ -1,6 +1,7 @@
 """The example submission `seqlab demo` grades: the reference solutions, as a student would
 hand them in, with the bugs of ``examples/demo_bugs.py`` swapped in. Assembled on the fly, so
 it always matches the course."""
+
 from __future__ import annotations
 
 import importlib.util

@@ -11,6 +11,7 @@ For code grading the rows come from the per-submission results folders (``DIR/<n
 ``status.json`` from grade-all and ``seqlab_result.json`` from the grader): :func:`collect`
 reads them, so the gradebook can be rebuilt from disk at any time.
 """
+
 from __future__ import annotations
 
 import csv
@@ -82,9 +83,18 @@ def write_gradebook(out: Path, rows: list[dict]) -> Path:
             lines.append([row["submission"], row["status"], 0, "", "", *[""] * len(functions), "", row["reason"]])
             continue
         per = result.by_function()
-        lines.append([row["submission"], row["status"], f"{result.score:.4g}", f"{result.max_score:.4g}",
-                      f"{result.percent:.1f}", *[f"{per[f][0]:.4g}" if f in per else "" for f in functions],
-                      result.seed, "; ".join(result.errors)[:300]])
+        lines.append(
+            [
+                row["submission"],
+                row["status"],
+                f"{result.score:.4g}",
+                f"{result.max_score:.4g}",
+                f"{result.percent:.1f}",
+                *[f"{per[f][0]:.4g}" if f in per else "" for f in functions],
+                result.seed,
+                "; ".join(result.errors)[:300],
+            ]
+        )
     header = ["submission", "status", "total", "max_score", "percent", *functions, "seed", "reason"]
     return write_text_atomic(out / "gradebook.csv", csv_text(header, lines))
 
@@ -98,20 +108,32 @@ def class_summary(rows: list[dict]) -> dict:
             continue
         max_score = scores[0][1]
         values = [s for s, _ in scores]
-        buckets = [0] * 5   # 0-20%, ..., 80-100%
+        buckets = [0] * 5  # 0-20%, ..., 80-100%
         for v in values:
             buckets[min(4, int(5 * v / max_score)) if max_score else 0] += 1
-        functions.append({"name": name, "max": max_score, "mean": statistics.fmean(values),
-                          "median": statistics.median(values), "full": sum(v >= max_score - 1e-9 for v in values),
-                          "zero": sum(v <= 1e-9 for v in values), "n": len(values), "buckets": buckets})
+        functions.append(
+            {
+                "name": name,
+                "max": max_score,
+                "mean": statistics.fmean(values),
+                "median": statistics.median(values),
+                "full": sum(v >= max_score - 1e-9 for v in values),
+                "zero": sum(v <= 1e-9 for v in values),
+                "n": len(values),
+                "buckets": buckets,
+            }
+        )
     mistakes: Counter[tuple[str, str]] = Counter()
     for res in results:
         seen = {(t.function, t.hint.split(":", 1)[0]) for t in res.tests if t.hint}
         mistakes.update(seen)
     totals = [res.percent for res in results]
     return {
-        "n": len(rows), "graded": len(results), "errors": [r for r in rows if r["status"] == "error"],
-        "mean": statistics.fmean(totals) if totals else 0.0, "median": statistics.median(totals) if totals else 0.0,
+        "n": len(rows),
+        "graded": len(results),
+        "errors": [r for r in rows if r["status"] == "error"],
+        "mean": statistics.fmean(totals) if totals else 0.0,
+        "median": statistics.median(totals) if totals else 0.0,
         "functions": functions,
         "mistakes": [{"function": f, "mistake": m, "count": c} for (f, m), c in mistakes.most_common(15)],
     }

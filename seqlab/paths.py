@@ -16,4 +16,4 @@ GRADERS_DIR = COURSE_ROOT / "graders"
 TEMPLATES_DIR = COURSE_ROOT / "templates"
 CONFIG_PATH = COURSE_ROOT / "grading_config.yaml"
 EXAMPLES_DIR = COURSE_ROOT / "examples"
-DEFAULT_EXAM = COURSE_ROOT / "exams" / "final.yaml"   # the exam `seqlab exam` works on without --exam
+DEFAULT_EXAM = COURSE_ROOT / "exams" / "final.yaml"  # the exam `seqlab exam` works on without --exam

@@ -3,6 +3,7 @@
 They are imported from solutions/ under a private package name, so nothing a submission
 imports as ``exercises`` or ``solutions`` can reach them through ``sys.modules``.
 """
+
 from __future__ import annotations
 
 import importlib.util

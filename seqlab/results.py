@@ -3,6 +3,7 @@
 One ``TestResult`` per graded test (code) or question (exam); ``GradingResult`` holds them
 with the run's metadata. Reports in ``seqlab.reports`` only read this model.
 """
+
 from __future__ import annotations
 
 import json
@@ -41,7 +42,7 @@ def clean_text(text: Any, limit: int = MESSAGE_LIMIT) -> str:
     # Cleaning only removes characters; four times the limit is more than any escape-padded
     # text that is kept, and the work stays bounded whatever size comes in.
     original = len(text)
-    text = text[:4 * limit]
+    text = text[: 4 * limit]
     text = _SURROGATE.sub("\ufffd", text)
     text = _ANSI.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
     text = _CONTROL.sub("", text)
@@ -62,14 +63,14 @@ def _clean_tree(obj: Any) -> Any:
 
 @dataclass
 class TestResult:
-    name: str                     # "<module>.<function>: what is checked", e.g. "optimizers.adam: ..."
+    name: str  # "<module>.<function>: what is checked", e.g. "optimizers.adam: ..."
     score: float
     max_score: float
-    output: str = ""              # feedback shown to the student
-    visibility: str = "visible"   # Gradescope: visible | hidden | after_due_date | after_published
-    hint: str = ""                # the known mistake this failure looks like, if any
-    details: dict[str, Any] = field(default_factory=dict)   # case, errors, worst index, seed...
-    voided_by: str = ""           # the rule that voided this test's points (forbidden op, ...)
+    output: str = ""  # feedback shown to the student
+    visibility: str = "visible"  # Gradescope: visible | hidden | after_due_date | after_published
+    hint: str = ""  # the known mistake this failure looks like, if any
+    details: dict[str, Any] = field(default_factory=dict)  # case, errors, worst index, seed...
+    voided_by: str = ""  # the rule that voided this test's points (forbidden op, ...)
 
     def __post_init__(self):
         self.name, self.output, self.hint = clean_text(self.name), clean_text(self.output), clean_text(self.hint)
@@ -97,7 +98,7 @@ class GradingResult:
     seed: int | None = None
     device: str = "cpu"
     execution_time: float = 0.0
-    errors: list[str] = field(default_factory=list)   # problems outside any one test (import errors...)
+    errors: list[str] = field(default_factory=list)  # problems outside any one test (import errors...)
     meta: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self):
@@ -141,9 +142,11 @@ class GradingResult:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "GradingResult":
-        tests = [TestResult(**{k: v for k, v in t.items() if k in TestResult.__dataclass_fields__})
-                 for t in data.get("tests", [])]
+    def from_dict(cls, data: dict[str, Any]) -> GradingResult:
+        tests = [
+            TestResult(**{k: v for k, v in t.items() if k in TestResult.__dataclass_fields__})
+            for t in data.get("tests", [])
+        ]
         fields = {k: v for k, v in data.items() if k in cls.__dataclass_fields__ and k != "tests"}
         return cls(tests=tests, **fields)
 
@@ -154,5 +157,5 @@ class GradingResult:
         os.replace(tmp, path)
 
     @classmethod
-    def load(cls, path: Path) -> "GradingResult":
+    def load(cls, path: Path) -> GradingResult:
         return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))

@@ -7,6 +7,7 @@ every worker a different draw. The width is the caller's because the derived val
 of what was already handed out (exam variants, pools, grader inputs) and must not change:
 ``random.Random`` takes 16 bytes for the exam draws, the symbolic checks' sample points take 8.
 """
+
 from __future__ import annotations
 
 import hashlib

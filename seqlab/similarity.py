@@ -25,6 +25,7 @@ copydetect (PyPI) implements the same idea per file; it is not used because it h
 Python's per-process salted ``hash()`` (the selected fingerprints, and so the scores, change from
 run to run), it compares whole files rather than functions, and it pulls in matplotlib.
 """
+
 from __future__ import annotations
 
 import ast
@@ -59,20 +60,28 @@ SHOWN_FROM = 0.5
 # which bounds the parse time of hostile input.
 MAX_SOURCE_BYTES = 1 << 20
 
-_DROPPED = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
-            tokenize.ENCODING, tokenize.ENDMARKER}
+_DROPPED = {
+    tokenize.COMMENT,
+    tokenize.NL,
+    tokenize.NEWLINE,
+    tokenize.INDENT,
+    tokenize.DEDENT,
+    tokenize.ENCODING,
+    tokenize.ENDMARKER,
+}
 _CLOSERS = {")", "]", "}"}
-_FSTRING_START = getattr(tokenize, "FSTRING_START", None)   # Python >= 3.12
+_FSTRING_START = getattr(tokenize, "FSTRING_START", None)  # Python >= 3.12
 _FSTRING_END = getattr(tokenize, "FSTRING_END", None)
 
 
 @dataclass
 class FunctionCode:
     """One function as written by one submission: its source and its normalised tokens."""
+
     source: str
     tokens: list[str]
-    spans: list[tuple[int, int]]   # each token's (start, end) offsets in `source`
-    fingerprints: dict[int, list[int]] = field(default_factory=dict)   # hash -> token positions
+    spans: list[tuple[int, int]]  # each token's (start, end) offsets in `source`
+    fingerprints: dict[int, list[int]] = field(default_factory=dict)  # hash -> token positions
 
 
 def _offsets(source: str) -> list[int]:
@@ -83,7 +92,9 @@ def _offsets(source: str) -> list[int]:
     return starts + [total]
 
 
-def normalise(source: str, skip: tuple[tuple[int, int], tuple[int, int]] | None = None) -> tuple[list[str], list[tuple[int, int]]]:
+def normalise(
+    source: str, skip: tuple[tuple[int, int], tuple[int, int]] | None = None
+) -> tuple[list[str], list[tuple[int, int]]]:
     """Tokens of `source` with names, strings and layout made irrelevant (see the module doc).
     `skip` is a ((row, col), (row, col)) range left out (the docstring)."""
     line_start = _offsets(source)
@@ -108,9 +119,9 @@ def normalise(source: str, skip: tuple[tuple[int, int], tuple[int, int]] | None 
                     spans[-1] = (spans[-1][0], line_start[tok.end[0] - 1] + tok.end[1])
             continue
         if tok.type == tokenize.OP and text == ";":
-            continue   # `a; b` is `a` newline `b`
+            continue  # `a; b` is `a` newline `b`
         if tok.type == tokenize.OP and text == "," and i + 1 < len(raw) and raw[i + 1].string in _CLOSERS:
-            continue   # a formatter's trailing comma
+            continue  # a formatter's trailing comma
         if tok.type == tokenize.NAME and not keyword.iskeyword(text):
             text = text if tokens and tokens[-1] == "." else "V"
         elif tok.type == tokenize.STRING:
@@ -133,8 +144,12 @@ def _number(text: str) -> str:
 
 
 def _kgram_hashes(tokens: list[str]) -> list[int]:
-    return [int.from_bytes(hashlib.blake2b("\x1f".join(tokens[i:i + KGRAM_TOKENS]).encode(), digest_size=8).digest(), "big")
-            for i in range(len(tokens) - KGRAM_TOKENS + 1)]
+    return [
+        int.from_bytes(
+            hashlib.blake2b("\x1f".join(tokens[i : i + KGRAM_TOKENS]).encode(), digest_size=8).digest(), "big"
+        )
+        for i in range(len(tokens) - KGRAM_TOKENS + 1)
+    ]
 
 
 def winnow(hashes: list[int], window: int = WINDOW) -> dict[int, list[int]]:
@@ -147,7 +162,7 @@ def winnow(hashes: list[int], window: int = WINDOW) -> dict[int, list[int]]:
     width = min(window, len(hashes))
     last = -1
     for start in range(len(hashes) - width + 1):
-        span = hashes[start:start + width]
+        span = hashes[start : start + width]
         low = min(span)
         position = start + max(i for i, h in enumerate(span) if h == low)
         if position != last:
@@ -166,8 +181,12 @@ def _function_node(tree: ast.Module, name: str) -> ast.FunctionDef | None:
 
 
 def _docstring_range(node: ast.FunctionDef, first_line: int) -> tuple[tuple[int, int], tuple[int, int]] | None:
-    if node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant) \
-            and isinstance(node.body[0].value.value, str):
+    if (
+        node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+        and isinstance(node.body[0].value.value, str)
+    ):
         doc = node.body[0]
         return (doc.lineno - first_line + 1, doc.col_offset), (doc.end_lineno - first_line + 1, doc.end_col_offset)
     return None
@@ -197,11 +216,11 @@ def read_functions(exercises: Path, module: str) -> tuple[dict[str, FunctionCode
         node = _function_node(tree, qualname.split(".", 1)[1])
         if node is None:
             continue
-        source = "".join(lines[node.lineno - 1:node.end_lineno])
+        source = "".join(lines[node.lineno - 1 : node.end_lineno])
         try:
             tokens, spans = normalise(source, _docstring_range(node, node.lineno))
         except (tokenize.TokenError, SyntaxError, IndentationError):
-            continue   # cannot happen for a function ast parsed; never fail the report over it
+            continue  # cannot happen for a function ast parsed; never fail the report over it
         found[qualname] = FunctionCode(source, tokens, spans)
     return found, ""
 
@@ -230,7 +249,7 @@ def _shared_segments(code: FunctionCode, shared: set[int]) -> list[tuple[str, bo
         if not hit:
             continue
         start, end = code.spans[i]
-        if marks and marks[-1][2] == i - 1 and "\n" not in code.source[marks[-1][1]:start]:
+        if marks and marks[-1][2] == i - 1 and "\n" not in code.source[marks[-1][1] : start]:
             marks[-1][1:] = [end, i]
         else:
             marks.append([start, end, i])
@@ -245,12 +264,17 @@ def _shared_segments(code: FunctionCode, shared: set[int]) -> list[tuple[str, bo
     return segments
 
 
-def compare_class(submissions: dict[str, Path | None], *, stubs: Path = EXERCISES_DIR,
-                  top: int = TOP_PAIRS, shown_from: float = SHOWN_FROM) -> dict:
+def compare_class(
+    submissions: dict[str, Path | None],
+    *,
+    stubs: Path = EXERCISES_DIR,
+    top: int = TOP_PAIRS,
+    shown_from: float = SHOWN_FROM,
+) -> dict:
     """Most similar pairs per contract function. `submissions`: name -> folder holding
     `exercises/` (None when there is none: such a submission is simply not compared)."""
     excluded = stub_kgrams(stubs)
-    codes: dict[str, dict[str, FunctionCode]] = defaultdict(dict)   # function -> name -> code
+    codes: dict[str, dict[str, FunctionCode]] = defaultdict(dict)  # function -> name -> code
     problems = []
     for name, root in sorted(submissions.items()):
         if root is None:
@@ -262,7 +286,7 @@ def compare_class(submissions: dict[str, Path | None], *, stubs: Path = EXERCISE
             for qualname, code in functions.items():
                 fingerprints = winnow(_kgram_hashes(code.tokens))
                 code.fingerprints = {h: p for h, p in fingerprints.items() if h not in excluded.get(qualname, ())}
-                if code.fingerprints:   # a stub left as handed out has nothing of its own
+                if code.fingerprints:  # a stub left as handed out has nothing of its own
                     codes[qualname][name] = code
     report = []
     for qualname in contract.FUNCTIONS:
@@ -282,10 +306,21 @@ def compare_class(submissions: dict[str, Path | None], *, stubs: Path = EXERCISE
         listed = []
         for score, count, a, b in pairs[:top]:
             shared = set(by_name[a].fingerprints) & set(by_name[b].fingerprints)
-            listed.append({"a": a, "b": b, "score": score, "shared": count,
-                           "a_fingerprints": len(by_name[a].fingerprints), "b_fingerprints": len(by_name[b].fingerprints),
-                           "a_segments": _shared_segments(by_name[a], shared),
-                           "b_segments": _shared_segments(by_name[b], shared)})
+            listed.append(
+                {
+                    "a": a,
+                    "b": b,
+                    "score": score,
+                    "shared": count,
+                    "a_fingerprints": len(by_name[a].fingerprints),
+                    "b_fingerprints": len(by_name[b].fingerprints),
+                    "a_segments": _shared_segments(by_name[a], shared),
+                    "b_segments": _shared_segments(by_name[b], shared),
+                }
+            )
         report.append({"name": qualname, "compared": len(by_name), "pairs": listed})
-    return {"functions": report, "problems": problems,
-            "parameters": {"kgram_tokens": KGRAM_TOKENS, "window": WINDOW, "shown_from": shown_from, "top": top}}
+    return {
+        "functions": report,
+        "problems": problems,
+        "parameters": {"kgram_tokens": KGRAM_TOKENS, "window": WINDOW, "shown_from": shown_from, "top": top},
+    }

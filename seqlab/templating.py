@@ -7,6 +7,7 @@ the filters below. What differs is the caller's choice: HTML autoescaping for th
 Markdown without it for exams and notebooks, ``[= =]`` delimiters for GitHub workflows, the
 trailing newline, extra filters.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -28,17 +29,29 @@ def percent(x: float) -> str:
 SHARED_FILTERS: dict[str, Callable[..., str]] = {"pts": points, "pct": percent}
 
 
-def environment(templates_dir: str | Path, *, autoescape: bool | Callable[[str | None], bool] = False,
-                trim_blocks: bool = True, keep_trailing_newline: bool = True,
-                filters: dict[str, Callable[..., Any]] | None = None, **options: Any) -> jinja2.Environment:
+def environment(
+    templates_dir: str | Path,
+    *,
+    autoescape: bool | Callable[[str | None], bool] = False,
+    trim_blocks: bool = True,
+    keep_trailing_newline: bool = True,
+    filters: dict[str, Callable[..., Any]] | None = None,
+    **options: Any,
+) -> jinja2.Environment:
     """A jinja2 environment over ``templates_dir`` with the shared filters (and ``filters``).
 
     ``trim_blocks`` also sets ``lstrip_blocks``: a block tag alone on its line leaves no blank
     line behind. ``options`` go to ``jinja2.Environment`` unchanged (delimiters, for one).
     """
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates_dir)), undefined=jinja2.StrictUndefined,
-                             autoescape=autoescape, trim_blocks=trim_blocks, lstrip_blocks=trim_blocks,
-                             keep_trailing_newline=keep_trailing_newline, **options)
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(templates_dir)),
+        undefined=jinja2.StrictUndefined,
+        autoescape=autoescape,
+        trim_blocks=trim_blocks,
+        lstrip_blocks=trim_blocks,
+        keep_trailing_newline=keep_trailing_newline,
+        **options,
+    )
     env.filters.update(SHARED_FILTERS)
     env.filters.update(filters or {})
     return env

@@ -5,6 +5,7 @@ value was chosen) and by the exam's numeric questions (``seqlab.exam``). The tes
 ``torch.isclose`` uses: ``|answer - expected| <= atol + rtol * |expected|``, element by element.
 Exam files spell the two bounds ``rel`` and ``abs``; both names read the same fields.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

@@ -17,6 +17,7 @@ Conventions that matter here (they are PyTorch's, so the results agree with ``nn
 - PyTorch's own recurrent kernels (``torch.lstm_cell``, ``torch.gru_cell``, ``torch.lstm``,
   ``torch.gru``, ``torch._VF``, the ``nn`` recurrent modules) are forbidden here.
 """
+
 from __future__ import annotations
 
 import torch

@@ -15,6 +15,7 @@ Conventions that matter here:
   docstring): SGD's momentum buffer starts *at* the first gradient, eps is added *after* the
   square root.
 """
+
 from __future__ import annotations
 
 import torch
@@ -176,9 +177,9 @@ def adam(w, dw, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8):
     t = state.get("step", 0) + 1
     m = beta1 * state.get("m", torch.zeros_like(w)) + (1 - beta1) * dw
     v = beta2 * state.get("v", torch.zeros_like(w)) + (1 - beta2) * dw * dw
-    m_hat = m / (1 - beta1 ** t)
+    m_hat = m / (1 - beta1**t)
     # sqrt(v_hat) written as sqrt(v) / sqrt(1 - beta2^t), the order torch.optim.Adam uses
-    denom = torch.sqrt(v) / (1 - beta2 ** t) ** 0.5 + eps
+    denom = torch.sqrt(v) / (1 - beta2**t) ** 0.5 + eps
     return w - lr * m_hat / denom, {"step": t, "m": m, "v": v}
     ### END SOLUTION
 

@@ -17,6 +17,7 @@ Conventions that matter here:
   ``rnn_forward``, ``truncated_bptt`` -> ``rnn_bptt``, ...): the grader swaps in correct callees,
   so a bug is charged once. No autograd, no ``torch.nn`` modules.
 """
+
 from __future__ import annotations
 
 import torch
@@ -159,19 +160,19 @@ def rnn_bptt(x, targets, h0, params):
     W_xh, W_hh, b_h, W_hy, b_y = (params[k] for k in ("W_xh", "W_hh", "b_h", "W_hy", "b_y"))
     B, T, _ = x.shape
     C = W_hy.shape[0]
-    hs = rnn_forward(x, h0, W_xh, W_hh, b_h)                      # (B, T, H)
-    logits = hs @ W_hy.T + b_y                                    # (B, T, C)
+    hs = rnn_forward(x, h0, W_xh, W_hh, b_h)  # (B, T, H)
+    logits = hs @ W_hy.T + b_y  # (B, T, C)
     # mean over B*T times T = sum over time, mean over batch
     loss = softmax_cross_entropy(logits.reshape(B * T, C), targets.reshape(B * T)) * T
 
     # output layer (L5 §3.2-3.3): dL/do = (p - onehot) / B
     d_logits = (torch.softmax(logits, dim=-1) - F.one_hot(targets, C).to(logits.dtype)) / B
-    dh_out = d_logits @ W_hy                                      # (B, T, H), path h_t -> o_t
+    dh_out = d_logits @ W_hy  # (B, T, H), path h_t -> o_t
 
     # hidden-state recursion, backwards in time (L5 §3.4)
-    h_prev = torch.cat([h0.unsqueeze(1), hs[:, :-1]], dim=1)      # h_{t-1} for every t
-    d_a = torch.empty_like(hs)                                    # dL/da_t, a_t the pre-activation
-    dh_next = torch.zeros_like(h0)                                # dL/da_{t+1} @ W_hh, 0 after T
+    h_prev = torch.cat([h0.unsqueeze(1), hs[:, :-1]], dim=1)  # h_{t-1} for every t
+    d_a = torch.empty_like(hs)  # dL/da_t, a_t the pre-activation
+    dh_next = torch.zeros_like(h0)  # dL/da_{t+1} @ W_hh, 0 after T
     for t in reversed(range(T)):
         d_a[:, t] = (dh_out[:, t] + dh_next) * (1 - hs[:, t] ** 2)
         dh_next = d_a[:, t] @ W_hh
@@ -234,8 +235,7 @@ def truncated_bptt(x, targets, h0, params, chunk):
     loss, grads = None, None
     for start in range(0, T, chunk):
         h_start = h0 if start == 0 else hs[:, start - 1]
-        loss_c, grads_c = rnn_bptt(x[:, start:start + chunk], targets[:, start:start + chunk],
-                                   h_start, params)
+        loss_c, grads_c = rnn_bptt(x[:, start : start + chunk], targets[:, start : start + chunk], h_start, params)
         if grads is None:  # the first chunk: its "h0" is the only gradient h0 receives
             loss, grads = loss_c, grads_c
         else:

@@ -17,6 +17,7 @@ Conventions that matter here (Mamba's public ``selective_scan_ref``, transposed 
   PyTorch's type promotion gives the floating-point inputs (float64 stays float64).
 - ``linear_scan`` is the parallel part: O(log T) sequential steps, no Python loop over time.
 """
+
 from __future__ import annotations
 
 import torch
@@ -106,19 +107,18 @@ def linear_scan(a, b, h0=None):
     while h.shape[1] > 1:  # up-sweep: log2(T) levels, each half as long as the one before
         T = h.shape[1]
         # Odd positions absorb their left neighbour (in place: reads and writes never overlap).
-        h[:, 1::2].addcmul_(a[:, 1::2], h[:, 0:T - 1:2])
+        h[:, 1::2].addcmul_(a[:, 1::2], h[:, 0 : T - 1 : 2])
         levels.append((a, h))
         # The odd positions form the next level (views into `out`, so writes land there).
-        a, h = a[:, 1::2] * a[:, 0:T - 1:2], h[:, 1::2]
+        a, h = a[:, 1::2] * a[:, 0 : T - 1 : 2], h[:, 1::2]
     for a, h in reversed(levels):  # down-sweep: odd positions are final; finish the even ones
         T = h.shape[1]
-        h[:, 2::2].addcmul_(a[:, 2::2], h[:, 1:T - 1:2])
+        h[:, 2::2].addcmul_(a[:, 2::2], h[:, 1 : T - 1 : 2])
     return out
     ### END SOLUTION
 
 
-def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False,
-                   return_last_state=False):
+def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False, return_last_state=False):
     r"""Mamba's selective scan (S6), batch-first.
 
     .. math::

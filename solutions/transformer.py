@@ -17,6 +17,7 @@ Conventions that matter here:
 - The blocks call ``multi_head_attention``, ``causal_mask``, ``layer_norm`` and ``feed_forward`` by
   name, so each is written (and graded) once.
 """
+
 from __future__ import annotations
 
 import torch
@@ -120,6 +121,7 @@ def encoder_block(x, params, num_heads, mask=None, norm_first=False):
     ``src_mask=~mask`` for a (T, T) mask or ``src_key_padding_mask=~mask[:, 0]`` for a
     (B, 1, T) one.
     """
+
     ### BEGIN SOLUTION
     def sa(h):
         return multi_head_attention(h, h, h, params["self_attn"], num_heads, mask)[0]

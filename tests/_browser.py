@@ -6,6 +6,7 @@ needs the network shows it twice: the recorded request and the console error of 
 load. The accessibility check is axe-core, injected from the copy bundled in the
 ``axe-playwright-python`` wheel.
 """
+
 from __future__ import annotations
 
 import os
@@ -23,16 +24,25 @@ CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/b
 # Where screenshots go; printed by the tests so CI can keep them as artifacts.
 ARTIFACTS_ENV = "SEQLAB_BROWSER_ARTIFACTS"
 LOCAL_SCHEMES = ("file:", "data:", "blob:", "about:")
-PHONE = {"width": 375, "height": 812}      # an iPhone X/11 Pro class screen, in CSS pixels
+PHONE = {"width": 375, "height": 812}  # an iPhone X/11 Pro class screen, in CSS pixels
 DESKTOP = {"width": 1280, "height": 900}
 # axe-core impact levels that fail a page. "moderate" and "minor" are reported by the tests
 # but do not fail them: the requirement is no serious violation.
 FAILING_IMPACTS = ("serious", "critical")
 # Flags for a sandboxed, quiet, offline run. Root cannot use Chromium's own sandbox
 # (--no-sandbox); the page is our own local file, and every non-file request is aborted anyway.
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update",
-                 "--disable-default-apps", "--disable-sync", "--no-first-run", "--disable-extensions",
-                 "--disable-domain-reliability", "--metrics-recording-only", "--disable-dev-shm-usage"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-default-apps",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-extensions",
+    "--disable-domain-reliability",
+    "--metrics-recording-only",
+    "--disable-dev-shm-usage",
+]
 
 
 def find_chromium() -> str | None:
@@ -81,19 +91,23 @@ def axe_source() -> str:
 @dataclass
 class PageVisit:
     """What one page did at one width."""
+
     url: str
     console_errors: list[str] = field(default_factory=list)
     outside_requests: list[str] = field(default_factory=list)
-    violations: list[dict] = field(default_factory=list)   # axe-core's, every impact
+    violations: list[dict] = field(default_factory=list)  # axe-core's, every impact
     screenshot: Path | None = None
-    page_width: int = 0          # document scroll width, to catch sideways scrolling
+    page_width: int = 0  # document scroll width, to catch sideways scrolling
     viewport_width: int = 0
     visible_text: str = ""
-    boxes: dict[str, list[dict]] = field(default_factory=dict)   # selector -> bounding boxes
+    boxes: dict[str, list[dict]] = field(default_factory=dict)  # selector -> bounding boxes
 
     def failing_violations(self) -> list[str]:
-        return [f"{v['impact']}: {v['id']} ({v['help']}) at {[n['target'] for n in v['nodes'][:3]]}"
-                for v in self.violations if v.get("impact") in FAILING_IMPACTS]
+        return [
+            f"{v['impact']}: {v['id']} ({v['help']}) at {[n['target'] for n in v['nodes'][:3]]}"
+            for v in self.violations
+            if v.get("impact") in FAILING_IMPACTS
+        ]
 
 
 class Browser:
@@ -103,23 +117,25 @@ class Browser:
         from playwright.sync_api import sync_playwright
 
         self._playwright = sync_playwright().start()
-        self._browser = self._playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS,
-                                                              timeout=TIMEOUT_MS)
+        self._browser = self._playwright.chromium.launch(
+            executable_path=executable, args=CHROMIUM_ARGS, timeout=TIMEOUT_MS
+        )
         self._axe = axe_source()
 
     def close(self) -> None:
         self._browser.close()
         self._playwright.stop()
 
-    def visit(self, page_file: Path, viewport: dict, name: str, boxes: tuple[str, ...] = (),
-              accessibility: bool = True) -> PageVisit:
+    def visit(
+        self, page_file: Path, viewport: dict, name: str, boxes: tuple[str, ...] = (), accessibility: bool = True
+    ) -> PageVisit:
         # bypass_csp: the exam's content security policy refuses every script, axe-core's included;
         # the route below still refuses and records any request, so offline is checked without it.
         context = self._browser.new_context(viewport=viewport, bypass_csp=True)
         context.set_default_timeout(TIMEOUT_MS)
         visit = PageVisit(url=Path(page_file).resolve().as_uri(), viewport_width=viewport["width"])
 
-        def route(route):   # the page must work without the network: anything else is refused
+        def route(route):  # the page must work without the network: anything else is refused
             if route.request.url.startswith(LOCAL_SCHEMES):
                 route.continue_()
             else:

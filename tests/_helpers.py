@@ -1,4 +1,5 @@
 """Helpers for the project's own tests (import as ``from tests._helpers import ...``)."""
+
 from __future__ import annotations
 
 import torch
@@ -50,8 +51,9 @@ def call_pure(fn, *args, **kwargs):
     out = fn(*args, **kwargs)
     for t, b in zip(inputs, before):
         assert torch.equal(t, b), f"{fn.__name__} modified an argument"
-    assert structure == [_ids(a) for a in (*args, *kwargs.values()) if isinstance(a, dict)], \
+    assert structure == [_ids(a) for a in (*args, *kwargs.values()) if isinstance(a, dict)], (
         f"{fn.__name__} modified a dict argument"
+    )
     storages = {t.untyped_storage().data_ptr() for t in inputs}
     for o in flat(out):
         assert o.untyped_storage().data_ptr() not in storages, f"{fn.__name__} returned an alias of an argument"
@@ -71,7 +73,7 @@ class _Record(TorchFunctionMode):
 class _RecordAten(TorchDispatchMode):
     @classmethod
     def _should_skip_dynamo(cls) -> bool:
-        return False   # else the first use imports all of dynamo (~4 s)
+        return False  # else the first use imports all of dynamo (~4 s)
 
     def __init__(self):
         super().__init__()

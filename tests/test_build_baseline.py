@@ -51,7 +51,11 @@ def test_every_imported_package_is_declared():
     third_party = {(n, p) for n, p in imported if n not in sys.stdlib_module_names and n not in FIRST_PARTY}
     declared = _declared()
     missing = sorted(
-        {(DISTRIBUTION_OF.get(n, n), p) for n, p in third_party if _normalized(DISTRIBUTION_OF.get(n, n)) not in declared}
+        {
+            (DISTRIBUTION_OF.get(n, n), p)
+            for n, p in third_party
+            if _normalized(DISTRIBUTION_OF.get(n, n)) not in declared
+        }
     )
     assert not missing, f"imported but not declared in pyproject.toml: {missing}"
 

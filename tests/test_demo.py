@@ -1,4 +1,5 @@
 """The example submission loses points exactly where its bugs are, with the mistakes named."""
+
 from __future__ import annotations
 
 import subprocess
@@ -23,8 +24,12 @@ def test_demo_loses_points_only_where_the_bugs_are(tmp_path):
 
 
 def test_demo_command_shows_the_table_and_the_report(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "seqlab", "demo", "--out", str(tmp_path), "--seed", "1"],
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "seqlab", "demo", "--out", str(tmp_path), "--seed", "1"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "HTML report:" in proc.stdout and "Looks like:" in proc.stdout
     assert (tmp_path / "report" / "report.html").is_file()

@@ -1,4 +1,5 @@
 """The question bank: size, section tags, templates, and every symbolic question's grading."""
+
 from __future__ import annotations
 
 import pytest
@@ -16,8 +17,13 @@ SYMBOLIC_IDS = sorted(q.id for q in REGISTRY.values() if q.kind == SYMBOLIC)
 
 
 def _variant(qid: str, student: str, **partial):
-    eq = ExamQuestion(question=REGISTRY[qid], points=2.0, part="test", per_element=partial.get("per_element", False),
-                      mistakes=partial.get("mistakes", {}))
+    eq = ExamQuestion(
+        question=REGISTRY[qid],
+        points=2.0,
+        part="test",
+        per_element=partial.get("per_element", False),
+        mistakes=partial.get("mistakes", {}),
+    )
     exam = Exam(title="t", seed=7, questions=(eq,), parts=("test",))
     return make_variant(exam, eq, student, 1, render=False)
 
@@ -32,14 +38,40 @@ def test_bank_size_kinds_and_sections():
 
 
 def test_issue_topics_are_in_the_bank():
-    wanted = ["rnn.param_count", "lstm.param_count", "gru.param_count", "attn.mha_params", "tf.encoder_params",
-              "rnn.shapes", "attn.memory", "opt.sgd_step", "opt.momentum_steps", "opt.adagrad_steps",
-              "opt.rmsprop_steps", "opt.adam_steps", "attn.sdpa_weights", "pos.sinusoidal_entry", "gru.update",
-              "lstm.cell_update", "ssm.linear_recurrence", "rnn.eigen_growth", "opt.clip_vector",
-              "attn.var_qk", "rnn.ce_grad_formula", "opt.bias_correction", "opt.clip_scale",
-              "rnn.hidden_grad_recursion", "concept.bottleneck", "concept.permutation", "concept.why_mask",
-              "concept.lstm_vs_gru", "concept.birnn_online", "concept.complexity", "concept.soft_hard",
-              "concept.teacher_forcing"]
+    wanted = [
+        "rnn.param_count",
+        "lstm.param_count",
+        "gru.param_count",
+        "attn.mha_params",
+        "tf.encoder_params",
+        "rnn.shapes",
+        "attn.memory",
+        "opt.sgd_step",
+        "opt.momentum_steps",
+        "opt.adagrad_steps",
+        "opt.rmsprop_steps",
+        "opt.adam_steps",
+        "attn.sdpa_weights",
+        "pos.sinusoidal_entry",
+        "gru.update",
+        "lstm.cell_update",
+        "ssm.linear_recurrence",
+        "rnn.eigen_growth",
+        "opt.clip_vector",
+        "attn.var_qk",
+        "rnn.ce_grad_formula",
+        "opt.bias_correction",
+        "opt.clip_scale",
+        "rnn.hidden_grad_recursion",
+        "concept.bottleneck",
+        "concept.permutation",
+        "concept.why_mask",
+        "concept.lstm_vs_gru",
+        "concept.birnn_online",
+        "concept.complexity",
+        "concept.soft_hard",
+        "concept.teacher_forcing",
+    ]
     assert not [q for q in wanted if q not in REGISTRY]
 
 
@@ -85,7 +117,7 @@ def test_numeric_mistakes_are_wrong_and_recognised(qid):
         for name, m in q.mistakes(v.params).items():
             text = format_answer(NUMERIC, m.value)
             if text == v.key:
-                continue                  # this variant happens to make the mistake harmless
+                continue  # this variant happens to make the mistake harmless
             mark = grade_variant(v, text)
             assert mark.score < v.points, (qid, name)
             v.partial = {"per_element": False, "mistakes": {name: 0.5}}
@@ -113,4 +145,4 @@ def test_concept_options_are_shuffled_per_student():
     assert grade_variant(v, f"({v.answer.lower()})").score == v.points
     tf = _variant("concept.birnn_online", "s1")
     assert tf.question.kind == TRUEFALSE and tf.answer in ("true", "false")
-    assert grade_variant(tf, tf.answer == "true").score == tf.points      # YAML booleans work too
+    assert grade_variant(tf, tf.answer == "true").score == tf.points  # YAML booleans work too

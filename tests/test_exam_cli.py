@@ -1,4 +1,5 @@
 """`seqlab exam ...` end to end: render, key, grade, grade-all, notebook, coverage."""
+
 from __future__ import annotations
 
 import csv
@@ -17,8 +18,24 @@ from seqlab.paths import COURSE_ROOT
 
 def test_render_key_grade_round_trip(tmp_path, capsys):
     out = tmp_path / "out"
-    assert main(["exam", "render", "--exam", str(DEFAULT_EXAM), "--student", "s1", "--student", "s2",
-                 "--out", str(out), "--notebook"]) == 0
+    assert (
+        main(
+            [
+                "exam",
+                "render",
+                "--exam",
+                str(DEFAULT_EXAM),
+                "--student",
+                "s1",
+                "--student",
+                "s2",
+                "--out",
+                str(out),
+                "--notebook",
+            ]
+        )
+        == 0
+    )
     for s in ("s1", "s2"):
         for name in (f"exam-{s}.md", f"exam-{s}.html", f"exam-{s}.ipynb", f"answers-{s}.yaml"):
             assert (out / name).is_file(), name
@@ -70,7 +87,7 @@ def test_notebook_is_valid_nbgrader(tmp_path):
     cwd = os.getcwd()
     os.chdir(tmp_path)
     try:
-        exec(compile(code, "notebook", "exec"), env)   # our own generated cells, not student input
+        exec(compile(code, "notebook", "exec"), env)  # our own generated cells, not student input
     finally:
         os.chdir(cwd)
     saved = yaml.safe_load((tmp_path / "answers.yaml").read_text())
@@ -86,13 +103,15 @@ def test_grade_all_writes_gradebook_and_reports(tmp_path, capsys):
         (answers / f"{s}.yaml").write_text((keys / f"key-{s}.yaml").read_text())
     (answers / "bad.yaml").write_text("student: a3\nanswers: {x: [\n")
     code = main(["exam", "grade-all", str(answers), "--out", str(out)])
-    assert code == 1                                   # a problem is reported in the exit status ...
+    assert code == 1  # a problem is reported in the exit status ...
     err = capsys.readouterr().err
     assert "bad.yaml" in err and "not valid YAML" in err
     rows = list(csv.DictReader((out / "gradebook.csv").open()))
-    assert [(r["student"], r["status"], r["percent"]) for r in rows[:2]] == [("a1", "graded", "100.0"),
-                                                                          ("a2", "graded", "100.0")]
-    assert rows[2]["status"] == "error" and rows[2]["file"] == "bad.yaml"   # ... and the others are graded
+    assert [(r["student"], r["status"], r["percent"]) for r in rows[:2]] == [
+        ("a1", "graded", "100.0"),
+        ("a2", "graded", "100.0"),
+    ]
+    assert rows[2]["status"] == "error" and rows[2]["file"] == "bad.yaml"  # ... and the others are graded
     for s in ("a1", "a2"):
         assert json.loads((out / s / "results.json").read_text())["score"] > 0
 
@@ -113,10 +132,14 @@ def test_rendering_is_identical_in_a_fresh_process(tmp_path):
     main(["exam", "key", "--student", "repro7", "--out", str(here)])
     there = tmp_path / "there"
     env = {**os.environ, "PYTHONHASHSEED": "12345"}
-    script = ("import sys; from seqlab.cli import main; "
-              f"main(['exam', 'render', '--student', 'repro7', '--out', {str(there)!r}, '--notebook']); "
-              f"sys.exit(main(['exam', 'key', '--student', 'repro7', '--out', {str(there)!r}]))")
-    subprocess.run([sys.executable, "-c", script], cwd=COURSE_ROOT, env=env, check=True, capture_output=True, timeout=300)
+    script = (
+        "import sys; from seqlab.cli import main; "
+        f"main(['exam', 'render', '--student', 'repro7', '--out', {str(there)!r}, '--notebook']); "
+        f"sys.exit(main(['exam', 'key', '--student', 'repro7', '--out', {str(there)!r}]))"
+    )
+    subprocess.run(
+        [sys.executable, "-c", script], cwd=COURSE_ROOT, env=env, check=True, capture_output=True, timeout=300
+    )
     names = sorted(p.name for p in here.iterdir())
     assert names == sorted(p.name for p in there.iterdir()) and len(names) == 8
     for name in names:
@@ -126,8 +149,9 @@ def test_rendering_is_identical_in_a_fresh_process(tmp_path):
 def test_coverage_table_is_up_to_date():
     from seqlab.exam.coverage import COVERAGE_PATH, coverage_markdown, coverage_rows
 
-    assert COVERAGE_PATH.read_text(encoding="utf-8") == coverage_markdown(), \
+    assert COVERAGE_PATH.read_text(encoding="utf-8") == coverage_markdown(), (
         "docs/coverage.md is stale: run `seqlab exam coverage`"
+    )
     rows = coverage_rows()
     assert all(qs for _, _, qs, _ in rows), "every section has at least one question"
     assert any("rnn.rnn_bptt" in fns for _, _, _, fns in rows)
@@ -160,26 +184,33 @@ def test_check_names_each_syntax_problem_by_number_and_never_correctness(tmp_pat
     key = yaml.safe_load((tmp_path / "key-c1.yaml").read_text())
     answers = dict(key["answers"])
     wrong_but_readable = "attn.var_qk"
-    answers.update({
-        first_vector.id: "1, 2" if len(first_vector.answer) != 2 else "1",
-        "rnn.ce_grad_formula": "2exp(o1)",
-        wrong_but_readable: "d + 12345",
-        "opt.bias_correction": "1/(1 - beta1^t",
-        "concept.bottleneck": "Z",
-        "concept.birnn_online": "perhaps",
-        first_scalar.id: "",
-    })
+    answers.update(
+        {
+            first_vector.id: "1, 2" if len(first_vector.answer) != 2 else "1",
+            "rnn.ce_grad_formula": "2exp(o1)",
+            wrong_but_readable: "d + 12345",
+            "opt.bias_correction": "1/(1 - beta1^t",
+            "concept.bottleneck": "Z",
+            "concept.birnn_online": "perhaps",
+            first_scalar.id: "",
+        }
+    )
     (tmp_path / "mine.yaml").write_text(yaml.safe_dump({"student": "c1", "answers": answers}))
     assert main(["exam", "check", str(tmp_path / "mine.yaml"), "--student", "c1"]) == 1
     out = capsys.readouterr().out
     n = len(first_vector.answer)
-    assert f"answer {number[first_vector.id]} ({first_vector.id}): expected {n} numbers, got {2 if n != 2 else 1}" in out
-    assert f"answer {number['rnn.ce_grad_formula']} (rnn.ce_grad_formula): implicit multiplication: write 2*exp(...)" in out
+    assert (
+        f"answer {number[first_vector.id]} ({first_vector.id}): expected {n} numbers, got {2 if n != 2 else 1}" in out
+    )
+    assert (
+        f"answer {number['rnn.ce_grad_formula']} (rnn.ce_grad_formula): implicit multiplication: write 2*exp(...)"
+        in out
+    )
     assert f"answer {number['opt.bias_correction']} (opt.bias_correction): unbalanced brackets" in out
     assert f"answer {number['concept.bottleneck']} (concept.bottleneck): give one letter, A-D" in out
     assert f"answer {number['concept.birnn_online']} (concept.birnn_online): give true or false" in out
     assert f"answer {number[first_scalar.id]} ({first_scalar.id}): no answer" in out
-    assert wrong_but_readable not in out                   # a wrong answer is not a syntax problem
+    assert wrong_but_readable not in out  # a wrong answer is not a syntax problem
     assert not any(word in out for word in ("incorrect", "wrong", "right answer", "points", "key"))
     # the file must be the student's own
     assert main(["exam", "check", str(tmp_path / "mine.yaml"), "--student", "c2"]) == 1
@@ -187,8 +218,11 @@ def test_check_names_each_syntax_problem_by_number_and_never_correctness(tmp_pat
     # what a student has: the check file written with the exam (no exam file, no key) gives the same lines
     main(["exam", "render", "--student", "c1", "--out", str(tmp_path), "--no-html"])
     shapes = (tmp_path / "check-c1.json").read_text()
-    assert not any(str(v.key) in shapes for v in inst.variants if v.question.kind in ("numeric", "symbolic")
-                   and len(str(v.key)) > 3)
+    assert not any(
+        str(v.key) in shapes
+        for v in inst.variants
+        if v.question.kind in ("numeric", "symbolic") and len(str(v.key)) > 3
+    )
     capsys.readouterr()
     assert main(["exam", "check", str(tmp_path / "mine.yaml"), "--shapes", str(tmp_path / "check-c1.json")]) == 1
     assert capsys.readouterr().out == out
@@ -202,7 +236,7 @@ def test_notebook_check_cell_uses_the_same_check(tmp_path):
     main(["exam", "render", "--student", "nb2", "--out", str(tmp_path), "--notebook", "--no-html"])
     nb = nbformat.read(tmp_path / "exam-nb2.ipynb", as_version=4)
     check = next(c for c in nb.cells if c.metadata["nbgrader"]["grade_id"] == "check")
-    assert "check_readable" in check.source and "\"correct\"" not in check.source
+    assert "check_readable" in check.source and '"correct"' not in check.source
     env = {"answers": {}}
-    exec(compile(check.source, "check-cell", "exec"), env)   # our own generated cell
+    exec(compile(check.source, "check-cell", "exec"), env)  # our own generated cell
     assert len(env["problems"]) == len(_exam_ids("nb2")) and all("no answer" in p for p in env["problems"])

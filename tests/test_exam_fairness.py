@@ -6,6 +6,7 @@ tolerances, and from the other mistakes too), and the answer 0 is never accepted
 key entry. For every multiple-choice question: the right option is not given away by
 its length or its punctuation.
 """
+
 from __future__ import annotations
 
 import re
@@ -20,7 +21,7 @@ from seqlab.exam.safeexpr import equivalent
 from seqlab.exam.variants import exam_form, make_variant, one_thread, sample_params
 
 load_bank()
-STUDENTS = [f"u{i:05d}" for i in range(1000)]      # the issue's "at least 1000 student ids"
+STUDENTS = [f"u{i:05d}" for i in range(1000)]  # the issue's "at least 1000 student ids"
 FINAL = load_exam(DEFAULT_EXAM)
 
 
@@ -65,10 +66,12 @@ def _unfair(exam: Exam, eq: ExamQuestion) -> list[str]:
                 wrong = {name: _as_list(m.value) for name, m in v.mistakes.items()}
                 for name, got in wrong.items():
                     if not _apart(got, expected, v.tolerance):
-                        problems.append(f"{student}: mistake {name} gives the key (within {MISTAKE_MARGIN:g} tolerances)")
+                        problems.append(
+                            f"{student}: mistake {name} gives the key (within {MISTAKE_MARGIN:g} tolerances)"
+                        )
                 names = sorted(wrong)
                 for i, a in enumerate(names):
-                    for b in names[i + 1:]:
+                    for b in names[i + 1 :]:
                         if not (_apart(wrong[a], wrong[b], v.tolerance) and _apart(wrong[b], wrong[a], v.tolerance)):
                             problems.append(f"{student}: mistakes {a} and {b} give the same answer")
             elif q.kind == SYMBOLIC and q.mistakes:
@@ -79,8 +82,7 @@ def _unfair(exam: Exam, eq: ExamQuestion) -> list[str]:
 
 
 def _bank_cases() -> list[tuple[str, str | None]]:
-    return [(q.id, form) for q in REGISTRY.values() if q.kind in (NUMERIC, SYMBOLIC)
-            for form in (q.forms or (None,))]
+    return [(q.id, form) for q in REGISTRY.values() if q.kind in (NUMERIC, SYMBOLIC) for form in (q.forms or (None,))]
 
 
 @pytest.mark.parametrize("qid", [eq.id for eq in FINAL.questions if eq.question.kind in (NUMERIC, SYMBOLIC)])
@@ -94,7 +96,7 @@ def test_final_exam_mistakes_distinguishable_and_zero_never_accepted(qid):
 def test_bank_mistakes_distinguishable_and_zero_never_accepted(qid, form):
     q = REGISTRY[qid]
     eq = ExamQuestion(question=q, points=1.0, part="bank", per_element=q.kind == NUMERIC, form=form)
-    exam = Exam(title="bank", seed=7, questions=(eq,), parts=("bank",))   # other draws than the final's
+    exam = Exam(title="bank", seed=7, questions=(eq,), parts=("bank",))  # other draws than the final's
     problems = _unfair(exam, eq)
     assert not problems, f"{qid} ({form}): {len(problems)} unfair variant(s): {problems[:5]}"
 
@@ -112,8 +114,9 @@ def test_every_student_of_an_exam_gets_the_same_form():
 # --------------------------------------------------------------------------- multiple choice
 
 # words that soften a claim: an option that alone hedges reads as the careful, right one
-HEDGE = re.compile(r"\b(often|usually|typically|generally|tends?|may|might|mostly|sometimes|likely|can|could|almost)\b",
-                   re.IGNORECASE)
+HEDGE = re.compile(
+    r"\b(often|usually|typically|generally|tends?|may|might|mostly|sometimes|likely|can|could|almost)\b", re.IGNORECASE
+)
 # surface features that must never single out the right option (it alone has one)
 SURFACE = {
     "ends with a period": lambda o: o.rstrip().endswith("."),
@@ -144,7 +147,7 @@ def _option_cues(qid: str, seed) -> tuple[float, float, list[str]]:
     return longest / len(STUDENTS), shortest / len(STUDENTS), singled
 
 
-@pytest.mark.parametrize("seed", [FINAL.seed, 7])       # the final exam's draws and another exam's
+@pytest.mark.parametrize("seed", [FINAL.seed, 7])  # the final exam's draws and another exam's
 @pytest.mark.parametrize("qid", CHOICE_IDS)
 def test_the_right_option_does_not_stand_out(qid, seed):
     n = len(sample_params(REGISTRY[qid], seed, STUDENTS[0])["options"])
@@ -173,5 +176,5 @@ def test_each_question_rule_holds_and_an_impossible_rule_is_reported():
             assert q.valid(params), (q.id, student)
     base = REGISTRY["opt.sgd_step"]
     never = Question(**{**base.__dict__, "id": "test.never", "valid": lambda p: False})
-    with pytest.raises(DrawError, match="test.never: no valid draw"):
+    with pytest.raises(DrawError, match=r"test\.never: no valid draw"):
         draw(never, 1, "s1")

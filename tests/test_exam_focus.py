@@ -1,4 +1,5 @@
 """The questions added for the exam-focus sections, and `seqlab exam coverage --check`."""
+
 from __future__ import annotations
 
 import copy
@@ -11,7 +12,7 @@ from seqlab.exam.bank import load_bank
 from seqlab.exam.bank.rnn import _param_grads_by_hand
 from seqlab.exam.cli import DEFAULT_EXAM as FINAL_EXAM
 from seqlab.exam.coverage import EXAM_FOCUS, missing_focus
-from seqlab.exam.examfile import ExamQuestion, Exam, exam_from_dict
+from seqlab.exam.examfile import Exam, ExamQuestion, exam_from_dict
 from seqlab.exam.grading import grade_variant
 from seqlab.exam.model import REGISTRY
 from seqlab.exam.variants import format_answer, make_variant, sample_params
@@ -50,8 +51,17 @@ def test_the_final_exam_examines_every_focus_section_as_a_main_topic(capsys):
     assert missing_focus() == []
     assert main(["exam", "coverage", "--check"]) == 0
     assert "every exam-focus section is a main topic" in capsys.readouterr().out
-    for tag in ("W8 §9", "W8 §1.3", "W8 §11.2", "L7-8 (Lecture 7) §三", "W8 §15.2", "W8 §17",
-                "L7-8 (Lecture 7) §七", "W8 §4", "L5 §3.3"):
+    for tag in (
+        "W8 §9",
+        "W8 §1.3",
+        "W8 §11.2",
+        "L7-8 (Lecture 7) §三",
+        "W8 §15.2",
+        "W8 §17",
+        "L7-8 (Lecture 7) §七",
+        "W8 §4",
+        "L5 §3.3",
+    ):
         assert tag in EXAM_FOCUS, tag
 
 
@@ -69,5 +79,9 @@ def test_a_focus_section_without_a_main_topic_question_is_reported():
     for part in data["parts"]:
         for entry in part["questions"]:
             if isinstance(entry, dict) and entry.get("pool") == "vision":
-                entry["questions"] = [{"id": "tf.caption_shapes"}, {"id": "tf.vit_tokens"}, {"id": "rnn.truncated_chunks"}]
+                entry["questions"] = [
+                    {"id": "tf.caption_shapes"},
+                    {"id": "tf.vit_tokens"},
+                    {"id": "rnn.truncated_chunks"},
+                ]
     assert missing_focus(exam_from_dict(data)) == ["W8 §17"]

@@ -1,4 +1,5 @@
 """Grading answers: points, partial credit, feedback, injections, batches and report formats."""
+
 from __future__ import annotations
 
 import csv
@@ -9,31 +10,51 @@ from pathlib import Path
 import pytest
 import yaml
 
-from seqlab.exam.examfile import exam_from_dict, load_exam
 from seqlab.exam.cli import DEFAULT_EXAM
-from seqlab.exam.grading import (AnswersError, answers_from_data, grade_answers, grade_file, grade_folder,
-                                 gradebook_csv, load_answers)
+from seqlab.exam.examfile import exam_from_dict, load_exam
+from seqlab.exam.grading import (
+    AnswersError,
+    answers_from_data,
+    grade_answers,
+    grade_file,
+    grade_folder,
+    gradebook_csv,
+    load_answers,
+)
 from seqlab.exam.render import key_answers
 from seqlab.exam.variants import format_answer, make_instance
 from seqlab.paths import COURSE_ROOT
 
 EXAM = load_exam(DEFAULT_EXAM)
-SMALL = exam_from_dict({
-    "title": "small", "seed": 5, "visibility": "visible",
-    "parts": [{"title": "p", "questions": [
-        {"id": "opt.adam_steps", "points": 4, "partial": {"per_element": True, "mistakes": {"no_bias_correction": 0.5}}},
-        {"id": "opt.sgd_step", "points": 3},
-        {"id": "attn.var_qk", "points": 2, "partial": {"mistakes": {"std": 0.5}}},
-        {"id": "rnn.linear_power", "points": 2},
-        {"id": "concept.bottleneck", "points": 1},
-        {"id": "concept.birnn_online", "points": 1},
-        {"id": "rnn.shapes", "points": 2, "tolerance": {"rel": 0, "abs": 0}},
-    ]}],
-})
+SMALL = exam_from_dict(
+    {
+        "title": "small",
+        "seed": 5,
+        "visibility": "visible",
+        "parts": [
+            {
+                "title": "p",
+                "questions": [
+                    {
+                        "id": "opt.adam_steps",
+                        "points": 4,
+                        "partial": {"per_element": True, "mistakes": {"no_bias_correction": 0.5}},
+                    },
+                    {"id": "opt.sgd_step", "points": 3},
+                    {"id": "attn.var_qk", "points": 2, "partial": {"mistakes": {"std": 0.5}}},
+                    {"id": "rnn.linear_power", "points": 2},
+                    {"id": "concept.bottleneck", "points": 1},
+                    {"id": "concept.birnn_online", "points": 1},
+                    {"id": "rnn.shapes", "points": 2, "tolerance": {"rel": 0, "abs": 0}},
+                ],
+            }
+        ],
+    }
+)
 
 
 def _by_id(result):
-    return {t.name.split(":", 1)[0][len("exam."):]: t for t in result.tests}
+    return {t.name.split(":", 1)[0][len("exam.") :]: t for t in result.tests}
 
 
 def test_partial_credit_feedback_and_zero_for_wrong():
@@ -55,7 +76,7 @@ def test_partial_credit_feedback_and_zero_for_wrong():
     }
     r = _by_id(grade_answers(SMALL, "s42", answers, instance=inst))
     assert r["opt.adam_steps"].score == 2.0 and "bias correction" in r["opt.adam_steps"].output
-    assert r["opt.sgd_step"].score == 0.0 and "entries 1, 2" in r["opt.sgd_step"].output   # no per-element rule
+    assert r["opt.sgd_step"].score == 0.0 and "entries 1, 2" in r["opt.sgd_step"].output  # no per-element rule
     assert r["attn.var_qk"].score == 1.0 and "standard deviation" in r["attn.var_qk"].output
     assert r["rnn.linear_power"].score == 0 and "unknown name 'k'" in r["rnn.linear_power"].output
     assert r["concept.bottleneck"].score == 0 and "the answer is" in r["concept.bottleneck"].output
@@ -70,22 +91,27 @@ def test_partial_credit_feedback_and_zero_for_wrong():
 def test_tolerance_and_arithmetic_in_numeric_answers():
     inst = make_instance(SMALL, "s7", render=False)
     sgd = inst.by_id()["opt.sgd_step"]
-    close = ", ".join(repr(x * (1 + 5e-4)) for x in sgd.answer)          # inside 0.1%
-    far = ", ".join(repr(x * 1.01 + 0.01) for x in sgd.answer)            # outside
-    as_list = [float(x) for x in sgd.answer]                              # a YAML list is fine too
+    close = ", ".join(repr(x * (1 + 5e-4)) for x in sgd.answer)  # inside 0.1%
+    far = ", ".join(repr(x * 1.01 + 0.01) for x in sgd.answer)  # outside
+    as_list = [float(x) for x in sgd.answer]  # a YAML list is fine too
     for answer, score in ((close, 3.0), (far, 0.0), (as_list, 3.0), (sgd.key + ", 1", 0.0)):
-        assert _by_id(grade_answers(SMALL, "s7", {"opt.sgd_step": answer}, instance=inst))["opt.sgd_step"].score == score
+        assert (
+            _by_id(grade_answers(SMALL, "s7", {"opt.sgd_step": answer}, instance=inst))["opt.sgd_step"].score == score
+        )
     w = inst.by_id()["rnn.linear_power"]
     k = w.params["k"]
     for answer in (f"w^{k}", f"w**({k}-1)*w", f"sqrt(w)^{2 * k}", f"exp({k}*log(w))"):
-        assert _by_id(grade_answers(SMALL, "s7", {"rnn.linear_power": answer}, instance=inst))["rnn.linear_power"].score == 2
+        assert (
+            _by_id(grade_answers(SMALL, "s7", {"rnn.linear_power": answer}, instance=inst))["rnn.linear_power"].score
+            == 2
+        )
 
 
 INJECTIONS = [
     "__import__('os').system('touch {canary}')",
-    "__import__(\"os\").system(\"touch {canary}\")",
+    '__import__("os").system("touch {canary}")',
     "eval(\"__import__('os').system('touch {canary}')\")",
-    "exec('open(\"{canary}\", \"w\")')",
+    'exec(\'open("{canary}", "w")\')',
     "(lambda: __import__('os').system('touch {canary}'))()",
     "[x for x in ().__class__.__base__.__subclasses__() if x.__name__ == 'Popen'][0](['touch', '{canary}'])",
     "().__class__.__bases__[0].__subclasses__()",
@@ -115,7 +141,7 @@ def test_injection_answers_score_zero_with_a_message_and_run_nothing(tmp_path, m
             t = _by_id(result)[target]
             assert t.score == 0, (target, answer[:60])
             assert t.output and t.output != "no answer", (target, answer[:60])
-            assert len(t.details["answer"]) < 300          # a 10 MB answer is not copied into reports
+            assert len(t.details["answer"]) < 300  # a 10 MB answer is not copied into reports
             assert not canary.exists(), f"code ran for {answer[:60]!r}"
     assert not canary.exists()
 
@@ -149,8 +175,10 @@ def test_answers_file_problems_are_named_and_the_batch_goes_on(tmp_path):
     (folder / "dup.yaml").write_text(yaml.safe_dump({"student": "s104", "answers": {}}))
     (folder / "notes.txt").write_text("ignored")
     (folder / "answers-s106.yaml").write_text(yaml.safe_dump(key_answers(make_instance(EXAM, "s106", render=False))))
-    (folder / "s105").mkdir()                              # a per-student hand-in folder
-    (folder / "s105" / "answers.yaml").write_text(yaml.safe_dump(key_answers(make_instance(EXAM, "s105", render=False))))
+    (folder / "s105").mkdir()  # a per-student hand-in folder
+    (folder / "s105" / "answers.yaml").write_text(
+        yaml.safe_dump(key_answers(make_instance(EXAM, "s105", render=False)))
+    )
     rows = grade_folder(EXAM, folder)
     by_file = {r.file: r for r in rows}
     assert len(rows) == 11
@@ -161,7 +189,7 @@ def test_answers_file_problems_are_named_and_the_batch_goes_on(tmp_path):
     assert "not valid YAML (line 3" in reasons["broken.yaml"]
     assert "must be a mapping" in reasons["list.yaml"]
     assert "'answers' must map" in reasons["answers-list.yaml"]
-    assert all(f in r for f, r in reasons.items())          # each message names its file
+    assert all(f in r for f, r in reasons.items())  # each message names its file
     # identity comes from the file name: no 'student' inside is fine, a foreign claim is flagged
     assert by_file["nostudent.yaml"].status == "graded" and not by_file["nostudent.yaml"].flag
     assert "claims student '../../etc'" in by_file["badid.yaml"].flag
@@ -263,7 +291,7 @@ def test_nested_yaml_answers_are_refused_cheaply(tmp_path):
 
     level = ["x"] * 10
     for _ in range(8):
-        level = [level] * 10                       # shared references, as YAML aliases build them
+        level = [level] * 10  # shared references, as YAML aliases build them
     ids = EXAM.ids()
     start = time.perf_counter()
     result = grade_answers(EXAM, "s1", {q: level for q in ids[:8]})
@@ -274,8 +302,9 @@ def test_nested_yaml_answers_are_refused_cheaply(tmp_path):
     anchors = ["  a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
     anchors += [f"  a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 9)]
     path = tmp_path / "bomb.yaml"
-    path.write_text("anchors:\n" + "\n".join(anchors) + "\nstudent: s1\nanswers:\n"
-                    + "".join(f"  {q}: *a8\n" for q in ids[:8]))
+    path.write_text(
+        "anchors:\n" + "\n".join(anchors) + "\nstudent: s1\nanswers:\n" + "".join(f"  {q}: *a8\n" for q in ids[:8])
+    )
     with pytest.raises(AnswersError, match="unknown key"):
         load_answers(path)
     assert time.perf_counter() - start < 10
@@ -295,8 +324,8 @@ def test_entries_copied_from_the_question_earn_nothing():
 
     shape = variant("rnn.shapes", "bidirectional")
     B, T, twice_h = shape.answer
-    assert grade_variant(shape, f"{B:g}, {T:g}, 1").score == 0.0           # only the copied B and T
-    assert grade_variant(shape, f"0, 0, {twice_h:g}").score == 1.0         # the computed 2H: 1/3 of 3
+    assert grade_variant(shape, f"{B:g}, {T:g}, 1").score == 0.0  # only the copied B and T
+    assert grade_variant(shape, f"0, 0, {twice_h:g}").score == 1.0  # the computed 2H: 1/3 of 3
     assert grade_variant(shape, f"{B:g}, {T:g}, {twice_h:g}").score == 3.0
     masked = variant("attn.causal_weights")
     first, second, zero = masked.answer

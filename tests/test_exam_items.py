@@ -1,4 +1,5 @@
 """Item analysis in `seqlab exam grade-all`: 30 planted answer files, the table, the flags."""
+
 from __future__ import annotations
 
 import csv
@@ -8,28 +9,39 @@ import yaml
 
 from seqlab.cli import main
 from seqlab.exam.examfile import exam_from_dict
-from seqlab.exam.items import analyse, groups_svg
 from seqlab.exam.grading import BatchRow, grade_answers
+from seqlab.exam.items import analyse, groups_svg
 from seqlab.exam.render import key_answers
 from seqlab.exam.variants import format_answer, make_instance
 
 QUIZ = {
     "title": "Item analysis quiz",
     "seed": 11,
-    "parts": [{"title": "A", "questions": [
-        {"id": "opt.momentum_steps", "points": 2},
-        {"id": "opt.adam_steps", "points": 2, "partial": {"mistakes": {"no_bias_correction": 0.5}}},
-        {"id": "attn.var_qk", "points": 2},
-        {"id": "rnn.param_count", "points": 2},
-        {"id": "tf.layer_norm", "points": 2},
-        {"id": "concept.bottleneck", "points": 2},
-        {"id": "concept.permutation", "points": 2},    # planted: everyone right
-        {"id": "opt.clip_vector", "points": 2},        # planted: the strongest students get it wrong
-    ]}],
+    "parts": [
+        {
+            "title": "A",
+            "questions": [
+                {"id": "opt.momentum_steps", "points": 2},
+                {"id": "opt.adam_steps", "points": 2, "partial": {"mistakes": {"no_bias_correction": 0.5}}},
+                {"id": "attn.var_qk", "points": 2},
+                {"id": "rnn.param_count", "points": 2},
+                {"id": "tf.layer_norm", "points": 2},
+                {"id": "concept.bottleneck", "points": 2},
+                {"id": "concept.permutation", "points": 2},  # planted: everyone right
+                {"id": "opt.clip_vector", "points": 2},  # planted: the strongest students get it wrong
+            ],
+        }
+    ],
 }
 # how strong a student must be (ability in [0, 1]) to answer each normal question right
-THRESHOLDS = {"opt.momentum_steps": 0.15, "opt.adam_steps": 0.55, "attn.var_qk": 0.35, "rnn.param_count": 0.25,
-              "tf.layer_norm": 0.7, "concept.bottleneck": 0.45}
+THRESHOLDS = {
+    "opt.momentum_steps": 0.15,
+    "opt.adam_steps": 0.55,
+    "attn.var_qk": 0.35,
+    "rnn.param_count": 0.25,
+    "tf.layer_norm": 0.7,
+    "concept.bottleneck": 0.45,
+}
 EASY, INVERTED = "concept.permutation", "opt.clip_vector"
 
 
@@ -65,8 +77,9 @@ def _class(tmp_path):
                 right = ability >= THRESHOLDS[v.id]
             if not right:
                 answers[v.id] = _wrong(v)
-        (answers_dir / f"{student}.yaml").write_text(json.dumps({"student": student, "answers": answers}),
-                                                     encoding="utf-8")
+        (answers_dir / f"{student}.yaml").write_text(
+            json.dumps({"student": student, "answers": answers}), encoding="utf-8"
+        )
     return exam_path, answers_dir
 
 
@@ -102,8 +115,14 @@ def test_a_question_asked_of_too_few_students_is_not_judged():
     rows = []
     for student in ("a1", "a2", "a3"):
         inst = make_instance(exam, student, render=False)
-        rows.append(BatchRow(f"{student}.yaml", student, "graded",
-                             result=grade_answers(exam, student, key_answers(inst)["answers"], instance=inst)))
+        rows.append(
+            BatchRow(
+                f"{student}.yaml",
+                student,
+                "graded",
+                result=grade_answers(exam, student, key_answers(inst)["answers"], instance=inst),
+            )
+        )
     stats = analyse(exam, rows)
     assert all(s.r_rest is None and "too few students" in s.flag for s in stats)
     assert stats[0].mean == 1.0 and stats[0].full == 1.0

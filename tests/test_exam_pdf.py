@@ -1,4 +1,5 @@
 """`seqlab exam render --pdf` / `key --pdf`: real PDFs (WeasyPrint), read back with poppler's tools."""
+
 from __future__ import annotations
 
 import re
@@ -16,6 +17,7 @@ from seqlab.exam.variants import make_instance
 
 STUDENTS = ("s001", "q7654321")
 
+
 @pytest.fixture(autouse=True)
 def _poppler():
     # poppler-utils is a CI dependency (README): without it the PDF cannot be read back, which fails
@@ -23,8 +25,9 @@ def _poppler():
 
 
 def _pages(path) -> list[str]:
-    text = subprocess.run(["pdftotext", "-enc", "UTF-8", str(path), "-"], check=True, capture_output=True,
-                          text=True).stdout
+    text = subprocess.run(
+        ["pdftotext", "-enc", "UTF-8", str(path), "-"], check=True, capture_output=True, text=True
+    ).stdout
     return [re.sub(r"\s+", " ", page) for page in text.split("\f") if page.strip()]
 
 
@@ -51,23 +54,48 @@ def test_render_pdf_two_students_every_question_id_and_page_number(tmp_path):
         text = " ".join(pages)
         for v in make_instance(exam, student, render=False).variants:
             assert f"Question {v.number} ({v.points:g} point" in text and v.question.title in text, v.id
-            assert f"Answer {v.number}" in text, v.id          # the box to write in
+            assert f"Answer {v.number}" in text, v.id  # the box to write in
         assert "$" not in text and "\\frac" not in text and "\\begin" not in text  # math typeset, not raw TeX
     combined = _pages(out / "exams-all.pdf")
     assert len(combined) == sum(page_counts)
     assert f"Student {STUDENTS[1]}" in combined[page_counts[0]] and "Page 1 of" in combined[page_counts[0]]
     assert f"Student {STUDENTS[0]}" in combined[page_counts[0] - 1]
-    subprocess.run(["pdftoppm", "-r", "40", "-f", "1", "-l", "2", "-png", str(out / f"exam-{STUDENTS[0]}.pdf"),
-                    str(tmp_path / "page")], check=True)
+    subprocess.run(
+        [
+            "pdftoppm",
+            "-r",
+            "40",
+            "-f",
+            "1",
+            "-l",
+            "2",
+            "-png",
+            str(out / f"exam-{STUDENTS[0]}.pdf"),
+            str(tmp_path / "page"),
+        ],
+        check=True,
+    )
     shots = sorted(tmp_path.glob("page*.png"))
     assert len(shots) == 2
     for png in shots:
-        assert 0.005 < _ink(png) < 0.5, png    # text on white paper: neither blank nor solid
+        assert 0.005 < _ink(png) < 0.5, png  # text on white paper: neither blank nor solid
 
 
 def test_key_pdf_holds_answers_and_solutions(tmp_path):
-    quiz = {"title": "Quiz (第七讲)", "seed": 3, "parts": [{"title": "A §七", "questions": [
-        {"id": "opt.adam_steps", "points": 2}, {"id": "attn.var_qk", "points": 2}, "concept.bottleneck"]}]}
+    quiz = {
+        "title": "Quiz (第七讲)",
+        "seed": 3,
+        "parts": [
+            {
+                "title": "A §七",
+                "questions": [
+                    {"id": "opt.adam_steps", "points": 2},
+                    {"id": "attn.var_qk", "points": 2},
+                    "concept.bottleneck",
+                ],
+            }
+        ],
+    }
     exam_path = tmp_path / "quiz.yaml"
     exam_path.write_text(yaml.safe_dump(quiz, allow_unicode=True), encoding="utf-8")
     out = tmp_path / "keys"
@@ -90,5 +118,5 @@ def test_math_becomes_svg_and_a_bad_formula_is_named():
     html = typeset(r"Let $W = \begin{pmatrix} 1 & 2 \\ 3 & 4 \end{pmatrix}$ and $$\frac{a}{b}$$")
     assert html.count('<img class="math"') == 2 and "data:image/svg+xml;base64," in html
     assert "$" not in re.sub(r'alt="[^"]*"', "", html)
-    assert "<math" not in html      # WeasyPrint draws no MathML: the screen exam's form must not reach the PDF
+    assert "<math" not in html  # WeasyPrint draws no MathML: the screen exam's form must not reach the PDF
     assert 'alt="W = \\begin{pmatrix} 1 &amp; 2' in math_svg(r"W = \begin{pmatrix} 1 & 2 \\ 3 & 4 \end{pmatrix}")

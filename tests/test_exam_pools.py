@@ -1,4 +1,5 @@
 """Question pools: per-student draws, keys follow the draw, bad pools refused with a clear message."""
+
 from __future__ import annotations
 
 import csv
@@ -6,8 +7,8 @@ import io
 
 import pytest
 
-from seqlab.exam.examfile import ExamError, exam_from_dict, load_exam
 from seqlab.exam.cli import DEFAULT_EXAM as FINAL_EXAM
+from seqlab.exam.examfile import ExamError, exam_from_dict, load_exam
 from seqlab.exam.grading import BatchRow, grade_answers, gradebook_csv
 from seqlab.exam.pools import drawn_ids
 from seqlab.exam.render import exam_markdown, key_answers
@@ -17,15 +18,28 @@ POOLED = {
     "title": "Pooled quiz",
     "seed": 7,
     "parts": [
-        {"title": "A", "questions": [
-            {"id": "attn.var_qk", "points": 2},
-            {"pool": "optim", "draw": 2, "points": 3,
-             "questions": ["opt.momentum_steps", "opt.adam_steps", "opt.rmsprop_steps", "opt.clip_vector"]},
-        ]},
-        {"title": "B", "questions": [
-            {"pool": "concepts", "points": 1,
-             "questions": ["concept.bottleneck", "concept.why_mask", "concept.lstm_vs_gru"]},
-        ]},
+        {
+            "title": "A",
+            "questions": [
+                {"id": "attn.var_qk", "points": 2},
+                {
+                    "pool": "optim",
+                    "draw": 2,
+                    "points": 3,
+                    "questions": ["opt.momentum_steps", "opt.adam_steps", "opt.rmsprop_steps", "opt.clip_vector"],
+                },
+            ],
+        },
+        {
+            "title": "B",
+            "questions": [
+                {
+                    "pool": "concepts",
+                    "points": 1,
+                    "questions": ["concept.bottleneck", "concept.why_mask", "concept.lstm_vs_gru"],
+                },
+            ],
+        },
     ],
 }
 STUDENTS = [f"s{i:04d}" for i in range(200)]
@@ -71,22 +85,36 @@ def test_answers_to_questions_not_drawn_are_ignored_with_a_note_and_gradebook_le
     result = grade_answers(exam, "s0001", answers, instance=inst)
     assert result.score == exam.max_score
     assert any(not_drawn in e and "not on this student's paper" in e for e in result.errors)
-    rows = list(csv.DictReader(io.StringIO(gradebook_csv(exam, [BatchRow("a.yaml", "s0001", "graded", result=result)]))))
+    rows = list(
+        csv.DictReader(io.StringIO(gradebook_csv(exam, [BatchRow("a.yaml", "s0001", "graded", result=result)])))
+    )
     assert rows[0][not_drawn] == ""
     assert all(rows[0][q] != "" for q in drawn)
 
 
-@pytest.mark.parametrize("pool, message", [
-    ({"pool": "p", "questions": [{"id": "opt.adam_steps", "points": 2}, {"id": "opt.momentum_steps", "points": 3}]},
-     "every question must be worth the same points (opt.adam_steps: 2, opt.momentum_steps: 3)"),
-    ({"pool": "p", "points": 2, "questions": ["opt.adam_steps", "concept.bottleneck"]},
-     "every question must be of the same kind (opt.adam_steps: numeric, concept.bottleneck: choice)"),
-    ({"pool": "p", "draw": 2, "questions": ["opt.adam_steps", "opt.momentum_steps"]},
-     "must be an integer from 1 to 1"),
-    ({"pool": "p", "questions": ["opt.adam_steps"]}, "needs a list of at least 2 questions"),
-    ({"pool": "p", "questions": ["opt.adam_steps", "opt.adam_steps"]}, "appears twice"),
-    ({"pool": "p", "pick": 1, "questions": ["opt.adam_steps", "opt.momentum_steps"]}, "unknown key(s) pick"),
-])
+@pytest.mark.parametrize(
+    "pool, message",
+    [
+        (
+            {
+                "pool": "p",
+                "questions": [{"id": "opt.adam_steps", "points": 2}, {"id": "opt.momentum_steps", "points": 3}],
+            },
+            "every question must be worth the same points (opt.adam_steps: 2, opt.momentum_steps: 3)",
+        ),
+        (
+            {"pool": "p", "points": 2, "questions": ["opt.adam_steps", "concept.bottleneck"]},
+            "every question must be of the same kind (opt.adam_steps: numeric, concept.bottleneck: choice)",
+        ),
+        (
+            {"pool": "p", "draw": 2, "questions": ["opt.adam_steps", "opt.momentum_steps"]},
+            "must be an integer from 1 to 1",
+        ),
+        ({"pool": "p", "questions": ["opt.adam_steps"]}, "needs a list of at least 2 questions"),
+        ({"pool": "p", "questions": ["opt.adam_steps", "opt.adam_steps"]}, "appears twice"),
+        ({"pool": "p", "pick": 1, "questions": ["opt.adam_steps", "opt.momentum_steps"]}, "unknown key(s) pick"),
+    ],
+)
 def test_bad_pools_are_refused_with_a_message_naming_the_pool(pool, message):
     data = {"title": "t", "seed": 1, "parts": [{"title": "A", "questions": [pool]}]}
     with pytest.raises(ExamError) as info:

@@ -1,9 +1,10 @@
 """`seqlab exam qti`: a QTI 1.2 zip (Canvas's dialect) whose layout, XML and answers are checked."""
+
 from __future__ import annotations
 
 import re
-import zipfile
 import xml.etree.ElementTree as ET
+import zipfile
 
 import yaml
 
@@ -46,8 +47,10 @@ def test_qti_package_layout_xml_and_every_items_answer(tmp_path):
             assert len(items) == len(travelling) > 0
             for v in travelling:
                 item = items[f"{student}-{v.id}"]
-                fields = {f.findtext("q:fieldlabel", namespaces=NS): f.findtext("q:fieldentry", namespaces=NS)
-                          for f in item.iter(f"{{{NS['q']}}}qtimetadatafield")}
+                fields = {
+                    f.findtext("q:fieldlabel", namespaces=NS): f.findtext("q:fieldentry", namespaces=NS)
+                    for f in item.iter(f"{{{NS['q']}}}qtimetadatafield")
+                }
                 assert float(fields["points_possible"]) == v.points
                 condition = item.find("q:resprocessing/q:respcondition/q:conditionvar", NS)
                 score = item.find("q:resprocessing/q:respcondition/q:setvar", NS)
@@ -56,8 +59,9 @@ def test_qti_package_layout_xml_and_every_items_answer(tmp_path):
                     labels = [label.get("ident") for label in item.iter(f"{{{NS['q']}}}response_label")]
                     key = condition.find("q:varequal", NS).text
                     assert key == v.answer and key in labels, v.id
-                    assert fields["question_type"] == ("multiple_choice_question" if v.question.kind == "choice"
-                                                       else "true_false_question")
+                    assert fields["question_type"] == (
+                        "multiple_choice_question" if v.question.kind == "choice" else "true_false_question"
+                    )
                 else:
                     assert fields["question_type"] == "numerical_question"
                     key = float(v.answer[0] if isinstance(v.answer, list) else v.answer)
@@ -81,7 +85,7 @@ def test_qti_math_is_well_formed_mathml_and_no_tex_is_left(tmp_path):
             for mattext in root.iter(f"{{{NS['q']}}}mattext"):
                 found = MATHML.findall(mattext.text)
                 for mathml in found:
-                    ET.fromstring(mathml)         # raises on broken MathML
+                    ET.fromstring(mathml)  # raises on broken MathML
                 # the TeX kept for screen readers sits in the annotation; nothing else may be TeX
                 shown = re.sub(r"<annotation[^>]*>.*?</annotation>", "", mattext.text, flags=re.S)
                 assert not re.search(r"\\[(\[]|\$|\\(frac|begin|sqrt|mathbf)", shown), shown[:300]
@@ -106,31 +110,57 @@ def test_vectors_and_formulas_do_not_travel():
 
 
 def test_variant_pool_is_one_quiz_of_question_groups(tmp_path):
-    quiz = {"title": "Pooled quiz", "seed": 4, "parts": [{"title": "A", "questions": [
-        {"id": "rnn.param_count", "points": 2}, {"id": "attn.var_qk", "points": 2},
-        {"pool": "concepts", "draw": 1, "points": 1,
-         "questions": ["concept.bottleneck", "concept.why_mask", "concept.lstm_vs_gru"]}]}]}
+    quiz = {
+        "title": "Pooled quiz",
+        "seed": 4,
+        "parts": [
+            {
+                "title": "A",
+                "questions": [
+                    {"id": "rnn.param_count", "points": 2},
+                    {"id": "attn.var_qk", "points": 2},
+                    {
+                        "pool": "concepts",
+                        "draw": 1,
+                        "points": 1,
+                        "questions": ["concept.bottleneck", "concept.why_mask", "concept.lstm_vs_gru"],
+                    },
+                ],
+            }
+        ],
+    }
     exam_path = tmp_path / "quiz.yaml"
     exam_path.write_text(yaml.safe_dump(quiz), encoding="utf-8")
     roster = tmp_path / "students.txt"
     roster.write_text("\n".join(f"v{i:03d}" for i in range(12)) + "\n", encoding="utf-8")
     out = tmp_path / "pool"
-    assert main(["exam", "qti", "--exam", str(exam_path), "--students", str(roster), "--out", str(out),
-                 "--variant-pool"]) == 0
+    assert (
+        main(["exam", "qti", "--exam", str(exam_path), "--students", str(roster), "--out", str(out), "--variant-pool"])
+        == 0
+    )
     with zipfile.ZipFile(out / "exam-qti.zip") as zf:
         assert set(zf.namelist()) == {"imsmanifest.xml", "seqlab-variants/seqlab-variants.xml"}
         root = ET.fromstring(zf.read("seqlab-variants/seqlab-variants.xml"))
     groups = {g.get("title"): g for g in root.findall("q:assessment/q:section/q:section", NS)}
-    assert set(groups) == {"rnn.param_count", "concepts"}      # the formula cannot travel
+    assert set(groups) == {"rnn.param_count", "concepts"}  # the formula cannot travel
     for title, points, most in (("rnn.param_count", 2, 12), ("concepts", 1, 36)):
         group = groups[title]
         assert group.findtext("q:selection_ordering/q:selection/q:selection_number", namespaces=NS) == "1"
-        assert float(group.findtext("q:selection_ordering/q:selection/q:selection_extension/q:points_per_item",
-                                    namespaces=NS)) == points
+        assert (
+            float(
+                group.findtext(
+                    "q:selection_ordering/q:selection/q:selection_extension/q:points_per_item", namespaces=NS
+                )
+            )
+            == points
+        )
         items = group.findall("q:item", NS)
-        assert 1 < len(items) <= most, title             # different students, different variants
+        assert 1 < len(items) <= most, title  # different students, different variants
         for item in items:
             assert item.find("q:resprocessing/q:respcondition/q:conditionvar", NS) is not None
     # the exam's pool is one group holding variants of all its questions
     assert {i.get("ident").split("-", 1)[1] for i in groups["concepts"].findall("q:item", NS)} == {
-        "concept.bottleneck", "concept.why_mask", "concept.lstm_vs_gru"}
+        "concept.bottleneck",
+        "concept.why_mask",
+        "concept.lstm_vs_gru",
+    }

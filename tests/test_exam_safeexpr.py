@@ -1,4 +1,5 @@
 """Safe parsing of typed answers: what is accepted, what is refused, and that nothing runs."""
+
 from __future__ import annotations
 
 import re
@@ -15,8 +16,23 @@ D = Sym("d", 1, 64, integer=True)
 SYMS = {"d": D.sympy()}
 
 
-@pytest.mark.parametrize("text", ["d", "d**1", "sqrt(d)**2", "d^2/d", "2*d/2", "Rational(1,2)*d*2", "0.5*d*2",
-                                  "(d)", " d ", "exp(log(d))", "d + 0", "-(-d)"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "d",
+        "d**1",
+        "sqrt(d)**2",
+        "d^2/d",
+        "2*d/2",
+        "Rational(1,2)*d*2",
+        "0.5*d*2",
+        "(d)",
+        " d ",
+        "exp(log(d))",
+        "d + 0",
+        "-(-d)",
+    ],
+)
 def test_equivalent_forms_of_d_are_accepted(text):
     answer = parse(text, SYMS)
     assert equivalent(SYMS["d"], answer, {"d": D}).equivalent
@@ -77,7 +93,7 @@ def test_injections_are_rejected_quickly_with_a_message(text):
     start = time.perf_counter()
     with pytest.raises(AnswerRejected) as info:
         parse(text, SYMS)
-    assert str(info.value)              # a message for the student
+    assert str(info.value)  # a message for the student
     assert time.perf_counter() - start < 0.5
 
 
@@ -100,7 +116,7 @@ def test_the_parser_never_calls_sympify_or_parse_expr(monkeypatch):
 
 def test_numbers_and_lists():
     assert parse_number("1/4") == 0.25
-    assert parse_number("sqrt(2)/2") == pytest.approx(2 ** 0.5 / 2)
+    assert parse_number("sqrt(2)/2") == pytest.approx(2**0.5 / 2)
     assert parse_number("2.5e-3") == 0.0025
     assert parse_number("e") == pytest.approx(2.718281828459045)
     assert parse_number("2^10") == 1024
@@ -108,7 +124,7 @@ def test_numbers_and_lists():
     assert parse_numbers("[0.1, -0.2]") == [0.1, -0.2]
     assert parse_numbers("3") == [3]
     with pytest.raises(AnswerRejected):
-        parse_number("d")                  # no symbols in numeric answers
+        parse_number("d")  # no symbols in numeric answers
     with pytest.raises(AnswerRejected):
         parse_number("(-8)^(1/3)")
     with pytest.raises(AnswerRejected):
@@ -119,7 +135,7 @@ def test_numeric_fallback_decides_what_simplify_cannot():
     tau, n = Sym("tau", 0.5, 1.0), Sym("n", 1.5, 4.0)
     table = {"tau": tau.sympy(), "n": n.sympy()}
     verdict = equivalent(table["tau"] / table["n"], parse("min(1, tau/n)", table), {"tau": tau, "n": n})
-    assert verdict.equivalent   # min(1, tau/n) = tau/n on the stated ranges (n > tau)
+    assert verdict.equivalent  # min(1, tau/n) = tau/n on the stated ranges (n > tau)
     assert not equivalent(table["tau"] / table["n"], parse("min(1, n/tau)", table), {"tau": tau, "n": n}).equivalent
 
 
@@ -131,13 +147,12 @@ def test_time_limit_interrupts_and_restores_an_outer_timer():
     signal.setitimer(signal.ITIMER_REAL, 30)
     try:
         start = time.perf_counter()
-        with pytest.raises(safeexpr.TimeLimitExceeded):
-            with safeexpr.time_limit(0.2):
-                while True:
-                    pass
+        with pytest.raises(safeexpr.TimeLimitExceeded), safeexpr.time_limit(0.2):
+            while True:
+                pass
         assert time.perf_counter() - start < 2
         remaining, _ = signal.getitimer(signal.ITIMER_REAL)
-        assert 20 < remaining <= 30       # the outer timer is running again
+        assert 20 < remaining <= 30  # the outer timer is running again
         assert signal.getsignal(signal.SIGALRM) is handler
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
@@ -152,7 +167,7 @@ def test_slow_simplify_falls_back_to_the_numeric_check(monkeypatch):
     x = Sym("x", -3, 3)
     table = {"x": x.sympy()}
     expected = parse("sigmoid(x)", table)
-    answer = parse("(1 + tanh(x/2))/2", table)      # the same function; expand cannot show it
+    answer = parse("(1 + tanh(x/2))/2", table)  # the same function; expand cannot show it
     monkeypatch.setattr(sympy, "simplify", slow)
     start = time.perf_counter()
     verdict = equivalent(expected, answer, {"x": x}, seconds=0.2)
@@ -161,18 +176,21 @@ def test_slow_simplify_falls_back_to_the_numeric_check(monkeypatch):
     assert time.perf_counter() - start < 3
 
 
-@pytest.mark.parametrize("text, message", [
-    ("2x", "implicit multiplication: write 2*x"),
-    ("2(x+1)", "implicit multiplication: write 2*(...)"),
-    ("(x+1)(x-1)", "implicit multiplication: write (x + 1)*(...)"),
-    ("x y", "implicit multiplication: write x*y"),
-    ("2 sqrt(x)", "implicit multiplication: write 2*sqrt(...)"),
-    ("x^", "the expression ends with an operator"),
-    ("x */ 2", "two operators in a row"),
-    ("x = 2", "character '=' is not allowed"),
-    ("(x + 1", "unbalanced brackets"),
-    ("y", "unknown name 'y'"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("2x", "implicit multiplication: write 2*x"),
+        ("2(x+1)", "implicit multiplication: write 2*(...)"),
+        ("(x+1)(x-1)", "implicit multiplication: write (x + 1)*(...)"),
+        ("x y", "implicit multiplication: write x*y"),
+        ("2 sqrt(x)", "implicit multiplication: write 2*sqrt(...)"),
+        ("x^", "the expression ends with an operator"),
+        ("x */ 2", "two operators in a row"),
+        ("x = 2", "character '=' is not allowed"),
+        ("(x + 1", "unbalanced brackets"),
+        ("y", "unknown name 'y'"),
+    ],
+)
 def test_rejected_forms_say_what_to_write(text, message):
     with pytest.raises(AnswerRejected, match=re.escape(message)):
         parse(text, {"x": sympy.Symbol("x")})
@@ -182,6 +200,6 @@ def test_e_and_exp_are_eulers_number_in_formulas_too():
     x = sympy.Symbol("x")
     assert parse("e^x", {"x": x}) == sympy.exp(x)
     assert parse("exp(1)*x", {"x": x}) == sympy.E * x
-    assert parse_numbers("2e5, 2.5e-3") == [200000.0, 0.0025]       # e in a number stays a number
+    assert parse_numbers("2e5, 2.5e-3") == [200000.0, 0.0025]  # e in a number stays a number
     e = sympy.Symbol("e")
-    assert parse("e^2", {"e": e}) == e ** 2                             # a question's own symbol e wins
+    assert parse("e^2", {"e": e}) == e**2  # a question's own symbol e wins

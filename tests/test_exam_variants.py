@@ -1,13 +1,15 @@
 """Per-student variants of exams/final.yaml: keys score 100%, ids differ, rendering reproducible."""
+
 from __future__ import annotations
 
+import itertools
 import random
 
 import pytest
 
+from seqlab.exam.cli import DEFAULT_EXAM as FINAL_EXAM
 from seqlab.exam.examfile import ExamError, exam_from_dict, load_exam
 from seqlab.exam.grading import grade_answers
-from seqlab.exam.cli import DEFAULT_EXAM as FINAL_EXAM
 from seqlab.exam.model import rng_for
 from seqlab.exam.render import exam_html, exam_markdown, exam_notebook, key_answers, key_markdown
 from seqlab.exam.variants import StudentIdError, make_instance
@@ -25,9 +27,11 @@ def test_fifty_students_keys_score_full_and_parameters_differ():
         inst = make_instance(EXAM, student, render=False)
         result = grade_answers(EXAM, student, key_answers(inst)["answers"], instance=inst)
         assert result.score == result.max_score == EXAM.max_score, (
-            student, [(t.name, t.output) for t in result.tests if t.status != "passed"])
-        params_seen[student] = {v.id: v.params for v in inst.variants}   # by id: pools vary the paper
-    for a, b in zip(STUDENTS, STUDENTS[1:]):
+            student,
+            [(t.name, t.output) for t in result.tests if t.status != "passed"],
+        )
+        params_seen[student] = {v.id: v.params for v in inst.variants}  # by id: pools vary the paper
+    for a, b in itertools.pairwise(STUDENTS):
         assert params_seen[a] != params_seen[b], (a, b)
     # each numeric question really varies across the class
     for eq in EXAM.questions:
@@ -62,18 +66,36 @@ def test_bad_student_ids_are_refused():
             make_instance(EXAM, bad)
 
 
-@pytest.mark.parametrize("data, message", [
-    ({"title": "t", "seed": 1}, "parts: missing"),
-    ({"title": "t", "seed": 1, "parts": [{"questions": ["nope"]}]}, "unknown question id 'nope'"),
-    ({"title": "t", "seed": 1, "parts": [{"questions": [{"id": "opt.sgd_step", "points": -1}]}]}, "positive"),
-    ({"title": "t", "seed": 1, "parts": [{"questions": ["opt.sgd_step", "opt.sgd_step"]}]}, "appears twice"),
-    ({"title": "t", "seed": 1, "parts": [{"questions": [{"id": "opt.adam_steps",
-                                                        "partial": {"mistakes": {"typo": 0.5}}}]}]}, "unknown mistake"),
-    ({"title": "t", "seed": 1, "parts": [{"questions": [{"id": "attn.var_qk", "partial": {"per_element": True}}]}]},
-     "only numeric"),
-    ({"title": "t", "seed": 1, "parts": [{"questions": [{"id": "opt.sgd_step", "tolerance": {"rel": -1}}]}]}, "tolerance"),
-    ({"title": "t", "seed": [1], "parts": [{"questions": ["opt.sgd_step"]}]}, "seed"),
-])
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        ({"title": "t", "seed": 1}, "parts: missing"),
+        ({"title": "t", "seed": 1, "parts": [{"questions": ["nope"]}]}, "unknown question id 'nope'"),
+        ({"title": "t", "seed": 1, "parts": [{"questions": [{"id": "opt.sgd_step", "points": -1}]}]}, "positive"),
+        ({"title": "t", "seed": 1, "parts": [{"questions": ["opt.sgd_step", "opt.sgd_step"]}]}, "appears twice"),
+        (
+            {
+                "title": "t",
+                "seed": 1,
+                "parts": [{"questions": [{"id": "opt.adam_steps", "partial": {"mistakes": {"typo": 0.5}}}]}],
+            },
+            "unknown mistake",
+        ),
+        (
+            {
+                "title": "t",
+                "seed": 1,
+                "parts": [{"questions": [{"id": "attn.var_qk", "partial": {"per_element": True}}]}],
+            },
+            "only numeric",
+        ),
+        (
+            {"title": "t", "seed": 1, "parts": [{"questions": [{"id": "opt.sgd_step", "tolerance": {"rel": -1}}]}]},
+            "tolerance",
+        ),
+        ({"title": "t", "seed": [1], "parts": [{"questions": ["opt.sgd_step"]}]}, "seed"),
+    ],
+)
 def test_exam_file_errors_name_the_place(data, message):
     with pytest.raises(ExamError) as info:
         exam_from_dict(data, "bad.yaml")

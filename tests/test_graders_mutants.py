@@ -5,6 +5,7 @@ other function, including the functions that call it (the grader swaps in a corr
 a bug is charged once). An alternative correct implementation must score full marks.
 Graded in-process here for speed; tests/test_isolation.py shows both runners agree.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -13,8 +14,15 @@ from seqlab.grading import grade_submission
 from tests.mutants import all_variants, make_submission
 
 # Modules whose functions call into another module's contract functions.
-CALLERS = {"attention": ["transformer"], "selective_scan": [], "rnn": [], "lstm_gru": [],
-           "positional": [], "transformer": [], "optimizers": []}
+CALLERS = {
+    "attention": ["transformer"],
+    "selective_scan": [],
+    "rnn": [],
+    "lstm_gru": [],
+    "positional": [],
+    "transformer": [],
+    "optimizers": [],
+}
 
 MUTANTS = all_variants("MUTANTS")
 ALTERNATIVES = all_variants("ALTERNATIVES")
@@ -43,7 +51,8 @@ def test_mutant_loses_points_only_in_its_function(tmp_path, variant):
     if variant.hint:
         hints = [t.hint for t in result.tests if t.function == variant.function and t.hint]
         assert any(variant.hint.lower() in h.lower() for h in hints), (
-            f"{variant.id}: no feedback names the mistake (wanted {variant.hint!r}, got {hints})")
+            f"{variant.id}: no feedback names the mistake (wanted {variant.hint!r}, got {hints})"
+        )
 
 
 @pytest.mark.parametrize("variant", ALTERNATIVES, ids=lambda v: v.id)

@@ -11,9 +11,9 @@
   cheating submissions. Every results.json is validated against
   schemas/gradescope_results.schema.json.
 """
+
 from __future__ import annotations
 
-import io
 import json
 import os
 import shutil
@@ -30,7 +30,8 @@ from seqlab import contract
 from seqlab.config import ConfigError, load_config, parse_config
 from seqlab.demo import assemble, load_bugs
 from seqlab.gradescope import BUNDLE_NAME, build_bundle
-from seqlab.gradescope.autograder import failure_results, main as autograder_main, write_results
+from seqlab.gradescope.autograder import failure_results, write_results
+from seqlab.gradescope.autograder import main as autograder_main
 from seqlab.gradescope.bundle import bundle_files
 from seqlab.gradescope.upload import MAX_SOURCE_BYTES, find_exercises, stage
 from seqlab.paths import CONFIG_PATH, COURSE_ROOT, EXERCISES_DIR, SOLUTIONS_DIR
@@ -41,7 +42,7 @@ TOPIC_FILES = [f"{m}.py" for m in contract.MODULES]
 # The config the end-to-end bundle is built with: the course's, plus visibility settings the
 # test can see in results.json (the course's own config shows every test at once).
 HIDDEN_FUNCTION = "selective_scan.linear_scan"
-AFTER_PUBLISHED_PATTERN = "*[[]float32]"        # the float32 cases of optimizers.adam
+AFTER_PUBLISHED_PATTERN = "*[[]float32]"  # the float32 cases of optimizers.adam
 
 
 def _validate(data: dict) -> dict:
@@ -76,6 +77,7 @@ def _zip_folder(folder: Path, archive: Path, prefix: str = "") -> Path:
 
 # --- configuration --------------------------------------------------------------------------
 
+
 def test_config_visibility_keys_are_validated():
     raw = yaml.safe_load(CONFIG_PATH.read_text())
     raw["functions"]["rnn.rnn_cell"]["visibility"] = "later"
@@ -100,24 +102,29 @@ def test_visibility_follows_function_then_test_patterns(tmp_path):
     assert config.visibility_of("optimizers.adam: matches torch.optim.Adam, 5 steps [float32]") == "after_published"
     assert config.visibility_of("optimizers.adam: matches torch.optim.Adam, 5 steps [float64]") == "visible"
     assert config.gradescope.visibility == "after_due_date"
-    assert load_config().visibility_of("rnn.rnn_cell: anything") == "visible"   # the course default
+    assert load_config().visibility_of("rnn.rnn_cell: anything") == "visible"  # the course default
 
 
 # --- the bundle -----------------------------------------------------------------------------
+
 
 def test_bundle_layout_and_reproducible(tmp_path):
     path = build_bundle(tmp_path / "a")
     assert path.name == BUNDLE_NAME
     with zipfile.ZipFile(path) as zf:
         infos = {i.filename: i for i in zf.infolist()}
-        assert {"setup.sh", "run_autograder"} <= set(infos)          # at the zip's root
+        assert {"setup.sh", "run_autograder"} <= set(infos)  # at the zip's root
         for script in ("setup.sh", "run_autograder"):
             assert (infos[script].external_attr >> 16) & 0o111, f"{script} must be executable"
             assert zf.read(script).startswith(b"#!/usr/bin/env bash\n")
         for module in contract.MODULES:
             assert f"course/solutions/{module}.py" in infos and f"course/graders/test_{module}.py" in infos
-        assert {"course/grading_config.yaml", "course/pyproject.toml", "course/seqlab/gradescope/autograder.py",
-                "course/templates/report.html.j2"} <= set(infos)
+        assert {
+            "course/grading_config.yaml",
+            "course/pyproject.toml",
+            "course/seqlab/gradescope/autograder.py",
+            "course/templates/report.html.j2",
+        } <= set(infos)
         assert not [n for n in infos if "__pycache__" in n or n.endswith(".pyc")]
         assert not [n for n in infos if "/exam/bank/" in n or n.startswith(("course/tests/", "course/exams/"))]
         setup = zf.read("setup.sh").decode()
@@ -144,15 +151,20 @@ def test_bundle_scripts_pass_shellcheck(tmp_path):
 def test_bundle_refuses_a_bad_config(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text(CONFIG_PATH.read_text() + "\ngradescope: {visibility: sometimes}\n")
-    with pytest.raises(ConfigError, match="gradescope.visibility"):
+    with pytest.raises(ConfigError, match=r"gradescope\.visibility"):
         bundle_files(config_path=bad)
-    proc = subprocess.run([sys.executable, "-m", "seqlab", "gradescope", str(tmp_path / "out"), "--config", str(bad)],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "seqlab", "gradescope", str(tmp_path / "out"), "--config", str(bad)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 2 and "gradescope.visibility" in proc.stderr
     assert not (tmp_path / "out" / BUNDLE_NAME).exists()
 
 
 # --- reading uploads --------------------------------------------------------------------------
+
 
 def _found(submission: Path, scratch: Path):
     upload = find_exercises(submission, scratch)
@@ -168,10 +180,10 @@ def test_upload_flat_files(tmp_path):
 
 def test_upload_exercises_folder_deep_in_a_repository_checkout(tmp_path):
     repo = tmp_path / "sub" / "hw-seq-alice-main"
-    _copy_topics(EXERCISES_DIR, repo / "tests", ["attention.py"])           # a stray copy elsewhere
+    _copy_topics(EXERCISES_DIR, repo / "tests", ["attention.py"])  # a stray copy elsewhere
     _copy_topics(SOLUTIONS_DIR, repo / "src" / "exercises")
     (repo / ".git").mkdir()
-    (repo / ".git" / "rnn.py").write_text("raise SystemExit")                # never looked at
+    (repo / ".git" / "rnn.py").write_text("raise SystemExit")  # never looked at
     (repo / "README.md").write_text("# my work")
     upload, files = _found(tmp_path / "sub", tmp_path / "scratch")
     assert upload.chosen_from == "hw-seq-alice-main/src/exercises"
@@ -209,7 +221,7 @@ def test_upload_partial_submission_notes_the_missing_files(tmp_path):
 def test_upload_refuses_links_and_paths_out_of_a_zip(tmp_path):
     sub = tmp_path / "sub"
     _copy_topics(EXERCISES_DIR, sub, [n for n in TOPIC_FILES if n != "attention.py"])
-    (sub / "attention.py").symlink_to(SOLUTIONS_DIR / "attention.py")       # hand in the reference
+    (sub / "attention.py").symlink_to(SOLUTIONS_DIR / "attention.py")  # hand in the reference
     outside = tmp_path / "results"
     outside.mkdir()
     with zipfile.ZipFile(sub / "evil.zip", "w") as zf:
@@ -229,7 +241,8 @@ def test_upload_oversized_file_is_left_out_with_a_note(tmp_path):
     stage(upload, tmp_path / "staged")
     assert "rnn" not in upload.files and any("Could not read rnn.py" in n for n in upload.notes)
     assert sorted(p.name for p in (tmp_path / "staged" / "exercises").iterdir()) == sorted(
-        n for n in TOPIC_FILES if n != "rnn.py")
+        n for n in TOPIC_FILES if n != "rnn.py"
+    )
 
 
 @pytest.mark.parametrize("shape", ["missing", "empty", "other-files"])
@@ -280,6 +293,7 @@ def test_write_results_replaces_a_planted_folder_or_link(tmp_path):
 
 # --- end to end: setup.sh in a fresh venv, then run_autograder --------------------------------
 
+
 @pytest.fixture(scope="module")
 def autograder(tmp_path_factory):
     """A Gradescope-like root: the bundle unpacked in source/, setup.sh run (a fresh venv), the
@@ -292,12 +306,13 @@ def autograder(tmp_path_factory):
     with zipfile.ZipFile(bundle) as zf:
         zf.extractall(root / "source")
     for script in ("setup.sh", "run_autograder"):
-        (root / "source" / script).chmod(0o755)       # zipfile drops the modes `unzip` keeps
+        (root / "source" / script).chmod(0o755)  # zipfile drops the modes `unzip` keeps
     env = {**os.environ, "AUTOGRADER_ROOT": str(root), "SEQLAB_PYTHON": sys.executable}
     env.pop("SEQLAB_COURSE", None)
     env.pop("VIRTUAL_ENV", None)
-    setup = subprocess.run(["bash", str(root / "source" / "setup.sh")], cwd=root, env=env, capture_output=True,
-                           text=True, timeout=900)
+    setup = subprocess.run(
+        ["bash", str(root / "source" / "setup.sh")], cwd=root, env=env, capture_output=True, text=True, timeout=900
+    )
     assert setup.returncode == 0, setup.stdout[-3000:] + setup.stderr[-3000:]
     assert "seqlab autograder ready" in setup.stdout and "(CPU)" in setup.stdout
     # Only the grading extra: the image carries no nbgrader.
@@ -311,8 +326,9 @@ def autograder(tmp_path_factory):
             shutil.rmtree(root / folder, ignore_errors=True)
         (root / "results").mkdir()
         fill(root / "submission")
-        proc = subprocess.run([str(root / "run_autograder")], cwd=root, env=env, capture_output=True, text=True,
-                              timeout=600)
+        proc = subprocess.run(
+            [str(root / "run_autograder")], cwd=root, env=env, capture_output=True, text=True, timeout=600
+        )
         assert proc.returncode == 0, proc.stdout + proc.stderr
         data = _validate(json.loads((root / "results" / "results.json").read_text()))
         data["_stdout"] = proc.stdout
@@ -362,6 +378,7 @@ def test_e2e_buggy_submission_zipped_in_a_repository_loses_points_only_where_the
     def fill(sub: Path):
         sub.mkdir()
         _zip_folder(demo, sub / "submission.zip", prefix="hw-seq-bob-main/")
+
     data = autograder(fill)
     buggy = {function for function, *_ in load_bugs()}
     scores = _by_function(data)
@@ -386,6 +403,7 @@ def test_e2e_same_files_flat_in_folders_and_zipped_grade_alike(autograder, tmp_p
     def zipped(sub: Path):
         sub.mkdir()
         _zip_folder(source, sub / "exercises.zip", prefix="exercises/")
+
     zipped_data = autograder(zipped)
     expected = MAX_SCORE - load_config().rules("positional.sinusoidal_encoding").points
     for data in (flat, nested, zipped_data):
@@ -401,13 +419,14 @@ def test_e2e_nothing_to_grade_gets_zero_and_a_message(autograder, shape):
             sub.mkdir()
         if shape == "only-a-notebook":
             (sub / "attention.ipynb").write_text("{}")
+
     data = autograder(fill)
     assert data["score"] == 0 and data["tests"] == [] and data["max_score"] == pytest.approx(MAX_SCORE)
-    assert data["visibility"] == "visible"       # the student must see this before the deadline
+    assert data["visibility"] == "visible"  # the student must see this before the deadline
     assert "attention.py" in data["output"]
 
 
-CHEAT_FORGES_RESULTS = '''
+CHEAT_FORGES_RESULTS = """
 import json, os, sys
 _fake = {{"score": 112, "max_score": 112, "output": "all good", "tests": []}}
 print(json.dumps(_fake))                                   # a results.json on stdout
@@ -418,9 +437,9 @@ for _target in ({results!r}, {sentinel!r}, "/autograder/results/results.json"):
             json.dump(_fake, _handle)
     except Exception:
         pass
-'''
+"""
 
-CHEAT_READS_SOLUTIONS = '''
+CHEAT_READS_SOLUTIONS = """
 _code = None
 for _path in ({solution!r}, "/autograder/source/course/solutions/attention.py"):
     try:
@@ -431,7 +450,7 @@ for _path in ({solution!r}, "/autograder/source/course/solutions/attention.py"):
         pass
 if _code is not None:
     exec(_code)
-'''
+"""
 
 
 @pytest.mark.slow
@@ -440,13 +459,15 @@ def test_e2e_cheating_submissions_get_the_grade_of_their_real_code(autograder):
     results_path = root / "results" / "results.json"
     solution = root / "source" / "course" / "solutions" / "attention.py"
     stubs = {name: (EXERCISES_DIR / name).read_text() for name in TOPIC_FILES}
-    sentinel = root / "forged.json"        # outside the student's scratch folder: the write must be refused
+    sentinel = root / "forged.json"  # outside the student's scratch folder: the write must be refused
 
     def fill(sub: Path):
         _copy_topics(SOLUTIONS_DIR, sub, [n for n in TOPIC_FILES if n not in ("attention.py", "optimizers.py")])
-        (sub / "optimizers.py").write_text(stubs["optimizers.py"] + CHEAT_FORGES_RESULTS.format(
-            results=str(results_path), sentinel=str(sentinel)))
+        (sub / "optimizers.py").write_text(
+            stubs["optimizers.py"] + CHEAT_FORGES_RESULTS.format(results=str(results_path), sentinel=str(sentinel))
+        )
         (sub / "attention.py").write_text(stubs["attention.py"] + CHEAT_READS_SOLUTIONS.format(solution=str(solution)))
+
     data = autograder(fill)
     scores = _by_function(data)
     config = load_config()
@@ -466,5 +487,6 @@ def test_e2e_link_to_the_reference_is_not_graded(autograder):
         sub.mkdir()
         for name in TOPIC_FILES:
             (sub / name).symlink_to(solution / name)
+
     data = autograder(fill)
     assert data["score"] == 0 and "link" in data["output"]

@@ -1,6 +1,7 @@
 """End-to-end grading: references score 100% whatever the seed, stubs score 0 with "not
 implemented" everywhere, scores are reproducible, reports are well-formed, and a broken module
 costs only its own part. Both runners are exercised."""
+
 from __future__ import annotations
 
 import json
@@ -109,13 +110,14 @@ def test_reports_are_well_formed(buggy_submission, tmp_path):
 
 def test_broken_and_missing_modules_cost_only_their_part(tmp_path):
     submission = make_submission(tmp_path / "sub")
-    (submission / "exercises" / "rnn.py").write_text("def rnn_cell(:\n")          # SyntaxError
-    (submission / "exercises" / "positional.py").unlink()                      # missing module
+    (submission / "exercises" / "rnn.py").write_text("def rnn_cell(:\n")  # SyntaxError
+    (submission / "exercises" / "positional.py").unlink()  # missing module
     (submission / "exercises" / "lstm_gru.py").write_text("import no_such_package\n")
     text = (submission / "exercises" / "optimizers.py").read_text()
     (submission / "exercises" / "optimizers.py").write_text(text.replace("def adagrad(", "def adagrad_renamed("))
     (submission / "exercises" / "attention.py").write_text(  # transformer imports from it
-        (submission / "exercises" / "attention.py").read_text() + "\nraise RuntimeError('oops at import')\n")
+        (submission / "exercises" / "attention.py").read_text() + "\nraise RuntimeError('oops at import')\n"
+    )
     result = grade_submission(submission, isolated=True, seed=4)
     scores = result.by_function()
     for qualname, (score, max_score) in scores.items():
@@ -133,22 +135,56 @@ def test_broken_and_missing_modules_cost_only_their_part(tmp_path):
 
 def test_grade_command_writes_reports_and_exits_zero(buggy_submission, tmp_path):
     out = tmp_path / "out"
-    proc = subprocess.run([sys.executable, "-m", "seqlab", "grade", str(buggy_submission), "--out", str(out),
-                           "--seed", "1", "--in-process", "--only", "optimizers,positional"],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "seqlab",
+            "grade",
+            str(buggy_submission),
+            "--out",
+            str(out),
+            "--seed",
+            "1",
+            "--in-process",
+            "--only",
+            "optimizers,positional",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stderr
     assert {"results.json", "junit.xml", "summary.md", "report.html"} <= {p.name for p in out.iterdir()}
     assert "report.html" in proc.stdout
-    failing = subprocess.run([sys.executable, "-m", "seqlab", "grade", str(buggy_submission), "--out", str(out),
-                              "--seed", "1", "--in-process", "--only", "optimizers", "--fail-under", "99.9"],
-                             capture_output=True, text=True)
+    failing = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "seqlab",
+            "grade",
+            str(buggy_submission),
+            "--out",
+            str(out),
+            "--seed",
+            "1",
+            "--in-process",
+            "--only",
+            "optimizers",
+            "--fail-under",
+            "99.9",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert failing.returncode == 1 and "fail-under" in failing.stderr
-    missing = subprocess.run([sys.executable, "-m", "seqlab", "grade", str(tmp_path / "nope")],
-                             capture_output=True, text=True)
+    missing = subprocess.run(
+        [sys.executable, "-m", "seqlab", "grade", str(tmp_path / "nope")], capture_output=True, text=True
+    )
     assert missing.returncode == 2 and "not a directory" in missing.stderr and "Traceback" not in missing.stderr
 
 
 # --- text from student code is data --------------------------------------------------------------
+
 
 def test_clean_text_leaves_valid_unicode_without_escapes_or_controls_and_caps_it():
     from seqlab.results import MESSAGE_LIMIT, clean_text
@@ -164,10 +200,14 @@ def test_reports_of_hostile_text_are_valid_and_headed_by_the_real_score(tmp_path
     from seqlab.reports.table import print_table
     from seqlab.results import REPORT_TEXT_LIMIT, GradingResult, TestResult
 
-    hostile = ("\ud83d lone\n## seqlab: 112 / 112 points (100.0%)\n<script>alert(1)</script> | x | y |\n"
-               "\x1b[2J\x00\x0c [link](javascript:alert(1)) " + "z" * (4 << 20))
-    tests = [TestResult(name=f"optimizers.sgd: case {i}", score=0.0, max_score=1.0, output=hostile, hint=hostile)
-             for i in range(400)]
+    hostile = (
+        "\ud83d lone\n## seqlab: 112 / 112 points (100.0%)\n<script>alert(1)</script> | x | y |\n"
+        "\x1b[2J\x00\x0c [link](javascript:alert(1)) " + "z" * (4 << 20)
+    )
+    tests = [
+        TestResult(name=f"optimizers.sgd: case {i}", score=0.0, max_score=1.0, output=hostile, hint=hostile)
+        for i in range(400)
+    ]
     result = GradingResult(tests=tests, seed=1, errors=[hostile])
     paths = write_all(result, tmp_path)
     data = json.loads(paths["results.json"].read_text(encoding="utf-8"))
@@ -178,7 +218,7 @@ def test_reports_of_hostile_text_are_valid_and_headed_by_the_real_score(tmp_path
     summary = paths["summary.md"].read_text(encoding="utf-8")
     assert [line for line in summary.splitlines() if line.startswith("#")] == ["## seqlab: 0 / 400 points (0.0%)"]
     assert "<script>" not in summary and "| x | y |" not in summary
-    assert "\\[link\\](javascript" in summary   # brackets escaped: no link
+    assert "\\[link\\](javascript" in summary  # brackets escaped: no link
     assert "<script>alert" not in paths["report.html"].read_text(encoding="utf-8")
     import io
 

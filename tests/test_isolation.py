@@ -4,17 +4,25 @@ Because a bug is charged once (declared callees answer from the reference's reco
 functions do not interact: the known-wrong variants are packed into a few submissions, one
 mutant per function each, and every per-test score must be identical under both runners.
 """
+
 from __future__ import annotations
 
 import csv
+import json
 import shutil
+import struct
 import subprocess
 import sys
 import zipfile
 from collections import defaultdict
 from pathlib import Path
 
+import pytest
+import torch
+
 from seqlab.grading import grade_submission
+from seqlab.student import codec
+from seqlab.student.callees import CalleeSession, record_callees
 from seqlab.student.spawn import prespawn
 from tests.attacks import ATTACKS, build
 from tests.attacks.channel_and_oracle import PACKS, build_pack
@@ -46,10 +54,12 @@ def test_runners_agree_on_references_stubs_and_every_known_wrong_variant(tmp_pat
     stubs = tmp_path / "stubs"
     shutil.copytree(ROOT / "exercises", stubs / "exercises")
     # The callee stand-ins too: one-liner routes and honest callers over stub callees.
-    stand_ins = [build_pack(pack, tmp_path) for pack in PACKS if pack.name in ("oracle-routes", "honest-callers-over-stubs")]
+    stand_ins = [
+        build_pack(pack, tmp_path) for pack in PACKS if pack.name in ("oracle-routes", "honest-callers-over-stubs")
+    ]
     submissions = [make_submission(tmp_path / "reference"), stubs, *stand_ins, *packed_submissions(tmp_path)]
     for submission in submissions:
-        prespawn()   # the child imports torch while the in-process grading runs
+        prespawn()  # the child imports torch while the in-process grading runs
         fast = grade_submission(submission, isolated=False, seed=31)
         safe = grade_submission(submission, isolated=True, seed=31)
         assert _scores(fast) == _scores(safe), submission.name
@@ -75,13 +85,22 @@ def test_grade_all_on_a_mixed_class_loses_no_submission(tmp_path):
     hostile = build_pack(next(p for p in PACKS if p.name == "state-protocol-injection"), klass).name
 
     out = tmp_path / "out"
-    command = [sys.executable, "-m", "seqlab", "grade-all", str(klass), "--out", str(out), "--jobs", "2",
-               "--seed", "3"]
+    command = [sys.executable, "-m", "seqlab", "grade-all", str(klass), "--out", str(out), "--jobs", "2", "--seed", "3"]
     proc = subprocess.run(command, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-2000:]
     rows = {r["submission"]: r for r in csv.DictReader((out / "gradebook.csv").open())}
-    assert set(rows) == {"good", "broken", "empty", "notes.txt", "zipped", "evil", "os-exit-at-import",
-                         "write-results-json-everywhere", "subprocess-and-os-system-canary", hostile}
+    assert set(rows) == {
+        "good",
+        "broken",
+        "empty",
+        "notes.txt",
+        "zipped",
+        "evil",
+        "os-exit-at-import",
+        "write-results-json-everywhere",
+        "subprocess-and-os-system-canary",
+        hostile,
+    }
     # Forged frames, hostile text: still a graded row, valid reports, the real score on top.
     assert rows[hostile]["status"] == "graded"
     import json
@@ -118,13 +137,25 @@ def test_interrupted_grade_all_leaves_a_consistent_gradebook(tmp_path):
     for i in range(4):
         make_submission(klass / f"s{i}")
     out = tmp_path / "out"
-    command = [sys.executable, "-m", "seqlab", "grade-all", str(klass), "--out", str(out), "--jobs", "1",
-               "--seed", "1", "--in-process"]
+    command = [
+        sys.executable,
+        "-m",
+        "seqlab",
+        "grade-all",
+        str(klass),
+        "--out",
+        str(out),
+        "--jobs",
+        "1",
+        "--seed",
+        "1",
+        "--in-process",
+    ]
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and not (out / "s0" / "status.json").exists():
         time.sleep(0.2)
-    os.killpg(proc.pid, signal.SIGINT)   # what a terminal's Ctrl-C does: the whole process group
+    os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole process group
     proc.communicate(timeout=120)
     rows = list(csv.DictReader((out / "gradebook.csv").open()))
     assert [r["submission"] for r in rows] == ["s0", "s1", "s2", "s3"]
@@ -138,26 +169,24 @@ def test_interrupted_grade_all_leaves_a_consistent_gradebook(tmp_path):
 
 # --- the channel: safetensors frames in a minimal envelope ---------------------------------------
 
-import json
-import struct
-
-import pytest
-import torch
-
-from seqlab.student import codec
-from seqlab.student.callees import CalleeSession, record_callees
-
 
 def test_frames_round_trip_plain_data_with_their_request_and_sequence():
     x = torch.randn(3, 4, dtype=torch.float64)
-    message = {"op": "call", "args": [x, x[:, 1], torch.zeros(0, dtype=torch.bool)], "n": 10**30, "f": float("nan"),
-               "t": (1, None, "s"), "dtype": torch.float32, "device": torch.device("cpu")}
+    message = {
+        "op": "call",
+        "args": [x, x[:, 1], torch.zeros(0, dtype=torch.bool)],
+        "n": 10**30,
+        "f": float("nan"),
+        "t": (1, None, "s"),
+        "dtype": torch.float32,
+        "device": torch.device("cpu"),
+    }
     frame = codec.encode(message, request=77, seq=3)
     (length,) = struct.unpack(">Q", frame[:8])
-    request, seq, back = codec.decode(frame[8:8 + length])
+    request, seq, back = codec.decode(frame[8 : 8 + length])
     assert (request, seq) == (77, 3)
     assert torch.equal(back["args"][0], x) and torch.equal(back["args"][1], x[:, 1])
-    assert back["args"][1].data_ptr() != back["args"][0].data_ptr()   # a view arrives as its own tensor
+    assert back["args"][1].data_ptr() != back["args"][0].data_ptr()  # a view arrives as its own tensor
     assert back["n"] == 10**30 and back["t"] == (1, None, "s") and back["dtype"] is torch.float32
 
 
@@ -167,21 +196,37 @@ def _body(metadata: dict, tensors: dict | None = None) -> bytes:
     return save(tensors or {}, metadata={k: v if isinstance(v, str) else json.dumps(v) for k, v in metadata.items()})
 
 
-@pytest.mark.parametrize("body", [
-    b"", b"\x00" * 7, b"\xff" * 64,
-    struct.pack("<Q", 10**9) + b"{}",                                            # header past the frame
-    struct.pack("<Q", 4) + b"[1,]",                                              # not JSON
-    _body({}),                                                                   # no envelope
-    _body({"seqlab": {"id": 1, "seq": 0}}),                                      # envelope without a message
-    _body({"seqlab": {"id": "1", "seq": 0, "msg": None}}),                       # id not an int
-    _body({"seqlab": {"id": 1, "seq": 0, "msg": {"t": "tensor", "k": "9", "device": "cpu"}}}),  # no such buffer
-    _body({"seqlab": {"id": 1, "seq": 0, "msg": None}}, {"0": torch.ones(2)}),   # a buffer nobody uses
-    _body({"seqlab": {"id": 1, "seq": 0, "msg": {"t": "list", "v": [{"t": "tensor", "k": "0", "device": "cpu"}] * 2}}},
-          {"0": torch.ones(2)}),                                                 # one buffer used twice
-    _body({"seqlab": {"id": 1, "seq": 0, "msg": {"t": "tensor", "k": "0", "device": "meta"}}}, {"0": torch.ones(2)}),
-    _body({"seqlab": {"id": 1, "seq": 0, "msg": {"t": "pickle", "v": "..."}}}),
-    _body({"seqlab": '{"id": 1, "seq": 0, "msg": ' + "[" * 100000 + "]" * 100000 + "}"}),   # nesting bomb
-], ids=lambda b: f"{len(b)}B")
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"",
+        b"\x00" * 7,
+        b"\xff" * 64,
+        struct.pack("<Q", 10**9) + b"{}",  # header past the frame
+        struct.pack("<Q", 4) + b"[1,]",  # not JSON
+        _body({}),  # no envelope
+        _body({"seqlab": {"id": 1, "seq": 0}}),  # envelope without a message
+        _body({"seqlab": {"id": "1", "seq": 0, "msg": None}}),  # id not an int
+        _body({"seqlab": {"id": 1, "seq": 0, "msg": {"t": "tensor", "k": "9", "device": "cpu"}}}),  # no such buffer
+        _body({"seqlab": {"id": 1, "seq": 0, "msg": None}}, {"0": torch.ones(2)}),  # a buffer nobody uses
+        _body(
+            {
+                "seqlab": {
+                    "id": 1,
+                    "seq": 0,
+                    "msg": {"t": "list", "v": [{"t": "tensor", "k": "0", "device": "cpu"}] * 2},
+                }
+            },
+            {"0": torch.ones(2)},
+        ),  # one buffer used twice
+        _body(
+            {"seqlab": {"id": 1, "seq": 0, "msg": {"t": "tensor", "k": "0", "device": "meta"}}}, {"0": torch.ones(2)}
+        ),
+        _body({"seqlab": {"id": 1, "seq": 0, "msg": {"t": "pickle", "v": "..."}}}),
+        _body({"seqlab": '{"id": 1, "seq": 0, "msg": ' + "[" * 100000 + "]" * 100000 + "}"}),  # nesting bomb
+    ],
+    ids=lambda b: f"{len(b)}B",
+)
 def test_any_malformed_frame_is_one_codec_error(body):
     with pytest.raises(codec.CodecError):
         codec.decode(body)
@@ -201,15 +246,22 @@ def test_an_oversized_frame_is_refused_before_anything_is_read():
 
 # --- callees: the reference's own calls, recorded; stand-ins that answer only those --------------
 
+
 def _transformer_inputs(gen):
     E, F = 4, 6
     attn = {k: torch.randn(E, E, generator=gen, dtype=torch.float64) for k in ("W_q", "W_k", "W_v", "W_o")}
     attn.update({k: torch.randn(E, generator=gen, dtype=torch.float64) for k in ("b_q", "b_k", "b_v", "b_o")})
-    params = {"self_attn": attn,
-              "ffn": {"W1": torch.randn(F, E, generator=gen, dtype=torch.float64), "b1": torch.zeros(F, dtype=torch.float64),
-                      "W2": torch.randn(E, F, generator=gen, dtype=torch.float64), "b2": torch.zeros(E, dtype=torch.float64)},
-              "norm1": {"weight": torch.ones(E, dtype=torch.float64), "bias": torch.zeros(E, dtype=torch.float64)},
-              "norm2": {"weight": torch.ones(E, dtype=torch.float64), "bias": torch.zeros(E, dtype=torch.float64)}}
+    params = {
+        "self_attn": attn,
+        "ffn": {
+            "W1": torch.randn(F, E, generator=gen, dtype=torch.float64),
+            "b1": torch.zeros(F, dtype=torch.float64),
+            "W2": torch.randn(E, F, generator=gen, dtype=torch.float64),
+            "b2": torch.zeros(E, dtype=torch.float64),
+        },
+        "norm1": {"weight": torch.ones(E, dtype=torch.float64), "bias": torch.zeros(E, dtype=torch.float64)},
+        "norm2": {"weight": torch.ones(E, dtype=torch.float64), "bias": torch.zeros(E, dtype=torch.float64)},
+    }
     return torch.randn(2, 3, E, generator=gen, dtype=torch.float64), params
 
 
@@ -221,8 +273,12 @@ def test_recording_holds_the_references_own_calls_in_order_and_nothing_deeper():
 
     x, params = _transformer_inputs(torch.Generator().manual_seed(0))
     calls = record_callees(load_reference(), "transformer.encoder_block", (x, params, 2), {})
-    assert [c["callee"] for c in calls] == ["attention.multi_head_attention", "transformer.layer_norm",
-                                           "transformer.feed_forward", "transformer.layer_norm"]
+    assert [c["callee"] for c in calls] == [
+        "attention.multi_head_attention",
+        "transformer.layer_norm",
+        "transformer.feed_forward",
+        "transformer.layer_norm",
+    ]
     assert set(calls[0]["arguments"]) == {"query", "key", "value", "params", "num_heads", "mask"}
     assert record_callees(load_reference(), "transformer.layer_norm", (x, x[0, 0], x[0, 0]), {}) == []
 
@@ -236,14 +292,20 @@ def test_recording_stops_at_its_size_budget():
 
 
 def _session(*entries):
-    return CalleeSession([{"callee": "rnn.rnn_cell", "arguments": args, "result": result} for args, result in entries],
-                         TOLERANCES)
+    return CalleeSession(
+        [{"callee": "rnn.rnn_cell", "arguments": args, "result": result} for args, result in entries], TOLERANCES
+    )
 
 
 def _cell_args(value: float):
     x = torch.full((1, 2), value, dtype=torch.float64)
-    return {"x": x, "h_prev": x.clone(), "W_xh": torch.eye(2, dtype=torch.float64),
-            "W_hh": torch.eye(2, dtype=torch.float64), "b_h": torch.zeros(2, dtype=torch.float64)}
+    return {
+        "x": x,
+        "h_prev": x.clone(),
+        "W_xh": torch.eye(2, dtype=torch.float64),
+        "W_hh": torch.eye(2, dtype=torch.float64),
+        "b_h": torch.zeros(2, dtype=torch.float64),
+    }
 
 
 def test_stand_in_answers_recorded_calls_in_order_and_runs_the_students_own_code_otherwise():
@@ -256,25 +318,36 @@ def test_stand_in_answers_recorded_calls_in_order_and_runs_the_students_own_code
     session = _session((_cell_args(1.0), "first"), (_cell_args(2.0), "second"), (_cell_args(3.0), "third"))
     cell = session.stand_in("rnn.rnn_cell", own)
     a1, a2, a3 = (tuple(_cell_args(v).values()) for v in (1.0, 2.0, 3.0))
-    assert cell(*a2) == "second"                 # fewer calls: the first recorded one is skipped...
-    assert cell(*a1) == "own"                    # ...and is gone: no going back in the sequence
-    assert cell(*a2) == "second"                 # a repeat of a matched call gets the same answer
-    assert cell(*tuple(_cell_args(3.0 + 1e-12).values())) == "third"   # within the float64 tolerance
-    assert cell(*tuple(_cell_args(9.0).values())) == "own"             # a call the reference never made
+    assert cell(*a2) == "second"  # fewer calls: the first recorded one is skipped...
+    assert cell(*a1) == "own"  # ...and is gone: no going back in the sequence
+    assert cell(*a2) == "second"  # a repeat of a matched call gets the same answer
+    assert cell(*tuple(_cell_args(3.0 + 1e-12).values())) == "third"  # within the float64 tolerance
+    assert cell(*tuple(_cell_args(9.0).values())) == "own"  # a call the reference never made
     x, h, W_xh, W_hh, b_h = a3
-    assert cell(x, h, W_xh=W_xh, W_hh=W_hh, b_h=b_h) == "third"        # keywords bind like positions
-    assert cell(*a1[:2]) == "own"                                      # does not bind: the student's own
+    assert cell(x, h, W_xh=W_xh, W_hh=W_hh, b_h=b_h) == "third"  # keywords bind like positions
+    assert cell(*a1[:2]) == "own"  # does not bind: the student's own
     session.close()
-    assert cell(*a3) == "own"                    # expired with its call: a kept stand-in hands out nothing
+    assert cell(*a3) == "own"  # expired with its call: a kept stand-in hands out nothing
     assert len(own_calls) == 4
 
 
 def test_corrupted_frames_decode_or_fail_as_codec_errors_only():
     """Whatever bytes of a real frame a student flips, the parent sees a message or a CodecError,
     never another exception (which would be an internal grader error)."""
-    frame = codec.encode({"op": "result", "value": (torch.randn(2, 3), {"k": [1, 2.5, None]}), "args": [],
-                          "kwargs": {}, "aliased": [], "ops": {"torch.add": 1}, "op_count": 1, "output": "x"},
-                         request=5, seq=0)[8:]
+    frame = codec.encode(
+        {
+            "op": "result",
+            "value": (torch.randn(2, 3), {"k": [1, 2.5, None]}),
+            "args": [],
+            "kwargs": {},
+            "aliased": [],
+            "ops": {"torch.add": 1},
+            "op_count": 1,
+            "output": "x",
+        },
+        request=5,
+        seq=0,
+    )[8:]
     gen = torch.Generator().manual_seed(0)
     decoded = rejected = 0
     for _ in range(300):
@@ -288,4 +361,4 @@ def test_corrupted_frames_decode_or_fail_as_codec_errors_only():
             decoded += 1
         except codec.CodecError:
             rejected += 1
-    assert decoded and rejected, (decoded, rejected)   # both paths were exercised
+    assert decoded and rejected, (decoded, rejected)  # both paths were exercised

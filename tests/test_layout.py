@@ -1,4 +1,5 @@
 """The package's shape: imports go one way (no cycle, function-level imports included)."""
+
 from __future__ import annotations
 
 import ast
@@ -17,7 +18,8 @@ def module_name(path: Path) -> str:
 def _is_type_checking(node: ast.If) -> bool:
     test = node.test
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def imported_modules(path: Path, modules: set[str]) -> set[str]:
@@ -26,8 +28,13 @@ def imported_modules(path: Path, modules: set[str]) -> set[str]:
     name = module_name(path)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    skipped = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If) and _is_type_checking(node)
-               for child in node.body for n in ast.walk(child)}
+    skipped = {
+        id(n)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and _is_type_checking(node)
+        for child in node.body
+        for n in ast.walk(child)
+    }
     found: set[str] = set()
     for node in ast.walk(tree):
         if id(node) in skipped:
@@ -45,7 +52,7 @@ def imported_modules(path: Path, modules: set[str]) -> set[str]:
         else:
             continue
         for target in targets:
-            while target and target not in modules:       # seqlab.a.b.attr -> seqlab.a.b
+            while target and target not in modules:  # seqlab.a.b.attr -> seqlab.a.b
                 target = target.rpartition(".")[0]
             if target and target != name:
                 found.add(target)
@@ -65,7 +72,7 @@ def import_graph() -> dict[str, set[str]]:
 
 def find_cycle(graph: dict[str, set[str]]) -> list[str]:
     """One import cycle as [a, b, ..., a], or [] when the graph is acyclic."""
-    state: dict[str, int] = {}          # 1: on the current path, 2: finished
+    state: dict[str, int] = {}  # 1: on the current path, 2: finished
     path: list[str] = []
 
     def visit(node: str) -> list[str]:
@@ -73,7 +80,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str]:
         path.append(node)
         for target in sorted(graph.get(node, ())):
             if state.get(target) == 1:
-                return path[path.index(target):] + [target]
+                return path[path.index(target) :] + [target]
             if target not in state:
                 cycle = visit(target)
                 if cycle:
@@ -97,8 +104,8 @@ def test_the_cycle_finder_finds_a_cycle_and_accepts_a_chain():
 
 def test_the_graph_sees_function_level_and_relative_imports():
     graph = import_graph()
-    assert "seqlab.exam.model" in graph["seqlab.exam.variants"]     # from .model import ... (top level)
-    assert "seqlab.grading" in graph["seqlab.batch"]                # inside worker_main
+    assert "seqlab.exam.model" in graph["seqlab.exam.variants"]  # from .model import ... (top level)
+    assert "seqlab.grading" in graph["seqlab.batch"]  # inside worker_main
 
 
 def test_seqlab_has_no_import_cycle():
@@ -115,6 +122,9 @@ OVER_FOR_NOW = {"seqlab/grading/checks.py"}
 
 
 def test_no_module_is_over_the_line_limit():
-    over = {p.relative_to(PACKAGE_DIR.parent).as_posix(): n for p in sorted(PACKAGE_DIR.rglob("*.py"))
-            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
+    over = {
+        p.relative_to(PACKAGE_DIR.parent).as_posix(): n
+        for p in sorted(PACKAGE_DIR.rglob("*.py"))
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+    }
     assert set(over) - OVER_BY_DECISION - OVER_FOR_NOW == set(), f"modules over {MAX_MODULE_LINES} lines: {over}"

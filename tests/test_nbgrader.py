@@ -7,6 +7,7 @@ its points -- which only the cross-check with the isolated grader catches), the 
 read back, the same notebooks exported and graded by the isolated `seqlab grade`, generate_feedback
 and export. It prints how long it took.
 """
+
 from __future__ import annotations
 
 import ast
@@ -28,7 +29,7 @@ from seqlab.build import clear_solutions, render_stubs, strip_markers
 from seqlab.config import load_config
 from seqlab.nbgrader import provided
 from seqlab.nbgrader.course import build_course
-from seqlab.nbgrader.export import answer_id, export_submission, export_topic, module_code, grade_cell_id
+from seqlab.nbgrader.export import answer_id, export_submission, export_topic, grade_cell_id, module_code
 from seqlab.nbgrader.gradebook import function_scores
 from seqlab.nbgrader.source import load_topics
 from seqlab.paths import GRADERS_DIR, SOLUTIONS_DIR
@@ -54,6 +55,7 @@ def _cells(nb):
 
 # --- the course ---------------------------------------------------------------------------------
 
+
 def test_every_topic_is_an_assignment_with_an_answer_and_a_test_cell_per_function(course):
     config = load_config()
     assert [p.parent.name for p in course.notebooks] == list(contract.MODULES)
@@ -69,9 +71,14 @@ def test_every_topic_is_an_assignment_with_an_answer_and_a_test_cell_per_functio
             name = qualname.split(".")[1]
             chunk = next(c for c in TOPICS[topic].chunks if c.name == name)
             answer, tests = cells[answer_id(topic, name)], cells[grade_cell_id(topic, name)]
-            assert answer.metadata["nbgrader"] | {} == {"grade": False, "grade_id": answer_id(topic, name),
-                                                       "locked": False, "schema_version": 3, "solution": True,
-                                                       "task": False}
+            assert answer.metadata["nbgrader"] | {} == {
+                "grade": False,
+                "grade_id": answer_id(topic, name),
+                "locked": False,
+                "schema_version": 3,
+                "solution": True,
+                "task": False,
+            }
             assert answer.source.rstrip() == chunk.source.rstrip() and "### BEGIN SOLUTION" in answer.source
             meta = tests.metadata["nbgrader"]
             assert meta["grade"] and meta["locked"] and not meta["solution"]
@@ -99,6 +106,7 @@ def test_nbgrader_config_sets_the_traps_handling(course):
     assert "ClearHiddenTests" in [c.__name__ for c in config.GenerateFeedback.preprocessors]
     assert config.IgnorePattern.enabled is True
     import re
+
     assert re.search(config.IgnorePattern.pattern, "[W NNPACK.cpp:64] Could not initialize NNPACK!")
     assert re.search(config.IgnorePattern.pattern, "[W1023 10:00:00.000 NNPACK.cpp:61] Could not")
     assert not re.search(config.IgnorePattern.pattern, "Traceback: [W] warning")
@@ -112,6 +120,7 @@ def test_rebuilding_keeps_the_seed_and_gives_the_same_notebooks(course, tmp_path
 
 
 # --- the export ---------------------------------------------------------------------------------
+
 
 def test_exporting_the_source_notebooks_gives_back_the_solution_modules(course):
     for topic, source in TOPICS.items():
@@ -127,7 +136,7 @@ def test_export_follows_nbgrader_on_duplicates_magics_and_missing_cells(course, 
     copy = nbformat.from_dict(json.loads(json.dumps(sgd)))
     copy["id"] = "duplicate-of-sgd"
     copy.source = "def sgd(w, dw, state, lr=1e-2):\n    %time\n    return w + 0 * dw, {}\n!ls\n"
-    nb.cells.append(copy)                                   # the last cell with an id keeps it (DeduplicateIds)
+    nb.cells.append(copy)  # the last cell with an id keeps it (DeduplicateIds)
     nb.cells.remove(cells[answer_id("optimizers", "adam")])
     module = export_topic(TOPICS["optimizers"], nb)
     assert "return w + 0 * dw, {}" in module.text and "    pass  # notebook-only line" in module.text
@@ -135,7 +144,7 @@ def test_export_follows_nbgrader_on_duplicates_magics_and_missing_cells(course, 
     compile(module.text, "optimizers.py", "exec")
     assert module_code("%%time\nx = 1\n") == "pass  # notebook-only line, not exported: %%time\nx = 1\n"
 
-    nb.metadata["seqlab"]["topic"] = "attention"            # the cell ids decide, not editable metadata
+    nb.metadata["seqlab"]["topic"] = "attention"  # the cell ids decide, not editable metadata
     renamed = tmp_path / "nb" / "my copy.ipynb"
     renamed.parent.mkdir()
     nbformat.write(nb, str(renamed))
@@ -148,6 +157,7 @@ def test_export_follows_nbgrader_on_duplicates_magics_and_missing_cells(course, 
 
 # --- provided stand-ins -------------------------------------------------------------------------
 
+
 def test_provided_attention_agrees_with_the_reference():
     ref = load_reference()
     g = torch.Generator().manual_seed(3)
@@ -155,8 +165,13 @@ def test_provided_attention_agrees_with_the_reference():
     q, k, v = (torch.randn(B, n, E, generator=g, dtype=torch.float64) for n in (L, S, S))
     params = {n: torch.randn(E, E, generator=g, dtype=torch.float64) for n in ("W_q", "W_k", "W_v", "W_o")}
     params |= {n: torch.randn(E, generator=g, dtype=torch.float64) for n in ("b_q", "b_k", "b_v", "b_o")}
-    masks = [None, torch.rand(B, 1, S, generator=g) < 0.5, torch.ones(L, S).tril().bool(),
-             torch.tensor([[True, False, False, False], [False] * 4, [True] * 4]), torch.zeros(B, L, S, dtype=torch.bool)]
+    masks = [
+        None,
+        torch.rand(B, 1, S, generator=g) < 0.5,
+        torch.ones(L, S).tril().bool(),
+        torch.tensor([[True, False, False, False], [False] * 4, [True] * 4]),
+        torch.zeros(B, L, S, dtype=torch.bool),
+    ]
     for mask in masks:
         out, weights = provided.multi_head_attention(q, k, v, params, h, mask)
         out_ref, weights_ref = ref("attention.multi_head_attention")(q, k, v, params, h, mask)
@@ -216,8 +231,12 @@ def test_the_guard_locks_the_kernel_out_of_the_course_and_the_graders(tmp_path):
     (course / "source" / "a" / "a.ipynb").write_text("{}")
     sqlite3_path = course / "gradebook.db"
     sqlite3_path.write_bytes(b"")
-    out = subprocess.run([sys.executable, "-c", GUARD_SCRIPT, str(course), str(here), str(GRADERS_DIR)],
-                         capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", GUARD_SCRIPT, str(course), str(here), str(GRADERS_DIR)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     results = json.loads(out.stdout.strip().splitlines()[-1])
     refused = {"source", "gradebook", "listing", "graders", "shell", "system", "dir_fd", "rename"}
@@ -231,13 +250,12 @@ def test_quick_check_raises_for_students_and_reports_on_stdout_while_autograding
     from seqlab.nbgrader.kernel import quick_check
 
     monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
-    with pytest.raises(AssertionError, match="wrong"):
-        with quick_check("f"):
-            assert False, "wrong"
+    with pytest.raises(AssertionError, match="wrong"), quick_check("f"):
+        raise AssertionError("wrong")
     monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
     with quick_check("f"):
-        warnings.warn("To copy construct from a tensor ...", UserWarning)
-        assert False, "wrong"
+        warnings.warn("To copy construct from a tensor ...", UserWarning, stacklevel=2)
+        raise AssertionError("wrong")
     with quick_check("g"):
         raise NotImplementedError()
     captured = capsys.readouterr()
@@ -256,23 +274,23 @@ def test_the_command_is_registered():
 # --- the round trip with the real nbgrader --------------------------------------------------------
 
 BUGGY = {
-    "adam": '''
+    "adam": """
 def adam(w, dw, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8):
     beta1, beta2 = betas
     t = state.get("step", 0) + 1
     m = beta1 * state.get("m", torch.zeros_like(w)) + (1 - beta1) * dw
     v = beta2 * state.get("v", torch.zeros_like(w)) + (1 - beta2) * dw * dw
     return w - lr * m / (torch.sqrt(v) + eps), {"step": t, "m": m, "v": v}   # no bias correction
-''',
-    "clip_grad_norm": '''
+""",
+    "clip_grad_norm": """
 def clip_grad_norm(grads, max_norm):
     norms = [torch.linalg.vector_norm(g) for g in grads]
     total = torch.linalg.vector_norm(torch.stack(norms))
     # each gradient clipped by its own norm instead of the global one
     return [g * torch.clamp(max_norm / (n + 1e-6), max=1.0) for g, n in zip(grads, norms)], total
-''',
+""",
 }
-WARNING_SGD = '''
+WARNING_SGD = """
 import warnings
 
 def sgd(w, dw, state, lr=1e-2):
@@ -281,13 +299,13 @@ def sgd(w, dw, state, lr=1e-2):
     # static code policy refuses `import os` in an answer, so that would cost the whole topic.)
     warnings.warn("[W NNPACK.cpp:64] Could not initialize NNPACK! Reason: Unsupported hardware.")
     return torch.tensor(w - lr * dw), {}
-'''
-FORGERY = '''
+"""
+FORGERY = """
 # Not an answer: code in the notebook can replace the grading function the test cells call.
 import seqlab.nbgrader.kernel as _kernel
 _kernel.hidden_points = lambda qualname, notebook: %(points)r[qualname]
-'''
-SNOOP = '''
+"""
+SNOOP = """
 import json, os, sqlite3, subprocess
 attempts = {}
 def attempt(name, fn):
@@ -304,7 +322,7 @@ attempt("graders", lambda: print(open(%(graders)r).read()))
 attempt("solutions", lambda: print(open(%(solutions)r).read()))
 attempt("shell", lambda: print(subprocess.run(["cat", "../../../gradebook.db"], capture_output=True)))
 print("SNOOP " + json.dumps(attempts))
-'''
+"""
 
 
 def _student(release: Path, answers: dict[str, str], *, drop=(), extra=()) -> nbformat.NotebookNode:
@@ -349,7 +367,7 @@ def test_nbgrader_round_trip(course, tmp_path):
         cells = _cells(nb)
         for chunk in source.answers:
             assert cells[answer_id(topic, chunk.name)].source.rstrip() == clear_solutions(chunk.source).rstrip()
-            body = strip_markers(chunk.source)[len(clear_solutions(chunk.source).split("# YOUR CODE HERE")[0]):]
+            body = strip_markers(chunk.source)[len(clear_solutions(chunk.source).split("# YOUR CODE HERE")[0]) :]
             assert body.strip()[:200] not in released, f"{topic}.{chunk.name}: solution text in the release"
 
     # The transformer notebook (functions from the attention topic, the provided stand-ins in the
@@ -360,15 +378,23 @@ def test_nbgrader_round_trip(course, tmp_path):
     # 2. Five students hand in the optimizers notebook.
     topic, release = "optimizers", root / "release" / "optimizers" / "optimizers.ipynb"
     solved = {answer_id(topic, c.name): strip_markers(c.source) for c in TOPICS[topic].answers}
-    snoop = SNOOP % {"graders": str(GRADERS_DIR / "test_optimizers.py"), "solutions": str(SOLUTIONS_DIR / "optimizers.py")}
+    snoop = SNOOP % {
+        "graders": str(GRADERS_DIR / "test_optimizers.py"),
+        "solutions": str(SOLUTIONS_DIR / "optimizers.py"),
+    }
     students = {
         "full": _student(release, solved),
         "stub": _student(release, {}),
         "bugs": _student(release, {**solved, **{answer_id(topic, n): textwrap.dedent(s) for n, s in BUGGY.items()}}),
-        "traps": _student(release, {**solved, answer_id(topic, "sgd"): WARNING_SGD},
-                          drop={grade_cell_id(topic, "rmsprop")}, extra=[snoop]),
-        "forger": _student(release, {}, extra=[FORGERY % {"points": {q: config.rules(q).points
-                                                                     for q in contract.functions_of(topic)}}]),
+        "traps": _student(
+            release,
+            {**solved, answer_id(topic, "sgd"): WARNING_SGD},
+            drop={grade_cell_id(topic, "rmsprop")},
+            extra=[snoop],
+        ),
+        "forger": _student(
+            release, {}, extra=[FORGERY % {"points": {q: config.rules(q).points for q in contract.functions_of(topic)}}]
+        ),
     }
     for student, nb in students.items():
         path = root / "submitted" / student / topic / f"{topic}.ipynb"
@@ -403,8 +429,10 @@ def test_nbgrader_round_trip(course, tmp_path):
 
     # 4. The secure path gives the same points, function by function.
     exported = tmp_path / "exported"
-    _run([str(VENV_BIN / "seqlab"), "nbgrader", "export-submission", "--course", str(root), "--out", str(exported)],
-         cwd=root)
+    _run(
+        [str(VENV_BIN / "seqlab"), "nbgrader", "export-submission", "--course", str(root), "--out", str(exported)],
+        cwd=root,
+    )
     from seqlab.nbgrader.crosscheck import crosscheck
 
     rows = {r["student"]: r for r in crosscheck(root, topic)}
@@ -413,8 +441,23 @@ def test_nbgrader_round_trip(course, tmp_path):
     # The forger's notebook printed full marks in the kernel; the isolated grader gives the stubs zero.
     assert scores["forger"] == scores["full"] and not rows["forger"]["same"] and rows["forger"]["seqlab"] == 0
     out = tmp_path / "bugs-report"
-    _run([str(VENV_BIN / "seqlab"), "grade", str(exported / "bugs"), "--seed", str(SEED), "--device", "cpu",
-          "--only", topic, "--out", str(out), "--quiet"], cwd=tmp_path)
+    _run(
+        [
+            str(VENV_BIN / "seqlab"),
+            "grade",
+            str(exported / "bugs"),
+            "--seed",
+            str(SEED),
+            "--device",
+            "cpu",
+            "--only",
+            topic,
+            "--out",
+            str(out),
+            "--quiet",
+        ],
+        cwd=tmp_path,
+    )
     by_function: dict[str, float] = {}
     for test in json.loads((out / "results.json").read_text())["tests"]:
         name = test["name"].split(":", 1)[0].strip()
@@ -427,24 +470,26 @@ def test_nbgrader_round_trip(course, tmp_path):
     for student in students:
         html = (root / "feedback" / student / topic / f"{topic}.html").read_text()
         assert "HIDDEN TESTS" not in html, student
-        if student != "forger":         # (the forger's own cell names hidden_points)
+        if student != "forger":  # (the forger's own cell names hidden_points)
             assert "hidden_points" not in html, student
     stub_html = (root / "feedback" / "stub" / topic / f"{topic}.html").read_text()
     assert "denom = torch.sqrt(v)" not in stub_html, "no solution text in a stub's feedback"
     _run([nbgrader, "export"], cwd=root)
     with open(root / "grades.csv", newline="") as fh:
-        csv_scores = {row["student_id"]: float(row["raw_score"]) for row in csv.DictReader(fh)
-                      if row["assignment"] == topic}
+        csv_scores = {
+            row["student_id"]: float(row["raw_score"]) for row in csv.DictReader(fh) if row["assignment"] == topic
+        }
     total = sum(maximum.values())
-    assert csv_scores == pytest.approx({"full": total, "stub": 0.0, "traps": total, "bugs": total - lost,
-                                        "forger": total})
+    assert csv_scores == pytest.approx(
+        {"full": total, "stub": 0.0, "traps": total, "bugs": total - lost, "forger": total}
+    )
 
     elapsed = time.perf_counter() - started
-    print(f"\nnbgrader round trip: {elapsed:.0f} s (autograde of 5 notebooks done at "
-          f"{autograded - started:.0f} s)")
+    print(f"\nnbgrader round trip: {elapsed:.0f} s (autograde of 5 notebooks done at {autograded - started:.0f} s)")
 
 
 # --- the visible quick checks -----------------------------------------------------------------------
+
 
 def _quick_check_namespace(course, topic):
     """A notebook's setup cell and answer cells (with the solutions) executed, as a kernel would."""
@@ -462,24 +507,26 @@ def _quick_check_namespace(course, topic):
 
 def _visible_part(cell_source: str) -> str:
     visible = cell_source.split("### BEGIN HIDDEN TESTS")[0]
-    body = visible.split('with quick_check(', 1)[1].split("\n", 1)[1]
+    body = visible.split("with quick_check(", 1)[1].split("\n", 1)[1]
     return textwrap.dedent(body)
 
 
 def test_every_quick_check_passes_the_reference_and_the_alternatives_and_catches_mutants(course):
     from tests.mutants import all_variants
 
-    checks = {q: _visible_part(_cells(_nb(course, q.split(".")[0]))[grade_cell_id(*q.split("."))].source)
-              for q in contract.FUNCTIONS}
+    checks = {
+        q: _visible_part(_cells(_nb(course, q.split(".")[0]))[grade_cell_id(*q.split("."))].source)
+        for q in contract.FUNCTIONS
+    }
     for qualname, check in checks.items():
-        exec(check, _quick_check_namespace(course, qualname.split(".")[0]))       # raises if it fails
+        exec(check, _quick_check_namespace(course, qualname.split(".")[0]))  # raises if it fails
 
     def verdict(variant):
         namespace = _quick_check_namespace(course, variant.module)
         exec(textwrap.dedent(variant.source), namespace)
         try:
             exec(checks[variant.function], namespace)
-        except Exception:  # noqa: BLE001 -- the check rejected it
+        except Exception:
             return False
         return True
 

@@ -9,12 +9,12 @@ the points of its real code (the stubs: zero), an unreadable notebook is named a
 nowhere while everyone else is graded, and `nbgrader export` and `nbgrader generate_feedback`
 work on the result. It prints how long each grader took.
 """
+
 from __future__ import annotations
 
 import csv
 import json
 import shutil
-import sys
 import textwrap
 import time
 from pathlib import Path
@@ -40,12 +40,15 @@ NBGRADER = str(VENV_BIN / "nbgrader")
 
 # --- the pieces, without nbgrader's command line ----------------------------------------------------
 
+
 def test_feedback_names_each_failed_test_once_with_its_hint():
     functions = {"optimizers.adam": (1.5, 4.0)}
-    tests = [GradedTest("optimizers.adam: default hyperparameters", 1.5, 1.5),
-             GradedTest("optimizers.adam: betas=(0.5, 0.9)", 0.0, 1.25, output="max abs error 0.3", hint="no bias"),
-             GradedTest("optimizers.adam: T=1", 0.0, 1.25, output="max abs error 0.3", hint="no bias"),
-             GradedTest("optimizers.sgd: default", 1.0, 1.0)]
+    tests = [
+        GradedTest("optimizers.adam: default hyperparameters", 1.5, 1.5),
+        GradedTest("optimizers.adam: betas=(0.5, 0.9)", 0.0, 1.25, output="max abs error 0.3", hint="no bias"),
+        GradedTest("optimizers.adam: T=1", 0.0, 1.25, output="max abs error 0.3", hint="no bias"),
+        GradedTest("optimizers.sgd: default", 1.0, 1.0),
+    ]
     text, points = function_feedback("optimizers.adam", functions, tests, errors=["import failed"], missing=["adam"])
     assert points == 1.5
     assert text.splitlines() == [
@@ -66,8 +69,14 @@ def test_student_ids_become_folder_names_that_cannot_collide():
 
 def _grade_cell(grade_id: str, points: float):
     cell = nbformat.v4.new_code_cell("hidden_points(...)")
-    cell.metadata["nbgrader"] = {"grade": True, "solution": False, "locked": True, "grade_id": grade_id,
-                                 "points": points, "schema_version": 3}
+    cell.metadata["nbgrader"] = {
+        "grade": True,
+        "solution": False,
+        "locked": True,
+        "grade_id": grade_id,
+        "points": points,
+        "schema_version": 3,
+    }
     return cell
 
 
@@ -75,8 +84,14 @@ def test_the_preprocessor_writes_what_nbgrader_reads_as_partial_credit(tmp_path)
     from nbgrader.utils import determine_grade
 
     grades = tmp_path / "grades.json"
-    grades.write_text(json.dumps({"assignments": {TOPIC: []}, "students": {"ann": {
-        "optimizers.adam": {"text": "adam: 1.5 of 4 points\n", "points": 1.5}}}}))
+    grades.write_text(
+        json.dumps(
+            {
+                "assignments": {TOPIC: []},
+                "students": {"ann": {"optimizers.adam": {"text": "adam: 1.5 of 4 points\n", "points": 1.5}}},
+            }
+        )
+    )
     nb = nbformat.v4.new_notebook(cells=[_grade_cell("optimizers-adam-tests", 4), _grade_cell("extra-tests", 2)])
     preprocessor = _seqlab_grades_class()(grades_file=str(grades))
     nb, _ = preprocessor.preprocess(nb, {"nbgrader": {"student": "ann"}})
@@ -96,6 +111,7 @@ def test_a_course_without_a_gradebook_or_submissions_is_refused_with_the_next_st
 
 # --- end to end with the real nbgrader ----------------------------------------------------------------
 
+
 def _gradebook_details(course: Path, students) -> dict:
     """Everything nbgrader records per submission that formgrader and export show."""
     from nbgrader.api import Gradebook
@@ -107,8 +123,9 @@ def _gradebook_details(course: Path, students) -> dict:
             notebook = submission.notebooks[0]
             details[student] = {
                 "timestamp": submission.timestamp,
-                "grades": {g.name: (g.auto_score, g.manual_score, g.needs_manual_grade, g.max_score)
-                           for g in notebook.grades},
+                "grades": {
+                    g.name: (g.auto_score, g.manual_score, g.needs_manual_grade, g.max_score) for g in notebook.grades
+                },
                 "comments": {c.name: c.auto_comment for c in notebook.comments},
                 "needs_manual_grade": submission.needs_manual_grade,
             }
@@ -147,13 +164,15 @@ def test_seqlab_autograde_fills_nbgrader_gradebook_like_nbgrader_and_the_forger_
     shutil.copytree(nb_course, sq_course)
 
     started = time.perf_counter()
-    _run([NBGRADER, "autograde", TOPIC, "--CourseDirectory.student_id_exclude=forger,broken,misnamed"],
-         cwd=nb_course)
+    _run([NBGRADER, "autograde", TOPIC, "--CourseDirectory.student_id_exclude=forger,broken,misnamed"], cwd=nb_course)
     nbgrader_s = time.perf_counter() - started
 
     started = time.perf_counter()
-    out = _run_seqlab([SEQLAB, "nbgrader", "autograde", str(sq_course), TOPIC, "--jobs", "2",
-                       "--keep", str(tmp_path / "kept")], cwd=tmp_path, expect=1)
+    out = _run_seqlab(
+        [SEQLAB, "nbgrader", "autograde", str(sq_course), TOPIC, "--jobs", "2", "--keep", str(tmp_path / "kept")],
+        cwd=tmp_path,
+        expect=1,
+    )
     seqlab_s = time.perf_counter() - started
     assert "NOT GRADED broken: could not be exported" in out.stdout and "not a readable notebook" in out.stdout
     assert "NOT GRADED misnamed: no notebook of the assignment under the expected name" in out.stdout
@@ -183,19 +202,30 @@ def test_seqlab_autograde_fills_nbgrader_gradebook_like_nbgrader_and_the_forger_
             cell_id = grade_cell_id(TOPIC, qualname.split(".")[1])
             text = _outputs(mine[cell_id])
             assert text.startswith(HEADER)
-            hidden_feedback = text[len(HEADER):].strip()
+            hidden_feedback = text[len(HEADER) :].strip()
             assert hidden_feedback and hidden_feedback in _outputs(kernel[cell_id]), (student, qualname)
-        assert not any(c.outputs for c in mine.values() if c.cell_type == "code" and
-                       not c.metadata["nbgrader"].get("grade")), "no answer or setup cell ran"
+        assert not any(
+            c.outputs for c in mine.values() if c.cell_type == "code" and not c.metadata["nbgrader"].get("grade")
+        ), "no answer or setup cell ran"
     forged = nbformat.read(str(sq_course / "autograded" / "forger" / TOPIC / f"{TOPIC}.ipynb"), 4)
     assert all(not c.outputs for c in forged.cells if c.get("id") == "scratch-0")
 
     # What formgrader lists (its API, the one its pages call): the same rows; the unreadable notebook
     # shows as submitted and not autograded, as after an nbgrader autograde that failed on it.
-    shown = ("student", "autograded", "submitted", "score", "max_score", "code_score", "needs_manual_grade",
-             "timestamp")
-    listed = {course: {s["student"]: {k: s[k] for k in shown} for s in _formgrader_submissions(course)}
-              for course in (nb_course, sq_course)}
+    shown = (
+        "student",
+        "autograded",
+        "submitted",
+        "score",
+        "max_score",
+        "code_score",
+        "needs_manual_grade",
+        "timestamp",
+    )
+    listed = {
+        course: {s["student"]: {k: s[k] for k in shown} for s in _formgrader_submissions(course)}
+        for course in (nb_course, sq_course)
+    }
     assert {s: listed[sq_course][s] for s in honest} == {s: listed[nb_course][s] for s in honest}
     assert listed[sq_course]["forger"]["score"] == 0 and listed[sq_course]["forger"]["autograded"]
     assert not listed[sq_course]["broken"]["autograded"] and listed[sq_course]["broken"]["submitted"]

@@ -1,5 +1,6 @@
 """solutions/attention.py against F.scaled_dot_product_attention, nn.MultiheadAttention and a
 direct computation of Bahdanau attention (PyTorch has no built-in for it)."""
+
 from __future__ import annotations
 
 import math
@@ -13,8 +14,14 @@ from torch import nn
 from solutions import attention
 from tests._helpers import assert_close, call_pure, check_out, ops_called, randn
 
-FUSED_ATTENTION = ("*scaled_dot_product*", "*flash_attention*", "*efficient_attention*",
-                   "*multi_head_attention_forward*", "*multiheadattention*", "*_native_multi_head_attention*")
+FUSED_ATTENTION = (
+    "*scaled_dot_product*",
+    "*flash_attention*",
+    "*efficient_attention*",
+    "*multi_head_attention_forward*",
+    "*multiheadattention*",
+    "*_native_multi_head_attention*",
+)
 
 
 # --- helpers (purity, op recording) -------------------------------------------------------------
@@ -36,6 +43,7 @@ def padding_mask(gen, B, S, device):
 
 
 # --- additive (Bahdanau) attention ----------------------------------------------------------------
+
 
 def additive_oracle(query, keys, W_q, W_k, v, mask):
     """Bahdanau attention one batch row and one key at a time, in float64."""
@@ -61,8 +69,8 @@ def additive_oracle(query, keys, W_q, W_k, v, mask):
 def test_additive_attention_matches_direct_computation(device, dtype, gen, B, S, Hq, Hk, A, masked):
     query = randn(gen, B, Hq, device=device, dtype=dtype)
     keys = randn(gen, B, S, Hk, device=device, dtype=dtype)
-    W_q = randn(gen, A, Hq, device=device, dtype=dtype, scale=Hq ** -0.5)
-    W_k = randn(gen, A, Hk, device=device, dtype=dtype, scale=Hk ** -0.5)
+    W_q = randn(gen, A, Hq, device=device, dtype=dtype, scale=Hq**-0.5)
+    W_k = randn(gen, A, Hk, device=device, dtype=dtype, scale=Hk**-0.5)
     v = randn(gen, A, device=device, dtype=dtype)
     mask = random_mask(gen, B, S, device=device) if masked else None
     context, weights = call_pure(attention.additive_attention, query, keys, W_q, W_k, v, mask)
@@ -96,13 +104,19 @@ SDPA_SHAPES = [((1,), 1, 1, 2, 3), ((3,), 4, 6, 5, 2), ((2, 3), 5, 5, 4, 4), ((2
 
 
 def sdpa_inputs(gen, batch, L, S, d, dv, device, dtype):
-    return (randn(gen, *batch, L, d, device=device, dtype=dtype), randn(gen, *batch, S, d, device=device, dtype=dtype),
-            randn(gen, *batch, S, dv, device=device, dtype=dtype))
+    return (
+        randn(gen, *batch, L, d, device=device, dtype=dtype),
+        randn(gen, *batch, S, d, device=device, dtype=dtype),
+        randn(gen, *batch, S, dv, device=device, dtype=dtype),
+    )
 
 
 def sdpa_masks(gen, batch, L, S, device):
-    masks = {"none": None, "random_LS": random_mask(gen, L, S, device=device),
-             "padding_B1S": padding_mask(gen, batch[0], S, device).view(batch[0], *[1] * len(batch), S)}
+    masks = {
+        "none": None,
+        "random_LS": random_mask(gen, L, S, device=device),
+        "padding_B1S": padding_mask(gen, batch[0], S, device).view(batch[0], *[1] * len(batch), S),
+    }
     if L == S:
         masks["causal"] = attention.causal_mask(L, device=device)
     return masks
@@ -138,9 +152,9 @@ def test_sdpa_fully_masked_rows_are_zero(device, dtype, gen):
     mask[1, :] = False  # a whole batch element with nothing to attend to
     out, weights = call_pure(attention.scaled_dot_product_attention, q, k, v, mask)
     assert torch.isfinite(out).all() and torch.isfinite(weights).all()
-    for b, l in [(0, 2), *[(1, i) for i in range(L)]]:
-        assert torch.equal(weights[b, l], torch.zeros_like(weights[b, l]))
-        assert torch.equal(out[b, l], torch.zeros_like(out[b, l]))
+    for b, row in [(0, 2), *[(1, i) for i in range(L)]]:
+        assert torch.equal(weights[b, row], torch.zeros_like(weights[b, row]))
+        assert torch.equal(out[b, row], torch.zeros_like(out[b, row]))
     ref = F.scaled_dot_product_attention(q[:1], k[:1], v[:1], attn_mask=mask[:1])
     keep = torch.arange(L, device=device) != 2
     assert_close(out[0, keep], ref[0, keep])
@@ -154,6 +168,7 @@ def test_sdpa_large_scores_are_stable(gen):
 
 
 # --- causal mask --------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("T", [1, 2, 7])
 def test_causal_mask(device, T):
@@ -169,16 +184,25 @@ def test_causal_mask_default_device():
 
 # --- multi-head attention -----------------------------------------------------------------------
 
+
 def mha_module(gen, E, num_heads, device, dtype):
     """An nn.MultiheadAttention with random weights and biases (its init zeroes the biases)."""
     mha = nn.MultiheadAttention(E, num_heads, batch_first=True).to(device=device, dtype=dtype).eval()
     with torch.no_grad():
         for p in mha.parameters():
-            p.copy_(torch.randn(p.shape, generator=gen, dtype=torch.float64) * E ** -0.5)
+            p.copy_(torch.randn(p.shape, generator=gen, dtype=torch.float64) * E**-0.5)
     W_q, W_k, W_v = mha.in_proj_weight.detach().clone().chunk(3)
     b_q, b_k, b_v = mha.in_proj_bias.detach().clone().chunk(3)
-    params = dict(W_q=W_q, W_k=W_k, W_v=W_v, W_o=mha.out_proj.weight.detach().clone(),
-                  b_q=b_q, b_k=b_k, b_v=b_v, b_o=mha.out_proj.bias.detach().clone())
+    params = dict(
+        W_q=W_q,
+        W_k=W_k,
+        W_v=W_v,
+        W_o=mha.out_proj.weight.detach().clone(),
+        b_q=b_q,
+        b_k=b_k,
+        b_v=b_v,
+        b_o=mha.out_proj.bias.detach().clone(),
+    )
     return mha, params
 
 
@@ -207,8 +231,12 @@ def test_mha_matches_nn_multiheadattention(device, dtype, gen, B, L, S, E, num_h
     query = randn(gen, B, L, E, device=device, dtype=dtype)
     key = query if kind == "self" else randn(gen, B, S, E, device=device, dtype=dtype)
     value = query if kind == "self" else randn(gen, B, S, E, device=device, dtype=dtype)
-    masks = {"none": None, "padding_B1S": padding_mask(gen, B, S, device),
-             "random_BLS": random_mask(gen, B, L, S, device=device), "random_LS": random_mask(gen, L, S, device=device)}
+    masks = {
+        "none": None,
+        "padding_B1S": padding_mask(gen, B, S, device),
+        "random_BLS": random_mask(gen, B, L, S, device=device),
+        "random_LS": random_mask(gen, L, S, device=device),
+    }
     if L == S:
         masks["causal"] = attention.causal_mask(L, device=device)
     for name, mask in masks.items():

@@ -1,4 +1,5 @@
 """solutions/lstm_gru.py against nn.LSTMCell, nn.LSTM, nn.GRUCell and nn.GRU with copied weights."""
+
 from __future__ import annotations
 
 from fnmatch import fnmatch
@@ -24,11 +25,13 @@ def ieee_rnn(device, monkeypatch):
 
 
 def weights(gen, gates, D, H, device, dtype):
-    s = H ** -0.5
-    return (randn(gen, gates * H, D, device=device, dtype=dtype, scale=s),
-            randn(gen, gates * H, H, device=device, dtype=dtype, scale=s),
-            randn(gen, gates * H, device=device, dtype=dtype, scale=s),
-            randn(gen, gates * H, device=device, dtype=dtype, scale=s))
+    s = H**-0.5
+    return (
+        randn(gen, gates * H, D, device=device, dtype=dtype, scale=s),
+        randn(gen, gates * H, H, device=device, dtype=dtype, scale=s),
+        randn(gen, gates * H, device=device, dtype=dtype, scale=s),
+        randn(gen, gates * H, device=device, dtype=dtype, scale=s),
+    )
 
 
 def load(module, W_ih, W_hh, b_ih, b_hh, suffix=""):
@@ -45,6 +48,7 @@ SEQ_SHAPES = [(1, 1, 3, 4), (2, 1, 1, 2), (3, 7, 2, 5)]  # (B, T, D, H)
 
 
 # --- LSTM ---------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("B,D,H", CELL_SHAPES)
 def test_lstm_cell_matches_nn_lstmcell(device, dtype, gen, ieee_rnn, B, D, H):
@@ -78,6 +82,7 @@ def test_lstm_forward_matches_nn_lstm(device, dtype, gen, ieee_rnn, B, T, D, H):
 
 
 # --- GRU ----------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("B,D,H", CELL_SHAPES)
 def test_gru_cell_matches_nn_grucell(device, dtype, gen, ieee_rnn, B, D, H):
@@ -114,14 +119,15 @@ def test_gru_cell_is_pytorch_form_not_notes_form(gen):
     h = lstm_gru.gru_cell(x, h0, W_ih, W_hh, b_ih, b_hh)
     gi = x @ W_ih.T + b_ih
     r = torch.sigmoid(gi[:, :H] + h0 @ W_hh[:H].T + b_hh[:H])
-    z = torch.sigmoid(gi[:, H:2 * H] + h0 @ W_hh[H:2 * H].T + b_hh[H:2 * H])
-    n_notes = torch.tanh(gi[:, 2 * H:] + (r * h0) @ W_hh[2 * H:].T + b_hh[2 * H:])
-    n_torch = torch.tanh(gi[:, 2 * H:] + r * (h0 @ W_hh[2 * H:].T + b_hh[2 * H:]))
+    z = torch.sigmoid(gi[:, H : 2 * H] + h0 @ W_hh[H : 2 * H].T + b_hh[H : 2 * H])
+    n_notes = torch.tanh(gi[:, 2 * H :] + (r * h0) @ W_hh[2 * H :].T + b_hh[2 * H :])
+    n_torch = torch.tanh(gi[:, 2 * H :] + r * (h0 @ W_hh[2 * H :].T + b_hh[2 * H :]))
     assert_close(h, (1 - z) * n_torch + z * h0)
     assert (h - ((1 - z) * n_notes + z * h0)).abs().max() > 1e-3
 
 
 # --- structure: forward calls the cell by name, no recurrent kernels ------------------------------
+
 
 @pytest.mark.parametrize("forward,cell,gates", [("lstm_forward", "lstm_cell", 4), ("gru_forward", "gru_cell", 3)])
 def test_forward_calls_cell_by_name(monkeypatch, gen, forward, cell, gates):

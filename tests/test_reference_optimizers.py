@@ -1,6 +1,7 @@
 """Reference optimizers against torch.optim, step after step, and clip_grad_norm against
 torch.nn.utils.clip_grad_norm_; plus purity (nothing modified, nothing aliased, dtype/device kept).
 """
+
 from __future__ import annotations
 
 import pytest
@@ -18,8 +19,11 @@ RULES = {
     "sgd_momentum": (torch.optim.SGD, dict(lr=1e-2, momentum=0.9), {"velocity": "momentum_buffer"}),
     "adagrad": (torch.optim.Adagrad, dict(lr=1e-2, eps=1e-10), {"sum_sq": "sum"}),
     "rmsprop": (torch.optim.RMSprop, dict(lr=1e-2, alpha=0.99, eps=1e-8), {"sq_avg": "square_avg"}),
-    "adam": (torch.optim.Adam, dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-8),
-             {"step": "step", "m": "exp_avg", "v": "exp_avg_sq"}),
+    "adam": (
+        torch.optim.Adam,
+        dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-8),
+        {"step": "step", "m": "exp_avg", "v": "exp_avg_sq"},
+    ),
 }
 # every hyperparameter changed from its default, eps included
 NON_DEFAULT = {

@@ -1,5 +1,6 @@
 """solutions/positional.py against the formula of Vaswani et al. written out directly and
 against F.embedding for the lookup."""
+
 from __future__ import annotations
 
 import math
@@ -11,7 +12,6 @@ import torch.nn.functional as F
 
 from solutions import positional
 from tests._helpers import assert_close, call_pure, ops_called
-
 
 # --- helpers (purity, op recording) -------------------------------------------------------------
 
@@ -30,6 +30,7 @@ def direct_encoding(P, d):
 
 
 # --- sinusoidal encoding ------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("P,d", [(1, 1), (1, 4), (3, 1), (7, 5), (50, 16), (20, 7), (200, 6)])
 def test_sinusoidal_encoding_matches_formula(device, dtype, P, d):
@@ -67,6 +68,7 @@ def test_sinusoidal_float32_is_the_rounded_float64_table():
 
 
 # --- embed_tokens -------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("B,T,V,d", [(1, 1, 3, 2), (2, 1, 5, 1), (3, 6, 11, 8), (2, 9, 4, 5)])
 def test_embed_tokens_matches_lookup_plus_encoding(device, dtype, gen, B, T, V, d):

@@ -3,6 +3,7 @@ F.cross_entropy, autograd (for the by-hand BPTT; autograd is used here in the te
 hand-written greedy loop over nn.RNNCell. Plus purity, large logits, and the calls by name the
 grader relies on when it swaps callees.
 """
+
 from __future__ import annotations
 
 import math
@@ -34,10 +35,10 @@ def _randn(shape, gen, device, dtype, scale=1.0):
 def _params(D, H, C, gen, device, dtype):
     # weights ~ 0.5/sqrt(fan_in): tanh neither saturated nor linear, gradients of order 1
     return {
-        "W_xh": _randn((H, D), gen, device, dtype, 0.8 / D ** 0.5),
-        "W_hh": _randn((H, H), gen, device, dtype, 0.8 / H ** 0.5),
+        "W_xh": _randn((H, D), gen, device, dtype, 0.8 / D**0.5),
+        "W_hh": _randn((H, H), gen, device, dtype, 0.8 / H**0.5),
         "b_h": _randn((H,), gen, device, dtype, 0.3),
-        "W_hy": _randn((C, H), gen, device, dtype, 1.0 / H ** 0.5),
+        "W_hy": _randn((C, H), gen, device, dtype, 1.0 / H**0.5),
         "b_y": _randn((C,), gen, device, dtype, 0.3),
     }
 
@@ -92,16 +93,20 @@ def _autograd_tbptt(x, targets, h0, p, chunk, gen):
     h0_leaf = h0.clone().requires_grad_(True)
     h, total = h0_leaf, 0.0
     for s in range(0, T, chunk):
-        hs, h_n = m(x[:, s:s + chunk], h.unsqueeze(0))
+        hs, h_n = m(x[:, s : s + chunk], h.unsqueeze(0))
         logits = hs @ W_hy.T + b_y
-        y = targets[:, s:s + chunk].reshape(-1)
+        y = targets[:, s : s + chunk].reshape(-1)
         loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y, reduction="sum") / B
         loss.backward()
         total = total + loss.detach()
         h = h_n[0].detach()  # the state flows on, the gradient stops here
     grads = {
-        "W_xh": m.weight_ih_l0.grad, "W_hh": m.weight_hh_l0.grad, "b_h": m.bias_ih_l0.grad,
-        "W_hy": W_hy.grad, "b_y": b_y.grad, "h0": h0_leaf.grad,
+        "W_xh": m.weight_ih_l0.grad,
+        "W_hh": m.weight_hh_l0.grad,
+        "b_h": m.bias_ih_l0.grad,
+        "W_hy": W_hy.grad,
+        "b_y": b_y.grad,
+        "h0": h0_leaf.grad,
     }
     assert_close(m.bias_ih_l0.grad, m.bias_hh_l0.grad, x.dtype)  # b_h = bias_ih + bias_hh
     return total, grads, h
@@ -122,6 +127,7 @@ def _same_memory(a, b):
 
 
 # ----------------------------------------------------------------------------- forward pieces
+
 
 @pytest.mark.parametrize("shape", SHAPES, ids=SHAPE_IDS)
 def test_rnn_cell_matches_nn_rnncell(shape, device, dtype, gen):
@@ -162,6 +168,7 @@ def test_birnn_forward_matches_bidirectional_nn_rnn(shape, device, dtype, gen):
 
 # ----------------------------------------------------------------------------- loss
 
+
 @pytest.mark.parametrize("N,C", [(1, 1), (1, 5), (6, 3), (40, 17)])
 @pytest.mark.parametrize("scale", [1.0, 1e4], ids=["unit", "1e4"])
 def test_softmax_cross_entropy_matches_F(N, C, scale, device, dtype, gen):
@@ -175,8 +182,7 @@ def test_softmax_cross_entropy_matches_F(N, C, scale, device, dtype, gen):
 
 
 def test_softmax_cross_entropy_at_1e4_known_values(device, dtype):
-    logits = torch.tensor([[1e4, 0.0, -1e4], [1e4, 1e4, 1e4], [-1e4, -1e4, 1e4]],
-                          device=device, dtype=dtype)
+    logits = torch.tensor([[1e4, 0.0, -1e4], [1e4, 1e4, 1e4], [-1e4, -1e4, 1e4]], device=device, dtype=dtype)
     targets = torch.tensor([1, 2, 2], device=device)
     # row 0: lse = 1e4 (exactly, in floating point), CE = 1e4; row 1: log 3; row 2: 0
     expected = torch.tensor((1e4 + math.log(3.0) + 0.0) / 3, dtype=dtype)
@@ -186,6 +192,7 @@ def test_softmax_cross_entropy_at_1e4_known_values(device, dtype):
 
 
 # ----------------------------------------------------------------------------- BPTT
+
 
 @pytest.mark.parametrize("shape", SHAPES, ids=SHAPE_IDS)
 def test_rnn_bptt_matches_autograd(shape, device, dtype, gen):
@@ -250,6 +257,7 @@ def test_bptt_uses_no_autograd(monkeypatch, gen):
 
 # ----------------------------------------------------------------------------- generation
 
+
 def _hand_greedy(p, embedding, h0, start, steps, gen):
     """The contract's loop written with nn.RNNCell and torch.argmax."""
     cell = _nn_cell(p, gen, h0.device, h0.dtype)
@@ -289,6 +297,7 @@ def test_greedy_decode_ties_lowest_index_and_zero_steps(device, dtype, gen):
 
 # ----------------------------------------------------------------------------- purity, calls
 
+
 def _calls(x, targets, h0, p, gen):
     B, T, D = x.shape
     H, C = h0.shape[1], p["W_hy"].shape[0]
@@ -308,8 +317,18 @@ def _calls(x, targets, h0, p, gen):
     }
 
 
-@pytest.mark.parametrize("name", ["rnn_cell", "rnn_forward", "softmax_cross_entropy", "rnn_bptt",
-                                  "truncated_bptt", "birnn_forward", "greedy_decode"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "rnn_cell",
+        "rnn_forward",
+        "softmax_cross_entropy",
+        "rnn_bptt",
+        "truncated_bptt",
+        "birnn_forward",
+        "greedy_decode",
+    ],
+)
 def test_pure_and_preserves_dtype_device(name, device, dtype, gen):
     x, targets, h0, p = _problem((2, 4, 3, 4, 5), gen, device, dtype)
     args = _calls(x, targets, h0, p, gen)[name]
@@ -324,14 +343,17 @@ def test_pure_and_preserves_dtype_device(name, device, dtype, gen):
         assert not any(_same_memory(o, t) for t in inputs), f"{name} returned an argument or a view"
 
 
-@pytest.mark.parametrize("caller,callee,expected", [
-    ("rnn_forward", "rnn_cell", 4),       # once per time step
-    ("greedy_decode", "rnn_cell", 3),     # once per generated token
-    ("birnn_forward", "rnn_forward", 2),  # once per direction
-    ("truncated_bptt", "rnn_bptt", 2),    # once per chunk (T=4, chunk=2)
-    ("rnn_bptt", "rnn_forward", 1),
-    ("rnn_bptt", "softmax_cross_entropy", 1),
-])
+@pytest.mark.parametrize(
+    "caller,callee,expected",
+    [
+        ("rnn_forward", "rnn_cell", 4),  # once per time step
+        ("greedy_decode", "rnn_cell", 3),  # once per generated token
+        ("birnn_forward", "rnn_forward", 2),  # once per direction
+        ("truncated_bptt", "rnn_bptt", 2),  # once per chunk (T=4, chunk=2)
+        ("rnn_bptt", "rnn_forward", 1),
+        ("rnn_bptt", "softmax_cross_entropy", 1),
+    ],
+)
 def test_calls_contract_functions_by_name(caller, callee, expected, monkeypatch, gen):
     """The grader swaps callees for correct ones; that only works through module-level names."""
     x, targets, h0, p = _problem((2, 4, 3, 4, 5), gen, "cpu", torch.float64)

@@ -16,6 +16,7 @@ cancel and |h_t| can be far below them. So the float32 bound is 1e-5 times the s
 run on |a|, |b|, |h0| (the sum of the magnitudes of all terms of h_t); a correct float32 scan or
 loop stays below ~4e-7 of it at T = 4096 (measured), a 25x margin.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -29,8 +30,8 @@ from torch.overrides import TorchFunctionMode
 from solutions import selective_scan as ss
 from tests._helpers import TOL, assert_close
 
-
 # --- helpers ------------------------------------------------------------------------------------
+
 
 def _tensors(obj):
     if isinstance(obj, torch.Tensor):
@@ -89,7 +90,9 @@ def assert_scan_close(actual, a, b, h0, dtype):
     scale = loop_scan(a.abs(), b.abs(), None if h0 is None else h0.abs())  # >= |expected|
     err = (actual.double() - expected).abs()
     bound = 1e-5 * scale + 1e-6
-    assert bool((err <= bound).all()), f"max err {err.max().item():.3g}, worst err/bound {(err / bound).max().item():.3g}"
+    assert bool((err <= bound).all()), (
+        f"max err {err.max().item():.3g}, worst err/bound {(err / bound).max().item():.3g}"
+    )
 
 
 def scan_coefficients(shape, gen):
@@ -112,6 +115,7 @@ def rand(gen, *shape):
 
 # --- discretize ---------------------------------------------------------------------------------
 
+
 def test_discretize_matches_formula(device, dtype, gen):
     Bsz, T, D, N = 2, 5, 3, 4
     delta = torch.rand(Bsz, T, D, generator=gen, dtype=torch.float64)
@@ -128,6 +132,7 @@ def test_discretize_matches_formula(device, dtype, gen):
 
 
 # --- linear_scan --------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("trailing", [(), (4, 5)], ids=["BT", "BTDN"])
 @pytest.mark.parametrize("with_h0", [False, True], ids=["zero-h0", "h0"])
@@ -184,8 +189,9 @@ def _op_count(fn, *args):
 
 @pytest.mark.parametrize("trailing", [(), (8,), (2, 4)], ids=["BT", "BTD", "BTDN"])
 def test_linear_scan_op_count_grows_logarithmically(trailing):
-    counts = {T: _op_count(ss.linear_scan, torch.rand(2, T, *trailing), torch.rand(2, T, *trailing))
-              for T in (64, 1024, 4096)}
+    counts = {
+        T: _op_count(ss.linear_scan, torch.rand(2, T, *trailing), torch.rand(2, T, *trailing)) for T in (64, 1024, 4096)
+    }
     # log2 T goes 6 -> 10 -> 12; a loop over time would multiply the count by 16 and 64.
     assert counts[1024] <= 2 * counts[64], counts
     assert counts[4096] <= 2.5 * counts[64], counts
@@ -194,14 +200,21 @@ def test_linear_scan_op_count_grows_logarithmically(trailing):
 
 def test_selective_scan_op_count_grows_logarithmically(gen):
     def count(T):
-        args = (rand(gen, 1, T, 4), torch.rand(1, T, 4, dtype=torch.float64), -torch.rand(4, 3, dtype=torch.float64),
-                rand(gen, 1, T, 3), rand(gen, 1, T, 3))
+        args = (
+            rand(gen, 1, T, 4),
+            torch.rand(1, T, 4, dtype=torch.float64),
+            -torch.rand(4, 3, dtype=torch.float64),
+            rand(gen, 1, T, 3),
+            rand(gen, 1, T, 3),
+        )
         return _op_count(ss.selective_scan, *args)
+
     c64, c1024 = count(64), count(1024)
     assert c1024 <= 2 * c64, (c64, c1024)
 
 
 # --- selective_scan -----------------------------------------------------------------------------
+
 
 def loop_selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False):
     """The definition, batch-first, one step at a time, straight from the contract's formulas."""
@@ -223,8 +236,9 @@ def loop_selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delt
     return torch.stack(ys, 1), h
 
 
-def mamba_ref_channel_first(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False,
-                            return_last_state=False):
+def mamba_ref_channel_first(
+    u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False, return_last_state=False
+):
     """Port of the semantics of Mamba's ``selective_scan_ref`` (real A, B and C of shape
     (batch, N, L), no cu_seqlens), in its layout: u, delta, z (batch, D, L); A (D, N); D (D,).
     Written here independently; keeps the input dtype instead of upcasting to float32."""
@@ -260,13 +274,19 @@ def _selective_inputs(gen, Bsz=2, T=37, D=5, N=4):
 OPTIONS = list(itertools.product([False, True], repeat=5))
 
 
-@pytest.mark.parametrize("use_D,use_z,use_bias,softplus,last", OPTIONS,
-                         ids=["".join(n for n, on in zip(("D", "z", "bias", "sp", "last"), o) if on) or "plain"
-                              for o in OPTIONS])
+@pytest.mark.parametrize(
+    "use_D,use_z,use_bias,softplus,last",
+    OPTIONS,
+    ids=["".join(n for n, on in zip(("D", "z", "bias", "sp", "last"), o) if on) or "plain" for o in OPTIONS],
+)
 def test_selective_scan_matches_loop_and_mamba_ref(use_D, use_z, use_bias, softplus, last, device, dtype, gen):
     u, delta, A, B, C, Dskip, z, bias = _selective_inputs(gen)
-    kw = dict(D=Dskip if use_D else None, z=z if use_z else None, delta_bias=bias if use_bias else None,
-              delta_softplus=softplus)
+    kw = dict(
+        D=Dskip if use_D else None,
+        z=z if use_z else None,
+        delta_bias=bias if use_bias else None,
+        delta_softplus=softplus,
+    )
     dev = {k: (v.to(device, dtype) if isinstance(v, torch.Tensor) else v) for k, v in kw.items()}
     args = [x.to(device, dtype) for x in (u, delta, A, B, C)]
     out = call_pure(ss.selective_scan, *args, **dev, return_last_state=last)
@@ -277,14 +297,23 @@ def test_selective_scan_matches_loop_and_mamba_ref(use_D, use_z, use_bias, softp
     cpu = [x.cpu() for x in args]
     cpu_kw = {k: (v.cpu() if isinstance(v, torch.Tensor) else v) for k, v in dev.items()}
     # 1. the explicit batch-first loop (float64, on the dtype-rounded inputs)
-    y_loop, h_loop = loop_selective_scan(*(x.double() for x in cpu),
-                                         **{k: (v.double() if isinstance(v, torch.Tensor) else v)
-                                            for k, v in cpu_kw.items()})
+    y_loop, h_loop = loop_selective_scan(
+        *(x.double() for x in cpu), **{k: (v.double() if isinstance(v, torch.Tensor) else v) for k, v in cpu_kw.items()}
+    )
     # 2. the channel-first port of selective_scan_ref, same dtype as the solution
     t = lambda x: None if x is None else x.transpose(1, 2)  # noqa: E731  (B, T, X) <-> (B, X, T)
-    ref = mamba_ref_channel_first(t(cpu[0]), t(cpu[1]), cpu[2], t(cpu[3]), t(cpu[4]), D=cpu_kw["D"],
-                                  z=t(cpu_kw["z"]), delta_bias=cpu_kw["delta_bias"],
-                                  delta_softplus=softplus, return_last_state=True)
+    ref = mamba_ref_channel_first(
+        t(cpu[0]),
+        t(cpu[1]),
+        cpu[2],
+        t(cpu[3]),
+        t(cpu[4]),
+        D=cpu_kw["D"],
+        z=t(cpu_kw["z"]),
+        delta_bias=cpu_kw["delta_bias"],
+        delta_softplus=softplus,
+        return_last_state=True,
+    )
     y_ref, h_ref = t(ref[0]), ref[1]
 
     tol = TOL[dtype] if dtype == torch.float64 else dict(rtol=1e-5, atol=1e-5)  # T=37: ~1e-6 abs
@@ -304,8 +333,7 @@ def test_selective_scan_long_sequence_float32(gen):
     A = -torch.arange(1, N + 1, dtype=torch.float64).repeat(D, 1)
     B, C = rand(gen, Bsz, T, N), rand(gen, Bsz, T, N)
     y_loop, h_loop = loop_selective_scan(u, delta, A, B, C, delta_softplus=True)
-    y, h_T = ss.selective_scan(*(x.float() for x in (u, delta, A, B, C)), delta_softplus=True,
-                               return_last_state=True)
+    y, h_T = ss.selective_scan(*(x.float() for x in (u, delta, A, B, C)), delta_softplus=True, return_last_state=True)
     assert y.dtype == h_T.dtype == torch.float32
     assert (y.double() - y_loop).abs().max().item() <= 1e-5
     assert (h_T.double() - h_loop).abs().max().item() <= 1e-5
@@ -326,5 +354,14 @@ def test_selective_scan_promotes_dtype(gen):
     u, delta, A, B, C, Dskip, *_ = _selective_inputs(gen, T=6)
     y = ss.selective_scan(u.float(), delta.float(), A, B.float(), C.float(), D=Dskip.float())
     assert y.dtype == torch.float64  # A is float64
-    assert_close(y, loop_selective_scan(u.float().double(), delta.float().double(), A, B.float().double(),
-                                        C.float().double(), D=Dskip.float().double())[0])
+    assert_close(
+        y,
+        loop_selective_scan(
+            u.float().double(),
+            delta.float().double(),
+            A,
+            B.float().double(),
+            C.float().double(),
+            D=Dskip.float().double(),
+        )[0],
+    )

@@ -1,5 +1,6 @@
 """solutions/transformer.py against F.layer_norm, nn.TransformerEncoderLayer and
 nn.TransformerDecoderLayer (eval mode, dropout 0, relu), with the layers' weights copied."""
+
 from __future__ import annotations
 
 from fnmatch import fnmatch
@@ -47,8 +48,16 @@ def randomize(layer, gen):
 def mha_params(mha):
     W_q, W_k, W_v = mha.in_proj_weight.detach().clone().chunk(3)
     b_q, b_k, b_v = mha.in_proj_bias.detach().clone().chunk(3)
-    return dict(W_q=W_q, W_k=W_k, W_v=W_v, W_o=mha.out_proj.weight.detach().clone(),
-                b_q=b_q, b_k=b_k, b_v=b_v, b_o=mha.out_proj.bias.detach().clone())
+    return dict(
+        W_q=W_q,
+        W_k=W_k,
+        W_v=W_v,
+        W_o=mha.out_proj.weight.detach().clone(),
+        b_q=b_q,
+        b_k=b_k,
+        b_v=b_v,
+        b_o=mha.out_proj.bias.detach().clone(),
+    )
 
 
 def block_params(layer):
@@ -76,6 +85,7 @@ def run_layer(layer, *args, fastpath, **kwargs):
 
 
 # --- layer_norm and feed_forward ----------------------------------------------------------------
+
 
 @pytest.mark.parametrize("shape", [(1,), (5,), (1, 1, 1), (2, 3, 5), (4, 16), (2, 1, 7)])
 @pytest.mark.parametrize("eps", [1e-5, 1e-2])
@@ -115,18 +125,25 @@ def test_feed_forward_matches_encoder_layer_mlp(device, dtype, gen, shape):
 
 # --- encoder block ------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("B,T", [(1, 1), (2, 5), (3, 4)])
 @pytest.mark.parametrize("norm_first", [False, True], ids=["postLN", "preLN"])
 @pytest.mark.parametrize("fastpath", [False, True], ids=["grad", "nograd"])
 def test_encoder_block_matches_nn(device, dtype, gen, B, T, norm_first, fastpath):
-    layer = randomize(nn.TransformerEncoderLayer(E, HEADS, FF, dropout=0.0, activation="relu", batch_first=True,
-                                                 norm_first=norm_first), gen).to(device=device, dtype=dtype)
+    layer = randomize(
+        nn.TransformerEncoderLayer(
+            E, HEADS, FF, dropout=0.0, activation="relu", batch_first=True, norm_first=norm_first
+        ),
+        gen,
+    ).to(device=device, dtype=dtype)
     params = block_params(layer)
     x = randn(gen, B, T, E, device=device, dtype=dtype)
-    cases = {"none": (None, {}),
-             "causal_TT": (attention.causal_mask(T, device=device), None),
-             "random_TT": (random_mask(gen, T, T, device), None),
-             "padding_B1T": (padding(gen, B, T, device), None)}
+    cases = {
+        "none": (None, {}),
+        "causal_TT": (attention.causal_mask(T, device=device), None),
+        "random_TT": (random_mask(gen, T, T, device), None),
+        "padding_B1T": (padding(gen, B, T, device), None),
+    }
     for name, (mask, kwargs) in cases.items():
         if kwargs is None:
             kwargs = dict(src_key_padding_mask=~mask[:, 0]) if mask.dim() == 3 else dict(src_mask=~mask)
@@ -137,11 +154,16 @@ def test_encoder_block_matches_nn(device, dtype, gen, B, T, norm_first, fastpath
 
 # --- decoder block ------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("B,T,S", [(1, 1, 1), (2, 4, 6), (3, 5, 3)])
 @pytest.mark.parametrize("norm_first", [False, True], ids=["postLN", "preLN"])
 def test_decoder_block_matches_nn(device, dtype, gen, B, T, S, norm_first):
-    layer = randomize(nn.TransformerDecoderLayer(E, HEADS, FF, dropout=0.0, activation="relu", batch_first=True,
-                                                 norm_first=norm_first), gen).to(device=device, dtype=dtype)
+    layer = randomize(
+        nn.TransformerDecoderLayer(
+            E, HEADS, FF, dropout=0.0, activation="relu", batch_first=True, norm_first=norm_first
+        ),
+        gen,
+    ).to(device=device, dtype=dtype)
     params = block_params(layer)
     x, memory = randn(gen, B, T, E, device=device, dtype=dtype), randn(gen, B, S, E, device=device, dtype=dtype)
     causal = attention.causal_mask(T, device=device)
@@ -152,9 +174,10 @@ def test_decoder_block_matches_nn(device, dtype, gen, B, T, S, norm_first):
     cases = {
         "causal": (dict(), dict(tgt_mask=~causal)),
         "not_causal": (dict(causal=False), dict()),
-        "causal_and_padding": (dict(self_mask=tgt_pad, memory_mask=mem_pad),
-                               dict(tgt_mask=~causal, tgt_key_padding_mask=~tgt_pad[:, 0],
-                                    memory_key_padding_mask=~mem_pad[:, 0])),
+        "causal_and_padding": (
+            dict(self_mask=tgt_pad, memory_mask=mem_pad),
+            dict(tgt_mask=~causal, tgt_key_padding_mask=~tgt_pad[:, 0], memory_key_padding_mask=~mem_pad[:, 0]),
+        ),
         "padding_not_causal": (dict(self_mask=tgt_pad, causal=False), dict(tgt_key_padding_mask=~tgt_pad[:, 0])),
         "memory_TS": (dict(memory_mask=mem_rand), dict(tgt_mask=~causal, memory_mask=~mem_rand)),
         "self_TT_and_causal": (dict(self_mask=self_rand), dict(tgt_mask=~(causal & self_rand))),
@@ -186,6 +209,7 @@ def test_decoder_block_fully_masked_memory_gives_finite_output(gen):
 
 # --- structure: callees by name, no built-ins ---------------------------------------------------
 
+
 def _count(monkeypatch, names):
     counts = {n: 0 for n in names}
     for n in names:
@@ -194,6 +218,7 @@ def _count(monkeypatch, names):
         def wrapper(*a, _n=n, _f=original, **k):
             counts[_n] += 1
             return _f(*a, **k)
+
         monkeypatch.setattr(transformer, n, wrapper)
     return counts
 

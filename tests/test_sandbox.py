@@ -10,6 +10,7 @@
 Tests that need bwrap fail when the environment variable CI is set and bwrap cannot run (CI must
 prove the sandbox), and are skipped elsewhere.
 """
+
 from __future__ import annotations
 
 import json
@@ -45,12 +46,20 @@ def run_in_sandbox(code: str, exercises: Path | None = None, env: dict | None = 
     seccomp, rlimits) but with no audit hook and no policy; it prints one JSON object."""
     scratch = tempfile.mkdtemp(prefix="seqlab-student-")
     fd = filter_fd()
-    argv = sandbox.bwrap_command([sys.executable, "-I", "-c", code], exercises=exercises, scratch=scratch,
-                                 seccomp_fd=fd)
+    argv = sandbox.bwrap_command(
+        [sys.executable, "-I", "-c", code], exercises=exercises, scratch=scratch, seccomp_fd=fd
+    )
     try:
-        done = subprocess.run(argv, pass_fds=[fd] if fd is not None else [], preexec_fn=sandbox.apply_rlimits,
-                              capture_output=True, text=True, timeout=120, cwd=scratch,
-                              env=env or {"PATH": "/usr/bin:/bin"})
+        done = subprocess.run(
+            argv,
+            pass_fds=[fd] if fd is not None else [],
+            preexec_fn=sandbox.apply_rlimits,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=scratch,
+            env=env or {"PATH": "/usr/bin:/bin"},
+        )
     finally:
         if fd is not None:
             os.close(fd)
@@ -59,7 +68,7 @@ def run_in_sandbox(code: str, exercises: Path | None = None, env: dict | None = 
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-PROBES = r'''
+PROBES = r"""
 import errno, json, os, socket, sys
 course, out = sys.argv[1], sys.argv[2]
 found = {}
@@ -90,7 +99,7 @@ import resource
 attempt("nofile", lambda: resource.getrlimit(resource.RLIMIT_NOFILE))
 attempt("torch", lambda: float(__import__("torch").ones(3).sum()))
 print(json.dumps(found))
-'''
+"""
 
 
 def test_the_sandbox_alone_hides_the_course_the_parent_and_the_network(tmp_path):
@@ -107,9 +116,9 @@ def test_the_sandbox_alone_hides_the_course_the_parent_and_the_network(tmp_path)
     assert set(listing) <= {"seqlab", ".venv"}, listing
     assert found["write_usr"][0] == found["write_venv"][0] == "OSError" and found["write_usr"][1] == 30  # EROFS
     assert found["write_scratch"][0] == "ok"
-    assert found["fork"] == ["PermissionError", 1], found["fork"]          # seccomp: no new processes
-    assert found["inet_socket"][0] == "OSError", found["inet_socket"]     # seccomp: AF_UNIX only
-    assert eval(found["pids"][1]) == [1, 2], found["pids"]                  # its own PID namespace
+    assert found["fork"] == ["PermissionError", 1], found["fork"]  # seccomp: no new processes
+    assert found["inet_socket"][0] == "OSError", found["inet_socket"]  # seccomp: AF_UNIX only
+    assert eval(found["pids"][1]) == [1, 2], found["pids"]  # its own PID namespace
     assert found["uid"][1] == "(65534, 65534)"
     assert found["nofile"][1] == f"({sandbox.RLIMITS['RLIMIT_NOFILE']}, {sandbox.RLIMITS['RLIMIT_NOFILE']})"
     assert found["torch"] == ["ok", "3.0"]
@@ -118,8 +127,9 @@ def test_the_sandbox_alone_hides_the_course_the_parent_and_the_network(tmp_path)
 def test_the_mounts_come_from_the_child_interpreter_and_leave_the_course_out():
     paths = sandbox.python_paths()
     assert os.path.realpath(sys.base_prefix) in paths
-    assert all(not (p + os.sep).startswith(str(COURSE_ROOT) + os.sep) or p == os.path.realpath(sys.prefix)
-               for p in paths), paths
+    assert all(
+        not (p + os.sep).startswith(str(COURSE_ROOT) + os.sep) or p == os.path.realpath(sys.prefix) for p in paths
+    ), paths
     argv = sandbox.bwrap_command(["python"], exercises=Path("/sub/exercises"), scratch="/tmp/seqlab-student-x")
     mounted = {argv[i + 2] for i, a in enumerate(argv) if a == "--ro-bind"}
     assert str(COURSE_ROOT) not in mounted and str(COURSE_ROOT / "solutions") not in mounted
@@ -149,24 +159,33 @@ def test_resolve_falls_back_loudly_and_bwrap_fails_without_it(monkeypatch):
 
 # --- one policy for both guards, and what the hook alone stops ---------------------------------------
 
+
 def test_one_policy_is_the_union_of_what_either_guard_blocked():
     protected = policy.protected_course_paths(COURSE_ROOT)
     for name in ("solutions", "graders", "tests", "grading_config.yaml", "exams", ".git"):
         assert str(COURSE_ROOT / name) in protected
     # sockets were only refused in the grading child, ctypes calls only in the nbgrader kernel
-    assert policy.LOCAL_SOCKET_FAMILIES == {1}   # network sockets are refused at creation (AF_UNIX only)
-    for event in ("socket.connect", "socket.getaddrinfo", "ctypes.call_function", "ctypes.dlopen", "os.fork",
-                  "os.kill", "_posixsubprocess.fork_exec", "sys.addaudithook"):
+    assert {1} == policy.LOCAL_SOCKET_FAMILIES  # network sockets are refused at creation (AF_UNIX only)
+    for event in (
+        "socket.connect",
+        "socket.getaddrinfo",
+        "ctypes.call_function",
+        "ctypes.dlopen",
+        "os.fork",
+        "os.kill",
+        "_posixsubprocess.fork_exec",
+        "sys.addaudithook",
+    ):
         assert event in policy.BLOCKED_EVENTS, event
     from seqlab.nbgrader import guard
     from seqlab.student import guards
 
-    for module in (guard, guards):   # neither keeps a list of its own any more
+    for module in (guard, guards):  # neither keeps a list of its own any more
         source = Path(module.__file__).read_text()
         assert "install_audit_hook" in source and "BLOCKED" not in source and "_PATH_EVENTS" not in source
 
 
-HOOK_ONLY = r'''
+HOOK_ONLY = r"""
 import json, os, socket, sys
 from seqlab.student.guards import install_audit_hook
 course, scratch = sys.argv[1], sys.argv[2]
@@ -190,12 +209,13 @@ attempt("fork", lambda: os.fork())
 attempt("kill", lambda: os.kill(os.getppid(), 0))
 attempt("scratch", lambda: open("ok.txt", "w").write("x"))
 print(json.dumps(found))
-'''
+"""
 
 
 def test_the_fallback_hook_alone_refuses_the_plain_routes(tmp_path):
-    done = subprocess.run([sys.executable, "-c", HOOK_ONLY, str(COURSE_ROOT), str(tmp_path)], capture_output=True,
-                          text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", HOOK_ONLY, str(COURSE_ROOT), str(tmp_path)], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     found = json.loads(done.stdout.strip().splitlines()[-1])
     assert found.pop("scratch") == "ok"
@@ -204,35 +224,39 @@ def test_the_fallback_hook_alone_refuses_the_plain_routes(tmp_path):
 
 # --- the static code policy ----------------------------------------------------------------------------
 
+
 def test_honest_code_always_passes_the_static_policy(tmp_path):
     """The references, the stubs and every known-wrong and alternative-correct variant."""
     for folder in ("solutions", "exercises"):
         for module in contract.MODULES:
             assert policy_violations_of((ROOT / folder / f"{module}.py").read_text(), f"{folder}/{module}.py") == []
     count = 0
-    for variant in [*all_variants("MUTANTS"), *all_variants("ALTERNATIVES")]:   # the demo's bugs included
+    for variant in [*all_variants("MUTANTS"), *all_variants("ALTERNATIVES")]:  # the demo's bugs included
         count += 1
         submission = make_submission(tmp_path / f"v{count}", variant)
         assert policy_violations(submission, [variant.module]) == {}, (variant.function, variant.description)
     assert count >= 143
 
 
-@pytest.mark.parametrize("line, rule", [
-    ("import os", "import of 'os'"),
-    ("import seqlab.reference", "import of 'seqlab.reference'"),
-    ("from torch import _C", "import of '_C'"),
-    ("from torch.utils import cpp_extension", "import of 'cpp_extension'"),
-    ("y = torch._C", "private or dunder attribute '_C'"),
-    ("y = torch.os.system", "attribute 'os'"),
-    ("y = (lambda: 0).__globals__", "private or dunder attribute '__globals__'"),
-    ("y = eval('1')", "eval"),
-    ("y = getattr(torch, 'o' + 's')", "getattr with a computed attribute name"),
-    ("y = getattr(torch, '_C')", "a private or system attribute"),
-    ("torch.allclose = None", "monkeypatching"),
-    ("y = globals()", "globals"),
-    ("y = open('/etc/passwd')", "open"),
-    ("y = __builtins__", "__builtins__"),
-])
+@pytest.mark.parametrize(
+    "line, rule",
+    [
+        ("import os", "import of 'os'"),
+        ("import seqlab.reference", "import of 'seqlab.reference'"),
+        ("from torch import _C", "import of '_C'"),
+        ("from torch.utils import cpp_extension", "import of 'cpp_extension'"),
+        ("y = torch._C", "private or dunder attribute '_C'"),
+        ("y = torch.os.system", "attribute 'os'"),
+        ("y = (lambda: 0).__globals__", "private or dunder attribute '__globals__'"),
+        ("y = eval('1')", "eval"),
+        ("y = getattr(torch, 'o' + 's')", "getattr with a computed attribute name"),
+        ("y = getattr(torch, '_C')", "a private or system attribute"),
+        ("torch.allclose = None", "monkeypatching"),
+        ("y = globals()", "globals"),
+        ("y = open('/etc/passwd')", "open"),
+        ("y = __builtins__", "__builtins__"),
+    ],
+)
 def test_each_rule_names_its_line(line, rule):
     source = f"import torch\n\n\ndef f(x):\n    {line}\n    return x\n"
     found = policy_violations_of(source, "exercises/rnn.py")
@@ -255,20 +279,39 @@ def test_a_refused_module_is_never_loaded_and_costs_only_itself(tmp_path):
 
 # --- the command line and the grader's own environment ------------------------------------------------
 
+
 def test_grade_without_a_sandbox_says_so_in_the_terminal_and_every_report(tmp_path):
     submission = make_submission(tmp_path / "s")
     out = tmp_path / "out"
-    done = subprocess.run([str(ROOT / ".venv" / "bin" / "seqlab"), "grade", str(submission), "--out", str(out),
-                           "--only", "attention.causal_mask", "--sandbox", "none", "--quiet"],
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [
+            str(ROOT / ".venv" / "bin" / "seqlab"),
+            "grade",
+            str(submission),
+            "--out",
+            str(out),
+            "--only",
+            "attention.causal_mask",
+            "--sandbox",
+            "none",
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "WARNING: not sandboxed: --sandbox none" in done.stderr
     assert "not sandboxed" in json.loads((out / "results.json").read_text())["output"]
     for report in ("summary.md", "report.html"):
         assert "not sandboxed" in (out / report).read_text(), report
-    missing = subprocess.run([str(ROOT / ".venv" / "bin" / "seqlab"), "grade", str(submission), "--out", str(out),
-                              "--sandbox", "bwrap"], capture_output=True, text=True, timeout=300,
-                             env={**os.environ, "SEQLAB_BWRAP": "/nonexistent/bwrap"})
+    missing = subprocess.run(
+        [str(ROOT / ".venv" / "bin" / "seqlab"), "grade", str(submission), "--out", str(out), "--sandbox", "bwrap"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "SEQLAB_BWRAP": "/nonexistent/bwrap"},
+    )
     assert missing.returncode == 2 and "--sandbox bwrap" in missing.stderr
 
 
@@ -285,12 +328,12 @@ def sgd(w, dw, state, lr=1e-2):
             raise RuntimeError("{LEAK} " + env[max(at - 20, 0):at + 60].decode("utf-8", "replace"))
     return w * 0, {{}}
 '''
-DRIVER = r'''
+DRIVER = r"""
 import json, sys
 from seqlab.grading import grade_submission
 result = grade_submission(sys.argv[1], only="optimizers.sgd", seed=1, sandbox=sys.argv[2], static_policy=False)
 print(json.dumps([t.output for t in result.tests] + list(result.errors)))
-'''
+"""
 
 
 @pytest.mark.parametrize("mode", ["bwrap", "none"])
@@ -302,8 +345,14 @@ def test_a_ci_token_in_the_graders_environment(tmp_path, mode):
     from tests.mutants import Variant
 
     submission = make_submission(tmp_path / "s", Variant("optimizers.sgd", "reads the environ", TOKEN_READER))
-    done = subprocess.run([sys.executable, "-c", DRIVER, str(submission), mode], capture_output=True, text=True,
-                          timeout=300, cwd=ROOT, env={**os.environ, "GITHUB_TOKEN": FAKE_TOKEN})
+    done = subprocess.run(
+        [sys.executable, "-c", DRIVER, str(submission), mode],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        env={**os.environ, "GITHUB_TOKEN": FAKE_TOKEN},
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     leaked = FAKE_TOKEN in done.stdout
     assert leaked == (mode == "none"), done.stdout[-1000:]

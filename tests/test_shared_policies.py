@@ -1,4 +1,5 @@
 """The policies that live in one module each: seeds, tolerance, templates, gradebook writing."""
+
 from __future__ import annotations
 
 import csv
@@ -28,7 +29,7 @@ def test_config_and_exam_share_one_tolerance_type():
     assert config.Tolerance is Tolerance and model.Tolerance is Tolerance
     tol = Tolerance(rtol=1e-3, atol=1e-4, why="a reason")
     assert (tol.rel, tol.abs) == (1e-3, 1e-4)
-    assert tol == Tolerance(1e-3, 1e-4)                 # the reason is not part of what it accepts
+    assert tol == Tolerance(1e-3, 1e-4)  # the reason is not part of what it accepts
     assert tol.accepts(1.001, 1.0) and not tol.accepts(1.0012, 1.0)
     assert tol.describe() == "within 0.1% relative + 0.0001 absolute"
     assert Tolerance(0.0, 0.0).describe() == "exact values"
@@ -51,5 +52,4 @@ def test_one_csv_policy_and_an_atomic_write(tmp_path):
     assert list(csv.reader(io.StringIO(text)))[1] == ["s1", 'says "hi", twice']
     path = write_text_atomic(tmp_path / "gradebook.csv", text)
     assert path.read_text(encoding="utf-8") == text
-    assert [p.name for p in tmp_path.iterdir()] == ["gradebook.csv"]      # no temporary file left
-
+    assert [p.name for p in tmp_path.iterdir()] == ["gradebook.csv"]  # no temporary file left

@@ -1,4 +1,5 @@
 """`grade-all --similarity`: similar code per function, a lead for a human (issue 13 item 5)."""
+
 from __future__ import annotations
 
 import json
@@ -17,7 +18,7 @@ from tests.mutants import all_variants
 
 FUNCTION = "attention.scaled_dot_product_attention"
 
-ORIGINAL = '''
+ORIGINAL = """
 def scaled_dot_product_attention(q, k, v, mask=None):
     d = q.shape[-1]
     scores = q @ k.transpose(-2, -1) / math.sqrt(d)  # (..., L, S)
@@ -26,7 +27,7 @@ def scaled_dot_product_attention(q, k, v, mask=None):
     weights = torch.softmax(scores, dim=-1)
     weights = weights.masked_fill(scores.amax(dim=-1, keepdim=True) == float("-inf"), 0.0)
     return weights @ v, weights
-'''
+"""
 
 # ORIGINAL with every name renamed, a docstring and comments of its own, other quotes, one-line
 # `if`, a `;`, and calls exploded the way a formatter does (trailing commas).
@@ -84,10 +85,10 @@ def test_renamed_reformatted_copy_is_the_top_pair_of_its_function(small_class):
     # Renaming and reformatting leave the normalised tokens unchanged: every fingerprint is shared.
     assert pairs[0]["score"] == 1.0
     shared_text = "".join(text for text, shared in pairs[0]["b_segments"] if shared)
-    assert "masked_fill" in shared_text and "written from scratch" not in shared_text   # the docstring is not code
-    for pair in pairs[1:]:   # the independent implementation shares idioms at most
+    assert "masked_fill" in shared_text and "written from scratch" not in shared_text  # the docstring is not code
+    for pair in pairs[1:]:  # the independent implementation shares idioms at most
         assert "cy" in (pair["a"], pair["b"]) and pair["score"] < similarity.SHOWN_FROM, pair
-    listed = similarity.compare_class(small_class)   # with the report's threshold
+    listed = similarity.compare_class(small_class)  # with the report's threshold
     assert [(p["a"], p["b"]) for p in _pairs(listed, FUNCTION)] == [("ada", "ben")]
 
 
@@ -118,14 +119,22 @@ def test_independent_correct_implementations_stay_below_the_listing_threshold(tm
 def test_scores_are_the_same_in_every_process(small_class, tmp_path):
     """Fingerprints use a keyed hash of their own, not Python's salted hash(): a rerun (another
     process, another PYTHONHASHSEED) gives the same pairs and scores."""
-    script = ("import json, sys; from pathlib import Path; from seqlab.similarity import compare_class; "
-              "subs = {k: Path(v) for k, v in json.loads(sys.argv[1]).items()}; "
-              "print(json.dumps(compare_class(subs, shown_from=0.0), sort_keys=True))")
+    script = (
+        "import json, sys; from pathlib import Path; from seqlab.similarity import compare_class; "
+        "subs = {k: Path(v) for k, v in json.loads(sys.argv[1]).items()}; "
+        "print(json.dumps(compare_class(subs, shown_from=0.0), sort_keys=True))"
+    )
     argument = json.dumps({k: str(v) for k, v in small_class.items()})
     outputs = []
     for seed in ("1", "2"):
-        proc = subprocess.run([sys.executable, "-c", script, argument], capture_output=True, text=True, timeout=300,
-                              cwd=COURSE_ROOT, env={**os.environ, "PYTHONHASHSEED": seed})
+        proc = subprocess.run(
+            [sys.executable, "-c", script, argument],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            cwd=COURSE_ROOT,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+        )
         assert proc.returncode == 0, proc.stderr
         outputs.append(proc.stdout)
     assert outputs[0] == outputs[1]
@@ -146,7 +155,7 @@ def test_unreadable_files_are_named_and_the_rest_still_compared(small_class, tmp
 
 
 def test_normalised_tokens_ignore_names_and_layout_but_not_operations():
-    tokens = lambda source: similarity.normalise(source)[0]   # noqa: E731
+    tokens = lambda source: similarity.normalise(source)[0]  # noqa: E731
     assert tokens("y = torch.tanh(a @ W.T + b)\n") == tokens("out=torch.tanh( x@ M.T+bias , )  # note\n")
     assert tokens("y = torch.tanh(a)\n") != tokens("y = torch.sigmoid(a)\n")
     assert tokens("a = 1e-8\n") == tokens("a = 1E-08\n")
@@ -162,13 +171,18 @@ def test_grade_all_lists_similar_pairs_only_when_asked(small_class, tmp_path):
     out = tmp_path / "out"
 
     def grade_all(*extra):
-        proc = subprocess.run([sys.executable, "-m", "seqlab", "grade-all", str(submissions), "--out", str(out),
-                               "--jobs", "2", *extra], capture_output=True, text=True, timeout=900, cwd=COURSE_ROOT)
+        proc = subprocess.run(
+            [sys.executable, "-m", "seqlab", "grade-all", str(submissions), "--out", str(out), "--jobs", "2", *extra],
+            capture_output=True,
+            text=True,
+            timeout=900,
+            cwd=COURSE_ROOT,
+        )
         assert proc.returncode == 0, proc.stdout + proc.stderr
 
     grade_all()
-    assert "Similar code" not in (out / "class_report.html").read_text()   # off by default
-    grade_all("--similarity")   # already graded: only the class report is rebuilt
+    assert "Similar code" not in (out / "class_report.html").read_text()  # off by default
+    grade_all("--similarity")  # already graded: only the class report is rebuilt
     html, md = (out / "class_report.html").read_text(), (out / "class_report.md").read_text()
     assert "never a penalty" in html and "never a penalty" in md
     assert f"| `{FUNCTION}` | `ada`, `ben` | 100% |" in md
@@ -178,8 +192,12 @@ def test_grade_all_lists_similar_pairs_only_when_asked(small_class, tmp_path):
 def test_code_in_the_side_by_side_view_stays_text(tmp_path):
     """Student code is shown, never interpreted: markup in it arrives escaped."""
     hostile = ORIGINAL.replace('float("-inf")', 'float("-inf") if "</pre><script>alert(1)</script>" else 0')
-    report = similarity.compare_class({"ada": _stub_submission(tmp_path / "ada", {FUNCTION: hostile}),
-                                       "ben": _stub_submission(tmp_path / "ben", {FUNCTION: hostile})})
+    report = similarity.compare_class(
+        {
+            "ada": _stub_submission(tmp_path / "ada", {FUNCTION: hostile}),
+            "ben": _stub_submission(tmp_path / "ben", {FUNCTION: hostile}),
+        }
+    )
     assert _pairs(report, FUNCTION)
     from seqlab.batch import write_class_report
 

@@ -13,7 +13,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--device", default="auto")
     p.add_argument("--in-process", action="store_true")
-    add_sandbox_option(p)   # demo runs grade.run with these arguments
+    add_sandbox_option(p)  # demo runs grade.run with these arguments
     p.set_defaults(func=run)
 
 

@@ -1,4 +1,5 @@
 """`seqlab grade SUBMISSION`: grade one submission and write every report."""
+
 from __future__ import annotations
 
 import sys
@@ -13,11 +14,20 @@ def add_parser(subparsers) -> None:
     p.add_argument("--out", type=Path, default=None, help="where to write the reports (default: SUBMISSION/seqlab-out)")
     p.add_argument("--device", default="auto", help="auto | cpu | cuda (default: auto)")
     p.add_argument("--seed", type=int, default=None, help="input seed (default: fresh each run, printed in the report)")
-    p.add_argument("--only", default=None, metavar="PATTERN",
-                   help="grade only these functions: comma-separated module or module.function names (fnmatch)")
-    p.add_argument("--fail-under", type=float, default=None, metavar="P", help="exit 1 when the score is under P percent")
-    p.add_argument("--in-process", action="store_true",
-                   help="import the submission into the grader (fast; only for code you trust)")
+    p.add_argument(
+        "--only",
+        default=None,
+        metavar="PATTERN",
+        help="grade only these functions: comma-separated module or module.function names (fnmatch)",
+    )
+    p.add_argument(
+        "--fail-under", type=float, default=None, metavar="P", help="exit 1 when the score is under P percent"
+    )
+    p.add_argument(
+        "--in-process",
+        action="store_true",
+        help="import the submission into the grader (fast; only for code you trust)",
+    )
     add_sandbox_option(p)
     p.add_argument("--config", type=Path, default=None, help="grading config (default: grading_config.yaml)")
     p.add_argument("--quiet", action="store_true", help="no table, only the score line")
@@ -25,9 +35,13 @@ def add_parser(subparsers) -> None:
 
 
 def add_sandbox_option(p) -> None:
-    p.add_argument("--sandbox", choices=("auto", "bwrap", "none"), default="auto",
-                   help="kernel sandbox for student code: bwrap (bubblewrap; fail without it), none (the "
-                        "in-process guards only), auto (bwrap when it works, else none with a warning; default)")
+    p.add_argument(
+        "--sandbox",
+        choices=("auto", "bwrap", "none"),
+        default="auto",
+        help="kernel sandbox for student code: bwrap (bubblewrap; fail without it), none (the "
+        "in-process guards only), auto (bwrap when it works, else none with a warning; default)",
+    )
 
 
 def resolve_sandbox(args):
@@ -61,9 +75,16 @@ def run(args) -> int:
     config = load_config(args.config)
     out = (args.out or args.submission / "seqlab-out").resolve()
     try:
-        result = grade_submission(args.submission, device=args.device, seed=args.seed, only=args.only,
-                                  isolated=not args.in_process, config=config, protected_dirs=(str(out),),
-                                  sandbox=box.kind if box is not None else "none")
+        result = grade_submission(
+            args.submission,
+            device=args.device,
+            seed=args.seed,
+            only=args.only,
+            isolated=not args.in_process,
+            config=config,
+            protected_dirs=(str(out),),
+            sandbox=box.kind if box is not None else "none",
+        )
     except GradingError as exc:
         raise UserError(str(exc)) from None
     paths = write_all(result, out)

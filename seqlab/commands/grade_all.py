@@ -1,4 +1,5 @@
 """`seqlab grade-all SUBMISSIONS_DIR --out DIR --jobs N`: grade a whole class."""
+
 from __future__ import annotations
 
 import time
@@ -19,10 +20,17 @@ class Progress:
         self.total, self.done, self.t0 = total, already, time.perf_counter()
         self.fresh = 0
         try:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress as Bar, TextColumn, TimeRemainingColumn
+            from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
+            from rich.progress import Progress as Bar
 
-            self.bar = Bar(TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TextColumn("ETA"),
-                           TimeRemainingColumn(), TextColumn("{task.description}"))
+            self.bar = Bar(
+                TextColumn("grading"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("ETA"),
+                TimeRemainingColumn(),
+                TextColumn("{task.description}"),
+            )
             self.bar.start()
             self.task = self.bar.add_task("", total=total, completed=already)
         except ImportError:
@@ -54,12 +62,20 @@ def add_parser(subparsers) -> None:
     p.add_argument("--force", action="store_true", help="regrade submissions that already have results")
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--device", default="cpu")
-    p.add_argument("--timeout", type=float, default=float(SUBMISSION_TIMEOUT_S), help="seconds per submission before it is given up")
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=float(SUBMISSION_TIMEOUT_S),
+        help="seconds per submission before it is given up",
+    )
     p.add_argument("--in-process", action="store_true", help="(trusted code only) grade without isolation")
     p.add_argument("--config", type=Path, default=None, help="grading config (default: grading_config.yaml)")
-    p.add_argument("--similarity", action="store_true",
-                   help="list the most similar pairs of submissions per function in the class report "
-                        "(a lead for a human to check, never a penalty)")
+    p.add_argument(
+        "--similarity",
+        action="store_true",
+        help="list the most similar pairs of submissions per function in the class report "
+        "(a lead for a human to check, never a penalty)",
+    )
     add_sandbox_option(p)
     p.set_defaults(func=run)
 
@@ -69,17 +85,29 @@ def run(args) -> int:
 
     if args.jobs < 1:
         raise UserError("--jobs must be at least 1")
-    box = resolve_sandbox(args)   # once, before any worker starts: --sandbox bwrap fails here
+    box = resolve_sandbox(args)  # once, before any worker starts: --sandbox bwrap fails here
     try:
-        rows = grade_all(args.submissions, args.out, jobs=args.jobs, force=args.force, seed=args.seed,
-                         device=args.device, timeout=args.timeout, in_process=args.in_process,
-                         config=str(args.config) if args.config else None, progress=Progress(),
-                         similarity=args.similarity, sandbox=box.kind if box is not None else "none")
+        rows = grade_all(
+            args.submissions,
+            args.out,
+            jobs=args.jobs,
+            force=args.force,
+            seed=args.seed,
+            device=args.device,
+            timeout=args.timeout,
+            in_process=args.in_process,
+            config=str(args.config) if args.config else None,
+            progress=Progress(),
+            similarity=args.similarity,
+            sandbox=box.kind if box is not None else "none",
+        )
     except FileNotFoundError as exc:
         raise UserError(str(exc)) from None
     graded = sum(r["status"] == "graded" for r in rows)
-    print(f"{graded} of {len(rows)} graded; gradebook: {args.out / 'gradebook.csv'}; "
-          f"class report: {args.out / 'class_report.html'}")
+    print(
+        f"{graded} of {len(rows)} graded; gradebook: {args.out / 'gradebook.csv'}; "
+        f"class report: {args.out / 'class_report.html'}"
+    )
     for r in rows:
         if r["status"] != "graded":
             print(f"  not graded: {r['submission']}: {r['reason']}")

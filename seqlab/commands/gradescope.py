@@ -1,4 +1,5 @@
 """`seqlab gradescope OUT_DIR`: write autograder.zip for a Gradescope programming assignment."""
+
 from __future__ import annotations
 
 import zipfile
@@ -10,8 +11,9 @@ from ..errors import UserError
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser("gradescope", help="write autograder.zip for a Gradescope programming assignment")
     p.add_argument("out_dir", type=Path, help="folder to write autograder.zip into")
-    p.add_argument("--config", type=Path, default=None,
-                   help="grading config baked into the bundle (default: grading_config.yaml)")
+    p.add_argument(
+        "--config", type=Path, default=None, help="grading config baked into the bundle (default: grading_config.yaml)"
+    )
     p.add_argument("--torch", default=None, help="torch version setup.sh installs (CPU build; default: the course's)")
     p.set_defaults(func=run)
 
@@ -28,6 +30,8 @@ def run(args) -> int:
     with zipfile.ZipFile(path) as zf:
         count, size = len(zf.infolist()), path.stat().st_size
     print(f"wrote {path} ({count} files, {size / 1024:.0f} KiB; {config.max_score:g} points)")
-    print("next: on Gradescope, create a Programming Assignment with an autograder, upload this zip, "
-          "and set the assignment's total to the same points (README: 'Grading on Gradescope')")
+    print(
+        "next: on Gradescope, create a Programming Assignment with an autograder, upload this zip, "
+        "and set the assignment's total to the same points (README: 'Grading on Gradescope')"
+    )
     return 0

@@ -1,17 +1,18 @@
 """`seqlab nbgrader`: an nbgrader course from the same solutions, prose and points.
 
-  seqlab nbgrader COURSE_DIR [--seed N] [--timeout S] [--course-id ID]
-      write COURSE_DIR/nbgrader_config.py and COURSE_DIR/source/<topic>/<topic>.ipynb
-  seqlab nbgrader export-submission NOTEBOOK_OR_DIR... --out DIR
-  seqlab nbgrader export-submission --course COURSE_DIR --out DIR [--student ID]...
-      submitted notebooks -> DIR/exercises/*.py (or DIR/<student>/exercises/*.py), for `seqlab grade`
-  seqlab nbgrader autograde COURSE_DIR ASSIGNMENT... [--jobs N] [--keep DIR]
-      grade every submitted/<student>/<assignment>/ with the isolated grade-all and write the grades and
-      the feedback into nbgrader's gradebook and autograded/ (what `nbgrader autograde` writes, without
-      trusting a kernel); the recommended way to grade
-  seqlab nbgrader crosscheck COURSE_DIR ASSIGNMENT [--student ID]...
-      regrade each student's submitted notebook with the isolated grader and compare with the gradebook
+seqlab nbgrader COURSE_DIR [--seed N] [--timeout S] [--course-id ID]
+    write COURSE_DIR/nbgrader_config.py and COURSE_DIR/source/<topic>/<topic>.ipynb
+seqlab nbgrader export-submission NOTEBOOK_OR_DIR... --out DIR
+seqlab nbgrader export-submission --course COURSE_DIR --out DIR [--student ID]...
+    submitted notebooks -> DIR/exercises/*.py (or DIR/<student>/exercises/*.py), for `seqlab grade`
+seqlab nbgrader autograde COURSE_DIR ASSIGNMENT... [--jobs N] [--keep DIR]
+    grade every submitted/<student>/<assignment>/ with the isolated grade-all and write the grades and
+    the feedback into nbgrader's gradebook and autograded/ (what `nbgrader autograde` writes, without
+    trusting a kernel); the recommended way to grade
+seqlab nbgrader crosscheck COURSE_DIR ASSIGNMENT [--student ID]...
+    regrade each student's submitted notebook with the isolated grader and compare with the gradebook
 """
+
 from __future__ import annotations
 
 import argparse
@@ -22,39 +23,53 @@ from ..errors import UserError
 
 
 def add_parser(subparsers) -> None:
-    p = subparsers.add_parser("nbgrader", help="write an nbgrader course; export or cross-check its submissions",
-                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("args", nargs=argparse.REMAINDER,
-                   metavar="COURSE_DIR | export-submission ... | autograde ... | crosscheck ...")
+    p = subparsers.add_parser(
+        "nbgrader",
+        help="write an nbgrader course; export or cross-check its submissions",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "args", nargs=argparse.REMAINDER, metavar="COURSE_DIR | export-submission ... | autograde ... | crosscheck ..."
+    )
     p.set_defaults(func=run)
 
 
 def _build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="seqlab nbgrader", description="write an nbgrader course")
     p.add_argument("course_dir", type=Path)
-    p.add_argument("--seed", type=int, default=None,
-                   help="seed of the hidden tests' inputs (default: kept from an earlier build, else random)")
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="seed of the hidden tests' inputs (default: kept from an earlier build, else random)",
+    )
     p.add_argument("--timeout", type=int, default=None, help="seconds nbgrader allows one cell (default 900)")
     p.add_argument("--course-id", default=None, help="nbgrader course id (default: course.id of grading_config.yaml)")
     return p
 
 
 def _export_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="seqlab nbgrader export-submission",
-                                description="turn submitted notebooks into a submission folder for `seqlab grade`")
+    p = argparse.ArgumentParser(
+        prog="seqlab nbgrader export-submission",
+        description="turn submitted notebooks into a submission folder for `seqlab grade`",
+    )
     p.add_argument("notebooks", nargs="*", type=Path, help="notebooks or folders of notebooks (one student)")
-    p.add_argument("--course", type=Path, default=None,
-                   help="an nbgrader course: export every student of its submitted/ folder")
+    p.add_argument(
+        "--course", type=Path, default=None, help="an nbgrader course: export every student of its submitted/ folder"
+    )
     p.add_argument("--student", action="append", default=None, help="with --course: only this student (repeatable)")
     p.add_argument("--out", type=Path, required=True)
     return p
 
 
 def _crosscheck_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="seqlab nbgrader crosscheck",
-                                description="regrade submitted notebooks with the isolated grader and compare "
-                                            "with nbgrader's autograde scores (a difference means tampering or "
-                                            "a broken set-up)")
+    p = argparse.ArgumentParser(
+        prog="seqlab nbgrader crosscheck",
+        description="regrade submitted notebooks with the isolated grader and compare "
+        "with nbgrader's autograde scores (a difference means tampering or "
+        "a broken set-up)",
+    )
     p.add_argument("course_dir", type=Path)
     p.add_argument("assignment")
     p.add_argument("--student", action="append", default=None)
@@ -63,19 +78,35 @@ def _crosscheck_parser() -> argparse.ArgumentParser:
 
 
 def _autograde_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="seqlab nbgrader autograde",
-                                description="grade the submitted notebooks with the isolated grader (grade-all) and "
-                                            "record the grades and feedback in nbgrader's gradebook, as `nbgrader "
-                                            "autograde` would, without running any notebook in a kernel")
+    p = argparse.ArgumentParser(
+        prog="seqlab nbgrader autograde",
+        description="grade the submitted notebooks with the isolated grader (grade-all) and "
+        "record the grades and feedback in nbgrader's gradebook, as `nbgrader "
+        "autograde` would, without running any notebook in a kernel",
+    )
     p.add_argument("course_dir", type=Path)
-    p.add_argument("assignments", nargs="+", metavar="ASSIGNMENT",
-                   help='an assignment of the gradebook, or a pattern as nbgrader takes them ("*": all)')
-    p.add_argument("--jobs", type=int, default=1, help="submissions graded at once (default 1; the cores you can spare)")
-    p.add_argument("--keep", type=Path, default=None,
-                   help="keep the exported submissions and seqlab's reports (report.html per student, "
-                        "gradebook.csv, class_report.html) in this folder, outside the course")
-    p.add_argument("--timeout", type=float, default=None,
-                   help="seconds one student's grading may take before it is given up (default 900)")
+    p.add_argument(
+        "assignments",
+        nargs="+",
+        metavar="ASSIGNMENT",
+        help='an assignment of the gradebook, or a pattern as nbgrader takes them ("*": all)',
+    )
+    p.add_argument(
+        "--jobs", type=int, default=1, help="submissions graded at once (default 1; the cores you can spare)"
+    )
+    p.add_argument(
+        "--keep",
+        type=Path,
+        default=None,
+        help="keep the exported submissions and seqlab's reports (report.html per student, "
+        "gradebook.csv, class_report.html) in this folder, outside the course",
+    )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        help="seconds one student's grading may take before it is given up (default 900)",
+    )
     return p
 
 
@@ -100,8 +131,9 @@ def _build(args) -> int:
     if args.course_dir.exists() and not args.course_dir.is_dir():
         raise UserError(f"{args.course_dir} exists and is not a folder")
     try:
-        report = build_course(args.course_dir, seed=args.seed, course_id=args.course_id,
-                              timeout=args.timeout or DEFAULT_TIMEOUT_S)
+        report = build_course(
+            args.course_dir, seed=args.seed, course_id=args.course_id, timeout=args.timeout or DEFAULT_TIMEOUT_S
+        )
     except (CourseError, SourceError) as exc:
         raise UserError(str(exc)) from None
     for path in report.notebooks:
@@ -131,14 +163,19 @@ def _export(args) -> int:
     for student, report in reports.items():
         label = f"{student}: " if student else ""
         topics = ", ".join(sorted(report.modules)) or "none"
-        print(f"{label}{report.out}/exercises/ ({topics} from notebooks"
-              + (f"; stubs for {', '.join(report.stubbed)}" if report.stubbed else "") + ")")
+        print(
+            f"{label}{report.out}/exercises/ ({topics} from notebooks"
+            + (f"; stubs for {', '.join(report.stubbed)}" if report.stubbed else "")
+            + ")"
+        )
         for warning in report.warnings:
             print(f"  warning: {warning}", file=sys.stderr)
     target = f"{args.out}/<student>" if args.course else str(args.out)
     seed_arg = f" --seed {seed}" if seed is not None else " --seed <the course seed>"
-    print(f"grade with: seqlab grade {target}{seed_arg} --device cpu   (the seed of nbgrader_config.py "
-          f"gives the same points as autograde)")
+    print(
+        f"grade with: seqlab grade {target}{seed_arg} --device cpu   (the seed of nbgrader_config.py "
+        f"gives the same points as autograde)"
+    )
     return 0
 
 
@@ -167,8 +204,14 @@ def _autograde(args) -> int:
     if args.jobs < 1:
         raise UserError("--jobs must be at least 1")
     try:
-        report = autograde(args.course_dir, args.assignments, jobs=args.jobs, keep=args.keep,
-                           timeout=args.timeout or DEFAULT_TIMEOUT_S, progress=Progress())
+        report = autograde(
+            args.course_dir,
+            args.assignments,
+            jobs=args.jobs,
+            keep=args.keep,
+            timeout=args.timeout or DEFAULT_TIMEOUT_S,
+            progress=Progress(),
+        )
     except AutogradeError as exc:
         raise UserError(str(exc)) from None
     for outcome in report.outcomes:
@@ -178,10 +221,14 @@ def _autograde(args) -> int:
         for warning in outcome.warnings:
             print(f"  warning: {warning}", file=sys.stderr)
     for outcome in report.not_graded:
-        print(f"NOT GRADED {outcome.student}: {outcome.reason} (nothing written to the gradebook for them; "
-              f"fix and rerun, or use `nbgrader autograde`)")
-    print(f"{len(report.outcomes) - len(report.not_graded)} of {len(report.outcomes)} student(s) graded "
-          f"({', '.join(report.assignments)}; seed {report.seed}); the gradebook now holds their grades: "
-          f"`nbgrader export`, `nbgrader generate_feedback`, formgrader"
-          + (f"; seqlab's reports in {report.work}/results" if report.work else ""))
+        print(
+            f"NOT GRADED {outcome.student}: {outcome.reason} (nothing written to the gradebook for them; "
+            f"fix and rerun, or use `nbgrader autograde`)"
+        )
+    print(
+        f"{len(report.outcomes) - len(report.not_graded)} of {len(report.outcomes)} student(s) graded "
+        f"({', '.join(report.assignments)}; seed {report.seed}); the gradebook now holds their grades: "
+        f"`nbgrader export`, `nbgrader generate_feedback`, formgrader"
+        + (f"; seqlab's reports in {report.work}/results" if report.work else "")
+    )
     return 1 if report.not_graded else 0

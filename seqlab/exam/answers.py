@@ -11,6 +11,7 @@ An answers file is YAML (JSON is YAML too)::
 A file that cannot be read raises ``AnswersError`` naming the file and the problem; the
 readability check (``seqlab exam check`` and the exam notebook) uses the grader's own parsers.
 """
+
 from __future__ import annotations
 
 import json
@@ -47,7 +48,7 @@ def load_answers(path: str | Path, *, require_student: bool = True) -> tuple[str
         raise AnswersError(f"{path}: not UTF-8 text") from None
     try:
         loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-        data = yaml.load(text, Loader=loader)  # noqa: S506 - a safe loader
+        data = yaml.load(text, Loader=loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
@@ -55,11 +56,11 @@ def load_answers(path: str | Path, *, require_student: bool = True) -> tuple[str
     return answers_from_data(data, str(path), require_student=require_student)
 
 
-def answers_from_data(data: Any, source: str = "<answers>", *,
-                      require_student: bool = True) -> tuple[str | None, dict[str, Any]]:
+def answers_from_data(
+    data: Any, source: str = "<answers>", *, require_student: bool = True
+) -> tuple[str | None, dict[str, Any]]:
     if not isinstance(data, dict):
-        raise AnswersError(f"{source}: must be a mapping with 'student' and 'answers' "
-                           f"(got {type(data).__name__})")
+        raise AnswersError(f"{source}: must be a mapping with 'student' and 'answers' (got {type(data).__name__})")
     student = None
     if "student" not in data:
         if require_student:
@@ -70,7 +71,7 @@ def answers_from_data(data: Any, source: str = "<answers>", *,
         except StudentIdError as exc:
             if require_student:
                 raise AnswersError(f"{source}: {exc}") from None
-            student = str(data["student"])[:80]      # kept only to flag the claim
+            student = str(data["student"])[:80]  # kept only to flag the claim
     answers = data.get("answers")
     if answers is None:
         answers = {}
@@ -78,8 +79,9 @@ def answers_from_data(data: Any, source: str = "<answers>", *,
         raise AnswersError(f"{source}: 'answers' must map question ids to answers (got {type(answers).__name__})")
     unknown = set(data) - {"student", "answers"}
     if unknown:
-        raise AnswersError(f"{source}: unknown key(s) {', '.join(sorted(map(str, unknown)))}; "
-                           "expected only 'student' and 'answers'")
+        raise AnswersError(
+            f"{source}: unknown key(s) {', '.join(sorted(map(str, unknown)))}; expected only 'student' and 'answers'"
+        )
     return student, {str(k): v for k, v in answers.items()}
 
 
@@ -110,7 +112,7 @@ def check_readable(shapes: list[dict], answers: dict[str, Any], *, quiet: bool =
 
 
 def readability_problem(shape: dict, raw: Any) -> str:
-    """"" when grading can read the answer, else why not (the grader's own message)."""
+    """ "" when grading can read the answer, else why not (the grader's own message)."""
     try:
         kind = shape["kind"]
         text = answer_text(raw, kind)

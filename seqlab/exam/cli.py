@@ -1,14 +1,15 @@
 """`seqlab exam ...`: render per-student exams, write keys, grade answers, refresh the coverage table.
 
-    seqlab exam render --exam exams/final.yaml --student s123 --out DIR [--notebook] [--pdf]
-    seqlab exam key    --exam exams/final.yaml --student s123 --out DIR [--pdf]
-    seqlab exam grade  ANSWERS.yaml [--exam exams/final.yaml] [--student s123] [--out DIR]
-    seqlab exam grade-all ANSWERS_DIR --out DIR [--exam exams/final.yaml] [--roster ROSTER.csv]
-    seqlab exam check ANSWERS.yaml --student s123 [--exam exams/final.yaml]
-    seqlab exam check ANSWERS.yaml --shapes check-s123.json      (what students get: no key inside)
-    seqlab exam qti    --exam exams/final.yaml --students FILE --out DIR [--variant-pool]
-    seqlab exam coverage [--check]
+seqlab exam render --exam exams/final.yaml --student s123 --out DIR [--notebook] [--pdf]
+seqlab exam key    --exam exams/final.yaml --student s123 --out DIR [--pdf]
+seqlab exam grade  ANSWERS.yaml [--exam exams/final.yaml] [--student s123] [--out DIR]
+seqlab exam grade-all ANSWERS_DIR --out DIR [--exam exams/final.yaml] [--roster ROSTER.csv]
+seqlab exam check ANSWERS.yaml --student s123 [--exam exams/final.yaml]
+seqlab exam check ANSWERS.yaml --shapes check-s123.json      (what students get: no key inside)
+seqlab exam qti    --exam exams/final.yaml --students FILE --out DIR [--variant-pool]
+seqlab exam coverage [--check]
 """
+
 from __future__ import annotations
 
 import sys
@@ -26,10 +27,10 @@ def add_parser(subparsers) -> None:
         q.add_argument("--exam", type=Path, default=DEFAULT_EXAM, help="exam YAML (default: exams/final.yaml)")
 
     def students_args(q):
-        q.add_argument("--student", action="append", default=[], metavar="ID",
-                       help="a student id (repeat for several)")
-        q.add_argument("--students", type=Path, default=None, metavar="FILE",
-                       help="a file with one student id per line")
+        q.add_argument("--student", action="append", default=[], metavar="ID", help="a student id (repeat for several)")
+        q.add_argument(
+            "--students", type=Path, default=None, metavar="FILE", help="a file with one student id per line"
+        )
 
     def papers_parser(name, help):
         """A subcommand that writes something per student paper: --exam, the students, --out."""
@@ -42,8 +43,9 @@ def add_parser(subparsers) -> None:
     r = papers_parser("render", "render each student's exam (Markdown, HTML, and a notebook if asked)")
     r.add_argument("--notebook", action="store_true", help="also write an nbgrader notebook per student")
     r.add_argument("--no-html", action="store_true", help="skip the HTML page")
-    r.add_argument("--pdf", action="store_true",
-                   help="also write a printable PDF per student and exams-all.pdf with every paper")
+    r.add_argument(
+        "--pdf", action="store_true", help="also write a printable PDF per student and exams-all.pdf with every paper"
+    )
     r.set_defaults(func=run_render)
 
     k = papers_parser("key", "write each student's answer key (YAML to grade, Markdown with solutions)")
@@ -54,8 +56,7 @@ def add_parser(subparsers) -> None:
     g.add_argument("answers", type=Path)
     exam_arg(g)
     g.add_argument("--student", default=None, help="check the file is this student's")
-    g.add_argument("--out", type=Path, default=None,
-                   help="write results.json (Gradescope) and the other reports here")
+    g.add_argument("--out", type=Path, default=None, help="write results.json (Gradescope) and the other reports here")
     g.add_argument("--quiet", action="store_true", help="only the score line")
     g.set_defaults(func=run_grade)
 
@@ -63,20 +64,33 @@ def add_parser(subparsers) -> None:
     a.add_argument("answers_dir", type=Path)
     exam_arg(a)
     a.add_argument("--out", type=Path, required=True)
-    a.add_argument("--roster", type=Path, default=None, metavar="CSV",
-                   help="columns file,student: whose each file is (default: the file or folder name)")
+    a.add_argument(
+        "--roster",
+        type=Path,
+        default=None,
+        metavar="CSV",
+        help="columns file,student: whose each file is (default: the file or folder name)",
+    )
     a.set_defaults(func=run_grade_all)
 
     ch = sub.add_parser("check", help="before hand-in: report answers the grader cannot read (never correctness)")
     ch.add_argument("answers", type=Path)
     exam_arg(ch)
     ch.add_argument("--student", default=None, help="the student id (with --exam)")
-    ch.add_argument("--shapes", type=Path, default=None, metavar="JSON",
-                    help="check-ID.json written next to a rendered exam: no exam file needed")
+    ch.add_argument(
+        "--shapes",
+        type=Path,
+        default=None,
+        metavar="JSON",
+        help="check-ID.json written next to a rendered exam: no exam file needed",
+    )
     ch.set_defaults(func=run_check)
     qti = papers_parser("qti", "export an LMS quiz (QTI 1.2 zip, one quiz per student) for Canvas/Moodle")
-    qti.add_argument("--variant-pool", action="store_true",
-                     help="one quiz whose questions are groups of the students' variants (the LMS draws one)")
+    qti.add_argument(
+        "--variant-pool",
+        action="store_true",
+        help="one quiz whose questions are groups of the students' variants (the LMS draws one)",
+    )
     qti.set_defaults(func=run_qti)
 
     c = sub.add_parser("coverage", help="write docs/coverage.md (notes sections -> questions, exercises)")
@@ -117,8 +131,9 @@ def _students(args) -> list[str]:
 def run_render(args) -> int:
     from .render import write_exam
 
-    return _write_papers(args, lambda inst: write_exam(inst, args.out, notebook=args.notebook,
-                                                       html=not args.no_html), key=False)
+    return _write_papers(
+        args, lambda inst: write_exam(inst, args.out, notebook=args.notebook, html=not args.no_html), key=False
+    )
 
 
 def run_key(args) -> int:
@@ -166,8 +181,10 @@ def run_qti(args) -> int:
         kept = sum(len(i.variants) for i in instances) - len(skipped)
         print(f"wrote {path}: {len(instances)} quiz(zes), {kept} item(s)")
     if skipped:
-        print(f"{len({s.question for s in skipped})} question(s) cannot travel to an LMS quiz "
-              f"(listed in {Path(args.out) / 'qti-skipped.txt'}); they stay on the paper/HTML exam")
+        print(
+            f"{len({s.question for s in skipped})} question(s) cannot travel to an LMS quiz "
+            f"(listed in {Path(args.out) / 'qti-skipped.txt'}); they stay on the paper/HTML exam"
+        )
     return 0
 
 
@@ -175,7 +192,10 @@ def _print_result(result, file=None) -> None:
     file = file or sys.stdout
     for t in result.tests:
         mark = "ok " if t.status == "passed" else ("~  " if t.score > 0 else "-- ")
-        print(f"{mark}{t.score:5.4g} / {t.max_score:<4.4g} {t.name.split(':', 1)[0][len('exam.'):]}: {t.output}", file=file)
+        print(
+            f"{mark}{t.score:5.4g} / {t.max_score:<4.4g} {t.name.split(':', 1)[0][len('exam.') :]}: {t.output}",
+            file=file,
+        )
     for e in result.errors:
         print(f"note: {e}", file=file)
     print(f"{result.submission}: {result.score:.4g} / {result.max_score:.4g} ({result.percent:.1f}%)", file=file)
@@ -219,8 +239,10 @@ def run_grade_all(args) -> int:
     for row in rows:
         if row.result is not None:
             write_all(row.result, out / row.student, html=False)
-            print(f"{row.student}: {row.result.score:.4g} / {row.result.max_score:.4g} ({row.result.percent:.1f}%)"
-                  + (f"  FLAG: {row.flag}" if row.flag else ""))
+            print(
+                f"{row.student}: {row.result.score:.4g} / {row.result.max_score:.4g} ({row.result.percent:.1f}%)"
+                + (f"  FLAG: {row.flag}" if row.flag else "")
+            )
         else:
             print(f"error: {row.reason}", file=sys.stderr)
     write_text_atomic(out / "gradebook.csv", gradebook_csv(exam, rows))
@@ -228,8 +250,10 @@ def run_grade_all(args) -> int:
 
     write_item_analysis(exam, rows, out)
     bad = sum(1 for r in rows if r.result is None)
-    print(f"graded {len(rows) - bad} of {len(rows)} answers file(s); gradebook: {out / 'gradebook.csv'}; "
-          f"item analysis: {out / 'item_analysis.csv'}, {out / 'class_report.html'}")
+    print(
+        f"graded {len(rows) - bad} of {len(rows)} answers file(s); gradebook: {out / 'gradebook.csv'}; "
+        f"item analysis: {out / 'item_analysis.csv'}, {out / 'class_report.html'}"
+    )
     return 1 if bad else 0
 
 
@@ -271,8 +295,10 @@ def run_coverage(args) -> int:
     if args.check:
         failed = False
         for tag in missing_focus():
-            print(f"exam focus {tag} ({EXAM_FOCUS[tag]}): no main-topic question on every paper of "
-                  f"{DEFAULT_EXAM.name}", file=sys.stderr)
+            print(
+                f"exam focus {tag} ({EXAM_FOCUS[tag]}): no main-topic question on every paper of {DEFAULT_EXAM.name}",
+                file=sys.stderr,
+            )
             failed = True
         current = path.read_text(encoding="utf-8") if path.is_file() else ""
         if current != text:

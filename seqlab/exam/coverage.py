@@ -6,6 +6,7 @@ the table follows the code. ``seqlab exam coverage`` rewrites it; ``--check`` (a
 says when it is stale, and fails when an exam-focus section (``EXAM_FOCUS``) is not the main
 topic of a question on every paper of ``exams/final.yaml``.
 """
+
 from __future__ import annotations
 
 import ast
@@ -129,8 +130,10 @@ def missing_focus(exam=None) -> list[str]:
     missing = []
     for focus in EXAM_FOCUS:
         fixed = any(not eq.pool and _under(eq.question.sections[0], focus) for eq in exam.questions)
-        pooled = any(all(_under(eq.question.sections[0], focus) for eq in exam.questions if eq.pool == pool.name)
-                     for pool in exam.pools)
+        pooled = any(
+            all(_under(eq.question.sections[0], focus) for eq in exam.questions if eq.pool == pool.name)
+            for pool in exam.pools
+        )
         if not (fixed or pooled):
             missing.append(focus)
     return missing
@@ -163,12 +166,15 @@ def coverage_markdown() -> str:
         "docstring in `solutions/` cites the section in its `Notes:` line (a parent section covers its",
         "subsections).",
         "",
-        "Section tags: `W8 §N` = " + NOTE_FILES["W8"] + " (Week 8), `L5 §N` = " + NOTE_FILES["L5"]
-        + " (Lecture 5), `L7-8 (Lecture 7|8) §part.item` = " + NOTE_FILES["L7-8"]
+        "Section tags: `W8 §N` = "
+        + NOTE_FILES["W8"]
+        + " (Week 8), `L5 §N` = "
+        + NOTE_FILES["L5"]
+        + " (Lecture 5), `L7-8 (Lecture 7|8) §part.item` = "
+        + NOTE_FILES["L7-8"]
         + " (parts numbered 一、二、... per lecture).",
         "",
-        f"The bank holds {len(REGISTRY)} questions: "
-        + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) + ".",
+        f"The bank holds {len(REGISTRY)} questions: " + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) + ".",
         "",
     ]
     lines += [
@@ -181,9 +187,12 @@ def coverage_markdown() -> str:
     ]
     note_titles = {"W8": "Week 8: RNNs and Transformer", "L5": "Lecture 5: RNNs", "L7-8": "Lectures 7 and 8"}
     for note in ("W8", "L5", "L7-8"):
-        lines += [f"## {note}: {note_titles[note]} (`{NOTE_FILES[note]}`)", "",
-                  "| section | heading | focus | final exam | bank | exercises |",
-                  "| --- | --- | --- | --- | --- | --- |"]
+        lines += [
+            f"## {note}: {note_titles[note]} (`{NOTE_FILES[note]}`)",
+            "",
+            "| section | heading | focus | final exam | bank | exercises |",
+            "| --- | --- | --- | --- | --- | --- |",
+        ]
         for tag, heading, qs, fns in rows:
             if SECTIONS[tag].note != note:
                 continue
@@ -199,6 +208,8 @@ def coverage_markdown() -> str:
     lines.append(f"Sections without a question: {', '.join(uncovered) if uncovered else 'none'}.")
     lines.append("")
     missing = missing_focus(exam)
-    lines.append("Exam-focus sections without a main-topic question on every final-exam paper: "
-                 f"{', '.join(missing) if missing else 'none'}.")
+    lines.append(
+        "Exam-focus sections without a main-topic question on every final-exam paper: "
+        f"{', '.join(missing) if missing else 'none'}."
+    )
     return "\n".join(lines) + "\n"

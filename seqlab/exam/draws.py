@@ -5,6 +5,7 @@ student gives the same numbers on any machine: the generator is seeded by ``seql
 (never Python's salted ``hash``), parameters are plain decimals, and answers come from float64
 reference code. It also holds how a key writes an answer, which grading and rendering share.
 """
+
 from __future__ import annotations
 
 import json
@@ -59,8 +60,9 @@ def _seeded_form(question_id: str, exam_seed, forms: tuple[str, ...]) -> str:
     return rng_for(exam_seed, FORM_KEY, question_id).choice(forms)
 
 
-def draw(q: Question, exam_seed, student: str, *, form: str | None = None,
-         tolerance: Tolerance | None = None) -> tuple[dict, object, dict]:
+def draw(
+    q: Question, exam_seed, student: str, *, form: str | None = None, tolerance: Tolerance | None = None
+) -> tuple[dict, object, dict]:
     """(params, answer, named mistakes) of the first valid draw (``model.fair_draw``)."""
     rng = rng_for(exam_seed, student, q.id)
     form = exam_form(q, exam_seed, form)
@@ -74,8 +76,9 @@ def draw(q: Question, exam_seed, student: str, *, form: str | None = None,
             fair = fair_draw(q, params, answer, tolerance, mistakes)
         if fair:
             return params, answer, mistakes
-    raise DrawError(f"{q.id}: no valid draw in {MAX_DRAWS} tries for student {student!r}: "
-                    "its validity rule cannot be met")
+    raise DrawError(
+        f"{q.id}: no valid draw in {MAX_DRAWS} tries for student {student!r}: its validity rule cannot be met"
+    )
 
 
 @lru_cache(maxsize=4096)
@@ -109,7 +112,9 @@ def _formula_text(expr) -> str:
 
 def format_answer(kind: str, answer) -> str:
     if kind == NUMERIC:
-        return ", ".join(format_number(v) for v in answer) if isinstance(answer, (list, tuple)) else format_number(answer)
+        return (
+            ", ".join(format_number(v) for v in answer) if isinstance(answer, (list, tuple)) else format_number(answer)
+        )
     if kind == SYMBOLIC:
         return _formula_text(answer)
     return str(answer)

@@ -1,4 +1,5 @@
 """The exam's user errors: a file an instructor or a student can fix, named in the message."""
+
 from __future__ import annotations
 
 from ..errors import SeqlabError

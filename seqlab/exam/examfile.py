@@ -19,6 +19,7 @@ parts:
 ``load_exam`` checks everything (unknown ids, unknown mistakes, bad points) and reports
 ``file: where: what`` so the instructor can fix the file.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -44,8 +45,8 @@ class ExamQuestion:
     per_element: bool = False
     mistakes: dict[str, float] = field(default_factory=dict)
     tolerance: Tolerance | None = None
-    form: str | None = None          # None: drawn from the exam seed (still one form per exam)
-    pool: str = ""        # the pool it is drawn from (pools.py); "" = on every paper
+    form: str | None = None  # None: drawn from the exam seed (still one form per exam)
+    pool: str = ""  # the pool it is drawn from (pools.py); "" = on every paper
 
     @property
     def id(self) -> str:
@@ -61,7 +62,7 @@ class Exam:
     instructions: str = ""
     visibility: str = "after_published"
     path: str = ""
-    pools: tuple = ()      # pools.Pool: every candidate of a pool is in ``questions``
+    pools: tuple = ()  # pools.Pool: every candidate of a pool is in ``questions``
 
     @property
     def max_score(self) -> float:
@@ -127,9 +128,16 @@ def exam_from_dict(data: Any, source: str = "<exam>") -> Exam:
             questions.append(_question(entry, f"{where}.questions[{j}]", title, source, seen))
     if not questions:
         raise _err(source, "parts", "no questions")
-    return Exam(title=str(data["title"]), seed=seed, questions=tuple(questions), parts=tuple(titles),
-                instructions=str(data.get("instructions", "")), visibility=visibility, path=source,
-                pools=tuple(pools))
+    return Exam(
+        title=str(data["title"]),
+        seed=seed,
+        questions=tuple(questions),
+        parts=tuple(titles),
+        instructions=str(data.get("instructions", "")),
+        visibility=visibility,
+        path=source,
+        pools=tuple(pools),
+    )
 
 
 def _question(entry: Any, where: str, part: str, source: str, seen: set[str]) -> ExamQuestion:
@@ -172,8 +180,11 @@ def _question(entry: Any, where: str, part: str, source: str, seen: set[str]) ->
         known = {name for f in (q.forms or (None,)) for name in q.mistakes(sample_params(q, 0, "check", f))}
         for name, frac in mistakes.items():
             if name not in known:
-                raise _err(source, f"{where}.partial.mistakes.{name}",
-                           f"unknown mistake (known for {qid}: {', '.join(sorted(known))})")
+                raise _err(
+                    source,
+                    f"{where}.partial.mistakes.{name}",
+                    f"unknown mistake (known for {qid}: {', '.join(sorted(known))})",
+                )
             if isinstance(frac, bool) or not isinstance(frac, (int, float)) or not 0 <= frac <= 1:
                 raise _err(source, f"{where}.partial.mistakes.{name}", "must be a fraction in [0, 1]")
     tolerance = None
@@ -181,12 +192,22 @@ def _question(entry: Any, where: str, part: str, source: str, seen: set[str]) ->
         tol = entry["tolerance"]
         if q.kind != NUMERIC:
             raise _err(source, f"{where}.tolerance", f"only numeric questions have a tolerance ({qid} is {q.kind})")
-        if not isinstance(tol, dict) or set(tol) - {"rel", "abs"} or not all(
-                isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0 for v in tol.values()):
+        if (
+            not isinstance(tol, dict)
+            or set(tol) - {"rel", "abs"}
+            or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0 for v in tol.values())
+        ):
             raise _err(source, f"{where}.tolerance", "must be {rel: number >= 0, abs: number >= 0}")
         tolerance = Tolerance(rtol=float(tol.get("rel", 0.0)), atol=float(tol.get("abs", 0.0)))
-    return ExamQuestion(question=q, points=float(points), part=part, per_element=per_element,
-                        mistakes={k: float(v) for k, v in mistakes.items()}, tolerance=tolerance, form=form)
+    return ExamQuestion(
+        question=q,
+        points=float(points),
+        part=part,
+        per_element=per_element,
+        mistakes={k: float(v) for k, v in mistakes.items()},
+        tolerance=tolerance,
+        form=form,
+    )
 
 
 def all_questions_exam(seed: int | str = 0, points: float = 1.0) -> Exam:
@@ -194,7 +215,8 @@ def all_questions_exam(seed: int | str = 0, points: float = 1.0) -> Exam:
     load_bank()
     parts: dict[str, list[ExamQuestion]] = {}
     for q in REGISTRY.values():
-        parts.setdefault(q.topic, []).append(ExamQuestion(question=q, points=points, part=q.topic,
-                                                          per_element=q.kind == NUMERIC))
+        parts.setdefault(q.topic, []).append(
+            ExamQuestion(question=q, points=points, part=q.topic, per_element=q.kind == NUMERIC)
+        )
     questions = tuple(eq for group in parts.values() for eq in group)
     return Exam(title="Question bank (every question)", seed=seed, questions=questions, parts=tuple(parts))

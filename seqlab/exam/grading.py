@@ -4,6 +4,7 @@ The layers below, along the data flow: ``answers`` reads and checks a file, ``ma
 one answer per kind, ``paper`` grades one student's paper. Their public names are re-exported
 here, where the CLI, the exam notebook and the tests have always found them.
 """
+
 from __future__ import annotations
 
 import csv
@@ -22,10 +23,32 @@ from .marking import Mark, answer_shapes, count_problem, earning_entries, given_
 from .paper import check_answers, grade_answers, grade_file
 
 # the names callers import from here: this module's own, and the layers' it re-exports
-__all__ = ["ANSWER_SUFFIXES", "HANDED_IN_PREFIX", "MAX_FILE_BYTES", "AnswersError", "BatchRow", "Mark",
-           "answer_files", "answer_shapes", "answers_from_data", "check_answers", "check_readable", "count_problem",
-           "earning_entries", "given_numbers", "grade_answers", "grade_file", "grade_folder", "grade_variant",
-           "gradebook_csv", "load_answers", "load_roster", "load_shapes", "owner_from_name", "readability_problem"]
+__all__ = [
+    "ANSWER_SUFFIXES",
+    "HANDED_IN_PREFIX",
+    "MAX_FILE_BYTES",
+    "AnswersError",
+    "BatchRow",
+    "Mark",
+    "answer_files",
+    "answer_shapes",
+    "answers_from_data",
+    "check_answers",
+    "check_readable",
+    "count_problem",
+    "earning_entries",
+    "given_numbers",
+    "grade_answers",
+    "grade_file",
+    "grade_folder",
+    "grade_variant",
+    "gradebook_csv",
+    "load_answers",
+    "load_roster",
+    "load_shapes",
+    "owner_from_name",
+    "readability_problem",
+]
 
 
 @dataclass
@@ -34,10 +57,10 @@ class BatchRow:
 
     file: str
     student: str
-    status: str                       # "graded" | "error"
+    status: str  # "graded" | "error"
     reason: str = ""
     result: GradingResult | None = None
-    flag: str = ""                    # e.g. the file's content claims another student's id
+    flag: str = ""  # e.g. the file's content claims another student's id
 
 
 ANSWER_SUFFIXES = (".yaml", ".yml", ".json")
@@ -53,7 +76,7 @@ def answer_files(folder: Path) -> list[Path]:
     return sorted(found)
 
 
-HANDED_IN_PREFIX = "answers-"      # `seqlab exam render` hands each student answers-ID.yaml to fill in
+HANDED_IN_PREFIX = "answers-"  # `seqlab exam render` hands each student answers-ID.yaml to fill in
 
 
 def owner_from_name(folder: Path, path: Path) -> str:
@@ -122,8 +145,14 @@ def grade_folder(exam: Exam, folder: str | Path, roster: dict[str, str] | None =
         name = path.relative_to(folder).as_posix()
         if len(files_of[owner]) > 1:
             others = ", ".join(f for f in files_of[owner] if f != name)
-            rows.append(BatchRow(name, owner, "error",
-                                 reason=f"{path}: student {owner!r} also has answers in {others}; keep one file"))
+            rows.append(
+                BatchRow(
+                    name,
+                    owner,
+                    "error",
+                    reason=f"{path}: student {owner!r} also has answers in {others}; keep one file",
+                )
+            )
             continue
         result = grade_answers(exam, owner, answers, source=str(path))
         flag = ""
@@ -141,13 +170,34 @@ def gradebook_csv(exam: Exam, rows: list[BatchRow]) -> str:
     lines = []
     for row in sorted(rows, key=lambda r: (r.status != "graded", r.student, r.file)):
         if row.result is None:
-            lines.append([row.student, row.status, 0, f"{exam.max_score:g}", "", *[""] * len(ids), row.flag,
-                          row.file, row.reason[:300]])
+            lines.append(
+                [
+                    row.student,
+                    row.status,
+                    0,
+                    f"{exam.max_score:g}",
+                    "",
+                    *[""] * len(ids),
+                    row.flag,
+                    row.file,
+                    row.reason[:300],
+                ]
+            )
             continue
         result = row.result
-        by_id = {t.name.split(":", 1)[0][len("exam."):]: t.score for t in result.tests}
+        by_id = {t.name.split(":", 1)[0][len("exam.") :]: t.score for t in result.tests}
         # a question of a pool this student did not draw stays empty (not 0: it was not asked)
-        lines.append([row.student, row.status, f"{result.score:g}", f"{result.max_score:g}",
-                      f"{result.percent:.1f}", *[f"{by_id[q]:g}" if q in by_id else "" for q in ids], row.flag, row.file,
-                      "; ".join(result.errors)[:300]])
+        lines.append(
+            [
+                row.student,
+                row.status,
+                f"{result.score:g}",
+                f"{result.max_score:g}",
+                f"{result.percent:.1f}",
+                *[f"{by_id[q]:g}" if q in by_id else "" for q in ids],
+                row.flag,
+                row.file,
+                "; ".join(result.errors)[:300],
+            ]
+        )
     return csv_text(["student", "status", "total", "max_score", "percent", *ids, "flag", "file", "reason"], lines)

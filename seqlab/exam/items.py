@@ -17,6 +17,7 @@ same (no spread: r is undefined), or ``r_rest`` < ``FLAG_BELOW``. Written to ``i
 beside the gradebook and as a table with small inline-SVG plots in ``class_report.html``
 (self-contained: no scripts, no network).
 """
+
 from __future__ import annotations
 
 import math
@@ -46,11 +47,11 @@ class ItemStats:
     title: str
     points: float
     n: int
-    mean: float | None = None         # fraction of the points
-    full: float | None = None         # share with full marks
+    mean: float | None = None  # fraction of the points
+    full: float | None = None  # share with full marks
     r_rest: float | None = None
     d27: float | None = None
-    groups: tuple[float, float, float] | None = None   # mean fraction: lower 27%, middle, upper 27%
+    groups: tuple[float, float, float] | None = None  # mean fraction: lower 27%, middle, upper 27%
     mistakes: list[tuple[str, int]] = field(default_factory=list)
     flag: str = ""
 
@@ -66,7 +67,7 @@ def _pearson(xs: list[float], ys: list[float]) -> float | None:
 
 
 def _question_key(test_name: str) -> str:
-    return test_name.split(":", 1)[0][len("exam."):]
+    return test_name.split(":", 1)[0][len("exam.") :]
 
 
 def analyse(exam: Exam, rows: list) -> list[ItemStats]:
@@ -102,8 +103,9 @@ def analyse(exam: Exam, rows: list) -> list[ItemStats]:
         item.groups = (statistics.fmean(lower), statistics.fmean(middle), statistics.fmean(upper))
         item.d27 = item.groups[2] - item.groups[0]
         if statistics.pstdev(fractions) == 0:
-            item.flag = ("no spread: everyone got full marks" if item.full == 1 else
-                         "no spread: everyone scored the same") + " (it cannot separate students)"
+            item.flag = (
+                "no spread: everyone got full marks" if item.full == 1 else "no spread: everyone scored the same"
+            ) + " (it cannot separate students)"
         elif item.r_rest is None:
             item.flag = "the rest of the exam has no spread"
         elif item.r_rest < 0:
@@ -118,11 +120,36 @@ def _fmt(x: float | None, digits: int = 3) -> str:
 
 
 def item_analysis_csv(stats: list[ItemStats]) -> str:
-    header = ["question", "title", "points", "students", "mean_fraction", "full_marks_share",
-              "discrimination_r_rest", "discrimination_d27", "flag", "common_mistakes"]
-    return csv_text(header, ([s.id, s.title, f"{s.points:g}", s.n, _fmt(s.mean), _fmt(s.full), _fmt(s.r_rest),
-                              _fmt(s.d27), s.flag, "; ".join(f"{name} ({count})" for name, count in s.mistakes)]
-                             for s in stats))
+    header = [
+        "question",
+        "title",
+        "points",
+        "students",
+        "mean_fraction",
+        "full_marks_share",
+        "discrimination_r_rest",
+        "discrimination_d27",
+        "flag",
+        "common_mistakes",
+    ]
+    return csv_text(
+        header,
+        (
+            [
+                s.id,
+                s.title,
+                f"{s.points:g}",
+                s.n,
+                _fmt(s.mean),
+                _fmt(s.full),
+                _fmt(s.r_rest),
+                _fmt(s.d27),
+                s.flag,
+                "; ".join(f"{name} ({count})" for name, count in s.mistakes),
+            ]
+            for s in stats
+        ),
+    )
 
 
 def groups_svg(groups: tuple[float, float, float] | None) -> str:
@@ -130,9 +157,11 @@ def groups_svg(groups: tuple[float, float, float] | None) -> str:
     if groups is None:
         return ""
     width, height, bar = 66, 28, 18
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
-             f'aria-label="mean score lower {groups[0]:.2f}, middle {groups[1]:.2f}, upper {groups[2]:.2f}">',
-             f'<line x1="0" y1="{height - 0.5}" x2="{width}" y2="{height - 0.5}" stroke="#999"/>']
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
+        f'aria-label="mean score lower {groups[0]:.2f}, middle {groups[1]:.2f}, upper {groups[2]:.2f}">',
+        f'<line x1="0" y1="{height - 0.5}" x2="{width}" y2="{height - 0.5}" stroke="#999"/>',
+    ]
     for i, (value, colour) in enumerate(zip(groups, ("#c0504d", "#999999", "#4f81bd"))):
         h = max(1.0, round(value * (height - 2), 1))
         parts.append(f'<rect x="{2 + i * (bar + 4)}" y="{height - 1 - h}" width="{bar}" height="{h}" fill="{colour}"/>')
@@ -147,12 +176,16 @@ def histogram_svg(percents: list[float], bins: int = 10) -> str:
         counts[min(bins - 1, int(p / (100 / bins)))] += 1
     width, height, bar = 24 * bins, 80, 20
     top = max(counts) or 1
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height + 14}" role="img" '
-             'aria-label="distribution of total scores">']
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height + 14}" role="img" '
+        'aria-label="distribution of total scores">'
+    ]
     for i, c in enumerate(counts):
         h = round(c / top * height, 1)
-        parts.append(f'<rect x="{i * 24 + 2}" y="{height - h}" width="{bar}" height="{h}" fill="#4f81bd">'
-                     f'<title>{i * 10}-{i * 10 + 10}%: {c}</title></rect>')
+        parts.append(
+            f'<rect x="{i * 24 + 2}" y="{height - h}" width="{bar}" height="{h}" fill="#4f81bd">'
+            f"<title>{i * 10}-{i * 10 + 10}%: {c}</title></rect>"
+        )
         parts.append(f'<text x="{i * 24 + 2}" y="{height + 12}" font-size="9">{i * 10}</text>')
     parts.append("</svg>")
     return "".join(parts)
@@ -166,12 +199,17 @@ def class_report_html(exam: Exam, rows: list, stats: list[ItemStats]) -> str:
     graded = [r.result for r in rows if r.result is not None]
     percents = [r.percent for r in graded]
     context = {
-        "exam": exam, "stats": stats, "graded": len(graded), "files": len(rows),
+        "exam": exam,
+        "stats": stats,
+        "graded": len(graded),
+        "files": len(rows),
         "mean": statistics.fmean(percents) if percents else None,
         "median": statistics.median(percents) if percents else None,
         "histogram": Markup(histogram_svg(percents)),
         "plots": {s.id: Markup(groups_svg(s.groups)) for s in stats},
-        "flag_below": FLAG_BELOW, "group_share": GROUP_SHARE, "min_students": MIN_STUDENTS,
+        "flag_below": FLAG_BELOW,
+        "group_share": GROUP_SHARE,
+        "min_students": MIN_STUDENTS,
         "flagged": [s for s in stats if s.flag],
     }
     return environment().get_template("class_report.html.j2").render(context).rstrip() + "\n"

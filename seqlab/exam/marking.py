@@ -4,6 +4,7 @@ Every answer goes through ``safeexpr`` before anything evaluates it; a rejected 
 zero with the reason as feedback. The shape rules here (how many numbers, which letters, which
 symbols) are also what ``seqlab exam check`` applies, so a student's check and the grade agree.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -65,9 +66,12 @@ def grade_variant(v: Variant, raw: Any, *, seed: int = 0) -> Mark:
         return Mark(0.0, str(exc), "rejected")
     except RecursionError:
         return Mark(0.0, "answer rejected: too deeply nested", "rejected")
-    except Exception as exc:  # noqa: BLE001 - a bug of ours must not cost the batch
-        return Mark(0.0, f"could not grade this answer (internal error {type(exc).__name__}); "
-                         "please ask the instructor to regrade", "error")
+    except Exception as exc:
+        return Mark(
+            0.0,
+            f"could not grade this answer (internal error {type(exc).__name__}); please ask the instructor to regrade",
+            "error",
+        )
 
 
 def expected_entries(v: Variant) -> list[float]:
@@ -98,15 +102,17 @@ def _numeric(v: Variant, text: str) -> Mark:
         notes.append(f"{sum(ok)} of {len(ok)} entries correct")
         copied = [str(i + 1) for i, e in enumerate(earning) if not e]
         if copied:
-            notes.append(f"entr{'y' if len(copied) == 1 else 'ies'} {', '.join(copied)} can be copied from the "
-                         "question and earn no partial credit")
+            notes.append(
+                f"entr{'y' if len(copied) == 1 else 'ies'} {', '.join(copied)} can be copied from the "
+                "question and earn no partial credit"
+            )
     if v.mistakes:
         for name, mistake in v.mistakes.items():
             values = mistake.value if isinstance(mistake.value, list) else [mistake.value]
             if len(values) == len(got) and all(tol.accepts(a, float(e)) for a, e in zip(got, values)):
                 notes.append(f"looks like: {mistake.feedback}")
                 credit = max(credit, v.points * v.partial.get("mistakes", {}).get(name, 0.0))
-                details["mistake"] = name   # item analysis counts named mistakes
+                details["mistake"] = name  # item analysis counts named mistakes
                 break
     wrong = [str(i + 1) for i, good in enumerate(ok) if not good]
     where = f"entr{'y' if len(wrong) == 1 else 'ies'} {', '.join(wrong)} " if len(expected) > 1 else ""
@@ -155,8 +161,12 @@ def _symbolic(v: Variant, text: str, seed: int) -> Mark:
                 details["mistake"] = name
                 break
     msg = "incorrect: not equivalent to the key" + (" (could not be evaluated)" if verdict.how == "undefined" else "")
-    return Mark(credit, "; ".join([msg + f" ({v.key})"] + notes), "partial" if credit else "incorrect",
-                {"how": verdict.how, **details})
+    return Mark(
+        credit,
+        "; ".join([msg + f" ({v.key})"] + notes),
+        "partial" if credit else "incorrect",
+        {"how": verdict.how, **details},
+    )
 
 
 def choice_letter(options: int, text: str) -> str:
@@ -173,8 +183,12 @@ def _choice(v: Variant, text: str) -> Mark:
         return Mark(v.points, "correct", "correct")
     why = v.params.get("why", {}).get(cleaned, "")
     chosen = v.params["options"][ord(cleaned) - ord("A")]
-    return Mark(0.0, f"incorrect: the answer is {v.answer}" + (f"; {cleaned}: {why}" if why else ""), "incorrect",
-                {"mistake": f"chose: {chosen}"[:120]})
+    return Mark(
+        0.0,
+        f"incorrect: the answer is {v.answer}" + (f"; {cleaned}: {why}" if why else ""),
+        "incorrect",
+        {"mistake": f"chose: {chosen}"[:120]},
+    )
 
 
 _TRUE = {"true", "t", "yes", "y", "1"}

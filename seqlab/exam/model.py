@@ -22,11 +22,13 @@ pure function of (exam seed, student id). A question with harder and easier *for
 in ``forms``; the form is fixed per exam (drawn from the exam seed alone, or named in the exam
 file), never per student.
 """
+
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from ..seeds import derived_rng
 from ..tolerance import Tolerance
@@ -88,7 +90,7 @@ class Question:
     equivalents: Callable[[dict], list[str]] | None = None
     exercises: tuple[str, ...] = ()
     topic: str = ""
-    answer_hint: str = ""     # how to write the answer, shown under the question
+    answer_hint: str = ""  # how to write the answer, shown under the question
     # the question's own validity rule on top of ``fair_draw``'s general one (see the module doc)
     valid: Callable[[dict], bool] | None = None
     # forms of unequal difficulty: ``sample(rng, form)`` draws one; every student of an exam gets the same
@@ -118,23 +120,49 @@ def register(q: Question) -> Question:
     return q
 
 
-def question(id: str, *, kind: str, title: str, sections: tuple[str, ...] | list[str],
-             sample: Callable[[random.Random], dict], template: str | None = None,
-             tolerance: Tolerance | None = None, symbols=None, mistakes=None, equivalents=None,
-             exercises: tuple[str, ...] | list[str] = (), answer_hint: str = "",
-             valid: Callable[[dict], bool] | None = None, forms: tuple[str, ...] = ()):
+def question(
+    id: str,
+    *,
+    kind: str,
+    title: str,
+    sections: tuple[str, ...] | list[str],
+    sample: Callable[[random.Random], dict],
+    template: str | None = None,
+    tolerance: Tolerance | None = None,
+    symbols=None,
+    mistakes=None,
+    equivalents=None,
+    exercises: tuple[str, ...] | list[str] = (),
+    answer_hint: str = "",
+    valid: Callable[[dict], bool] | None = None,
+    forms: tuple[str, ...] = (),
+):
     """Decorator for the answer function: registers the question and returns the function."""
 
     def wrap(answer: Callable[[dict], Any]):
         # the bank module's name (a topic split into a package, bank/rnn/, is still one topic)
         module = answer.__module__
         topic = module.split(".bank.", 1)[1].split(".")[0] if ".bank." in module else module.rsplit(".", 1)[-1]
-        register(Question(
-            id=id, kind=kind, title=title, sections=tuple(sections), sample=sample, answer=answer,
-            template=template or f"questions/{id}.md.j2", tolerance=tolerance, symbols=symbols,
-            mistakes=mistakes, equivalents=equivalents, exercises=tuple(exercises), topic=topic,
-            answer_hint=answer_hint, valid=valid, forms=tuple(forms),
-        ))
+        register(
+            Question(
+                id=id,
+                kind=kind,
+                title=title,
+                sections=tuple(sections),
+                sample=sample,
+                answer=answer,
+                template=template or f"questions/{id}.md.j2",
+                tolerance=tolerance,
+                symbols=symbols,
+                mistakes=mistakes,
+                equivalents=equivalents,
+                exercises=tuple(exercises),
+                topic=topic,
+                answer_hint=answer_hint,
+                valid=valid,
+                forms=tuple(forms),
+            )
+        )
         return answer
 
     return wrap
@@ -157,8 +185,13 @@ def _apart(a: list[float], b: list[float], tol: Tolerance) -> bool:
     return len(a) != len(b) or any(abs(x - y) > MISTAKE_MARGIN * (tol.atol + tol.rtol * abs(y)) for x, y in zip(a, b))
 
 
-def fair_draw(q: Question, params: dict, answer: Any, tolerance: Tolerance | None = None,
-              mistakes: dict[str, Mistake] | None = None) -> bool:
+def fair_draw(
+    q: Question,
+    params: dict,
+    answer: Any,
+    tolerance: Tolerance | None = None,
+    mistakes: dict[str, Mistake] | None = None,
+) -> bool:
     """The general validity rule (module doc) and the question's own ``valid`` rule.
     ``mistakes``: the question's named mistakes for these params, when already computed."""
     if mistakes is None:
@@ -176,7 +209,7 @@ def fair_draw(q: Question, params: dict, answer: Any, tolerance: Tolerance | Non
             return False
         # the mistakes also differ from each other, so the feedback (and item analysis) names the
         # one the student made, not the first that happens to coincide with it
-        return all(_apart(a, b, tol) and _apart(b, a, tol) for i, a in enumerate(values) for b in values[i + 1:])
+        return all(_apart(a, b, tol) and _apart(b, a, tol) for i, a in enumerate(values) for b in values[i + 1 :])
     if q.kind == SYMBOLIC and q.mistakes:
         from .safeexpr import mistake_differs
 
@@ -198,14 +231,14 @@ class Variant:
     number: int
     points: float
     params: dict
-    answer: Any                      # float | list[float] | sympy.Expr | str
-    key: str                         # the answer written as a student would write it
+    answer: Any  # float | list[float] | sympy.Expr | str
+    key: str  # the answer written as a student would write it
     partial: dict = field(default_factory=dict)
     tolerance: Tolerance | None = None
-    text: str = ""                   # rendered question text (Markdown)
-    solution: str = ""               # rendered worked solution (Markdown), for the key
-    form: str | None = None          # the form of a question that has several (one per exam)
-    mistakes: dict = field(default_factory=dict)   # the named mistakes for these params, computed once
+    text: str = ""  # rendered question text (Markdown)
+    solution: str = ""  # rendered worked solution (Markdown), for the key
+    form: str | None = None  # the form of a question that has several (one per exam)
+    mistakes: dict = field(default_factory=dict)  # the named mistakes for these params, computed once
 
     @property
     def id(self) -> str:

@@ -3,6 +3,7 @@
 One ``TestResult`` per question (named ``exam.<question id>: <title>``) in the shared result
 model, so the Gradescope writer and the gradebook work as for code grading.
 """
+
 from __future__ import annotations
 
 import reprlib
@@ -23,8 +24,9 @@ from .variants import ExamInstance, make_instance
 SAMPLE_SEED_BYTES = 8
 
 
-def grade_answers(exam: Exam, student: str, answers: dict[str, Any], *, instance: ExamInstance | None = None,
-                  source: str = "") -> GradingResult:
+def grade_answers(
+    exam: Exam, student: str, answers: dict[str, Any], *, instance: ExamInstance | None = None, source: str = ""
+) -> GradingResult:
     start = time.perf_counter()
     inst = instance or make_instance(exam, student, render=False)
     tests: list[TestResult] = []
@@ -37,23 +39,37 @@ def grade_answers(exam: Exam, student: str, answers: dict[str, Any], *, instance
     if not_drawn:
         errors.append(f"answers for question(s) not on this student's paper ignored: {', '.join(not_drawn[:10])}")
     for v in inst.variants:
-        mark = grade_variant(v, answers.get(v.id), seed=derive_seed(exam.seed, inst.student, v.id, nbytes=SAMPLE_SEED_BYTES))
+        mark = grade_variant(
+            v, answers.get(v.id), seed=derive_seed(exam.seed, inst.student, v.id, nbytes=SAMPLE_SEED_BYTES)
+        )
         shown = _shown(answers.get(v.id))
-        tests.append(TestResult(
-            name=f"exam.{v.id}: {v.question.title}",
-            score=round(mark.score, 4),
-            max_score=v.points,
-            output=mark.output,
-            visibility=exam.visibility,
-            details={"question": v.number, "verdict": mark.verdict, "answer": shown,
-                     "sections": list(v.question.sections), **mark.details},
-        ))
+        tests.append(
+            TestResult(
+                name=f"exam.{v.id}: {v.question.title}",
+                score=round(mark.score, 4),
+                max_score=v.points,
+                output=mark.output,
+                visibility=exam.visibility,
+                details={
+                    "question": v.number,
+                    "verdict": mark.verdict,
+                    "answer": shown,
+                    "sections": list(v.question.sections),
+                    **mark.details,
+                },
+            )
+        )
     meta = {"kind": "exam", "exam": exam.title, "student": inst.student, "exam_seed": str(exam.seed)}
     if source:
         meta["answers_file"] = source
-    return GradingResult(tests=tests, submission=inst.student,
-                         seed=exam.seed if isinstance(exam.seed, int) else None,
-                         execution_time=time.perf_counter() - start, errors=errors, meta=meta)
+    return GradingResult(
+        tests=tests,
+        submission=inst.student,
+        seed=exam.seed if isinstance(exam.seed, int) else None,
+        execution_time=time.perf_counter() - start,
+        errors=errors,
+        meta=meta,
+    )
 
 
 def _shown(raw: Any) -> Any:
@@ -73,8 +89,9 @@ def check_answers(exam: Exam, student: str, answers: dict[str, Any]) -> list[str
     problems = []
     unknown = sorted(set(answers) - set(exam.ids()))
     if unknown:
-        problems.append("unknown question id(s), these answers are not graded: "
-                        + ", ".join(repr(u[:40]) for u in unknown[:10]))
+        problems.append(
+            "unknown question id(s), these answers are not graded: " + ", ".join(repr(u[:40]) for u in unknown[:10])
+        )
     not_drawn = sorted((set(answers) & set(exam.ids())) - {v.id for v in inst.variants})
     if not_drawn:
         problems.append("question(s) not on your paper, these answers are not graded: " + ", ".join(not_drawn[:10]))

@@ -12,6 +12,7 @@ students' papers one after another, each starting on a new page with its own pag
 Needs the system libraries WeasyPrint uses (Debian: libpango-1.0-0 libpangoft2-1.0-0 and fonts,
 e.g. fonts-dejavu-core).
 """
+
 from __future__ import annotations
 
 import base64
@@ -39,7 +40,7 @@ def math_svg(tex: str, display: bool = False) -> str:
 
     try:
         svg = ziamath.Latex(tex, size=MATH_PX * (1.1 if display else 1.0)).svg()
-    except Exception as exc:  # noqa: BLE001 - name the formula, whatever the parser raised
+    except Exception as exc:
         raise PdfError(f"cannot typeset the formula {tex[:80]!r}: {exc}") from None
     view = re.search(r'viewBox="([-\d.]+) ([-\d.]+) ([-\d.]+) ([-\d.]+)"', svg)
     style = ""
@@ -86,7 +87,9 @@ def paper_html(inst: ExamInstance, *, key: bool = False) -> str:
         html={v.id: typeset(v.text) for v in inst.variants},
         solution_html={v.id: typeset(v.solution) if v.solution else "" for v in inst.variants} if key else {},
         space={v.id: answer_space(v) for v in inst.variants},
-        format_html={item["v"].id: typeset_inline(item["format"]) for part in context["parts"] for item in part["variants"]},
+        format_html={
+            item["v"].id: typeset_inline(item["format"]) for part in context["parts"] for item in part["variants"]
+        },
     )
     return environment().get_template("paper.html.j2").render(context)
 
@@ -94,9 +97,10 @@ def paper_html(inst: ExamInstance, *, key: bool = False) -> str:
 def _document(inst: ExamInstance, key: bool):
     try:
         import weasyprint
-    except (ImportError, OSError) as exc:   # OSError: the Pango libraries are missing
-        raise PdfError(f"PDF output needs WeasyPrint and its system libraries (Debian: libpango-1.0-0 "
-                       f"libpangoft2-1.0-0): {exc}") from None
+    except (ImportError, OSError) as exc:  # OSError: the Pango libraries are missing
+        raise PdfError(
+            f"PDF output needs WeasyPrint and its system libraries (Debian: libpango-1.0-0 libpangoft2-1.0-0): {exc}"
+        ) from None
     return weasyprint.HTML(string=paper_html(inst, key=key), base_url=str(Path.cwd())).render()
 
 

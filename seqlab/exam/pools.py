@@ -21,10 +21,12 @@ Fairness: every question of a pool is worth the same points and is of the same k
 symbolic, choice, true/false), otherwise two students could sit papers of different weight or
 different difficulty class; ``parse_pool`` refuses such a pool with a message naming it.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from ..seeds import derived_rng
 from .errors import ExamError
@@ -41,8 +43,8 @@ class Pool:
     part: str
     draw: int
     ids: tuple[str, ...]
-    points: float            # of each question (all equal, checked)
-    kind: str                # of each question (all equal, checked)
+    points: float  # of each question (all equal, checked)
+    kind: str  # of each question (all equal, checked)
 
     @property
     def max_score(self) -> float:
@@ -53,16 +55,27 @@ def is_pool_entry(entry: Any) -> bool:
     return isinstance(entry, dict) and "pool" in entry
 
 
-def parse_pool(entry: dict, where: str, part: str, source: str, seen: set[str], seen_pools: set[str],
-               parse_question: Callable[..., "ExamQuestion"]) -> tuple[Pool, list["ExamQuestion"]]:
+def parse_pool(
+    entry: dict,
+    where: str,
+    part: str,
+    source: str,
+    seen: set[str],
+    seen_pools: set[str],
+    parse_question: Callable[..., ExamQuestion],
+) -> tuple[Pool, list[ExamQuestion]]:
     """The pool and its questions (tagged with the pool's name), or ``ExamError`` naming the problem."""
+
     def err(at: str, what: str) -> ExamError:
         return ExamError(f"{source}: {at}: {what}")
 
     unknown = set(entry) - POOL_KEYS
     if unknown:
-        raise err(where, f"unknown key(s) {', '.join(sorted(map(str, unknown)))} in a pool "
-                         f"(a pool has {', '.join(sorted(POOL_KEYS))})")
+        raise err(
+            where,
+            f"unknown key(s) {', '.join(sorted(map(str, unknown)))} in a pool "
+            f"(a pool has {', '.join(sorted(POOL_KEYS))})",
+        )
     name = entry["pool"]
     if not isinstance(name, str) or not name.strip():
         raise err(f"{where}.pool", "must be a non-empty name")
@@ -74,8 +87,11 @@ def parse_pool(entry: dict, where: str, part: str, source: str, seen: set[str], 
         raise err(f"{where}.questions", f"pool {name!r} needs a list of at least 2 questions")
     draw = entry.get("draw", 1)
     if isinstance(draw, bool) or not isinstance(draw, int) or not 1 <= draw < len(items):
-        raise err(f"{where}.draw", f"pool {name!r}: must be an integer from 1 to {len(items) - 1} "
-                                   f"(it has {len(items)} questions; drawing all of them is not a pool)")
+        raise err(
+            f"{where}.draw",
+            f"pool {name!r}: must be an integer from 1 to {len(items) - 1} "
+            f"(it has {len(items)} questions; drawing all of them is not a pool)",
+        )
     default_points = entry.get("points")
     questions = []
     for j, item in enumerate(items):
@@ -94,8 +110,9 @@ def parse_pool(entry: dict, where: str, part: str, source: str, seen: set[str], 
     if len(kinds) > 1:
         detail = ", ".join(f"{q.id}: {q.question.kind}" for q in questions)
         raise err(where, f"pool {name!r}: every question must be of the same kind ({detail})")
-    pool = Pool(name=name, part=part, draw=draw, ids=tuple(q.id for q in questions),
-                points=points.pop(), kind=kinds.pop())
+    pool = Pool(
+        name=name, part=part, draw=draw, ids=tuple(q.id for q in questions), points=points.pop(), kind=kinds.pop()
+    )
     return pool, [replace(q, pool=name) for q in questions]
 
 
@@ -105,7 +122,7 @@ def drawn_ids(pool: Pool, exam_seed: int | str, student: str) -> frozenset[str]:
     return frozenset(rng.sample(pool.ids, pool.draw))
 
 
-def questions_for(exam: "Exam", student: str) -> list["ExamQuestion"]:
+def questions_for(exam: Exam, student: str) -> list[ExamQuestion]:
     """The questions on this student's paper, in file order."""
     if not exam.pools:
         return list(exam.questions)
@@ -115,6 +132,6 @@ def questions_for(exam: "Exam", student: str) -> list["ExamQuestion"]:
     return [q for q in exam.questions if not q.pool or q.id in chosen]
 
 
-def paper_max_score(exam: "Exam") -> float:
+def paper_max_score(exam: Exam) -> float:
     """Points of one paper: the questions outside pools plus ``draw * points`` per pool."""
     return sum(q.points for q in exam.questions if not q.pool) + sum(p.max_score for p in exam.pools)

@@ -28,6 +28,7 @@ attempt by the LMS (Canvas's "pick 1 from the group"). Math is MathML, as in the
 exam (Canvas and Moodle keep MathML through their HTML sanitizers and browsers draw it natively):
 no TeX is left for the LMS to typeset or show raw. The zip is byte-reproducible.
 """
+
 from __future__ import annotations
 
 import re
@@ -42,7 +43,7 @@ from .variants import ExamInstance
 
 QTI_NS = "http://www.imsglobal.org/xsd/ims_qtiasiv1p2"
 CP_NS = "http://www.imsglobal.org/xsd/imsccv1p1/imscp_v1p1"
-_ZIP_TIME = (2020, 1, 1, 0, 0, 0)       # fixed: the same exam gives the same bytes
+_ZIP_TIME = (2020, 1, 1, 0, 0, 0)  # fixed: the same exam gives the same bytes
 
 
 @dataclass(frozen=True)
@@ -93,8 +94,14 @@ def _full_marks(resprocessing: ET.Element, condition: ET.Element) -> None:
 
 def _outcomes(item: ET.Element) -> ET.Element:
     resprocessing = ET.SubElement(item, "resprocessing")
-    ET.SubElement(ET.SubElement(resprocessing, "outcomes"), "decvar",
-                  maxvalue="100", minvalue="0", varname="SCORE", vartype="Decimal")
+    ET.SubElement(
+        ET.SubElement(resprocessing, "outcomes"),
+        "decvar",
+        maxvalue="100",
+        minvalue="0",
+        varname="SCORE",
+        vartype="Decimal",
+    )
     return resprocessing
 
 
@@ -102,8 +109,11 @@ def variant_item(v: Variant, student: str) -> ET.Element:
     """One QTI item for a variant that travels (see ``travels``)."""
     item = ET.Element("item", ident=_ident(f"{student}-{v.id}"), title=f"{v.number}. {v.question.title}")
     kind = v.question.kind
-    question_type = {CHOICE: "multiple_choice_question", TRUEFALSE: "true_false_question",
-                     NUMERIC: "numerical_question"}[kind]
+    question_type = {
+        CHOICE: "multiple_choice_question",
+        TRUEFALSE: "true_false_question",
+        NUMERIC: "numerical_question",
+    }[kind]
     _metadata(item, question_type, v.points)
     presentation = ET.SubElement(item, "presentation")
     # a choice question's rendered text lists its options; in the LMS they are the response labels
@@ -183,11 +193,11 @@ def variant_pool_xml(instances: list[ExamInstance]) -> tuple[bytes, list[Skipped
             group, seen = groups[eq.pool or eq.id]
             item = variant_item(v, inst.student)
             body = ET.tostring(item.find("presentation")) + ET.tostring(item.find("resprocessing"))
-            if body in seen:          # two students with the same parameters: one variant is enough
+            if body in seen:  # two students with the same parameters: one variant is enough
                 continue
             seen.add(body)
             group.append(item)
-    for name, (group, seen) in groups.items():
+    for group, seen in groups.values():
         if not seen:
             top.remove(group)
     ET.indent(root)
@@ -199,8 +209,9 @@ def manifest_xml(idents: list[str]) -> bytes:
     ET.SubElement(root, "organizations")
     resources = ET.SubElement(root, "resources")
     for ident in idents:
-        resource = ET.SubElement(resources, "resource", identifier=ident, type="imsqti_xmlv1p2",
-                                 href=f"{ident}/{ident}.xml")
+        resource = ET.SubElement(
+            resources, "resource", identifier=ident, type="imsqti_xmlv1p2", href=f"{ident}/{ident}.xml"
+        )
         ET.SubElement(resource, "file", href=f"{ident}/{ident}.xml")
     ET.indent(root)
     return ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n"
@@ -213,8 +224,9 @@ def _add(zf: zipfile.ZipFile, name: str, data: bytes) -> None:
     zf.writestr(info, data)
 
 
-def write_qti(instances: list[ExamInstance], out: Path, name: str = "exam-qti.zip", *,
-              variant_pool: bool = False) -> tuple[Path, list[Skipped]]:
+def write_qti(
+    instances: list[ExamInstance], out: Path, name: str = "exam-qti.zip", *, variant_pool: bool = False
+) -> tuple[Path, list[Skipped]]:
     """One zip with one quiz per student (or, with ``variant_pool``, one quiz drawing from the
     students' variants); returns its path and the questions that cannot travel."""
     out = Path(out)

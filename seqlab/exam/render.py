@@ -5,12 +5,13 @@ Every text comes from a jinja2 template in ``templates/exam/``: one per question
 templates), and ``exam.md.j2`` / ``exam.html.j2`` / ``key.md.j2`` for the whole paper. Output
 is byte-for-byte reproducible: no dates, no random ids, sorted YAML keys.
 """
+
 from __future__ import annotations
 
 import html
 import json
 import re
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -58,11 +59,15 @@ def latex(expr) -> str:
     return sympy.latex(expr)
 
 
-@lru_cache(maxsize=None)
+@cache
 def environment(root: str = str(EXAM_TEMPLATES)) -> jinja2.Environment:
     # Markdown, so no autoescape: the HTML page escapes what it inserts itself
-    return templating.environment(root, autoescape=False, keep_trailing_newline=False,
-                                  filters=dict(num=num, vec=vec, mat=mat, colvec=colvec, latex=latex, fmt=format_number))
+    return templating.environment(
+        root,
+        autoescape=False,
+        keep_trailing_newline=False,
+        filters=dict(num=num, vec=vec, mat=mat, colvec=colvec, latex=latex, fmt=format_number),
+    )
 
 
 def _block(template: jinja2.Template, name: str, context: dict) -> str:
@@ -87,7 +92,7 @@ def answer_format(v: Variant) -> str:
     if q.kind == NUMERIC:
         tol = v.tolerance.describe() if v.tolerance else ""
         many = isinstance(v.answer, list) and len(v.answer) > 1
-        what = (f"{len(v.answer)} numbers separated by commas" if many else "a number")
+        what = f"{len(v.answer)} numbers separated by commas" if many else "a number"
         if q.answer_hint:
             what += f" ({q.answer_hint})"
         exact = v.tolerance is not None and v.tolerance.rel == 0 and v.tolerance.abs == 0
@@ -95,8 +100,10 @@ def answer_format(v: Variant) -> str:
         return f"{what}; arithmetic such as `1/3` or `sqrt(2)/2` is accepted; {graded}."
     if q.kind == SYMBOLIC:
         names = ", ".join(f"`{s.name}`" for s in q.syms(v.params))
-        return (f"a formula in {names} with `+ - * / ^`, parentheses and `sqrt exp log tanh sigmoid sin cos`; "
-                "any equivalent form scores.")
+        return (
+            f"a formula in {names} with `+ - * / ^`, parentheses and `sqrt exp log tanh sigmoid sin cos`; "
+            "any equivalent form scores."
+        )
     if q.kind == CHOICE:
         return "one letter."
     if q.kind == TRUEFALSE:
@@ -108,9 +115,9 @@ PARTIAL_CREDIT_POLICY = (
     "Partial credit, where a question has a rule, is stated under that question: for a list of n "
     "numbers, each correct entry earns 1/n of the points, except entries that could be copied from "
     "the question (a number printed in it, or 0), which earn nothing; a named mistake earns the "
-    "stated fraction. Everything else earns full points or none.")
-ROUNDING_POLICY = ("Keep full precision in intermediate steps and round only the final answer; "
-                   "give integers exactly.")
+    "stated fraction. Everything else earns full points or none."
+)
+ROUNDING_POLICY = "Keep full precision in intermediate steps and round only the final answer; give integers exactly."
 
 
 def partial_credit_rule(v: Variant, eq) -> str:
@@ -122,8 +129,10 @@ def partial_credit_rule(v: Variant, eq) -> str:
         if any(earning):
             rule = f"each correct entry earns 1/{len(earning)} of the points"
             if copied:
-                rule += (f" (entr{'y' if len(copied) == 1 else 'ies'} {', '.join(copied)} can be copied from the "
-                         "question and earn nothing)")
+                rule += (
+                    f" (entr{'y' if len(copied) == 1 else 'ies'} {', '.join(copied)} can be copied from the "
+                    "question and earn nothing)"
+                )
             rules.append(rule)
     for name, frac in sorted(eq.mistakes.items()):
         rules.append(f"the known mistake of {mistake_words(name)} earns {round(frac * 100)}%")
@@ -135,11 +144,18 @@ def _context(inst: ExamInstance) -> dict:
     for eq, v in zip(inst.questions, inst.variants):
         if not parts or parts[-1]["title"] != eq.part:
             parts.append({"title": eq.part, "variants": []})
-        parts[-1]["variants"].append({"v": v, "format": answer_format(v), "eq": eq,
-                                      "partial": partial_credit_rule(v, eq)})
-    return {"exam": inst.exam, "student": inst.student, "parts": parts, "variants": inst.variants,
-            "max_score": inst.exam.max_score, "partial_policy": PARTIAL_CREDIT_POLICY,
-            "rounding_policy": ROUNDING_POLICY}
+        parts[-1]["variants"].append(
+            {"v": v, "format": answer_format(v), "eq": eq, "partial": partial_credit_rule(v, eq)}
+        )
+    return {
+        "exam": inst.exam,
+        "student": inst.student,
+        "parts": parts,
+        "variants": inst.variants,
+        "max_score": inst.exam.max_score,
+        "partial_policy": PARTIAL_CREDIT_POLICY,
+        "rounding_policy": ROUNDING_POLICY,
+    }
 
 
 def exam_markdown(inst: ExamInstance) -> str:
@@ -164,13 +180,14 @@ def tex_to_mathml(tex: str, display: bool = False) -> str:
     # keep the MathML well-formed: wrap the converted content in a semantics element
     head, _, rest = mathml.partition(">")
     body = rest[: rest.rfind("</math>")]
-    if display:   # a wide formula scrolls on a phone: focusable, so a keyboard can scroll it too
+    if display:  # a wide formula scrolls on a phone: focusable, so a keyboard can scroll it too
         head = head.replace("<math", '<math tabindex="0"', 1)
     return f"{head}><semantics><mrow>{body}</mrow>{annotation}</semantics></math>"
 
 
 def _aligned_as_array(tex: str) -> str:
     """``aligned`` (right, left, right, left ... columns) as the ``array`` the converter knows."""
+
     def column_spec(m: re.Match) -> str:
         body = m.group(1)
         columns = max(row.count("&") for row in body.split(r"\\")) + 1
@@ -192,15 +209,19 @@ def markdown_to_html(text: str, math=tex_to_mathml) -> str:
 
 def exam_html(inst: ExamInstance) -> str:
     body = markdown_to_html(exam_markdown(inst))
-    return environment().get_template("exam.html.j2").render(exam=inst.exam, student=inst.student,
-                                                             body=body).rstrip() + "\n"
+    return (
+        environment().get_template("exam.html.j2").render(exam=inst.exam, student=inst.student, body=body).rstrip()
+        + "\n"
+    )
 
 
 def key_html(inst: ExamInstance) -> str:
     """The key as a page: the same offline math (MathML) and no-network policy as the exam."""
     body = markdown_to_html(key_markdown(inst))
-    return environment().get_template("exam.html.j2").render(exam=inst.exam, student=inst.student,
-                                                             body=body).rstrip() + "\n"
+    return (
+        environment().get_template("exam.html.j2").render(exam=inst.exam, student=inst.student, body=body).rstrip()
+        + "\n"
+    )
 
 
 def key_answers(inst: ExamInstance) -> dict:
@@ -213,13 +234,17 @@ def dump_yaml(data) -> str:
 
 
 def blank_answers(inst: ExamInstance) -> str:
-    lines = [f"# Answers for {inst.exam.title}: fill in each answer between the quotes.",
-             f"student: {json.dumps(inst.student)}", "answers:"]
-    lines += [f"  {v.id}: \"\"" for v in inst.variants]
+    lines = [
+        f"# Answers for {inst.exam.title}: fill in each answer between the quotes.",
+        f"student: {json.dumps(inst.student)}",
+        "answers:",
+    ]
+    lines += [f'  {v.id}: ""' for v in inst.variants]
     return "\n".join(lines) + "\n"
 
 
 # --------------------------------------------------------------------------- nbgrader notebook
+
 
 def _grade_id(text: str) -> str:
     return "".join(c if c.isalnum() or c in "-_" else "-" for c in text)[:64]
@@ -252,35 +277,66 @@ def exam_notebook(inst: ExamInstance):
     }
     locked = {"grade": False, "solution": False, "locked": True}
     cells = [
-        _cell("markdown", f"# {inst.exam.title}\n\nStudent: `{inst.student}`\n\n"
-              "Write each answer as a string in the cell below its question, run the check cell (it reports "
-              "answers the grader cannot read, never whether they are right), then run the last cell: "
-              f"it saves `answers.yaml`, the file you hand in.\n\n{ROUNDING_POLICY} {PARTIAL_CREDIT_POLICY}",
-              "header", locked),
+        _cell(
+            "markdown",
+            f"# {inst.exam.title}\n\nStudent: `{inst.student}`\n\n"
+            "Write each answer as a string in the cell below its question, run the check cell (it reports "
+            "answers the grader cannot read, never whether they are right), then run the last cell: "
+            f"it saves `answers.yaml`, the file you hand in.\n\n{ROUNDING_POLICY} {PARTIAL_CREDIT_POLICY}",
+            "header",
+            locked,
+        ),
         _cell("code", "answers = {}", "setup", locked),
     ]
     for eq, v in zip(inst.questions, inst.variants):
         rule = partial_credit_rule(v, eq)
-        cells.append(_cell("markdown", f"## Question {v.number} ({v.points:g} points): {v.question.title}\n\n"
-                           f"{v.text}\n\n*Answer:* {answer_format(v)}"
-                           + (f"\n\n*Partial credit:* {rule}." if rule else ""), f"q{v.number}-text", locked))
-        cells.append(_cell("code", f"answers[{json.dumps(v.id)}] = \"\"  # your answer, as a string",
-                           f"q{v.number}-answer", {"grade": False, "solution": True, "locked": False}))
+        cells.append(
+            _cell(
+                "markdown",
+                f"## Question {v.number} ({v.points:g} points): {v.question.title}\n\n"
+                f"{v.text}\n\n*Answer:* {answer_format(v)}" + (f"\n\n*Partial credit:* {rule}." if rule else ""),
+                f"q{v.number}-text",
+                locked,
+            )
+        )
+        cells.append(
+            _cell(
+                "code",
+                f'answers[{json.dumps(v.id)}] = ""  # your answer, as a string',
+                f"q{v.number}-answer",
+                {"grade": False, "solution": True, "locked": False},
+            )
+        )
     shapes = json.dumps(answer_shapes(inst), sort_keys=True)
-    cells.append(_cell("code", "# Check before hand-in: the grader's own parser reports answers it cannot read\n"
-                       "# (syntax, number of entries); it never says whether an answer is right.\n"
-                       "import json\nfrom seqlab.exam.grading import check_readable\n"
-                       f"problems = check_readable(json.loads({shapes!r}), answers)", "check", locked))
-    cells.append(_cell("code", "import json\n"
-                       f"with open(\"answers.yaml\", \"w\") as f:  # JSON is valid YAML\n"
-                       f"    json.dump({{\"student\": {json.dumps(inst.student)}, \"answers\": answers}}, f, indent=1)\n"
-                       "print(\"saved answers.yaml\")", "save", locked))
+    cells.append(
+        _cell(
+            "code",
+            "# Check before hand-in: the grader's own parser reports answers it cannot read\n"
+            "# (syntax, number of entries); it never says whether an answer is right.\n"
+            "import json\nfrom seqlab.exam.grading import check_readable\n"
+            f"problems = check_readable(json.loads({shapes!r}), answers)",
+            "check",
+            locked,
+        )
+    )
+    cells.append(
+        _cell(
+            "code",
+            "import json\n"
+            f'with open("answers.yaml", "w") as f:  # JSON is valid YAML\n'
+            f'    json.dump({{"student": {json.dumps(inst.student)}, "answers": answers}}, f, indent=1)\n'
+            'print("saved answers.yaml")',
+            "save",
+            locked,
+        )
+    )
     nb["cells"] = cells
     nbformat.validate(nb)
     return nb
 
 
 # --------------------------------------------------------------------------- files
+
 
 def write_exam(inst: ExamInstance, out: Path, *, notebook: bool = False, html: bool = True) -> list[Path]:
     out = Path(out)
@@ -289,8 +345,11 @@ def write_exam(inst: ExamInstance, out: Path, *, notebook: bool = False, html: b
     written = []
     # what each answer must look like, never the key: the student's own `seqlab exam check` input
     shapes = json.dumps({"student": sid, "questions": answer_shapes(inst)}, indent=1, sort_keys=True) + "\n"
-    for name, text in ((f"exam-{sid}.md", exam_markdown(inst)), (f"answers-{sid}.yaml", blank_answers(inst)),
-                       (f"check-{sid}.json", shapes)):
+    for name, text in (
+        (f"exam-{sid}.md", exam_markdown(inst)),
+        (f"answers-{sid}.yaml", blank_answers(inst)),
+        (f"check-{sid}.json", shapes),
+    ):
         (out / name).write_text(text, encoding="utf-8")
         written.append(out / name)
     if html:
@@ -310,8 +369,11 @@ def write_key(inst: ExamInstance, out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     sid = inst.student
     key_yaml = out / f"key-{sid}.yaml"
-    key_yaml.write_text(f"# Answer key for {inst.exam.title}; `seqlab exam grade` on this file gives full marks.\n"
-                        + dump_yaml(key_answers(inst)), encoding="utf-8")
+    key_yaml.write_text(
+        f"# Answer key for {inst.exam.title}; `seqlab exam grade` on this file gives full marks.\n"
+        + dump_yaml(key_answers(inst)),
+        encoding="utf-8",
+    )
     key_md = out / f"key-{sid}.md"
     key_md.write_text(key_markdown(inst), encoding="utf-8")
     key_page = out / f"key-{sid}.html"

@@ -25,18 +25,19 @@ Only then is a sympy expression built, node by node, from the checked tree. Equi
 ``simplify(expected - answer) == 0`` under a time limit, with a numeric fallback (plain
 floats, at fixed pseudo-random points inside each symbol's range) when simplify cannot decide.
 """
+
 from __future__ import annotations
 
 import ast
 import math
-import re
 import random
+import re
 import signal
 import threading
 import time
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Callable, Iterator, Mapping
 
 import sympy
 
@@ -101,9 +102,19 @@ CONSTANTS = {"pi": sympy.pi, "E": sympy.E}
 NUMERIC_CONSTANTS = {**CONSTANTS, "e": sympy.E}
 
 _FLOAT_FUNCS: dict[str, Callable[..., float]] = {
-    "sqrt": math.sqrt, "exp": math.exp, "log": math.log, "ln": math.log, "tanh": math.tanh,
-    "sigmoid": lambda x: 1.0 / (1.0 + math.exp(-x)), "sin": math.sin, "cos": math.cos,
-    "abs": abs, "Abs": abs, "min": min, "max": max, "Rational": lambda p, q: p / q,
+    "sqrt": math.sqrt,
+    "exp": math.exp,
+    "log": math.log,
+    "ln": math.log,
+    "tanh": math.tanh,
+    "sigmoid": lambda x: 1.0 / (1.0 + math.exp(-x)),
+    "sin": math.sin,
+    "cos": math.cos,
+    "abs": abs,
+    "Abs": abs,
+    "min": min,
+    "max": max,
+    "Rational": lambda p, q: p / q,
     "frac": lambda p, q: p / q,
 }
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
@@ -120,8 +131,10 @@ def check_text(text: object) -> str:
         raise AnswerRejected("no answer given")
     for ch in text:
         if ch not in ALPHABET:
-            raise AnswerRejected(f"answer rejected: character {ch!r} is not allowed "
-                                 "(use numbers, symbol names, + - * / ^ ** and parentheses)")
+            raise AnswerRejected(
+                f"answer rejected: character {ch!r} is not allowed "
+                "(use numbers, symbol names, + - * / ^ ** and parentheses)"
+            )
     depth = 0
     pairs = {")": "(", "]": "["}
     stack: list[str] = []
@@ -131,9 +144,8 @@ def check_text(text: object) -> str:
             depth = max(depth, len(stack))
             if depth > MAX_DEPTH:
                 raise AnswerRejected(f"answer rejected: brackets nested deeper than {MAX_DEPTH}")
-        elif ch in ")]":
-            if not stack or stack.pop() != pairs[ch]:
-                raise AnswerRejected("answer rejected: unbalanced brackets")
+        elif ch in ")]" and (not stack or stack.pop() != pairs[ch]):
+            raise AnswerRejected("answer rejected: unbalanced brackets")
     if stack:
         raise AnswerRejected("answer rejected: unbalanced brackets")
     if "__" in text:
@@ -187,22 +199,28 @@ class _Checker:
         if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
             if isinstance(node.op, ast.Pow):
                 return self._pow(node, exp_depth)
-            lsym, lval = self.visit(node.left, exp_depth)
-            rsym, rval = self.visit(node.right, exp_depth)
+            _, lval = self.visit(node.left, exp_depth)
+            _, rval = self.visit(node.right, exp_depth)
             if lval is not None and rval is not None:
                 return False, self._float_binop(node.op, lval, rval)
             return True, None
         if isinstance(node, ast.Call):
-            if isinstance(node.func, ast.Constant) or (isinstance(node.func, ast.Name) and (
-                    node.func.id in self.symbols or node.func.id in self.constants)) or isinstance(node.func, ast.BinOp):
+            if (
+                isinstance(node.func, ast.Constant)
+                or (
+                    isinstance(node.func, ast.Name) and (node.func.id in self.symbols or node.func.id in self.constants)
+                )
+                or isinstance(node.func, ast.BinOp)
+            ):
                 # 2(x+1), x(y+1), (a+b)(c+d): Python reads a call, the student meant a product
                 left = ast.unparse(node.func) if len(ast.unparse(node.func)) <= 20 else "..."
                 left = f"({left})" if isinstance(node.func, ast.BinOp) else left
                 raise AnswerRejected(f"answer rejected: implicit multiplication: write {left}*(...)")
             if not isinstance(node.func, ast.Name) or node.func.id not in FUNCTIONS:
                 what = node.func.id if isinstance(node.func, ast.Name) else "this expression"
-                raise AnswerRejected(f"answer rejected: calling {what!r} is not allowed "
-                                     f"(functions: {', '.join(sorted(FUNCTIONS))})")
+                raise AnswerRejected(
+                    f"answer rejected: calling {what!r} is not allowed (functions: {', '.join(sorted(FUNCTIONS))})"
+                )
             if node.keywords:
                 raise AnswerRejected("answer rejected: keyword arguments are not allowed")
             name = node.func.id
@@ -216,8 +234,10 @@ class _Checker:
             if name in ("Rational", "frac"):
                 for a in node.args:
                     if not (isinstance(a, ast.Constant) and type(a.value) is int) and not (
-                            isinstance(a, ast.UnaryOp) and isinstance(a.operand, ast.Constant)
-                            and type(a.operand.value) is int):
+                        isinstance(a, ast.UnaryOp)
+                        and isinstance(a.operand, ast.Constant)
+                        and type(a.operand.value) is int
+                    ):
                         raise AnswerRejected(f"answer rejected: {name} takes two integers")
                 if results[1][1] == 0:
                     raise AnswerRejected("answer rejected: division by zero")
@@ -225,7 +245,7 @@ class _Checker:
                 try:
                     return False, self._bounded(_FLOAT_FUNCS[name](*[v for _, v in results]))
                 except (ValueError, ZeroDivisionError, OverflowError):
-                    raise AnswerRejected(f"answer rejected: {name} of this number is undefined or too large")
+                    raise AnswerRejected(f"answer rejected: {name} of this number is undefined or too large") from None
             return True, None
         raise AnswerRejected(f"answer rejected: {_describe(node)} is not allowed")
 
@@ -260,11 +280,11 @@ class _Checker:
             else:
                 if a < 0 and b != int(b):
                     raise AnswerRejected("answer rejected: fractional power of a negative number")
-                v = a ** b
+                v = a**b
         except ZeroDivisionError:
-            raise AnswerRejected("answer rejected: division by zero")
+            raise AnswerRejected("answer rejected: division by zero") from None
         except OverflowError:
-            raise AnswerRejected("answer rejected: number too large")
+            raise AnswerRejected("answer rejected: number too large") from None
         if isinstance(v, complex):
             raise AnswerRejected("answer rejected: complex number")
         return self._bounded(v)
@@ -278,10 +298,17 @@ class _Checker:
 
 def _describe(node: ast.AST) -> str:
     names = {
-        ast.Attribute: "attribute access ('.name')", ast.Subscript: "indexing ('[...]')",
-        ast.Lambda: "lambda", ast.Compare: "comparison", ast.BoolOp: "and/or",
-        ast.IfExp: "if/else", ast.ListComp: "a comprehension", ast.GeneratorExp: "a comprehension",
-        ast.Tuple: "a nested list", ast.List: "a nested list", ast.Starred: "'*' unpacking",
+        ast.Attribute: "attribute access ('.name')",
+        ast.Subscript: "indexing ('[...]')",
+        ast.Lambda: "lambda",
+        ast.Compare: "comparison",
+        ast.BoolOp: "and/or",
+        ast.IfExp: "if/else",
+        ast.ListComp: "a comprehension",
+        ast.GeneratorExp: "a comprehension",
+        ast.Tuple: "a nested list",
+        ast.List: "a nested list",
+        ast.Starred: "'*' unpacking",
     }
     for cls, text in names.items():
         if isinstance(node, cls):
@@ -311,15 +338,16 @@ def _build(node: ast.AST, symbols: Mapping[str, sympy.Symbol], constants: Mappin
             return a * b
         if isinstance(node.op, ast.Div):
             return a / b
-        return a ** b
+        return a**b
     if isinstance(node, ast.Call):
         fn = FUNCTIONS[node.func.id][0]
         return fn(*[_build(a, symbols, constants) for a in node.args])
     raise AssertionError(f"unchecked node {type(node).__name__}")  # pragma: no cover
 
 
-def parse(text: object, symbols: Mapping[str, sympy.Symbol] | None = None, *, allow_list: bool = False,
-          numeric: bool = False):
+def parse(
+    text: object, symbols: Mapping[str, sympy.Symbol] | None = None, *, allow_list: bool = False, numeric: bool = False
+):
     """The checked answer as a sympy expression (or a list of them when ``allow_list``).
 
     ``symbols`` maps the names a question allows to sympy symbols. ``numeric`` also allows
@@ -335,7 +363,7 @@ def parse(text: object, symbols: Mapping[str, sympy.Symbol] | None = None, *, al
     try:
         tree = ast.parse(source, mode="eval")
     except (SyntaxError, ValueError, MemoryError, RecursionError):
-        raise AnswerRejected(f"answer rejected: {syntax_hint(source)}")
+        raise AnswerRejected(f"answer rejected: {syntax_hint(source)}") from None
     _Checker(symbols, constants, allow_list).check(tree)
     body = tree.body
     if isinstance(body, (ast.Tuple, ast.List)):
@@ -360,14 +388,16 @@ def syntax_hint(source: str) -> str:
         if m:
             left, right = m.group(1), m.group(2)
             if pattern is _IMPLICIT[0] and re.fullmatch(r"[eE]\d*", right):
-                continue           # 2e5 and 2.5e-3 are numbers, not products
+                continue  # 2e5 and 2.5e-3 are numbers, not products
             left = "(...)" if left == ")" else left
-            if right != "(" and source[m.end():m.end() + 1] == "(":
-                right += "(...)"             # 2 sqrt(x): the product of 2 and a call
+            if right != "(" and source[m.end() : m.end() + 1] == "(":
+                right += "(...)"  # 2 sqrt(x): the product of 2 and a call
             return f"implicit multiplication: write {left}*{right}{'...)' if right == '(' else ''}"
     if re.search(r"[+\-*/^]\s*$", source):
         return "the expression ends with an operator"
-    if re.search(r"(\*\*|[+\-*/])\s*[*/]", source.replace("**", "^")) or re.search(r"[*/^]{2,}", source.replace("**", "^")):
+    if re.search(r"(\*\*|[+\-*/])\s*[*/]", source.replace("**", "^")) or re.search(
+        r"[*/^]{2,}", source.replace("**", "^")
+    ):
         return "two operators in a row"
     if ",," in source.replace(" ", "") or source.strip().startswith(",") or source.strip().endswith(","):
         return "an empty entry between commas"
@@ -394,6 +424,7 @@ def _to_float(expr) -> float:
 
 
 # ----------------------------------------------------------------------- float evaluation
+
 
 def evaluate(expr, values: Mapping[sympy.Symbol, float]) -> float | None:
     """``expr`` at ``values`` in plain floats; None where undefined, complex or overflowing."""
@@ -422,13 +453,19 @@ def _feval(e, values) -> float:
         return out
     if e.is_Pow:
         b, x = _feval(e.base, values), _feval(e.exp, values)
-        r = b ** x
+        r = b**x
         if isinstance(r, complex):
             raise ValueError("complex")
         return float(r)
     f = e.func
-    table = {sympy.exp: math.exp, sympy.log: math.log, sympy.tanh: math.tanh, sympy.sin: math.sin,
-             sympy.cos: math.cos, sympy.Abs: abs}
+    table = {
+        sympy.exp: math.exp,
+        sympy.log: math.log,
+        sympy.tanh: math.tanh,
+        sympy.sin: math.sin,
+        sympy.cos: math.cos,
+        sympy.Abs: abs,
+    }
     if f in table:
         return float(table[f](*[_feval(a, values) for a in e.args]))
     if f is sympy.Min:
@@ -444,6 +481,7 @@ def _feval(e, values) -> float:
 
 
 # ----------------------------------------------------------------------- time limit
+
 
 class TimeLimitExceeded(Exception):
     pass
@@ -485,14 +523,14 @@ def run_with_timeout(fn: Callable[[], object], seconds: float):
     def target():
         try:
             box["value"] = fn()
-        except BaseException as exc:  # noqa: BLE001 - handed to the caller
+        except BaseException as exc:
             box["error"] = exc
 
     worker = threading.Thread(target=target, daemon=True)
     worker.start()
     worker.join(seconds)
     if worker.is_alive():
-        raise TimeLimitExceeded()   # the daemon thread is abandoned; its result is ignored
+        raise TimeLimitExceeded()  # the daemon thread is abandoned; its result is ignored
     if "error" in box:
         raise box["error"]  # type: ignore[misc]
     return box.get("value")
@@ -500,14 +538,24 @@ def run_with_timeout(fn: Callable[[], object], seconds: float):
 
 # ----------------------------------------------------------------------- equivalence
 
+
 @dataclass(frozen=True)
 class Verdict:
     equivalent: bool
-    how: str          # "symbolic", "numeric", "differs", "undefined", "timeout"
+    how: str  # "symbolic", "numeric", "differs", "undefined", "timeout"
 
 
-def equivalent(expected, answer, syms: Mapping[str, Sym], *, seed: int = 0, points: int = 8,
-               seconds: float = SIMPLIFY_SECONDS, rtol: float = 1e-9, atol: float = 1e-12) -> Verdict:
+def equivalent(
+    expected,
+    answer,
+    syms: Mapping[str, Sym],
+    *,
+    seed: int = 0,
+    points: int = 8,
+    seconds: float = SIMPLIFY_SECONDS,
+    rtol: float = 1e-9,
+    atol: float = 1e-12,
+) -> Verdict:
     """Is ``answer`` equal to ``expected`` for all values in the symbols' ranges?
 
     1. Both are evaluated in floats at ``points`` fixed pseudo-random points inside the symbols'
@@ -531,7 +579,7 @@ def equivalent(expected, answer, syms: Mapping[str, Sym], *, seed: int = 0, poin
                 return Verdict(False, "differs")
     except TimeLimitExceeded:
         pass
-    except Exception:  # noqa: BLE001 - sympy failing to simplify is not the student's fault
+    except Exception:
         pass
     if numeric == "undefined":
         return Verdict(False, "undefined")
@@ -547,9 +595,10 @@ def _zero_test(diff):
     return diff
 
 
-def _numeric_check(expected, answer, syms: Mapping[str, Sym], *, seed: int, points: int, rtol: float,
-                   atol: float) -> str:
-    """"agrees", "differs" or "undefined" (too few points where both are defined)."""
+def _numeric_check(
+    expected, answer, syms: Mapping[str, Sym], *, seed: int, points: int, rtol: float, atol: float
+) -> str:
+    """ "agrees", "differs" or "undefined" (too few points where both are defined)."""
     by_name = {s.name: s for s in syms.values()} if syms else {}
     free = sorted(expected.free_symbols | answer.free_symbols, key=lambda s: s.name)
     rng = random.Random(seed)
@@ -558,8 +607,11 @@ def _numeric_check(expected, answer, syms: Mapping[str, Sym], *, seed: int, poin
         values = {}
         for s in free:
             spec = by_name.get(s.name, Sym(s.name))
-            values[s] = float(rng.randint(int(math.ceil(spec.low)), int(spec.high))) if spec.integer \
+            values[s] = (
+                float(rng.randint(math.ceil(spec.low), int(spec.high)))
+                if spec.integer
                 else rng.uniform(spec.low, spec.high)
+            )
         a, b = evaluate(expected, values), evaluate(answer, values)
         if a is None:
             continue

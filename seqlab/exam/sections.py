@@ -11,6 +11,7 @@ Question tags and coverage (docs/coverage.md) use these strings; ``expand`` turn
 as written in a docstring (``L5 §7.1-§7.5``, ``W8 §11.1, §15.1``, ``L7-8 (Lecture 7) §二.1-2``)
 into the tags it names.
 """
+
 from __future__ import annotations
 
 import re
@@ -25,10 +26,10 @@ NOTE_FILES = {
 
 @dataclass(frozen=True)
 class Section:
-    tag: str        # "W8 §5.2"
-    note: str       # "W8"
-    number: str     # "5.2" or "7:二.3" (lecture:part.item) for L7-8
-    heading: str    # the heading as it appears in the notes
+    tag: str  # "W8 §5.2"
+    note: str  # "W8"
+    number: str  # "5.2" or "7:二.3" (lecture:part.item) for L7-8
+    heading: str  # the heading as it appears in the notes
 
     @property
     def parent(self) -> str | None:
@@ -192,7 +193,9 @@ def children(tag: str) -> list[str]:
     """``tag`` and every section below it, in order."""
     sec = SECTIONS[tag]
     prefix = sec.number + "."
-    return [t for t, s in SECTIONS.items() if s.note == sec.note and (s.number == sec.number or s.number.startswith(prefix))]
+    return [
+        t for t, s in SECTIONS.items() if s.note == sec.note and (s.number == sec.number or s.number.startswith(prefix))
+    ]
 
 
 _NUMERALS = "一二三四五六七八九十"
@@ -206,7 +209,7 @@ def _siblings_between(note: str, start: str, end: str, lecture: str | None) -> l
     """Numbers from ``start`` to ``end`` inclusive (same level), e.g. 7.1..7.5, 2..4, 二.1..2."""
     head, _, last = start.rpartition(".")
     if "." not in end and head:
-        end = f"{head}.{end}"     # "§二.1-2" -> 二.1 .. 二.2
+        end = f"{head}.{end}"  # "§二.1-2" -> 二.1 .. 二.2
     ehead, _, elast = end.rpartition(".")
     if head != ehead:
         return [start, end]

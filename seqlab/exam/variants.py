@@ -5,6 +5,7 @@ exam for the same student gives the same bytes on any machine. The per-question 
 (``draw``, ``sample_params``, ``check_student_id``, ``format_answer``, ...) are re-exported here,
 where callers have always found them.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -29,9 +30,23 @@ from .pools import questions_for
 from .render import render_question
 
 # the names callers import from here: this module's own, and the per-question draws' it re-exports
-__all__ = ["FORM_KEY", "MAX_DRAWS", "STUDENT_ID", "DrawError", "ExamInstance", "StudentIdError", "check_student_id",
-           "draw", "exam_form", "format_answer", "format_number", "make_instance", "make_variant", "one_thread",
-           "sample_params"]
+__all__ = [
+    "FORM_KEY",
+    "MAX_DRAWS",
+    "STUDENT_ID",
+    "DrawError",
+    "ExamInstance",
+    "StudentIdError",
+    "check_student_id",
+    "draw",
+    "exam_form",
+    "format_answer",
+    "format_number",
+    "make_instance",
+    "make_variant",
+    "one_thread",
+    "sample_params",
+]
 
 
 def make_variant(exam: Exam, eq: ExamQuestion, student: str, number: int, *, render: bool = True) -> Variant:
@@ -41,11 +56,18 @@ def make_variant(exam: Exam, eq: ExamQuestion, student: str, number: int, *, ren
         answer = list(answer)
     if q.kind in (CHOICE, TRUEFALSE):
         answer = str(answer)
-    variant = Variant(question=q, number=number, points=eq.points, params=params, answer=answer,
-                      key=format_answer(q.kind, answer),
-                      partial={"per_element": eq.per_element, "mistakes": dict(eq.mistakes)},
-                      tolerance=eq.tolerance or q.tolerance, form=exam_form(q, exam.seed, eq.form),
-                      mistakes=dict(mistakes))
+    variant = Variant(
+        question=q,
+        number=number,
+        points=eq.points,
+        params=params,
+        answer=answer,
+        key=format_answer(q.kind, answer),
+        partial={"per_element": eq.per_element, "mistakes": dict(eq.mistakes)},
+        tolerance=eq.tolerance or q.tolerance,
+        form=exam_form(q, exam.seed, eq.form),
+        mistakes=dict(mistakes),
+    )
     if render:
         variant.text, variant.solution = render_question(variant)
     return variant
@@ -56,7 +78,7 @@ class ExamInstance:
     exam: Exam
     student: str
     variants: list[Variant]
-    questions: list[ExamQuestion] = field(default_factory=list)   # this paper's, after pools
+    questions: list[ExamQuestion] = field(default_factory=list)  # this paper's, after pools
 
     def by_id(self) -> dict[str, Variant]:
         return {v.id: v for v in self.variants}

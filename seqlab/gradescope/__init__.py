@@ -4,6 +4,7 @@
 ``autograder``  what run_autograder runs for each submission, inside Gradescope's image
 ``upload``      finding the student's files in whatever shape they uploaded them
 """
+
 from .bundle import BUNDLE_NAME, BundleError, build_bundle
 
 __all__ = ["BUNDLE_NAME", "BundleError", "build_bundle"]

@@ -14,6 +14,7 @@ a valid results.json that says what went wrong, with score 0, and exits 0: a cra
 shows the student nothing useful. The results are written here, after grading has finished, by
 this process; nothing the student's code prints or writes can become the results.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,8 +33,10 @@ from typing import Any
 DEFAULT_ROOT = "/autograder"
 
 # Shown to the student when seqlab, not their code, failed: the score is 0 until a regrade.
-GRADER_FAILED = ("The autograder could not grade this submission because of a problem on the course's side, "
-                 "not in your code. Your instructor has the log; the submission will be regraded.")
+GRADER_FAILED = (
+    "The autograder could not grade this submission because of a problem on the course's side, "
+    "not in your code. Your instructor has the log; the submission will be regraded."
+)
 
 
 def autograder_root(cli_root: str | None = None) -> Path:
@@ -47,9 +50,15 @@ def failure_results(message: str, *, max_score: float, started: float, notes: li
     Always visible at once, whatever the config's visibility: a student whose upload could not be
     read must learn it before the deadline, and the message gives away nothing of the grading."""
     output = "\n".join([message, *notes]) if notes else message
-    return {"score": 0.0, "max_score": round(float(max_score), 4),
-            "execution_time": round(time.monotonic() - started, 4), "output": output,
-            "visibility": "visible", "stdout_visibility": "hidden", "tests": []}
+    return {
+        "score": 0.0,
+        "max_score": round(float(max_score), 4),
+        "execution_time": round(time.monotonic() - started, 4),
+        "output": output,
+        "visibility": "visible",
+        "stdout_visibility": "hidden",
+        "tests": [],
+    }
 
 
 def graded_results(result, config, notes: list[str], started: float) -> dict[str, Any]:
@@ -57,7 +66,7 @@ def graded_results(result, config, notes: list[str], started: float) -> dict[str
     from ..reports.gradescope import to_gradescope
 
     data = to_gradescope(result)
-    data["execution_time"] = round(time.monotonic() - started, 4)   # the whole run, upload reading included
+    data["execution_time"] = round(time.monotonic() - started, 4)  # the whole run, upload reading included
     for test in data["tests"]:
         test["visibility"] = config.visibility_of(test["name"])
     data["visibility"] = config.gradescope.visibility
@@ -75,17 +84,36 @@ def write_results(data: dict[str, Any], path: Path) -> Path:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".results-", suffix=".json")
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
         json.dump(data, handle, indent=2, ensure_ascii=False)
-    os.replace(tmp, path)   # replaces a link itself, never the file it points to
+    os.replace(tmp, path)  # replaces a link itself, never the file it points to
     return path
 
 
 def run_grade(staged: Path, out: Path, config_path: str, timeout_s: float) -> tuple[int | None, str]:
     """``seqlab grade`` on the staged copy in its own process group; (exit code or None on
     timeout, its output). The group is killed on timeout so no grading process outlives it."""
-    cmd = [sys.executable, "-m", "seqlab", "grade", str(staged), "--out", str(out), "--device", "cpu",
-           "--quiet", "--config", config_path]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                            text=True, errors="replace", start_new_session=True)
+    cmd = [
+        sys.executable,
+        "-m",
+        "seqlab",
+        "grade",
+        str(staged),
+        "--out",
+        str(out),
+        "--device",
+        "cpu",
+        "--quiet",
+        "--config",
+        config_path,
+    ]
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        errors="replace",
+        start_new_session=True,
+    )
     try:
         output, _ = proc.communicate(timeout=timeout_s)
         return proc.returncode, output
@@ -118,7 +146,10 @@ def autograde(root: Path, config_path: Path | None, started: float) -> dict[str,
             return failure_results(
                 f"Grading stopped after {timeout_s:g} s, the time this assignment allows; a correct submission "
                 f"takes seconds. Look for a loop that never ends or very slow code, then submit again.",
-                max_score=config.max_score, started=started, notes=upload.notes)
+                max_score=config.max_score,
+                started=started,
+                notes=upload.notes,
+            )
         saved = work / "out" / "seqlab_result.json"
         if code != 0 or not saved.is_file():
             print(f"seqlab grade exited with {code}; no result was written", file=sys.stderr)
@@ -136,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     results_path = root / "results" / "results.json"
     try:
         data = autograde(root, args.config, started)
-    except Exception:   # the last line of defence: the log gets the traceback, the student a page
+    except Exception:  # the last line of defence: the log gets the traceback, the student a page
         traceback.print_exc()
         max_score = 0.0
         try:

@@ -8,6 +8,7 @@ Gradescope unpacks the zip into ``/autograder/source``, which students never see
 image, seqlab's isolated runner refuses student code any read of the solutions, graders and
 config. The zip is byte-reproducible: the same course gives the same bytes.
 """
+
 from __future__ import annotations
 
 import json
@@ -16,10 +17,10 @@ import zipfile
 from pathlib import Path
 
 BUNDLE_NAME = "autograder.zip"
-COURSE_DIR = "course"            # where the course sits inside the zip (and /autograder/source)
-_EPOCH = (1980, 1, 1, 0, 0, 0)   # zip's earliest time: fixed so that two builds are identical
+COURSE_DIR = "course"  # where the course sits inside the zip (and /autograder/source)
+_EPOCH = (1980, 1, 1, 0, 0, 0)  # zip's earliest time: fixed so that two builds are identical
 _SKIPPED = {"__pycache__", ".pytest_cache", ".mypy_cache"}
-EXCLUDED_FROM_PACKAGE = ("exam/bank",)   # folders of seqlab/ that grading never imports
+EXCLUDED_FROM_PACKAGE = ("exam/bank",)  # folders of seqlab/ that grading never imports
 EXECUTABLES = {"setup.sh", "run_autograder"}
 
 
@@ -27,8 +28,14 @@ class BundleError(RuntimeError):
     """The bundle could not be built (a missing course folder, a bad config)."""
 
 
-def _tree(folder: Path, arc_prefix: str, *, top_level_only: bool = False, suffixes: tuple[str, ...] = (),
-          excluded: tuple[str, ...] = ()) -> dict[str, bytes]:
+def _tree(
+    folder: Path,
+    arc_prefix: str,
+    *,
+    top_level_only: bool = False,
+    suffixes: tuple[str, ...] = (),
+    excluded: tuple[str, ...] = (),
+) -> dict[str, bytes]:
     if not folder.is_dir():
         raise BundleError(f"{folder}: missing (the autograder needs it)")
     files: dict[str, bytes] = {}
@@ -56,25 +63,35 @@ def _render(template: str, **values) -> bytes:
 def bundle_files(*, config_path: Path | None = None, torch_version: str | None = None) -> dict[str, bytes]:
     """Every file of the bundle: ``{path inside the zip: bytes}``."""
     from ..config import load_config
+    from ..defaults import TORCH_CPU_INDEX as CPU_INDEX
+    from ..defaults import TORCH_VERSION as DEFAULT_TORCH
     from ..paths import CONFIG_PATH, GRADERS_DIR, SOLUTIONS_DIR, TEMPLATES_DIR
-    from ..defaults import TORCH_CPU_INDEX as CPU_INDEX, TORCH_VERSION as DEFAULT_TORCH
     from .autograder import GRADER_FAILED
 
     config_path = Path(config_path or CONFIG_PATH)
-    config = load_config(config_path)            # a bad config stops here, not on Gradescope
+    config = load_config(config_path)  # a bad config stops here, not on Gradescope
     package_dir = Path(__file__).resolve().parent.parent
     project_dir = package_dir.parent
     torch_version = torch_version or DEFAULT_TORCH
-    fallback = {"score": 0, "max_score": round(config.max_score, 4), "execution_time": 0, "output": GRADER_FAILED,
-                "visibility": "visible", "stdout_visibility": "hidden", "tests": []}
+    fallback = {
+        "score": 0,
+        "max_score": round(config.max_score, 4),
+        "execution_time": 0,
+        "output": GRADER_FAILED,
+        "visibility": "visible",
+        "stdout_visibility": "hidden",
+        "tests": [],
+    }
     files = {
         "setup.sh": _render("setup.sh.j2", torch_version=torch_version, cpu_index=CPU_INDEX),
         "run_autograder": _render("run_autograder.j2", fallback_results=json.dumps(fallback)),
         f"{COURSE_DIR}/pyproject.toml": (project_dir / "pyproject.toml").read_bytes(),
         # pyproject.toml names README.md as the long description, so the build needs one.
-        f"{COURSE_DIR}/README.md": (f"# {config.course_title or config.course_id}: seqlab autograder\n\n"
-                                    "Written by `seqlab gradescope`; see the course repository's README, "
-                                    "section \"Grading on Gradescope\".\n").encode("utf-8"),
+        f"{COURSE_DIR}/README.md": (
+            f"# {config.course_title or config.course_id}: seqlab autograder\n\n"
+            "Written by `seqlab gradescope`; see the course repository's README, "
+            'section "Grading on Gradescope".\n'
+        ).encode(),
         f"{COURSE_DIR}/grading_config.yaml": config_path.read_bytes(),
     }
     # Every file in the image can reach a student through an error message their code raises, so
@@ -88,9 +105,6 @@ def bundle_files(*, config_path: Path | None = None, torch_version: str | None =
     return files
 
 
-
-
-
 def write_zip(files: dict[str, bytes], path: Path) -> Path:
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
@@ -98,7 +112,7 @@ def write_zip(files: dict[str, bytes], path: Path) -> Path:
         for name in sorted(files):
             info = zipfile.ZipInfo(name, date_time=_EPOCH)
             info.compress_type = zipfile.ZIP_DEFLATED
-            info.create_system = 3   # Unix, so that the modes below are honoured on extraction
+            info.create_system = 3  # Unix, so that the modes below are honoured on extraction
             info.external_attr = (0o100755 if name in EXECUTABLES else 0o100644) << 16
             zf.writestr(info, files[name])
     os.replace(tmp, path)

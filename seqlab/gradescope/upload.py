@@ -7,6 +7,7 @@ fresh ``exercises/`` folder for ``seqlab grade``. It never follows a symbolic li
 ``/autograder/source`` would hand the reference solutions to the grader as the student's work)
 and never extracts a zip member outside its own folder.
 """
+
 from __future__ import annotations
 
 import os
@@ -21,12 +22,12 @@ EXPECTED_FILES = tuple(f"{module}.py" for module in MODULES)
 
 # Bounds on reading an upload. Each is far above an honest upload and low enough that a hostile
 # or accidental one (a whole home folder, a zip bomb) cannot stall or fill the autograder.
-MAX_SOURCE_BYTES = 1 << 20      # one exercise file: the largest reference module is ~20 KB
-MAX_ZIP_BYTES = 64 << 20        # one zip inside the upload (a repository zip with its history)
-MAX_EXTRACTED_BYTES = 128 << 20 # everything extracted from every zip of one upload
-MAX_ENTRIES = 20_000            # files and folders looked at (a student repository has ~60)
-MAX_DEPTH = 12                  # folder depth looked into (exercises/ sits at depth 1 or 2)
-MAX_ZIP_NESTING = 2             # a zip inside a zip (an LMS bulk download of a zip) is the deepest
+MAX_SOURCE_BYTES = 1 << 20  # one exercise file: the largest reference module is ~20 KB
+MAX_ZIP_BYTES = 64 << 20  # one zip inside the upload (a repository zip with its history)
+MAX_EXTRACTED_BYTES = 128 << 20  # everything extracted from every zip of one upload
+MAX_ENTRIES = 20_000  # files and folders looked at (a student repository has ~60)
+MAX_DEPTH = 12  # folder depth looked into (exercises/ sits at depth 1 or 2)
+MAX_ZIP_NESTING = 2  # a zip inside a zip (an LMS bulk download of a zip) is the deepest
 # Folders that never hold a student's exercise files but can hold thousands of entries.
 SKIPPED_DIRS = {"__pycache__", "__MACOSX", "node_modules", "site-packages", "venv", "env"}
 
@@ -35,11 +36,12 @@ SKIPPED_DIRS = {"__pycache__", "__MACOSX", "node_modules", "site-packages", "ven
 class Upload:
     """What was found: the chosen file per module, notes for the student, and (when nothing can
     be graded) the problem, in words the student can act on."""
-    files: dict[str, Path] = field(default_factory=dict)   # module -> file on disk
-    chosen_from: str = ""                                   # the folder they came from, as uploaded
+
+    files: dict[str, Path] = field(default_factory=dict)  # module -> file on disk
+    chosen_from: str = ""  # the folder they came from, as uploaded
     notes: list[str] = field(default_factory=list)
     problem: str = ""
-    seen: list[str] = field(default_factory=list)           # a few uploaded names, for the message
+    seen: list[str] = field(default_factory=list)  # a few uploaded names, for the message
 
 
 @dataclass
@@ -58,39 +60,55 @@ def find_exercises(submission: Path, scratch: Path) -> Upload:
     """Look through ``submission`` (and any zip in it, extracted under ``scratch``)."""
     submission = Path(submission)
     if not submission.is_dir() or submission.is_symlink():
-        return Upload(problem=f"No submission was found (the autograder expected the folder {submission}). "
-                              f"Upload the files {', '.join(EXPECTED_FILES)} again.")
+        return Upload(
+            problem=f"No submission was found (the autograder expected the folder {submission}). "
+            f"Upload the files {', '.join(EXPECTED_FILES)} again."
+        )
     walk = _Walk(scratch=Path(scratch))
     _walk_dir(walk, submission, shown="", depth=0, nesting=0)
     upload = Upload(notes=list(walk.notes), seen=walk.seen[:12])
     if walk.truncated:
-        upload.notes.append(f"The upload holds more than {MAX_ENTRIES} files and folders; only the first "
-                            f"{MAX_ENTRIES} were looked at.")
+        upload.notes.append(
+            f"The upload holds more than {MAX_ENTRIES} files and folders; only the first {MAX_ENTRIES} were looked at."
+        )
     if not walk.candidates:
         held = ", ".join(walk.seen[:12]) or "nothing"
-        upload.problem = (f"No exercise file was found in your upload. Upload the files {', '.join(EXPECTED_FILES)} "
-                          f"(flat, in an exercises/ folder, or zipped). Your upload held: {held}.")
+        upload.problem = (
+            f"No exercise file was found in your upload. Upload the files {', '.join(EXPECTED_FILES)} "
+            f"(flat, in an exercises/ folder, or zipped). Your upload held: {held}."
+        )
         if any(name.endswith(".ipynb") for name in walk.seen):
             upload.problem += " Notebooks are not graded here: upload the .py files."
         return upload
     # The folder holding the most exercise files; among equals one named exercises/, then the
     # shallowest, then the first by name, so the same upload is always read the same way.
-    ranked = sorted(walk.candidates.items(),
-                    key=lambda item: (-len(item[1]), PurePosixPath(item[0][0]).name != "exercises",
-                                      item[0][0].count("/"), item[0][0]))
+    ranked = sorted(
+        walk.candidates.items(),
+        key=lambda item: (
+            -len(item[1]),
+            PurePosixPath(item[0][0]).name != "exercises",
+            item[0][0].count("/"),
+            item[0][0],
+        ),
+    )
     (shown, _), files = ranked[0]
     upload.files = dict(sorted(files.items(), key=lambda kv: MODULES.index(kv[0])))
     upload.chosen_from = shown or "the top of your upload"
-    upload.notes.append(f"Graded the files in {upload.chosen_from}: "
-                        + ", ".join(f"{m}.py" for m in upload.files) + ".")
+    upload.notes.append(
+        f"Graded the files in {upload.chosen_from}: " + ", ".join(f"{m}.py" for m in upload.files) + "."
+    )
     missing = [f"{m}.py" for m in MODULES if m not in files]
     if missing:
-        upload.notes.append(f"Missing from {upload.chosen_from}: {', '.join(missing)}; the functions in "
-                            f"{'it' if len(missing) == 1 else 'them'} score 0.")
+        upload.notes.append(
+            f"Missing from {upload.chosen_from}: {', '.join(missing)}; the functions in "
+            f"{'it' if len(missing) == 1 else 'them'} score 0."
+        )
     others = [s or "the top of your upload" for (s, _), _ in ranked[1:]]
     if others:
-        upload.notes.append(f"Also found exercise files in {', '.join(others[:5])}"
-                            f"{' and more' if len(others) > 5 else ''}; those were not graded.")
+        upload.notes.append(
+            f"Also found exercise files in {', '.join(others[:5])}"
+            f"{' and more' if len(others) > 5 else ''}; those were not graded."
+        )
     return upload
 
 
@@ -207,7 +225,7 @@ def _walk_zip(walk: _Walk, archive: Path, *, shown: str, nesting: int) -> None:
                     walk.notes.append(f"Ignored {shown}/{member}: too large ({info.file_size} bytes).")
                     continue
                 with zf.open(info) as src:
-                    data = src.read(limit + 1)   # the header's size can lie; the read cannot
+                    data = src.read(limit + 1)  # the header's size can lie; the read cannot
                 if len(data) > limit:
                     walk.notes.append(f"Ignored {shown}/{member}: too large.")
                     continue

@@ -11,11 +11,13 @@ process, and the two are compared under the rules of the contract:
 * values: within the tolerance for the dtype; otherwise the failure reports the case, the max
   absolute and relative error, the worst index, and the known mistake the output matches.
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import torch
 
@@ -63,6 +65,7 @@ def param_names(qualname: str) -> list[str]:
 
 
 # --- comparing trees of tensors ---------------------------------------------------------------
+
 
 @dataclass
 class Tolerance:
@@ -127,12 +130,16 @@ class Mismatch:
 
     def describe(self) -> str:
         where = f" at index {_fmt_index(self.index)}" if self.index else ""
-        if math.isnan(self.max_abs):   # integers and booleans: an exact comparison
-            return (f"{self.path}: {self.bad} of {self.total} values differ; first{where}: got {self.got:g}, "
-                    f"expected {self.want:g}")
+        if math.isnan(self.max_abs):  # integers and booleans: an exact comparison
+            return (
+                f"{self.path}: {self.bad} of {self.total} values differ; first{where}: got {self.got:g}, "
+                f"expected {self.want:g}"
+            )
         rel = f"; max rel error {self.max_rel:.3g}" if not math.isnan(self.max_rel) else ""
-        return (f"{self.path}: {self.bad} of {self.total} values out of tolerance; max abs error "
-                f"{self.max_abs:.3g}{where} (got {self.got:.6g}, expected {self.want:.6g}){rel}")
+        return (
+            f"{self.path}: {self.bad} of {self.total} values out of tolerance; max abs error "
+            f"{self.max_abs:.3g}{where} (got {self.got:.6g}, expected {self.want:.6g}){rel}"
+        )
 
 
 def value_mismatch(actual: Any, expected: Any, tol: Tolerance, path: str) -> Mismatch | None:
@@ -145,7 +152,9 @@ def value_mismatch(actual: Any, expected: Any, tol: Tolerance, path: str) -> Mis
             if not bool(differ.any()):
                 return None
             idx = tuple(differ.nonzero()[0].tolist())
-            return Mismatch(path, float("nan"), float("nan"), idx, float(a[idx]), float(e[idx]), int(differ.sum()), e.numel())
+            return Mismatch(
+                path, float("nan"), float("nan"), idx, float(a[idx]), float(e[idx]), int(differ.sum()), e.numel()
+            )
         a64, e64 = a.to(torch.float64), e.to(torch.float64)
         same_nonfinite = (a64 == e64) | (torch.isnan(a64) & torch.isnan(e64))
         err = (a64 - e64).abs()
@@ -161,8 +170,16 @@ def value_mismatch(actual: Any, expected: Any, tol: Tolerance, path: str) -> Mis
         rel = float((err[meaningful] / e64.abs()[meaningful]).max()) if bool(meaningful.any()) else float("nan")
         flat = int(torch.argmax(torch.where(bad, err, torch.full_like(err, -1.0))))
         idx = tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), e.shape)) if e.dim() else ()
-        return Mismatch(path, float(err.max()), rel, idx,
-                        float(a64.reshape(-1)[flat]), float(e64.reshape(-1)[flat]), int(bad.sum()), e.numel())
+        return Mismatch(
+            path,
+            float(err.max()),
+            rel,
+            idx,
+            float(a64.reshape(-1)[flat]),
+            float(e64.reshape(-1)[flat]),
+            int(bad.sum()),
+            e.numel(),
+        )
     if isinstance(expected, (tuple, list)):
         for i, (a, e) in enumerate(zip(actual, expected)):
             found = value_mismatch(a, e, tol, f"{path}[{i}]")
@@ -221,6 +238,7 @@ def first_change(before: Any, after: Any, path: str) -> str | None:
 
 # --- the per-test grading helper -------------------------------------------------------------
 
+
 @dataclass
 class Grade:
     """Bound to one test and one contract function; handed to graders as the ``grade`` fixture."""
@@ -254,32 +272,43 @@ class Grade:
         for i, (before, after) in enumerate(zip(args, outcome.args)):
             changed = first_change(before, after, names[i] if i < len(names) else f"argument {i}")
             if changed:
-                raise GradeFailure(f"{self.function} modified its argument {changed} in place; functions must be "
-                                   f"pure (work on new tensors / a new dict)", rule="purity")
+                raise GradeFailure(
+                    f"{self.function} modified its argument {changed} in place; functions must be "
+                    f"pure (work on new tensors / a new dict)",
+                    rule="purity",
+                )
         for key, before in kwargs.items():
             changed = first_change(before, outcome.kwargs.get(key), key)
             if changed:
-                raise GradeFailure(f"{self.function} modified its argument {changed} in place; functions must be "
-                                   f"pure", rule="purity")
+                raise GradeFailure(
+                    f"{self.function} modified its argument {changed} in place; functions must be pure", rule="purity"
+                )
         if outcome.aliased:
-            raise GradeFailure(f"{self.function} returned {outcome.aliased[0]}, which is an argument or a view of "
-                               f"one; return a new tensor (e.g. .clone())", rule="aliasing")
+            raise GradeFailure(
+                f"{self.function} returned {outcome.aliased[0]}, which is an argument or a view of "
+                f"one; return a new tensor (e.g. .clone())",
+                rule="aliasing",
+            )
         return outcome
 
     def unpack(self, value: Any, names: tuple[str, ...]) -> tuple:
         """Check that the student returned a tuple of ``len(names)`` items and return it."""
         if not isinstance(value, (tuple, list)) or len(value) != len(names):
             got = f"a {type(value).__name__}" + (f" of {len(value)}" if isinstance(value, (tuple, list)) else "")
-            raise GradeFailure(f"{self.function} should return a tuple ({', '.join(names)}), got {got}",
-                               rule="shape/dtype/device")
+            raise GradeFailure(
+                f"{self.function} should return a tuple ({', '.join(names)}), got {got}", rule="shape/dtype/device"
+            )
         return tuple(value)
 
     def _void_if_forbidden(self, ops: dict) -> None:
         for name in sorted(ops):
             pattern = self.forbidden_match(name)
             if pattern:
-                raise Voided(f"{self.function} called {name}, which this exercise forbids (rule {pattern!r}); "
-                             f"the function scores 0", rule="forbidden")
+                raise Voided(
+                    f"{self.function} called {name}, which this exercise forbids (rule {pattern!r}); "
+                    f"the function scores 0",
+                    rule="forbidden",
+                )
 
     def tolerance(self, expected: Any) -> Tolerance:
         for _, t in _leaves(expected):
@@ -288,14 +317,26 @@ class Grade:
         return self.tolerances["float64"]
 
     # -- comparing ---------------------------------------------------------------------------
-    def expect(self, actual: Any, expected: Any, *, case: str, mistakes: list[Mistake] = (),
-               tol: Tolerance | None = None, what: str = "output") -> None:
+    def expect(
+        self,
+        actual: Any,
+        expected: Any,
+        *,
+        case: str,
+        mistakes: list[Mistake] = (),
+        tol: Tolerance | None = None,
+        what: str = "output",
+    ) -> None:
         tol = tol or self.tolerance(expected)
         problem = structure_problem(actual, expected, what)
         if problem:
             # A known mistake can change the shape too (weights averaged over the heads).
-            raise GradeFailure(f"{self.function}, case {case}: {problem}", rule="shape/dtype/device",
-                               hint=self._name(actual, mistakes, tol), details={"case": case})
+            raise GradeFailure(
+                f"{self.function}, case {case}: {problem}",
+                rule="shape/dtype/device",
+                hint=self._name(actual, mistakes, tol),
+                details={"case": case},
+            )
         mismatch = value_mismatch(actual, expected, tol, what)
         if mismatch is None:
             return
@@ -303,9 +344,16 @@ class Grade:
         raise GradeFailure(
             f"{self.function}, case {case}: {mismatch.describe()} (tolerance atol={tol.atol:g}, rtol={tol.rtol:g})",
             hint=hint,
-            details={"case": case, "max_abs_error": mismatch.max_abs, "max_rel_error": mismatch.max_rel,
-                     "worst_index": list(mismatch.index), "got": mismatch.got, "expected": mismatch.want,
-                     "out_of_tolerance": f"{mismatch.bad}/{mismatch.total}"})
+            details={
+                "case": case,
+                "max_abs_error": mismatch.max_abs,
+                "max_rel_error": mismatch.max_rel,
+                "worst_index": list(mismatch.index),
+                "got": mismatch.got,
+                "expected": mismatch.want,
+                "out_of_tolerance": f"{mismatch.bad}/{mismatch.total}",
+            },
+        )
 
     @staticmethod
     def _name(actual: Any, mistakes, tol: Tolerance) -> str:
@@ -314,8 +362,15 @@ class Grade:
                 return f"{mistake.name}: {mistake.explain}"
         return ""
 
-    def compare(self, actual: Any, expected: Any, *, case: str, what: str = "output",
-                mistakes: Callable[[], list[Mistake]] | list[Mistake] = ()) -> None:
+    def compare(
+        self,
+        actual: Any,
+        expected: Any,
+        *,
+        case: str,
+        what: str = "output",
+        mistakes: Callable[[], list[Mistake]] | list[Mistake] = (),
+    ) -> None:
         """``expect`` where ``mistakes`` may be a zero-argument callable, evaluated only when the
         comparison fails: known-wrong variants cost nothing on correct submissions."""
         try:
@@ -327,8 +382,14 @@ class Grade:
             self.expect(actual, expected, case=case, what=what, mistakes=variants)
             raise
 
-    def check(self, *args, case: str, mistakes: Callable[..., list[Mistake]] | list[Mistake] = (),
-              expected: Any = None, **kwargs) -> Any:
+    def check(
+        self,
+        *args,
+        case: str,
+        mistakes: Callable[..., list[Mistake]] | list[Mistake] = (),
+        expected: Any = None,
+        **kwargs,
+    ) -> Any:
         """Run student and reference on the same arguments and compare. Returns the student's value.
 
         ``mistakes`` may be a callable taking the same arguments (evaluated only on failure).
@@ -370,5 +431,3 @@ def describe_case(**params) -> str:
         else:
             parts.append(f"{key}={value}")
     return ", ".join(parts)
-
-

@@ -4,6 +4,7 @@ Graders are plain pytest modules; this plugin hands them their fixtures (through
 graders/conftest.py) and reads each test's outcome from pytest's own reports: no output is
 parsed.
 """
+
 from __future__ import annotations
 
 import fnmatch
@@ -37,7 +38,7 @@ def derived_seed(seed: int, nodeid: str) -> int:
 
 
 def _title(item) -> str:
-    doc = (getattr(item.function, "__doc__", None) or item.originalname.replace("test_", "").replace("_", " "))
+    doc = getattr(item.function, "__doc__", None) or item.originalname.replace("test_", "").replace("_", " ")
     title = doc.strip().splitlines()[0].strip().rstrip(".")
     callspec = getattr(item, "callspec", None)
     if callspec is not None and callspec.id:
@@ -51,7 +52,7 @@ class SeqlabPlugin:
         self.device, self.seed, self.only = device, seed, only
         self.records: dict[str, TestRecord] = {}
         self.collection_errors: list[str] = []
-        self.__name__ = "seqlab"   # the name pluggy registers it under; graders/conftest.py looks it up
+        self.__name__ = "seqlab"  # the name pluggy registers it under; graders/conftest.py looks it up
 
     # -- collection --------------------------------------------------------------------------
     def pytest_collection_modifyitems(self, session, config, items):
@@ -63,13 +64,19 @@ class SeqlabPlugin:
                 drop.append(item)
                 continue
             function = marker.args[0]
-            if self.only and not any(fnmatch.fnmatchcase(function, p.strip()) or function.startswith(p.strip() + ".")
-                                     for p in self.only.split(",")):
+            if self.only and not any(
+                fnmatch.fnmatchcase(function, p.strip()) or function.startswith(p.strip() + ".")
+                for p in self.only.split(",")
+            ):
                 drop.append(item)
                 continue
             self.records[item.nodeid] = TestRecord(
-                item.nodeid, function, _title(item), float(marker.kwargs.get("weight", 1.0)),
-                bool(marker.kwargs.get("complexity", False)))
+                item.nodeid,
+                function,
+                _title(item),
+                float(marker.kwargs.get("weight", 1.0)),
+                bool(marker.kwargs.get("complexity", False)),
+            )
             keep.append(item)
         items[:] = keep
         if drop:
@@ -93,8 +100,17 @@ class SeqlabPlugin:
         else:
             outcome, longrepr = "failed", f"{type(excinfo.value).__name__}: {str(excinfo.value)[:500]}"
         self._record(item, call, outcome)
-        return pytest.TestReport(item.nodeid, item.location, dict.fromkeys(item.keywords, 1), outcome, longrepr,
-                                 call.when, duration=call.duration, start=call.start, stop=call.stop)
+        return pytest.TestReport(
+            item.nodeid,
+            item.location,
+            dict.fromkeys(item.keywords, 1),
+            outcome,
+            longrepr,
+            call.when,
+            duration=call.duration,
+            start=call.start,
+            stop=call.stop,
+        )
 
     def _record(self, item, call, outcome: str) -> None:
         record = self.records.get(item.nodeid)
@@ -126,8 +142,9 @@ class SeqlabPlugin:
             record.message = str(exc) or "assertion failed"
         else:
             record.grader_error = True
-            record.message = (f"internal grader error ({type(exc).__name__}: {exc}); this is not your fault, "
-                              f"tell your instructor")
+            record.message = (
+                f"internal grader error ({type(exc).__name__}: {exc}); this is not your fault, tell your instructor"
+            )
 
     # -- fixtures reach the run through this object ------------------------------------------
     def test_seed(self, nodeid: str) -> int:

@@ -1,4 +1,5 @@
 """Grade one submission: load it behind the handle, run the graders, score, return the model."""
+
 from __future__ import annotations
 
 import contextlib
@@ -18,8 +19,8 @@ from ..results import GradingResult
 from ..student import open_submission
 from ..student.policy import protected_course_paths
 from .plugin import SeqlabPlugin
-from .static_policy import policy_violations, static_voids
 from .scoring import score_records
+from .static_policy import policy_violations, static_voids
 
 
 class GradingError(RuntimeError):
@@ -36,15 +37,25 @@ def resolve_device(device: str) -> str:
     return device
 
 
-def grade_submission(submission: str | Path, *, device: str = "cpu", seed: int | None = None,
-                     only: str | None = None, isolated: bool = True, config: GradingConfig | None = None,
-                     protected_dirs: tuple = (), graders_dir: Path = GRADERS_DIR, sandbox: str = "auto",
-                     static_policy: bool = True) -> GradingResult:
+def grade_submission(
+    submission: str | Path,
+    *,
+    device: str = "cpu",
+    seed: int | None = None,
+    only: str | None = None,
+    isolated: bool = True,
+    config: GradingConfig | None = None,
+    protected_dirs: tuple = (),
+    graders_dir: Path = GRADERS_DIR,
+    sandbox: str = "auto",
+    static_policy: bool = True,
+) -> GradingResult:
     """``static_policy=False`` is for the attack bank only: it lets hostile code run so that the
     layers beneath the policy (sandbox, audit hook) are shown to stop it on their own."""
     import pytest
 
-    from ..student.sandbox import SandboxUnavailable, resolve as resolve_sandbox
+    from ..student.sandbox import SandboxUnavailable
+    from ..student.sandbox import resolve as resolve_sandbox
 
     started = time.perf_counter()
     submission = Path(submission).resolve()
@@ -61,18 +72,48 @@ def grade_submission(submission: str | Path, *, device: str = "cpu", seed: int |
         raise GradingError(str(exc)) from None
     reference = load_reference()
     protected = tuple(protected_course_paths(COURSE_ROOT, (*protected_dirs, SOLUTIONS_DIR, GRADERS_DIR)))
-    refused = policy_violations(submission) if static_policy else {}   # before any of it runs
-    with open_submission(submission, reference, isolated=isolated, device=device, limits=config.limits,
-                         protected_dirs=protected, skip=refused, sandbox=box,
-                         tolerances=config.tolerances) as student:
+    refused = policy_violations(submission) if static_policy else {}  # before any of it runs
+    with open_submission(
+        submission,
+        reference,
+        isolated=isolated,
+        device=device,
+        limits=config.limits,
+        protected_dirs=protected,
+        skip=refused,
+        sandbox=box,
+        tolerances=config.tolerances,
+    ) as student:
         plugin = SeqlabPlugin(student=student, reference=reference, config=config, device=device, seed=seed, only=only)
-        args = [str(graders_dir), "--import-mode=importlib", f"--rootdir={graders_dir}",
-                "-c", str(graders_dir / "pytest.ini"), "-W", "ignore::UserWarning",
-                "--assert=plain"]   # graders state their own messages; rewriting costs 0.2 s per run
-        for unused in ("cacheprovider", "terminal", "stepwise", "logging", "doctest", "junitxml", "pastebin",
-                       "nose", "unittest", "legacypath", "debugging", "faulthandler", "setuponly", "setupplan",
-                       "unraisableexception", "threadexception"):
-            args += ["-p", f"no:{unused}"]   # each costs time per test and none serves grading
+        args = [
+            str(graders_dir),
+            "--import-mode=importlib",
+            f"--rootdir={graders_dir}",
+            "-c",
+            str(graders_dir / "pytest.ini"),
+            "-W",
+            "ignore::UserWarning",
+            "--assert=plain",
+        ]  # graders state their own messages; rewriting costs 0.2 s per run
+        for unused in (
+            "cacheprovider",
+            "terminal",
+            "stepwise",
+            "logging",
+            "doctest",
+            "junitxml",
+            "pastebin",
+            "nose",
+            "unittest",
+            "legacypath",
+            "debugging",
+            "faulthandler",
+            "setuponly",
+            "setupplan",
+            "unraisableexception",
+            "threadexception",
+        ):
+            args += ["-p", f"no:{unused}"]  # each costs time per test and none serves grading
         sink = io.StringIO()
         threads = torch.get_num_threads()
         # Graded tensors are tiny: intra-op threads only add barrier waits (4 ms per softmax
@@ -83,7 +124,7 @@ def grade_submission(submission: str | Path, *, device: str = "cpu", seed: int |
                 exit_code = pytest.main(args, plugins=[plugin])
         finally:
             torch.set_num_threads(threads)
-        if exit_code == pytest.ExitCode.INTERRUPTED:   # pytest turns Ctrl-C into an exit code
+        if exit_code == pytest.ExitCode.INTERRUPTED:  # pytest turns Ctrl-C into an exit code
             raise KeyboardInterrupt
         load_errors = dict(student.load_errors)
     if exit_code not in (0, 1) or plugin.collection_errors:
@@ -97,8 +138,18 @@ def grade_submission(submission: str | Path, *, device: str = "cpu", seed: int |
     errors = [box.notice] if box is not None and box.notice else []
     errors += [f"{m}: {e}" for m, e in load_errors.items()]
     errors += [f"internal grader error in {r.nodeid}: {r.message}" for r in plugin.records.values() if r.grader_error]
-    return GradingResult(tests=tests, submission=str(submission), seed=seed, device=device,
-                         execution_time=time.perf_counter() - started, errors=errors,
-                         meta={"runner": "isolated" if isolated else "in-process", "only": only or "",
-                               "sandbox": box.description if box is not None else "in-process",
-                               "torch": torch.__version__, "pid": os.getpid()})
+    return GradingResult(
+        tests=tests,
+        submission=str(submission),
+        seed=seed,
+        device=device,
+        execution_time=time.perf_counter() - started,
+        errors=errors,
+        meta={
+            "runner": "isolated" if isolated else "in-process",
+            "only": only or "",
+            "sandbox": box.description if box is not None else "in-process",
+            "torch": torch.__version__,
+            "pid": os.getpid(),
+        },
+    )

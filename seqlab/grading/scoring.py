@@ -7,6 +7,7 @@
   credit. Rules are gates, not gifts: a shape or purity failure fails the test it happens in.
 * A forbidden operation voids the function: every test of it scores 0, with the reason.
 """
+
 from __future__ import annotations
 
 from .. import contract
@@ -15,8 +16,9 @@ from ..results import TestResult
 from .plugin import TestRecord
 
 
-def score_records(records: list[TestRecord], config: GradingConfig,
-                  static_voids: dict[str, str] | None = None) -> list[TestResult]:
+def score_records(
+    records: list[TestRecord], config: GradingConfig, static_voids: dict[str, str] | None = None
+) -> list[TestResult]:
     static_voids = static_voids or {}
     by_function: dict[str, list[TestRecord]] = {}
     for record in records:
@@ -25,13 +27,15 @@ def score_records(records: list[TestRecord], config: GradingConfig,
         by_function.setdefault(record.function, []).append(record)
 
     results: list[TestResult] = []
-    order = {name: i for i, name in enumerate(contract.FUNCTIONS)}   # reports follow the course
+    order = {name: i for i, name in enumerate(contract.FUNCTIONS)}  # reports follow the course
     for function, group in sorted(by_function.items(), key=lambda item: order.get(item[0], len(order))):
         rules = config.rules(function)
         complexity = [r for r in group if r.complexity]
         values = [r for r in group if not r.complexity]
-        pools = [(values, rules.points - (rules.complexity_points if complexity else 0)),
-                 (complexity, rules.complexity_points)]
+        pools = [
+            (values, rules.points - (rules.complexity_points if complexity else 0)),
+            (complexity, rules.complexity_points),
+        ]
         voided = static_voids.get(function) or next((r.message for r in group if r.rule == "forbidden"), "")
         for members, points in pools:
             weights = {r.nodeid: rules.weight_of(r.title, r.weight) for r in members}
@@ -43,7 +47,15 @@ def score_records(records: list[TestRecord], config: GradingConfig,
                 if voided:
                     earned = 0.0
                     output = f"VOID: {voided}" + (f"\n{output}" if output and output != voided else "")
-                results.append(TestResult(
-                    name=f"{function}: {r.title}", score=round(earned, 6), max_score=round(max_score, 6),
-                    output=output, hint=r.hint, details=r.details, voided_by=voided))
+                results.append(
+                    TestResult(
+                        name=f"{function}: {r.title}",
+                        score=round(earned, 6),
+                        max_score=round(max_score, 6),
+                        output=output,
+                        hint=r.hint,
+                        details=r.details,
+                        voided_by=voided,
+                    )
+                )
     return results

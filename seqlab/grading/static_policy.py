@@ -18,39 +18,109 @@ Every rule was checked against the honest code we have (the reference solutions,
 known-wrong and alternative-correct variant in tests/mutants): ``tests/test_sandbox.py`` keeps it
 that way, because a rule must never take points from honest code.
 """
+
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from .. import contract
 from ..config import GradingConfig
 
 # Top-level modules a submission may import, and why each is harmless: pure computation,
 # no files, processes or introspection.
-ALLOWED_IMPORTS = frozenset({
-    "torch", "numpy", "math", "cmath", "numbers", "typing", "functools", "itertools", "collections",
-    "dataclasses", "operator", "enum", "abc", "statistics", "random", "warnings", "__future__", "string",
-    "exercises",   # the submission's own modules, imported absolutely
-})
+ALLOWED_IMPORTS = frozenset(
+    {
+        "torch",
+        "numpy",
+        "math",
+        "cmath",
+        "numbers",
+        "typing",
+        "functools",
+        "itertools",
+        "collections",
+        "dataclasses",
+        "operator",
+        "enum",
+        "abc",
+        "statistics",
+        "random",
+        "warnings",
+        "__future__",
+        "string",
+        "exercises",  # the submission's own modules, imported absolutely
+    }
+)
 # Public parts of the allowed packages that still reach files, native code, processes or the
 # network: a name in this set anywhere in an import or an attribute chain is refused.
-DANGEROUS_NAMES = frozenset({
-    "os", "sys", "subprocess", "ctypes", "ctypeslib", "gc", "inspect", "importlib", "builtins", "socket",
-    "signal", "shutil", "pickle", "marshal", "multiprocessing", "threading", "resource", "pathlib", "io",
-    "cpp_extension", "load_library", "hub", "load", "save", "fromfile", "tofile", "from_file", "memmap",
-    "distributed", "package", "f2py", "testing", "serialization", "mmap", "pty", "atexit", "posix",
-})
+DANGEROUS_NAMES = frozenset(
+    {
+        "os",
+        "sys",
+        "subprocess",
+        "ctypes",
+        "ctypeslib",
+        "gc",
+        "inspect",
+        "importlib",
+        "builtins",
+        "socket",
+        "signal",
+        "shutil",
+        "pickle",
+        "marshal",
+        "multiprocessing",
+        "threading",
+        "resource",
+        "pathlib",
+        "io",
+        "cpp_extension",
+        "load_library",
+        "hub",
+        "load",
+        "save",
+        "fromfile",
+        "tofile",
+        "from_file",
+        "memmap",
+        "distributed",
+        "package",
+        "f2py",
+        "testing",
+        "serialization",
+        "mmap",
+        "pty",
+        "atexit",
+        "posix",
+    }
+)
 # Builtins that run code, reach frames and namespaces, or read files.
-DANGEROUS_BUILTINS = frozenset({
-    "eval", "exec", "compile", "__import__", "globals", "locals", "vars", "open", "breakpoint", "input",
-    "memoryview", "__builtins__", "help", "exit", "quit", "delattr",
-})
+DANGEROUS_BUILTINS = frozenset(
+    {
+        "eval",
+        "exec",
+        "compile",
+        "__import__",
+        "globals",
+        "locals",
+        "vars",
+        "open",
+        "breakpoint",
+        "input",
+        "memoryview",
+        "__builtins__",
+        "help",
+        "exit",
+        "quit",
+        "delattr",
+    }
+)
 # getattr/setattr/hasattr are fine with a literal name (it is then just an attribute access,
 # checked like one); a computed name hides what is reached.
 NAMED_ATTRIBUTE_BUILTINS = frozenset({"getattr", "setattr", "hasattr"})
-MAX_SOURCE_CHARS = 1_000_000     # a real exercise module is ~10 kB; beyond this it is not one
+MAX_SOURCE_CHARS = 1_000_000  # a real exercise module is ~10 kB; beyond this it is not one
 
 
 def _module_level_names(tree: ast.Module) -> set[str]:
@@ -135,7 +205,6 @@ class _Checker(ast.NodeVisitor):
         self.flag(node, f"global {', '.join(node.names)} (state kept between calls)")
 
 
-
 def policy_violations_of(source: str, filename: str) -> list[str]:
     """Every violation in ``source``, as 'filename, line N: rule' (empty: the module may load)."""
     if len(source) > MAX_SOURCE_CHARS:
@@ -143,7 +212,7 @@ def policy_violations_of(source: str, filename: str) -> list[str]:
     try:
         tree = ast.parse(source, filename=filename)
     except SyntaxError:
-        return []   # the loader reports it with its line, and the module scores 0 anyway
+        return []  # the loader reports it with its line, and the module scores 0 anyway
     except (ValueError, RecursionError, MemoryError) as exc:
         return [f"{filename}: cannot be parsed ({type(exc).__name__})"]
     checker = _Checker(_module_level_names(tree))
@@ -162,12 +231,14 @@ def policy_violations(submission: Path, modules: Iterable[str] = contract.MODULE
         try:
             source = path.read_text(encoding="utf-8", errors="replace")
         except OSError:
-            continue   # a missing module is reported by the loader
+            continue  # a missing module is reported by the loader
         problems = policy_violations_of(source, f"exercises/{module}.py")
         if problems:
             shown = "; ".join(problems[:3]) + (f"; and {len(problems) - 3} more" if len(problems) > 3 else "")
-            refused[module] = (f"exercises/{module}.py was not loaded: it breaks the code policy for submissions "
-                               f"({shown}); every function in it scores 0")
+            refused[module] = (
+                f"exercises/{module}.py was not loaded: it breaks the code policy for submissions "
+                f"({shown}); every function in it scores 0"
+            )
     return refused
 
 
@@ -211,7 +282,9 @@ def dotted_name(node: ast.AST, aliases: dict[str, str]) -> str | None:
     return None
 
 
-def referenced_names(source: str, function: str | None = None, callees_excluded: Iterable[str] = ()) -> list[tuple[int, str]]:
+def referenced_names(
+    source: str, function: str | None = None, callees_excluded: Iterable[str] = ()
+) -> list[tuple[int, str]]:
     """Dotted torch/os/... names referenced in ``source`` (or only inside ``function``).
 
     Aliases bound at module level (``from torch.nn import functional as F``,
@@ -231,9 +304,17 @@ def referenced_names(source: str, function: str | None = None, callees_excluded:
     if function is not None:
         scope = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == function]
         # A module-level helper the function calls is part of what it runs.
-        called = {c.func.id for f in scope for c in ast.walk(f) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)}
-        scope += [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-                  and n.name in called and n.name != function and n.name not in callees_excluded]
+        called = {
+            c.func.id for f in scope for c in ast.walk(f) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)
+        }
+        scope += [
+            n
+            for n in tree.body
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and n.name in called
+            and n.name != function
+            and n.name not in callees_excluded
+        ]
     found: list[tuple[int, str]] = []
     for root in scope:
         for node in ast.walk(root):
@@ -245,11 +326,19 @@ def referenced_names(source: str, function: str | None = None, callees_excluded:
                 dotted = dotted_name(node, resolver.aliases)
                 if dotted:
                     found.append((getattr(node, "lineno", 0), dotted))
-            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "__import__", "eval", "exec"):
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in ("getattr", "__import__", "eval", "exec")
+            ):
                 found.append((node.lineno, f"builtins.{node.func.id}"))
                 # getattr(F, "group_norm") is F.group_norm (a computed name is refused by the policy)
-                if node.func.id == "getattr" and len(node.args) > 1 and isinstance(node.args[1], ast.Constant) \
-                        and isinstance(node.args[1].value, str):
+                if (
+                    node.func.id == "getattr"
+                    and len(node.args) > 1
+                    and isinstance(node.args[1], ast.Constant)
+                    and isinstance(node.args[1].value, str)
+                ):
                     owner = dotted_name(node.args[0], resolver.aliases)
                     if owner:
                         found.append((node.lineno, f"{owner}.{node.args[1].value}"))
@@ -269,11 +358,13 @@ def static_voids(submission: Path, config: GradingConfig) -> dict[str, str]:
             siblings = [f.split(".", 1)[1] for f in contract.functions_of(module) if f != qualname]
             names = referenced_names(path.read_text(encoding="utf-8", errors="replace"), function, siblings)
         except (OSError, SyntaxError, ValueError, RecursionError):
-            continue   # missing or broken modules are reported by the loader
+            continue  # missing or broken modules are reported by the loader
         for lineno, name in names:
             pattern = rules.forbidden_match(name)
             if pattern:
-                voids[qualname] = (f"{qualname} uses {name} (exercises/{module}.py, line {lineno}), which this "
-                                   f"exercise forbids (rule {pattern!r}); the function scores 0")
+                voids[qualname] = (
+                    f"{qualname} uses {name} (exercises/{module}.py, line {lineno}), which this "
+                    f"exercise forbids (rule {pattern!r}); the function scores 0"
+                )
                 break
     return voids

@@ -21,6 +21,7 @@ would have written for an honest notebook, and a notebook that forges its own ou
 points of its code. A submission that could not be graded (the grader failed, not the student) is
 left out of the gradebook and named, never given a zero.
 """
+
 from __future__ import annotations
 
 import fnmatch
@@ -58,9 +59,9 @@ class StudentOutcome:
     student: str
     assignments: list[str]
     graded: bool
-    reason: str = ""                                     # why it was not graded
-    warnings: list[str] = field(default_factory=list)    # from the export (missing answer cells, ...)
-    scores: dict[str, tuple[float, float]] = field(default_factory=dict)   # assignment -> (score, max), read back
+    reason: str = ""  # why it was not graded
+    warnings: list[str] = field(default_factory=list)  # from the export (missing answer cells, ...)
+    scores: dict[str, tuple[float, float]] = field(default_factory=dict)  # assignment -> (score, max), read back
 
 
 @dataclass
@@ -69,7 +70,7 @@ class AutogradeReport:
     assignments: list[str]
     seed: int
     outcomes: list[StudentOutcome]
-    work: Path | None                                    # kept exports and reports (--keep), else None
+    work: Path | None  # kept exports and reports (--keep), else None
 
     @property
     def not_graded(self) -> list[StudentOutcome]:
@@ -87,8 +88,10 @@ def course_assignments(course_dir: Path, patterns) -> list[str]:
         known = sorted(a.name for a in gb.assignments)
     chosen = [name for name in known if any(fnmatch.fnmatchcase(name, p) for p in patterns)]
     if not chosen:
-        raise AutogradeError(f"no assignment in the gradebook matches {' '.join(patterns)} "
-                             f"(it has: {', '.join(known) or 'none'}; run `nbgrader generate_assignment` first)")
+        raise AutogradeError(
+            f"no assignment in the gradebook matches {' '.join(patterns)} "
+            f"(it has: {', '.join(known) or 'none'}; run `nbgrader generate_assignment` first)"
+        )
     return chosen
 
 
@@ -101,8 +104,10 @@ def assignment_notebooks(course_dir: Path, assignment: str) -> dict[str, str]:
         if topic:
             notebooks[path.name] = topic
     if not notebooks:
-        raise AutogradeError(f"{course_dir / 'source' / assignment}: no seqlab notebook in it "
-                             f"(this command grades courses written by `seqlab nbgrader`)")
+        raise AutogradeError(
+            f"{course_dir / 'source' / assignment}: no seqlab notebook in it "
+            f"(this command grades courses written by `seqlab nbgrader`)"
+        )
     return notebooks
 
 
@@ -120,15 +125,23 @@ def _cell_grades(result, topics, missing: dict[str, list[str]]) -> dict[str, dic
     for topic in topics:
         for qualname in contract.functions_of(topic):
             if qualname not in functions:
-                continue       # no graded test: SeqlabGrades says so in the cell (0 points)
-            text, points = function_feedback(qualname, functions, result.tests, errors=result.errors,
-                                             missing=missing.get(topic, ()))
+                continue  # no graded test: SeqlabGrades says so in the cell (0 points)
+            text, points = function_feedback(
+                qualname, functions, result.tests, errors=result.errors, missing=missing.get(topic, ())
+            )
             cells[qualname] = {"text": f"{HEADER}\n{text}", "points": points}
     return cells
 
 
-def autograde(course_dir: Path, patterns, *, jobs: int = 1, keep: Path | None = None,
-              timeout: float = DEFAULT_TIMEOUT_S, progress=None) -> AutogradeReport:
+def autograde(
+    course_dir: Path,
+    patterns,
+    *,
+    jobs: int = 1,
+    keep: Path | None = None,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    progress=None,
+) -> AutogradeReport:
     from ..batch import grade_all
 
     course_dir = Path(course_dir).resolve()
@@ -145,9 +158,11 @@ def autograde(course_dir: Path, patterns, *, jobs: int = 1, keep: Path | None = 
         for topic in assignment_topics:
             owners.setdefault(topic, []).append(assignment)
     shared = {t: a for t, a in owners.items() if len(a) > 1}
-    if shared:   # one export holds one module per topic: grade such assignments in separate runs
-        raise AutogradeError("; ".join(f"assignments {', '.join(a)} all grade {t}" for t, a in shared.items())
-                             + ": autograde them one at a time")
+    if shared:  # one export holds one module per topic: grade such assignments in separate runs
+        raise AutogradeError(
+            "; ".join(f"assignments {', '.join(a)} all grade {t}" for t, a in shared.items())
+            + ": autograde them one at a time"
+        )
     submitted = course_dir / "submitted"
     handed_in: dict[str, list[str]] = {}
     # folders holding none of the assignment's notebooks: nbgrader autograde fails on them ("No
@@ -162,21 +177,30 @@ def autograde(course_dir: Path, patterns, *, jobs: int = 1, keep: Path | None = 
                 elif folder.is_dir():
                     empty.setdefault(student_dir.name, []).append(assignment)
     if not handed_in and not empty:
-        raise AutogradeError(f"nothing under {submitted}/<student>/{{{','.join(assignments)}}}/ "
-                             f"(collect the submissions first: `nbgrader collect` or copy them there)")
+        raise AutogradeError(
+            f"nothing under {submitted}/<student>/{{{','.join(assignments)}}}/ "
+            f"(collect the submissions first: `nbgrader collect` or copy them there)"
+        )
 
     work = Path(keep).resolve() if keep else Path(tempfile.mkdtemp(prefix="seqlab-nbgrader-autograde-"))
     if work == course_dir or course_dir in work.parents:
-        raise AutogradeError(f"{work}: keep the exports outside the course folder (the students' code may "
-                             f"not read anything in it)")
+        raise AutogradeError(
+            f"{work}: keep the exports outside the course folder (the students' code may not read anything in it)"
+        )
     exports, results = work / "submissions", work / "results"
-    shutil.rmtree(exports, ignore_errors=True)   # a student who resubmitted must not keep an old export
+    shutil.rmtree(exports, ignore_errors=True)  # a student who resubmitted must not keep an old export
     exports.mkdir(parents=True)
     try:
         outcomes, folders, missing = {}, {}, {}
         for student, nothing in empty.items():
-            outcomes[student] = StudentOutcome(student, [], graded=False, warnings=[
-                f"submitted/{student}/{a}/ holds none of {', '.join(notebooks[a])}; not graded" for a in nothing])
+            outcomes[student] = StudentOutcome(
+                student,
+                [],
+                graded=False,
+                warnings=[
+                    f"submitted/{student}/{a}/ holds none of {', '.join(notebooks[a])}; not graded" for a in nothing
+                ],
+            )
             if student not in handed_in:
                 outcomes[student].reason = "no notebook of the assignment under the expected name"
         for student, handed in handed_in.items():
@@ -184,8 +208,12 @@ def autograde(course_dir: Path, patterns, *, jobs: int = 1, keep: Path | None = 
             outcome.assignments = handed
             folders[student] = _folder_name(student)
             # exactly the files nbgrader will record (another notebook in the folder is not graded)
-            handed_notebooks = [submitted / student / a / name for a in handed for name in notebooks[a]
-                                if (submitted / student / a / name).is_file()]
+            handed_notebooks = [
+                submitted / student / a / name
+                for a in handed
+                for name in notebooks[a]
+                if (submitted / student / a / name).is_file()
+            ]
             try:
                 report = export_submission(handed_notebooks, exports / folders[student])
             except ExportError as exc:
@@ -195,8 +223,18 @@ def autograde(course_dir: Path, patterns, *, jobs: int = 1, keep: Path | None = 
             outcome.warnings += report.warnings
             missing[student] = {t: m.missing for t, m in report.modules.items()}
         graded_topics = [t for t in contract.MODULES if any(t in ts for ts in topics.values())]
-        rows = grade_all(exports, results, jobs=jobs, force=True, seed=seed, device="cpu", timeout=timeout,
-                         only=",".join(graded_topics), protected_dirs=(course_dir,), progress=progress)
+        rows = grade_all(
+            exports,
+            results,
+            jobs=jobs,
+            force=True,
+            seed=seed,
+            device="cpu",
+            timeout=timeout,
+            only=",".join(graded_topics),
+            protected_dirs=(course_dir,),
+            progress=progress,
+        )
         by_folder = {row["submission"]: row for row in rows}
         grades = {}
         for student, outcome in outcomes.items():
@@ -210,19 +248,24 @@ def autograde(course_dir: Path, patterns, *, jobs: int = 1, keep: Path | None = 
             grades[student] = _cell_grades(row["result"], student_topics, missing.get(student, {}))
             outcome.graded = True
         # per assignment, the students with a folder there whose grades are not recorded
-        exclude = {a: [s for s in outcomes if a in empty.get(s, ()) or (a in handed_in.get(s, ()) and
-                                                                       not outcomes[s].graded)]
-                   for a in assignments if any(a in o.assignments for o in outcomes.values() if o.graded)}
+        exclude = {
+            a: [s for s in outcomes if a in empty.get(s, ()) or (a in handed_in.get(s, ()) and not outcomes[s].graded)]
+            for a in assignments
+            if any(a in o.assignments for o in outcomes.values() if o.graded)
+        }
         grades_file = work / GRADES_FILE
-        grades_file.write_text(json.dumps({"assignments": exclude, "students": grades}, indent=1,
-                                          sort_keys=True), encoding="utf-8")
+        grades_file.write_text(
+            json.dumps({"assignments": exclude, "students": grades}, indent=1, sort_keys=True), encoding="utf-8"
+        )
         if exclude:
             _write_gradebook(course_dir, grades_file)
         for assignment in assignments:
             for student, table in function_scores(course_dir, assignment).items():
                 if student in outcomes and outcomes[student].graded and assignment in outcomes[student].assignments:
-                    outcomes[student].scores[assignment] = (sum(s for s, _ in table.values()),
-                                                            sum(m for _, m in table.values()))
+                    outcomes[student].scores[assignment] = (
+                        sum(s for s, _ in table.values()),
+                        sum(m for _, m in table.values()),
+                    )
     finally:
         if keep is None:
             shutil.rmtree(work, ignore_errors=True)
@@ -238,11 +281,11 @@ def _write_gradebook(course_dir: Path, grades_file: Path) -> None:
     env.pop("NBGRADER_EXECUTION", None)
     done = subprocess.run(args, cwd=course_dir, env=env, capture_output=True, text=True)
     if done.returncode != 0:
-        raise AutogradeError(f"nbgrader could not record the grades (exit {done.returncode}):\n"
-                             f"{done.stderr[-4000:]}")
+        raise AutogradeError(f"nbgrader could not record the grades (exit {done.returncode}):\n{done.stderr[-4000:]}")
 
 
 # --- inside nbgrader (the process _write_gradebook starts) ---------------------------------------
+
 
 def _seqlab_grades_class():
     from nbformat.v4 import new_output
@@ -281,12 +324,19 @@ def _seqlab_grades_class():
                 # A test cell seqlab does not grade (added by hand): an error output is nbgrader's
                 # zero; grade it with `nbgrader autograde` instead.
                 self.log.warning("seqlab has no hidden tests for test cell %s: 0 points", grade_id)
-                cell.outputs = [new_output("error", ename="NotGradedBySeqlab", traceback=[],
-                                           evalue=f"seqlab has no hidden tests for the cell {grade_id}")]
+                cell.outputs = [
+                    new_output(
+                        "error",
+                        ename="NotGradedBySeqlab",
+                        traceback=[],
+                        evalue=f"seqlab has no hidden tests for the cell {grade_id}",
+                    )
+                ]
                 return cell, resources
-            cell.outputs = [new_output("stream", name="stdout", text=entry["text"]),
-                            new_output("execute_result", data={"text/plain": repr(entry["points"])},
-                                       execution_count=None)]
+            cell.outputs = [
+                new_output("stream", name="stdout", text=entry["text"]),
+                new_output("execute_result", data={"text/plain": repr(entry["points"])}, execution_count=None),
+            ]
             return cell, resources
 
     return SeqlabGrades
@@ -306,7 +356,10 @@ def nbgrader_main(argv=None) -> None:
     grades_file, nbgrader_args = argv[0], argv[1:]
     app = AutogradeApp.instance()
     app.initialize(nbgrader_args)
-    configured = app.config.Autograde.get("autograde_preprocessors") or Autograde.class_traits()["autograde_preprocessors"].default()
+    configured = (
+        app.config.Autograde.get("autograde_preprocessors")
+        or Autograde.class_traits()["autograde_preprocessors"].default()
+    )
     grades_cls = _seqlab_grades_class()
     chain, replaced = [], False
     for pp in configured:
@@ -324,14 +377,14 @@ def nbgrader_main(argv=None) -> None:
     overrides.SeqlabGrades.grades_file = grades_file
     app.update_config(overrides)
     with open(grades_file, encoding="utf-8") as fh:
-        assignments = json.load(fh)["assignments"]       # {assignment: students to leave out}
+        assignments = json.load(fh)["assignments"]  # {assignment: students to leave out}
     failed = []
     for assignment, left_out in assignments.items():
         app.coursedir.assignment_id = assignment
         app.coursedir.student_id_exclude = ",".join(left_out)
         try:
             Autograde(coursedir=app.coursedir, parent=app).start()
-        except NbGraderException:      # nbgrader has logged why; the other assignments still get recorded
+        except NbGraderException:  # nbgrader has logged why; the other assignments still get recorded
             failed.append(assignment)
     if failed:
         app.log.error("nbgrader could not record %s", ", ".join(failed))

@@ -18,6 +18,7 @@ Each notebook (nbformat 4, nbgrader cell metadata schema 3):
 Cell ids and grade ids are derived from topic and function names, so rebuilding gives the same
 notebooks (and the same ids nbgrader's gradebook already knows).
 """
+
 from __future__ import annotations
 
 import json
@@ -36,7 +37,7 @@ from .source import Chunk, TopicSource, load_topics
 SCHEMA_VERSION = 3
 NBFORMAT_MINOR = 5
 KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
-DEFAULT_TIMEOUT_S = SUBMISSION_TIMEOUT_S   # a hidden-test cell grades a whole topic
+DEFAULT_TIMEOUT_S = SUBMISSION_TIMEOUT_S  # a hidden-test cell grades a whole topic
 SEED_FILE = ".seqlab-nbgrader.json"
 
 
@@ -51,8 +52,14 @@ def environment():
 
 
 def _meta(grade_id: str, *, grade=False, solution=False, locked=False, points=None) -> dict:
-    nb = {"grade": grade, "grade_id": grade_id, "locked": locked, "schema_version": SCHEMA_VERSION,
-          "solution": solution, "task": False}
+    nb = {
+        "grade": grade,
+        "grade_id": grade_id,
+        "locked": locked,
+        "schema_version": SCHEMA_VERSION,
+        "solution": solution,
+        "task": False,
+    }
     if grade:
         nb["points"] = points
     meta = {"nbgrader": nb}
@@ -88,8 +95,10 @@ class TopicTemplates:
         fn = getattr(self.module, name, None)
         if fn is None:
             if required:
-                raise CourseError(f"templates/notebooks/{self.topic}.md.j2: no macro {name}() "
-                                  f"(every topic needs intro(), and idea_<f>() and check_<f>() per function)")
+                raise CourseError(
+                    f"templates/notebooks/{self.topic}.md.j2: no macro {name}() "
+                    f"(every topic needs intro(), and idea_<f>() and check_<f>() per function)"
+                )
             return ""
         return str(fn()).strip()
 
@@ -117,14 +126,25 @@ def build_notebook(source: TopicSource, config: GradingConfig, *, env, number: i
     nb_name = f"{topic}.ipynb"
     points = {c.qualname: config.rules(c.qualname).points for c in functions}
     cells = []
-    view = dict(topic=topic, number=number, total=total, title=tmpl.macro("title"),
-                intro=tmpl.macro("intro"), functions=[{"name": c.name, "qualname": c.qualname,
-                                                      "points": points[c.qualname]} for c in functions],
-                total_points=sum(points.values()), provided=source.cross_topic_imports(),
-                notebook=nb_name)
+    view = dict(
+        topic=topic,
+        number=number,
+        total=total,
+        title=tmpl.macro("title"),
+        intro=tmpl.macro("intro"),
+        functions=[{"name": c.name, "qualname": c.qualname, "points": points[c.qualname]} for c in functions],
+        total_points=sum(points.values()),
+        provided=source.cross_topic_imports(),
+        notebook=nb_name,
+    )
     cells.append(_markdown(f"{topic}-intro", env.get_template("notebooks/_intro.md.j2").render(**view)))
-    cells.append(_code(f"{topic}-setup", env.get_template("notebooks/_setup.py.j2").render(
-        imports=source.notebook_setup(), **view), locked=True))
+    cells.append(
+        _code(
+            f"{topic}-setup",
+            env.get_template("notebooks/_setup.py.j2").render(imports=source.notebook_setup(), **view),
+            locked=True,
+        )
+    )
     index = 0
     for chunk in source.chunks:
         if chunk.qualname:
@@ -135,25 +155,39 @@ def build_notebook(source: TopicSource, config: GradingConfig, *, env, number: i
         else:
             cells.append(_code(f"{topic}-{chunk.name}-provided", chunk.source, locked=True))
     cells.append(_markdown(f"{topic}-end", env.get_template("notebooks/_end.md.j2").render(**view)))
-    notebook = nbformat.v4.new_notebook(cells=cells, metadata={
-        "kernelspec": dict(KERNELSPEC), "language_info": {"name": "python"},
-        "seqlab": {"topic": topic, "functions": [c.qualname for c in functions]}})
+    notebook = nbformat.v4.new_notebook(
+        cells=cells,
+        metadata={
+            "kernelspec": dict(KERNELSPEC),
+            "language_info": {"name": "python"},
+            "seqlab": {"topic": topic, "functions": [c.qualname for c in functions]},
+        },
+    )
     notebook["nbformat_minor"] = NBFORMAT_MINOR
     nbformat.validate(notebook)
     return notebook
 
 
-def _function_cells(chunk: Chunk, source: TopicSource, tmpl: TopicTemplates, env, view: dict, index: int,
-                    points: float) -> list:
+def _function_cells(
+    chunk: Chunk, source: TopicSource, tmpl: TopicTemplates, env, view: dict, index: int, points: float
+) -> list:
     topic, name = source.topic, chunk.name
     doc = function_doc(chunk.source)
     prose = env.get_template("notebooks/_function.md.j2").render(
-        **view, index=index, name=name, qualname=chunk.qualname, points=points, doc=doc,
-        signature=signature_of(chunk.source), idea=tmpl.macro(f"idea_{name}"),
-        conventions=tmpl.macro(f"conventions_{name}", required=False))
+        **view,
+        index=index,
+        name=name,
+        qualname=chunk.qualname,
+        points=points,
+        doc=doc,
+        signature=signature_of(chunk.source),
+        idea=tmpl.macro(f"idea_{name}"),
+        conventions=tmpl.macro(f"conventions_{name}", required=False),
+    )
     check = tmpl.macro(f"check_{name}")
     tests = env.get_template("notebooks/_tests.py.j2").render(
-        **view, name=name, qualname=chunk.qualname, points=points, check=_indent(check))
+        **view, name=name, qualname=chunk.qualname, points=points, check=_indent(check)
+    )
     return [
         _markdown(f"{topic}-{name}-text", prose),
         _code(answer_id(topic, name), chunk.source, solution=True),
@@ -162,8 +196,7 @@ def _function_cells(chunk: Chunk, source: TopicSource, tmpl: TopicTemplates, env
 
 
 def nbgrader_config_text(env, *, course_id: str, seed: int, timeout: int) -> str:
-    return env.get_template("notebooks/nbgrader_config.py.j2").render(course_id=course_id, seed=seed,
-                                                                       timeout=timeout)
+    return env.get_template("notebooks/nbgrader_config.py.j2").render(course_id=course_id, seed=seed, timeout=timeout)
 
 
 def read_seed(course_dir: Path) -> int | None:
@@ -181,9 +214,16 @@ class CourseReport:
     config_path: Path
 
 
-def build_course(course_dir: Path, *, seed: int | None = None, course_id: str | None = None,
-                 timeout: int = DEFAULT_TIMEOUT_S, solutions_dir: Path = SOLUTIONS_DIR,
-                 config: GradingConfig | None = None, topics=contract.MODULES) -> CourseReport:
+def build_course(
+    course_dir: Path,
+    *,
+    seed: int | None = None,
+    course_id: str | None = None,
+    timeout: int = DEFAULT_TIMEOUT_S,
+    solutions_dir: Path = SOLUTIONS_DIR,
+    config: GradingConfig | None = None,
+    topics=contract.MODULES,
+) -> CourseReport:
     """Write (or rewrite) the course. The seed is kept across rebuilds unless one is given."""
     import nbformat
 
@@ -203,7 +243,6 @@ def build_course(course_dir: Path, *, seed: int | None = None, course_id: str | 
         nbformat.write(notebook, str(path))
         written.append(path)
     config_path = course_dir / "nbgrader_config.py"
-    config_path.write_text(nbgrader_config_text(env, course_id=course_id, seed=seed, timeout=timeout),
-                           encoding="utf-8")
+    config_path.write_text(nbgrader_config_text(env, course_id=course_id, seed=seed, timeout=timeout), encoding="utf-8")
     (course_dir / SEED_FILE).write_text(json.dumps({"seed": seed, "course_id": course_id}) + "\n", encoding="utf-8")
     return CourseReport(course_dir, seed, written, config_path)

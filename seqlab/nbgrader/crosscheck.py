@@ -6,6 +6,7 @@ in the isolated child with the course's seed: the points must be equal, function
 difference means the notebook tampered with its grading, or the course was autograded with other
 graders or another seed.
 """
+
 from __future__ import annotations
 
 import shutil
@@ -38,17 +39,30 @@ def crosscheck(course_dir: Path, assignment: str, *, students=None, keep: Path |
                 continue
             report = export_submission([folder], work / student)
             topics = sorted(report.modules)
-            result = grade_submission(work / student, device="cpu", seed=seed, only=",".join(topics) or assignment,
-                                      isolated=True, protected_dirs=(str(course_dir.resolve()),))
+            result = grade_submission(
+                work / student,
+                device="cpu",
+                seed=seed,
+                only=",".join(topics) or assignment,
+                isolated=True,
+                protected_dirs=(str(course_dir.resolve()),),
+            )
             ours = result.by_function()
             differences = {}
             for qualname, (score, _max) in nb_scores.items():
                 theirs = ours.get(qualname, (0.0, 0.0))[0]
                 if abs(theirs - score) > TOLERANCE:
                     differences[qualname] = (score, theirs)
-            rows.append({"student": student, "nbgrader": sum(s for s, _ in nb_scores.values()),
-                         "seqlab": sum(ours.get(q, (0.0, 0.0))[0] for q in nb_scores), "same": not differences,
-                         "differences": differences, "export": str(work / student)})
+            rows.append(
+                {
+                    "student": student,
+                    "nbgrader": sum(s for s, _ in nb_scores.values()),
+                    "seqlab": sum(ours.get(q, (0.0, 0.0))[0] for q in nb_scores),
+                    "same": not differences,
+                    "differences": differences,
+                    "export": str(work / student),
+                }
+            )
     finally:
         if keep is None:
             shutil.rmtree(work, ignore_errors=True)

@@ -5,6 +5,7 @@ blocks, explanatory paragraphs, ``Args:``, ``Returns:``, ``Notes:`` and an "Agre
 paragraph. The notebook renders the math as LaTeX and the arguments as a shape table, so the
 equations and shapes students read are the ones the reference documents, never a second copy.
 """
+
 from __future__ import annotations
 
 import ast
@@ -19,10 +20,10 @@ _ARG = re.compile(r"^(?P<names>[A-Za-z_][\w, ]*?)\s*\((?P<type>[^)]*)\)\s*:\s*(?
 @dataclass
 class Doc:
     summary: str = ""
-    math: list[str] = field(default_factory=list)        # LaTeX, one entry per ``.. math::`` block
-    details: list[str] = field(default_factory=list)     # markdown paragraphs outside the sections
-    body: list[tuple[str, str]] = field(default_factory=list)   # ("text"|"math", ...) in order
-    args: list[tuple[str, str, str]] = field(default_factory=list)   # (name, type, description)
+    math: list[str] = field(default_factory=list)  # LaTeX, one entry per ``.. math::`` block
+    details: list[str] = field(default_factory=list)  # markdown paragraphs outside the sections
+    body: list[tuple[str, str]] = field(default_factory=list)  # ("text"|"math", ...) in order
+    args: list[tuple[str, str, str]] = field(default_factory=list)  # (name, type, description)
     returns: str = ""
     notes: str = ""
     agrees: str = ""

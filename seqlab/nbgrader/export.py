@@ -16,6 +16,7 @@ Rules that match nbgrader's own handling of a submitted notebook:
   walks the notebook backwards);
 * IPython-only lines (``%magic``, ``!shell``) become ``pass`` (a module cannot hold them).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -30,7 +31,9 @@ from ..paths import SOLUTIONS_DIR
 from .source import TopicSource, load_topics
 
 _MAGIC = re.compile(r"^(?P<indent>[ \t]*)(?P<line>[%!].*)$")
-EXPORT_NOTE = "# Exported by `seqlab nbgrader export-submission` from {notebook}; only the answer cells are the student's.\n"
+EXPORT_NOTE = (
+    "# Exported by `seqlab nbgrader export-submission` from {notebook}; only the answer cells are the student's.\n"
+)
 
 
 class ExportError(ValueError):
@@ -98,8 +101,8 @@ def module_code(cell_source: str) -> str:
 class ExportedModule:
     topic: str
     text: str
-    answered: list[str] = field(default_factory=list)   # answer chunk names found in the notebook
-    missing: list[str] = field(default_factory=list)    # answer chunk names with no cell
+    answered: list[str] = field(default_factory=list)  # answer chunk names found in the notebook
+    missing: list[str] = field(default_factory=list)  # answer chunk names with no cell
 
     @property
     def digest(self) -> str:
@@ -150,8 +153,8 @@ def find_notebooks(paths) -> list[Path]:
 class ExportReport:
     out: Path
     modules: dict[str, ExportedModule]
-    notebooks: dict[str, str]           # topic -> notebook path
-    stubbed: list[str]                  # topics with no notebook: written as stubs
+    notebooks: dict[str, str]  # topic -> notebook path
+    stubbed: list[str]  # topics with no notebook: written as stubs
     warnings: list[str]
 
 
@@ -197,8 +200,9 @@ def export_submission(notebooks, out: Path, *, solutions_dir: Path = SOLUTIONS_D
     return ExportReport(out, modules, {t: str(p) for t, (p, _) in chosen.items()}, stubbed, warnings)
 
 
-def export_course_submissions(course_dir: Path, out: Path, *, students=None,
-                              solutions_dir: Path = SOLUTIONS_DIR) -> dict[str, ExportReport]:
+def export_course_submissions(
+    course_dir: Path, out: Path, *, students=None, solutions_dir: Path = SOLUTIONS_DIR
+) -> dict[str, ExportReport]:
     """Every student's ``submitted/<student>/*/*.ipynb`` -> ``out/<student>/exercises/``."""
     submitted = Path(course_dir) / "submitted"
     if not submitted.is_dir():
@@ -207,6 +211,7 @@ def export_course_submissions(course_dir: Path, out: Path, *, students=None,
     for student_dir in sorted(p for p in submitted.iterdir() if p.is_dir()):
         if students and student_dir.name not in students:
             continue
-        reports[student_dir.name] = export_submission([student_dir], Path(out) / student_dir.name,
-                                                      solutions_dir=solutions_dir)
+        reports[student_dir.name] = export_submission(
+            [student_dir], Path(out) / student_dir.name, solutions_dir=solutions_dir
+        )
     return reports

@@ -5,6 +5,7 @@ line for line, what ``kernel.hidden_points`` prints in a kernel (the round-trip 
 two), so a student's feedback reads the same whichever way the course was graded.
 No nbgrader or torch import here: this module is safe to import anywhere.
 """
+
 from __future__ import annotations
 
 # What one test's feedback may take in a notebook: enough for the case, the error and the worst
@@ -39,17 +40,20 @@ def function_feedback(qualname: str, functions: dict, tests, *, errors=(), missi
     score, max_score = functions[qualname]
     own = [t for t in tests if _field(t, "name").split(":", 1)[0].strip() == qualname]
     failed = [t for t in own if _field(t, "score") < _field(t, "max_score") - 1e-9]
-    lines.append(f"{function}: {_fmt(score)} of {_fmt(max_score)} points from the hidden tests "
-                 f"({len(own) - len(failed)} of {len(own)} tests passed)")
+    lines.append(
+        f"{function}: {_fmt(score)} of {_fmt(max_score)} points from the hidden tests "
+        f"({len(own) - len(failed)} of {len(own)} tests passed)"
+    )
     said = set()
     for t in failed:
         output = _field(t, "output")
-        if output in said:        # e.g. "not implemented yet", once
+        if output in said:  # e.g. "not implemented yet", once
             continue
         said.add(output)
         title = _field(t, "name").split(":", 1)[-1].strip()
-        lines.append(f"  - {title} ({_fmt(_field(t, 'score'))}/{_fmt(_field(t, 'max_score'))}): "
-                     f"{output[:OUTPUT_CHARS]}")
+        lines.append(
+            f"  - {title} ({_fmt(_field(t, 'score'))}/{_fmt(_field(t, 'max_score'))}): {output[:OUTPUT_CHARS]}"
+        )
         if _field(t, "hint"):
             lines.append(f"    hint: {_field(t, 'hint')[:HINT_CHARS]}")
     return "\n".join(lines) + "\n", round(float(score), 6)

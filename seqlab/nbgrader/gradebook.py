@@ -4,6 +4,7 @@ Test cells are named ``<topic>-<function>-tests``, so a grade in the gradebook m
 contract function; the comparison with ``seqlab grade`` (``crosscheck``) and the tests read
 the gradebook through this module, with nbgrader's own API.
 """
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -23,6 +23,7 @@ Audit hooks cannot be removed from Python. This is a tripwire against the plain 
 execution some other way runs with the instructor's rights. docs/nbgrader.md says what to do
 about untrusted code (the secure path, or nbgrader in a container).
 """
+
 from __future__ import annotations
 
 from ..student.policy import PathPolicy, install_audit_hook
@@ -50,6 +51,7 @@ def install(protected, allowed, signal_pids=()) -> PathPolicy:
     stops at shutdown)."""
     global _installed
     if _installed is None:
-        _installed = install_audit_hook(protected, allowed=allowed, signal_pids=signal_pids,
-                                        refusal=GuardRefusal, context="while autograding")
+        _installed = install_audit_hook(
+            protected, allowed=allowed, signal_pids=signal_pids, refusal=GuardRefusal, context="while autograding"
+        )
     return _installed

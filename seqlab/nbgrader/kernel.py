@@ -19,6 +19,7 @@ Rules that keep nbgrader's score equal to ``seqlab grade``'s:
   a PyTorch UserWarning): ``quick_check`` captures warnings and stderr while autograding and
   prints them on stdout; the hidden grading runs in other processes.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -58,15 +59,22 @@ def _spawn_server(seed: int, course_root: str | None) -> subprocess.Popen:
     # debug seqlab): anything on the kernel's own stderr would be attached to the running cell, and
     # nbgrader zeroes a test cell with stderr output.
     log = os.environ.get("SEQLAB_NBGRADER_SERVER_LOG")
-    stderr = open(log, "ab") if log else subprocess.DEVNULL
+    # not a with-block: the server process outlives this function and owns the handle
+    stderr = open(log, "ab") if log else subprocess.DEVNULL  # noqa: SIM115
     home = os.path.expanduser("~")
     # The student's process the server starts runs in the same sandbox as `seqlab grade` (auto:
     # bubblewrap when it works); SEQLAB_NBGRADER_SANDBOX=bwrap makes a missing one an error.
     sandbox = os.environ.get("SEQLAB_NBGRADER_SANDBOX", "auto")
-    _server = subprocess.Popen([sys.executable, "-I", "-c", bootstrap, "--seed", str(int(seed)), *protect,
-                                "--sandbox", sandbox],
-                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, text=True,
-                               encoding="utf-8", cwd=home if os.path.isdir(home) else "/", close_fds=True)
+    _server = subprocess.Popen(
+        [sys.executable, "-I", "-c", bootstrap, "--seed", str(int(seed)), *protect, "--sandbox", sandbox],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=stderr,
+        text=True,
+        encoding="utf-8",
+        cwd=home if os.path.isdir(home) else "/",
+        close_fds=True,
+    )
     if log:
         stderr.close()
     _state["seed"], _state["course_root"] = int(seed), course_root
@@ -85,16 +93,21 @@ def start(seed: int, course_root: str | None = None) -> None:
         server = _spawn_server(seed, course_root)
         # torch loads its native libraries with ctypes when imported, which the guard refuses: import
         # it now, while that is still allowed (the notebook's own `import torch` then finds it loaded).
-        import torch  # noqa: F401
+        import torch
         import torch.nn.functional  # noqa: F401
     finally:
         # Whatever failed above, no student code runs without the guard (hidden_points then
         # reports the missing server in the cell).
-        allowed = [os.getcwd(), sys.prefix, sys.base_prefix,
-                   os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]
+        allowed = [
+            os.getcwd(),
+            sys.prefix,
+            sys.base_prefix,
+            os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+        ]
         # ipykernel stops the kernel's children at shutdown: it may signal the server, nothing else.
-        guard.install(_protected_course_paths(course_root), allowed,
-                      signal_pids=(server.pid,) if server is not None else ())
+        guard.install(
+            _protected_course_paths(course_root), allowed, signal_pids=(server.pid,) if server is not None else ()
+        )
 
 
 def _ask(request: dict) -> dict:
@@ -127,7 +140,8 @@ def hidden_points(qualname: str, notebook: str) -> float:
         raise RuntimeError(
             "seqlab: this kernel was not started by the course's nbgrader_config.py (its guard is not "
             "active), so the hidden tests will not run here. Run `nbgrader autograde` from the course "
-            "folder that `seqlab nbgrader` wrote, or merge its Execute settings into your config.")
+            "folder that `seqlab nbgrader` wrote, or merge its Execute settings into your config."
+        )
     topic = qualname.split(".", 1)[0]
     with open(notebook, encoding="utf-8") as fh:
         content = json.load(fh)
@@ -144,11 +158,13 @@ def hidden_points(qualname: str, notebook: str) -> float:
     score, max_score = reply["functions"][qualname]
     tests = [t for t in reply["tests"] if t["name"].split(":", 1)[0].strip() == qualname]
     failed = [t for t in tests if t["score"] < t["max_score"] - 1e-9]
-    print(f"{function}: {_fmt(score)} of {_fmt(max_score)} points from the hidden tests "
-          f"({len(tests) - len(failed)} of {len(tests)} tests passed)")
+    print(
+        f"{function}: {_fmt(score)} of {_fmt(max_score)} points from the hidden tests "
+        f"({len(tests) - len(failed)} of {len(tests)} tests passed)"
+    )
     said = set()
     for t in failed:
-        if t["output"] in said:        # e.g. "not implemented yet", once
+        if t["output"] in said:  # e.g. "not implemented yet", once
             continue
         said.add(t["output"])
         title = t["name"].split(":", 1)[-1].strip()
@@ -177,7 +193,7 @@ def quick_check(name: str):
                 yield
             except NotImplementedError:
                 print(f"{name}: quick check failed: not implemented yet")
-            except Exception as exc:  # noqa: BLE001 -- reported, the hidden tests decide the points
+            except Exception as exc:
                 print(f"{name}: quick check failed: {type(exc).__name__}: {str(exc)[:500]}")
             else:
                 print(f"{name}: quick check passed")

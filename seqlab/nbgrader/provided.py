@@ -12,6 +12,7 @@ and the grader substitutes correct ones during graded calls either way.
 An answer that imports from here is not an answer: importing this module from the graded
 ``exercises`` package raises ImportError.
 """
+
 from __future__ import annotations
 
 import sys
@@ -51,16 +52,32 @@ def multi_head_attention(query, key, value, params, num_heads, mask=None):
     attn_mask, empty_rows = None, None
     if mask is not None:
         allowed = torch.broadcast_to(mask.to(torch.bool), (B, L, S))
-        empty_rows = ~allowed.any(dim=-1)                                   # (B, L)
-        attn_mask = (~allowed).repeat_interleave(num_heads, dim=0)         # (B*h, L, S), True = blocked
+        empty_rows = ~allowed.any(dim=-1)  # (B, L)
+        attn_mask = (~allowed).repeat_interleave(num_heads, dim=0)  # (B*h, L, S), True = blocked
     p = params
     out, weights = F.multi_head_attention_forward(
-        query.transpose(0, 1), key.transpose(0, 1), value.transpose(0, 1), E, num_heads,
-        in_proj_weight=None, in_proj_bias=torch.cat([p["b_q"], p["b_k"], p["b_v"]]),
-        bias_k=None, bias_v=None, add_zero_attn=False, dropout_p=0.0,
-        out_proj_weight=p["W_o"], out_proj_bias=p["b_o"], training=False, need_weights=True,
-        attn_mask=attn_mask, use_separate_proj_weight=True, q_proj_weight=p["W_q"], k_proj_weight=p["W_k"],
-        v_proj_weight=p["W_v"], average_attn_weights=False)
+        query.transpose(0, 1),
+        key.transpose(0, 1),
+        value.transpose(0, 1),
+        E,
+        num_heads,
+        in_proj_weight=None,
+        in_proj_bias=torch.cat([p["b_q"], p["b_k"], p["b_v"]]),
+        bias_k=None,
+        bias_v=None,
+        add_zero_attn=False,
+        dropout_p=0.0,
+        out_proj_weight=p["W_o"],
+        out_proj_bias=p["b_o"],
+        training=False,
+        need_weights=True,
+        attn_mask=attn_mask,
+        use_separate_proj_weight=True,
+        q_proj_weight=p["W_q"],
+        k_proj_weight=p["W_k"],
+        v_proj_weight=p["W_v"],
+        average_attn_weights=False,
+    )
     out = out.transpose(0, 1)
     if empty_rows is not None and bool(empty_rows.any()):
         # PyTorch gives NaN where every key is blocked; the contract gives zero weights and b_o.

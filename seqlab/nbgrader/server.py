@@ -22,6 +22,7 @@ Protocol: one JSON object per line on stdin, one per line on stdout.
       "errors": [...], "missing": [...], "seed": 123}
   <- {"ok": false, "error": "..."}
 """
+
 from __future__ import annotations
 
 import argparse
@@ -33,8 +34,9 @@ import tempfile
 from pathlib import Path
 
 
-def grade_notebook(notebook: dict, topic: str, name: str, *, seed: int, protected=(), config=None,
-                   sandbox: str = "auto") -> dict:
+def grade_notebook(
+    notebook: dict, topic: str, name: str, *, seed: int, protected=(), config=None, sandbox: str = "auto"
+) -> dict:
     from .. import contract
     from ..build import render_stubs
     from ..grading import grade_submission
@@ -54,15 +56,28 @@ def grade_notebook(notebook: dict, topic: str, name: str, *, seed: int, protecte
             if stub.name != f"{topic}.py":
                 (exercises / stub.name).write_text(stub.text, encoding="utf-8")
         (exercises / f"{topic}.py").write_text(module.text, encoding="utf-8")
-        result = grade_submission(scratch, device="cpu", seed=seed, only=topic, isolated=True, config=config,
-                                  protected_dirs=tuple(str(p) for p in protected if p), sandbox=sandbox)
+        result = grade_submission(
+            scratch,
+            device="cpu",
+            seed=seed,
+            only=topic,
+            isolated=True,
+            config=config,
+            protected_dirs=tuple(str(p) for p in protected if p),
+            sandbox=sandbox,
+        )
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return {
-        "ok": True, "seed": seed, "digest": module.digest, "missing": module.missing,
+        "ok": True,
+        "seed": seed,
+        "digest": module.digest,
+        "missing": module.missing,
         "functions": {name: [score, max_score] for name, (score, max_score) in result.by_function().items()},
-        "tests": [{"name": t.name, "score": t.score, "max_score": t.max_score, "output": t.output, "hint": t.hint}
-                  for t in result.tests],
+        "tests": [
+            {"name": t.name, "score": t.score, "max_score": t.max_score, "output": t.output, "hint": t.hint}
+            for t in result.tests
+        ],
         "errors": list(result.errors),
     }
 
@@ -72,7 +87,7 @@ def serve(stdin, stdout, *, seed: int, protected=(), sandbox: str = "auto") -> N
     from ..reference import load_reference
 
     config = load_config()
-    load_reference()            # warm: the first request should not pay for it
+    load_reference()  # warm: the first request should not pay for it
     cache: dict[tuple[str, str], dict] = {}
     for line in stdin:
         if not line.strip():
@@ -86,8 +101,15 @@ def serve(stdin, stdout, *, seed: int, protected=(), sandbox: str = "auto") -> N
             key = (request["topic"], json.dumps(answer_cells(request["notebook"]), sort_keys=True))
             reply = cache.get(key)
             if reply is None:
-                reply = grade_notebook(request["notebook"], request["topic"], request.get("name", "notebook"),
-                                       seed=seed, protected=protected, config=config, sandbox=sandbox)
+                reply = grade_notebook(
+                    request["notebook"],
+                    request["topic"],
+                    request.get("name", "notebook"),
+                    seed=seed,
+                    protected=protected,
+                    config=config,
+                    sandbox=sandbox,
+                )
                 cache[key] = reply
         except Exception as exc:  # reported to the cell; the server stays up
             reply = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
@@ -99,9 +121,13 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(prog="seqlab-nbgrade-server")
     parser.add_argument("--seed", type=int, required=True)
     parser.add_argument("--protect", action="append", default=[], help="paths the student's code may not read")
-    parser.add_argument("--sandbox", choices=("auto", "bwrap", "none"), default="auto",
-                        help="the kernel sandbox of the student's process, as in `seqlab grade` (the notice of "
-                             "a missing one reaches the notebook cell as a problem line)")
+    parser.add_argument(
+        "--sandbox",
+        choices=("auto", "bwrap", "none"),
+        default="auto",
+        help="the kernel sandbox of the student's process, as in `seqlab grade` (the notice of "
+        "a missing one reaches the notebook cell as a problem line)",
+    )
     args = parser.parse_args(argv)
     # The protocol owns the real stdout; anything else printed goes to stderr (discarded by the kernel).
     protocol = os.fdopen(os.dup(1), "w", encoding="utf-8")

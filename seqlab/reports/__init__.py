@@ -1,4 +1,5 @@
 """Result model -> the formats graders use. Each writer reads a GradingResult only."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -12,7 +13,7 @@ def write_all(result: GradingResult, out_dir: Path, *, html: bool = True) -> dic
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    result.save(out_dir / "seqlab_result.json")   # the full model: batch gradebooks read it back
+    result.save(out_dir / "seqlab_result.json")  # the full model: batch gradebooks read it back
     paths = {
         "results.json": gradescope.write(result, out_dir / "results.json"),
         "junit.xml": junit.write(result, out_dir / "junit.xml"),

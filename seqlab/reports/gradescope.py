@@ -5,6 +5,7 @@ Schema (Gradescope autograder specification): top-level ``score``, ``max_score``
 with ``name``, ``score``, ``max_score``, ``status`` ("passed"/"failed"), ``output`` and
 ``visibility``. ``schemas/gradescope_results.schema.json`` in the repo validates it.
 """
+
 from __future__ import annotations
 
 import json
@@ -30,14 +31,16 @@ def to_gradescope(result: GradingResult) -> dict[str, Any]:
         output = t.output
         if t.hint:
             output = f"{output}\nLooks like: {t.hint}" if output else f"Looks like: {t.hint}"
-        tests.append({
-            "name": t.name,
-            "score": _round(t.score),
-            "max_score": _round(t.max_score),
-            "status": t.status,
-            "output": output,
-            "visibility": t.visibility,
-        })
+        tests.append(
+            {
+                "name": t.name,
+                "score": _round(t.score),
+                "max_score": _round(t.max_score),
+                "status": t.status,
+                "output": output,
+                "visibility": t.visibility,
+            }
+        )
     return {
         "score": _round(result.score),
         "max_score": _round(result.max_score),

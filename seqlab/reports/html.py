@@ -1,4 +1,5 @@
 """A self-contained HTML report (no external assets), from templates/report.html.j2."""
+
 from __future__ import annotations
 
 from pathlib import Path

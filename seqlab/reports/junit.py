@@ -3,6 +3,7 @@
 CI systems (GitHub Actions test reporters, GitLab, Jenkins) read this; a test that did not
 earn its full points is a <failure> whose message is the feedback.
 """
+
 from __future__ import annotations
 
 import os
@@ -13,22 +14,25 @@ from ..results import GradingResult
 
 
 def to_xml(result: GradingResult) -> ET.ElementTree:
-    root = ET.Element("testsuites", name="seqlab", tests=str(len(result.tests)),
-                      failures=str(sum(t.status == "failed" for t in result.tests)),
-                      time=f"{result.execution_time:.3f}")
+    root = ET.Element(
+        "testsuites",
+        name="seqlab",
+        tests=str(len(result.tests)),
+        failures=str(sum(t.status == "failed" for t in result.tests)),
+        time=f"{result.execution_time:.3f}",
+    )
     suites: dict[str, ET.Element] = {}
     for t in result.tests:
         suite = suites.get(t.module)
         if suite is None:
             suite = suites[t.module] = ET.SubElement(root, "testsuite", name=t.module)
         case = ET.SubElement(suite, "testcase", classname=t.function, name=t.name)
-        ET.SubElement(ET.SubElement(case, "properties"), "property", name="score",
-                      value=f"{t.score:g}/{t.max_score:g}")
+        ET.SubElement(ET.SubElement(case, "properties"), "property", name="score", value=f"{t.score:g}/{t.max_score:g}")
         if t.status == "failed":
             message = t.output.splitlines()[0] if t.output else "did not earn full points"
-            failure = ET.SubElement(case, "failure", message=message[:500], type=t.voided_by and "void" or "mismatch")
+            failure = ET.SubElement(case, "failure", message=message[:500], type=(t.voided_by and "void") or "mismatch")
             failure.text = t.output + (f"\nLooks like: {t.hint}" if t.hint else "")
-    for name, suite in suites.items():
+    for suite in suites.values():
         cases = suite.findall("testcase")
         suite.set("tests", str(len(cases)))
         suite.set("failures", str(sum(c.find("failure") is not None for c in cases)))

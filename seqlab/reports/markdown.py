@@ -1,4 +1,5 @@
 """A Markdown summary, ready for ``$GITHUB_STEP_SUMMARY`` or a PR comment."""
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -1,4 +1,5 @@
 """Shared jinja2 environment: every report template lives in templates/."""
+
 from __future__ import annotations
 
 import re
@@ -12,8 +13,9 @@ from ..results import GradingResult
 def environment():
     from .. import templating
 
-    return templating.environment(TEMPLATES_DIR, autoescape=templating.html_autoescape(),
-                                  filters={"md": markdown_inline})
+    return templating.environment(
+        TEMPLATES_DIR, autoescape=templating.html_autoescape(), filters={"md": markdown_inline}
+    )
 
 
 # Inline constructs only: the text never starts a line, so list and heading markers are inert.
@@ -36,7 +38,9 @@ def modules_view(result: GradingResult) -> list[dict]:
         module = modules.setdefault(t.module, {"name": t.module, "score": 0.0, "max_score": 0.0, "functions": {}})
         module["score"] += t.score
         module["max_score"] += t.max_score
-        fn = module["functions"].setdefault(t.function, {"name": t.function, "score": 0.0, "max_score": 0.0, "tests": []})
+        fn = module["functions"].setdefault(
+            t.function, {"name": t.function, "score": 0.0, "max_score": 0.0, "tests": []}
+        )
         fn["score"] += t.score
         fn["max_score"] += t.max_score
         fn["tests"].append(t)

@@ -1,4 +1,5 @@
 """The terminal table (rich when present, plain text otherwise)."""
+
 from __future__ import annotations
 
 import sys
@@ -19,8 +20,9 @@ def print_table(result: GradingResult, file=None, *, failures: int = 8) -> None:
         print(f"{'total':42s} {result.score:6.2f} / {result.max_score:<6.2f} ({result.percent:.1f}%)", file=file)
         return
     console = Console(file=file, highlight=False, width=100)
-    table = Table(title=f"seqlab grade: {result.score:.4g} / {result.max_score:.4g} ({result.percent:.1f}%)",
-                  show_lines=False)
+    table = Table(
+        title=f"seqlab grade: {result.score:.4g} / {result.max_score:.4g} ({result.percent:.1f}%)", show_lines=False
+    )
     table.add_column("function")
     table.add_column("points", justify="right")
     table.add_column("", justify="left")
@@ -39,9 +41,13 @@ def print_table(result: GradingResult, file=None, *, failures: int = 8) -> None:
         t = tests[0]
         line = t.output.splitlines()[0] if t.output else ""
         more = f"  (+{len(tests) - 1} more failed tests of {function})" if len(tests) > 1 else ""
-        console.print(f"[bold]{escape(t.name)}[/bold]{escape(more)}\n    {escape(line)}"
-                      + (f"\n    [yellow]Looks like:[/yellow] {escape(t.hint)}" if t.hint else ""),
-                      markup=True, highlight=False, soft_wrap=True)
+        console.print(
+            f"[bold]{escape(t.name)}[/bold]{escape(more)}\n    {escape(line)}"
+            + (f"\n    [yellow]Looks like:[/yellow] {escape(t.hint)}" if t.hint else ""),
+            markup=True,
+            highlight=False,
+            soft_wrap=True,
+        )
     if len(first) > failures:
         console.print(f"... and failures in {len(first) - failures} more functions (see the HTML report)")
     console.print(f"seed {result.seed}, device {result.device}, {result.execution_time:.1f} s")

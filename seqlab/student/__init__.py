@@ -2,6 +2,7 @@
 
 Imports are lazy so that ``seqlab.student.spawn`` can start the child before torch loads.
 """
+
 from __future__ import annotations
 
 __all__ = ["Outcome", "StudentCode", "StudentError", "clone_tree", "open_submission"]
@@ -15,8 +16,18 @@ def __getattr__(name):
     raise AttributeError(name)
 
 
-def open_submission(submission, reference, *, isolated: bool = True, device: str = "cpu", limits=None,
-                    protected_dirs=(), skip=None, sandbox=None, tolerances=None):
+def open_submission(
+    submission,
+    reference,
+    *,
+    isolated: bool = True,
+    device: str = "cpu",
+    limits=None,
+    protected_dirs=(),
+    skip=None,
+    sandbox=None,
+    tolerances=None,
+):
     """Load ``submission`` (a directory holding ``exercises/``) behind the graders' handle.
 
     ``skip``: module -> why it must not be loaded (the static policy's verdicts); ``sandbox``: the
@@ -26,14 +37,27 @@ def open_submission(submission, reference, *, isolated: bool = True, device: str
     from ..config import Limits, load_config
 
     limits = limits or Limits()
-    tolerances = {name: (float(t.rtol), float(t.atol))
-                  for name, t in (tolerances or load_config().tolerances).items()}
+    tolerances = {name: (float(t.rtol), float(t.atol)) for name, t in (tolerances or load_config().tolerances).items()}
     if isolated:
         from .isolated import IsolatedStudent
 
-        return IsolatedStudent(submission, reference, limits=limits, device=device, protected_dirs=protected_dirs,
-                               skip=skip, sandbox=sandbox, tolerances=tolerances)
+        return IsolatedStudent(
+            submission,
+            reference,
+            limits=limits,
+            device=device,
+            protected_dirs=protected_dirs,
+            skip=skip,
+            sandbox=sandbox,
+            tolerances=tolerances,
+        )
     from .inprocess import InProcessStudent
 
-    return InProcessStudent(submission, reference, tolerances=tolerances, call_timeout=limits.call_timeout_s,
-                            output_limit=int(limits.output_kb * 1024), skip=skip)
+    return InProcessStudent(
+        submission,
+        reference,
+        tolerances=tolerances,
+        call_timeout=limits.call_timeout_s,
+        output_limit=int(limits.output_kb * 1024),
+        skip=skip,
+    )

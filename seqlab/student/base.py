@@ -3,6 +3,7 @@
 Two runners implement it: in-process (fast, for instructors debugging their own code) and an
 isolated child process (the default, for untrusted submissions). Graders never know which.
 """
+
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
@@ -37,8 +38,8 @@ class Outcome:
     args: tuple
     kwargs: dict
     aliased: list[str] = field(default_factory=list)
-    ops: dict[str, int] = field(default_factory=dict)   # torch functions / kernels seen -> count
-    op_count: int = 0                                     # torch-level calls (the complexity rule)
+    ops: dict[str, int] = field(default_factory=dict)  # torch functions / kernels seen -> count
+    op_count: int = 0  # torch-level calls (the complexity rule)
     output: str = ""
 
 
@@ -63,8 +64,15 @@ class StudentCode(ABC):
     tolerances: dict[str, tuple[float, float]]
 
     @abstractmethod
-    def run(self, qualname: str, args: tuple = (), kwargs: dict | None = None, *,
-            kernels: bool = False, timeout: float | None = None) -> Outcome:
+    def run(
+        self,
+        qualname: str,
+        args: tuple = (),
+        kwargs: dict | None = None,
+        *,
+        kernels: bool = False,
+        timeout: float | None = None,
+    ) -> Outcome:
         """Call the student's ``qualname`` on copies of ``args``/``kwargs``.
 
         The function's declared callees answer from the reference's own calls on these inputs
@@ -76,8 +84,8 @@ class StudentCode(ABC):
         """The reference's calls to ``qualname``'s declared callees on these inputs (trusted side)."""
         return record_callees(self.reference, qualname, tuple(args), dict(kwargs or {}))
 
-    def close(self) -> None:
-        pass
+    def close(self) -> None:  # noqa: B027 - a hook: only runners that hold a process override it
+        """Release what the runner holds (the isolated runner's child); nothing by default."""
 
     def __enter__(self):
         return self

@@ -19,6 +19,7 @@ reference's way receives anyway: a callee's correct result on the inputs of that
 Stand-ins expire with the call: the session is closed and its recording dropped when the call
 returns, and a stand-in kept somewhere and used in a later call runs the student's own callee.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -51,7 +52,7 @@ class _BudgetSpent(BaseException):
 def contract_signature(qualname: str) -> Signature:
     """The contract's signature of ``qualname`` as an ``inspect.Signature`` (trusted text)."""
     namespace: dict[str, Any] = {"torch": torch}
-    exec(f"def _f{SIGNATURES[qualname]}: pass", namespace)  # noqa: S102 -- our own contract table
+    exec(f"def _f{SIGNATURES[qualname]}: pass", namespace)
     return signature(namespace["_f"])
 
 
@@ -100,9 +101,15 @@ def time_budget(seconds: float | None, exception: type[BaseException]):
         signal.signal(signal.SIGALRM, previous)
 
 
-def record_callees(reference, qualname: str, args: tuple, kwargs: dict, *,
-                   time_s: float = RECORD_TIME_BUDGET_S,
-                   size_bytes: int = RECORD_SIZE_BUDGET_BYTES) -> list[dict]:
+def record_callees(
+    reference,
+    qualname: str,
+    args: tuple,
+    kwargs: dict,
+    *,
+    time_s: float = RECORD_TIME_BUDGET_S,
+    size_bytes: int = RECORD_SIZE_BUDGET_BYTES,
+) -> list[dict]:
     """The calls the reference of ``qualname`` makes to its declared callees on these inputs.
 
     Each entry is ``{"callee", "arguments", "result"}``, in the order made. Only the function's
@@ -149,8 +156,8 @@ def record_callees(reference, qualname: str, args: tuple, kwargs: dict, *,
         with time_budget(time_s, _BudgetSpent), torch.no_grad():
             reference(qualname)(*_clone(tuple(args)), **_clone(dict(kwargs)))
     except _BudgetSpent:
-        pass   # the budget ends the recording where it got to
-    except Exception:  # noqa: BLE001, S110 -- the reference rejects these inputs: keep what was recorded
+        pass  # the budget ends the recording where it got to
+    except Exception:
         pass
     finally:
         for namespace, key, value in reversed(replaced):
@@ -159,6 +166,7 @@ def record_callees(reference, qualname: str, args: tuple, kwargs: dict, *,
 
 
 # --- the student's side ------------------------------------------------------------------------
+
 
 def _plain(t: torch.Tensor) -> torch.Tensor:
     return torch.Tensor.as_subclass(t, torch.Tensor)
@@ -181,11 +189,17 @@ def same_value(actual: Any, recorded: Any, tolerances: dict[str, tuple[float, fl
         close = (a64 - r64).abs() <= atol + rtol * r64.abs()
         return bool((same | close).all())
     if isinstance(recorded, (list, tuple)):
-        return (isinstance(actual, (list, tuple)) and len(actual) == len(recorded)
-                and all(same_value(a, r, tolerances) for a, r in zip(actual, recorded)))
+        return (
+            isinstance(actual, (list, tuple))
+            and len(actual) == len(recorded)
+            and all(same_value(a, r, tolerances) for a, r in zip(actual, recorded))
+        )
     if isinstance(recorded, dict):
-        return (isinstance(actual, dict) and set(actual) == set(recorded)
-                and all(same_value(actual[k], recorded[k], tolerances) for k in recorded))
+        return (
+            isinstance(actual, dict)
+            and set(actual) == set(recorded)
+            and all(same_value(actual[k], recorded[k], tolerances) for k in recorded)
+        )
     if isinstance(recorded, float) and not isinstance(actual, bool) and isinstance(actual, (int, float)):
         rtol, atol = tolerances["float64"]
         return abs(float(actual) - recorded) <= atol + rtol * abs(recorded) or actual == recorded
@@ -230,7 +244,7 @@ class CalleeSession:
         pending = self.pending.get(callee, [])
         for i, entry in enumerate(pending):
             if same_value(arguments, entry["arguments"], self.tolerances):
-                del pending[:i + 1]
+                del pending[: i + 1]
                 self.matched.setdefault(callee, []).append(entry)
                 return True, entry["result"]
         for entry in self.matched.get(callee, []):
@@ -250,7 +264,7 @@ class CalleeSession:
             if not session.open or session.depth:
                 return run_own(*args, **kwargs)
             paused = session.watch.paused() if session.watch is not None else contextlib.nullcontext()
-            with paused:   # matching is the grader's work, not the student's operations
+            with paused:  # matching is the grader's work, not the student's operations
                 found, result = session.match(callee, args, kwargs)
                 if found:
                     return _clone(result)
@@ -263,4 +277,3 @@ class CalleeSession:
         stand_in.__name__ = callee.split(".")[-1]
         stand_in.__qualname__ = stand_in.__name__
         return stand_in
-

@@ -7,6 +7,7 @@ reference solution and can ask the parent for nothing: a call arrives with the r
 the reference's calls to its declared callees on the test's own inputs (seqlab.student.callees),
 and every frame it sends carries the request's id and its own sequence number (codec).
 """
+
 from __future__ import annotations
 
 import os
@@ -27,7 +28,7 @@ def _read_exact(fd: int, n: int) -> bytes:
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
 
 
 def main() -> None:
@@ -49,9 +50,11 @@ def main() -> None:
     # numpy's helpers) is imported now, before student code runs. Code that breaks the import
     # machinery later (emptied closures, popped sys.modules) then cannot break the answers of
     # the functions graded after it.
-    warm = {"t": [torch.zeros(2, dtype=d) for d in (torch.float32, torch.float64, torch.int64, torch.bool)],
-            "n": [1, 2.5, float("nan"), True, None, "x"]}
-    codec.decode(codec.encode(warm, request=0, seq=0)[8:])   # [8:]: past the frame's length prefix
+    warm = {
+        "t": [torch.zeros(2, dtype=d) for d in (torch.float32, torch.float64, torch.int64, torch.bool)],
+        "n": [1, 2.5, float("nan"), True, None, "x"],
+    }
+    codec.decode(codec.encode(warm, request=0, seq=0)[8:])  # [8:]: past the frame's length prefix
 
     current = {"id": 0, "seq": 0}
 
@@ -68,7 +71,7 @@ def main() -> None:
     assert request["op"] == "load"
     limits = request["limits"]
     memory = int(limits["memory_mb"]) << 20
-    if memory and request["device"] == "cpu":   # CUDA needs a huge virtual address space
+    if memory and request["device"] == "cpu":  # CUDA needs a huge virtual address space
         resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     cpu = int(limits["cpu_time_s"])
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 5))
@@ -77,8 +80,9 @@ def main() -> None:
 
     import_output = CappedText(int(limits["output_kb"]) * 1024)
     sys.stdout = sys.stderr = import_output
-    modules, errors = load_submission(request["exercises"], skip=request["skip"],
-                                      on_module=lambda m: send({"op": "loading", "module": m}))
+    modules, errors = load_submission(
+        request["exercises"], skip=request["skip"], on_module=lambda m: send({"op": "loading", "module": m})
+    )
     sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
     functions = contract_objects(modules, errors)
     send({"op": "loaded", "errors": errors})
@@ -100,20 +104,52 @@ def main() -> None:
             send({"op": "error", "kind": "missing", "message": str(exc), "ops": {}, "output": ""})
             continue
         try:
-            report = invoke(fn, tuple(request["args"]), dict(request["kwargs"]), graded=name, modules=modules,
-                            functions=functions, recording=list(request["recording"]), tolerances=tolerances,
-                            kernels=request["kernels"], output_limit=output_limit)
+            report = invoke(
+                fn,
+                tuple(request["args"]),
+                dict(request["kwargs"]),
+                graded=name,
+                modules=modules,
+                functions=functions,
+                recording=list(request["recording"]),
+                tolerances=tolerances,
+                kernels=request["kernels"],
+                output_limit=output_limit,
+            )
         except CallFailed as exc:
-            send({"op": "error", "kind": exc.kind, "message": exc.message, "ops": exc.report.get("ops", {}),
-                  "output": exc.report.get("output", "")})
+            send(
+                {
+                    "op": "error",
+                    "kind": exc.kind,
+                    "message": exc.message,
+                    "ops": exc.report.get("ops", {}),
+                    "output": exc.report.get("output", ""),
+                }
+            )
             continue
         try:
-            send({"op": "result", "value": report["value"], "args": list(report["args"]), "kwargs": report["kwargs"],
-                  "aliased": report["aliased"], "ops": report["ops"], "op_count": report["op_count"],
-                  "output": report["output"]})
+            send(
+                {
+                    "op": "result",
+                    "value": report["value"],
+                    "args": list(report["args"]),
+                    "kwargs": report["kwargs"],
+                    "aliased": report["aliased"],
+                    "ops": report["ops"],
+                    "op_count": report["op_count"],
+                    "output": report["output"],
+                }
+            )
         except Exception as exc:  # a value we cannot send: a costume of a tensor, a generator, ...
-            send({"op": "error", "kind": "exception", "message": f"returned something that is not plain data: {exc}",
-                  "ops": report["ops"], "output": report["output"]})
+            send(
+                {
+                    "op": "error",
+                    "kind": "exception",
+                    "message": f"returned something that is not plain data: {exc}",
+                    "ops": report["ops"],
+                    "output": report["output"],
+                }
+            )
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ The envelope is minimal: ``{"id": request id, "seq": frame number within the req
 Any decoding problem of any kind is a ``CodecError``; the parent treats one as the end of the
 child (seqlab.student.isolated).
 """
+
 from __future__ import annotations
 
 import json
@@ -21,9 +22,16 @@ from typing import Any
 import torch
 
 _DTYPES = {
-    "float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32,
-    "float64": torch.float64, "int8": torch.int8, "int16": torch.int16, "int32": torch.int32,
-    "int64": torch.int64, "uint8": torch.uint8, "bool": torch.bool,
+    "float16": torch.float16,
+    "bfloat16": torch.bfloat16,
+    "float32": torch.float32,
+    "float64": torch.float64,
+    "int8": torch.int8,
+    "int16": torch.int16,
+    "int32": torch.int32,
+    "int64": torch.int64,
+    "uint8": torch.uint8,
+    "bool": torch.bool,
 }
 _NAMES = {dtype: name for name, dtype in _DTYPES.items()}
 _METADATA_KEY = "seqlab"
@@ -76,8 +84,9 @@ def _encode(obj: Any, tensors: dict[str, torch.Tensor], depth: int) -> Any:
         if not all(isinstance(k, str) for k in obj):
             raise CodecError("dict keys must be strings")
         return {"t": "dict", "v": [[k, _encode(v, tensors, depth + 1)] for k, v in obj.items()]}
-    raise CodecError(f"cannot send a value of type {type(obj).__name__} (only tensors, numbers, "
-                     f"strings, lists, tuples and dicts)")
+    raise CodecError(
+        f"cannot send a value of type {type(obj).__name__} (only tensors, numbers, strings, lists, tuples and dicts)"
+    )
 
 
 def encode(message: Any, *, request: int, seq: int) -> bytes:
@@ -105,7 +114,7 @@ def _decode(node: Any, tensors: dict[str, torch.Tensor], depth: int, device_map)
     if kind == "float":
         return float(node["v"])
     if kind == "tensor":
-        tensor = tensors.pop(node["k"], None)   # each buffer is used once: no hidden aliasing
+        tensor = tensors.pop(node["k"], None)  # each buffer is used once: no hidden aliasing
         if tensor is None:
             raise CodecError("reference to a missing or reused tensor buffer")
         return tensor.to(device_map(node["device"]))
@@ -149,7 +158,7 @@ def decode(body: bytes, device_map=default_device) -> tuple[int, int, Any]:
         (header_len,) = struct.unpack("<Q", body[:8])
         if header_len > len(body) - 8:
             raise CodecError("safetensors header longer than the frame")
-        header = json.loads(body[8:8 + header_len])
+        header = json.loads(body[8 : 8 + header_len])
         if not isinstance(header, dict):
             raise CodecError("safetensors header is not an object")
         metadata = header.get("__metadata__")
@@ -161,14 +170,14 @@ def decode(body: bytes, device_map=default_device) -> tuple[int, int, Any]:
         request, seq = envelope["id"], envelope["seq"]
         if type(request) is not int or type(seq) is not int:
             raise CodecError("malformed envelope")
-        tensors = load(bytes(body))   # safetensors' own parser checks offsets, sizes and dtypes
+        tensors = load(bytes(body))  # safetensors' own parser checks offsets, sizes and dtypes
         message = _decode(envelope["msg"], tensors, 0, device_map)
         if tensors:
             raise CodecError("frame holds tensor buffers the message does not use")
         return request, seq, message
     except CodecError:
         raise
-    except Exception as exc:  # noqa: BLE001 -- any failure to decode hostile bytes is the same anomaly
+    except Exception as exc:
         raise CodecError(f"undecodable frame ({type(exc).__name__}: {str(exc)[:200]})") from None
 
 
@@ -180,4 +189,3 @@ def read_frame(read_exact) -> bytes:
     if length > MAX_FRAME_BYTES:
         raise CodecError(f"frame of {length} bytes announced, over the {MAX_FRAME_BYTES >> 20} MB limit")
     return read_exact(length)
-

@@ -11,6 +11,7 @@ call by its public name, including an alias bound at import time and ``torch.ops
 the TorchDispatchMode sees the aten kernels underneath, however they were reached; saved-tensor
 hooks fire whenever autograd records a graph.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -124,6 +125,7 @@ class CallWatch:
 
 
 # --- audit hook (isolated child only) -------------------------------------------------------
+
 
 class AuditRefusal(PermissionError):
     pass

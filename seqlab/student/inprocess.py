@@ -3,6 +3,7 @@
 Fast, and the way to debug a reference or a grader; but it trusts the code it runs (a
 submission could read the graders' memory), so ``seqlab grade`` isolates by default.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -18,8 +19,16 @@ class _Timeout(BaseException):
 
 
 class InProcessStudent(StudentCode):
-    def __init__(self, submission: Path, reference, *, tolerances: dict[str, tuple[float, float]],
-                 call_timeout: float | None = 10.0, output_limit: int = 65536, skip: dict[str, str] | None = None):
+    def __init__(
+        self,
+        submission: Path,
+        reference,
+        *,
+        tolerances: dict[str, tuple[float, float]],
+        call_timeout: float | None = 10.0,
+        output_limit: int = 65536,
+        skip: dict[str, str] | None = None,
+    ):
         self.submission = Path(submission)
         self.reference = reference
         self.tolerances = tolerances
@@ -37,12 +46,28 @@ class InProcessStudent(StudentCode):
         args, kwargs = clone_tree(tuple(args)), clone_tree(dict(kwargs or {}))
         try:
             with time_budget(timeout or self.call_timeout, _Timeout):
-                report = invoke(fn, args, kwargs, graded=qualname, modules=self.modules, functions=self.functions,
-                                recording=recording, tolerances=self.tolerances, kernels=kernels,
-                                output_limit=self.output_limit)
+                report = invoke(
+                    fn,
+                    args,
+                    kwargs,
+                    graded=qualname,
+                    modules=self.modules,
+                    functions=self.functions,
+                    recording=recording,
+                    tolerances=self.tolerances,
+                    kernels=kernels,
+                    output_limit=self.output_limit,
+                )
         except CallFailed as exc:
             raise StudentError(exc.kind, exc.message, exc.report.get("ops"), exc.report.get("output", "")) from None
         except _Timeout:
             raise StudentError("timeout", f"did not return within {timeout or self.call_timeout:g} s") from None
-        return Outcome(report["value"], report["args"], report["kwargs"], report["aliased"], report["ops"],
-                       report["op_count"], report["output"])
+        return Outcome(
+            report["value"],
+            report["args"],
+            report["kwargs"],
+            report["aliased"],
+            report["ops"],
+            report["op_count"],
+            report["output"],
+        )

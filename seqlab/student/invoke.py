@@ -4,13 +4,15 @@ It puts stand-ins in place of the graded function's declared callees (so a bug i
 once, seqlab.student.callees), watches the call (operations, kernels, autograd), captures printed output up to a cap, and
 reports which outputs alias an argument.
 """
+
 from __future__ import annotations
 
 import io
 import sys
 import traceback
 import types
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 
@@ -79,21 +81,29 @@ class CallFailed(Exception):
 
 
 def student_traceback(exc: BaseException) -> str:
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if "/exercises/" in (f.filename or "").replace("\\", "/")]
-    lines = [f"  exercises/{f.filename.replace(chr(92), '/').split('/exercises/')[-1]}, line {f.lineno}, in {f.name}\n    {f.line}"
-             for f in frames[-3:]]
+    frames = [
+        f for f in traceback.extract_tb(exc.__traceback__) if "/exercises/" in (f.filename or "").replace("\\", "/")
+    ]
+    lines = [
+        f"  exercises/{f.filename.replace(chr(92), '/').split('/exercises/')[-1]}, line {f.lineno}, in {f.name}\n    {f.line}"
+        for f in frames[-3:]
+    ]
     return "\n".join(lines)
 
 
-def install_stand_ins(modules: dict[str, types.ModuleType], functions: dict[str, Any], graded: str,
-                     session: CalleeSession) -> list[tuple[dict, str, Any]]:
+def install_stand_ins(
+    modules: dict[str, types.ModuleType], functions: dict[str, Any], graded: str, session: CalleeSession
+) -> list[tuple[dict, str, Any]]:
     """Point every module-level name bound to a declared callee of ``graded`` at its stand-in.
 
     Only declared callees get one (seqlab.contract.DECLARED_CALLEES); every other contract
     function keeps the student's own code. Returns what was replaced, to be restored after.
     """
-    by_identity = {id(functions[name]): name for name in declared_callees(graded)
-                   if name != graded and functions.get(name) is not None}
+    by_identity = {
+        id(functions[name]): name
+        for name in declared_callees(graded)
+        if name != graded and functions.get(name) is not None
+    }
     stand_ins = {name: session.stand_in(name, functions[name]) for name in by_identity.values()}
     replaced = []
     for module in list(modules.values()):
@@ -111,9 +121,19 @@ def restore(replaced) -> None:
         namespace[key] = value
 
 
-def invoke(fn: Callable, args: tuple, kwargs: dict, *, graded: str, modules: dict, functions: dict,
-           recording: list[dict], tolerances: dict[str, tuple[float, float]], kernels: bool,
-           output_limit: int) -> dict:
+def invoke(
+    fn: Callable,
+    args: tuple,
+    kwargs: dict,
+    *,
+    graded: str,
+    modules: dict,
+    functions: dict,
+    recording: list[dict],
+    tolerances: dict[str, tuple[float, float]],
+    kernels: bool,
+    output_limit: int,
+) -> dict:
     """Call ``fn(*args, **kwargs)``; the arguments must already be the student's own copies.
 
     ``recording`` is what the reference's declared callees returned on this test's inputs
@@ -138,10 +158,18 @@ def invoke(fn: Callable, args: tuple, kwargs: dict, *, graded: str, modules: dic
         if isinstance(exc, MemoryError) or (isinstance(exc, RuntimeError) and "alloc" in str(exc).lower()):
             raise CallFailed("memory", f"ran out of memory: {str(exc)[:300]}", report) from None
         where = student_traceback(exc)
-        raise CallFailed("exception", f"{type(exc).__name__}: {str(exc)[:500]}" + (f"\n{where}" if where else ""), report) from None
+        raise CallFailed(
+            "exception", f"{type(exc).__name__}: {str(exc)[:500]}" + (f"\n{where}" if where else ""), report
+        ) from None
     finally:
         sys.stdout, sys.stderr = saved_streams
         restore(replaced)
         session.close()
-    return {"value": value, "args": args, "kwargs": kwargs, "aliased": aliased_outputs(value, args, kwargs),
-            **watch.report(), "output": captured.text()}
+    return {
+        "value": value,
+        "args": args,
+        "kwargs": kwargs,
+        "aliased": aliased_outputs(value, args, kwargs),
+        **watch.report(),
+        "output": captured.text(),
+    }

@@ -13,6 +13,7 @@ undecodable or oversized frame, data arriving between calls) is an anomaly: the 
 killed, the current call (if any) is lost with a "protocol" error, and the next call starts a
 fresh child.
 """
+
 from __future__ import annotations
 
 import os
@@ -30,7 +31,7 @@ from . import codec
 from .base import Outcome, StudentCode, StudentError
 from .spawn import take
 
-TIMEOUT_STRIKES = 2   # after this many timeouts a function is not called again in this run
+TIMEOUT_STRIKES = 2  # after this many timeouts a function is not called again in this run
 
 
 class _ChildGone(Exception):
@@ -44,9 +45,18 @@ class _Anomaly(Exception):
 # The ops a child may send in answer to each request, and the fields (with their types) each needs.
 _ANSWERS = {
     "load": {"loading": {"module": str}, "loaded": {"errors": dict}},
-    "call": {"result": {"value": object, "args": list, "kwargs": dict, "aliased": list, "ops": dict,
-                        "op_count": int, "output": str},
-             "error": {"kind": str, "message": str, "ops": dict, "output": str}},
+    "call": {
+        "result": {
+            "value": object,
+            "args": list,
+            "kwargs": dict,
+            "aliased": list,
+            "ops": dict,
+            "op_count": int,
+            "output": str,
+        },
+        "error": {"kind": str, "message": str, "ops": dict, "output": str},
+    },
 }
 _ERROR_KINDS = {"not_implemented", "missing", "exception", "timeout", "crash", "memory", "protocol"}
 
@@ -74,8 +84,18 @@ def _check_answer(request_op: str, message) -> dict:
 
 
 class IsolatedStudent(StudentCode):
-    def __init__(self, submission: Path, reference, *, limits, tolerances: dict[str, tuple[float, float]],
-                 device: str = "cpu", protected_dirs=(), skip=None, sandbox=None):
+    def __init__(
+        self,
+        submission: Path,
+        reference,
+        *,
+        limits,
+        tolerances: dict[str, tuple[float, float]],
+        device: str = "cpu",
+        protected_dirs=(),
+        skip=None,
+        sandbox=None,
+    ):
         self.submission = Path(submission).resolve()
         self.reference = reference
         self.tolerances = tolerances
@@ -96,11 +116,22 @@ class IsolatedStudent(StudentCode):
         self.proc, self.fd_in, self.fd_out = child.proc, child.fd_in, child.fd_out
         self.child_scratch = child.scratch
         self.loaded = False
-        self._request({"op": "load", "exercises": str(self.submission / "exercises"), "skip": self.skip,
-                       "protected": self.protected, "scratch": str(child.scratch), "device": self.device,
-                       "tolerances": self.tolerances,
-                       "limits": {"memory_mb": self.limits.memory_mb, "cpu_time_s": self.limits.cpu_time_s,
-                                  "output_kb": self.limits.output_kb}})
+        self._request(
+            {
+                "op": "load",
+                "exercises": str(self.submission / "exercises"),
+                "skip": self.skip,
+                "protected": self.protected,
+                "scratch": str(child.scratch),
+                "device": self.device,
+                "tolerances": self.tolerances,
+                "limits": {
+                    "memory_mb": self.limits.memory_mb,
+                    "cpu_time_s": self.limits.cpu_time_s,
+                    "output_kb": self.limits.output_kb,
+                },
+            }
+        )
 
     def _kill(self) -> None:
         if self.proc is None:
@@ -120,7 +151,7 @@ class IsolatedStudent(StudentCode):
                 pass
         self.proc = None
         shutil.rmtree(self.child_scratch, ignore_errors=True)
-        self.loaded = False   # the next call starts a fresh child and loads the submission again
+        self.loaded = False  # the next call starts a fresh child and loads the submission again
 
     def _death_reason(self) -> str:
         code = self.proc.wait(timeout=10) if self.proc else None
@@ -155,7 +186,7 @@ class IsolatedStudent(StudentCode):
         try:
             view = memoryview(data)
             while view:
-                view = view[os.write(self.fd_out, view):]
+                view = view[os.write(self.fd_out, view) :]
         except (BrokenPipeError, OSError):
             raise _ChildGone() from None
 
@@ -178,8 +209,9 @@ class IsolatedStudent(StudentCode):
 
         request, seq, message = codec.decode(codec.read_frame(read_exact), device_map=self._device_map)
         if request != self.request_id or seq != self.expected_seq:
-            raise _Anomaly(f"a frame for request {request} #{seq} while answering {self.request_id} "
-                           f"#{self.expected_seq}")
+            raise _Anomaly(
+                f"a frame for request {request} #{seq} while answering {self.request_id} #{self.expected_seq}"
+            )
         self.expected_seq += 1
         return _check_answer(self.request_op, message)
 
@@ -205,7 +237,7 @@ class IsolatedStudent(StudentCode):
             if self.proc is None:
                 self._spawn()
             current = None
-            deadline = time.monotonic() + self.limits.import_timeout_s + 30   # + interpreter and torch start
+            deadline = time.monotonic() + self.limits.import_timeout_s + 30  # + interpreter and torch start
             try:
                 while True:
                     message = self._receive(deadline)
@@ -226,8 +258,10 @@ class IsolatedStudent(StudentCode):
                 self._kill()
                 if current is None:
                     raise StudentError("protocol", "the student process did not start in time") from None
-                self.skip[current] = (f"exercises/{current}.py: importing it took longer than "
-                                      f"{self.limits.import_timeout_s:g} s (a loop at module level?)")
+                self.skip[current] = (
+                    f"exercises/{current}.py: importing it took longer than "
+                    f"{self.limits.import_timeout_s:g} s (a loop at module level?)"
+                )
             except (_ChildGone, codec.CodecError, _Anomaly) as exc:
                 if isinstance(exc, _ChildGone):
                     reason = self._death_reason()
@@ -249,16 +283,22 @@ class IsolatedStudent(StudentCode):
             raise StudentError("timeout", f"timed out {TIMEOUT_STRIKES} times already in this run; not called again")
         timeout = timeout or self.limits.call_timeout_s
         recording = self.recording(qualname, args, kwargs or {})
-        request = {"op": "call", "name": qualname, "args": list(args), "kwargs": dict(kwargs or {}),
-                   "recording": recording, "kernels": kernels}
+        request = {
+            "op": "call",
+            "name": qualname,
+            "args": list(args),
+            "kwargs": dict(kwargs or {}),
+            "recording": recording,
+            "kernels": kernels,
+        }
         for attempt in range(2):
             if self.proc is not None and self.loaded and self._stray_data():
-                self._kill()   # it wrote after its last answer, or died since: no call is charged for that
+                self._kill()  # it wrote after its last answer, or died since: no call is charged for that
             self._ensure_loaded()
             try:
                 self._request(request)
                 break
-            except _ChildGone:   # it could not even take the request (it closed its end): a fresh one can
+            except _ChildGone:  # it could not even take the request (it closed its end): a fresh one can
                 self._kill()
                 if attempt:
                     raise StudentError("crash", "the student process could not take the call") from None
@@ -274,9 +314,18 @@ class IsolatedStudent(StudentCode):
             raise StudentError("crash", f"the call {reason}") from None
         except (codec.CodecError, _Anomaly) as exc:
             self._kill()
-            raise StudentError("protocol", f"the student process broke the grading protocol ({exc}); "
-                                           f"it was stopped and this call scores nothing") from None
+            raise StudentError(
+                "protocol",
+                f"the student process broke the grading protocol ({exc}); it was stopped and this call scores nothing",
+            ) from None
         if message["op"] == "error":
             raise StudentError(message["kind"], message["message"], message["ops"], message["output"])
-        return Outcome(message["value"], tuple(message["args"]), dict(message["kwargs"]), list(message["aliased"]),
-                       dict(message["ops"]), int(message["op_count"]), clean_text(message["output"]))
+        return Outcome(
+            message["value"],
+            tuple(message["args"]),
+            dict(message["kwargs"]),
+            list(message["aliased"]),
+            dict(message["ops"]),
+            int(message["op_count"]),
+            clean_text(message["output"]),
+        )

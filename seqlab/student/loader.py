@@ -5,6 +5,7 @@ The package object is made here rather than by executing the submission's
 ``exercises/__init__.py``, and the submission's directory never goes on ``sys.path``: a
 shipped ``torch.py``, ``conftest.py`` or ``sitecustomize.py`` is never imported.
 """
+
 from __future__ import annotations
 
 import gc
@@ -50,9 +51,9 @@ def _release_fds(before: set[int] | None) -> None:
     """Close the descriptors opened since ``before``."""
     if before is None:
         return
-    gc.collect()   # file objects of a dropped module close themselves when collected
+    gc.collect()  # file objects of a dropped module close themselves when collected
     after = _open_fds()
-    if after is None:   # raw descriptors still fill the table: try every number up to the limit
+    if after is None:  # raw descriptors still fill the table: try every number up to the limit
         import resource
 
         after = set(range(resource.getrlimit(resource.RLIMIT_NOFILE)[0]))
@@ -66,10 +67,14 @@ def _release_fds(before: set[int] | None) -> None:
 def _short_traceback(exc: BaseException, filename_hint: str) -> str:
     if isinstance(exc, SyntaxError):
         return f"SyntaxError: {exc.msg} ({Path(exc.filename or filename_hint).name}, line {exc.lineno})"
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if PACKAGE in (f.filename or "") or "submission" in (f.filename or "")]
+    frames = [
+        f
+        for f in traceback.extract_tb(exc.__traceback__)
+        if PACKAGE in (f.filename or "") or "submission" in (f.filename or "")
+    ]
     where = f" ({Path(frames[-1].filename).name}, line {frames[-1].lineno})" if frames else ""
     text = str(exc)
-    if len(text) > MESSAGE_LIMIT:   # a huge message is copied into every test of the module
+    if len(text) > MESSAGE_LIMIT:  # a huge message is copied into every test of the module
         text = text[:MESSAGE_LIMIT] + f" [... {len(text) - MESSAGE_LIMIT} more characters cut]"
     return f"{type(exc).__name__}: {text}{where}"
 
@@ -91,8 +96,9 @@ def unload() -> None:
         del sys.modules[name]
 
 
-def load_submission(exercises_dir: Path, modules=MODULES, *, skip: dict[str, str] | None = None,
-                    on_module=None) -> tuple[dict[str, types.ModuleType], dict[str, str]]:
+def load_submission(
+    exercises_dir: Path, modules=MODULES, *, skip: dict[str, str] | None = None, on_module=None
+) -> tuple[dict[str, types.ModuleType], dict[str, str]]:
     """Import ``exercises/<module>.py`` for every contract module.
 
     Returns ``(loaded, errors)``: the modules that imported, and for the others a one-line
@@ -147,7 +153,7 @@ def load_submission(exercises_dir: Path, modules=MODULES, *, skip: dict[str, str
             errors[module] = f"exercises/{module}.py failed to import: {_short_traceback(exc, str(path))}"
             sys.modules[name] = placeholder_module(module, errors[module])
             setattr(package, module, sys.modules[name])
-            mod = exc = None   # the module's objects (and the files they hold) must be collectable
+            mod = exc = None  # the module's objects (and the files they hold) must be collectable
             _release_fds(fds_before)
             continue
         setattr(package, module, mod)

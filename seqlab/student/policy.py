@@ -11,6 +11,7 @@ The hook is the second layer. The first is the kernel sandbox (``sandbox.py``), 
 is not even mounted; the hook is what is left when bubblewrap is unavailable (``--sandbox none``)
 and inside the nbgrader kernel, which runs as the instructor.
 """
+
 from __future__ import annotations
 
 import os
@@ -24,43 +25,113 @@ COURSE_SECRETS = ("solutions", "graders", "tests", "grading_config.yaml", "exams
 
 # Events refused outright: processes, signals, native code, sockets, and the hook's own escape
 # hatches. Prefix families (os.exec*, os.spawn*, os.posix_spawn*) are in BLOCKED_PREFIXES.
-BLOCKED_EVENTS = frozenset({
-    # processes
-    "subprocess.Popen", "os.system", "os.fork", "os.forkpty", "os.posix_spawn", "os.posix_spawnp",
-    "os.startfile", "pty.spawn", "_posixsubprocess.fork_exec",
-    # signals
-    "os.kill", "os.killpg", "signal.pthread_kill",
-    # native code: loading a library, calling through a function pointer, raw memory
-    "ctypes.dlopen", "ctypes.dlsym", "ctypes.dlsym/handle", "ctypes.call_function", "ctypes.cdata",
-    "ctypes.addressof", "ctypes.string_at", "ctypes.wstring_at", "ctypes.PyObj_FromPtr",
-    "ctypes.set_errno", "ctypes.get_errno", "os.add_dll_directory",
-    # network
-    "socket.bind", "socket.connect", "socket.connect_ex", "socket.sendto",
-    "socket.sendmsg", "socket.getaddrinfo", "socket.gethostbyname", "socket.gethostbyaddr",
-    "urllib.Request",
-    # the hook and the limits themselves
-    "sys.addaudithook", "resource.setrlimit", "resource.prlimit", "sys.remote_exec",
-})
+BLOCKED_EVENTS = frozenset(
+    {
+        # processes
+        "subprocess.Popen",
+        "os.system",
+        "os.fork",
+        "os.forkpty",
+        "os.posix_spawn",
+        "os.posix_spawnp",
+        "os.startfile",
+        "pty.spawn",
+        "_posixsubprocess.fork_exec",
+        # signals
+        "os.kill",
+        "os.killpg",
+        "signal.pthread_kill",
+        # native code: loading a library, calling through a function pointer, raw memory
+        "ctypes.dlopen",
+        "ctypes.dlsym",
+        "ctypes.dlsym/handle",
+        "ctypes.call_function",
+        "ctypes.cdata",
+        "ctypes.addressof",
+        "ctypes.string_at",
+        "ctypes.wstring_at",
+        "ctypes.PyObj_FromPtr",
+        "ctypes.set_errno",
+        "ctypes.get_errno",
+        "os.add_dll_directory",
+        # network
+        "socket.bind",
+        "socket.connect",
+        "socket.connect_ex",
+        "socket.sendto",
+        "socket.sendmsg",
+        "socket.getaddrinfo",
+        "socket.gethostbyname",
+        "socket.gethostbyaddr",
+        "urllib.Request",
+        # the hook and the limits themselves
+        "sys.addaudithook",
+        "resource.setrlimit",
+        "resource.prlimit",
+        "sys.remote_exec",
+    }
+)
 BLOCKED_PREFIXES = ("os.exec", "os.spawn", "os.posix_spawn")
 # Sockets are refused at creation unless local: asyncio (the nbgrader kernel's event loop) makes
 # an AF_UNIX socketpair to wake itself, and nothing reaches the network through one.
-LOCAL_SOCKET_FAMILIES = frozenset({1})   # AF_UNIX
+LOCAL_SOCKET_FAMILIES = frozenset({1})  # AF_UNIX
 
 # Events that carry paths: event -> indices of its path arguments. Each path is checked against
 # the protected roots (reading or writing) and, where a writable root is set, for writing.
 PATH_EVENTS = {
-    "open": (0,), "os.listdir": (0,), "os.scandir": (0,), "os.remove": (0,), "os.rmdir": (0,),
-    "os.mkdir": (0,), "os.rename": (0, 1), "os.link": (0, 1), "os.symlink": (0, 1), "os.truncate": (0,),
-    "os.chmod": (0,), "os.chown": (0,), "os.utime": (0,), "os.chflags": (0,), "os.lchflags": (0,),
-    "os.setxattr": (0,), "os.getxattr": (0,), "os.listxattr": (0,), "os.removexattr": (0,),
-    "shutil.copyfile": (0, 1), "shutil.copymode": (0, 1), "shutil.copystat": (0, 1), "shutil.copytree": (0, 1),
-    "shutil.rmtree": (0,), "shutil.move": (0, 1), "shutil.make_archive": (2,), "shutil.unpack_archive": (0, 1),
-    "sqlite3.connect": (0,), "glob.glob": (0,), "glob.glob/2": (0,), "zipfile.ZipFile": (0,),
+    "open": (0,),
+    "os.listdir": (0,),
+    "os.scandir": (0,),
+    "os.remove": (0,),
+    "os.rmdir": (0,),
+    "os.mkdir": (0,),
+    "os.rename": (0, 1),
+    "os.link": (0, 1),
+    "os.symlink": (0, 1),
+    "os.truncate": (0,),
+    "os.chmod": (0,),
+    "os.chown": (0,),
+    "os.utime": (0,),
+    "os.chflags": (0,),
+    "os.lchflags": (0,),
+    "os.setxattr": (0,),
+    "os.getxattr": (0,),
+    "os.listxattr": (0,),
+    "os.removexattr": (0,),
+    "shutil.copyfile": (0, 1),
+    "shutil.copymode": (0, 1),
+    "shutil.copystat": (0, 1),
+    "shutil.copytree": (0, 1),
+    "shutil.rmtree": (0,),
+    "shutil.move": (0, 1),
+    "shutil.make_archive": (2,),
+    "shutil.unpack_archive": (0, 1),
+    "sqlite3.connect": (0,),
+    "glob.glob": (0,),
+    "glob.glob/2": (0,),
+    "zipfile.ZipFile": (0,),
 }
 # Events that change the file system: refused outside the writable root when one is set.
-WRITING_EVENTS = frozenset({"os.remove", "os.rmdir", "os.mkdir", "os.rename", "os.link", "os.symlink",
-                            "os.truncate", "os.chmod", "os.chown", "os.utime", "os.setxattr", "os.removexattr",
-                            "shutil.copyfile", "shutil.copytree", "shutil.rmtree", "shutil.move"})
+WRITING_EVENTS = frozenset(
+    {
+        "os.remove",
+        "os.rmdir",
+        "os.mkdir",
+        "os.rename",
+        "os.link",
+        "os.symlink",
+        "os.truncate",
+        "os.chmod",
+        "os.chown",
+        "os.utime",
+        "os.setxattr",
+        "os.removexattr",
+        "shutil.copyfile",
+        "shutil.copytree",
+        "shutil.rmtree",
+        "shutil.move",
+    }
+)
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 
 
@@ -111,8 +182,14 @@ class PathPolicy:
 
 
 # Two-path events: which of the paths they change (a rename or a move also removes its source).
-_CHANGED_INDICES = {"os.rename": (0, 1), "shutil.move": (0, 1), "os.link": (1,), "os.symlink": (1,),
-                    "shutil.copyfile": (1,), "shutil.copytree": (1,)}
+_CHANGED_INDICES = {
+    "os.rename": (0, 1),
+    "shutil.move": (0, 1),
+    "os.link": (1,),
+    "os.symlink": (1,),
+    "shutil.copyfile": (1,),
+    "shutil.copytree": (1,),
+}
 
 
 def _is_write(event: str, args: tuple, index: int) -> bool:
@@ -126,8 +203,15 @@ def _is_write(event: str, args: tuple, index: int) -> bool:
     return isinstance(flags, int) and bool(flags & _WRITE_FLAGS)
 
 
-def install_audit_hook(protected, *, allowed=(), writable: str | None = None, signal_pids=(),
-                       refusal: type[Exception] = PermissionError, context: str = "while grading") -> PathPolicy:
+def install_audit_hook(
+    protected,
+    *,
+    allowed=(),
+    writable: str | None = None,
+    signal_pids=(),
+    refusal: type[Exception] = PermissionError,
+    context: str = "while grading",
+) -> PathPolicy:
     """Refuse, for the rest of this process, the BLOCKED_EVENTS, any path event under a protected
     root, opening a directory above one (a dir_fd would reach below it by a relative path the
     hook never sees) and, with ``writable``, changing the file system outside it.

@@ -22,6 +22,7 @@ libseccomp is available.
 ``--sandbox auto`` probes bwrap once per process and, when it cannot run, falls back to the
 in-process guards (the audit hook) with a notice that every report repeats.
 """
+
 from __future__ import annotations
 
 import functools
@@ -45,7 +46,7 @@ SCRATCH_BYTES = 256 << 20
 #   FSIZE 64 MB: no single file written beyond that (the tmpfs is the total bound).
 #   NPROC: counted per user namespace, so 64 leaves torch its threads and stops a fork bomb.
 RLIMITS = {"RLIMIT_NOFILE": 256, "RLIMIT_FSIZE": 64 << 20, "RLIMIT_NPROC": 64}
-UNPRIVILEGED_ID = "65534"   # nobody/nogroup
+UNPRIVILEGED_ID = "65534"  # nobody/nogroup
 
 
 class SandboxUnavailable(RuntimeError):
@@ -54,8 +55,8 @@ class SandboxUnavailable(RuntimeError):
 
 @dataclass(frozen=True)
 class Sandbox:
-    kind: str          # "bwrap" or "none"
-    why: str = ""      # for "none": why the kernel sandbox is not used
+    kind: str  # "bwrap" or "none"
+    why: str = ""  # for "none": why the kernel sandbox is not used
 
     @property
     def enforced(self) -> bool:
@@ -75,8 +76,10 @@ class Sandbox:
         """One line for the terminal and every report; empty when sandboxed."""
         if self.enforced:
             return ""
-        return (f"not sandboxed: {self.why}. Student code ran under the in-process guards only "
-                f"(an audit hook), which a determined student can get around; see README, 'Untrusted code'.")
+        return (
+            f"not sandboxed: {self.why}. Student code ran under the in-process guards only "
+            f"(an audit hook), which a determined student can get around; see README, 'Untrusted code'."
+        )
 
 
 def _system_mounts() -> list[str]:
@@ -97,42 +100,65 @@ def _child_sys_path() -> tuple[str, ...]:
     """sys.path of ``python -I`` as the child starts it: the runtime, site-packages and whatever
     their .pth files add (a venv may reach another venv's packages that way). Not this process's
     sys.path, which also holds the script's folder, the current one and PYTHONPATH."""
-    done = subprocess.run([sys.executable, "-I", "-c", "import sys; print('\\n'.join(sys.path))"],
-                          capture_output=True, text=True, timeout=60, check=True)
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", "import sys; print('\\n'.join(sys.path))"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     return tuple(done.stdout.splitlines())
 
 
 def python_paths() -> list[str]:
     """Folders the child's Python needs, outermost first, nested ones dropped."""
-    candidates = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix,
-                                                os.path.dirname(os.path.realpath(sys.executable)))}
+    candidates = {
+        os.path.realpath(p)
+        for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable)))
+    }
     candidates |= {os.path.realpath(p) for p in _child_sys_path() if p and os.path.isdir(p)}
     seqlab_parent = str(Path(__file__).resolve().parents[2])
     # From a checkout (an editable install) seqlab's parent folder is the course itself, of which
     # only CHILD_CODE is mounted. From a plain install (the Gradescope image) it is site-packages,
     # which the child needs whole (torch); the course then lives elsewhere (SEQLAB_COURSE).
-    in_checkout = any(os.path.exists(os.path.join(seqlab_parent, name))
-                      for name in ("solutions", "graders", "grading_config.yaml"))
+    in_checkout = any(
+        os.path.exists(os.path.join(seqlab_parent, name)) for name in ("solutions", "graders", "grading_config.yaml")
+    )
     kept: list[str] = []
     for path in sorted(candidates, key=len):
         if path == "/" or path.startswith(("/usr/", "/lib")) or path == "/usr":
-            continue   # mounted with the system
-        if in_checkout and (path == seqlab_parent
-                            or (path + os.sep).startswith(seqlab_parent + os.sep + "seqlab" + os.sep)):
-            continue   # the checkout itself is the course: only CHILD_CODE of it is mounted
+            continue  # mounted with the system
+        if in_checkout and (
+            path == seqlab_parent or (path + os.sep).startswith(seqlab_parent + os.sep + "seqlab" + os.sep)
+        ):
+            continue  # the checkout itself is the course: only CHILD_CODE of it is mounted
         if any((path + os.sep).startswith(k + os.sep) for k in kept):
             continue
         kept.append(path)
     return kept
 
 
-def bwrap_command(argv: list[str], *, exercises: str | Path | None, scratch: str | Path,
-                  seccomp_fd: int | None = None) -> list[str]:
+def bwrap_command(
+    argv: list[str], *, exercises: str | Path | None, scratch: str | Path, seccomp_fd: int | None = None
+) -> list[str]:
     """``argv`` (the child's command line) wrapped in bwrap with the allow-list above."""
     scratch = str(scratch)
-    args = [BWRAP, "--unshare-all", "--unshare-user", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-            "--uid", UNPRIVILEGED_ID, "--gid", UNPRIVILEGED_ID, "--hostname", "seqlab-sandbox",
-            "--disable-userns"]
+    args = [
+        BWRAP,
+        "--unshare-all",
+        "--unshare-user",
+        "--die-with-parent",
+        "--new-session",
+        "--cap-drop",
+        "ALL",
+        "--uid",
+        UNPRIVILEGED_ID,
+        "--gid",
+        UNPRIVILEGED_ID,
+        "--hostname",
+        "seqlab-sandbox",
+        "--disable-userns",
+    ]
     # /tmp first: a later mount under it (a submission in /tmp) must not be hidden by it.
     args += ["--size", str(SCRATCH_BYTES), "--tmpfs", "/tmp"]
     args += _system_mounts()
@@ -159,7 +185,7 @@ def apply_rlimits() -> None:
     """preexec_fn of the bwrap process: lower (never raise) the limits in RLIMITS."""
     for name, value in RLIMITS.items():
         which = getattr(resource, name)
-        soft, hard = resource.getrlimit(which)
+        _soft, hard = resource.getrlimit(which)
         value = value if hard == resource.RLIM_INFINITY else min(value, hard)
         resource.setrlimit(which, (value, value))
 
@@ -178,10 +204,14 @@ def probe() -> str:
         return f"{BWRAP} is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
     scratch = "/tmp/seqlab-probe"
     try:
-        done = subprocess.run(bwrap_command([sys.executable, "-I", "-S", "-c", "pass"], exercises=None,
-                                            scratch=scratch),
-                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                              timeout=30, preexec_fn=apply_rlimits)
+        done = subprocess.run(
+            bwrap_command([sys.executable, "-I", "-S", "-c", "pass"], exercises=None, scratch=scratch),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            timeout=30,
+            preexec_fn=apply_rlimits,
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"bwrap could not start ({exc})"
     if done.returncode != 0:

@@ -18,6 +18,7 @@ no graded function needs:
 Without libseccomp the sandbox runs without this filter (namespaces, mounts, rlimits still
 hold) and ``unavailable()`` says why; the RLIMIT_NPROC of sandbox.py still bounds forking.
 """
+
 from __future__ import annotations
 
 import errno
@@ -27,13 +28,53 @@ import os
 CLONE_THREAD = 0x00010000
 AF_UNIX = 1
 REFUSED = (
-    "fork", "vfork", "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "pidfd_open", "kcmp",
-    "unshare", "setns", "mount", "umount2", "pivot_root", "chroot", "move_mount", "open_tree", "fsopen",
-    "fsmount", "fsconfig", "bpf", "perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter",
-    "io_uring_register", "keyctl", "add_key", "request_key", "init_module", "finit_module", "delete_module",
-    "kexec_load", "kexec_file_load", "reboot", "swapon", "swapoff", "personality", "acct", "quotactl",
-    "syslog", "lookup_dcookie", "name_to_handle_at", "open_by_handle_at", "mbind", "migrate_pages",
-    "move_pages", "set_mempolicy",
+    "fork",
+    "vfork",
+    "ptrace",
+    "process_vm_readv",
+    "process_vm_writev",
+    "pidfd_getfd",
+    "pidfd_open",
+    "kcmp",
+    "unshare",
+    "setns",
+    "mount",
+    "umount2",
+    "pivot_root",
+    "chroot",
+    "move_mount",
+    "open_tree",
+    "fsopen",
+    "fsmount",
+    "fsconfig",
+    "bpf",
+    "perf_event_open",
+    "userfaultfd",
+    "io_uring_setup",
+    "io_uring_enter",
+    "io_uring_register",
+    "keyctl",
+    "add_key",
+    "request_key",
+    "init_module",
+    "finit_module",
+    "delete_module",
+    "kexec_load",
+    "kexec_file_load",
+    "reboot",
+    "swapon",
+    "swapoff",
+    "personality",
+    "acct",
+    "quotactl",
+    "syslog",
+    "lookup_dcookie",
+    "name_to_handle_at",
+    "open_by_handle_at",
+    "mbind",
+    "migrate_pages",
+    "move_pages",
+    "set_mempolicy",
 )
 
 
@@ -49,7 +90,7 @@ def _program() -> tuple[bytes | None, str]:
             try:
                 rules.add_rule(sc.ERRNO(errno.EPERM), name)
             except (RuntimeError, ValueError, OSError):
-                pass   # a syscall this architecture does not have
+                pass  # a syscall this architecture does not have
         rules.add_rule(sc.ERRNO(errno.EPERM), "clone", sc.Arg(0, sc.MASKED_EQ, CLONE_THREAD, 0))
         rules.add_rule(sc.ERRNO(errno.ENOSYS), "clone3")
         rules.add_rule(sc.ERRNO(errno.EAFNOSUPPORT), "socket", sc.Arg(0, sc.NE, AF_UNIX))
@@ -73,7 +114,7 @@ def filter_fd() -> int | None:
     program, _ = _program()
     if program is None:
         return None
-    fd = os.memfd_create("seqlab-seccomp", 0)   # inheritable is set by Popen's pass_fds
+    fd = os.memfd_create("seqlab-seccomp", 0)  # inheritable is set by Popen's pass_fds
     os.write(fd, program)
     os.lseek(fd, 0, os.SEEK_SET)
     return fd

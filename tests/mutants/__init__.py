@@ -6,6 +6,7 @@ the grader must take points from that function and only from it) and ``ALTERNATI
 A variant is the whole replacement ``def`` of one contract function; ``make_submission``
 copies the reference solutions and swaps that one function in.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -13,7 +14,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from seqlab.build import replace_function  # noqa: F401  (re-exported for the tests)
+from seqlab.build import replace_function
 from seqlab.contract import MODULES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -21,10 +22,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @dataclass(frozen=True)
 class Variant:
-    function: str        # "module.function"
-    description: str     # what is wrong (or different) about it
-    source: str          # the replacement `def ...` (may be preceded by helper defs/imports)
-    hint: str = ""       # for mutants: a word the feedback's "looks like" hint must contain
+    function: str  # "module.function"
+    description: str  # what is wrong (or different) about it
+    source: str  # the replacement `def ...` (may be preceded by helper defs/imports)
+    hint: str = ""  # for mutants: a word the feedback's "looks like" hint must contain
 
     @property
     def module(self) -> str:
@@ -54,7 +55,7 @@ def make_submission(target: Path, variant: Variant | None = None, solutions: Pat
 
 def all_variants(kind: str) -> list[Variant]:
     found = []
-    if kind == "MUTANTS":   # the example student's bugs are known-wrong variants too (held once)
+    if kind == "MUTANTS":  # the example student's bugs are known-wrong variants too (held once)
         from seqlab.demo import load_bugs
 
         found += [Variant(fn, description, source, hint) for fn, description, hint, source in load_bugs()]

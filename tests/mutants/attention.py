@@ -1,8 +1,12 @@
 """Known-wrong and alternative-correct attention functions (see tests/mutants/__init__.py)."""
+
 from tests.mutants import Alternative, Mutant
 
 MUTANTS = [
-    Mutant("attention.scaled_dot_product_attention", "inverted mask convention (True = blocked)", '''
+    Mutant(
+        "attention.scaled_dot_product_attention",
+        "inverted mask convention (True = blocked)",
+        """
 def scaled_dot_product_attention(q, k, v, mask=None):
     scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
     if mask is not None:
@@ -10,24 +14,39 @@ def scaled_dot_product_attention(q, k, v, mask=None):
     weights = torch.softmax(scores, dim=-1)
     weights = weights.masked_fill(scores.amax(dim=-1, keepdim=True) == float("-inf"), 0.0)
     return weights @ v, weights
-''', hint="inverted mask"),
-    Mutant("attention.scaled_dot_product_attention", "softmax over the query axis", '''
+""",
+        hint="inverted mask",
+    ),
+    Mutant(
+        "attention.scaled_dot_product_attention",
+        "softmax over the query axis",
+        """
 def scaled_dot_product_attention(q, k, v, mask=None):
     scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
     if mask is not None:
         scores = scores.masked_fill(~mask, float("-inf"))
     weights = torch.nan_to_num(torch.softmax(scores, dim=-2))
     return weights @ v, weights
-''', hint="wrong axis"),
-    Mutant("attention.scaled_dot_product_attention", "NaN for a fully masked row", '''
+""",
+        hint="wrong axis",
+    ),
+    Mutant(
+        "attention.scaled_dot_product_attention",
+        "NaN for a fully masked row",
+        """
 def scaled_dot_product_attention(q, k, v, mask=None):
     scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
     if mask is not None:
         scores = scores.masked_fill(~mask, float("-inf"))
     weights = torch.softmax(scores, dim=-1)
     return weights @ v, weights
-''', hint="NaN"),
-    Mutant("attention.scaled_dot_product_attention", "divides q by sqrt(d) in place", '''
+""",
+        hint="NaN",
+    ),
+    Mutant(
+        "attention.scaled_dot_product_attention",
+        "divides q by sqrt(d) in place",
+        """
 def scaled_dot_product_attention(q, k, v, mask=None):
     q /= math.sqrt(q.shape[-1])
     scores = q @ k.transpose(-2, -1)
@@ -36,8 +55,12 @@ def scaled_dot_product_attention(q, k, v, mask=None):
     weights = torch.softmax(scores, dim=-1)
     weights = weights.masked_fill(scores.amax(dim=-1, keepdim=True) == float("-inf"), 0.0)
     return weights @ v, weights
-'''),
-    Mutant("attention.scaled_dot_product_attention", "uses F.scaled_dot_product_attention (forbidden)", '''
+""",
+    ),
+    Mutant(
+        "attention.scaled_dot_product_attention",
+        "uses F.scaled_dot_product_attention (forbidden)",
+        """
 def scaled_dot_product_attention(q, k, v, mask=None):
     scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
     if mask is not None:
@@ -45,8 +68,12 @@ def scaled_dot_product_attention(q, k, v, mask=None):
     weights = torch.nan_to_num(torch.softmax(scores, dim=-1))
     out = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
     return torch.nan_to_num(out), weights
-'''),
-    Mutant("attention.additive_attention", "no tanh in the alignment model", '''
+""",
+    ),
+    Mutant(
+        "attention.additive_attention",
+        "no tanh in the alignment model",
+        """
 def additive_attention(query, keys, W_q, W_k, v, mask=None):
     scores = ((query @ W_q.T).unsqueeze(1) + keys @ W_k.T) @ v
     if mask is not None:
@@ -54,32 +81,57 @@ def additive_attention(query, keys, W_q, W_k, v, mask=None):
     weights = torch.softmax(scores, dim=-1)
     weights = weights.masked_fill(scores.amax(dim=-1, keepdim=True) == float("-inf"), 0.0)
     return (weights.unsqueeze(1) @ keys).squeeze(1), weights
-''', hint="tanh"),
-    Mutant("attention.additive_attention", "masks with -1e9, so a fully masked row is uniform", '''
+""",
+        hint="tanh",
+    ),
+    Mutant(
+        "attention.additive_attention",
+        "masks with -1e9, so a fully masked row is uniform",
+        """
 def additive_attention(query, keys, W_q, W_k, v, mask=None):
     scores = torch.tanh((query @ W_q.T).unsqueeze(1) + keys @ W_k.T) @ v
     if mask is not None:
         scores = scores.masked_fill(~mask, -1e9)
     weights = torch.softmax(scores, dim=-1)
     return torch.einsum("bs,bsh->bh", weights, keys), weights
-''', hint="not zeroed"),
-    Mutant("attention.additive_attention", "multiplies the weights by the mask after the softmax", '''
+""",
+        hint="not zeroed",
+    ),
+    Mutant(
+        "attention.additive_attention",
+        "multiplies the weights by the mask after the softmax",
+        """
 def additive_attention(query, keys, W_q, W_k, v, mask=None):
     scores = torch.tanh((query @ W_q.T).unsqueeze(1) + keys @ W_k.T) @ v
     weights = torch.softmax(scores, dim=-1)
     if mask is not None:
         weights = weights * mask
     return torch.einsum("bs,bsh->bh", weights, keys), weights
-''', hint="after the softmax"),
-    Mutant("attention.causal_mask", "True above the diagonal (PyTorch's attn_mask convention)", '''
+""",
+        hint="after the softmax",
+    ),
+    Mutant(
+        "attention.causal_mask",
+        "True above the diagonal (PyTorch's attn_mask convention)",
+        """
 def causal_mask(T, device=None):
     return torch.ones(T, T, dtype=torch.bool, device=device).triu(1)
-''', hint="inverted mask"),
-    Mutant("attention.causal_mask", "excludes the diagonal", '''
+""",
+        hint="inverted mask",
+    ),
+    Mutant(
+        "attention.causal_mask",
+        "excludes the diagonal",
+        """
 def causal_mask(T, device=None):
     return torch.ones(T, T, dtype=torch.bool, device=device).tril(-1)
-''', hint="diagonal"),
-    Mutant("attention.multi_head_attention", "interleaved heads", '''
+""",
+        hint="diagonal",
+    ),
+    Mutant(
+        "attention.multi_head_attention",
+        "interleaved heads",
+        """
 def multi_head_attention(query, key, value, params, num_heads, mask=None):
     B, L, E = query.shape
     S = key.shape[1]
@@ -96,8 +148,13 @@ def multi_head_attention(query, key, value, params, num_heads, mask=None):
     heads, weights = scaled_dot_product_attention(q, k, v, mask)
     concat = heads.permute(0, 2, 3, 1).reshape(B, L, E)
     return concat @ params["W_o"].T + params["b_o"], weights
-''', hint="interleaved"),
-    Mutant("attention.multi_head_attention", "weights averaged over the heads", '''
+""",
+        hint="interleaved",
+    ),
+    Mutant(
+        "attention.multi_head_attention",
+        "weights averaged over the heads",
+        """
 def multi_head_attention(query, key, value, params, num_heads, mask=None):
     B, L, E = query.shape
     S = key.shape[1]
@@ -114,8 +171,13 @@ def multi_head_attention(query, key, value, params, num_heads, mask=None):
     heads, weights = scaled_dot_product_attention(q, k, v, mask)
     concat = heads.transpose(1, 2).reshape(B, L, E)
     return concat @ params["W_o"].T + params["b_o"], weights.mean(dim=1)
-''', hint="averaged"),
-    Mutant("attention.multi_head_attention", "scales every head by sqrt(E)", '''
+""",
+        hint="averaged",
+    ),
+    Mutant(
+        "attention.multi_head_attention",
+        "scales every head by sqrt(E)",
+        """
 def multi_head_attention(query, key, value, params, num_heads, mask=None):
     B, L, E = query.shape
     S = key.shape[1]
@@ -129,8 +191,13 @@ def multi_head_attention(query, key, value, params, num_heads, mask=None):
     weights = torch.nan_to_num(torch.softmax(scores, dim=-1))
     concat = (weights @ v).transpose(1, 2).reshape(B, L, E)
     return concat @ params["W_o"].T + params["b_o"], weights
-''', hint="sqrt(E)"),
-    Mutant("attention.multi_head_attention", "no output projection", '''
+""",
+        hint="sqrt(E)",
+    ),
+    Mutant(
+        "attention.multi_head_attention",
+        "no output projection",
+        """
 def multi_head_attention(query, key, value, params, num_heads, mask=None):
     B, L, E = query.shape
     S = key.shape[1]
@@ -142,8 +209,13 @@ def multi_head_attention(query, key, value, params, num_heads, mask=None):
         mask = mask.unsqueeze(1)
     heads, weights = scaled_dot_product_attention(q, k, v, mask)
     return heads.transpose(1, 2).reshape(B, L, E), weights
-''', hint="output projection"),
-    Mutant("attention.multi_head_attention", "padding mask not expanded for the heads", '''
+""",
+        hint="output projection",
+    ),
+    Mutant(
+        "attention.multi_head_attention",
+        "padding mask not expanded for the heads",
+        """
 def multi_head_attention(query, key, value, params, num_heads, mask=None):
     B, L, E = query.shape
     S = key.shape[1]
@@ -153,8 +225,13 @@ def multi_head_attention(query, key, value, params, num_heads, mask=None):
     v = (value @ params["W_v"].T + params["b_v"]).view(B, S, num_heads, dh).transpose(1, 2)
     heads, weights = scaled_dot_product_attention(q, k, v, mask)
     return heads.transpose(1, 2).reshape(B, L, E) @ params["W_o"].T + params["b_o"], weights
-''', hint="expanded for the heads"),
-    Mutant("attention.multi_head_attention", "unsqueezes the caller's mask in place", '''
+""",
+        hint="expanded for the heads",
+    ),
+    Mutant(
+        "attention.multi_head_attention",
+        "unsqueezes the caller's mask in place",
+        """
 def multi_head_attention(query, key, value, params, num_heads, mask=None):
     B, L, E = query.shape
     S = key.shape[1]
@@ -166,8 +243,12 @@ def multi_head_attention(query, key, value, params, num_heads, mask=None):
         mask.unsqueeze_(1)
     heads, weights = scaled_dot_product_attention(q, k, v, mask)
     return heads.transpose(1, 2).reshape(B, L, E) @ params["W_o"].T + params["b_o"], weights
-'''),
-    Mutant("attention.multi_head_attention", "uses F.multi_head_attention_forward (forbidden)", '''
+""",
+    ),
+    Mutant(
+        "attention.multi_head_attention",
+        "uses F.multi_head_attention_forward (forbidden)",
+        """
 def multi_head_attention(query, key, value, params, num_heads, mask=None):
     E = query.shape[-1]
     in_w = torch.cat([params["W_q"], params["W_k"], params["W_v"]])
@@ -181,11 +262,15 @@ def multi_head_attention(query, key, value, params, num_heads, mask=None):
         None, None, False, 0.0, params["W_o"], params["b_o"], training=False, need_weights=True,
         attn_mask=attn_mask, average_attn_weights=False)
     return torch.nan_to_num(out.transpose(0, 1)), torch.nan_to_num(weights)
-'''),
+""",
+    ),
 ]
 
 ALTERNATIVES = [
-    Alternative("attention.scaled_dot_product_attention", "einsum, scaled queries, where() for empty rows", '''
+    Alternative(
+        "attention.scaled_dot_product_attention",
+        "einsum, scaled queries, where() for empty rows",
+        """
 def scaled_dot_product_attention(q, k, v, mask=None):
     scores = torch.einsum("...ld,...sd->...ls", q * (1.0 / math.sqrt(q.shape[-1])), k)
     if mask is not None:
@@ -195,13 +280,21 @@ def scaled_dot_product_attention(q, k, v, mask=None):
     total = e.sum(dim=-1, keepdim=True)
     weights = torch.where(total > 0, e / total.clamp_min(torch.finfo(e.dtype).tiny), torch.zeros_like(e))
     return torch.einsum("...ls,...sd->...ld", weights, v), weights
-'''),
-    Alternative("attention.causal_mask", "compares position indices", '''
+""",
+    ),
+    Alternative(
+        "attention.causal_mask",
+        "compares position indices",
+        """
 def causal_mask(T, device=None):
     i = torch.arange(T, device=device)
     return i[:, None] >= i[None, :]
-'''),
-    Alternative("attention.additive_attention", "einsum scores, nan_to_num for empty rows", '''
+""",
+    ),
+    Alternative(
+        "attention.additive_attention",
+        "einsum scores, nan_to_num for empty rows",
+        """
 def additive_attention(query, keys, W_q, W_k, v, mask=None):
     hidden = torch.tanh(torch.einsum("aq,bq->ba", W_q, query)[:, None, :] + torch.einsum("ak,bsk->bsa", W_k, keys))
     scores = torch.einsum("bsa,a->bs", hidden, v)
@@ -209,8 +302,12 @@ def additive_attention(query, keys, W_q, W_k, v, mask=None):
         scores = scores.masked_fill(mask.logical_not(), float("-inf"))
     weights = torch.nan_to_num(torch.softmax(scores, dim=1), nan=0.0)
     return torch.einsum("bs,bsk->bk", weights, keys), weights
-'''),
-    Alternative("attention.multi_head_attention", "loop over heads, attention written inline", '''
+""",
+    ),
+    Alternative(
+        "attention.multi_head_attention",
+        "loop over heads, attention written inline",
+        """
 def multi_head_attention(query, key, value, params, num_heads, mask=None):
     E = query.shape[-1]
     dh = E // num_heads
@@ -229,5 +326,6 @@ def multi_head_attention(query, key, value, params, num_heads, mask=None):
         all_weights.append(w)
     out = torch.nn.functional.linear(torch.cat(outs, dim=-1), params["W_o"], params["b_o"])
     return out, torch.stack(all_weights, dim=1)
-'''),
+""",
+    ),
 ]

@@ -1,15 +1,24 @@
 """Known-wrong and alternative-correct LSTM/GRU functions (see tests/mutants/__init__.py)."""
+
 from tests.mutants import Alternative, Mutant
 
 MUTANTS = [
-    Mutant("lstm_gru.lstm_cell", "gate order i, f, o, g", '''
+    Mutant(
+        "lstm_gru.lstm_cell",
+        "gate order i, f, o, g",
+        """
 def lstm_cell(x, h_prev, c_prev, W_ih, W_hh, b_ih, b_hh):
     gates = x @ W_ih.T + b_ih + h_prev @ W_hh.T + b_hh
     i, f, o, g = gates.chunk(4, dim=-1)
     c = torch.sigmoid(f) * c_prev + torch.sigmoid(i) * torch.tanh(g)
     return torch.sigmoid(o) * torch.tanh(c), c
-''', hint="gate order"),
-    Mutant("lstm_gru.lstm_cell", "forget gate without its bias", '''
+""",
+        hint="gate order",
+    ),
+    Mutant(
+        "lstm_gru.lstm_cell",
+        "forget gate without its bias",
+        """
 def lstm_cell(x, h_prev, c_prev, W_ih, W_hh, b_ih, b_hh):
     H = h_prev.shape[-1]
     Wi, Wf, Wg, Wo = W_ih.split(H)
@@ -21,26 +30,45 @@ def lstm_cell(x, h_prev, c_prev, W_ih, W_hh, b_ih, b_hh):
     o = torch.sigmoid(x @ Wo.T + h_prev @ Uo.T + b[3 * H:])
     c = f * c_prev + i * g
     return o * torch.tanh(c), c
-''', hint="forget-gate bias"),
-    Mutant("lstm_gru.lstm_cell", "tanh on the cell sum, then again for h", '''
+""",
+        hint="forget-gate bias",
+    ),
+    Mutant(
+        "lstm_gru.lstm_cell",
+        "tanh on the cell sum, then again for h",
+        """
 def lstm_cell(x, h_prev, c_prev, W_ih, W_hh, b_ih, b_hh):
     i, f, g, o = (x @ W_ih.T + b_ih + h_prev @ W_hh.T + b_hh).chunk(4, dim=-1)
     c = torch.tanh(torch.sigmoid(f) * c_prev + torch.sigmoid(i) * torch.tanh(g))
     return torch.sigmoid(o) * torch.tanh(c), c
-''', hint="twice"),
-    Mutant("lstm_gru.lstm_cell", "h = o * c", '''
+""",
+        hint="twice",
+    ),
+    Mutant(
+        "lstm_gru.lstm_cell",
+        "h = o * c",
+        """
 def lstm_cell(x, h_prev, c_prev, W_ih, W_hh, b_ih, b_hh):
     i, f, g, o = (x @ W_ih.T + b_ih + h_prev @ W_hh.T + b_hh).chunk(4, dim=-1)
     c = torch.sigmoid(f) * c_prev + torch.sigmoid(i) * torch.tanh(g)
     return torch.sigmoid(o) * c, c
-''', hint="tanh missing"),
-    Mutant("lstm_gru.lstm_cell", "updates c_prev in place", '''
+""",
+        hint="tanh missing",
+    ),
+    Mutant(
+        "lstm_gru.lstm_cell",
+        "updates c_prev in place",
+        """
 def lstm_cell(x, h_prev, c_prev, W_ih, W_hh, b_ih, b_hh):
     i, f, g, o = (x @ W_ih.T + b_ih + h_prev @ W_hh.T + b_hh).chunk(4, dim=-1)
     c = c_prev.mul_(torch.sigmoid(f)).add_(torch.sigmoid(i) * torch.tanh(g))
     return torch.sigmoid(o) * torch.tanh(c), c.clone()
-'''),
-    Mutant("lstm_gru.lstm_forward", "steps with torch.lstm_cell (forbidden)", '''
+""",
+    ),
+    Mutant(
+        "lstm_gru.lstm_forward",
+        "steps with torch.lstm_cell (forbidden)",
+        """
 def lstm_forward(x, h0, c0, W_ih, W_hh, b_ih, b_hh):
     h, c = h0, c0
     hs = []
@@ -48,8 +76,12 @@ def lstm_forward(x, h0, c0, W_ih, W_hh, b_ih, b_hh):
         h, c = torch.lstm_cell(x[:, t], (h, c), W_ih, W_hh, b_ih, b_hh)
         hs.append(h)
     return torch.stack(hs, dim=1), (h, c)
-'''),
-    Mutant("lstm_gru.lstm_forward", "starts from zeros instead of h0, c0", '''
+""",
+    ),
+    Mutant(
+        "lstm_gru.lstm_forward",
+        "starts from zeros instead of h0, c0",
+        """
 def lstm_forward(x, h0, c0, W_ih, W_hh, b_ih, b_hh):
     h, c = torch.zeros_like(h0), torch.zeros_like(c0)
     hs = []
@@ -57,8 +89,13 @@ def lstm_forward(x, h0, c0, W_ih, W_hh, b_ih, b_hh):
         h, c = lstm_cell(x[:, t], h, c, W_ih, W_hh, b_ih, b_hh)
         hs.append(h)
     return torch.stack(hs, dim=1), (h, c)
-''', hint="initial state"),
-    Mutant("lstm_gru.lstm_forward", "returns (hs, h_T, c_T) flat", '''
+""",
+        hint="initial state",
+    ),
+    Mutant(
+        "lstm_gru.lstm_forward",
+        "returns (hs, h_T, c_T) flat",
+        """
 def lstm_forward(x, h0, c0, W_ih, W_hh, b_ih, b_hh):
     h, c = h0, c0
     hs = []
@@ -66,8 +103,12 @@ def lstm_forward(x, h0, c0, W_ih, W_hh, b_ih, b_hh):
         h, c = lstm_cell(x[:, t], h, c, W_ih, W_hh, b_ih, b_hh)
         hs.append(h)
     return torch.stack(hs, dim=1), h, c
-'''),
-    Mutant("lstm_gru.lstm_forward", "stores h before the step", '''
+""",
+    ),
+    Mutant(
+        "lstm_gru.lstm_forward",
+        "stores h before the step",
+        """
 def lstm_forward(x, h0, c0, W_ih, W_hh, b_ih, b_hh):
     h, c = h0, c0
     hs = []
@@ -75,16 +116,26 @@ def lstm_forward(x, h0, c0, W_ih, W_hh, b_ih, b_hh):
         hs.append(h)
         h, c = lstm_cell(x[:, t], h, c, W_ih, W_hh, b_ih, b_hh)
     return torch.stack(hs, dim=1), (h, c)
-''', hint="shifted"),
-    Mutant("lstm_gru.gru_cell", "update convention flipped", '''
+""",
+        hint="shifted",
+    ),
+    Mutant(
+        "lstm_gru.gru_cell",
+        "update convention flipped",
+        """
 def gru_cell(x, h_prev, W_ih, W_hh, b_ih, b_hh):
     i_r, i_z, i_n = (x @ W_ih.T + b_ih).chunk(3, dim=-1)
     h_r, h_z, h_n = (h_prev @ W_hh.T + b_hh).chunk(3, dim=-1)
     r, z = torch.sigmoid(i_r + h_r), torch.sigmoid(i_z + h_z)
     n = torch.tanh(i_n + r * h_n)
     return z * n + (1 - z) * h_prev
-''', hint="flipped"),
-    Mutant("lstm_gru.gru_cell", "biases summed first (b_hn outside r)", '''
+""",
+        hint="flipped",
+    ),
+    Mutant(
+        "lstm_gru.gru_cell",
+        "biases summed first (b_hn outside r)",
+        """
 def gru_cell(x, h_prev, W_ih, W_hh, b_ih, b_hh):
     H = h_prev.shape[-1]
     b = b_ih + b_hh
@@ -93,8 +144,13 @@ def gru_cell(x, h_prev, W_ih, W_hh, b_ih, b_hh):
     z = torch.sigmoid(gx[:, H:2 * H] + gh[:, H:2 * H] + b[H:2 * H])
     n = torch.tanh(gx[:, 2 * H:] + r * gh[:, 2 * H:] + b[2 * H:])
     return (1 - z) * n + z * h_prev
-''', hint="b_hn outside"),
-    Mutant("lstm_gru.gru_forward", "steps with torch.gru_cell (forbidden)", '''
+""",
+        hint="b_hn outside",
+    ),
+    Mutant(
+        "lstm_gru.gru_forward",
+        "steps with torch.gru_cell (forbidden)",
+        """
 def gru_forward(x, h0, W_ih, W_hh, b_ih, b_hh):
     h = h0
     hs = []
@@ -102,8 +158,12 @@ def gru_forward(x, h0, W_ih, W_hh, b_ih, b_hh):
         h = torch.gru_cell(x[:, t], h, W_ih, W_hh, b_ih, b_hh)
         hs.append(h)
     return torch.stack(hs, dim=1), h
-'''),
-    Mutant("lstm_gru.gru_forward", "h_T is the first hidden state", '''
+""",
+    ),
+    Mutant(
+        "lstm_gru.gru_forward",
+        "h_T is the first hidden state",
+        """
 def gru_forward(x, h0, W_ih, W_hh, b_ih, b_hh):
     h = h0
     hs = []
@@ -112,16 +172,25 @@ def gru_forward(x, h0, W_ih, W_hh, b_ih, b_hh):
         hs.append(h)
     hs = torch.stack(hs, dim=1)
     return hs, hs[:, 0].clone()
-''', hint="first step"),
-    Mutant("lstm_gru.gru_forward", "updates h0 in place", '''
+""",
+        hint="first step",
+    ),
+    Mutant(
+        "lstm_gru.gru_forward",
+        "updates h0 in place",
+        """
 def gru_forward(x, h0, W_ih, W_hh, b_ih, b_hh):
     hs = []
     for t in range(x.shape[1]):
         h0.copy_(gru_cell(x[:, t], h0, W_ih, W_hh, b_ih, b_hh))
         hs.append(h0.clone())
     return torch.stack(hs, dim=1), h0.clone()
-'''),
-    Mutant("lstm_gru.gru_forward", "inlined cell in the notes' form", '''
+""",
+    ),
+    Mutant(
+        "lstm_gru.gru_forward",
+        "inlined cell in the notes' form",
+        """
 def gru_forward(x, h0, W_ih, W_hh, b_ih, b_hh):
     H = h0.shape[-1]
     h = h0
@@ -134,11 +203,16 @@ def gru_forward(x, h0, W_ih, W_hh, b_ih, b_hh):
         h = (1 - z) * n + z * h
         hs.append(h)
     return torch.stack(hs, dim=1), h
-''', hint="notes"),
+""",
+        hint="notes",
+    ),
 ]
 
 ALTERNATIVES = [
-    Alternative("lstm_gru.lstm_cell", "gate by gate with split weights and einsum", '''
+    Alternative(
+        "lstm_gru.lstm_cell",
+        "gate by gate with split weights and einsum",
+        """
 def lstm_cell(x, h_prev, c_prev, W_ih, W_hh, b_ih, b_hh):
     H = h_prev.shape[1]
     pre = [torch.einsum("bd,hd->bh", x, Wx) + torch.einsum("bk,hk->bh", h_prev, Wh) + bx + bh
@@ -146,8 +220,12 @@ def lstm_cell(x, h_prev, c_prev, W_ih, W_hh, b_ih, b_hh):
     i, f, o = torch.sigmoid(pre[0]), torch.sigmoid(pre[1]), torch.sigmoid(pre[3])
     c = torch.addcmul(f * c_prev, i, torch.tanh(pre[2]))
     return o * torch.tanh(c), c
-'''),
-    Alternative("lstm_gru.lstm_forward", "preallocated output, input projection hoisted out of the loop", '''
+""",
+    ),
+    Alternative(
+        "lstm_gru.lstm_forward",
+        "preallocated output, input projection hoisted out of the loop",
+        """
 def lstm_forward(x, h0, c0, W_ih, W_hh, b_ih, b_hh):
     B, T, _ = x.shape
     H = h0.shape[-1]
@@ -160,8 +238,12 @@ def lstm_forward(x, h0, c0, W_ih, W_hh, b_ih, b_hh):
         h = torch.sigmoid(o) * torch.tanh(c)
         hs[:, t] = h
     return hs, (h.clone(), c.clone())
-'''),
-    Alternative("lstm_gru.gru_cell", "torch.lerp for the update and addmm projections", '''
+""",
+    ),
+    Alternative(
+        "lstm_gru.gru_cell",
+        "torch.lerp for the update and addmm projections",
+        """
 def gru_cell(x, h_prev, W_ih, W_hh, b_ih, b_hh):
     gi = torch.addmm(b_ih, x, W_ih.T)
     gh = torch.addmm(b_hh, h_prev, W_hh.T)
@@ -170,8 +252,12 @@ def gru_cell(x, h_prev, W_ih, W_hh, b_ih, b_hh):
     z = torch.sigmoid(gi[:, H:2 * H] + gh[:, H:2 * H])
     n = torch.tanh(gi[:, 2 * H:] + r * gh[:, 2 * H:])
     return torch.lerp(n, h_prev, z)
-'''),
-    Alternative("lstm_gru.gru_forward", "iterates over x.unbind(1), h_T sliced from hs", '''
+""",
+    ),
+    Alternative(
+        "lstm_gru.gru_forward",
+        "iterates over x.unbind(1), h_T sliced from hs",
+        """
 def gru_forward(x, h0, W_ih, W_hh, b_ih, b_hh):
     h, out = h0, []
     for x_t in x.unbind(dim=1):
@@ -179,5 +265,6 @@ def gru_forward(x, h0, W_ih, W_hh, b_ih, b_hh):
         out.append(h)
     hs = torch.stack(out, dim=1)
     return hs, hs[:, -1].clone()
-'''),
+""",
+    ),
 ]

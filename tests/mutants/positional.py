@@ -1,15 +1,24 @@
 """Known-wrong and alternative-correct positional encodings (see tests/mutants/__init__.py)."""
+
 from tests.mutants import Alternative, Mutant
 
 MUTANTS = [
-    Mutant("positional.sinusoidal_encoding", "concatenated [sin, cos] halves", '''
+    Mutant(
+        "positional.sinusoidal_encoding",
+        "concatenated [sin, cos] halves",
+        """
 def sinusoidal_encoding(num_positions, d_model, device=None, dtype=torch.float32):
     pos = torch.arange(num_positions, device=device, dtype=torch.float64)[:, None]
     angle = pos / 10000.0 ** (torch.arange(0, d_model, 2, device=device, dtype=torch.float64) / d_model)
     pe = torch.cat([torch.sin(angle), torch.cos(angle[:, : d_model // 2])], dim=1)
     return pe.to(dtype)
-''', hint="halves"),
-    Mutant("positional.sinusoidal_encoding", "exponent i/d", '''
+""",
+        hint="halves",
+    ),
+    Mutant(
+        "positional.sinusoidal_encoding",
+        "exponent i/d",
+        """
 def sinusoidal_encoding(num_positions, d_model, device=None, dtype=torch.float32):
     pos = torch.arange(num_positions, device=device, dtype=torch.float64)[:, None]
     i = torch.arange((d_model + 1) // 2, device=device, dtype=torch.float64)
@@ -18,8 +27,13 @@ def sinusoidal_encoding(num_positions, d_model, device=None, dtype=torch.float32
     pe[:, 0::2] = torch.sin(angle)
     pe[:, 1::2] = torch.cos(angle[:, : d_model // 2])
     return pe.to(dtype)
-''', hint="2i/d"),
-    Mutant("positional.sinusoidal_encoding", "PyTorch-tutorial code: fails for odd d_model", '''
+""",
+        hint="2i/d",
+    ),
+    Mutant(
+        "positional.sinusoidal_encoding",
+        "PyTorch-tutorial code: fails for odd d_model",
+        """
 def sinusoidal_encoding(num_positions, d_model, device=None, dtype=torch.float32):
     position = torch.arange(num_positions, device=device).unsqueeze(1)
     div_term = torch.exp(torch.arange(0, d_model, 2, device=device) * (-math.log(10000.0) / d_model))
@@ -27,8 +41,12 @@ def sinusoidal_encoding(num_positions, d_model, device=None, dtype=torch.float32
     pe[:, 0::2] = torch.sin(position * div_term)
     pe[:, 1::2] = torch.cos(position * div_term)
     return pe
-'''),
-    Mutant("positional.sinusoidal_encoding", "angles computed in float32", '''
+""",
+    ),
+    Mutant(
+        "positional.sinusoidal_encoding",
+        "angles computed in float32",
+        """
 def sinusoidal_encoding(num_positions, d_model, device=None, dtype=torch.float32):
     pos = torch.arange(num_positions, device=device, dtype=torch.float32)[:, None]
     angle = pos / 10000.0 ** (torch.arange(0, d_model, 2, device=device, dtype=torch.float32) / d_model)
@@ -36,46 +54,78 @@ def sinusoidal_encoding(num_positions, d_model, device=None, dtype=torch.float32
     pe[:, 0::2] = torch.sin(angle)
     pe[:, 1::2] = torch.cos(angle[:, : d_model // 2])
     return pe
-''', hint="float32"),
-    Mutant("positional.embed_tokens", "no sqrt(d) scaling", '''
+""",
+        hint="float32",
+    ),
+    Mutant(
+        "positional.embed_tokens",
+        "no sqrt(d) scaling",
+        """
 def embed_tokens(tokens, embedding, pe):
     return embedding[tokens] + pe[: tokens.shape[1]]
-''', hint="sqrt(d) scaling missing"),
-    Mutant("positional.embed_tokens", "divides by sqrt(d)", '''
+""",
+        hint="sqrt(d) scaling missing",
+    ),
+    Mutant(
+        "positional.embed_tokens",
+        "divides by sqrt(d)",
+        """
 def embed_tokens(tokens, embedding, pe):
     return embedding[tokens] / math.sqrt(embedding.shape[1]) + pe[: tokens.shape[1]]
-''', hint="divided"),
-    Mutant("positional.embed_tokens", "scales the table in place", '''
+""",
+        hint="divided",
+    ),
+    Mutant(
+        "positional.embed_tokens",
+        "scales the table in place",
+        """
 def embed_tokens(tokens, embedding, pe):
     embedding.mul_(math.sqrt(embedding.shape[1]))
     return embedding[tokens] + pe[: tokens.shape[1]]
-'''),
-    Mutant("positional.embed_tokens", "uses F.embedding (forbidden)", '''
+""",
+    ),
+    Mutant(
+        "positional.embed_tokens",
+        "uses F.embedding (forbidden)",
+        """
 def embed_tokens(tokens, embedding, pe):
     x = torch.nn.functional.embedding(tokens, embedding)
     return x * math.sqrt(embedding.shape[-1]) + pe[: tokens.shape[-1]]
-'''),
+""",
+    ),
 ]
 
 ALTERNATIVES = [
-    Alternative("positional.sinusoidal_encoding", "exp/log frequencies, stacked and flattened", '''
+    Alternative(
+        "positional.sinusoidal_encoding",
+        "exp/log frequencies, stacked and flattened",
+        """
 def sinusoidal_encoding(num_positions, d_model, device=None, dtype=torch.float32):
     half = (d_model + 1) // 2
     freq = torch.exp(-math.log(10000.0) * torch.arange(half, dtype=torch.float64, device=device) * 2 / d_model)
     angle = torch.arange(num_positions, dtype=torch.float64, device=device)[:, None] * freq
     pe = torch.stack([angle.sin(), angle.cos()], dim=-1).reshape(num_positions, 2 * half)
     return pe[:, :d_model].to(dtype)
-'''),
-    Alternative("positional.embed_tokens", "one-hot matrix product", '''
+""",
+    ),
+    Alternative(
+        "positional.embed_tokens",
+        "one-hot matrix product",
+        """
 def embed_tokens(tokens, embedding, pe):
     V, d = embedding.shape
     one_hot = torch.nn.functional.one_hot(tokens, V).to(embedding.dtype)
     return (one_hot @ embedding) * d ** 0.5 + pe[: tokens.shape[1]]
-'''),
-    Alternative("positional.embed_tokens", "promotes to the result dtype before scaling", '''
+""",
+    ),
+    Alternative(
+        "positional.embed_tokens",
+        "promotes to the result dtype before scaling",
+        """
 def embed_tokens(tokens, embedding, pe):
     dtype = torch.promote_types(embedding.dtype, pe.dtype)
     x = embedding.to(dtype)[tokens] * math.sqrt(embedding.shape[-1])
     return x + pe[: tokens.shape[-1]].to(dtype)
-'''),
+""",
+    ),
 ]

@@ -1,8 +1,9 @@
 """Known-wrong and alternative-correct RNN functions (see tests/mutants/__init__.py)."""
+
 from tests.mutants import Alternative, Mutant
 
 # A correct BPTT written out by hand, for mutants that differ from it in one place.
-_BPTT_BODY = '''
+_BPTT_BODY = """
     W_xh, W_hh, b_h, W_hy, b_y = (params[k] for k in ("W_xh", "W_hh", "b_h", "W_hy", "b_y"))
     B, T, _ = x.shape
     C = W_hy.shape[0]
@@ -26,7 +27,7 @@ _BPTT_BODY = '''
         "h0": dh_next,
     }
     return loss, grads
-'''
+"""
 
 
 def _bptt(replacements=(), prologue=""):
@@ -39,43 +40,79 @@ def _bptt(replacements=(), prologue=""):
 
 MUTANTS = [
     # --- rnn_cell
-    Mutant("rnn.rnn_cell", "W_xh and W_hh swapped", '''
+    Mutant(
+        "rnn.rnn_cell",
+        "W_xh and W_hh swapped",
+        """
 def rnn_cell(x, h_prev, W_xh, W_hh, b_h):
     return torch.tanh(x @ W_hh.T + h_prev @ W_xh.T + b_h)
-''', hint="swapped"),
-    Mutant("rnn.rnn_cell", "recurrent weight not transposed", '''
+""",
+        hint="swapped",
+    ),
+    Mutant(
+        "rnn.rnn_cell",
+        "recurrent weight not transposed",
+        """
 def rnn_cell(x, h_prev, W_xh, W_hh, b_h):
     return torch.tanh(x @ W_xh.T + h_prev @ W_hh + b_h)
-''', hint="not transposed"),
-    Mutant("rnn.rnn_cell", "forgets the tanh", '''
+""",
+        hint="not transposed",
+    ),
+    Mutant(
+        "rnn.rnn_cell",
+        "forgets the tanh",
+        """
 def rnn_cell(x, h_prev, W_xh, W_hh, b_h):
     return x @ W_xh.T + h_prev @ W_hh.T + b_h
-''', hint="tanh"),
-    Mutant("rnn.rnn_cell", "uses torch.rnn_tanh_cell (forbidden)", '''
+""",
+        hint="tanh",
+    ),
+    Mutant(
+        "rnn.rnn_cell",
+        "uses torch.rnn_tanh_cell (forbidden)",
+        """
 def rnn_cell(x, h_prev, W_xh, W_hh, b_h):
     return torch.rnn_tanh_cell(x, h_prev, W_xh, W_hh, b_h, torch.zeros_like(b_h))
-'''),
+""",
+    ),
     # --- rnn_forward
-    Mutant("rnn.rnn_forward", "every step restarts from h0", '''
+    Mutant(
+        "rnn.rnn_forward",
+        "every step restarts from h0",
+        """
 def rnn_forward(x, h0, W_xh, W_hh, b_h):
     return torch.stack([rnn_cell(x[:, t], h0, W_xh, W_hh, b_h) for t in range(x.shape[1])], dim=1)
-''', hint="not carried"),
-    Mutant("rnn.rnn_forward", "returns h0 too", '''
+""",
+        hint="not carried",
+    ),
+    Mutant(
+        "rnn.rnn_forward",
+        "returns h0 too",
+        """
 def rnn_forward(x, h0, W_xh, W_hh, b_h):
     hs = [h0]
     for t in range(x.shape[1]):
         hs.append(rnn_cell(x[:, t], hs[-1], W_xh, W_hh, b_h))
     return torch.stack(hs, dim=1)
-''', hint="includes h0"),
-    Mutant("rnn.rnn_forward", "writes the running state into h0 (in place)", '''
+""",
+        hint="includes h0",
+    ),
+    Mutant(
+        "rnn.rnn_forward",
+        "writes the running state into h0 (in place)",
+        """
 def rnn_forward(x, h0, W_xh, W_hh, b_h):
     h, hs = h0, []
     for t in range(x.shape[1]):
         h[:] = rnn_cell(x[:, t], h, W_xh, W_hh, b_h)
         hs.append(h.clone())
     return torch.stack(hs, dim=1)
-'''),
-    Mutant("rnn.rnn_forward", "uses nn.RNN (forbidden)", '''
+""",
+    ),
+    Mutant(
+        "rnn.rnn_forward",
+        "uses nn.RNN (forbidden)",
+        """
 def rnn_forward(x, h0, W_xh, W_hh, b_h):
     H, D = W_xh.shape
     rnn = torch.nn.RNN(D, H, batch_first=True).to(device=x.device, dtype=x.dtype)
@@ -85,43 +122,85 @@ def rnn_forward(x, h0, W_xh, W_hh, b_h):
         rnn.bias_ih_l0.copy_(b_h)
         rnn.bias_hh_l0.zero_()
         return rnn(x, h0.unsqueeze(0))[0].clone()
-'''),
+""",
+    ),
     # --- softmax_cross_entropy
-    Mutant("rnn.softmax_cross_entropy", "naive exp, no max subtraction", '''
+    Mutant(
+        "rnn.softmax_cross_entropy",
+        "naive exp, no max subtraction",
+        """
 def softmax_cross_entropy(logits, targets):
     log_z = torch.log(torch.exp(logits).sum(dim=1))
     return (log_z - logits.gather(1, targets.unsqueeze(1)).squeeze(1)).mean()
-''', hint="log-sum-exp"),
-    Mutant("rnn.softmax_cross_entropy", "log of a (stable) softmax", '''
+""",
+        hint="log-sum-exp",
+    ),
+    Mutant(
+        "rnn.softmax_cross_entropy",
+        "log of a (stable) softmax",
+        """
 def softmax_cross_entropy(logits, targets):
     p = torch.softmax(logits, dim=1)
     return -torch.log(p.gather(1, targets.unsqueeze(1))).mean()
-''', hint="log-sum-exp"),
-    Mutant("rnn.softmax_cross_entropy", "sum instead of mean", '''
+""",
+        hint="log-sum-exp",
+    ),
+    Mutant(
+        "rnn.softmax_cross_entropy",
+        "sum instead of mean",
+        """
 def softmax_cross_entropy(logits, targets):
     shifted = logits - logits.amax(dim=1, keepdim=True)
     log_z = torch.log(torch.exp(shifted).sum(dim=1))
     return (log_z - shifted.gather(1, targets.unsqueeze(1)).squeeze(1)).sum()
-''', hint="sum instead of mean"),
-    Mutant("rnn.softmax_cross_entropy", "calls F.cross_entropy (forbidden)", '''
+""",
+        hint="sum instead of mean",
+    ),
+    Mutant(
+        "rnn.softmax_cross_entropy",
+        "calls F.cross_entropy (forbidden)",
+        """
 def softmax_cross_entropy(logits, targets):
     return F.cross_entropy(logits, targets)
-'''),
+""",
+    ),
     # --- rnn_bptt
-    Mutant("rnn.rnn_bptt", "mean over time (loss and gradients T times too small)", _bptt([
-        ("* T\n", "\n"), (") / B\n", ") / (B * T)\n")]), hint="mean over time"),
-    Mutant("rnn.rnn_bptt", "tanh derivative written as h_t", _bptt([
-        ("(1 - hs[:, t] ** 2)", "hs[:, t]")]), hint="derivative"),
-    Mutant("rnn.rnn_bptt", "h0 gradient left at zero", _bptt([
-        ('"h0": dh_next', '"h0": torch.zeros_like(h0)')]), hint="h0"),
-    Mutant("rnn.rnn_bptt", "grads without the h0 key", _bptt([
-        ('        "h0": dh_next,\n', '')]), hint="h0 gradient missing"),
-    Mutant("rnn.rnn_bptt", "W_hh gradient from h_t", _bptt([
-        ('d_a, h_prev)', 'd_a, hs)')]), hint="h_{t-1}"),
-    Mutant("rnn.rnn_bptt", "writes the gradients into params (grads = params)", _bptt([
-        ("    grads = {\n", "    grads = params\n    grads.update({\n"),
-        ('"h0": dh_next,\n    }', '"h0": dh_next,\n    })')])),
-    Mutant("rnn.rnn_bptt", "gradients by torch.autograd.grad (forbidden)", '''
+    Mutant(
+        "rnn.rnn_bptt",
+        "mean over time (loss and gradients T times too small)",
+        _bptt([("* T\n", "\n"), (") / B\n", ") / (B * T)\n")]),
+        hint="mean over time",
+    ),
+    Mutant(
+        "rnn.rnn_bptt",
+        "tanh derivative written as h_t",
+        _bptt([("(1 - hs[:, t] ** 2)", "hs[:, t]")]),
+        hint="derivative",
+    ),
+    Mutant(
+        "rnn.rnn_bptt", "h0 gradient left at zero", _bptt([('"h0": dh_next', '"h0": torch.zeros_like(h0)')]), hint="h0"
+    ),
+    Mutant(
+        "rnn.rnn_bptt",
+        "grads without the h0 key",
+        _bptt([('        "h0": dh_next,\n', "")]),
+        hint="h0 gradient missing",
+    ),
+    Mutant("rnn.rnn_bptt", "W_hh gradient from h_t", _bptt([("d_a, h_prev)", "d_a, hs)")]), hint="h_{t-1}"),
+    Mutant(
+        "rnn.rnn_bptt",
+        "writes the gradients into params (grads = params)",
+        _bptt(
+            [
+                ("    grads = {\n", "    grads = params\n    grads.update({\n"),
+                ('"h0": dh_next,\n    }', '"h0": dh_next,\n    })'),
+            ]
+        ),
+    ),
+    Mutant(
+        "rnn.rnn_bptt",
+        "gradients by torch.autograd.grad (forbidden)",
+        """
 def rnn_bptt(x, targets, h0, params):
     B, T, _ = x.shape
     leaves = {k: v.detach().clone().requires_grad_(True) for k, v in params.items()}
@@ -135,8 +214,12 @@ def rnn_bptt(x, targets, h0, params):
         keys = list(leaves)
         grads = torch.autograd.grad(loss, [leaves[k] for k in keys])
     return loss.detach(), {k: g.detach() for k, g in zip(keys, grads)}
-'''),
-    Mutant("rnn.rnn_bptt", "gradients by loss.backward() (forbidden)", '''
+""",
+    ),
+    Mutant(
+        "rnn.rnn_bptt",
+        "gradients by loss.backward() (forbidden)",
+        """
 def rnn_bptt(x, targets, h0, params):
     B, T, _ = x.shape
     C = params["W_hy"].shape[0]
@@ -148,11 +231,18 @@ def rnn_bptt(x, targets, h0, params):
         loss = -F.log_softmax(logits, dim=-1).gather(2, targets.unsqueeze(-1)).sum() / B
         loss.backward()
     return loss.detach(), {k: v.grad.detach() for k, v in leaves.items()}
-'''),
-    Mutant("rnn.rnn_bptt", "by hand, but a leftover requires_grad_() (forbidden)", _bptt(
-        prologue="    x = x.detach().clone().requires_grad_()\n")),
+""",
+    ),
+    Mutant(
+        "rnn.rnn_bptt",
+        "by hand, but a leftover requires_grad_() (forbidden)",
+        _bptt(prologue="    x = x.detach().clone().requires_grad_()\n"),
+    ),
     # --- truncated_bptt
-    Mutant("rnn.truncated_bptt", "each chunk restarts from h0", '''
+    Mutant(
+        "rnn.truncated_bptt",
+        "each chunk restarts from h0",
+        """
 def truncated_bptt(x, targets, h0, params, chunk):
     T = x.shape[1]
     loss, grads = None, None
@@ -165,8 +255,13 @@ def truncated_bptt(x, targets, h0, params, chunk):
             grads = {k: g if k == "h0" else g + grads_c[k] for k, g in grads.items()}
     last = rnn_forward(x[:, start:], h0, params["W_xh"], params["W_hh"], params["b_h"])
     return loss, grads, last[:, -1].clone()
-''', hint="not carried"),
-    Mutant("rnn.truncated_bptt", "h0 gradient summed over chunks", '''
+""",
+        hint="not carried",
+    ),
+    Mutant(
+        "rnn.truncated_bptt",
+        "h0 gradient summed over chunks",
+        """
 def truncated_bptt(x, targets, h0, params, chunk):
     T = x.shape[1]
     hs = rnn_forward(x, h0, params["W_xh"], params["W_hh"], params["b_h"])
@@ -177,8 +272,13 @@ def truncated_bptt(x, targets, h0, params, chunk):
         loss = loss + loss_c
         grads = grads_c if grads is None else {k: g + grads_c[k] for k, g in grads.items()}
     return loss, grads, hs[:, -1].clone()
-''', hint="h0 gradient summed"),
-    Mutant("rnn.truncated_bptt", "drops the last, shorter chunk", '''
+""",
+        hint="h0 gradient summed",
+    ),
+    Mutant(
+        "rnn.truncated_bptt",
+        "drops the last, shorter chunk",
+        """
 def truncated_bptt(x, targets, h0, params, chunk):
     T = x.shape[1]
     n = max(T // chunk, 1)
@@ -195,14 +295,24 @@ def truncated_bptt(x, targets, h0, params, chunk):
             loss = loss + loss_c
             grads = {k: g if k == "h0" else g + grads_c[k] for k, g in grads.items()}
     return loss, grads, hs[:, n * size - 1].clone()
-''', hint="partial chunk"),
-    Mutant("rnn.truncated_bptt", "no truncation at all (full BPTT)", '''
+""",
+        hint="partial chunk",
+    ),
+    Mutant(
+        "rnn.truncated_bptt",
+        "no truncation at all (full BPTT)",
+        """
 def truncated_bptt(x, targets, h0, params, chunk):
     loss, grads = rnn_bptt(x, targets, h0, params)
     hs = rnn_forward(x, h0, params["W_xh"], params["W_hh"], params["b_h"])
     return loss, grads, hs[:, -1].clone()
-''', hint="not cut"),
-    Mutant("rnn.truncated_bptt", "autograd per chunk with detach (forbidden)", '''
+""",
+        hint="not cut",
+    ),
+    Mutant(
+        "rnn.truncated_bptt",
+        "autograd per chunk with detach (forbidden)",
+        """
 def truncated_bptt(x, targets, h0, params, chunk):
     B, T, _ = x.shape
     leaves = {k: v.detach().clone().requires_grad_(True) for k, v in params.items()}
@@ -221,36 +331,60 @@ def truncated_bptt(x, targets, h0, params, chunk):
     grads = {k: v.grad.detach() for k, v in leaves.items()}
     grads["h0"] = h_first.grad.detach()
     return total, grads, h.clone()
-'''),
+""",
+    ),
     # --- birnn_forward
-    Mutant("rnn.birnn_forward", "backward outputs left in reversed time", '''
+    Mutant(
+        "rnn.birnn_forward",
+        "backward outputs left in reversed time",
+        """
 def birnn_forward(x, h0_fwd, h0_bwd, params_fwd, params_bwd):
     fwd = rnn_forward(x, h0_fwd, params_fwd["W_xh"], params_fwd["W_hh"], params_fwd["b_h"])
     bwd = rnn_forward(x.flip(1), h0_bwd, params_bwd["W_xh"], params_bwd["W_hh"], params_bwd["b_h"])
     return torch.cat([fwd, bwd], dim=-1)
-''', hint="re-reversed"),
-    Mutant("rnn.birnn_forward", "[backward, forward] order", '''
+""",
+        hint="re-reversed",
+    ),
+    Mutant(
+        "rnn.birnn_forward",
+        "[backward, forward] order",
+        """
 def birnn_forward(x, h0_fwd, h0_bwd, params_fwd, params_bwd):
     fwd = rnn_forward(x, h0_fwd, params_fwd["W_xh"], params_fwd["W_hh"], params_fwd["b_h"])
     bwd = rnn_forward(x.flip(1), h0_bwd, params_bwd["W_xh"], params_bwd["W_hh"], params_bwd["b_h"])
     return torch.cat([bwd.flip(1), fwd], dim=-1)
-''', hint="wrong order"),
-    Mutant("rnn.birnn_forward", "backward RNN never reverses", '''
+""",
+        hint="wrong order",
+    ),
+    Mutant(
+        "rnn.birnn_forward",
+        "backward RNN never reverses",
+        """
 def birnn_forward(x, h0_fwd, h0_bwd, params_fwd, params_bwd):
     fwd = rnn_forward(x, h0_fwd, params_fwd["W_xh"], params_fwd["W_hh"], params_fwd["b_h"])
     bwd = rnn_forward(x, h0_bwd, params_bwd["W_xh"], params_bwd["W_hh"], params_bwd["b_h"])
     return torch.cat([fwd, bwd], dim=-1)
-''', hint="left to right"),
+""",
+        hint="left to right",
+    ),
     # --- greedy_decode
-    Mutant("rnn.greedy_decode", "returns the start token too", '''
+    Mutant(
+        "rnn.greedy_decode",
+        "returns the start token too",
+        """
 def greedy_decode(params, embedding, h0, start_token, steps):
     h, tokens = h0, [start_token]
     for _ in range(steps):
         h = rnn_cell(embedding[tokens[-1]], h, params["W_xh"], params["W_hh"], params["b_h"])
         tokens.append(torch.argmax(h @ params["W_hy"].T + params["b_y"], dim=-1))
     return torch.stack(tokens, dim=1)
-''', hint="start token"),
-    Mutant("rnn.greedy_decode", "always feeds the start token", '''
+""",
+        hint="start token",
+    ),
+    Mutant(
+        "rnn.greedy_decode",
+        "always feeds the start token",
+        """
 def greedy_decode(params, embedding, h0, start_token, steps):
     h, tokens = h0, []
     for _ in range(steps):
@@ -259,8 +393,13 @@ def greedy_decode(params, embedding, h0, start_token, steps):
     if not tokens:
         return torch.empty(h0.shape[0], 0, dtype=torch.int64, device=h0.device)
     return torch.stack(tokens, dim=1)
-''', hint="not fed back"),
-    Mutant("rnn.greedy_decode", "feeds the hidden state as the next input", '''
+""",
+        hint="not fed back",
+    ),
+    Mutant(
+        "rnn.greedy_decode",
+        "feeds the hidden state as the next input",
+        """
 def greedy_decode(params, embedding, h0, start_token, steps):
     h, x, tokens = h0, embedding[start_token], []
     for _ in range(steps):
@@ -270,8 +409,13 @@ def greedy_decode(params, embedding, h0, start_token, steps):
     if not tokens:
         return torch.empty(h0.shape[0], 0, dtype=torch.int64, device=h0.device)
     return torch.stack(tokens, dim=1)
-''', hint="hidden state fed"),
-    Mutant("rnn.greedy_decode", "uses nn.RNNCell (forbidden)", '''
+""",
+        hint="hidden state fed",
+    ),
+    Mutant(
+        "rnn.greedy_decode",
+        "uses nn.RNNCell (forbidden)",
+        """
 def greedy_decode(params, embedding, h0, start_token, steps):
     H, D = params["W_xh"].shape
     cell = torch.nn.RNNCell(D, H).to(device=h0.device, dtype=h0.dtype)
@@ -287,16 +431,24 @@ def greedy_decode(params, embedding, h0, start_token, steps):
             token = torch.argmax(h @ params["W_hy"].T + params["b_y"], dim=-1)
             tokens[:, s] = token
     return tokens
-'''),
+""",
+    ),
 ]
 
 ALTERNATIVES = [
-    Alternative("rnn.rnn_cell", "one matmul on the concatenation [x, h]", '''
+    Alternative(
+        "rnn.rnn_cell",
+        "one matmul on the concatenation [x, h]",
+        """
 def rnn_cell(x, h_prev, W_xh, W_hh, b_h):
     W = torch.cat([W_xh, W_hh], dim=1)
     return torch.tanh(torch.addmm(b_h, torch.cat([x, h_prev], dim=1), W.T))
-'''),
-    Alternative("rnn.rnn_forward", "inlined cell, input projection hoisted, preallocated output", '''
+""",
+    ),
+    Alternative(
+        "rnn.rnn_forward",
+        "inlined cell, input projection hoisted, preallocated output",
+        """
 def rnn_forward(x, h0, W_xh, W_hh, b_h):
     B, T, _ = x.shape
     xw = torch.einsum("btd,hd->bth", x, W_xh) + b_h
@@ -306,13 +458,21 @@ def rnn_forward(x, h0, W_xh, W_hh, b_h):
         h = torch.tanh(xw[:, t] + h @ W_hh.T)
         hs[:, t] = h
     return hs
-'''),
-    Alternative("rnn.softmax_cross_entropy", "torch.logsumexp and a one-hot dot product", '''
+""",
+    ),
+    Alternative(
+        "rnn.softmax_cross_entropy",
+        "torch.logsumexp and a one-hot dot product",
+        """
 def softmax_cross_entropy(logits, targets):
     onehot = torch.zeros_like(logits).scatter_(1, targets.view(-1, 1), 1.0)
     return torch.mean(torch.logsumexp(logits, dim=1) - (onehot * logits).sum(dim=1))
-'''),
-    Alternative("rnn.rnn_bptt", "per-step loop, nothing borrowed, log_softmax, gradients accumulated", '''
+""",
+    ),
+    Alternative(
+        "rnn.rnn_bptt",
+        "per-step loop, nothing borrowed, log_softmax, gradients accumulated",
+        """
 def rnn_bptt(x, targets, h0, params):
     W_xh, W_hh, b_h = params["W_xh"], params["W_hh"], params["b_h"]
     W_hy, b_y = params["W_hy"], params["b_y"]
@@ -337,8 +497,12 @@ def rnn_bptt(x, targets, h0, params):
         dh_next = da @ W_hh
     grads["h0"] = dh_next
     return loss, grads
-'''),
-    Alternative("rnn.truncated_bptt", "carries h chunk by chunk with its own forward passes", '''
+""",
+    ),
+    Alternative(
+        "rnn.truncated_bptt",
+        "carries h chunk by chunk with its own forward passes",
+        """
 def truncated_bptt(x, targets, h0, params, chunk):
     T = x.shape[1]
     h = h0
@@ -354,15 +518,23 @@ def truncated_bptt(x, targets, h0, params, chunk):
                 grads[k] = grads[k] + g if k in grads else g
         h = rnn_forward(x[:, start:stop], h, params["W_xh"], params["W_hh"], params["b_h"])[:, -1]
     return total, grads, h
-'''),
-    Alternative("rnn.birnn_forward", "reverse with an index tensor", '''
+""",
+    ),
+    Alternative(
+        "rnn.birnn_forward",
+        "reverse with an index tensor",
+        """
 def birnn_forward(x, h0_fwd, h0_bwd, params_fwd, params_bwd):
     rev = torch.arange(x.shape[1] - 1, -1, -1, device=x.device)
     fwd = rnn_forward(x, h0_fwd, **params_fwd)
     bwd = rnn_forward(x[:, rev], h0_bwd, **params_bwd)[:, rev]
     return torch.cat((fwd, bwd), 2)
-'''),
-    Alternative("rnn.greedy_decode", "one-hot times embedding, tokens collected in a list", '''
+""",
+    ),
+    Alternative(
+        "rnn.greedy_decode",
+        "one-hot times embedding, tokens collected in a list",
+        """
 def greedy_decode(params, embedding, h0, start_token, steps):
     V = embedding.shape[0]
     h, token, out = h0, start_token, []
@@ -373,5 +545,6 @@ def greedy_decode(params, embedding, h0, start_token, steps):
         token = logits.argmax(-1)
         out.append(token)
     return torch.stack(out, 1) if out else torch.zeros(h0.shape[0], 0, dtype=torch.long, device=h0.device)
-'''),
+""",
+    ),
 ]

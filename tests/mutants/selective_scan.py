@@ -3,29 +3,48 @@
 The module has no forbidden operations (grading_config.yaml), so no mutant here is voided; the
 sequential-loop ``linear_scan`` is the one that must lose only the complexity points.
 """
+
 from tests.mutants import Alternative, Mutant
 
 MUTANTS = [
     # --- discretize ------------------------------------------------------------------------------
-    Mutant("selective_scan.discretize", "first-order approximation 1 + delta*A", '''
+    Mutant(
+        "selective_scan.discretize",
+        "first-order approximation 1 + delta*A",
+        """
 def discretize(delta, A, B):
     A_bar = 1 + delta[..., None] * A
     B_bar = delta[..., None] * B[:, :, None, :]
     return A_bar, B_bar
-''', hint="first-order"),
-    Mutant("selective_scan.discretize", "full zero-order hold for B", '''
+""",
+        hint="first-order",
+    ),
+    Mutant(
+        "selective_scan.discretize",
+        "full zero-order hold for B",
+        """
 def discretize(delta, A, B):
     dA = delta.unsqueeze(-1) * A
     A_bar = torch.exp(dA)
     B_bar = (A_bar - 1) / A * B.unsqueeze(2)
     return A_bar, B_bar
-''', hint="ZOH"),
-    Mutant("selective_scan.discretize", "exp(-delta*A), taking A as positive", '''
+""",
+        hint="ZOH",
+    ),
+    Mutant(
+        "selective_scan.discretize",
+        "exp(-delta*A), taking A as positive",
+        """
 def discretize(delta, A, B):
     return torch.exp(-delta[..., None] * A), delta[..., None] * B[:, :, None, :]
-''', hint="sign"),
+""",
+        hint="sign",
+    ),
     # --- linear_scan -----------------------------------------------------------------------------
-    Mutant("selective_scan.linear_scan", "ignores h0", '''
+    Mutant(
+        "selective_scan.linear_scan",
+        "ignores h0",
+        """
 def linear_scan(a, b, h0=None):
     h = b.clone()
     step = 1
@@ -36,14 +55,24 @@ def linear_scan(a, b, h0=None):
         a = a * a_prev
         step *= 2
     return h
-''', hint="h0"),
-    Mutant("selective_scan.linear_scan", "prefix product with division", '''
+""",
+        hint="h0",
+    ),
+    Mutant(
+        "selective_scan.linear_scan",
+        "prefix product with division",
+        """
 def linear_scan(a, b, h0=None):
     P = torch.cumprod(a, dim=1)
     start = torch.zeros_like(b[:, :1]) if h0 is None else h0[:, None]
     return P * (start + torch.cumsum(b / P, dim=1))
-''', hint="division"),
-    Mutant("selective_scan.linear_scan", "scans in place on b (modifies an argument)", '''
+""",
+        hint="division",
+    ),
+    Mutant(
+        "selective_scan.linear_scan",
+        "scans in place on b (modifies an argument)",
+        """
 def linear_scan(a, b, h0=None):
     h = b
     if h0 is not None:
@@ -54,8 +83,12 @@ def linear_scan(a, b, h0=None):
         a = torch.cat([a[:, :step], a[:, step:] * a[:, :-step]], dim=1)
         step *= 2
     return h.clone()
-'''),
-    Mutant("selective_scan.linear_scan", "returns h_0 ... h_{T-1} (the state before each step)", '''
+""",
+    ),
+    Mutant(
+        "selective_scan.linear_scan",
+        "returns h_0 ... h_{T-1} (the state before each step)",
+        """
 def linear_scan(a, b, h0=None):
     h = torch.zeros_like(b[:, 0]) if h0 is None else h0.clone()
     out = []
@@ -63,9 +96,14 @@ def linear_scan(a, b, h0=None):
         out.append(h)
         h = a[:, t] * h + b[:, t]
     return torch.stack(out, dim=1)
-''', hint="initial state"),
+""",
+        hint="initial state",
+    ),
     # --- selective_scan --------------------------------------------------------------------------
-    Mutant("selective_scan.selective_scan", "softplus before adding delta_bias", '''
+    Mutant(
+        "selective_scan.selective_scan",
+        "softplus before adding delta_bias",
+        """
 def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False,
                    return_last_state=False):
     if delta_softplus:
@@ -80,8 +118,13 @@ def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_sof
     if z is not None:
         y = y * F.silu(z)
     return (y, h[:, -1].clone()) if return_last_state else y
-''', hint="softplus"),
-    Mutant("selective_scan.selective_scan", "sigmoid gate instead of silu", '''
+""",
+        hint="softplus",
+    ),
+    Mutant(
+        "selective_scan.selective_scan",
+        "sigmoid gate instead of silu",
+        """
 def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False,
                    return_last_state=False):
     if delta_bias is not None:
@@ -96,8 +139,13 @@ def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_sof
     if z is not None:
         y = y * torch.sigmoid(z)
     return (y, h[:, -1].clone()) if return_last_state else y
-''', hint="sigmoid"),
-    Mutant("selective_scan.selective_scan", "forgets the D skip", '''
+""",
+        hint="sigmoid",
+    ),
+    Mutant(
+        "selective_scan.selective_scan",
+        "forgets the D skip",
+        """
 def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False,
                    return_last_state=False):
     if delta_bias is not None:
@@ -110,8 +158,13 @@ def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_sof
     if z is not None:
         y = y * F.silu(z)
     return (y, h[:, -1].clone()) if return_last_state else y
-''', hint="skip"),
-    Mutant("selective_scan.selective_scan", "returns every state instead of the last", '''
+""",
+        hint="skip",
+    ),
+    Mutant(
+        "selective_scan.selective_scan",
+        "returns every state instead of the last",
+        """
 def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False,
                    return_last_state=False):
     if delta_bias is not None:
@@ -126,8 +179,13 @@ def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_sof
     if z is not None:
         y = y * F.silu(z)
     return (y, h) if return_last_state else y
-''', hint="all T"),
-    Mutant("selective_scan.selective_scan", "inline ZOH discretisation of B in a sequential loop", '''
+""",
+        hint="all T",
+    ),
+    Mutant(
+        "selective_scan.selective_scan",
+        "inline ZOH discretisation of B in a sequential loop",
+        """
 def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False,
                    return_last_state=False):
     if delta_bias is not None:
@@ -146,8 +204,13 @@ def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_sof
     if z is not None:
         y = y * F.silu(z)
     return (y, h) if return_last_state else y
-''', hint="ZOH"),
-    Mutant("selective_scan.selective_scan", "gate applied before the D skip", '''
+""",
+        hint="ZOH",
+    ),
+    Mutant(
+        "selective_scan.selective_scan",
+        "gate applied before the D skip",
+        """
 def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False,
                    return_last_state=False):
     if delta_bias is not None:
@@ -162,8 +225,13 @@ def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_sof
     if D is not None:
         y = y + D * u
     return (y, h[:, -1].clone()) if return_last_state else y
-''', hint="before the D skip"),
-    Mutant("selective_scan.selective_scan", "channel-first output like selective_scan_ref", '''
+""",
+        hint="before the D skip",
+    ),
+    Mutant(
+        "selective_scan.selective_scan",
+        "channel-first output like selective_scan_ref",
+        """
 def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False,
                    return_last_state=False):
     if delta_bias is not None:
@@ -178,8 +246,13 @@ def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_sof
     if z is not None:
         y = y * F.silu(z.transpose(1, 2))
     return (y, h[:, -1].clone()) if return_last_state else y
-''', hint="channel-first"),
-    Mutant("selective_scan.selective_scan", "state starts at the first input (counted twice)", '''
+""",
+        hint="channel-first",
+    ),
+    Mutant(
+        "selective_scan.selective_scan",
+        "state starts at the first input (counted twice)",
+        """
 def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False,
                    return_last_state=False):
     if delta_bias is not None:
@@ -199,8 +272,13 @@ def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_sof
     if z is not None:
         y = y * F.silu(z)
     return (y, h) if return_last_state else y
-''', hint="starting at zero"),
-    Mutant("selective_scan.selective_scan", "adds delta_bias in place (modifies delta)", '''
+""",
+        hint="starting at zero",
+    ),
+    Mutant(
+        "selective_scan.selective_scan",
+        "adds delta_bias in place (modifies delta)",
+        """
 def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False,
                    return_last_state=False):
     if delta_bias is not None:
@@ -215,11 +293,15 @@ def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_sof
     if z is not None:
         y = y * F.silu(z)
     return (y, h[:, -1].clone()) if return_last_state else y
-'''),
+""",
+    ),
 ]
 
 ALTERNATIVES = [
-    Alternative("selective_scan.linear_scan", "Hillis-Steele doubling scan (log2 T levels, O(T log T) work)", '''
+    Alternative(
+        "selective_scan.linear_scan",
+        "Hillis-Steele doubling scan (log2 T levels, O(T log T) work)",
+        """
 def linear_scan(a, b, h0=None):
     h = b.clone() if h0 is None else torch.cat([b[:, :1] + a[:, :1] * h0[:, None], b[:, 1:]], dim=1)
     step = 1
@@ -229,8 +311,12 @@ def linear_scan(a, b, h0=None):
         a = torch.cat([a[:, :step], a[:, step:] * a[:, :-step]], dim=1)
         step *= 2
     return h
-'''),
-    Alternative("selective_scan.linear_scan", "recursive odd/even scan (recursion depth log2 T)", '''
+""",
+    ),
+    Alternative(
+        "selective_scan.linear_scan",
+        "recursive odd/even scan (recursion depth log2 T)",
+        """
 def linear_scan(a, b, h0=None):
     if h0 is not None:
         b = torch.cat([b[:, :1] + a[:, :1] * h0[:, None], b[:, 1:]], dim=1)
@@ -245,8 +331,12 @@ def linear_scan(a, b, h0=None):
     h[:, 0] = b[:, 0]
     h[:, 2::2] = a[:, 2::2] * pairs[:, : (T - 1) // 2] + b[:, 2::2]
     return h
-'''),
-    Alternative("selective_scan.selective_scan", "sequential loop over time, no linear_scan", '''
+""",
+    ),
+    Alternative(
+        "selective_scan.selective_scan",
+        "sequential loop over time, no linear_scan",
+        """
 def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False,
                    return_last_state=False):
     if delta_bias is not None:
@@ -265,9 +355,14 @@ def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_sof
     if z is not None:
         y = y * z * torch.sigmoid(z)
     return (y, h) if return_last_state else y
-'''),
-    Alternative("selective_scan.discretize", "exp of an einsum outer product", '''
+""",
+    ),
+    Alternative(
+        "selective_scan.discretize",
+        "exp of an einsum outer product",
+        """
 def discretize(delta, A, B):
     return torch.einsum("btd,dn->btdn", delta, A).exp(), torch.einsum("btd,btn->btdn", delta, B)
-'''),
+""",
+    ),
 ]

@@ -1,44 +1,82 @@
 """Known-wrong and alternative-correct Transformer functions (see tests/mutants/__init__.py)."""
+
 from tests.mutants import Alternative, Mutant
 
 MUTANTS = [
-    Mutant("transformer.layer_norm", "unbiased variance (torch.var's default)", '''
+    Mutant(
+        "transformer.layer_norm",
+        "unbiased variance (torch.var's default)",
+        """
 def layer_norm(x, weight, bias, eps=1e-5):
     mean = x.mean(dim=-1, keepdim=True)
     var = x.var(dim=-1, keepdim=True)
     return (x - mean) / torch.sqrt(var + eps) * weight + bias
-''', hint="unbiased variance"),
-    Mutant("transformer.layer_norm", "eps added after the square root", '''
+""",
+        hint="unbiased variance",
+    ),
+    Mutant(
+        "transformer.layer_norm",
+        "eps added after the square root",
+        """
 def layer_norm(x, weight, bias, eps=1e-5):
     mean = x.mean(dim=-1, keepdim=True)
     std = x.std(dim=-1, keepdim=True, unbiased=False)
     return (x - mean) / (std + eps) * weight + bias
-''', hint="eps outside"),
-    Mutant("transformer.layer_norm", "normalizes over the token axis", '''
+""",
+        hint="eps outside",
+    ),
+    Mutant(
+        "transformer.layer_norm",
+        "normalizes over the token axis",
+        """
 def layer_norm(x, weight, bias, eps=1e-5):
     mean = x.mean(dim=-2, keepdim=True)
     var = ((x - mean) ** 2).mean(dim=-2, keepdim=True)
     return (x - mean) / torch.sqrt(var + eps) * weight + bias
-''', hint="wrong axis"),
-    Mutant("transformer.layer_norm", "calls F.layer_norm (forbidden)", '''
+""",
+        hint="wrong axis",
+    ),
+    Mutant(
+        "transformer.layer_norm",
+        "calls F.layer_norm (forbidden)",
+        """
 def layer_norm(x, weight, bias, eps=1e-5):
     return torch.nn.functional.layer_norm(x, (x.shape[-1],), weight, bias, eps)
-'''),
-    Mutant("transformer.feed_forward", "no activation", '''
+""",
+    ),
+    Mutant(
+        "transformer.feed_forward",
+        "no activation",
+        """
 def feed_forward(x, W1, b1, W2, b2):
     return (x @ W1.T + b1) @ W2.T + b2
-''', hint="activation missing"),
-    Mutant("transformer.feed_forward", "GELU instead of ReLU", '''
+""",
+        hint="activation missing",
+    ),
+    Mutant(
+        "transformer.feed_forward",
+        "GELU instead of ReLU",
+        """
 def feed_forward(x, W1, b1, W2, b2):
     return torch.nn.functional.gelu(x @ W1.T + b1) @ W2.T + b2
-''', hint="GELU"),
-    Mutant("transformer.encoder_block", "always post-LN (ignores norm_first)", '''
+""",
+        hint="GELU",
+    ),
+    Mutant(
+        "transformer.encoder_block",
+        "always post-LN (ignores norm_first)",
+        """
 def encoder_block(x, params, num_heads, mask=None, norm_first=False):
     p, n1, n2 = params["ffn"], params["norm1"], params["norm2"]
     x = layer_norm(x + multi_head_attention(x, x, x, params["self_attn"], num_heads, mask)[0], n1["weight"], n1["bias"])
     return layer_norm(x + feed_forward(x, p["W1"], p["b1"], p["W2"], p["b2"]), n2["weight"], n2["bias"])
-''', hint="pre-LN swapped"),
-    Mutant("transformer.encoder_block", "no residual around the attention", '''
+""",
+        hint="pre-LN swapped",
+    ),
+    Mutant(
+        "transformer.encoder_block",
+        "no residual around the attention",
+        """
 def encoder_block(x, params, num_heads, mask=None, norm_first=False):
     p, n1, n2 = params["ffn"], params["norm1"], params["norm2"]
     if norm_first:
@@ -47,8 +85,13 @@ def encoder_block(x, params, num_heads, mask=None, norm_first=False):
         return x + feed_forward(layer_norm(x, n2["weight"], n2["bias"]), p["W1"], p["b1"], p["W2"], p["b2"])
     x = layer_norm(multi_head_attention(x, x, x, params["self_attn"], num_heads, mask)[0], n1["weight"], n1["bias"])
     return layer_norm(x + feed_forward(x, p["W1"], p["b1"], p["W2"], p["b2"]), n2["weight"], n2["bias"])
-''', hint="residual missing"),
-    Mutant("transformer.encoder_block", "LayerNorm written with F.layer_norm (forbidden)", '''
+""",
+        hint="residual missing",
+    ),
+    Mutant(
+        "transformer.encoder_block",
+        "LayerNorm written with F.layer_norm (forbidden)",
+        """
 def encoder_block(x, params, num_heads, mask=None, norm_first=False):
     E = x.shape[-1]
     p, n1, n2 = params["ffn"], params["norm1"], params["norm2"]
@@ -67,8 +110,12 @@ def encoder_block(x, params, num_heads, mask=None, norm_first=False):
         return x + ffn(norm(x, n2))
     x = norm(x + sa(x), n1)
     return norm(x + ffn(x), n2)
-'''),
-    Mutant("transformer.decoder_block", "cross-attention reads keys and values from x", '''
+""",
+    ),
+    Mutant(
+        "transformer.decoder_block",
+        "cross-attention reads keys and values from x",
+        """
 def decoder_block(x, memory, params, num_heads, self_mask=None, memory_mask=None, causal=True, norm_first=False):
     if causal:
         future = causal_mask(x.shape[1], device=x.device)
@@ -94,8 +141,13 @@ def decoder_block(x, memory, params, num_heads, self_mask=None, memory_mask=None
     x = norm(x + sa(x), "norm1")
     x = norm(x + ca(x), "norm2")
     return norm(x + ffn(x), "norm3")
-''', hint="x as keys"),
-    Mutant("transformer.decoder_block", "causal mask replaces self_mask instead of being combined", '''
+""",
+        hint="x as keys",
+    ),
+    Mutant(
+        "transformer.decoder_block",
+        "causal mask replaces self_mask instead of being combined",
+        """
 def decoder_block(x, memory, params, num_heads, self_mask=None, memory_mask=None, causal=True, norm_first=False):
     if causal:
         self_mask = causal_mask(x.shape[1], device=x.device)
@@ -120,8 +172,13 @@ def decoder_block(x, memory, params, num_heads, self_mask=None, memory_mask=None
     x = norm(x + sa(x), "norm1")
     x = norm(x + ca(x), "norm2")
     return norm(x + ffn(x), "norm3")
-''', hint="self_mask dropped"),
-    Mutant("transformer.decoder_block", "ignores causal=False", '''
+""",
+        hint="self_mask dropped",
+    ),
+    Mutant(
+        "transformer.decoder_block",
+        "ignores causal=False",
+        """
 def decoder_block(x, memory, params, num_heads, self_mask=None, memory_mask=None, causal=True, norm_first=False):
     future = causal_mask(x.shape[1], device=x.device)
     self_mask = future if self_mask is None else self_mask & future
@@ -146,8 +203,13 @@ def decoder_block(x, memory, params, num_heads, self_mask=None, memory_mask=None
     x = norm(x + sa(x), "norm1")
     x = norm(x + ca(x), "norm2")
     return norm(x + ffn(x), "norm3")
-''', hint="causal=False"),
-    Mutant("transformer.decoder_block", "normalizes the memory too in pre-LN", '''
+""",
+        hint="causal=False",
+    ),
+    Mutant(
+        "transformer.decoder_block",
+        "normalizes the memory too in pre-LN",
+        """
 def decoder_block(x, memory, params, num_heads, self_mask=None, memory_mask=None, causal=True, norm_first=False):
     if causal:
         future = causal_mask(x.shape[1], device=x.device)
@@ -171,8 +233,13 @@ def decoder_block(x, memory, params, num_heads, self_mask=None, memory_mask=None
     x = norm(x + sa(x), "norm1")
     x = norm(x + multi_head_attention(x, memory, memory, params["cross_attn"], num_heads, memory_mask)[0], "norm2")
     return norm(x + ffn(x), "norm3")
-''', hint="memory normalized"),
-    Mutant("transformer.decoder_block", "pre-LN residuals added in place to x", '''
+""",
+        hint="memory normalized",
+    ),
+    Mutant(
+        "transformer.decoder_block",
+        "pre-LN residuals added in place to x",
+        """
 def decoder_block(x, memory, params, num_heads, self_mask=None, memory_mask=None, causal=True, norm_first=False):
     if causal:
         future = causal_mask(x.shape[1], device=x.device)
@@ -199,21 +266,33 @@ def decoder_block(x, memory, params, num_heads, self_mask=None, memory_mask=None
     x = norm(x + sa(x), "norm1")
     x = norm(x + ca(x), "norm2")
     return norm(x + ffn(x), "norm3")
-'''),
+""",
+    ),
 ]
 
 ALTERNATIVES = [
-    Alternative("transformer.layer_norm", "var_mean and rsqrt", '''
+    Alternative(
+        "transformer.layer_norm",
+        "var_mean and rsqrt",
+        """
 def layer_norm(x, weight, bias, eps=1e-5):
     var, mean = torch.var_mean(x, dim=-1, keepdim=True, correction=0)
     return torch.addcmul(bias, (x - mean) * torch.rsqrt(var + eps), weight)
-'''),
-    Alternative("transformer.feed_forward", "F.linear and clamp", '''
+""",
+    ),
+    Alternative(
+        "transformer.feed_forward",
+        "F.linear and clamp",
+        """
 def feed_forward(x, W1, b1, W2, b2):
     hidden = torch.nn.functional.linear(x, W1, b1).clamp(min=0)
     return torch.nn.functional.linear(hidden, W2, b2)
-'''),
-    Alternative("transformer.encoder_block", "sublayers as a list of (norm, function) pairs", '''
+""",
+    ),
+    Alternative(
+        "transformer.encoder_block",
+        "sublayers as a list of (norm, function) pairs",
+        """
 def encoder_block(x, params, num_heads, mask=None, norm_first=False):
     f = params["ffn"]
     sublayers = [
@@ -227,8 +306,12 @@ def encoder_block(x, params, num_heads, mask=None, norm_first=False):
         else:
             x = layer_norm(x + sublayer(x), n["weight"], n["bias"])
     return x
-'''),
-    Alternative("transformer.decoder_block", "causal mask built with torch.tril, keyword calls", '''
+""",
+    ),
+    Alternative(
+        "transformer.decoder_block",
+        "causal mask built with torch.tril, keyword calls",
+        """
 def decoder_block(x, memory, params, num_heads, self_mask=None, memory_mask=None, causal=True, norm_first=False):
     T = x.shape[1]
     mask = self_mask
@@ -249,5 +332,6 @@ def decoder_block(x, memory, params, num_heads, self_mask=None, memory_mask=None
         else:
             x = layer_norm(x + sublayer(x), n["weight"], n["bias"])
     return x
-'''),
+""",
+    ),
 ]

@@ -3,6 +3,7 @@
 ``load_bank()`` imports them all (once) and loads the concept questions (multiple choice and
 true/false) from ``exams/concepts.yaml``.
 """
+
 from __future__ import annotations
 
 import importlib

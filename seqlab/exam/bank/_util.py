@@ -1,4 +1,5 @@
 """Helpers shared by the question generators: parameter drawing and the reference solutions."""
+
 from __future__ import annotations
 
 import importlib
@@ -29,7 +30,7 @@ def t(x) -> torch.Tensor:
 
 def dec(rng: random.Random, lo: float, hi: float, places: int = 1, nonzero: bool = False) -> float:
     """A decimal with ``places`` digits in [lo, hi]: prints as typed (0.3, never 0.30000000000000004)."""
-    scale = 10 ** places
+    scale = 10**places
     while True:
         k = rng.randint(round(lo * scale), round(hi * scale))
         if k or not nonzero:
@@ -40,7 +41,9 @@ def decs(rng: random.Random, n: int, lo: float, hi: float, places: int = 1, nonz
     return [dec(rng, lo, hi, places, nonzero) for _ in range(n)]
 
 
-def mat(rng: random.Random, rows: int, cols: int, lo: float = -1.0, hi: float = 1.0, places: int = 1) -> list[list[float]]:
+def mat(
+    rng: random.Random, rows: int, cols: int, lo: float = -1.0, hi: float = 1.0, places: int = 1
+) -> list[list[float]]:
     return [decs(rng, cols, lo, hi, places) for _ in range(rows)]
 
 
@@ -51,4 +54,3 @@ def floats(x) -> list[float]:
 
 def shape_numel(shapes: dict[str, tuple[int, ...]]) -> int:
     return sum(math.prod(s) for s in shapes.values())
-

@@ -5,8 +5,8 @@ Validity (``model.fair_draw``): every draw keeps each named mistake outside the 
 the key and every key entry clearly away from 0; the rules each question adds, and the forms
 that are fixed per exam, are stated above its generator.
 """
-from __future__ import annotations
 
+from __future__ import annotations
 
 import sympy
 import torch
@@ -25,6 +25,7 @@ def _sdpa(q, k, v=None, mask=None):
 
 # --------------------------------------------------------------------------- weights for one query
 
+
 def _sample_weights(rng):
     return {"q": decs(rng, 2, -2, 2, nonzero=True), "K": mat(rng, 3, 2, -2, 2)}
 
@@ -34,26 +35,46 @@ def _unscaled(p):
     return floats(torch.softmax(scores, dim=0))
 
 
-@question("attn.sdpa_weights", kind=NUMERIC, title="Scaled dot-product attention weights",
-          sections=("W8 §8.2", "L5 §15", "L7-8 (Lecture 8) §二.2", "W8 §8.1", "W8 §19"), sample=_sample_weights,
-          tolerance=FOUR_DIGITS, exercises=("attention.scaled_dot_product_attention",),
-          mistakes=lambda p: {"no_scaling": Mistake(_unscaled(p), "the scores must be divided by sqrt(d) = sqrt(2)")},
-          answer_hint="three numbers, the weights of keys 1, 2, 3")
+@question(
+    "attn.sdpa_weights",
+    kind=NUMERIC,
+    title="Scaled dot-product attention weights",
+    sections=("W8 §8.2", "L5 §15", "L7-8 (Lecture 8) §二.2", "W8 §8.1", "W8 §19"),
+    sample=_sample_weights,
+    tolerance=FOUR_DIGITS,
+    exercises=("attention.scaled_dot_product_attention",),
+    mistakes=lambda p: {"no_scaling": Mistake(_unscaled(p), "the scores must be divided by sqrt(d) = sqrt(2)")},
+    answer_hint="three numbers, the weights of keys 1, 2, 3",
+)
 def sdpa_weights(p):
     _, w = _sdpa([p["q"]], p["K"])
     return floats(w)
 
 
 def _sample_output(rng):
-    return {"Q": mat(rng, 2, 2, -2, 2), "K": mat(rng, 3, 2, -2, 2), "V": mat(rng, 3, 2, -2, 2), "row": rng.randint(1, 2)}
+    return {
+        "Q": mat(rng, 2, 2, -2, 2),
+        "K": mat(rng, 3, 2, -2, 2),
+        "V": mat(rng, 3, 2, -2, 2),
+        "row": rng.randint(1, 2),
+    }
 
 
-@question("attn.sdpa_output", kind=NUMERIC, title="Attention output for one of several queries",
-          sections=("W8 §9", "W8 §8.3", "L7-8 (Lecture 8) §二.1", "L7-8 (Lecture 8) §二.2", "L7-8 (Lecture 8) §二"),
-          sample=_sample_output, tolerance=FOUR_DIGITS, exercises=("attention.scaled_dot_product_attention",),
-          mistakes=lambda p: {"keys_as_values": Mistake(floats(_sdpa(p["Q"], p["K"])[0][p["row"] - 1]),
-                                                        "the output is a weighted sum of the values V, not the keys")},
-          answer_hint="two numbers, the output row")
+@question(
+    "attn.sdpa_output",
+    kind=NUMERIC,
+    title="Attention output for one of several queries",
+    sections=("W8 §9", "W8 §8.3", "L7-8 (Lecture 8) §二.1", "L7-8 (Lecture 8) §二.2", "L7-8 (Lecture 8) §二"),
+    sample=_sample_output,
+    tolerance=FOUR_DIGITS,
+    exercises=("attention.scaled_dot_product_attention",),
+    mistakes=lambda p: {
+        "keys_as_values": Mistake(
+            floats(_sdpa(p["Q"], p["K"])[0][p["row"] - 1]), "the output is a weighted sum of the values V, not the keys"
+        )
+    },
+    answer_hint="two numbers, the output row",
+)
 def sdpa_output(p):
     out, _ = _sdpa(p["Q"], p["K"], p["V"])
     return floats(out[p["row"] - 1])
@@ -61,18 +82,28 @@ def sdpa_output(p):
 
 # --------------------------------------------------------------------------- causal mask
 
+
 # Validity: the query is position 2. Position 3 (the last) sees everything, so the mask removes
 # nothing (the ``no_mask`` mistake is the key); position 1 sees only itself (weights 1, 0, 0).
 def _sample_causal(rng):
     return {"X": mat(rng, 3, 2, -2, 2), "row": 2}
 
 
-@question("attn.causal_weights", kind=NUMERIC, title="Masked self-attention weights",
-          sections=("W8 §12", "L7-8 (Lecture 8) §三", "W8 §10.1", "W8 §16.2"), sample=_sample_causal,
-          tolerance=FOUR_DIGITS, exercises=("attention.causal_mask", "attention.scaled_dot_product_attention"),
-          mistakes=lambda p: {"no_mask": Mistake(floats(_sdpa(p["X"], p["X"])[1][p["row"] - 1]),
-                                                 "without the mask the query sees future positions")},
-          answer_hint="three numbers, the weights on positions 1, 2, 3")
+@question(
+    "attn.causal_weights",
+    kind=NUMERIC,
+    title="Masked self-attention weights",
+    sections=("W8 §12", "L7-8 (Lecture 8) §三", "W8 §10.1", "W8 §16.2"),
+    sample=_sample_causal,
+    tolerance=FOUR_DIGITS,
+    exercises=("attention.causal_mask", "attention.scaled_dot_product_attention"),
+    mistakes=lambda p: {
+        "no_mask": Mistake(
+            floats(_sdpa(p["X"], p["X"])[1][p["row"] - 1]), "without the mask the query sees future positions"
+        )
+    },
+    answer_hint="three numbers, the weights on positions 1, 2, 3",
+)
 def causal_weights(p):
     mask = ref("attention").causal_mask(3)
     _, w = _sdpa(p["X"], p["X"], p["X"], mask)
@@ -81,41 +112,74 @@ def causal_weights(p):
 
 # --------------------------------------------------------------------------- Bahdanau
 
+
 def _sample_additive(rng):
-    return {"s": decs(rng, 1, -1, 1, nonzero=True), "h": decs(rng, 3, -1.5, 1.5, nonzero=True),
-            "W_q": decs(rng, 2, -1, 1, nonzero=True), "W_k": decs(rng, 2, -1.5, 1.5, nonzero=True),
-            "v": decs(rng, 2, -2, 2, nonzero=True)}
+    return {
+        "s": decs(rng, 1, -1, 1, nonzero=True),
+        "h": decs(rng, 3, -1.5, 1.5, nonzero=True),
+        "W_q": decs(rng, 2, -1, 1, nonzero=True),
+        "W_k": decs(rng, 2, -1.5, 1.5, nonzero=True),
+        "v": decs(rng, 2, -2, 2, nonzero=True),
+    }
 
 
-@question("attn.additive", kind=NUMERIC, title="Bahdanau (additive) attention",
-          sections=("L7-8 (Lecture 8) §一.1", "L7-8 (Lecture 8) §一", "L5 §13", "L5 §13.2", "L5 §13.3",
-                    "W8 §6.1", "W8 §6.2", "W8 §7", "W8 §6"),
-          sample=_sample_additive, tolerance=FOUR_DIGITS, exercises=("attention.additive_attention",),
-          answer_hint="four numbers: the three weights, then the context")
+@question(
+    "attn.additive",
+    kind=NUMERIC,
+    title="Bahdanau (additive) attention",
+    sections=(
+        "L7-8 (Lecture 8) §一.1",
+        "L7-8 (Lecture 8) §一",
+        "L5 §13",
+        "L5 §13.2",
+        "L5 §13.3",
+        "W8 §6.1",
+        "W8 §6.2",
+        "W8 §7",
+        "W8 §6",
+    ),
+    sample=_sample_additive,
+    tolerance=FOUR_DIGITS,
+    exercises=("attention.additive_attention",),
+    answer_hint="four numbers: the three weights, then the context",
+)
 def additive(p):
     context, weights = ref("attention").additive_attention(
-        t([p["s"]]), t([[[x] for x in p["h"]]]), t([[w] for w in p["W_q"]]), t([[w] for w in p["W_k"]]), t(p["v"]))
+        t([p["s"]]), t([[[x] for x in p["h"]]]), t([[w] for w in p["W_q"]]), t([[w] for w in p["W_k"]]), t(p["v"])
+    )
     return floats(weights) + floats(context)
 
 
 # --------------------------------------------------------------------------- memory
 
+
 def _sample_memory(rng):
-    return {"B": rng.choice((1, 8, 16, 32)), "heads": rng.choice((8, 12, 16)), "N": rng.choice((512, 1024, 2048, 4096)),
-            "M": rng.choice((512, 1024, 2048, 4096)), "dtype": rng.choice(("float32", "float16"))}
+    return {
+        "B": rng.choice((1, 8, 16, 32)),
+        "heads": rng.choice((8, 12, 16)),
+        "N": rng.choice((512, 1024, 2048, 4096)),
+        "M": rng.choice((512, 1024, 2048, 4096)),
+        "dtype": rng.choice(("float32", "float16")),
+    }
 
 
 def _memory(p, heads=True):
-    shape = {"weights": (p["B"], p["heads"] if heads else 1, p["N"], p["M"])}   # multi_head_attention's weights
+    shape = {"weights": (p["B"], p["heads"] if heads else 1, p["N"], p["M"])}  # multi_head_attention's weights
     size = 4 if p["dtype"] == "float32" else 2
-    return shape_numel(shape) * size / 2 ** 20
+    return shape_numel(shape) * size / 2**20
 
 
-@question("attn.memory", kind=NUMERIC, title="Memory of the attention matrix",
-          sections=("W8 §14", "L5 §17", "L7-8 (Lecture 8) §五", "W8 §18", "L5 §14"), sample=_sample_memory,
-          tolerance=FOUR_DIGITS, exercises=("attention.multi_head_attention",),
-          mistakes=lambda p: {"one_head": Mistake(_memory(p, heads=False), "every head has its own N x M weights")},
-          answer_hint="one number, in MiB (2^20 bytes)")
+@question(
+    "attn.memory",
+    kind=NUMERIC,
+    title="Memory of the attention matrix",
+    sections=("W8 §14", "L5 §17", "L7-8 (Lecture 8) §五", "W8 §18", "L5 §14"),
+    sample=_sample_memory,
+    tolerance=FOUR_DIGITS,
+    exercises=("attention.multi_head_attention",),
+    mistakes=lambda p: {"one_head": Mistake(_memory(p, heads=False), "every head has its own N x M weights")},
+    answer_hint="one number, in MiB (2^20 bytes)",
+)
 def memory(p):
     return _memory(p)
 
@@ -130,17 +194,24 @@ def _mem_formula(p, heads=True):
     return s["B"] * (s["h"] if heads else 1) * s["N"] * (s["N"] if p["self"] else s["M"])
 
 
-@question("attn.memory_formula", kind=SYMBOLIC, title="Attention memory as a formula",
-          sections=("W8 §14", "L5 §17", "L5 §18", "L7-8 (Lecture 8) §五"),
-          sample=lambda rng, form: {"self": form == "self"}, forms=("self", "cross"),
-          symbols=_mem_symbols, exercises=("attention.multi_head_attention",),
-          mistakes=lambda p: {"one_head": Mistake(_mem_formula(p, heads=False), "every head has its own attention matrix")},
-          equivalents=lambda p: ["h*B*N^2", "(N*h)*(B*N)"] if p["self"] else ["h*B*M*N", "(N*h)*(B*M)"])
+@question(
+    "attn.memory_formula",
+    kind=SYMBOLIC,
+    title="Attention memory as a formula",
+    sections=("W8 §14", "L5 §17", "L5 §18", "L7-8 (Lecture 8) §五"),
+    sample=lambda rng, form: {"self": form == "self"},
+    forms=("self", "cross"),
+    symbols=_mem_symbols,
+    exercises=("attention.multi_head_attention",),
+    mistakes=lambda p: {"one_head": Mistake(_mem_formula(p, heads=False), "every head has its own attention matrix")},
+    equivalents=lambda p: ["h*B*N^2", "(N*h)*(B*N)"] if p["self"] else ["h*B*M*N", "(N*h)*(B*M)"],
+)
 def memory_formula(p):
     return _mem_formula(p)
 
 
 # --------------------------------------------------------------------------- multi-head
+
 
 def _mha_shapes(E):
     return {k: (E, E) for k in ("W_q", "W_k", "W_v", "W_o")} | {k: (E,) for k in ("b_q", "b_k", "b_v", "b_o")}
@@ -150,13 +221,23 @@ def _sample_mha_params(rng):
     return {"E": rng.choice((64, 128, 256, 512, 768)), "heads": rng.choice((4, 8, 16))}
 
 
-@question("attn.mha_params", kind=NUMERIC, title="Parameters of multi-head attention",
-          sections=("W8 §13.1", "L5 §16", "W8 §13"), sample=_sample_mha_params, tolerance=EXACT,
-          exercises=("attention.multi_head_attention",),
-          mistakes=lambda p: {"per_head": Mistake(float(p["heads"] * shape_numel(_mha_shapes(p["E"]))),
-                                                  "the heads split E into blocks of E/h: the projections are E x E in total"),
-                              "no_output": Mistake(float(3 * p["E"] ** 2 + 3 * p["E"]), "the output projection W_o, b_o counts too")},
-          answer_hint="an integer")
+@question(
+    "attn.mha_params",
+    kind=NUMERIC,
+    title="Parameters of multi-head attention",
+    sections=("W8 §13.1", "L5 §16", "W8 §13"),
+    sample=_sample_mha_params,
+    tolerance=EXACT,
+    exercises=("attention.multi_head_attention",),
+    mistakes=lambda p: {
+        "per_head": Mistake(
+            float(p["heads"] * shape_numel(_mha_shapes(p["E"]))),
+            "the heads split E into blocks of E/h: the projections are E x E in total",
+        ),
+        "no_output": Mistake(float(3 * p["E"] ** 2 + 3 * p["E"]), "the output projection W_o, b_o counts too"),
+    },
+    answer_hint="an integer",
+)
 def mha_params(p):
     return float(shape_numel(_mha_shapes(p["E"])))
 
@@ -166,28 +247,46 @@ MHA_CASES = ("weights", "head_dim", "output")
 
 # Forms: which tensor's shape is asked (the head split needs E/h, the others do not); one per exam.
 def _sample_mha_shapes(rng, form):
-    return {"case": form, "B": rng.randint(2, 4), "L": rng.randint(3, 7), "S": rng.randint(3, 9),
-            "E": rng.choice((8, 12, 16, 24)), "heads": rng.choice((2, 4))}
+    return {
+        "case": form,
+        "B": rng.randint(2, 4),
+        "L": rng.randint(3, 7),
+        "S": rng.randint(3, 9),
+        "E": rng.choice((8, 12, 16, 24)),
+        "heads": rng.choice((2, 4)),
+    }
 
 
-@question("attn.mha_shapes", kind=NUMERIC, title="Shapes inside multi-head cross-attention",
-          sections=("W8 §13.1", "L5 §16", "W8 §16.2", "L7-8 (Lecture 8) §三", "W8 §13"), sample=_sample_mha_shapes,
-          forms=MHA_CASES,
-          tolerance=EXACT, exercises=("attention.multi_head_attention",), answer_hint="the shape as integers")
+@question(
+    "attn.mha_shapes",
+    kind=NUMERIC,
+    title="Shapes inside multi-head cross-attention",
+    sections=("W8 §13.1", "L5 §16", "W8 §16.2", "L7-8 (Lecture 8) §三", "W8 §13"),
+    sample=_sample_mha_shapes,
+    forms=MHA_CASES,
+    tolerance=EXACT,
+    exercises=("attention.multi_head_attention",),
+    answer_hint="the shape as integers",
+)
 def mha_shapes(p):
     B, L, S, E, h = p["B"], p["L"], p["S"], p["E"], p["heads"]
     params = {k: torch.zeros(s, dtype=torch.float64) for k, s in _mha_shapes(E).items()}
     out, weights = ref("attention").multi_head_attention(
-        torch.zeros(B, L, E, dtype=torch.float64), torch.zeros(B, S, E, dtype=torch.float64),
-        torch.zeros(B, S, E, dtype=torch.float64), params, h)
+        torch.zeros(B, L, E, dtype=torch.float64),
+        torch.zeros(B, S, E, dtype=torch.float64),
+        torch.zeros(B, S, E, dtype=torch.float64),
+        params,
+        h,
+    )
     if p["case"] == "weights":
         return [float(x) for x in weights.shape]
     if p["case"] == "output":
         return [float(x) for x in out.shape]
-    return [float(B), float(h), float(L), float(E // h)]   # one head's queries, as the reference splits them
+    return [float(B), float(h), float(L), float(E // h)]  # one head's queries, as the reference splits them
 
 
 # --------------------------------------------------------------------------- why sqrt(d)
+
 
 def _var_symbols(p):
     return (Sym("d", 1, 64, integer=True),) + ((Sym("sigma", 0.2, 3.0),) if p["case"] == "sigma" else ())
@@ -203,13 +302,24 @@ def _var(p, form="right"):
     return {"right": sympy.Integer(1), "sqrt": 1 / sympy.sqrt(d)}[form]
 
 
-@question("attn.var_qk", kind=SYMBOLIC, title="Why divide by sqrt(d)",
-          sections=("W8 §8.2", "L5 §15", "L7-8 (Lecture 8) §二.2", "W8 §19", "L5 §20"),
-          sample=lambda rng, form: {"case": form}, forms=("unit", "sigma", "scaled"), symbols=_var_symbols,
-          exercises=("attention.scaled_dot_product_attention",),
-          mistakes=lambda p: {"std": Mistake(_var(p, "sqrt"), "that is the standard deviation; the question asks for the variance")},
-          equivalents=lambda p: {"unit": ["d**1", "sqrt(d)**2", "d^2/d"], "sigma": ["d*sigma^2*sigma^2", "(sqrt(d)*sigma^2)^2"],
-                                 "scaled": ["d/d", "sqrt(d)^2/d"]}[p["case"]])
+@question(
+    "attn.var_qk",
+    kind=SYMBOLIC,
+    title="Why divide by sqrt(d)",
+    sections=("W8 §8.2", "L5 §15", "L7-8 (Lecture 8) §二.2", "W8 §19", "L5 §20"),
+    sample=lambda rng, form: {"case": form},
+    forms=("unit", "sigma", "scaled"),
+    symbols=_var_symbols,
+    exercises=("attention.scaled_dot_product_attention",),
+    mistakes=lambda p: {
+        "std": Mistake(_var(p, "sqrt"), "that is the standard deviation; the question asks for the variance")
+    },
+    equivalents=lambda p: {
+        "unit": ["d**1", "sqrt(d)**2", "d^2/d"],
+        "sigma": ["d*sigma^2*sigma^2", "(sqrt(d)*sigma^2)^2"],
+        "scaled": ["d/d", "sqrt(d)^2/d"],
+    }[p["case"]],
+)
 def var_qk(p):
     return _var(p)
 
@@ -217,27 +327,32 @@ def var_qk(p):
 # --------------------------------------------------------------------------- issue 12: exam focus
 # The Q/K/V projections of self-attention (W8 §9, §10.1): Q, K and V all come from the same input.
 
+
 def _qkv_output(p, project=(True, True, True), scale=True, swap_qk=False):
     """Output of token 1 of two-token self-attention; the keywords switch on the named mistakes."""
-    x = t(p["X"])                                     # (2 tokens, 2 features), one token per row
+    x = t(p["X"])  # (2 tokens, 2 features), one token per row
     w_q, w_k = (p["W_K"], p["W_Q"]) if swap_qk else (p["W_Q"], p["W_K"])
     q, k, v = (x @ t(w).T if use else x for w, use in zip((w_q, w_k, p["W_V"]), project))
     if scale:
         out, _ = ref("attention").scaled_dot_product_attention(q, k, v)
-    else:   # the unscaled form, written out: the reference always divides by sqrt(d)
+    else:  # the unscaled form, written out: the reference always divides by sqrt(d)
         out = torch.softmax(q @ k.T, dim=-1) @ v
     return floats(out[0])
 
 
 def _qkv_mistakes(p):
     return {
-        "no_projection": Mistake(_qkv_output(p, project=(False, False, False)),
-                                 "queries, keys and values are projections of the input: q_i = W_Q x_i, k_j = W_K x_j, v_j = W_V x_j"),
-        "values_not_projected": Mistake(_qkv_output(p, project=(True, True, False)),
-                                        "the weights mix the values v_j = W_V x_j, not the inputs x_j"),
+        "no_projection": Mistake(
+            _qkv_output(p, project=(False, False, False)),
+            "queries, keys and values are projections of the input: q_i = W_Q x_i, k_j = W_K x_j, v_j = W_V x_j",
+        ),
+        "values_not_projected": Mistake(
+            _qkv_output(p, project=(True, True, False)), "the weights mix the values v_j = W_V x_j, not the inputs x_j"
+        ),
         "no_scaling": Mistake(_qkv_output(p, scale=False), "the scores are divided by sqrt(d_k) = sqrt(2)"),
-        "swapped_qk": Mistake(_qkv_output(p, swap_qk=True),
-                              "the query comes from W_Q and the keys from W_K (q_1 . k_j, not k_1 . q_j)"),
+        "swapped_qk": Mistake(
+            _qkv_output(p, swap_qk=True), "the query comes from W_Q and the keys from W_K (q_1 . k_j, not k_1 . q_j)"
+        ),
     }
 
 
@@ -249,10 +364,16 @@ def _sample_qkv(rng):
     return {"X": mat(rng, 2, 2, -2, 2), "W_Q": mat(rng, 2, 2), "W_K": mat(rng, 2, 2), "W_V": mat(rng, 2, 2)}
 
 
-@question("attn.qkv_projection", kind=NUMERIC, title="Self-attention from the Q/K/V projections",
-          sections=("W8 §9", "W8 §10.1", "W8 §8.2", "L7-8 (Lecture 8) §二.1", "L5 §15"),
-          sample=_sample_qkv, tolerance=FOUR_DIGITS, mistakes=_qkv_mistakes,
-          exercises=("attention.scaled_dot_product_attention", "attention.multi_head_attention"),
-          answer_hint="the two entries of y_1")
+@question(
+    "attn.qkv_projection",
+    kind=NUMERIC,
+    title="Self-attention from the Q/K/V projections",
+    sections=("W8 §9", "W8 §10.1", "W8 §8.2", "L7-8 (Lecture 8) §二.1", "L5 §15"),
+    sample=_sample_qkv,
+    tolerance=FOUR_DIGITS,
+    mistakes=_qkv_mistakes,
+    exercises=("attention.scaled_dot_product_attention", "attention.multi_head_attention"),
+    answer_hint="the two entries of y_1",
+)
 def qkv_projection(p):
     return _qkv_output(p)

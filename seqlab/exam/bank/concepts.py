@@ -4,6 +4,7 @@ Each student gets one of the interchangeable right answers and a shuffled draw o
 distractors (choice), or one of the statements (true/false); the letter of the right option is
 the answer. Feedback for a wrong letter is that distractor's "why".
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -35,8 +36,12 @@ def _choice_sampler(entry: dict):
         rng.shuffle(options)
         letters = [chr(ord("A") + i) for i in range(n)]
         correct = letters[[o["text"] for o in options].index(right)]
-        return {"stem": entry["stem"], "options": [o["text"] for o in options], "correct": correct,
-                "why": {letter: o["why"] for letter, o in zip(letters, options) if o["why"]}}
+        return {
+            "stem": entry["stem"],
+            "options": [o["text"] for o in options],
+            "correct": correct,
+            "why": {letter: o["why"] for letter, o in zip(letters, options) if o["why"]},
+        }
 
     return sample
 
@@ -83,11 +88,21 @@ def load(path: Path = CONCEPTS_PATH) -> list[Question]:
         kind = entry["kind"]
         sample = _choice_sampler(entry) if kind == CHOICE else _truefalse_sampler(entry)
         answer = (lambda p: p["correct"]) if kind == CHOICE else (lambda p: p["truth"])
-        out.append(register(Question(
-            id=entry["id"], kind=kind, title=entry["title"], sections=tuple(entry["sections"]),
-            sample=sample, answer=answer, template=f"questions/concept_{kind}.md.j2",
-            exercises=tuple(entry.get("exercises", ())), topic="concepts",
-        )))
+        out.append(
+            register(
+                Question(
+                    id=entry["id"],
+                    kind=kind,
+                    title=entry["title"],
+                    sections=tuple(entry["sections"]),
+                    sample=sample,
+                    answer=answer,
+                    template=f"questions/concept_{kind}.md.j2",
+                    exercises=tuple(entry.get("exercises", ())),
+                    topic="concepts",
+                )
+            )
+        )
     return out
 
 

@@ -6,6 +6,7 @@ Validity (``model.fair_draw``): every draw keeps each named mistake outside the 
 the key and every key entry clearly away from 0; the rules each question adds, and the forms
 that are fixed per exam, are stated above its generator.
 """
+
 from __future__ import annotations
 
 import math
@@ -40,12 +41,18 @@ def _recurrent_shapes(cell, D, H, layers=1, directions=1, biases=2):
 # mistake, every layer reading D features, would give the key).
 # Forms: one or two directions; one per exam, and the text names the case asked.
 def _sample_lstm_count(rng, form):
-    return {"D": rng.choice((16, 32, 64, 100, 128)), "H": rng.choice((32, 64, 128, 256)),
-            "layers": 2, "bidirectional": form == "bidirectional"}
+    return {
+        "D": rng.choice((16, 32, 64, 100, 128)),
+        "H": rng.choice((32, 64, 128, 256)),
+        "layers": 2,
+        "bidirectional": form == "bidirectional",
+    }
 
 
 def _lstm_count(p, cell="lstm", biases=2):
-    return float(shape_numel(_recurrent_shapes(cell, p["D"], p["H"], p["layers"], 2 if p["bidirectional"] else 1, biases)))
+    return float(
+        shape_numel(_recurrent_shapes(cell, p["D"], p["H"], p["layers"], 2 if p["bidirectional"] else 1, biases))
+    )
 
 
 def _lstm_count_same_input(p):
@@ -54,28 +61,51 @@ def _lstm_count_same_input(p):
     return float(p["layers"] * one_layer)
 
 
-@question("lstm.param_count", kind=NUMERIC, title="Parameters of a two-layer LSTM",
-          sections=("L5 §7.1", "L5 §9", "L5 §10", "L5 §11", "L7-8 (Lecture 7) §五.1"), sample=_sample_lstm_count,
-          tolerance=EXACT, exercises=("lstm_gru.lstm_forward", "rnn.birnn_forward"),
-          forms=("unidirectional", "bidirectional"),
-          mistakes=lambda p: {"one_bias": Mistake(_lstm_count(p, biases=1), "PyTorch keeps two bias vectors, b_ih and b_hh"),
-                              "as_gru": Mistake(_lstm_count(p, "gru"), "an LSTM has four gate blocks (i, f, g, o), not three"),
-                              "same_input": Mistake(_lstm_count_same_input(p), "the second layer reads the first "
-                                                    "layer's outputs, not the D input features")},
-          answer_hint="an integer")
+@question(
+    "lstm.param_count",
+    kind=NUMERIC,
+    title="Parameters of a two-layer LSTM",
+    sections=("L5 §7.1", "L5 §9", "L5 §10", "L5 §11", "L7-8 (Lecture 7) §五.1"),
+    sample=_sample_lstm_count,
+    tolerance=EXACT,
+    exercises=("lstm_gru.lstm_forward", "rnn.birnn_forward"),
+    forms=("unidirectional", "bidirectional"),
+    mistakes=lambda p: {
+        "one_bias": Mistake(_lstm_count(p, biases=1), "PyTorch keeps two bias vectors, b_ih and b_hh"),
+        "as_gru": Mistake(_lstm_count(p, "gru"), "an LSTM has four gate blocks (i, f, g, o), not three"),
+        "same_input": Mistake(
+            _lstm_count_same_input(p), "the second layer reads the first layer's outputs, not the D input features"
+        ),
+    },
+    answer_hint="an integer",
+)
 def lstm_param_count(p):
     return _lstm_count(p)
 
 
 def _sample_gru_count(rng):
-    return {"D": rng.choice((16, 32, 64, 100)), "H": rng.choice((32, 64, 128, 256)), "layers": 1, "bidirectional": False}
+    return {
+        "D": rng.choice((16, 32, 64, 100)),
+        "H": rng.choice((32, 64, 128, 256)),
+        "layers": 1,
+        "bidirectional": False,
+    }
 
 
-@question("gru.param_count", kind=NUMERIC, title="Parameters of a GRU", sections=("L5 §8", "L5 §9"),
-          sample=_sample_gru_count, tolerance=EXACT, exercises=("lstm_gru.gru_forward",),
-          mistakes=lambda p: {"one_bias": Mistake(_lstm_count(p, "gru", biases=1), "PyTorch keeps two bias vectors, b_ih and b_hh"),
-                              "as_lstm": Mistake(_lstm_count(p, "lstm"), "a GRU has three gate blocks (r, z, n)")},
-          answer_hint="an integer")
+@question(
+    "gru.param_count",
+    kind=NUMERIC,
+    title="Parameters of a GRU",
+    sections=("L5 §8", "L5 §9"),
+    sample=_sample_gru_count,
+    tolerance=EXACT,
+    exercises=("lstm_gru.gru_forward",),
+    mistakes=lambda p: {
+        "one_bias": Mistake(_lstm_count(p, "gru", biases=1), "PyTorch keeps two bias vectors, b_ih and b_hh"),
+        "as_lstm": Mistake(_lstm_count(p, "lstm"), "a GRU has three gate blocks (r, z, n)"),
+    },
+    answer_hint="an integer",
+)
 def gru_param_count(p):
     return _lstm_count(p, "gru")
 
@@ -90,26 +120,49 @@ def _formula(p, biases=2):
 
 
 # Forms: LSTM or GRU (equal difficulty, but the exam still gives everyone the same cell).
-@question("lstm.param_count_formula", kind=SYMBOLIC, title="LSTM or GRU size as a formula",
-          sections=("L5 §9", "L5 §7.1", "L5 §8"), sample=lambda rng, form: {"cell": form}, forms=("lstm", "gru"),
-          symbols=_formula_symbols, exercises=("lstm_gru.lstm_cell", "lstm_gru.gru_cell"),
-          mistakes=lambda p: {"one_bias": Mistake(_formula(p, biases=1), "PyTorch keeps two bias vectors, b_ih and b_hh")},
-          equivalents=lambda p: ([f"{GATES[p['cell']]}*H*(D + H + 2)", f"{GATES[p['cell']]}*(H*D + H^2) + {2 * GATES[p['cell']]}*H"]))
+@question(
+    "lstm.param_count_formula",
+    kind=SYMBOLIC,
+    title="LSTM or GRU size as a formula",
+    sections=("L5 §9", "L5 §7.1", "L5 §8"),
+    sample=lambda rng, form: {"cell": form},
+    forms=("lstm", "gru"),
+    symbols=_formula_symbols,
+    exercises=("lstm_gru.lstm_cell", "lstm_gru.gru_cell"),
+    mistakes=lambda p: {"one_bias": Mistake(_formula(p, biases=1), "PyTorch keeps two bias vectors, b_ih and b_hh")},
+    equivalents=lambda p: (
+        [f"{GATES[p['cell']]}*H*(D + H + 2)", f"{GATES[p['cell']]}*(H*D + H^2) + {2 * GATES[p['cell']]}*H"]
+    ),
+)
 def lstm_param_count_formula(p):
     return _formula(p)
 
 
 # --------------------------------------------------------------------------- LSTM cell by hand
 
+
 def _sample_lstm_cell(rng):
-    return {"x": dec(rng, -1, 1, nonzero=True), "h_prev": dec(rng, -0.8, 0.8), "c_prev": dec(rng, -1.5, 1.5),
-            "W_ih": decs(rng, 4, -1, 1), "W_hh": decs(rng, 4, -1, 1), "b": decs(rng, 4, -0.5, 0.5)}
+    return {
+        "x": dec(rng, -1, 1, nonzero=True),
+        "h_prev": dec(rng, -0.8, 0.8),
+        "c_prev": dec(rng, -1.5, 1.5),
+        "W_ih": decs(rng, 4, -1, 1),
+        "W_hh": decs(rng, 4, -1, 1),
+        "b": decs(rng, 4, -0.5, 0.5),
+    }
 
 
 def _lstm_cell(p):
     zeros = torch.zeros(4, dtype=torch.float64)
-    h, c = ref("lstm_gru").lstm_cell(t([[p["x"]]]), t([[p["h_prev"]]]), t([[p["c_prev"]]]),
-                                     t([[w] for w in p["W_ih"]]), t([[w] for w in p["W_hh"]]), t(p["b"]), zeros)
+    h, c = ref("lstm_gru").lstm_cell(
+        t([[p["x"]]]),
+        t([[p["h_prev"]]]),
+        t([[p["c_prev"]]]),
+        t([[w] for w in p["W_ih"]]),
+        t([[w] for w in p["W_hh"]]),
+        t(p["b"]),
+        zeros,
+    )
     return [floats(c)[0], floats(h)[0]]
 
 
@@ -118,82 +171,135 @@ def _lstm_no_output_gate(p):
     return [c, math.tanh(c)]
 
 
-@question("lstm.cell_update", kind=NUMERIC, title="One LSTM step by hand",
-          sections=("L5 §7.1", "L5 §7.2", "L5 §7.3", "L5 §7.4", "L5 §7.5", "L7-8 (Lecture 7) §五.1"),
-          sample=_sample_lstm_cell, tolerance=FOUR_DIGITS, exercises=("lstm_gru.lstm_cell",),
-          mistakes=lambda p: {"no_output_gate": Mistake(_lstm_no_output_gate(p), "h_t = o_t * tanh(C_t): the output gate is missing")},
-          answer_hint="two numbers, C_t then h_t")
+@question(
+    "lstm.cell_update",
+    kind=NUMERIC,
+    title="One LSTM step by hand",
+    sections=("L5 §7.1", "L5 §7.2", "L5 §7.3", "L5 §7.4", "L5 §7.5", "L7-8 (Lecture 7) §五.1"),
+    sample=_sample_lstm_cell,
+    tolerance=FOUR_DIGITS,
+    exercises=("lstm_gru.lstm_cell",),
+    mistakes=lambda p: {
+        "no_output_gate": Mistake(_lstm_no_output_gate(p), "h_t = o_t * tanh(C_t): the output gate is missing")
+    },
+    answer_hint="two numbers, C_t then h_t",
+)
 def lstm_cell_update(p):
     return _lstm_cell(p)
 
 
 def _sample_gates(rng):
-    return {"f": decs(rng, 2, 0.05, 0.95, 2), "i": decs(rng, 2, 0.05, 0.95, 2), "g": decs(rng, 2, -0.9, 0.9, 2),
-            "o": decs(rng, 2, 0.05, 0.95, 2), "c_prev": decs(rng, 2, -2, 2)}
+    return {
+        "f": decs(rng, 2, 0.05, 0.95, 2),
+        "i": decs(rng, 2, 0.05, 0.95, 2),
+        "g": decs(rng, 2, -0.9, 0.9, 2),
+        "o": decs(rng, 2, 0.05, 0.95, 2),
+        "c_prev": decs(rng, 2, -2, 2),
+    }
 
 
 def _gates(p, tanh=True):
-    c = t(p["f"]) * t(p["c_prev"]) + t(p["i"]) * t(p["g"])   # the additive cell path
+    c = t(p["f"]) * t(p["c_prev"]) + t(p["i"]) * t(p["g"])  # the additive cell path
     h = t(p["o"]) * (torch.tanh(c) if tanh else c)
     return floats(c) + floats(h)
 
 
-@question("lstm.gates_given", kind=NUMERIC, title="LSTM cell and hidden state from the gates",
-          sections=("L5 §7.4", "L5 §7.5", "L5 §7.2", "L5 §7.3", "L7-8 (Lecture 7) §五.1"), sample=_sample_gates,
-          tolerance=FOUR_DIGITS, exercises=("lstm_gru.lstm_cell",),
-          mistakes=lambda p: {"no_tanh": Mistake(_gates(p, tanh=False), "h_t = o_t * tanh(C_t): tanh is missing")},
-          answer_hint="four numbers: C_t (2 entries), then h_t (2 entries)")
+@question(
+    "lstm.gates_given",
+    kind=NUMERIC,
+    title="LSTM cell and hidden state from the gates",
+    sections=("L5 §7.4", "L5 §7.5", "L5 §7.2", "L5 §7.3", "L7-8 (Lecture 7) §五.1"),
+    sample=_sample_gates,
+    tolerance=FOUR_DIGITS,
+    exercises=("lstm_gru.lstm_cell",),
+    mistakes=lambda p: {"no_tanh": Mistake(_gates(p, tanh=False), "h_t = o_t * tanh(C_t): tanh is missing")},
+    answer_hint="four numbers: C_t (2 entries), then h_t (2 entries)",
+)
 def lstm_gates_given(p):
     return _gates(p)
 
 
 # --------------------------------------------------------------------------- GRU by hand
 
+
 def _sample_gru(rng):
-    return {"x": dec(rng, -1, 1, nonzero=True), "h_prev": dec(rng, -0.9, 0.9, nonzero=True),
-            "W_ih": decs(rng, 3, -1, 1), "W_hh": decs(rng, 3, -1, 1), "b_ih": decs(rng, 3, -0.5, 0.5),
-            "b_hh": decs(rng, 3, -0.5, 0.5, nonzero=True)}
+    return {
+        "x": dec(rng, -1, 1, nonzero=True),
+        "h_prev": dec(rng, -0.9, 0.9, nonzero=True),
+        "W_ih": decs(rng, 3, -1, 1),
+        "W_hh": decs(rng, 3, -1, 1),
+        "b_ih": decs(rng, 3, -0.5, 0.5),
+        "b_hh": decs(rng, 3, -0.5, 0.5, nonzero=True),
+    }
 
 
 def _gru(p, form="pytorch"):
     if form == "pytorch":
-        h = ref("lstm_gru").gru_cell(t([[p["x"]]]), t([[p["h_prev"]]]), t([[w] for w in p["W_ih"]]),
-                                     t([[w] for w in p["W_hh"]]), t(p["b_ih"]), t(p["b_hh"]))
+        h = ref("lstm_gru").gru_cell(
+            t([[p["x"]]]),
+            t([[p["h_prev"]]]),
+            t([[w] for w in p["W_ih"]]),
+            t([[w] for w in p["W_hh"]]),
+            t(p["b_ih"]),
+            t(p["b_hh"]),
+        )
         return floats(h)[0]
     x, h = p["x"], p["h_prev"]
     pre = [p["W_ih"][k] * x + p["b_ih"][k] for k in range(3)]
     sig = lambda v: 1 / (1 + math.exp(-v))  # noqa: E731
     r = sig(pre[0] + p["W_hh"][0] * h + p["b_hh"][0])
     z = sig(pre[1] + p["W_hh"][1] * h + p["b_hh"][1])
-    if form == "notes":   # r applied to h before the matrix product, as in the notes
+    if form == "notes":  # r applied to h before the matrix product, as in the notes
         n = math.tanh(pre[2] + p["W_hh"][2] * (r * h) + p["b_hh"][2])
         return (1 - z) * n + z * h
     n = math.tanh(pre[2] + r * (p["W_hh"][2] * h + p["b_hh"][2]))
-    return z * n + (1 - z) * h   # "swapped": the roles of z and 1 - z exchanged
+    return z * n + (1 - z) * h  # "swapped": the roles of z and 1 - z exchanged
 
 
-@question("gru.update", kind=NUMERIC, title="One GRU step by hand", sections=("L5 §8", "L5 §8.1", "L5 §8.2"),
-          sample=_sample_gru, tolerance=FOUR_DIGITS, exercises=("lstm_gru.gru_cell",),
-          mistakes=lambda p: {"notes_form": Mistake(_gru(p, "notes"), "this is the notes' form (r before the matrix "
-                                                                   "product); the question uses PyTorch's r * (W_hn h + b_hn)"),
-                              "swapped_z": Mistake(_gru(p, "swapped"), "z keeps the old state: h = (1 - z) * n + z * h_prev")},
-          answer_hint="one number, h_t")
+@question(
+    "gru.update",
+    kind=NUMERIC,
+    title="One GRU step by hand",
+    sections=("L5 §8", "L5 §8.1", "L5 §8.2"),
+    sample=_sample_gru,
+    tolerance=FOUR_DIGITS,
+    exercises=("lstm_gru.gru_cell",),
+    mistakes=lambda p: {
+        "notes_form": Mistake(
+            _gru(p, "notes"),
+            "this is the notes' form (r before the matrix product); the question uses PyTorch's r * (W_hn h + b_hn)",
+        ),
+        "swapped_z": Mistake(_gru(p, "swapped"), "z keeps the old state: h = (1 - z) * n + z * h_prev"),
+    },
+    answer_hint="one number, h_t",
+)
 def gru_update(p):
     return _gru(p)
 
 
 # --------------------------------------------------------------------------- the cell-state path
 
+
 def _path_symbols(p):
     return tuple(Sym(f"f{i}", 0.05, 0.99) for i in range(1, p["k"] + 1))
 
 
-@question("lstm.cell_path", kind=SYMBOLIC, title="The LSTM cell-state gradient path",
-          sections=("L7-8 (Lecture 7) §五.2", "L7-8 (Lecture 7) §六", "L5 §7.4", "L5 §7.2"),
-          sample=lambda rng, form: {"k": int(form)}, forms=("2", "3", "4"), symbols=_path_symbols,
-          exercises=("lstm_gru.lstm_cell",),
-          mistakes=lambda p: {"sum": Mistake(sum(s.sympy() for s in _path_symbols(p)), "the factors multiply along the path")},
-          equivalents=lambda p: ["*".join(f"f{i}" for i in reversed(range(1, p["k"] + 1))),
-                                 "exp(" + " + ".join(f"log(f{i})" for i in range(1, p["k"] + 1)) + ")"])
+@question(
+    "lstm.cell_path",
+    kind=SYMBOLIC,
+    title="The LSTM cell-state gradient path",
+    sections=("L7-8 (Lecture 7) §五.2", "L7-8 (Lecture 7) §六", "L5 §7.4", "L5 §7.2"),
+    sample=lambda rng, form: {"k": int(form)},
+    forms=("2", "3", "4"),
+    symbols=_path_symbols,
+    exercises=("lstm_gru.lstm_cell",),
+    mistakes=lambda p: {
+        "sum": Mistake(sum(s.sympy() for s in _path_symbols(p)), "the factors multiply along the path")
+    },
+    equivalents=lambda p: [
+        "*".join(f"f{i}" for i in reversed(range(1, p["k"] + 1))),
+        "exp(" + " + ".join(f"log(f{i})" for i in range(1, p["k"] + 1)) + ")",
+    ],
+)
 def lstm_cell_path(p):
     return sympy.Mul(*[s.sympy() for s in _path_symbols(p)])

@@ -5,8 +5,8 @@ Validity (``model.fair_draw``): every draw keeps each named mistake outside the 
 the key and every key entry clearly away from 0; the rules each question adds, and the forms
 that are fixed per exam, are stated above its generator.
 """
-from __future__ import annotations
 
+from __future__ import annotations
 
 import sympy
 
@@ -19,20 +19,35 @@ def _sample_disc(rng):
     return {"delta": dec(rng, 0.1, 2.0), "A": dec(rng, -2.0, -0.1), "B": dec(rng, -1.5, 1.5, nonzero=True)}
 
 
-@question("ssm.discretize", kind=NUMERIC, title="Discretizing a state-space model",
-          sections=("L5 §18.1", "L5 §18.2", "L5 §18"), sample=_sample_disc, tolerance=FOUR_DIGITS,
-          exercises=("selective_scan.discretize",),
-          mistakes=lambda p: {"euler_A": Mistake([1 + p["delta"] * p["A"], p["delta"] * p["B"]],
-                                                 "A_bar is exp(delta*A) (zero-order hold), not 1 + delta*A")},
-          answer_hint="two numbers, A_bar then B_bar")
+@question(
+    "ssm.discretize",
+    kind=NUMERIC,
+    title="Discretizing a state-space model",
+    sections=("L5 §18.1", "L5 §18.2", "L5 §18"),
+    sample=_sample_disc,
+    tolerance=FOUR_DIGITS,
+    exercises=("selective_scan.discretize",),
+    mistakes=lambda p: {
+        "euler_A": Mistake(
+            [1 + p["delta"] * p["A"], p["delta"] * p["B"]], "A_bar is exp(delta*A) (zero-order hold), not 1 + delta*A"
+        )
+    },
+    answer_hint="two numbers, A_bar then B_bar",
+)
 def discretize(p):
     A_bar, B_bar = ref("selective_scan").discretize(t([[[p["delta"]]]]), t([[p["A"]]]), t([[[p["B"]]]]))
     return floats(A_bar) + floats(B_bar)
 
 
 def _sample_scan(rng):
-    return {"u": decs(rng, 2, -2, 2, nonzero=True), "delta": decs(rng, 2, 0.1, 1.5), "A": dec(rng, -2, -0.2),
-            "B": decs(rng, 2, -1, 1, nonzero=True), "C": decs(rng, 2, -1, 1, nonzero=True), "D": dec(rng, -1, 1)}
+    return {
+        "u": decs(rng, 2, -2, 2, nonzero=True),
+        "delta": decs(rng, 2, 0.1, 1.5),
+        "A": dec(rng, -2, -0.2),
+        "B": decs(rng, 2, -1, 1, nonzero=True),
+        "C": decs(rng, 2, -1, 1, nonzero=True),
+        "D": dec(rng, -1, 1),
+    }
 
 
 def _scan(p, skip=True):
@@ -42,11 +57,17 @@ def _scan(p, skip=True):
     return floats(ref("selective_scan").selective_scan(u, delta, t([[p["A"]]]), B, C, D))
 
 
-@question("ssm.scan_output", kind=NUMERIC, title="A selective scan by hand",
-          sections=("L5 §18.2", "L5 §18.1", "L7-8 (Lecture 7) §七"), sample=_sample_scan, tolerance=FOUR_DIGITS,
-          exercises=("selective_scan.selective_scan",),
-          mistakes=lambda p: {"no_skip": Mistake(_scan(p, skip=False), "the skip term D*u_t is part of y_t")},
-          answer_hint="two numbers, y_1 and y_2")
+@question(
+    "ssm.scan_output",
+    kind=NUMERIC,
+    title="A selective scan by hand",
+    sections=("L5 §18.2", "L5 §18.1", "L7-8 (Lecture 7) §七"),
+    sample=_sample_scan,
+    tolerance=FOUR_DIGITS,
+    exercises=("selective_scan.selective_scan",),
+    mistakes=lambda p: {"no_skip": Mistake(_scan(p, skip=False), "the skip term D*u_t is part of y_t")},
+    answer_hint="two numbers, y_1 and y_2",
+)
 def scan_output(p):
     return _scan(p)
 
@@ -55,12 +76,22 @@ def _sample_linear(rng):
     return {"a": decs(rng, 3, -1.5, 1.5, nonzero=True), "b": decs(rng, 3, -2, 2), "h0": dec(rng, -2, 2, nonzero=True)}
 
 
-@question("ssm.linear_recurrence", kind=NUMERIC, title="A few steps of a linear recurrence",
-          sections=("L5 §18.3", "L5 §5.1", "L5 §18.1"), sample=_sample_linear, tolerance=FOUR_DIGITS,
-          exercises=("selective_scan.linear_scan",),
-          mistakes=lambda p: {"no_h0": Mistake(floats(ref("selective_scan").linear_scan(t([[p["a"]]]), t([[p["b"]]]))),
-                                               "the recurrence starts from the given h_0, not from 0")},
-          answer_hint="three numbers, h_1, h_2, h_3")
+@question(
+    "ssm.linear_recurrence",
+    kind=NUMERIC,
+    title="A few steps of a linear recurrence",
+    sections=("L5 §18.3", "L5 §5.1", "L5 §18.1"),
+    sample=_sample_linear,
+    tolerance=FOUR_DIGITS,
+    exercises=("selective_scan.linear_scan",),
+    mistakes=lambda p: {
+        "no_h0": Mistake(
+            floats(ref("selective_scan").linear_scan(t([[p["a"]]]), t([[p["b"]]]))),
+            "the recurrence starts from the given h_0, not from 0",
+        )
+    },
+    answer_hint="three numbers, h_1, h_2, h_3",
+)
 def linear_recurrence(p):
     return floats(ref("selective_scan").linear_scan(t([p["a"]]), t([p["b"]]), t([p["h0"]])))
 
@@ -73,35 +104,53 @@ def _scan_depth(T: int) -> int:
     return levels
 
 
-@question("ssm.scan_depth", kind=NUMERIC, title="Sequential steps of a parallel scan",
-          sections=("L5 §18.3", "L7-8 (Lecture 7) §七", "L5 §19"),
-          sample=lambda rng: {"T": rng.choice((100, 1000, 1024, 4096, 5000, 65536, 100000))}, tolerance=EXACT,
-          exercises=("selective_scan.linear_scan",), answer_hint="two integers")
+@question(
+    "ssm.scan_depth",
+    kind=NUMERIC,
+    title="Sequential steps of a parallel scan",
+    sections=("L5 §18.3", "L7-8 (Lecture 7) §七", "L5 §19"),
+    sample=lambda rng: {"T": rng.choice((100, 1000, 1024, 4096, 5000, 65536, 100000))},
+    tolerance=EXACT,
+    exercises=("selective_scan.linear_scan",),
+    answer_hint="two integers",
+)
 def scan_depth(p):
     return [float(p["T"]), float(_scan_depth(p["T"]))]
 
 
 def _sample_kv(rng):
-    return {"layers": rng.choice((12, 24, 32)), "E": rng.choice((768, 1024, 4096)), "T": rng.choice((1024, 4096, 32768)),
-            "bytes": rng.choice((2, 4))}
+    return {
+        "layers": rng.choice((12, 24, 32)),
+        "E": rng.choice((768, 1024, 4096)),
+        "T": rng.choice((1024, 4096, 32768)),
+        "bytes": rng.choice((2, 4)),
+    }
 
 
 def _kv(p, both=True):
-    per_token = (2 if both else 1) * p["layers"] * p["E"] * p["bytes"]   # a key and a value per layer
-    return per_token * p["T"] / 2 ** 20
+    per_token = (2 if both else 1) * p["layers"] * p["E"] * p["bytes"]  # a key and a value per layer
+    return per_token * p["T"] / 2**20
 
 
-@question("ssm.kv_cache", kind=NUMERIC, title="The KV cache that Mamba avoids",
-          sections=("L7-8 (Lecture 7) §七", "L5 §18", "L5 §14", "W8 §14"), sample=_sample_kv, tolerance=FOUR_DIGITS,
-          exercises=("selective_scan.selective_scan",),
-          mistakes=lambda p: {"keys_only": Mistake(_kv(p, both=False), "the cache stores both keys and values")},
-          answer_hint="one number, in MiB (2^20 bytes)")
+@question(
+    "ssm.kv_cache",
+    kind=NUMERIC,
+    title="The KV cache that Mamba avoids",
+    sections=("L7-8 (Lecture 7) §七", "L5 §18", "L5 §14", "W8 §14"),
+    sample=_sample_kv,
+    tolerance=FOUR_DIGITS,
+    exercises=("selective_scan.selective_scan",),
+    mistakes=lambda p: {"keys_only": Mistake(_kv(p, both=False), "the cache stores both keys and values")},
+    answer_hint="one number, in MiB (2^20 bytes)",
+)
 def kv_cache(p):
     return _kv(p)
 
 
 def _unroll_symbols(p):
-    names = [f"a{i}" for i in range(1, p["T"] + 1)] + ([f"b{i}" for i in range(1, p["T"] + 1)] + ["h0"] if p["what"] == "state" else [])
+    names = [f"a{i}" for i in range(1, p["T"] + 1)] + (
+        [f"b{i}" for i in range(1, p["T"] + 1)] + ["h0"] if p["what"] == "state" else []
+    )
     return tuple(Sym(n, -2, 2) for n in names)
 
 
@@ -115,15 +164,38 @@ def _unroll(p, drop_h0=False):
     return h
 
 
-@question("ssm.unroll", kind=SYMBOLIC, title="Unrolling a time-varying linear recurrence",
-          sections=("L5 §18.3", "L5 §18.2"), sample=lambda rng, form: {"T": 3, "what": form}, forms=("state", "gradient"),
-          symbols=_unroll_symbols, exercises=("selective_scan.linear_scan",),
-          mistakes=lambda p: {"no_h0": Mistake(_unroll(p, drop_h0=True), "the initial state h0 contributes a1*...*aT*h0")}
-          if p["what"] == "state" else {},
-          equivalents=lambda p: ([sympy.sstr(sympy.expand(_unroll(p))), "h0*" + "*".join(f"a{i}" for i in range(1, p["T"] + 1))
-                                  + " + " + sympy.sstr(sympy.expand(_unroll(p, drop_h0=True)))]
-                                 if p["what"] == "state" else
-                                 ["*".join(f"a{i}" for i in reversed(range(1, p["T"] + 1))),
-                                  "(" + "*".join(f"a{i}" for i in range(1, p["T"] + 1)) + ")^2/(" + "*".join(f"a{i}" for i in range(1, p["T"] + 1)) + ")"]))
+@question(
+    "ssm.unroll",
+    kind=SYMBOLIC,
+    title="Unrolling a time-varying linear recurrence",
+    sections=("L5 §18.3", "L5 §18.2"),
+    sample=lambda rng, form: {"T": 3, "what": form},
+    forms=("state", "gradient"),
+    symbols=_unroll_symbols,
+    exercises=("selective_scan.linear_scan",),
+    mistakes=lambda p: (
+        {"no_h0": Mistake(_unroll(p, drop_h0=True), "the initial state h0 contributes a1*...*aT*h0")}
+        if p["what"] == "state"
+        else {}
+    ),
+    equivalents=lambda p: (
+        [
+            sympy.sstr(sympy.expand(_unroll(p))),
+            "h0*"
+            + "*".join(f"a{i}" for i in range(1, p["T"] + 1))
+            + " + "
+            + sympy.sstr(sympy.expand(_unroll(p, drop_h0=True))),
+        ]
+        if p["what"] == "state"
+        else [
+            "*".join(f"a{i}" for i in reversed(range(1, p["T"] + 1))),
+            "("
+            + "*".join(f"a{i}" for i in range(1, p["T"] + 1))
+            + ")^2/("
+            + "*".join(f"a{i}" for i in range(1, p["T"] + 1))
+            + ")",
+        ]
+    ),
+)
 def unroll(p):
     return _unroll(p)

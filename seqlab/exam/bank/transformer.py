@@ -5,6 +5,7 @@ Validity (``model.fair_draw``): every draw keeps each named mistake outside the 
 the key and every key entry clearly away from 0; the rules each question adds, and the forms
 that are fixed per exam, are stated above its generator.
 """
+
 from __future__ import annotations
 
 import math
@@ -16,8 +17,8 @@ from ..model import EXACT, FOUR_DIGITS, NUMERIC, SYMBOLIC, Mistake, question
 from ..safeexpr import Sym
 from ._util import decs, floats, mat, ref, shape_numel, t
 
-
 # --------------------------------------------------------------------------- positional encoding
+
 
 # Validity: an odd column j >= 3, so i = (j - 1)/2 >= 1. In columns 0 and 1 the frequency is 1
 # (no exponent to get right); in even columns j = 2i, so the ``column_exponent`` mistake (j/d
@@ -30,7 +31,7 @@ def _sample_pe(rng):
 def _pe_wrong(p, swap=False, index_as_i=False, half=False, degrees=False):
     i = p["j"] // 2
     expo = (p["j"] if index_as_i else i if half else 2 * i) / p["d"]
-    angle = p["p"] / 10000 ** expo
+    angle = p["p"] / 10000**expo
     if degrees:
         angle = math.radians(angle)
     sine = p["j"] % 2 == 0
@@ -39,15 +40,24 @@ def _pe_wrong(p, swap=False, index_as_i=False, half=False, degrees=False):
     return math.sin(angle) if sine else math.cos(angle)
 
 
-@question("pos.sinusoidal_entry", kind=NUMERIC, title="An entry of the sinusoidal positional encoding",
-          sections=("W8 §11.3", "W8 §11"), sample=_sample_pe, tolerance=FOUR_DIGITS,
-          exercises=("positional.sinusoidal_encoding",),
-          mistakes=lambda p: {"swapped": Mistake(_pe_wrong(p, swap=True), "even columns are sines, odd columns cosines"),
-                              "column_exponent": Mistake(_pe_wrong(p, index_as_i=True),
-                                                         "columns 2i and 2i+1 share the frequency 1/10000^(2i/d)"),
-                              "half_exponent": Mistake(_pe_wrong(p, half=True), "the exponent is 2i/d, not i/d"),
-                              "degrees": Mistake(_pe_wrong(p, degrees=True), "the angle is in radians")},
-          answer_hint="one number")
+@question(
+    "pos.sinusoidal_entry",
+    kind=NUMERIC,
+    title="An entry of the sinusoidal positional encoding",
+    sections=("W8 §11.3", "W8 §11"),
+    sample=_sample_pe,
+    tolerance=FOUR_DIGITS,
+    exercises=("positional.sinusoidal_encoding",),
+    mistakes=lambda p: {
+        "swapped": Mistake(_pe_wrong(p, swap=True), "even columns are sines, odd columns cosines"),
+        "column_exponent": Mistake(
+            _pe_wrong(p, index_as_i=True), "columns 2i and 2i+1 share the frequency 1/10000^(2i/d)"
+        ),
+        "half_exponent": Mistake(_pe_wrong(p, half=True), "the exponent is 2i/d, not i/d"),
+        "degrees": Mistake(_pe_wrong(p, degrees=True), "the angle is in radians"),
+    },
+    answer_hint="one number",
+)
 def sinusoidal_entry(p):
     pe = ref("positional").sinusoidal_encoding(p["p"] + 1, p["d"], dtype=torch.float64)
     return float(pe[p["p"], p["j"]])
@@ -64,12 +74,20 @@ def _pe_formula(p, swap=False):
     return sympy.cos(angle) if odd != swap else sympy.sin(angle)
 
 
-@question("pos.sinusoidal_formula", kind=SYMBOLIC, title="The sinusoidal encoding as a formula",
-          sections=("W8 §11.3",), sample=lambda rng: {"column": rng.choice(("even", "odd"))}, symbols=_pe_symbols,
-          exercises=("positional.sinusoidal_encoding",),
-          mistakes=lambda p: {"swapped": Mistake(_pe_formula(p, swap=True), "even columns are sines, odd columns cosines")},
-          equivalents=lambda p: [f"{'cos' if p['column'] == 'odd' else 'sin'}(p*10000^(-2*i/d))",
-                                 f"{'cos' if p['column'] == 'odd' else 'sin'}(p*exp(-2*i*log(10000)/d))"])
+@question(
+    "pos.sinusoidal_formula",
+    kind=SYMBOLIC,
+    title="The sinusoidal encoding as a formula",
+    sections=("W8 §11.3",),
+    sample=lambda rng: {"column": rng.choice(("even", "odd"))},
+    symbols=_pe_symbols,
+    exercises=("positional.sinusoidal_encoding",),
+    mistakes=lambda p: {"swapped": Mistake(_pe_formula(p, swap=True), "even columns are sines, odd columns cosines")},
+    equivalents=lambda p: [
+        f"{'cos' if p['column'] == 'odd' else 'sin'}(p*10000^(-2*i/d))",
+        f"{'cos' if p['column'] == 'odd' else 'sin'}(p*exp(-2*i*log(10000)/d))",
+    ],
+)
 def sinusoidal_formula(p):
     return _pe_formula(p)
 
@@ -90,16 +108,25 @@ def _embed(p, scale=True):
     return floats(ref("positional").embed_tokens(tokens, E, pe)[0, p["pos"]])
 
 
-@question("pos.embed_entry", kind=NUMERIC, title="Token embedding plus positional encoding",
-          sections=("W8 §11.1", "W8 §15.1", "L7-8 (Lecture 7) §三", "W8 §10.3"), sample=_sample_embed,
-          tolerance=FOUR_DIGITS, exercises=("positional.embed_tokens", "positional.sinusoidal_encoding"),
-          mistakes=lambda p: {"no_scale": Mistake(_embed(p, scale=False), "the embedding is scaled by sqrt(d) = 2 before adding PE")},
-          answer_hint="four numbers")
+@question(
+    "pos.embed_entry",
+    kind=NUMERIC,
+    title="Token embedding plus positional encoding",
+    sections=("W8 §11.1", "W8 §15.1", "L7-8 (Lecture 7) §三", "W8 §10.3"),
+    sample=_sample_embed,
+    tolerance=FOUR_DIGITS,
+    exercises=("positional.embed_tokens", "positional.sinusoidal_encoding"),
+    mistakes=lambda p: {
+        "no_scale": Mistake(_embed(p, scale=False), "the embedding is scaled by sqrt(d) = 2 before adding PE")
+    },
+    answer_hint="four numbers",
+)
 def embed_entry(p):
     return _embed(p)
 
 
 # --------------------------------------------------------------------------- block sizes
+
 
 def _ln(E):
     return {"weight": (E,), "bias": (E,)}
@@ -127,28 +154,48 @@ def _sample_block(rng):
     return {"E": E, "F": rng.choice((2, 4)) * E, "layers": rng.choice((2, 6)), "heads": rng.choice((4, 8))}
 
 
-@question("tf.encoder_params", kind=NUMERIC, title="Parameters of a Transformer encoder",
-          sections=("W8 §15.2", "W8 §15", "W8 §15.3", "L5 §17", "L7-8 (Lecture 8) §四.1", "L7-8 (Lecture 8) §四"),
-          sample=_sample_block, tolerance=EXACT, exercises=("transformer.encoder_block",),
-          mistakes=lambda p: {"no_norms": Mistake(float(p["layers"] * _block("encoder", p["E"], p["F"], norms=False)),
-                                                  "each LayerNorm has a weight and a bias of size E"),
-                              "one_layer": Mistake(float(_block("encoder", p["E"], p["F"])), "multiply by the number of layers")},
-          answer_hint="an integer")
+@question(
+    "tf.encoder_params",
+    kind=NUMERIC,
+    title="Parameters of a Transformer encoder",
+    sections=("W8 §15.2", "W8 §15", "W8 §15.3", "L5 §17", "L7-8 (Lecture 8) §四.1", "L7-8 (Lecture 8) §四"),
+    sample=_sample_block,
+    tolerance=EXACT,
+    exercises=("transformer.encoder_block",),
+    mistakes=lambda p: {
+        "no_norms": Mistake(
+            float(p["layers"] * _block("encoder", p["E"], p["F"], norms=False)),
+            "each LayerNorm has a weight and a bias of size E",
+        ),
+        "one_layer": Mistake(float(_block("encoder", p["E"], p["F"])), "multiply by the number of layers"),
+    },
+    answer_hint="an integer",
+)
 def encoder_params(p):
     return float(p["layers"] * _block("encoder", p["E"], p["F"]))
 
 
-@question("tf.decoder_params", kind=NUMERIC, title="Parameters of a Transformer decoder block",
-          sections=("W8 §16.2", "W8 §16", "L5 §17"), sample=lambda rng: {**_sample_block(rng), "layers": 1},
-          tolerance=EXACT, exercises=("transformer.decoder_block",),
-          mistakes=lambda p: {"as_encoder": Mistake(float(_block("encoder", p["E"], p["F"])),
-                                                    "the decoder block also has cross-attention and a third LayerNorm")},
-          answer_hint="an integer")
+@question(
+    "tf.decoder_params",
+    kind=NUMERIC,
+    title="Parameters of a Transformer decoder block",
+    sections=("W8 §16.2", "W8 §16", "L5 §17"),
+    sample=lambda rng: {**_sample_block(rng), "layers": 1},
+    tolerance=EXACT,
+    exercises=("transformer.decoder_block",),
+    mistakes=lambda p: {
+        "as_encoder": Mistake(
+            float(_block("encoder", p["E"], p["F"])), "the decoder block also has cross-attention and a third LayerNorm"
+        )
+    },
+    answer_hint="an integer",
+)
 def decoder_params(p):
     return float(_block("decoder", p["E"], p["F"]))
 
 
 # --------------------------------------------------------------------------- LayerNorm, FFN by hand
+
 
 def _sample_ln(rng):
     return {"x": decs(rng, 4, -3, 3), "gamma": decs(rng, 4, 0.5, 2), "beta": decs(rng, 4, -1, 1)}
@@ -160,10 +207,19 @@ def _ln_unbiased(p):
     return floats(y * t(p["gamma"]) + t(p["beta"]))
 
 
-@question("tf.layer_norm", kind=NUMERIC, title="LayerNorm of one token", sections=("W8 §15.3",), sample=_sample_ln,
-          tolerance=FOUR_DIGITS, exercises=("transformer.layer_norm",),
-          mistakes=lambda p: {"unbiased": Mistake(_ln_unbiased(p), "LayerNorm uses the biased variance (divide by 4, not 3)")},
-          answer_hint="four numbers")
+@question(
+    "tf.layer_norm",
+    kind=NUMERIC,
+    title="LayerNorm of one token",
+    sections=("W8 §15.3",),
+    sample=_sample_ln,
+    tolerance=FOUR_DIGITS,
+    exercises=("transformer.layer_norm",),
+    mistakes=lambda p: {
+        "unbiased": Mistake(_ln_unbiased(p), "LayerNorm uses the biased variance (divide by 4, not 3)")
+    },
+    answer_hint="four numbers",
+)
 def layer_norm(p):
     return floats(ref("transformer").layer_norm(t([p["x"]]), t(p["gamma"]), t(p["beta"]), eps=1e-5))
 
@@ -171,8 +227,13 @@ def layer_norm(p):
 # Validity (general rule): some hidden unit is negative before the ReLU, else the ``no_relu``
 # mistake gives the key and the question never tests the nonlinearity (about 15% of draws).
 def _sample_ffn(rng):
-    return {"x": decs(rng, 2, -2, 2), "W1": mat(rng, 3, 2), "b1": decs(rng, 3, -0.5, 0.5),
-            "W2": mat(rng, 2, 3), "b2": decs(rng, 2, -0.5, 0.5)}
+    return {
+        "x": decs(rng, 2, -2, 2),
+        "W1": mat(rng, 3, 2),
+        "b1": decs(rng, 3, -0.5, 0.5),
+        "W2": mat(rng, 2, 3),
+        "b2": decs(rng, 2, -0.5, 0.5),
+    }
 
 
 def _ffn_no_relu(p):
@@ -180,37 +241,62 @@ def _ffn_no_relu(p):
     return floats(hidden @ t(p["W2"]).T + t(p["b2"]))
 
 
-@question("tf.ffn", kind=NUMERIC, title="The position-wise feed-forward network",
-          sections=("W8 §15.3", "L7-8 (Lecture 8) §四.1"), sample=_sample_ffn, tolerance=FOUR_DIGITS,
-          exercises=("transformer.feed_forward",),
-          mistakes=lambda p: {"no_relu": Mistake(_ffn_no_relu(p), "apply ReLU to the hidden layer")},
-          answer_hint="two numbers")
+@question(
+    "tf.ffn",
+    kind=NUMERIC,
+    title="The position-wise feed-forward network",
+    sections=("W8 §15.3", "L7-8 (Lecture 8) §四.1"),
+    sample=_sample_ffn,
+    tolerance=FOUR_DIGITS,
+    exercises=("transformer.feed_forward",),
+    mistakes=lambda p: {"no_relu": Mistake(_ffn_no_relu(p), "apply ReLU to the hidden layer")},
+    answer_hint="two numbers",
+)
 def ffn(p):
     return floats(ref("transformer").feed_forward(t([p["x"]]), t(p["W1"]), t(p["b1"]), t(p["W2"]), t(p["b2"])))
 
 
 # --------------------------------------------------------------------------- decoder shapes, captioning
 
+
 # Forms: the cross-attention weights (S = Hf*Wf to compute) or the block's output; one per exam.
 def _sample_caption(rng, form):
-    return {"B": rng.randint(2, 4), "T": rng.randint(3, 9), "Hf": rng.choice((2, 3, 4)), "Wf": rng.choice((2, 3, 5)),
-            "E": rng.choice((8, 16)), "heads": rng.choice((2, 4)), "case": form}
+    return {
+        "B": rng.randint(2, 4),
+        "T": rng.randint(3, 9),
+        "Hf": rng.choice((2, 3, 4)),
+        "Wf": rng.choice((2, 3, 5)),
+        "E": rng.choice((8, 16)),
+        "heads": rng.choice((2, 4)),
+        "case": form,
+    }
 
 
-@question("tf.caption_shapes", kind=NUMERIC, title="Shapes in a captioning Transformer",
-          sections=("W8 §17", "W8 §16.1", "W8 §16.2", "W8 §16"), sample=_sample_caption, tolerance=EXACT,
-          forms=("cross_weights", "output"),
-          exercises=("transformer.decoder_block", "attention.multi_head_attention"), answer_hint="the shape as integers")
+@question(
+    "tf.caption_shapes",
+    kind=NUMERIC,
+    title="Shapes in a captioning Transformer",
+    sections=("W8 §17", "W8 §16.1", "W8 §16.2", "W8 §16"),
+    sample=_sample_caption,
+    tolerance=EXACT,
+    forms=("cross_weights", "output"),
+    exercises=("transformer.decoder_block", "attention.multi_head_attention"),
+    answer_hint="the shape as integers",
+)
 def caption_shapes(p):
     B, T, E, h = p["B"], p["T"], p["E"], p["heads"]
-    S = p["Hf"] * p["Wf"]                      # the CNN feature map, flattened into S tokens
+    S = p["Hf"] * p["Wf"]  # the CNN feature map, flattened into S tokens
     z = lambda *s: torch.zeros(*s, dtype=torch.float64)  # noqa: E731
     mha = {k: z(*s) for k, s in _mha(E).items()}
     if p["case"] == "cross_weights":
         _, w = ref("attention").multi_head_attention(z(B, T, E), z(B, S, E), z(B, S, E), mha, h)
         return [float(x) for x in w.shape]
-    params = {"self_attn": mha, "cross_attn": dict(mha), "ffn": {k: z(*s) for k, s in _ffn(E, 2 * E).items()},
-              **{f"norm{i}": {"weight": torch.ones(E, dtype=torch.float64), "bias": z(E)} for i in (1, 2, 3)}}
+    params = {
+        "self_attn": mha,
+        "cross_attn": dict(mha),
+        "ffn": {k: z(*s) for k, s in _ffn(E, 2 * E).items()},
+        **{f"norm{i}": {"weight": torch.ones(E, dtype=torch.float64), "bias": z(E)} for i in (1, 2, 3)},
+    }
     y = ref("transformer").decoder_block(z(B, T, E), z(B, S, E), params, h)
     return [float(x) for x in y.shape]
 
@@ -220,9 +306,17 @@ def _sample_vit(rng, form):
     return {"size": rng.choice((224, 256, 384)), "patch": rng.choice((16, 32)), "cls": form == "cls"}
 
 
-@question("tf.vit_tokens", kind=NUMERIC, title="Vision Transformer tokens", sections=("W8 §17", "W8 §14"),
-          sample=_sample_vit, tolerance=EXACT, exercises=("attention.multi_head_attention",), forms=("cls", "no_cls"),
-          answer_hint="two integers: tokens, attention weights per head")
+@question(
+    "tf.vit_tokens",
+    kind=NUMERIC,
+    title="Vision Transformer tokens",
+    sections=("W8 §17", "W8 §14"),
+    sample=_sample_vit,
+    tolerance=EXACT,
+    exercises=("attention.multi_head_attention",),
+    forms=("cls", "no_cls"),
+    answer_hint="two integers: tokens, attention weights per head",
+)
 def vit_tokens(p):
     n = (p["size"] // p["patch"]) ** 2 + (1 if p["cls"] else 0)
     return [float(n), float(n * n)]
@@ -232,13 +326,27 @@ def _ln_symbols(p):
     return (Sym("E", 1, 64, integer=True), Sym("F", 1, 256, integer=True))
 
 
-@question("tf.block_formula", kind=SYMBOLIC, title="Transformer block size as a formula",
-          sections=("W8 §15.2", "W8 §15.3"), sample=lambda rng, form: {"kind": form}, forms=("encoder", "decoder"),
-          symbols=_ln_symbols, exercises=("transformer.encoder_block", "transformer.decoder_block"),
-          mistakes=lambda p: {"no_norms": Mistake(sympy.expand(_block(p["kind"], *(s.sympy() for s in _ln_symbols(p)), norms=False)),
-                                                  "each LayerNorm has 2E parameters")},
-          equivalents=lambda p: (["4*E^2 + 4*E + 2*E*F + F + E + 4*E", "E*(4*E + 9 + 2*F) + F"] if p["kind"] == "encoder"
-                                 else ["8*E^2 + 8*E + 2*E*F + F + E + 6*E", "E*(8*E + 15 + 2*F) + F"]))
+@question(
+    "tf.block_formula",
+    kind=SYMBOLIC,
+    title="Transformer block size as a formula",
+    sections=("W8 §15.2", "W8 §15.3"),
+    sample=lambda rng, form: {"kind": form},
+    forms=("encoder", "decoder"),
+    symbols=_ln_symbols,
+    exercises=("transformer.encoder_block", "transformer.decoder_block"),
+    mistakes=lambda p: {
+        "no_norms": Mistake(
+            sympy.expand(_block(p["kind"], *(s.sympy() for s in _ln_symbols(p)), norms=False)),
+            "each LayerNorm has 2E parameters",
+        )
+    },
+    equivalents=lambda p: (
+        ["4*E^2 + 4*E + 2*E*F + F + E + 4*E", "E*(4*E + 9 + 2*F) + F"]
+        if p["kind"] == "encoder"
+        else ["8*E^2 + 8*E + 2*E*F + F + E + 6*E", "E*(8*E + 15 + 2*F) + F"]
+    ),
+)
 def block_formula(p):
     E, F = (s.sympy() for s in _ln_symbols(p))
     return sympy.expand(_block(p["kind"], E, F))
@@ -247,6 +355,7 @@ def block_formula(p):
 # --------------------------------------------------------------------------- issue 12: exam focus
 # The order of residual and LayerNorm in a block (W8 §15.2): post-LN (the notes' "Add & LayerNorm")
 # against pre-LN.
+
 
 def _layer_norm_plain(z: torch.Tensor) -> torch.Tensor:
     E = z.shape[-1]
@@ -274,8 +383,11 @@ def _norm_orders(p, residual=True):
 def _norm_order_mistakes(p):
     key = _norm_orders(p)
     return {
-        "swapped": Mistake(key[3:] + key[:3], "post-LN normalizes after the residual add: LN(x + F(x)); "
-                                              "pre-LN normalizes the sublayer's input: x + F(LN(x))"),
+        "swapped": Mistake(
+            key[3:] + key[:3],
+            "post-LN normalizes after the residual add: LN(x + F(x)); "
+            "pre-LN normalizes the sublayer's input: x + F(LN(x))",
+        ),
         "no_residual": Mistake(_norm_orders(p, residual=False), "both forms keep the residual path x + ..."),
     }
 
@@ -288,10 +400,17 @@ def _sample_norm_order(rng):
     return {"x": decs(rng, 3, -2, 2), "a": decs(rng, 3, -1.5, 1.5, nonzero=True), "c": decs(rng, 3, -1, 1)}
 
 
-@question("tf.norm_order", kind=NUMERIC, title="Post-LN and pre-LN blocks",
-          sections=("W8 §15.2", "W8 §15.3", "L7-8 (Lecture 8) §四.1", "L5 §17"),
-          sample=_sample_norm_order, tolerance=FOUR_DIGITS, mistakes=_norm_order_mistakes, valid=_spread_enough,
-          exercises=("transformer.encoder_block", "transformer.layer_norm"),
-          answer_hint="the post-LN output first, then the pre-LN output")
+@question(
+    "tf.norm_order",
+    kind=NUMERIC,
+    title="Post-LN and pre-LN blocks",
+    sections=("W8 §15.2", "W8 §15.3", "L7-8 (Lecture 8) §四.1", "L5 §17"),
+    sample=_sample_norm_order,
+    tolerance=FOUR_DIGITS,
+    mistakes=_norm_order_mistakes,
+    valid=_spread_enough,
+    exercises=("transformer.encoder_block", "transformer.layer_norm"),
+    answer_hint="the post-LN output first, then the pre-LN output",
+)
 def norm_order(p):
     return _norm_orders(p)

@@ -5,6 +5,7 @@ Validity (``model.fair_draw``): every draw keeps each named mistake outside the 
 the key and every key entry clearly away from 0; the rules each question adds, and the forms
 that are fixed per exam, are stated above its generator.
 """
+
 from __future__ import annotations
 
 # isort: off
@@ -13,5 +14,6 @@ from __future__ import annotations
 from . import forward  # noqa: F401
 from . import gradients  # noqa: F401
 from . import generation  # noqa: F401
+
 # isort: on
 from .generation import _param_grads_by_hand  # noqa: F401 - tests/test_exam_focus.py checks it by hand

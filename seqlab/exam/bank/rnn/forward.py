@@ -2,6 +2,7 @@
 
 Validity (``model.fair_draw``): see the package docstring.
 """
+
 from __future__ import annotations
 
 import math
@@ -23,22 +24,38 @@ def _rnn_shapes(D, H, C, output=True):
 
 # --------------------------------------------------------------------------- parameter count
 
+
 def _sample_count(rng):
-    return {"D": rng.choice((8, 16, 32, 50, 64, 100)), "H": rng.choice((16, 32, 64, 128, 256)),
-            "C": rng.choice((10, 27, 65, 100)), "T": rng.choice((20, 50, 100, 1000))}
+    return {
+        "D": rng.choice((8, 16, 32, 50, 64, 100)),
+        "H": rng.choice((16, 32, 64, 128, 256)),
+        "C": rng.choice((10, 27, 65, 100)),
+        "T": rng.choice((20, 50, 100, 1000)),
+    }
 
 
 def _count_mistakes(p):
     full = shape_numel(_rnn_shapes(p["D"], p["H"], p["C"]))
     no_bias = shape_numel({k: v for k, v in _rnn_shapes(p["D"], p["H"], p["C"]).items() if not k.startswith("b")})
-    return {"times_T": Mistake(float(full * p["T"]), "the weights are shared by all time steps: the count does not grow with T"),
-            "no_bias": Mistake(float(no_bias), "the two bias vectors b_h and b_y count too")}
+    return {
+        "times_T": Mistake(
+            float(full * p["T"]), "the weights are shared by all time steps: the count does not grow with T"
+        ),
+        "no_bias": Mistake(float(no_bias), "the two bias vectors b_h and b_y count too"),
+    }
 
 
-@question("rnn.param_count", kind=NUMERIC, title="Parameters of an Elman RNN",
-          sections=("L5 §2.1", "W8 §2.2", "L7-8 (Lecture 7) §一.2", "L7-8 (Lecture 7) §四"),
-          sample=_sample_count, tolerance=EXACT, mistakes=_count_mistakes,
-          exercises=("rnn.rnn_forward", "rnn.rnn_bptt"), answer_hint="an integer")
+@question(
+    "rnn.param_count",
+    kind=NUMERIC,
+    title="Parameters of an Elman RNN",
+    sections=("L5 §2.1", "W8 §2.2", "L7-8 (Lecture 7) §一.2", "L7-8 (Lecture 7) §四"),
+    sample=_sample_count,
+    tolerance=EXACT,
+    mistakes=_count_mistakes,
+    exercises=("rnn.rnn_forward", "rnn.rnn_bptt"),
+    answer_hint="an integer",
+)
 def param_count(p):
     return float(shape_numel(_rnn_shapes(p["D"], p["H"], p["C"])))
 
@@ -48,12 +65,20 @@ def _count_sym_symbols(p):
 
 
 # Forms: with or without the output layer (one more term to count); one per exam.
-@question("rnn.param_count_formula", kind=SYMBOLIC, title="RNN parameter count as a formula", sections=("L5 §2.1", "L5 §0"),
-          sample=lambda rng, form: {"output": form == "with_output"}, symbols=_count_sym_symbols,
-          forms=("with_output", "hidden_only"),
-          exercises=("rnn.rnn_forward",),
-          mistakes=lambda p: {"no_bias": Mistake(_count_formula(p, bias=False), "the bias vectors count too")},
-          equivalents=lambda p: ["H*(D + H + 1) + C*(H + 1)", "(D+H+1)*H + C*H + C"] if p["output"] else ["H*(D+H+1)", "H^2 + H*D + H"])
+@question(
+    "rnn.param_count_formula",
+    kind=SYMBOLIC,
+    title="RNN parameter count as a formula",
+    sections=("L5 §2.1", "L5 §0"),
+    sample=lambda rng, form: {"output": form == "with_output"},
+    symbols=_count_sym_symbols,
+    forms=("with_output", "hidden_only"),
+    exercises=("rnn.rnn_forward",),
+    mistakes=lambda p: {"no_bias": Mistake(_count_formula(p, bias=False), "the bias vectors count too")},
+    equivalents=lambda p: (
+        ["H*(D + H + 1) + C*(H + 1)", "(D+H+1)*H + C*H + C"] if p["output"] else ["H*(D+H+1)", "H^2 + H*D + H"]
+    ),
+)
 def param_count_formula(p):
     return _count_formula(p)
 
@@ -66,20 +91,32 @@ def _count_formula(p, bias=True):
 
 # --------------------------------------------------------------------------- one forward step
 
+
 def _sample_cell(rng):
-    return {"x": decs(rng, 2, -1, 1), "h_prev": decs(rng, 2, -1, 1), "W_xh": mat(rng, 2, 2),
-            "W_hh": mat(rng, 2, 2), "b_h": decs(rng, 2, -0.5, 0.5)}
+    return {
+        "x": decs(rng, 2, -1, 1),
+        "h_prev": decs(rng, 2, -1, 1),
+        "W_xh": mat(rng, 2, 2),
+        "W_hh": mat(rng, 2, 2),
+        "b_h": decs(rng, 2, -0.5, 0.5),
+    }
 
 
 def _cell_pre(p):
     return floats(t(p["x"]) @ t(p["W_xh"]).T + t(p["h_prev"]) @ t(p["W_hh"]).T + t(p["b_h"]))
 
 
-@question("rnn.cell_step", kind=NUMERIC, title="One step of a vanilla RNN",
-          sections=("W8 §2.2", "L5 §2.1", "L7-8 (Lecture 7) §一.2", "W8 §3"),
-          sample=_sample_cell, tolerance=FOUR_DIGITS, exercises=("rnn.rnn_cell",),
-          mistakes=lambda p: {"no_tanh": Mistake(_cell_pre(p), "that is the pre-activation; apply tanh")},
-          answer_hint="two numbers, the entries of h_t")
+@question(
+    "rnn.cell_step",
+    kind=NUMERIC,
+    title="One step of a vanilla RNN",
+    sections=("W8 §2.2", "L5 §2.1", "L7-8 (Lecture 7) §一.2", "W8 §3"),
+    sample=_sample_cell,
+    tolerance=FOUR_DIGITS,
+    exercises=("rnn.rnn_cell",),
+    mistakes=lambda p: {"no_tanh": Mistake(_cell_pre(p), "that is the pre-activation; apply tanh")},
+    answer_hint="two numbers, the entries of h_t",
+)
 def cell_step(p):
     h = ref("rnn").rnn_cell(t([p["x"]]), t([p["h_prev"]]), t(p["W_xh"]), t(p["W_hh"]), t(p["b_h"]))
     return floats(h)
@@ -93,20 +130,36 @@ SHAPE_CASES = ("many_to_many", "many_to_one", "bidirectional", "logits")
 
 
 def _sample_shapes(rng, form):
-    return {"case": form, "B": rng.randint(2, 8), "T": rng.randint(3, 12),
-            "D": rng.choice((4, 6, 8)), "H": rng.choice((5, 10, 12)), "C": rng.choice((3, 7, 11))}
+    return {
+        "case": form,
+        "B": rng.randint(2, 8),
+        "T": rng.randint(3, 12),
+        "D": rng.choice((4, 6, 8)),
+        "H": rng.choice((5, 10, 12)),
+        "C": rng.choice((3, 7, 11)),
+    }
 
 
-@question("rnn.shapes", kind=NUMERIC, title="Shapes in RNN task types",
-          sections=("W8 §3.1", "W8 §3.2", "L5 §1.1", "L5 §10", "L7-8 (Lecture 7) §一.1", "W8 §3"),
-          sample=_sample_shapes, tolerance=EXACT, forms=SHAPE_CASES,
-          exercises=("rnn.rnn_forward", "rnn.birnn_forward"), answer_hint="the shape as integers, e.g. 2, 3, 4")
+@question(
+    "rnn.shapes",
+    kind=NUMERIC,
+    title="Shapes in RNN task types",
+    sections=("W8 §3.1", "W8 §3.2", "L5 §1.1", "L5 §10", "L7-8 (Lecture 7) §一.1", "W8 §3"),
+    sample=_sample_shapes,
+    tolerance=EXACT,
+    forms=SHAPE_CASES,
+    exercises=("rnn.rnn_forward", "rnn.birnn_forward"),
+    answer_hint="the shape as integers, e.g. 2, 3, 4",
+)
 def shapes(p):
     R = ref("rnn")
     B, T, D, H, C = p["B"], p["T"], p["D"], p["H"], p["C"]
     x, h0 = torch.zeros(B, T, D, dtype=torch.float64), torch.zeros(B, H, dtype=torch.float64)
-    cell = {"W_xh": torch.zeros(H, D, dtype=torch.float64), "W_hh": torch.zeros(H, H, dtype=torch.float64),
-            "b_h": torch.zeros(H, dtype=torch.float64)}
+    cell = {
+        "W_xh": torch.zeros(H, D, dtype=torch.float64),
+        "W_hh": torch.zeros(H, H, dtype=torch.float64),
+        "b_h": torch.zeros(H, dtype=torch.float64),
+    }
     if p["case"] == "bidirectional":
         out = R.birnn_forward(x, h0, h0, cell, cell)
     else:
@@ -120,6 +173,7 @@ def shapes(p):
 
 # --------------------------------------------------------------------------- loss and its gradient
 
+
 def _sample_ce(rng):
     return {"logits": decs(rng, 3, -2, 2), "target": rng.randint(0, 2)}
 
@@ -128,11 +182,17 @@ def _ce(p):
     return ref("rnn").softmax_cross_entropy(t([p["logits"]]), torch.tensor([p["target"]]))
 
 
-@question("rnn.ce_loss", kind=NUMERIC, title="Cross-entropy of one prediction",
-          sections=("L5 §2.2", "W8 §4", "L7-8 (Lecture 7) §二.1"), sample=_sample_ce, tolerance=FOUR_DIGITS,
-          exercises=("rnn.softmax_cross_entropy",),
-          mistakes=lambda p: {"log2": Mistake(float(_ce(p)) / math.log(2), "the loss uses the natural log, not log2")},
-          answer_hint="one number")
+@question(
+    "rnn.ce_loss",
+    kind=NUMERIC,
+    title="Cross-entropy of one prediction",
+    sections=("L5 §2.2", "W8 §4", "L7-8 (Lecture 7) §二.1"),
+    sample=_sample_ce,
+    tolerance=FOUR_DIGITS,
+    exercises=("rnn.softmax_cross_entropy",),
+    mistakes=lambda p: {"log2": Mistake(float(_ce(p)) / math.log(2), "the loss uses the natural log, not log2")},
+    answer_hint="one number",
+)
 def ce_loss(p):
     return float(_ce(p))
 
@@ -140,15 +200,21 @@ def ce_loss(p):
 def _ce_grad(p):
     logits = t([p["logits"]]).requires_grad_(True)
     loss = ref("rnn").softmax_cross_entropy(logits, torch.tensor([p["target"]]))
-    (g,) = torch.autograd.grad(loss, logits)   # autograd through the reference: the exact gradient
+    (g,) = torch.autograd.grad(loss, logits)  # autograd through the reference: the exact gradient
     return floats(g)
 
 
-@question("rnn.ce_grad", kind=NUMERIC, title="Gradient of softmax cross-entropy",
-          sections=("L5 §3.2",), sample=_sample_ce, tolerance=FOUR_DIGITS,
-          exercises=("rnn.softmax_cross_entropy", "rnn.rnn_bptt"),
-          mistakes=lambda p: {"sign": Mistake([-x for x in _ce_grad(p)], "the sign is flipped: the gradient is p - y")},
-          answer_hint="three numbers, dL/do_0, dL/do_1, dL/do_2")
+@question(
+    "rnn.ce_grad",
+    kind=NUMERIC,
+    title="Gradient of softmax cross-entropy",
+    sections=("L5 §3.2",),
+    sample=_sample_ce,
+    tolerance=FOUR_DIGITS,
+    exercises=("rnn.softmax_cross_entropy", "rnn.rnn_bptt"),
+    mistakes=lambda p: {"sign": Mistake([-x for x in _ce_grad(p)], "the sign is flipped: the gradient is p - y")},
+    answer_hint="three numbers, dL/do_0, dL/do_1, dL/do_2",
+)
 def ce_grad(p):
     return _ce_grad(p)
 
@@ -171,15 +237,26 @@ def _ce_sym(p, sign=1):
     return sign * (pj - (1 if p["j"] == p["y"] else 0))
 
 
-@question("rnn.ce_grad_formula", kind=SYMBOLIC, title="Softmax cross-entropy gradient as a formula",
-          sections=("L5 §3.2", "L5 §20"), sample=_sample_ce_sym, symbols=_ce_sym_symbols, forms=("target", "other"),
-          exercises=("rnn.softmax_cross_entropy", "rnn.rnn_bptt"),
-          mistakes=lambda p: {"sign": Mistake(_ce_sym(p, -1), "the sign is flipped: the gradient is p - y")},
-          equivalents=lambda p: [
-              "1/(1 + " + " + ".join(f"exp(o{i} - o{p['j']})" for i in range(1, p["C"] + 1) if i != p["j"]) + ")"
-              + (" - 1" if p["j"] == p["y"] else ""),
-              "exp(o{j})*(".format(j=p["j"]) + " + ".join(f"exp(o{i})" for i in range(1, p["C"] + 1)) + ")^(-1)"
-              + (" - 1" if p["j"] == p["y"] else ""),
-          ])
+@question(
+    "rnn.ce_grad_formula",
+    kind=SYMBOLIC,
+    title="Softmax cross-entropy gradient as a formula",
+    sections=("L5 §3.2", "L5 §20"),
+    sample=_sample_ce_sym,
+    symbols=_ce_sym_symbols,
+    forms=("target", "other"),
+    exercises=("rnn.softmax_cross_entropy", "rnn.rnn_bptt"),
+    mistakes=lambda p: {"sign": Mistake(_ce_sym(p, -1), "the sign is flipped: the gradient is p - y")},
+    equivalents=lambda p: [
+        "1/(1 + "
+        + " + ".join(f"exp(o{i} - o{p['j']})" for i in range(1, p["C"] + 1) if i != p["j"])
+        + ")"
+        + (" - 1" if p["j"] == p["y"] else ""),
+        "exp(o{j})*(".format(j=p["j"])
+        + " + ".join(f"exp(o{i})" for i in range(1, p["C"] + 1))
+        + ")^(-1)"
+        + (" - 1" if p["j"] == p["y"] else ""),
+    ],
+)
 def ce_grad_formula(p):
     return _ce_sym(p)

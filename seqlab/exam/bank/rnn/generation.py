@@ -4,6 +4,7 @@ and the exam-focus BPTT parameter gradients, kept after them so the bank keeps i
 
 Validity (``model.fair_draw``): see the package docstring.
 """
+
 from __future__ import annotations
 
 import math
@@ -16,13 +17,21 @@ from .gradients import _bptt, _sample_bptt
 
 # --------------------------------------------------------------------------- embedding, decoding
 
+
 def _sample_embedding(rng):
     return {"E": mat(rng, 4, 3, -2, 2), "k": rng.randint(0, 3)}
 
 
-@question("rnn.embedding_lookup", kind=NUMERIC, title="One-hot times the embedding matrix",
-          sections=("L7-8 (Lecture 7) §三", "W8 §4"), sample=_sample_embedding, tolerance=FOUR_DIGITS,
-          exercises=("positional.embed_tokens", "rnn.greedy_decode"), answer_hint="three numbers")
+@question(
+    "rnn.embedding_lookup",
+    kind=NUMERIC,
+    title="One-hot times the embedding matrix",
+    sections=("L7-8 (Lecture 7) §三", "W8 §4"),
+    sample=_sample_embedding,
+    tolerance=FOUR_DIGITS,
+    exercises=("positional.embed_tokens", "rnn.greedy_decode"),
+    answer_hint="three numbers",
+)
 def embedding_lookup(p):
     onehot = torch.nn.functional.one_hot(torch.tensor(p["k"]), 4).to(torch.float64)
     return floats(onehot @ t(p["E"]))
@@ -43,15 +52,30 @@ def _greedy_margin(p) -> float:
 
 def _sample_greedy(rng):
     while True:
-        p = {"E": mat(rng, 3, 2), "W_xh": mat(rng, 2, 2), "W_hh": mat(rng, 2, 2), "b_h": decs(rng, 2, -0.5, 0.5),
-             "W_hy": mat(rng, 3, 2, -2, 2), "b_y": decs(rng, 3, -0.5, 0.5), "start": rng.randint(0, 2), "steps": 2}
+        p = {
+            "E": mat(rng, 3, 2),
+            "W_xh": mat(rng, 2, 2),
+            "W_hh": mat(rng, 2, 2),
+            "b_h": decs(rng, 2, -0.5, 0.5),
+            "W_hy": mat(rng, 3, 2, -2, 2),
+            "b_y": decs(rng, 3, -0.5, 0.5),
+            "start": rng.randint(0, 2),
+            "steps": 2,
+        }
         if _greedy_margin(p) > 0.1:
             return p
 
 
-@question("rnn.greedy_decode", kind=NUMERIC, title="Greedy generation from a character RNN",
-          sections=("W8 §4", "W8 §3.3", "L5 §4", "L7-8 (Lecture 7) §三"), sample=_sample_greedy, tolerance=EXACT,
-          exercises=("rnn.greedy_decode",), answer_hint="two token indices")
+@question(
+    "rnn.greedy_decode",
+    kind=NUMERIC,
+    title="Greedy generation from a character RNN",
+    sections=("W8 §4", "W8 §3.3", "L5 §4", "L7-8 (Lecture 7) §三"),
+    sample=_sample_greedy,
+    tolerance=EXACT,
+    exercises=("rnn.greedy_decode",),
+    answer_hint="two token indices",
+)
 def greedy_decode(p):
     params = {k: t(p[k]) for k in ("W_xh", "W_hh", "b_h", "W_hy", "b_y")}
     tokens = ref("rnn").greedy_decode(params, t(p["E"]), t([[0.0, 0.0]]), torch.tensor([p["start"]]), p["steps"])
@@ -85,12 +109,17 @@ def _param_grads_by_hand(p, recursion=True, tanh_deriv=True, h_index=-1):
 
 def _param_grads_mistakes(p):
     return {
-        "no_recursion": Mistake(_param_grads_by_hand(p, recursion=False),
-                                "dL/dh_1 also receives w * delta_2 from step 2 (the hidden-state recursion, L5 §3.4)"),
-        "no_tanh_deriv": Mistake(_param_grads_by_hand(p, tanh_deriv=False),
-                                 "the gradient passes through tanh: multiply by 1 - h_t^2"),
-        "h_t_not_h_prev": Mistake(_param_grads_by_hand(p, h_index=0),
-                                  "dL/dw sums delta_t * h_{t-1} (the state the weight multiplied), not h_t"),
+        "no_recursion": Mistake(
+            _param_grads_by_hand(p, recursion=False),
+            "dL/dh_1 also receives w * delta_2 from step 2 (the hidden-state recursion, L5 §3.4)",
+        ),
+        "no_tanh_deriv": Mistake(
+            _param_grads_by_hand(p, tanh_deriv=False), "the gradient passes through tanh: multiply by 1 - h_t^2"
+        ),
+        "h_t_not_h_prev": Mistake(
+            _param_grads_by_hand(p, h_index=0),
+            "dL/dw sums delta_t * h_{t-1} (the state the weight multiplied), not h_t",
+        ),
     }
 
 
@@ -101,10 +130,17 @@ def _sample_param_grads(rng):
     return _sample_bptt(rng, ("all",))
 
 
-@question("rnn.bptt_param_grads", kind=NUMERIC, title="BPTT: gradients of u, w and b",
-          sections=("L5 §3.5", "L5 §3.4", "L5 §3", "L7-8 (Lecture 7) §二.2"),
-          sample=_sample_param_grads, tolerance=FOUR_DIGITS, mistakes=_param_grads_mistakes,
-          exercises=("rnn.rnn_bptt",), answer_hint="dL/du, dL/dw, dL/db in this order")
+@question(
+    "rnn.bptt_param_grads",
+    kind=NUMERIC,
+    title="BPTT: gradients of u, w and b",
+    sections=("L5 §3.5", "L5 §3.4", "L5 §3", "L7-8 (Lecture 7) §二.2"),
+    sample=_sample_param_grads,
+    tolerance=FOUR_DIGITS,
+    mistakes=_param_grads_mistakes,
+    exercises=("rnn.rnn_bptt",),
+    answer_hint="dL/du, dL/dw, dL/db in this order",
+)
 def bptt_param_grads(p):
     grads = _bptt(p)[1]
     return [floats(grads["W_xh"])[0], floats(grads["W_hh"])[0], floats(grads["b_h"])[0]]
@@ -150,18 +186,32 @@ def _inverse_cdf(cumulative, u):
 
 def _sample_token_mistakes(p):
     return {
-        "greedy": Mistake(float(max(range(4), key=lambda i: p["logits"][i])),
-                          "generation samples from the distribution; the argmax is greedy decoding"),
-        "no_temperature": Mistake(_inverse_cdf(_cumulative(p["logits"], 1.0), p["u"]),
-                                  "divide the logits by the temperature before the softmax"),
-        "times_temperature": Mistake(_inverse_cdf(_cumulative([z * p["temperature"] for z in p["logits"]], 1.0), p["u"]),
-                                     "the logits are divided by the temperature, not multiplied"),
+        "greedy": Mistake(
+            float(max(range(4), key=lambda i: p["logits"][i])),
+            "generation samples from the distribution; the argmax is greedy decoding",
+        ),
+        "no_temperature": Mistake(
+            _inverse_cdf(_cumulative(p["logits"], 1.0), p["u"]),
+            "divide the logits by the temperature before the softmax",
+        ),
+        "times_temperature": Mistake(
+            _inverse_cdf(_cumulative([z * p["temperature"] for z in p["logits"]], 1.0), p["u"]),
+            "the logits are divided by the temperature, not multiplied",
+        ),
     }
 
 
-@question("rnn.sample_token", kind=NUMERIC, title="Sampling the next token at generation time",
-          sections=("W8 §4", "W8 §3.3", "L5 §4"), sample=_sample_token_params, tolerance=EXACT,
-          mistakes=_sample_token_mistakes, valid=_sample_token_valid, exercises=("rnn.greedy_decode",),
-          answer_hint="a token index, 0-3")
+@question(
+    "rnn.sample_token",
+    kind=NUMERIC,
+    title="Sampling the next token at generation time",
+    sections=("W8 §4", "W8 §3.3", "L5 §4"),
+    sample=_sample_token_params,
+    tolerance=EXACT,
+    mistakes=_sample_token_mistakes,
+    valid=_sample_token_valid,
+    exercises=("rnn.greedy_decode",),
+    answer_hint="a token index, 0-3",
+)
 def sample_token(p):
     return _inverse_cdf(_cumulative(p["logits"], p["temperature"]), p["u"])

@@ -2,6 +2,7 @@
 
 Validity (``model.fair_draw``): see the package docstring.
 """
+
 from __future__ import annotations
 
 import sympy
@@ -13,39 +14,65 @@ from .._util import dec, decs, floats, ref, t
 
 # --------------------------------------------------------------------------- BPTT by hand
 
+
 def _sample_bptt(rng, targets_of=("b_y", "W_hy")):
     while True:
         V = [dec(rng, -1, 1, nonzero=True), dec(rng, -1, 1, nonzero=True)]
-        if abs(V[0] - V[1]) >= 0.4:   # with V_0 = V_1 no gradient reaches h: a degenerate question
+        if abs(V[0] - V[1]) >= 0.4:  # with V_0 = V_1 no gradient reaches h: a degenerate question
             break
-    return {"x": decs(rng, 2, -1, 1, nonzero=True), "y": [rng.randint(0, 1), rng.randint(0, 1)],
-            "h0": dec(rng, -0.5, 0.5, nonzero=True), "u": dec(rng, -1, 1, nonzero=True),
-            "w": dec(rng, -1, 1, nonzero=True), "b": dec(rng, -0.5, 0.5), "V": V,
-            "c": decs(rng, 2, -0.5, 0.5), "target": rng.choice(targets_of)}
+    return {
+        "x": decs(rng, 2, -1, 1, nonzero=True),
+        "y": [rng.randint(0, 1), rng.randint(0, 1)],
+        "h0": dec(rng, -0.5, 0.5, nonzero=True),
+        "u": dec(rng, -1, 1, nonzero=True),
+        "w": dec(rng, -1, 1, nonzero=True),
+        "b": dec(rng, -0.5, 0.5),
+        "V": V,
+        "c": decs(rng, 2, -0.5, 0.5),
+        "target": rng.choice(targets_of),
+    }
 
 
 def _bptt(p):
-    params = {"W_xh": t([[p["u"]]]), "W_hh": t([[p["w"]]]), "b_h": t([p["b"]]),
-              "W_hy": t([[p["V"][0]], [p["V"][1]]]), "b_y": t(p["c"])}
+    params = {
+        "W_xh": t([[p["u"]]]),
+        "W_hh": t([[p["w"]]]),
+        "b_h": t([p["b"]]),
+        "W_hy": t([[p["V"][0]], [p["V"][1]]]),
+        "b_y": t(p["c"]),
+    }
     x = t([[[p["x"][0]], [p["x"][1]]]])
     loss, grads = ref("rnn").rnn_bptt(x, torch.tensor([p["y"]]), t([[p["h0"]]]), params)
     return loss, grads
 
 
 # Forms: which gradient is asked (each is a different sum over the steps); one per exam.
-@question("rnn.bptt_output_grad", kind=NUMERIC, title="BPTT: output-layer gradient",
-          sections=("L5 §3.3", "L5 §3.1", "L5 §3", "L7-8 (Lecture 7) §二.2"),
-          sample=lambda rng, form: _sample_bptt(rng, (form,)), tolerance=FOUR_DIGITS, forms=("b_y", "W_hy"),
-          exercises=("rnn.rnn_bptt",), answer_hint="two numbers, one per class")
+@question(
+    "rnn.bptt_output_grad",
+    kind=NUMERIC,
+    title="BPTT: output-layer gradient",
+    sections=("L5 §3.3", "L5 §3.1", "L5 §3", "L7-8 (Lecture 7) §二.2"),
+    sample=lambda rng, form: _sample_bptt(rng, (form,)),
+    tolerance=FOUR_DIGITS,
+    forms=("b_y", "W_hy"),
+    exercises=("rnn.rnn_bptt",),
+    answer_hint="two numbers, one per class",
+)
 def bptt_output_grad(p):
     return floats(_bptt(p)[1][p["target"]])
 
 
-@question("rnn.bptt_hidden_grad", kind=NUMERIC, title="BPTT: recurrent-weight and initial-state gradients",
-          sections=("L5 §3.4", "L5 §3.5", "L5 §3", "L7-8 (Lecture 7) §二.2", "L5 §20"),
-          sample=lambda rng, form: _sample_bptt(rng, (form,)), tolerance=FOUR_DIGITS,
-          forms=("W_hh", "h0", "b_h", "W_xh"),
-          exercises=("rnn.rnn_bptt",), answer_hint="one number")
+@question(
+    "rnn.bptt_hidden_grad",
+    kind=NUMERIC,
+    title="BPTT: recurrent-weight and initial-state gradients",
+    sections=("L5 §3.4", "L5 §3.5", "L5 §3", "L7-8 (Lecture 7) §二.2", "L5 §20"),
+    sample=lambda rng, form: _sample_bptt(rng, (form,)),
+    tolerance=FOUR_DIGITS,
+    forms=("W_hh", "h0", "b_h", "W_xh"),
+    exercises=("rnn.rnn_bptt",),
+    answer_hint="one number",
+)
 def bptt_hidden_grad(p):
     return floats(_bptt(p)[1][p["target"]])[0]
 
@@ -58,8 +85,7 @@ def _sample_recursion(rng):
 
 def _recursion_symbols(p):
     base = (Sym("v", -2, 2), Sym("p_t", 0.05, 0.95), Sym("y_t", 0, 1, integer=True))
-    return base if p["last"] else base + (Sym("w", -2, 2), Sym("h_next", -0.9, 0.9),
-                                          Sym("g_next", -2, 2))
+    return base if p["last"] else base + (Sym("w", -2, 2), Sym("h_next", -0.9, 0.9), Sym("g_next", -2, 2))
 
 
 def _recursion(p, form="right"):
@@ -71,27 +97,44 @@ def _recursion(p, form="right"):
     return out
 
 
-@question("rnn.hidden_grad_recursion", kind=SYMBOLIC, title="The hidden-state gradient recursion",
-          sections=("L5 §3.4", "L5 §20"), sample=_sample_recursion, symbols=_recursion_symbols,
-          exercises=("rnn.rnn_bptt",),
-          mistakes=lambda p: {} if p["last"] else {
-              "no_tanh": Mistake(_recursion(p, "no_tanh"), "the path through h_{t+1} = tanh(a_{t+1}) carries tanh' = 1 - h_{t+1}^2")},
-          equivalents=lambda p: ["v*p_t - v*y_t"] if p["last"] else
-          ["v*p_t - v*y_t + w*g_next - w*g_next*h_next^2", "(p_t - y_t)*v + (1 - h_next)*(1 + h_next)*w*g_next"])
+@question(
+    "rnn.hidden_grad_recursion",
+    kind=SYMBOLIC,
+    title="The hidden-state gradient recursion",
+    sections=("L5 §3.4", "L5 §20"),
+    sample=_sample_recursion,
+    symbols=_recursion_symbols,
+    exercises=("rnn.rnn_bptt",),
+    mistakes=lambda p: (
+        {}
+        if p["last"]
+        else {
+            "no_tanh": Mistake(
+                _recursion(p, "no_tanh"), "the path through h_{t+1} = tanh(a_{t+1}) carries tanh' = 1 - h_{t+1}^2"
+            )
+        }
+    ),
+    equivalents=lambda p: (
+        ["v*p_t - v*y_t"]
+        if p["last"]
+        else ["v*p_t - v*y_t + w*g_next - w*g_next*h_next^2", "(p_t - y_t)*v + (1 - h_next)*(1 + h_next)*w*g_next"]
+    ),
+)
 def hidden_grad_recursion(p):
     return _recursion(p)
 
 
 # --------------------------------------------------------------------------- vanishing / exploding
 
+
 def _sample_eigen(rng):
     direction = rng.choice(("plus", "minus"))
     while True:
         a, b = dec(rng, -1, 1.2), dec(rng, -0.6, 0.6, nonzero=True)
         k = rng.choice((5, 10, 20, 30))
-        lam = abs(a + b if direction == "plus" else a - b)     # the eigenvalue along the chosen direction
+        lam = abs(a + b if direction == "plus" else a - b)  # the eigenvalue along the chosen direction
         # clearly exploding or vanishing, but a factor a calculator shows without underflow
-        if 0.3 <= lam <= 1.6 and abs(lam - 1) > 0.05 and 1e-4 <= lam ** k <= 1e5:
+        if 0.3 <= lam <= 1.6 and abs(lam - 1) > 0.05 and 1e-4 <= lam**k <= 1e5:
             break
     return {"a": a, "b": b, "k": k, "direction": direction}
 
@@ -102,15 +145,21 @@ def _eigen(p, power=True):
     if not power:
         lam = float((W @ u).norm() / u.norm())
         return lam * p["k"]
-    grad = torch.linalg.matrix_power(W.T, p["k"]) @ u   # k steps of dL/dh_{t-1} = W^T dL/dh_t
+    grad = torch.linalg.matrix_power(W.T, p["k"]) @ u  # k steps of dL/dh_{t-1} = W^T dL/dh_t
     return float(grad.norm() / u.norm())
 
 
-@question("rnn.eigen_growth", kind=NUMERIC, title="Exploding and vanishing gradients",
-          sections=("L5 §5.1", "L5 §5", "L7-8 (Lecture 7) §四", "L5 §20"), sample=_sample_eigen,
-          tolerance=Tolerance(rtol=1e-3, atol=0.0), exercises=("rnn.rnn_bptt",),
-          mistakes=lambda p: {"linear": Mistake(_eigen(p, power=False), "the factor compounds: lambda^k, not k*lambda")},
-          answer_hint="one number, the ratio of norms")
+@question(
+    "rnn.eigen_growth",
+    kind=NUMERIC,
+    title="Exploding and vanishing gradients",
+    sections=("L5 §5.1", "L5 §5", "L7-8 (Lecture 7) §四", "L5 §20"),
+    sample=_sample_eigen,
+    tolerance=Tolerance(rtol=1e-3, atol=0.0),
+    exercises=("rnn.rnn_bptt",),
+    mistakes=lambda p: {"linear": Mistake(_eigen(p, power=False), "the factor compounds: lambda^k, not k*lambda")},
+    answer_hint="one number, the ratio of norms",
+)
 def eigen_growth(p):
     return _eigen(p)
 
@@ -119,11 +168,17 @@ def _sample_power(rng):
     return {"k": rng.randint(3, 12)}
 
 
-@question("rnn.linear_power", kind=SYMBOLIC, title="Gradient through a linear recurrence", sections=("L5 §5.1",),
-          sample=_sample_power, symbols=lambda p: (Sym("w", 0.3, 1.6),), exercises=("rnn.rnn_bptt",),
-          mistakes=lambda p: {"linear": Mistake(p["k"] * Sym("w", 0.3, 1.6).sympy(),
-                                                "the Jacobians multiply: w^k, not k*w")},
-          equivalents=lambda p: [f"w^{p['k'] - 1}*w", f"exp({p['k']}*log(w))"])
+@question(
+    "rnn.linear_power",
+    kind=SYMBOLIC,
+    title="Gradient through a linear recurrence",
+    sections=("L5 §5.1",),
+    sample=_sample_power,
+    symbols=lambda p: (Sym("w", 0.3, 1.6),),
+    exercises=("rnn.rnn_bptt",),
+    mistakes=lambda p: {"linear": Mistake(p["k"] * Sym("w", 0.3, 1.6).sympy(), "the Jacobians multiply: w^k, not k*w")},
+    equivalents=lambda p: [f"w^{p['k'] - 1}*w", f"exp({p['k']}*log(w))"],
+)
 def linear_power(p):
     return Sym("w", 0.3, 1.6).sympy() ** p["k"]
 
@@ -138,21 +193,31 @@ def _tanh_jac(p, with_deriv=True):
     out = s[0] ** p["k"]
     if with_deriv:
         for h in s[1:]:
-            out = out * (1 - h ** 2)
+            out = out * (1 - h**2)
     return out
 
 
-@question("rnn.tanh_jacobian", kind=SYMBOLIC, title="Gradient through tanh steps",
-          sections=("L5 §5.2", "L5 §3.4", "L5 §6.2"), sample=lambda rng, form: {"k": int(form)}, forms=("2", "3"),
-          symbols=_tanh_symbols, exercises=("rnn.rnn_bptt",),
-          mistakes=lambda p: {"no_deriv": Mistake(_tanh_jac(p, False), "each step also multiplies by tanh' = 1 - h^2")},
-          equivalents=lambda p: ["*".join(["w"] * p["k"] + [f"(1 - h{i})*(1 + h{i})" for i in range(1, p["k"] + 1)]),
-                                 sympy.sstr(sympy.expand(_tanh_jac(p)))])
+@question(
+    "rnn.tanh_jacobian",
+    kind=SYMBOLIC,
+    title="Gradient through tanh steps",
+    sections=("L5 §5.2", "L5 §3.4", "L5 §6.2"),
+    sample=lambda rng, form: {"k": int(form)},
+    forms=("2", "3"),
+    symbols=_tanh_symbols,
+    exercises=("rnn.rnn_bptt",),
+    mistakes=lambda p: {"no_deriv": Mistake(_tanh_jac(p, False), "each step also multiplies by tanh' = 1 - h^2")},
+    equivalents=lambda p: [
+        "*".join(["w"] * p["k"] + [f"(1 - h{i})*(1 + h{i})" for i in range(1, p["k"] + 1)]),
+        sympy.sstr(sympy.expand(_tanh_jac(p))),
+    ],
+)
 def tanh_jacobian(p):
     return _tanh_jac(p)
 
 
 # --------------------------------------------------------------------------- truncated BPTT
+
 
 # Validity: T is not a multiple of the chunk, so the last chunk is shorter (entry 3 is computed,
 # not the chunk length copied from the question) and the count needs the ceiling.
@@ -164,11 +229,18 @@ def _tbptt_valid(p):
     return p["T"] % p["chunk"] != 0
 
 
-@question("rnn.truncated_chunks", kind=NUMERIC, title="Truncated BPTT bookkeeping",
-          sections=("L7-8 (Lecture 7) §二.3", "L7-8 (Lecture 7) §二"), sample=_sample_tbptt, tolerance=EXACT,
-          valid=_tbptt_valid,
-          exercises=("rnn.truncated_bptt",), answer_hint="three integers")
+@question(
+    "rnn.truncated_chunks",
+    kind=NUMERIC,
+    title="Truncated BPTT bookkeeping",
+    sections=("L7-8 (Lecture 7) §二.3", "L7-8 (Lecture 7) §二"),
+    sample=_sample_tbptt,
+    tolerance=EXACT,
+    valid=_tbptt_valid,
+    exercises=("rnn.truncated_bptt",),
+    answer_hint="three integers",
+)
 def truncated_chunks(p):
-    starts = list(range(0, p["T"], p["chunk"]))          # the cuts truncated_bptt makes
+    starts = list(range(0, p["T"], p["chunk"]))  # the cuts truncated_bptt makes
     lengths = [min(p["chunk"], p["T"] - s) for s in starts]
     return [float(len(starts)), float(max(lengths)), float(lengths[-1])]
