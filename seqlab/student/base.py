@@ -10,8 +10,6 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
 
-import torch
-
 from ..results import clean_text
 from .callees import record_callees
 
@@ -41,19 +39,6 @@ class Outcome:
     ops: dict[str, int] = field(default_factory=dict)  # torch functions / kernels seen -> count
     op_count: int = 0  # torch-level calls (the complexity rule)
     output: str = ""
-
-
-def clone_tree(obj: Any) -> Any:
-    """A deep copy of plain data: tensors cloned, containers rebuilt."""
-    if isinstance(obj, torch.Tensor):
-        return obj.detach().clone()
-    if isinstance(obj, list):
-        return [clone_tree(x) for x in obj]
-    if isinstance(obj, tuple):
-        return tuple(clone_tree(x) for x in obj)
-    if isinstance(obj, dict):
-        return {k: clone_tree(v) for k, v in obj.items()}
-    return obj
 
 
 class StudentCode(ABC):

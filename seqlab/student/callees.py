@@ -33,6 +33,7 @@ from typing import Any
 import torch
 
 from ..contract import SIGNATURES, declared_callees
+from .trees import clone_tree
 
 # Trusted work in the parent runs the reference once more on the test's own (small) inputs: a
 # few milliseconds for every graded case. 10 s is the student's own call_timeout_s, so a case
@@ -77,8 +78,6 @@ def _tree_bytes(obj: Any) -> int:
 
 
 def _clone(obj: Any) -> Any:
-    from .base import clone_tree
-
     return clone_tree(obj)
 
 
