@@ -9,10 +9,14 @@ __all__ = ["Outcome", "StudentCode", "StudentError", "clone_tree", "open_submiss
 
 
 def __getattr__(name):
-    if name in ("Outcome", "StudentCode", "StudentError", "clone_tree"):
+    if name in ("Outcome", "StudentCode", "StudentError"):
         from . import base
 
         return getattr(base, name)
+    if name == "clone_tree":
+        from .trees import clone_tree
+
+        return clone_tree
     raise AttributeError(name)
 
 

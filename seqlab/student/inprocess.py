@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .base import Outcome, StudentCode, StudentError, clone_tree
+from .base import Outcome, StudentCode, StudentError
 from .callees import time_budget
 from .invoke import CallFailed, invoke
 from .loader import contract_objects, load_submission, resolve
+from .trees import clone_tree
 
 
 class _Timeout(BaseException):
