@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from seqlab.grading.checks import Grade, Tolerance
+from seqlab.grading.checks import Grade
 
 
 def _plugin(request):
@@ -74,7 +74,7 @@ def grade(request) -> Grade:
     marker = request.node.get_closest_marker("grades")
     function = marker.args[0]
     rules = plugin.config.rules(function)
-    tolerances = {name: Tolerance(t.rtol, t.atol) for name, t in plugin.config.tolerances.items()}
+    tolerances = dict(plugin.config.tolerances)
     return Grade(
         function=function,
         student=plugin.student,

@@ -23,6 +23,7 @@ import torch
 
 from ..contract import SIGNATURES
 from ..student import Outcome, StudentError
+from ..tolerance import Tolerance
 
 
 class GradeFailure(AssertionError):
@@ -65,12 +66,6 @@ def param_names(qualname: str) -> list[str]:
 
 
 # --- comparing trees of tensors ---------------------------------------------------------------
-
-
-@dataclass
-class Tolerance:
-    rtol: float
-    atol: float
 
 
 def _fmt_index(index) -> str:

@@ -41,16 +41,11 @@ def main() -> None:
     from seqlab.student.guards import install_audit_hook
     from seqlab.student.invoke import CallFailed, CappedText, invoke
     from seqlab.student.loader import contract_objects, load_submission, resolve
+    from seqlab.student.policy import is_course_checkout
 
-    # Our own code is imported; the checkout that held it leaves sys.path before student code runs.
-    # Only a checkout (seqlab beside the course): from a plain install seqlab sits in site-packages,
-    # which must stay (the codec imports safetensors lazily, students import numpy).
-    def course_checkout(path: str) -> bool:
-        return os.path.isdir(os.path.join(path, "seqlab")) and any(
-            os.path.exists(os.path.join(path, name)) for name in ("solutions", "graders", "grading_config.yaml")
-        )
-
-    sys.path[:] = [p for p in sys.path if p and not course_checkout(p)]
+    # Our own code is imported; the course checkout that held it leaves sys.path before student
+    # code runs (site-packages stays: the codec imports safetensors lazily, students import numpy).
+    sys.path[:] = [p for p in sys.path if p and not is_course_checkout(p)]
     torch.set_num_threads(int(os.environ.get("SEQLAB_CHILD_THREADS", "1")))
 
     # Warm the codec up on every kind of value it sends: whatever it imports lazily (safetensors,

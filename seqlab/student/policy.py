@@ -18,6 +18,16 @@ import os
 import sys
 from pathlib import Path
 
+
+def is_course_checkout(folder: str | os.PathLike) -> bool:
+    """``folder`` holds seqlab beside the course (an editable install): on sys.path it would let
+    student code import the solutions, and the sandbox mounts only the child's code from it. From
+    a plain install (the Gradescope image) seqlab sits in site-packages, which the child needs."""
+    return os.path.isdir(os.path.join(folder, "seqlab")) and any(
+        os.path.exists(os.path.join(folder, name)) for name in ("solutions", "graders", "grading_config.yaml")
+    )
+
+
 # Relative to the course root: everything a student could turn into points if they read it
 # (solutions, graders, the config with its seeds, the project's own tests and mutants, exam keys,
 # and .git, whose objects hold every one of those in history).

@@ -33,6 +33,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from .policy import is_course_checkout
+
 MODES = ("auto", "bwrap", "none")
 BWRAP = os.environ.get("SEQLAB_BWRAP", "/usr/bin/bwrap")
 # The seqlab files the child imports (relative to the folder holding the seqlab package).
@@ -118,12 +120,7 @@ def python_paths() -> list[str]:
     }
     candidates |= {os.path.realpath(p) for p in _child_sys_path() if p and os.path.isdir(p)}
     seqlab_parent = str(Path(__file__).resolve().parents[2])
-    # From a checkout (an editable install) seqlab's parent folder is the course itself, of which
-    # only CHILD_CODE is mounted. From a plain install (the Gradescope image) it is site-packages,
-    # which the child needs whole (torch); the course then lives elsewhere (SEQLAB_COURSE).
-    in_checkout = any(
-        os.path.exists(os.path.join(seqlab_parent, name)) for name in ("solutions", "graders", "grading_config.yaml")
-    )
+    in_checkout = is_course_checkout(seqlab_parent)  # else site-packages: mounted whole
     kept: list[str] = []
     for path in sorted(candidates, key=len):
         if path == "/" or path.startswith(("/usr/", "/lib")) or path == "/usr":
