@@ -8,6 +8,7 @@ same tests, one parameter, so a GPU machine checks everything with one command
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 import torch
@@ -48,13 +49,16 @@ def single_threaded_torch():
 
 # --- running on several workers (pytest-xdist, `make test`) -------------------------------------
 
-# Test modules that share something outside their tmp_path with another module, so they must run
-# one after the other on the same worker. The attack bank plants canaries in one fixed folder
-# (tests/attacks.CANARY_DIR); test_attacks clears it before and asserts it is empty after, so a
-# canary from test_isolation's attacks running alongside would be charged to the wrong module.
+TESTS_DIR = Path(__file__).resolve().parent
+
+# Test modules (paths under tests/) that share something outside their tmp_path with another
+# module, so they must run one after the other on the same worker. The attack bank plants canaries
+# in one fixed folder (tests/attacks.CANARY_DIR); student/test_attacks.py clears it before and
+# asserts it is empty after, so a canary from the attacks that other modules grade, running
+# alongside, would be charged to the wrong module.
 SHARED_STATE_GROUPS = {
-    "test_attacks.py": "attack-canaries",
-    "test_isolation.py": "attack-canaries",
+    "student/test_attacks.py": "attack-canaries",
+    "student/test_isolation.py": "attack-canaries",
 }
 
 
@@ -65,7 +69,7 @@ def pytest_collection_modifyitems(config, items):
     once, not once per worker), and the modules of ``SHARED_STATE_GROUPS``. Every other test is
     spread one by one."""
     for item in items:
-        module = item.path.name
+        module = item.path.relative_to(TESTS_DIR).as_posix()
         group = SHARED_STATE_GROUPS.get(module)
         if group is None and _uses_module_fixture(item):
             group = module

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from seqlab import __version__, defaults
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PYPROJECT = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
 # Code that runs in the instructor's venv (the students' released repo declares its own three).
 INSTRUCTOR_CODE = ("seqlab", "graders", "tests", "public_tests", "benchmarks", "solutions", "examples")

@@ -19,7 +19,7 @@ from seqlab.grading import grade_submission
 from seqlab.reports import write_all
 from tests.mutants import all_variants, make_submission
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((ROOT / "schemas" / "gradescope_results.schema.json").read_text())
 
 

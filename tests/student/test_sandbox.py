@@ -30,7 +30,7 @@ from seqlab.student.seccomp import filter_fd
 from tests.attacks.sandbox_bank import FAKE_TOKEN, LEAK
 from tests.mutants import all_variants, make_submission
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def need_bwrap() -> None:

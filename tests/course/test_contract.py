@@ -15,7 +15,7 @@ import torch
 from seqlab import build, contract
 from seqlab.build import SolutionRegionError, clear_solutions
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _load(folder: str, module: str):

@@ -31,7 +31,7 @@ from seqlab.nbgrader.export import answer_id, grade_cell_id
 from seqlab.nbgrader.feedback import function_feedback
 from seqlab.nbgrader.gradebook import function_scores
 from seqlab.results import TestResult as GradedTest
-from tests.test_nbgrader import BUGGY, FORGERY, SEED, TOPICS, VENV_BIN, _cells, _outputs, _run, _student
+from tests.nbgrader.test_course import BUGGY, FORGERY, SEED, TOPICS, VENV_BIN, _cells, _outputs, _run, _student
 
 TOPIC = "optimizers"
 SEQLAB = str(VENV_BIN / "seqlab")

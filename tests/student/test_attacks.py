@@ -40,7 +40,7 @@ from tests.attacks.channel_and_oracle import (
 )
 from tests.attacks.sandbox_bank import LEAK
 
-SCHEMA = json.loads((Path(__file__).resolve().parents[1] / "schemas" / "gradescope_results.schema.json").read_text())
+SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "schemas" / "gradescope_results.schema.json").read_text())
 
 
 @pytest.fixture(scope="module")

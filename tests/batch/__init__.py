@@ -1,0 +1,1 @@
+"""seqlab/batch.py and seqlab/similarity.py: grade-all over a class."""

@@ -1,0 +1,1 @@
+"""seqlab/exam/: the question bank, variants, rendering, grading and the exam command."""

@@ -1,0 +1,1 @@
+"""seqlab/nbgrader/: the course, the export, the kernel guard and autograding."""

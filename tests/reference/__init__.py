@@ -1,0 +1,1 @@
+"""solutions/ against PyTorch: the reference implementations every grade is compared with."""

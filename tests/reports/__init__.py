@@ -1,0 +1,1 @@
+"""seqlab/reports/: results.json, junit.xml, summary.md and report.html, also read in a real browser."""
