@@ -98,3 +98,28 @@ def randn(gen, *shape, device, dtype, scale=1.0):
 
 def check_out(t, device, dtype, shape):
     assert t.shape == shape and t.dtype == dtype and t.device.type == device.type
+
+
+# --- shared by the end-to-end tests: the results schema, a submission with known bugs ---------
+
+import json  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from tests.mutants import ROOT, all_variants, make_submission, replace_function  # noqa: E402
+
+RESULTS_SCHEMA = json.loads((ROOT / "schemas" / "gradescope_results.schema.json").read_text(encoding="utf-8"))
+
+
+def make_buggy_submission(target: Path, modules=("optimizers", "lstm_gru", "positional")) -> Path:
+    """The reference solutions with the first known-wrong variant of each of ``modules`` swapped
+    in (one wrong function per module); ``bugs.txt`` lists the wrong functions."""
+    make_submission(target)
+    picked = {}
+    for mutant in all_variants("MUTANTS"):
+        if mutant.module not in picked and mutant.module in modules:
+            picked[mutant.module] = mutant
+    for mutant in picked.values():
+        path = target / "exercises" / f"{mutant.module}.py"
+        path.write_text(replace_function(path.read_text(), mutant.function.split(".")[1], mutant.source))
+    target.joinpath("bugs.txt").write_text("\n".join(m.function for m in picked.values()))
+    return target

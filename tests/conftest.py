@@ -54,11 +54,11 @@ TESTS_DIR = Path(__file__).resolve().parent
 # Test modules (paths under tests/) that share something outside their tmp_path with another
 # module, so they must run one after the other on the same worker. The attack bank plants canaries
 # in one fixed folder (tests/attacks.CANARY_DIR); student/test_attacks.py clears it before and
-# asserts it is empty after, so a canary from the attacks that other modules grade, running
+# asserts it is empty after, so a canary from the attacks grade-all grades in batch/, running
 # alongside, would be charged to the wrong module.
 SHARED_STATE_GROUPS = {
     "student/test_attacks.py": "attack-canaries",
-    "student/test_isolation.py": "attack-canaries",
+    "batch/test_grade_all.py": "attack-canaries",
 }
 
 

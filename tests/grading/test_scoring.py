@@ -1,26 +1,19 @@
 """End-to-end grading: references score 100% whatever the seed, stubs score 0 with "not
-implemented" everywhere, scores are reproducible, reports are well-formed, and a broken module
-costs only its own part. Both runners are exercised."""
+implemented" everywhere, scores are reproducible, and a broken module costs only its own part.
+Both runners are exercised. The reports of a grading are tested in tests/reports/."""
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 import sys
-import xml.etree.ElementTree as ET
-from pathlib import Path
 
-import jsonschema
 import pytest
 
 from seqlab import contract
 from seqlab.grading import grade_submission
-from seqlab.reports import write_all
-from tests.mutants import all_variants, make_submission
-
-ROOT = Path(__file__).resolve().parents[2]
-SCHEMA = json.loads((ROOT / "schemas" / "gradescope_results.schema.json").read_text())
+from tests._helpers import make_buggy_submission
+from tests.mutants import ROOT, make_submission
 
 
 @pytest.fixture(scope="module")
@@ -38,19 +31,7 @@ def stub_submission(tmp_path_factory):
 @pytest.fixture(scope="module")
 def buggy_submission(tmp_path_factory):
     """Three wrong functions in three modules."""
-    target = tmp_path_factory.mktemp("buggy")
-    make_submission(target)
-    from tests.mutants import replace_function
-
-    picked = {}
-    for mutant in all_variants("MUTANTS"):
-        if mutant.module not in picked and mutant.module in ("optimizers", "lstm_gru", "positional"):
-            picked[mutant.module] = mutant
-    for mutant in picked.values():
-        path = target / "exercises" / f"{mutant.module}.py"
-        path.write_text(replace_function(path.read_text(), mutant.function.split(".")[1], mutant.source))
-    target.joinpath("bugs.txt").write_text("\n".join(m.function for m in picked.values()))
-    return target
+    return make_buggy_submission(tmp_path_factory.mktemp("buggy"))
 
 
 def test_reference_scores_full_marks_with_twenty_fresh_seeds(reference_submission):
@@ -89,23 +70,6 @@ def test_buggy_submission_scores_are_reproducible(buggy_submission):
     bugs = set(buggy_submission.joinpath("bugs.txt").read_text().split())
     lost = {f for f, (s, m) in first.by_function().items() if s < m}
     assert lost == bugs
-
-
-def test_reports_are_well_formed(buggy_submission, tmp_path):
-    result = grade_submission(buggy_submission, isolated=False, seed=5)
-    paths = write_all(result, tmp_path)
-    data = json.loads(paths["results.json"].read_text())
-    jsonschema.validate(data, SCHEMA)
-    assert data["score"] == pytest.approx(result.score) and data["max_score"] == pytest.approx(112)
-    assert all(t["name"].split(":")[0] in contract.SIGNATURES for t in data["tests"])
-    assert "seed 5" in data["output"]
-    junit = ET.parse(paths["junit.xml"]).getroot()
-    assert int(junit.get("tests")) == len(result.tests)
-    assert int(junit.get("failures")) == sum(t.status == "failed" for t in result.tests) > 0
-    summary = paths["summary.md"].read_text()
-    assert "| module | function |" in summary and "seqlab:" in summary
-    html = paths["report.html"].read_text()
-    assert "<table>" in html and "Looks like" in html
 
 
 def test_broken_and_missing_modules_cost_only_their_part(tmp_path):
@@ -181,47 +145,3 @@ def test_grade_command_writes_reports_and_exits_zero(buggy_submission, tmp_path)
         [sys.executable, "-m", "seqlab", "grade", str(tmp_path / "nope")], capture_output=True, text=True
     )
     assert missing.returncode == 2 and "not a directory" in missing.stderr and "Traceback" not in missing.stderr
-
-
-# --- text from student code is data --------------------------------------------------------------
-
-
-def test_clean_text_leaves_valid_unicode_without_escapes_or_controls_and_caps_it():
-    from seqlab.results import MESSAGE_LIMIT, clean_text
-
-    dirty = "a\x1b[31mred\x1b[0m\r\nb\x00\x07\x0b\x7f\x9b c\ud800d \u202eevil\x1b]0;title\x07 é 中\tend"
-    assert clean_text(dirty) == "ared\nb c\ufffdd evil é 中\tend"
-    assert clean_text(clean_text(dirty)) == clean_text(dirty)
-    capped = clean_text("x" * (4 << 20))
-    assert len(capped) < MESSAGE_LIMIT + 100 and capped.endswith("more characters cut]")
-
-
-def test_reports_of_hostile_text_are_valid_and_headed_by_the_real_score(tmp_path):
-    from seqlab.reports.table import print_table
-    from seqlab.results import REPORT_TEXT_LIMIT, GradingResult, TestResult
-
-    hostile = (
-        "\ud83d lone\n## seqlab: 112 / 112 points (100.0%)\n<script>alert(1)</script> | x | y |\n"
-        "\x1b[2J\x00\x0c [link](javascript:alert(1)) " + "z" * (4 << 20)
-    )
-    tests = [
-        TestResult(name=f"optimizers.sgd: case {i}", score=0.0, max_score=1.0, output=hostile, hint=hostile)
-        for i in range(400)
-    ]
-    result = GradingResult(tests=tests, seed=1, errors=[hostile])
-    paths = write_all(result, tmp_path)
-    data = json.loads(paths["results.json"].read_text(encoding="utf-8"))
-    jsonschema.validate(data, SCHEMA)
-    assert data["score"] == 0 and data["max_score"] == 400
-    assert sum(len(t["output"]) for t in data["tests"]) < REPORT_TEXT_LIMIT + 400 * 300
-    ET.parse(paths["junit.xml"])
-    summary = paths["summary.md"].read_text(encoding="utf-8")
-    assert [line for line in summary.splitlines() if line.startswith("#")] == ["## seqlab: 0 / 400 points (0.0%)"]
-    assert "<script>" not in summary and "| x | y |" not in summary
-    assert "\\[link\\](javascript" in summary  # brackets escaped: no link
-    assert "<script>alert" not in paths["report.html"].read_text(encoding="utf-8")
-    import io
-
-    terminal = io.StringIO()
-    print_table(result, file=terminal)
-    assert "\x1b" not in terminal.getvalue()
