@@ -3,7 +3,7 @@
 The example submission is assembled on the fly: the reference solutions (as a student would
 hand them in, without the solution markers) with these six functions swapped in, so it can
 never drift from the course. Each is a mistake students really make; the mutant bank
-(tests/mutants) counts them among its known-wrong variants, and tests/test_demo.py checks
+(tests/mutants) counts them among its known-wrong variants, and tests/grading/test_demo.py checks
 that the demo loses points exactly here, with the mistake named.
 """
 

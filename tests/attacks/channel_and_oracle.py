@@ -4,7 +4,7 @@ Each ``Probe`` replaces one contract function (``target``) and says what grading
 ``"zero"``, ``"full"``, ``"module-lost"`` (its module scores nothing, the others keep theirs) or
 ``"chunk-at-least-T"`` (truncated_bptt earns exactly its chunk >= T tests) or ``"float32-lost"``
 (exactly the tests on float32 inputs score nothing: a fault costs its own call only). Probes of one
-``Pack`` share one submission and one grading (tests/test_attacks.py): their targets are chosen so
+``Pack`` share one submission and one grading (tests/student/test_attacks.py): their targets are chosen so
 that they do not interact, and every function no probe targets must keep the base's score
 (nothing on a stub base, full marks on the reference base).
 

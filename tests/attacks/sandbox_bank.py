@@ -1,7 +1,7 @@
 """Attacks on the trust boundary itself: guard and recorder tampering, complexity gaming,
 file-system, process and network routes, and forbidden operations reached by another name.
 
-Every attack is graded against the real sandbox (tests/test_attacks.py). Two fields say how:
+Every attack is graded against the real sandbox (tests/student/test_attacks.py). Two fields say how:
 
 * ``refused``: the static code policy (seqlab/grading/static_policy.py, in the parent) must
   refuse the module before it loads. test_attacks checks that verdict on the source, and

@@ -21,7 +21,7 @@ load_bank()
 NEW = ("rnn.bptt_param_grads", "rnn.sample_token", "attn.qkv_projection", "tf.norm_order")
 IDS = [f"u{i:05d}" for i in range(1000)]
 # Their validity (mistakes apart from the key and each other, 0 never accepted) is checked with
-# every other question's in tests/test_exam_fairness.py.
+# every other question's in tests/exam/test_fairness.py.
 
 
 @pytest.mark.parametrize("qid", NEW)

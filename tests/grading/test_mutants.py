@@ -3,7 +3,7 @@
 A mutant (one wrong function) must lose points in that function and keep full points in every
 other function, including the functions that call it (the grader swaps in a correct callee, so
 a bug is charged once). An alternative correct implementation must score full marks.
-Graded in-process here for speed; tests/test_isolation.py shows both runners agree.
+Graded in-process here for speed; tests/student/test_isolation.py shows both runners agree.
 """
 
 from __future__ import annotations
