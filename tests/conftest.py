@@ -8,6 +8,7 @@ same tests, one parameter, so a GPU machine checks everything with one command
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -51,30 +52,16 @@ def single_threaded_torch():
 
 TESTS_DIR = Path(__file__).resolve().parent
 
-# Test modules (paths under tests/) that share something outside their tmp_path with another
-# module, so they must run one after the other on the same worker. The attack bank plants canaries
-# in one fixed folder (tests/attacks.CANARY_DIR); student/test_attacks.py clears it before and
-# asserts it is empty after, so a canary from the attacks grade-all grades in batch/, running
-# alongside, would be charged to the wrong module.
-SHARED_STATE_GROUPS = {
-    "student/test_attacks.py": "attack-canaries",
-    "batch/test_grade_all.py": "attack-canaries",
-}
-
 
 @pytest.hookimpl(tryfirst=True)  # before xdist turns the groups into scheduling keys
 def pytest_collection_modifyitems(config, items):
-    """Under ``--dist loadgroup`` keep on one worker what must stay together: a module whose tests
-    share a module-scoped fixture (a released repository, an nbgrader course, a fresh venv: built
-    once, not once per worker), and the modules of ``SHARED_STATE_GROUPS``. Every other test is
-    spread one by one."""
+    """Under ``--dist loadgroup`` keep on one worker the tests of a module that share a
+    module-scoped fixture (a released repository, an nbgrader course, a fresh venv: built once,
+    not once per worker). Every other test is spread one by one, so a test must write only under
+    its tmp_path or in a folder of its own worker (as the attack bank's canaries do)."""
     for item in items:
-        module = item.path.relative_to(TESTS_DIR).as_posix()
-        group = SHARED_STATE_GROUPS.get(module)
-        if group is None and _uses_module_fixture(item):
-            group = module
-        if group is not None:
-            item.add_marker(pytest.mark.xdist_group(group))
+        if _uses_module_fixture(item):
+            item.add_marker(pytest.mark.xdist_group(item.path.relative_to(TESTS_DIR).as_posix()))
 
 
 def _uses_module_fixture(item) -> bool:
@@ -82,3 +69,29 @@ def _uses_module_fixture(item) -> bool:
     if info is None:
         return False
     return any(defs[-1].scope in ("module", "class", "package") for defs in info.name2fixturedefs.values())
+
+
+# --- the attack bank's canaries ------------------------------------------------------------------
+
+
+def _canaries(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.glob("*")) if folder.exists() else []
+
+
+@pytest.fixture(scope="session")
+def canary_dir():
+    """This worker's canary folder (tests.attacks.CANARY_DIR), emptied before its first attack and
+    checked again when the worker ends, for a canary a detached process planted late."""
+    from tests.attacks import CANARY_DIR
+
+    folder = Path(CANARY_DIR)
+    shutil.rmtree(folder, ignore_errors=True)
+    yield folder
+    assert not _canaries(folder), f"canary files found when the worker ended: {_canaries(folder)}"
+
+
+@pytest.fixture
+def no_canaries(canary_dir):
+    """Fails the test after which a canary file appeared: its attack got out of the sandbox."""
+    yield
+    assert not _canaries(canary_dir), f"canary files appeared: {_canaries(canary_dir)}"

@@ -17,10 +17,13 @@ to the submission. ``expect`` says what grading must give the target:
 
 from __future__ import annotations
 
+import os
 import textwrap
 from dataclasses import dataclass, field, replace
 
-CANARY_DIR = "/tmp/seqlab-canaries"
+# One folder per pytest-xdist worker: the attacks run on both workers at once, and one worker's
+# clean-up must never sweep away a canary the other's attack planted (tests/conftest.py checks).
+CANARY_DIR = f"/tmp/seqlab-canaries-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}"
 
 
 @dataclass(frozen=True)

@@ -8,11 +8,14 @@ import subprocess
 import sys
 import zipfile
 
+import pytest
+
 from tests.attacks import ATTACKS, build
 from tests.attacks.channel_and_oracle import PACKS, build_pack
 from tests.mutants import make_submission
 
 
+@pytest.mark.usefixtures("no_canaries")  # it grades attacks of the bank (tests/attacks)
 def test_grade_all_on_a_mixed_class_loses_no_submission(tmp_path):
     """Good, broken, missing and malicious submissions, folders and zips: every one gets a row."""
     klass = tmp_path / "class"

@@ -16,22 +16,23 @@ from tests._helpers import make_buggy_submission
 from tests.mutants import ROOT, make_submission
 
 
-@pytest.fixture(scope="module")
-def reference_submission(tmp_path_factory):
-    return make_submission(tmp_path_factory.mktemp("reference"))
+# Function-scoped: a submission is a few copied files, and tests that share no module-scoped
+# fixture are spread over the workers one by one (tests/conftest.py).
+@pytest.fixture
+def reference_submission(tmp_path):
+    return make_submission(tmp_path / "reference")
 
 
-@pytest.fixture(scope="module")
-def stub_submission(tmp_path_factory):
-    target = tmp_path_factory.mktemp("stubs")
-    shutil.copytree(ROOT / "exercises", target / "exercises")
-    return target
+@pytest.fixture
+def stub_submission(tmp_path):
+    shutil.copytree(ROOT / "exercises", tmp_path / "stubs" / "exercises")
+    return tmp_path / "stubs"
 
 
-@pytest.fixture(scope="module")
-def buggy_submission(tmp_path_factory):
+@pytest.fixture
+def buggy_submission(tmp_path):
     """Three wrong functions in three modules."""
-    return make_buggy_submission(tmp_path_factory.mktemp("buggy"))
+    return make_buggy_submission(tmp_path / "buggy")
 
 
 def test_reference_scores_full_marks_with_twenty_fresh_seeds(reference_submission):

@@ -16,9 +16,10 @@ from seqlab.reports import write_all
 from tests._helpers import RESULTS_SCHEMA, make_buggy_submission
 
 
-@pytest.fixture(scope="module")
-def buggy_submission(tmp_path_factory):
-    return make_buggy_submission(tmp_path_factory.mktemp("buggy"))
+@pytest.fixture
+def buggy_submission(tmp_path):
+    """Three wrong functions in three modules: the reports have failures to show."""
+    return make_buggy_submission(tmp_path / "buggy")
 
 
 def test_reports_are_well_formed(buggy_submission, tmp_path):
