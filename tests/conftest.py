@@ -62,6 +62,15 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if _uses_module_fixture(item):
             item.add_marker(pytest.mark.xdist_group(item.path.relative_to(TESTS_DIR).as_posix()))
+    # Longest first: xdist starts the groups first (largest first, --loadscopereorder), then hands
+    # out the other tests in this order. The slow ones up front, so that no long test starts last
+    # and keeps one worker busy alone at the end. A group keeps its order: its module fixture is
+    # set up once, for its tests in a row.
+    items.sort(key=lambda item: not _is_slow_and_free(item))
+
+
+def _is_slow_and_free(item) -> bool:
+    return item.get_closest_marker("slow") is not None and item.get_closest_marker("xdist_group") is None
 
 
 def _uses_module_fixture(item) -> bool:

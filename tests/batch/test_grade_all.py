@@ -15,6 +15,7 @@ from tests.attacks.channel_and_oracle import PACKS, build_pack
 from tests.mutants import make_submission
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("no_canaries")  # it grades attacks of the bank (tests/attacks)
 def test_grade_all_on_a_mixed_class_loses_no_submission(tmp_path):
     """Good, broken, missing and malicious submissions, folders and zips: every one gets a row."""
@@ -76,6 +77,7 @@ def test_grade_all_on_a_mixed_class_loses_no_submission(tmp_path):
     assert list(csv.DictReader((out / "gradebook.csv").open())) == list(rows.values())
 
 
+@pytest.mark.slow
 def test_interrupted_grade_all_leaves_a_consistent_gradebook(tmp_path):
     """Ctrl-C in the middle: the gradebook lists what finished (and the rest as pending), and a
     rerun finishes the job without regrading what was done."""

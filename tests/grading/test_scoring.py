@@ -35,6 +35,7 @@ def buggy_submission(tmp_path):
     return make_buggy_submission(tmp_path / "buggy")
 
 
+@pytest.mark.slow
 def test_reference_scores_full_marks_with_twenty_fresh_seeds(reference_submission):
     """Fresh seeds (none given): 20 runs, always 100%; seeds differ between runs."""
     seeds = set()
@@ -61,6 +62,7 @@ def test_stubs_score_zero_with_not_implemented_everywhere(stub_submission, isola
     assert set(result.by_function()) == set(contract.FUNCTIONS)
 
 
+@pytest.mark.slow
 def test_buggy_submission_scores_are_reproducible(buggy_submission):
     """20 gradings with one seed give identical per-test scores; the bugs cost their functions only."""
     first = grade_submission(buggy_submission, isolated=False, seed=99)
@@ -98,6 +100,7 @@ def test_broken_and_missing_modules_cost_only_their_part(tmp_path):
     assert any("rnn" in e for e in result.errors)
 
 
+@pytest.mark.slow
 def test_grade_command_writes_reports_and_exits_zero(buggy_submission, tmp_path):
     out = tmp_path / "out"
     proc = subprocess.run(

@@ -1,5 +1,6 @@
-"""The student repository both release modules check, released once per module (it is cheap, and a
-module of its own lets the two slow modules run on different workers)."""
+"""The student repository both release modules check, released afresh for each test: it takes
+under a second, and a module-scoped one would tie the classroom round trip to one worker with
+its module (tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ import pytest
 from seqlab.cli import main
 
 
-@pytest.fixture(scope="module")
-def released(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("release") / "student-repo"
+@pytest.fixture
+def released(tmp_path) -> Path:
+    out = tmp_path / "student-repo"
     assert main(["release", str(out)]) == 0
     return out

@@ -54,6 +54,7 @@ def _scores(result):
     return [(t.name, round(t.score, 6)) for t in result.tests]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", SUBMISSIONS)
 def test_runners_agree_on_references_stubs_and_every_known_wrong_variant(tmp_path, name):
     submission = build_submission(name, tmp_path)
