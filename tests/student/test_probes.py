@@ -30,9 +30,10 @@ from tests.attacks.channel_and_oracle import (
 _UNSAFE = [chr(c) for c in range(32) if chr(c) not in "\t\n"] + ["\x7f", "\ufffe"]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def graded_pack(tmp_path_factory, fast_config, sandbox_mode):
-    """Grades each pack once (isolated, the course's graders), on first use."""
+    """Grades each pack once per worker (isolated, the course's graders), on first use. The tests
+    of one pack are one xdist group (``_with_its_pack``), so each pack is graded once in all."""
     done = {}
 
     def grade(pack):
@@ -62,6 +63,11 @@ def _pack_of(probe):
     return next(pack for pack in PACKS if probe in pack.probes)
 
 
+def _with_its_pack(values, pack_of):
+    """Parameters that run on the worker that grades their pack (packs spread over the workers)."""
+    return [pytest.param(v, id=v.name, marks=pytest.mark.xdist_group(f"probe-pack-{pack_of(v).name}")) for v in values]
+
+
 def test_probe_bank_covers_the_families():
     assert len(PROBES) >= 25
     assert len(ATTACKS) + len(PROBES) >= 60
@@ -75,7 +81,7 @@ def test_probe_bank_covers_the_families():
     }
 
 
-@pytest.mark.parametrize("probe", PROBES, ids=lambda p: p.name)
+@pytest.mark.parametrize("probe", _with_its_pack(PROBES, _pack_of))
 def test_probe(probe, graded_pack):
     result, _ = graded_pack(_pack_of(probe))
     score, max_score = result.by_function()[probe.target]
@@ -106,7 +112,7 @@ def test_probe(probe, graded_pack):
         assert any(probe.message in text for text in said), (probe.message, [text[:300] for text in said])
 
 
-@pytest.mark.parametrize("pack", PACKS, ids=lambda p: p.name)
+@pytest.mark.parametrize("pack", _with_its_pack(PACKS, lambda pack: pack))
 def test_pack_leaves_the_rest_alone_and_reports_hold(pack, graded_pack):
     result, paths = graded_pack(pack)
     lost_modules = {p.module for p in pack.probes if p.expect == "module-lost"}
