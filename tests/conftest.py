@@ -86,10 +86,8 @@ def _tell_the_scheduler_its_group(item) -> None:
     if not groups:
         return
     grouped = f"{item.nodeid}@{'_'.join(groups)}"
-    if hasattr(item, "_id"):  # pytest >= 9.2
-        from _pytest.nodeid import NodeId
-
-        item._id = NodeId.parse(grouped)
+    if hasattr(item, "_id"):  # pytest >= 9.2: a NodeId
+        item._id = type(item._id).parse(grouped)
     else:
         item._nodeid = grouped
 
