@@ -16,6 +16,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import tempfile
 from functools import cache
 from pathlib import Path
 
@@ -45,7 +46,7 @@ def _record(bank: str, key: str, grade: dict) -> None:
     """Read-modify-write under a lock: pytest-xdist workers record into the same file."""
     RECORDED.mkdir(exist_ok=True)
     path = RECORDED / f"{bank}.json"
-    with open(RECORDED / f".{bank}.lock", "w") as lock:
+    with open(Path(tempfile.gettempdir()) / f"seqlab-recorded-{bank}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         entries = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
         entries[key] = grade
