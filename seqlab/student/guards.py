@@ -50,11 +50,11 @@ def torch_function_name(func) -> str:
 class OpRecorder(TorchFunctionMode):
     """Counts every torch function called while active (the complexity rule counts these)."""
 
-    def __init__(self, scope: list[str]):
+    def __init__(self, scope: list[str] | None = None):
         super().__init__()
         self.counts: Counter[str] = Counter()
         self.paused = 0
-        self.scope = scope
+        self.scope = [] if scope is None else scope  # shared with CallWatch.inside
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         if not self.paused:
@@ -65,11 +65,11 @@ class OpRecorder(TorchFunctionMode):
 class KernelRecorder(TorchDispatchMode):
     """Records the aten kernels reached, whatever Python path led there."""
 
-    def __init__(self, scope: list[str]):
+    def __init__(self, scope: list[str] | None = None):
         super().__init__()
         self.counts: Counter[str] = Counter()
         self.paused = 0
-        self.scope = scope
+        self.scope = [] if scope is None else scope  # shared with CallWatch.inside
 
     @classmethod
     def _should_skip_dynamo(cls) -> bool:
