@@ -25,11 +25,12 @@ import pytest
 from seqlab import contract
 from seqlab.build import strip_markers
 from seqlab.config import load_config
-from seqlab.nbgrader.autograde import HEADER, AutogradeError, _folder_name, _seqlab_grades_class, autograde
+from seqlab.nbgrader.autograde import HEADER, AutogradeError, _folder_name, autograde
 from seqlab.nbgrader.course import build_course
 from seqlab.nbgrader.export import answer_id, grade_cell_id
 from seqlab.nbgrader.feedback import function_feedback
 from seqlab.nbgrader.gradebook import function_scores
+from seqlab.nbgrader.record import seqlab_grades_class
 from seqlab.results import TestResult as GradedTest
 from tests.test_nbgrader import BUGGY, FORGERY, SEED, TOPICS, VENV_BIN, _cells, _outputs, _run, _student
 
@@ -93,7 +94,7 @@ def test_the_preprocessor_writes_what_nbgrader_reads_as_partial_credit(tmp_path)
         )
     )
     nb = nbformat.v4.new_notebook(cells=[_grade_cell("optimizers-adam-tests", 4), _grade_cell("extra-tests", 2)])
-    preprocessor = _seqlab_grades_class()(grades_file=str(grades))
+    preprocessor = seqlab_grades_class()(grades_file=str(grades))
     nb, _ = preprocessor.preprocess(nb, {"nbgrader": {"student": "ann"}})
     graded, extra = nb.cells
     assert determine_grade(graded) == (1.5, 4.0) and _outputs(graded).startswith("adam: 1.5 of 4 points")
