@@ -38,6 +38,7 @@ from pathlib import Path
 
 from .. import contract
 from ..defaults import SUBMISSION_TIMEOUT_S
+from ..errors import SeqlabError
 from .course import read_seed
 from .export import ExportError, export_submission, notebook_topic, read_notebook
 from .feedback import function_feedback
@@ -52,7 +53,7 @@ HEADER = "hidden tests graded by seqlab outside the notebook (isolated); the qui
 _SAFE_FOLDER = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
 
 
-class AutogradeError(ValueError):
+class AutogradeError(SeqlabError, ValueError):
     """The course or the assignment cannot be autograded (nothing was written to the gradebook)."""
 
 
