@@ -42,7 +42,7 @@ from ..errors import SeqlabError
 from .course import read_seed
 from .export import ExportError, export_submission, notebook_topic, read_notebook
 from .feedback import function_feedback
-from .gradebook import function_scores
+from .gradebook import function_scores, gradebook_url
 from .record import write_grades_file
 
 GRADES_FILE = "seqlab_grades.json"
@@ -84,10 +84,7 @@ def course_assignments(course_dir: Path, patterns) -> list[str]:
     """The gradebook's assignments matching any of ``patterns`` (names or globs, as nbgrader's)."""
     from nbgrader.api import Gradebook
 
-    database = course_dir / "gradebook.db"
-    if not database.is_file():
-        raise AutogradeError(f"{course_dir}: no gradebook.db (run `nbgrader generate_assignment` first)")
-    with Gradebook(f"sqlite:///{database}") as gb:
+    with Gradebook(gradebook_url(course_dir)) as gb:
         known = sorted(a.name for a in gb.assignments)
     chosen = [name for name in known if any(fnmatch.fnmatchcase(name, p) for p in patterns)]
     if not chosen:

@@ -89,6 +89,9 @@ def nbgrader_main(argv=None) -> None:
     """``python -m seqlab.nbgrader.record GRADES_FILE [nbgrader options]`` in the course folder:
     ``nbgrader autograde`` of each assignment the file names, with ``SeqlabGrades`` in place of
     ``Execute``; one process for all of them (nbgrader's start-up is most of the cost here)."""
+    if not Path("nbgrader_config.py").is_file():
+        # Elsewhere nbgrader takes the current folder for the course and makes a gradebook.db in it.
+        sys.exit(f"{Path.cwd()}: not an nbgrader course folder (no nbgrader_config.py); run this in the course")
     from nbgrader.apps.autogradeapp import AutogradeApp
     from nbgrader.converters import Autograde, NbGraderException
     from nbgrader.preprocessors import Execute
