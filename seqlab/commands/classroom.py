@@ -39,8 +39,8 @@ def add_parser(subparsers) -> None:
     p.set_defaults(func=run_ci_workflow)
 
     p = subparsers.add_parser("ci-matrix", help="list submissions as the grading workflow's matrix (JSON)")
-    path_option(p, "--roster", "CSV of student repositories")
-    path_option(p, "--uploads", "folder of uploaded submissions (folders or zips)")
+    path_option(p, "--roster", "CSV of student repositories to grade (default: none)")
+    path_option(p, "--uploads", "folder of uploaded submissions, folders or zips (default: none)")
     p.add_argument("--ref", default="", help="branch, tag or commit for roster entries without their own")
     p.set_defaults(func=run_ci_matrix)
 
