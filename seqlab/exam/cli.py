@@ -15,6 +15,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from ..commands.options import path_option
 from ..paths import DEFAULT_EXAM
 
 
@@ -28,9 +29,7 @@ def add_parser(subparsers) -> None:
 
     def students_args(q):
         q.add_argument("--student", action="append", default=[], metavar="ID", help="a student id (repeat for several)")
-        q.add_argument(
-            "--students", type=Path, default=None, metavar="FILE", help="a file with one student id per line"
-        )
+        path_option(q, "--students", "a file with one student id per line", metavar="FILE")
 
     def papers_parser(name, help):
         """A subcommand that writes something per student paper: --exam, the students, --out."""
@@ -56,7 +55,7 @@ def add_parser(subparsers) -> None:
     g.add_argument("answers", type=Path)
     exam_arg(g)
     g.add_argument("--student", default=None, help="check the file is this student's")
-    g.add_argument("--out", type=Path, default=None, help="write results.json (Gradescope) and the other reports here")
+    path_option(g, "--out", "write results.json (Gradescope) and the other reports here")
     g.add_argument("--quiet", action="store_true", help="only the score line")
     g.set_defaults(func=run_grade)
 
@@ -64,12 +63,8 @@ def add_parser(subparsers) -> None:
     a.add_argument("answers_dir", type=Path)
     exam_arg(a)
     a.add_argument("--out", type=Path, required=True)
-    a.add_argument(
-        "--roster",
-        type=Path,
-        default=None,
-        metavar="CSV",
-        help="columns file,student: whose each file is (default: the file or folder name)",
+    path_option(
+        a, "--roster", "columns file,student: whose each file is (default: the file or folder name)", metavar="CSV"
     )
     a.set_defaults(func=run_grade_all)
 
@@ -77,13 +72,7 @@ def add_parser(subparsers) -> None:
     ch.add_argument("answers", type=Path)
     exam_arg(ch)
     ch.add_argument("--student", default=None, help="the student id (with --exam)")
-    ch.add_argument(
-        "--shapes",
-        type=Path,
-        default=None,
-        metavar="JSON",
-        help="check-ID.json written next to a rendered exam: no exam file needed",
-    )
+    path_option(ch, "--shapes", "check-ID.json written next to a rendered exam: no exam file needed", metavar="JSON")
     ch.set_defaults(func=run_check)
     qti = papers_parser("qti", "export an LMS quiz (QTI 1.2 zip, one quiz per student) for Canvas/Moodle")
     qti.add_argument(
@@ -95,7 +84,7 @@ def add_parser(subparsers) -> None:
 
     c = sub.add_parser("coverage", help="write docs/coverage.md (notes sections -> questions, exercises)")
     c.add_argument("--check", action="store_true", help="only check; exit 1 when docs/coverage.md is stale")
-    c.add_argument("--out", type=Path, default=None)
+    path_option(c, "--out", "where to write (default: docs/coverage.md)")
     c.set_defaults(func=run_coverage)
 
 
