@@ -11,9 +11,10 @@ from __future__ import annotations
 import sympy
 import torch
 
-from ..model import EXACT, FOUR_DIGITS, NUMERIC, SYMBOLIC, Mistake, question
+from ..model import EXACT, FOUR_DIGITS
 from ..safeexpr import Sym
 from ._util import decs, floats, mat, ref, shape_numel, t
+from .declare import cites, equivalents, exercises, forms, formula, hint, mistake, numeric
 
 
 def _sdpa(q, k, v=None, mask=None):
@@ -35,17 +36,11 @@ def _unscaled(p):
     return floats(torch.softmax(scores, dim=0))
 
 
-@question(
-    "attn.sdpa_weights",
-    kind=NUMERIC,
-    title="Scaled dot-product attention weights",
-    sections=("W8 §8.2", "L5 §15", "L7-8 (Lecture 8) §二.2", "W8 §8.1", "W8 §19"),
-    sample=_sample_weights,
-    tolerance=FOUR_DIGITS,
-    exercises=("attention.scaled_dot_product_attention",),
-    mistakes=lambda p: {"no_scaling": Mistake(_unscaled(p), "the scores must be divided by sqrt(d) = sqrt(2)")},
-    answer_hint="three numbers, the weights of keys 1, 2, 3",
-)
+@numeric("attn.sdpa_weights", "Scaled dot-product attention weights", _sample_weights, FOUR_DIGITS)
+@cites("W8 §8.2", "L5 §15", "L7-8 (Lecture 8) §二.2", "W8 §8.1", "W8 §19")
+@exercises("attention.scaled_dot_product_attention")
+@hint("three numbers, the weights of keys 1, 2, 3")
+@mistake("no_scaling", "the scores must be divided by sqrt(d) = sqrt(2)", _unscaled)
 def sdpa_weights(p):
     _, w = _sdpa([p["q"]], p["K"])
     return floats(w)
@@ -60,20 +55,14 @@ def _sample_output(rng):
     }
 
 
-@question(
-    "attn.sdpa_output",
-    kind=NUMERIC,
-    title="Attention output for one of several queries",
-    sections=("W8 §9", "W8 §8.3", "L7-8 (Lecture 8) §二.1", "L7-8 (Lecture 8) §二.2", "L7-8 (Lecture 8) §二"),
-    sample=_sample_output,
-    tolerance=FOUR_DIGITS,
-    exercises=("attention.scaled_dot_product_attention",),
-    mistakes=lambda p: {
-        "keys_as_values": Mistake(
-            floats(_sdpa(p["Q"], p["K"])[0][p["row"] - 1]), "the output is a weighted sum of the values V, not the keys"
-        )
-    },
-    answer_hint="two numbers, the output row",
+@numeric("attn.sdpa_output", "Attention output for one of several queries", _sample_output, FOUR_DIGITS)
+@cites("W8 §9", "W8 §8.3", "L7-8 (Lecture 8) §二.1", "L7-8 (Lecture 8) §二.2", "L7-8 (Lecture 8) §二")
+@exercises("attention.scaled_dot_product_attention")
+@hint("two numbers, the output row")
+@mistake(
+    "keys_as_values",
+    "the output is a weighted sum of the values V, not the keys",
+    lambda p: floats(_sdpa(p["Q"], p["K"])[0][p["row"] - 1]),
 )
 def sdpa_output(p):
     out, _ = _sdpa(p["Q"], p["K"], p["V"])
@@ -89,20 +78,14 @@ def _sample_causal(rng):
     return {"X": mat(rng, 3, 2, -2, 2), "row": 2}
 
 
-@question(
-    "attn.causal_weights",
-    kind=NUMERIC,
-    title="Masked self-attention weights",
-    sections=("W8 §12", "L7-8 (Lecture 8) §三", "W8 §10.1", "W8 §16.2"),
-    sample=_sample_causal,
-    tolerance=FOUR_DIGITS,
-    exercises=("attention.causal_mask", "attention.scaled_dot_product_attention"),
-    mistakes=lambda p: {
-        "no_mask": Mistake(
-            floats(_sdpa(p["X"], p["X"])[1][p["row"] - 1]), "without the mask the query sees future positions"
-        )
-    },
-    answer_hint="three numbers, the weights on positions 1, 2, 3",
+@numeric("attn.causal_weights", "Masked self-attention weights", _sample_causal, FOUR_DIGITS)
+@cites("W8 §12", "L7-8 (Lecture 8) §三", "W8 §10.1", "W8 §16.2")
+@exercises("attention.causal_mask", "attention.scaled_dot_product_attention")
+@hint("three numbers, the weights on positions 1, 2, 3")
+@mistake(
+    "no_mask",
+    "without the mask the query sees future positions",
+    lambda p: floats(_sdpa(p["X"], p["X"])[1][p["row"] - 1]),
 )
 def causal_weights(p):
     mask = ref("attention").causal_mask(3)
@@ -123,26 +106,20 @@ def _sample_additive(rng):
     }
 
 
-@question(
-    "attn.additive",
-    kind=NUMERIC,
-    title="Bahdanau (additive) attention",
-    sections=(
-        "L7-8 (Lecture 8) §一.1",
-        "L7-8 (Lecture 8) §一",
-        "L5 §13",
-        "L5 §13.2",
-        "L5 §13.3",
-        "W8 §6.1",
-        "W8 §6.2",
-        "W8 §7",
-        "W8 §6",
-    ),
-    sample=_sample_additive,
-    tolerance=FOUR_DIGITS,
-    exercises=("attention.additive_attention",),
-    answer_hint="four numbers: the three weights, then the context",
+@numeric("attn.additive", "Bahdanau (additive) attention", _sample_additive, FOUR_DIGITS)
+@cites(
+    "L7-8 (Lecture 8) §一.1",
+    "L7-8 (Lecture 8) §一",
+    "L5 §13",
+    "L5 §13.2",
+    "L5 §13.3",
+    "W8 §6.1",
+    "W8 §6.2",
+    "W8 §7",
+    "W8 §6",
 )
+@exercises("attention.additive_attention")
+@hint("four numbers: the three weights, then the context")
 def additive(p):
     context, weights = ref("attention").additive_attention(
         t([p["s"]]), t([[[x] for x in p["h"]]]), t([[w] for w in p["W_q"]]), t([[w] for w in p["W_k"]]), t(p["v"])
@@ -169,17 +146,11 @@ def _memory(p, heads=True):
     return shape_numel(shape) * size / 2**20
 
 
-@question(
-    "attn.memory",
-    kind=NUMERIC,
-    title="Memory of the attention matrix",
-    sections=("W8 §14", "L5 §17", "L7-8 (Lecture 8) §五", "W8 §18", "L5 §14"),
-    sample=_sample_memory,
-    tolerance=FOUR_DIGITS,
-    exercises=("attention.multi_head_attention",),
-    mistakes=lambda p: {"one_head": Mistake(_memory(p, heads=False), "every head has its own N x M weights")},
-    answer_hint="one number, in MiB (2^20 bytes)",
-)
+@numeric("attn.memory", "Memory of the attention matrix", _sample_memory, FOUR_DIGITS)
+@cites("W8 §14", "L5 §17", "L7-8 (Lecture 8) §五", "W8 §18", "L5 §14")
+@exercises("attention.multi_head_attention")
+@hint("one number, in MiB (2^20 bytes)")
+@mistake("one_head", "every head has its own N x M weights", lambda p: _memory(p, heads=False))
 def memory(p):
     return _memory(p)
 
@@ -194,18 +165,14 @@ def _mem_formula(p, heads=True):
     return s["B"] * (s["h"] if heads else 1) * s["N"] * (s["N"] if p["self"] else s["M"])
 
 
-@question(
-    "attn.memory_formula",
-    kind=SYMBOLIC,
-    title="Attention memory as a formula",
-    sections=("W8 §14", "L5 §17", "L5 §18", "L7-8 (Lecture 8) §五"),
-    sample=lambda rng, form: {"self": form == "self"},
-    forms=("self", "cross"),
-    symbols=_mem_symbols,
-    exercises=("attention.multi_head_attention",),
-    mistakes=lambda p: {"one_head": Mistake(_mem_formula(p, heads=False), "every head has its own attention matrix")},
-    equivalents=lambda p: ["h*B*N^2", "(N*h)*(B*N)"] if p["self"] else ["h*B*M*N", "(N*h)*(B*M)"],
+@formula(
+    "attn.memory_formula", "Attention memory as a formula", lambda rng, form: {"self": form == "self"}, _mem_symbols
 )
+@cites("W8 §14", "L5 §17", "L5 §18", "L7-8 (Lecture 8) §五")
+@exercises("attention.multi_head_attention")
+@forms("self", "cross")
+@equivalents(lambda p: ["h*B*N^2", "(N*h)*(B*N)"] if p["self"] else ["h*B*M*N", "(N*h)*(B*M)"])
+@mistake("one_head", "every head has its own attention matrix", lambda p: _mem_formula(p, heads=False))
 def memory_formula(p):
     return _mem_formula(p)
 
@@ -221,23 +188,16 @@ def _sample_mha_params(rng):
     return {"E": rng.choice((64, 128, 256, 512, 768)), "heads": rng.choice((4, 8, 16))}
 
 
-@question(
-    "attn.mha_params",
-    kind=NUMERIC,
-    title="Parameters of multi-head attention",
-    sections=("W8 §13.1", "L5 §16", "W8 §13"),
-    sample=_sample_mha_params,
-    tolerance=EXACT,
-    exercises=("attention.multi_head_attention",),
-    mistakes=lambda p: {
-        "per_head": Mistake(
-            float(p["heads"] * shape_numel(_mha_shapes(p["E"]))),
-            "the heads split E into blocks of E/h: the projections are E x E in total",
-        ),
-        "no_output": Mistake(float(3 * p["E"] ** 2 + 3 * p["E"]), "the output projection W_o, b_o counts too"),
-    },
-    answer_hint="an integer",
+@numeric("attn.mha_params", "Parameters of multi-head attention", _sample_mha_params, EXACT)
+@cites("W8 §13.1", "L5 §16", "W8 §13")
+@exercises("attention.multi_head_attention")
+@hint("an integer")
+@mistake(
+    "per_head",
+    "the heads split E into blocks of E/h: the projections are E x E in total",
+    lambda p: float(p["heads"] * shape_numel(_mha_shapes(p["E"]))),
 )
+@mistake("no_output", "the output projection W_o, b_o counts too", lambda p: float(3 * p["E"] ** 2 + 3 * p["E"]))
 def mha_params(p):
     return float(shape_numel(_mha_shapes(p["E"])))
 
@@ -257,17 +217,11 @@ def _sample_mha_shapes(rng, form):
     }
 
 
-@question(
-    "attn.mha_shapes",
-    kind=NUMERIC,
-    title="Shapes inside multi-head cross-attention",
-    sections=("W8 §13.1", "L5 §16", "W8 §16.2", "L7-8 (Lecture 8) §三", "W8 §13"),
-    sample=_sample_mha_shapes,
-    forms=MHA_CASES,
-    tolerance=EXACT,
-    exercises=("attention.multi_head_attention",),
-    answer_hint="the shape as integers",
-)
+@numeric("attn.mha_shapes", "Shapes inside multi-head cross-attention", _sample_mha_shapes, EXACT)
+@cites("W8 §13.1", "L5 §16", "W8 §16.2", "L7-8 (Lecture 8) §三", "W8 §13")
+@exercises("attention.multi_head_attention")
+@forms(*MHA_CASES)
+@hint("the shape as integers")
 def mha_shapes(p):
     B, L, S, E, h = p["B"], p["L"], p["S"], p["E"], p["heads"]
     params = {k: torch.zeros(s, dtype=torch.float64) for k, s in _mha_shapes(E).items()}
@@ -302,24 +256,18 @@ def _var(p, form="right"):
     return {"right": sympy.Integer(1), "sqrt": 1 / sympy.sqrt(d)}[form]
 
 
-@question(
-    "attn.var_qk",
-    kind=SYMBOLIC,
-    title="Why divide by sqrt(d)",
-    sections=("W8 §8.2", "L5 §15", "L7-8 (Lecture 8) §二.2", "W8 §19", "L5 §20"),
-    sample=lambda rng, form: {"case": form},
-    forms=("unit", "sigma", "scaled"),
-    symbols=_var_symbols,
-    exercises=("attention.scaled_dot_product_attention",),
-    mistakes=lambda p: {
-        "std": Mistake(_var(p, "sqrt"), "that is the standard deviation; the question asks for the variance")
-    },
-    equivalents=lambda p: {
+@formula("attn.var_qk", "Why divide by sqrt(d)", lambda rng, form: {"case": form}, _var_symbols)
+@cites("W8 §8.2", "L5 §15", "L7-8 (Lecture 8) §二.2", "W8 §19", "L5 §20")
+@exercises("attention.scaled_dot_product_attention")
+@forms("unit", "sigma", "scaled")
+@equivalents(
+    lambda p: {
         "unit": ["d**1", "sqrt(d)**2", "d^2/d"],
         "sigma": ["d*sigma^2*sigma^2", "(sqrt(d)*sigma^2)^2"],
         "scaled": ["d/d", "sqrt(d)^2/d"],
-    }[p["case"]],
+    }[p["case"]]
 )
+@mistake("std", "that is the standard deviation; the question asks for the variance", lambda p: _var(p, "sqrt"))
 def var_qk(p):
     return _var(p)
 
@@ -340,22 +288,6 @@ def _qkv_output(p, project=(True, True, True), scale=True, swap_qk=False):
     return floats(out[0])
 
 
-def _qkv_mistakes(p):
-    return {
-        "no_projection": Mistake(
-            _qkv_output(p, project=(False, False, False)),
-            "queries, keys and values are projections of the input: q_i = W_Q x_i, k_j = W_K x_j, v_j = W_V x_j",
-        ),
-        "values_not_projected": Mistake(
-            _qkv_output(p, project=(True, True, False)), "the weights mix the values v_j = W_V x_j, not the inputs x_j"
-        ),
-        "no_scaling": Mistake(_qkv_output(p, scale=False), "the scores are divided by sqrt(d_k) = sqrt(2)"),
-        "swapped_qk": Mistake(
-            _qkv_output(p, swap_qk=True), "the query comes from W_Q and the keys from W_K (q_1 . k_j, not k_1 . q_j)"
-        ),
-    }
-
-
 # Validity (general rule): each of the four mistakes (no projection, unprojected values, no
 # scaling, swapped W_Q/W_K) is distinguishable from the key and from the others, and no entry of
 # the key accepts 0; a draw with symmetric scores, where swapping W_Q and W_K changes nothing, is
@@ -364,16 +296,25 @@ def _sample_qkv(rng):
     return {"X": mat(rng, 2, 2, -2, 2), "W_Q": mat(rng, 2, 2), "W_K": mat(rng, 2, 2), "W_V": mat(rng, 2, 2)}
 
 
-@question(
-    "attn.qkv_projection",
-    kind=NUMERIC,
-    title="Self-attention from the Q/K/V projections",
-    sections=("W8 §9", "W8 §10.1", "W8 §8.2", "L7-8 (Lecture 8) §二.1", "L5 §15"),
-    sample=_sample_qkv,
-    tolerance=FOUR_DIGITS,
-    mistakes=_qkv_mistakes,
-    exercises=("attention.scaled_dot_product_attention", "attention.multi_head_attention"),
-    answer_hint="the two entries of y_1",
+@numeric("attn.qkv_projection", "Self-attention from the Q/K/V projections", _sample_qkv, FOUR_DIGITS)
+@cites("W8 §9", "W8 §10.1", "W8 §8.2", "L7-8 (Lecture 8) §二.1", "L5 §15")
+@exercises("attention.scaled_dot_product_attention", "attention.multi_head_attention")
+@hint("the two entries of y_1")
+@mistake(
+    "no_projection",
+    "queries, keys and values are projections of the input: q_i = W_Q x_i, k_j = W_K x_j, v_j = W_V x_j",
+    lambda p: _qkv_output(p, project=(False, False, False)),
+)
+@mistake(
+    "values_not_projected",
+    "the weights mix the values v_j = W_V x_j, not the inputs x_j",
+    lambda p: _qkv_output(p, project=(True, True, False)),
+)
+@mistake("no_scaling", "the scores are divided by sqrt(d_k) = sqrt(2)", lambda p: _qkv_output(p, scale=False))
+@mistake(
+    "swapped_qk",
+    "the query comes from W_Q and the keys from W_K (q_1 . k_j, not k_1 . q_j)",
+    lambda p: _qkv_output(p, swap_qk=True),
 )
 def qkv_projection(p):
     return _qkv_output(p)

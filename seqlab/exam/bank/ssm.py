@@ -10,29 +10,24 @@ from __future__ import annotations
 
 import sympy
 
-from ..model import EXACT, FOUR_DIGITS, NUMERIC, SYMBOLIC, Mistake, question
+from ..model import EXACT, FOUR_DIGITS
 from ..safeexpr import Sym
 from ._util import dec, decs, floats, ref, t
+from .declare import cites, equivalents, exercises, forms, formula, hint, mistake, numeric
 
 
 def _sample_disc(rng):
     return {"delta": dec(rng, 0.1, 2.0), "A": dec(rng, -2.0, -0.1), "B": dec(rng, -1.5, 1.5, nonzero=True)}
 
 
-@question(
-    "ssm.discretize",
-    kind=NUMERIC,
-    title="Discretizing a state-space model",
-    sections=("L5 §18.1", "L5 §18.2", "L5 §18"),
-    sample=_sample_disc,
-    tolerance=FOUR_DIGITS,
-    exercises=("selective_scan.discretize",),
-    mistakes=lambda p: {
-        "euler_A": Mistake(
-            [1 + p["delta"] * p["A"], p["delta"] * p["B"]], "A_bar is exp(delta*A) (zero-order hold), not 1 + delta*A"
-        )
-    },
-    answer_hint="two numbers, A_bar then B_bar",
+@numeric("ssm.discretize", "Discretizing a state-space model", _sample_disc, FOUR_DIGITS)
+@cites("L5 §18.1", "L5 §18.2", "L5 §18")
+@exercises("selective_scan.discretize")
+@hint("two numbers, A_bar then B_bar")
+@mistake(
+    "euler_A",
+    "A_bar is exp(delta*A) (zero-order hold), not 1 + delta*A",
+    lambda p: [1 + p["delta"] * p["A"], p["delta"] * p["B"]],
 )
 def discretize(p):
     A_bar, B_bar = ref("selective_scan").discretize(t([[[p["delta"]]]]), t([[p["A"]]]), t([[[p["B"]]]]))
@@ -57,17 +52,11 @@ def _scan(p, skip=True):
     return floats(ref("selective_scan").selective_scan(u, delta, t([[p["A"]]]), B, C, D))
 
 
-@question(
-    "ssm.scan_output",
-    kind=NUMERIC,
-    title="A selective scan by hand",
-    sections=("L5 §18.2", "L5 §18.1", "L7-8 (Lecture 7) §七"),
-    sample=_sample_scan,
-    tolerance=FOUR_DIGITS,
-    exercises=("selective_scan.selective_scan",),
-    mistakes=lambda p: {"no_skip": Mistake(_scan(p, skip=False), "the skip term D*u_t is part of y_t")},
-    answer_hint="two numbers, y_1 and y_2",
-)
+@numeric("ssm.scan_output", "A selective scan by hand", _sample_scan, FOUR_DIGITS)
+@cites("L5 §18.2", "L5 §18.1", "L7-8 (Lecture 7) §七")
+@exercises("selective_scan.selective_scan")
+@hint("two numbers, y_1 and y_2")
+@mistake("no_skip", "the skip term D*u_t is part of y_t", lambda p: _scan(p, skip=False))
 def scan_output(p):
     return _scan(p)
 
@@ -76,21 +65,14 @@ def _sample_linear(rng):
     return {"a": decs(rng, 3, -1.5, 1.5, nonzero=True), "b": decs(rng, 3, -2, 2), "h0": dec(rng, -2, 2, nonzero=True)}
 
 
-@question(
-    "ssm.linear_recurrence",
-    kind=NUMERIC,
-    title="A few steps of a linear recurrence",
-    sections=("L5 §18.3", "L5 §5.1", "L5 §18.1"),
-    sample=_sample_linear,
-    tolerance=FOUR_DIGITS,
-    exercises=("selective_scan.linear_scan",),
-    mistakes=lambda p: {
-        "no_h0": Mistake(
-            floats(ref("selective_scan").linear_scan(t([[p["a"]]]), t([[p["b"]]]))),
-            "the recurrence starts from the given h_0, not from 0",
-        )
-    },
-    answer_hint="three numbers, h_1, h_2, h_3",
+@numeric("ssm.linear_recurrence", "A few steps of a linear recurrence", _sample_linear, FOUR_DIGITS)
+@cites("L5 §18.3", "L5 §5.1", "L5 §18.1")
+@exercises("selective_scan.linear_scan")
+@hint("three numbers, h_1, h_2, h_3")
+@mistake(
+    "no_h0",
+    "the recurrence starts from the given h_0, not from 0",
+    lambda p: floats(ref("selective_scan").linear_scan(t([[p["a"]]]), t([[p["b"]]]))),
 )
 def linear_recurrence(p):
     return floats(ref("selective_scan").linear_scan(t([p["a"]]), t([p["b"]]), t([p["h0"]])))
@@ -104,16 +86,15 @@ def _scan_depth(T: int) -> int:
     return levels
 
 
-@question(
+@numeric(
     "ssm.scan_depth",
-    kind=NUMERIC,
-    title="Sequential steps of a parallel scan",
-    sections=("L5 §18.3", "L7-8 (Lecture 7) §七", "L5 §19"),
-    sample=lambda rng: {"T": rng.choice((100, 1000, 1024, 4096, 5000, 65536, 100000))},
-    tolerance=EXACT,
-    exercises=("selective_scan.linear_scan",),
-    answer_hint="two integers",
+    "Sequential steps of a parallel scan",
+    lambda rng: {"T": rng.choice((100, 1000, 1024, 4096, 5000, 65536, 100000))},
+    EXACT,
 )
+@cites("L5 §18.3", "L7-8 (Lecture 7) §七", "L5 §19")
+@exercises("selective_scan.linear_scan")
+@hint("two integers")
 def scan_depth(p):
     return [float(p["T"]), float(_scan_depth(p["T"]))]
 
@@ -132,17 +113,11 @@ def _kv(p, both=True):
     return per_token * p["T"] / 2**20
 
 
-@question(
-    "ssm.kv_cache",
-    kind=NUMERIC,
-    title="The KV cache that Mamba avoids",
-    sections=("L7-8 (Lecture 7) §七", "L5 §18", "L5 §14", "W8 §14"),
-    sample=_sample_kv,
-    tolerance=FOUR_DIGITS,
-    exercises=("selective_scan.selective_scan",),
-    mistakes=lambda p: {"keys_only": Mistake(_kv(p, both=False), "the cache stores both keys and values")},
-    answer_hint="one number, in MiB (2^20 bytes)",
-)
+@numeric("ssm.kv_cache", "The KV cache that Mamba avoids", _sample_kv, FOUR_DIGITS)
+@cites("L7-8 (Lecture 7) §七", "L5 §18", "L5 §14", "W8 §14")
+@exercises("selective_scan.selective_scan")
+@hint("one number, in MiB (2^20 bytes)")
+@mistake("keys_only", "the cache stores both keys and values", lambda p: _kv(p, both=False))
 def kv_cache(p):
     return _kv(p)
 
@@ -164,38 +139,31 @@ def _unroll(p, drop_h0=False):
     return h
 
 
-@question(
-    "ssm.unroll",
-    kind=SYMBOLIC,
-    title="Unrolling a time-varying linear recurrence",
-    sections=("L5 §18.3", "L5 §18.2"),
-    sample=lambda rng, form: {"T": 3, "what": form},
-    forms=("state", "gradient"),
-    symbols=_unroll_symbols,
-    exercises=("selective_scan.linear_scan",),
-    mistakes=lambda p: (
-        {"no_h0": Mistake(_unroll(p, drop_h0=True), "the initial state h0 contributes a1*...*aT*h0")}
-        if p["what"] == "state"
-        else {}
-    ),
-    equivalents=lambda p: (
-        [
+def _unroll_equivalents(p):
+    a = [f"a{i}" for i in range(1, p["T"] + 1)]
+    if p["what"] == "state":
+        return [
             sympy.sstr(sympy.expand(_unroll(p))),
-            "h0*"
-            + "*".join(f"a{i}" for i in range(1, p["T"] + 1))
-            + " + "
-            + sympy.sstr(sympy.expand(_unroll(p, drop_h0=True))),
+            "h0*" + "*".join(a) + " + " + sympy.sstr(sympy.expand(_unroll(p, drop_h0=True))),
         ]
-        if p["what"] == "state"
-        else [
-            "*".join(f"a{i}" for i in reversed(range(1, p["T"] + 1))),
-            "("
-            + "*".join(f"a{i}" for i in range(1, p["T"] + 1))
-            + ")^2/("
-            + "*".join(f"a{i}" for i in range(1, p["T"] + 1))
-            + ")",
-        ]
-    ),
+    return ["*".join(reversed(a)), "(" + "*".join(a) + ")^2/(" + "*".join(a) + ")"]
+
+
+@formula(
+    "ssm.unroll",
+    "Unrolling a time-varying linear recurrence",
+    lambda rng, form: {"T": 3, "what": form},
+    _unroll_symbols,
+)
+@cites("L5 §18.3", "L5 §18.2")
+@exercises("selective_scan.linear_scan")
+@forms("state", "gradient")
+@equivalents(_unroll_equivalents)
+@mistake(
+    "no_h0",
+    "the initial state h0 contributes a1*...*aT*h0",
+    lambda p: _unroll(p, drop_h0=True),
+    when=lambda p: p["what"] == "state",
 )
 def unroll(p):
     return _unroll(p)

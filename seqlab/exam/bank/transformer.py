@@ -13,9 +13,10 @@ import math
 import sympy
 import torch
 
-from ..model import EXACT, FOUR_DIGITS, NUMERIC, SYMBOLIC, Mistake, question
+from ..model import EXACT, FOUR_DIGITS
 from ..safeexpr import Sym
 from ._util import decs, floats, mat, ref, shape_numel, t
+from .declare import cites, equivalents, exercises, forms, formula, hint, mistake, numeric, valid_when
 
 # --------------------------------------------------------------------------- positional encoding
 
@@ -40,24 +41,16 @@ def _pe_wrong(p, swap=False, index_as_i=False, half=False, degrees=False):
     return math.sin(angle) if sine else math.cos(angle)
 
 
-@question(
-    "pos.sinusoidal_entry",
-    kind=NUMERIC,
-    title="An entry of the sinusoidal positional encoding",
-    sections=("W8 §11.3", "W8 §11"),
-    sample=_sample_pe,
-    tolerance=FOUR_DIGITS,
-    exercises=("positional.sinusoidal_encoding",),
-    mistakes=lambda p: {
-        "swapped": Mistake(_pe_wrong(p, swap=True), "even columns are sines, odd columns cosines"),
-        "column_exponent": Mistake(
-            _pe_wrong(p, index_as_i=True), "columns 2i and 2i+1 share the frequency 1/10000^(2i/d)"
-        ),
-        "half_exponent": Mistake(_pe_wrong(p, half=True), "the exponent is 2i/d, not i/d"),
-        "degrees": Mistake(_pe_wrong(p, degrees=True), "the angle is in radians"),
-    },
-    answer_hint="one number",
+@numeric("pos.sinusoidal_entry", "An entry of the sinusoidal positional encoding", _sample_pe, FOUR_DIGITS)
+@cites("W8 §11.3", "W8 §11")
+@exercises("positional.sinusoidal_encoding")
+@hint("one number")
+@mistake("swapped", "even columns are sines, odd columns cosines", lambda p: _pe_wrong(p, swap=True))
+@mistake(
+    "column_exponent", "columns 2i and 2i+1 share the frequency 1/10000^(2i/d)", lambda p: _pe_wrong(p, index_as_i=True)
 )
+@mistake("half_exponent", "the exponent is 2i/d, not i/d", lambda p: _pe_wrong(p, half=True))
+@mistake("degrees", "the angle is in radians", lambda p: _pe_wrong(p, degrees=True))
 def sinusoidal_entry(p):
     pe = ref("positional").sinusoidal_encoding(p["p"] + 1, p["d"], dtype=torch.float64)
     return float(pe[p["p"], p["j"]])
@@ -74,20 +67,21 @@ def _pe_formula(p, swap=False):
     return sympy.cos(angle) if odd != swap else sympy.sin(angle)
 
 
-@question(
+@formula(
     "pos.sinusoidal_formula",
-    kind=SYMBOLIC,
-    title="The sinusoidal encoding as a formula",
-    sections=("W8 §11.3",),
-    sample=lambda rng: {"column": rng.choice(("even", "odd"))},
-    symbols=_pe_symbols,
-    exercises=("positional.sinusoidal_encoding",),
-    mistakes=lambda p: {"swapped": Mistake(_pe_formula(p, swap=True), "even columns are sines, odd columns cosines")},
-    equivalents=lambda p: [
+    "The sinusoidal encoding as a formula",
+    lambda rng: {"column": rng.choice(("even", "odd"))},
+    _pe_symbols,
+)
+@cites("W8 §11.3")
+@exercises("positional.sinusoidal_encoding")
+@equivalents(
+    lambda p: [
         f"{'cos' if p['column'] == 'odd' else 'sin'}(p*10000^(-2*i/d))",
         f"{'cos' if p['column'] == 'odd' else 'sin'}(p*exp(-2*i*log(10000)/d))",
-    ],
+    ]
 )
+@mistake("swapped", "even columns are sines, odd columns cosines", lambda p: _pe_formula(p, swap=True))
 def sinusoidal_formula(p):
     return _pe_formula(p)
 
@@ -108,19 +102,11 @@ def _embed(p, scale=True):
     return floats(ref("positional").embed_tokens(tokens, E, pe)[0, p["pos"]])
 
 
-@question(
-    "pos.embed_entry",
-    kind=NUMERIC,
-    title="Token embedding plus positional encoding",
-    sections=("W8 §11.1", "W8 §15.1", "L7-8 (Lecture 7) §三", "W8 §10.3"),
-    sample=_sample_embed,
-    tolerance=FOUR_DIGITS,
-    exercises=("positional.embed_tokens", "positional.sinusoidal_encoding"),
-    mistakes=lambda p: {
-        "no_scale": Mistake(_embed(p, scale=False), "the embedding is scaled by sqrt(d) = 2 before adding PE")
-    },
-    answer_hint="four numbers",
-)
+@numeric("pos.embed_entry", "Token embedding plus positional encoding", _sample_embed, FOUR_DIGITS)
+@cites("W8 §11.1", "W8 §15.1", "L7-8 (Lecture 7) §三", "W8 §10.3")
+@exercises("positional.embed_tokens", "positional.sinusoidal_encoding")
+@hint("four numbers")
+@mistake("no_scale", "the embedding is scaled by sqrt(d) = 2 before adding PE", lambda p: _embed(p, scale=False))
 def embed_entry(p):
     return _embed(p)
 
@@ -154,41 +140,33 @@ def _sample_block(rng):
     return {"E": E, "F": rng.choice((2, 4)) * E, "layers": rng.choice((2, 6)), "heads": rng.choice((4, 8))}
 
 
-@question(
-    "tf.encoder_params",
-    kind=NUMERIC,
-    title="Parameters of a Transformer encoder",
-    sections=("W8 §15.2", "W8 §15", "W8 §15.3", "L5 §17", "L7-8 (Lecture 8) §四.1", "L7-8 (Lecture 8) §四"),
-    sample=_sample_block,
-    tolerance=EXACT,
-    exercises=("transformer.encoder_block",),
-    mistakes=lambda p: {
-        "no_norms": Mistake(
-            float(p["layers"] * _block("encoder", p["E"], p["F"], norms=False)),
-            "each LayerNorm has a weight and a bias of size E",
-        ),
-        "one_layer": Mistake(float(_block("encoder", p["E"], p["F"])), "multiply by the number of layers"),
-    },
-    answer_hint="an integer",
+@numeric("tf.encoder_params", "Parameters of a Transformer encoder", _sample_block, EXACT)
+@cites("W8 §15.2", "W8 §15", "W8 §15.3", "L5 §17", "L7-8 (Lecture 8) §四.1", "L7-8 (Lecture 8) §四")
+@exercises("transformer.encoder_block")
+@hint("an integer")
+@mistake(
+    "no_norms",
+    "each LayerNorm has a weight and a bias of size E",
+    lambda p: float(p["layers"] * _block("encoder", p["E"], p["F"], norms=False)),
 )
+@mistake("one_layer", "multiply by the number of layers", lambda p: float(_block("encoder", p["E"], p["F"])))
 def encoder_params(p):
     return float(p["layers"] * _block("encoder", p["E"], p["F"]))
 
 
-@question(
+@numeric(
     "tf.decoder_params",
-    kind=NUMERIC,
-    title="Parameters of a Transformer decoder block",
-    sections=("W8 §16.2", "W8 §16", "L5 §17"),
-    sample=lambda rng: {**_sample_block(rng), "layers": 1},
-    tolerance=EXACT,
-    exercises=("transformer.decoder_block",),
-    mistakes=lambda p: {
-        "as_encoder": Mistake(
-            float(_block("encoder", p["E"], p["F"])), "the decoder block also has cross-attention and a third LayerNorm"
-        )
-    },
-    answer_hint="an integer",
+    "Parameters of a Transformer decoder block",
+    lambda rng: {**_sample_block(rng), "layers": 1},
+    EXACT,
+)
+@cites("W8 §16.2", "W8 §16", "L5 §17")
+@exercises("transformer.decoder_block")
+@hint("an integer")
+@mistake(
+    "as_encoder",
+    "the decoder block also has cross-attention and a third LayerNorm",
+    lambda p: float(_block("encoder", p["E"], p["F"])),
 )
 def decoder_params(p):
     return float(_block("decoder", p["E"], p["F"]))
@@ -207,19 +185,11 @@ def _ln_unbiased(p):
     return floats(y * t(p["gamma"]) + t(p["beta"]))
 
 
-@question(
-    "tf.layer_norm",
-    kind=NUMERIC,
-    title="LayerNorm of one token",
-    sections=("W8 §15.3",),
-    sample=_sample_ln,
-    tolerance=FOUR_DIGITS,
-    exercises=("transformer.layer_norm",),
-    mistakes=lambda p: {
-        "unbiased": Mistake(_ln_unbiased(p), "LayerNorm uses the biased variance (divide by 4, not 3)")
-    },
-    answer_hint="four numbers",
-)
+@numeric("tf.layer_norm", "LayerNorm of one token", _sample_ln, FOUR_DIGITS)
+@cites("W8 §15.3")
+@exercises("transformer.layer_norm")
+@hint("four numbers")
+@mistake("unbiased", "LayerNorm uses the biased variance (divide by 4, not 3)", _ln_unbiased)
 def layer_norm(p):
     return floats(ref("transformer").layer_norm(t([p["x"]]), t(p["gamma"]), t(p["beta"]), eps=1e-5))
 
@@ -241,17 +211,11 @@ def _ffn_no_relu(p):
     return floats(hidden @ t(p["W2"]).T + t(p["b2"]))
 
 
-@question(
-    "tf.ffn",
-    kind=NUMERIC,
-    title="The position-wise feed-forward network",
-    sections=("W8 §15.3", "L7-8 (Lecture 8) §四.1"),
-    sample=_sample_ffn,
-    tolerance=FOUR_DIGITS,
-    exercises=("transformer.feed_forward",),
-    mistakes=lambda p: {"no_relu": Mistake(_ffn_no_relu(p), "apply ReLU to the hidden layer")},
-    answer_hint="two numbers",
-)
+@numeric("tf.ffn", "The position-wise feed-forward network", _sample_ffn, FOUR_DIGITS)
+@cites("W8 §15.3", "L7-8 (Lecture 8) §四.1")
+@exercises("transformer.feed_forward")
+@hint("two numbers")
+@mistake("no_relu", "apply ReLU to the hidden layer", _ffn_no_relu)
 def ffn(p):
     return floats(ref("transformer").feed_forward(t([p["x"]]), t(p["W1"]), t(p["b1"]), t(p["W2"]), t(p["b2"])))
 
@@ -272,17 +236,11 @@ def _sample_caption(rng, form):
     }
 
 
-@question(
-    "tf.caption_shapes",
-    kind=NUMERIC,
-    title="Shapes in a captioning Transformer",
-    sections=("W8 §17", "W8 §16.1", "W8 §16.2", "W8 §16"),
-    sample=_sample_caption,
-    tolerance=EXACT,
-    forms=("cross_weights", "output"),
-    exercises=("transformer.decoder_block", "attention.multi_head_attention"),
-    answer_hint="the shape as integers",
-)
+@numeric("tf.caption_shapes", "Shapes in a captioning Transformer", _sample_caption, EXACT)
+@cites("W8 §17", "W8 §16.1", "W8 §16.2", "W8 §16")
+@exercises("transformer.decoder_block", "attention.multi_head_attention")
+@forms("cross_weights", "output")
+@hint("the shape as integers")
 def caption_shapes(p):
     B, T, E, h = p["B"], p["T"], p["E"], p["heads"]
     S = p["Hf"] * p["Wf"]  # the CNN feature map, flattened into S tokens
@@ -306,17 +264,11 @@ def _sample_vit(rng, form):
     return {"size": rng.choice((224, 256, 384)), "patch": rng.choice((16, 32)), "cls": form == "cls"}
 
 
-@question(
-    "tf.vit_tokens",
-    kind=NUMERIC,
-    title="Vision Transformer tokens",
-    sections=("W8 §17", "W8 §14"),
-    sample=_sample_vit,
-    tolerance=EXACT,
-    exercises=("attention.multi_head_attention",),
-    forms=("cls", "no_cls"),
-    answer_hint="two integers: tokens, attention weights per head",
-)
+@numeric("tf.vit_tokens", "Vision Transformer tokens", _sample_vit, EXACT)
+@cites("W8 §17", "W8 §14")
+@exercises("attention.multi_head_attention")
+@forms("cls", "no_cls")
+@hint("two integers: tokens, attention weights per head")
 def vit_tokens(p):
     n = (p["size"] // p["patch"]) ** 2 + (1 if p["cls"] else 0)
     return [float(n), float(n * n)]
@@ -326,26 +278,21 @@ def _ln_symbols(p):
     return (Sym("E", 1, 64, integer=True), Sym("F", 1, 256, integer=True))
 
 
-@question(
-    "tf.block_formula",
-    kind=SYMBOLIC,
-    title="Transformer block size as a formula",
-    sections=("W8 §15.2", "W8 §15.3"),
-    sample=lambda rng, form: {"kind": form},
-    forms=("encoder", "decoder"),
-    symbols=_ln_symbols,
-    exercises=("transformer.encoder_block", "transformer.decoder_block"),
-    mistakes=lambda p: {
-        "no_norms": Mistake(
-            sympy.expand(_block(p["kind"], *(s.sympy() for s in _ln_symbols(p)), norms=False)),
-            "each LayerNorm has 2E parameters",
-        )
-    },
-    equivalents=lambda p: (
+@formula("tf.block_formula", "Transformer block size as a formula", lambda rng, form: {"kind": form}, _ln_symbols)
+@cites("W8 §15.2", "W8 §15.3")
+@exercises("transformer.encoder_block", "transformer.decoder_block")
+@forms("encoder", "decoder")
+@equivalents(
+    lambda p: (
         ["4*E^2 + 4*E + 2*E*F + F + E + 4*E", "E*(4*E + 9 + 2*F) + F"]
         if p["kind"] == "encoder"
         else ["8*E^2 + 8*E + 2*E*F + F + E + 6*E", "E*(8*E + 15 + 2*F) + F"]
-    ),
+    )
+)
+@mistake(
+    "no_norms",
+    "each LayerNorm has 2E parameters",
+    lambda p: sympy.expand(_block(p["kind"], *(s.sympy() for s in _ln_symbols(p)), norms=False)),
 )
 def block_formula(p):
     E, F = (s.sympy() for s in _ln_symbols(p))
@@ -380,16 +327,9 @@ def _norm_orders(p, residual=True):
     return floats(post) + floats(pre)
 
 
-def _norm_order_mistakes(p):
+def _norm_orders_swapped(p):
     key = _norm_orders(p)
-    return {
-        "swapped": Mistake(
-            key[3:] + key[:3],
-            "post-LN normalizes after the residual add: LN(x + F(x)); "
-            "pre-LN normalizes the sublayer's input: x + F(LN(x))",
-        ),
-        "no_residual": Mistake(_norm_orders(p, residual=False), "both forms keep the residual path x + ..."),
-    }
+    return key[3:] + key[:3]
 
 
 # Validity: the general rule (the swapped and no-residual mistakes are distinguishable from the
@@ -400,17 +340,16 @@ def _sample_norm_order(rng):
     return {"x": decs(rng, 3, -2, 2), "a": decs(rng, 3, -1.5, 1.5, nonzero=True), "c": decs(rng, 3, -1, 1)}
 
 
-@question(
-    "tf.norm_order",
-    kind=NUMERIC,
-    title="Post-LN and pre-LN blocks",
-    sections=("W8 §15.2", "W8 §15.3", "L7-8 (Lecture 8) §四.1", "L5 §17"),
-    sample=_sample_norm_order,
-    tolerance=FOUR_DIGITS,
-    mistakes=_norm_order_mistakes,
-    valid=_spread_enough,
-    exercises=("transformer.encoder_block", "transformer.layer_norm"),
-    answer_hint="the post-LN output first, then the pre-LN output",
+@numeric("tf.norm_order", "Post-LN and pre-LN blocks", _sample_norm_order, FOUR_DIGITS)
+@cites("W8 §15.2", "W8 §15.3", "L7-8 (Lecture 8) §四.1", "L5 §17")
+@exercises("transformer.encoder_block", "transformer.layer_norm")
+@valid_when(_spread_enough)
+@hint("the post-LN output first, then the pre-LN output")
+@mistake(
+    "swapped",
+    "post-LN normalizes after the residual add: LN(x + F(x)); pre-LN normalizes the sublayer's input: x + F(LN(x))",
+    _norm_orders_swapped,
 )
+@mistake("no_residual", "both forms keep the residual path x + ...", lambda p: _norm_orders(p, residual=False))
 def norm_order(p):
     return _norm_orders(p)

@@ -10,9 +10,10 @@ import math
 import sympy
 import torch
 
-from ...model import EXACT, FOUR_DIGITS, NUMERIC, SYMBOLIC, Mistake, question
+from ...model import EXACT, FOUR_DIGITS
 from ...safeexpr import Sym
 from .._util import decs, floats, mat, ref, shape_numel, t
+from ..declare import cites, equivalents, exercises, forms, formula, hint, mistake, numeric
 
 
 def _rnn_shapes(D, H, C, output=True):
@@ -34,30 +35,23 @@ def _sample_count(rng):
     }
 
 
-def _count_mistakes(p):
-    full = shape_numel(_rnn_shapes(p["D"], p["H"], p["C"]))
-    no_bias = shape_numel({k: v for k, v in _rnn_shapes(p["D"], p["H"], p["C"]).items() if not k.startswith("b")})
-    return {
-        "times_T": Mistake(
-            float(full * p["T"]), "the weights are shared by all time steps: the count does not grow with T"
-        ),
-        "no_bias": Mistake(float(no_bias), "the two bias vectors b_h and b_y count too"),
-    }
+def _count(p, bias=True):
+    shapes = _rnn_shapes(p["D"], p["H"], p["C"])
+    return float(shape_numel({k: v for k, v in shapes.items() if bias or not k.startswith("b")}))
 
 
-@question(
-    "rnn.param_count",
-    kind=NUMERIC,
-    title="Parameters of an Elman RNN",
-    sections=("L5 §2.1", "W8 §2.2", "L7-8 (Lecture 7) §一.2", "L7-8 (Lecture 7) §四"),
-    sample=_sample_count,
-    tolerance=EXACT,
-    mistakes=_count_mistakes,
-    exercises=("rnn.rnn_forward", "rnn.rnn_bptt"),
-    answer_hint="an integer",
+@numeric("rnn.param_count", "Parameters of an Elman RNN", _sample_count, EXACT)
+@cites("L5 §2.1", "W8 §2.2", "L7-8 (Lecture 7) §一.2", "L7-8 (Lecture 7) §四")
+@exercises("rnn.rnn_forward", "rnn.rnn_bptt")
+@hint("an integer")
+@mistake(
+    "times_T",
+    "the weights are shared by all time steps: the count does not grow with T",
+    lambda p: float(shape_numel(_rnn_shapes(p["D"], p["H"], p["C"])) * p["T"]),
 )
+@mistake("no_bias", "the two bias vectors b_h and b_y count too", lambda p: _count(p, bias=False))
 def param_count(p):
-    return float(shape_numel(_rnn_shapes(p["D"], p["H"], p["C"])))
+    return _count(p)
 
 
 def _count_sym_symbols(p):
@@ -65,20 +59,19 @@ def _count_sym_symbols(p):
 
 
 # Forms: with or without the output layer (one more term to count); one per exam.
-@question(
+@formula(
     "rnn.param_count_formula",
-    kind=SYMBOLIC,
-    title="RNN parameter count as a formula",
-    sections=("L5 §2.1", "L5 §0"),
-    sample=lambda rng, form: {"output": form == "with_output"},
-    symbols=_count_sym_symbols,
-    forms=("with_output", "hidden_only"),
-    exercises=("rnn.rnn_forward",),
-    mistakes=lambda p: {"no_bias": Mistake(_count_formula(p, bias=False), "the bias vectors count too")},
-    equivalents=lambda p: (
-        ["H*(D + H + 1) + C*(H + 1)", "(D+H+1)*H + C*H + C"] if p["output"] else ["H*(D+H+1)", "H^2 + H*D + H"]
-    ),
+    "RNN parameter count as a formula",
+    lambda rng, form: {"output": form == "with_output"},
+    _count_sym_symbols,
 )
+@cites("L5 §2.1", "L5 §0")
+@exercises("rnn.rnn_forward")
+@forms("with_output", "hidden_only")
+@equivalents(
+    lambda p: ["H*(D + H + 1) + C*(H + 1)", "(D+H+1)*H + C*H + C"] if p["output"] else ["H*(D+H+1)", "H^2 + H*D + H"]
+)
+@mistake("no_bias", "the bias vectors count too", lambda p: _count_formula(p, bias=False))
 def param_count_formula(p):
     return _count_formula(p)
 
@@ -106,17 +99,11 @@ def _cell_pre(p):
     return floats(t(p["x"]) @ t(p["W_xh"]).T + t(p["h_prev"]) @ t(p["W_hh"]).T + t(p["b_h"]))
 
 
-@question(
-    "rnn.cell_step",
-    kind=NUMERIC,
-    title="One step of a vanilla RNN",
-    sections=("W8 §2.2", "L5 §2.1", "L7-8 (Lecture 7) §一.2", "W8 §3"),
-    sample=_sample_cell,
-    tolerance=FOUR_DIGITS,
-    exercises=("rnn.rnn_cell",),
-    mistakes=lambda p: {"no_tanh": Mistake(_cell_pre(p), "that is the pre-activation; apply tanh")},
-    answer_hint="two numbers, the entries of h_t",
-)
+@numeric("rnn.cell_step", "One step of a vanilla RNN", _sample_cell, FOUR_DIGITS)
+@cites("W8 §2.2", "L5 §2.1", "L7-8 (Lecture 7) §一.2", "W8 §3")
+@exercises("rnn.rnn_cell")
+@hint("two numbers, the entries of h_t")
+@mistake("no_tanh", "that is the pre-activation; apply tanh", _cell_pre)
 def cell_step(p):
     h = ref("rnn").rnn_cell(t([p["x"]]), t([p["h_prev"]]), t(p["W_xh"]), t(p["W_hh"]), t(p["b_h"]))
     return floats(h)
@@ -140,17 +127,11 @@ def _sample_shapes(rng, form):
     }
 
 
-@question(
-    "rnn.shapes",
-    kind=NUMERIC,
-    title="Shapes in RNN task types",
-    sections=("W8 §3.1", "W8 §3.2", "L5 §1.1", "L5 §10", "L7-8 (Lecture 7) §一.1", "W8 §3"),
-    sample=_sample_shapes,
-    tolerance=EXACT,
-    forms=SHAPE_CASES,
-    exercises=("rnn.rnn_forward", "rnn.birnn_forward"),
-    answer_hint="the shape as integers, e.g. 2, 3, 4",
-)
+@numeric("rnn.shapes", "Shapes in RNN task types", _sample_shapes, EXACT)
+@cites("W8 §3.1", "W8 §3.2", "L5 §1.1", "L5 §10", "L7-8 (Lecture 7) §一.1", "W8 §3")
+@exercises("rnn.rnn_forward", "rnn.birnn_forward")
+@forms(*SHAPE_CASES)
+@hint("the shape as integers, e.g. 2, 3, 4")
 def shapes(p):
     R = ref("rnn")
     B, T, D, H, C = p["B"], p["T"], p["D"], p["H"], p["C"]
@@ -182,17 +163,11 @@ def _ce(p):
     return ref("rnn").softmax_cross_entropy(t([p["logits"]]), torch.tensor([p["target"]]))
 
 
-@question(
-    "rnn.ce_loss",
-    kind=NUMERIC,
-    title="Cross-entropy of one prediction",
-    sections=("L5 §2.2", "W8 §4", "L7-8 (Lecture 7) §二.1"),
-    sample=_sample_ce,
-    tolerance=FOUR_DIGITS,
-    exercises=("rnn.softmax_cross_entropy",),
-    mistakes=lambda p: {"log2": Mistake(float(_ce(p)) / math.log(2), "the loss uses the natural log, not log2")},
-    answer_hint="one number",
-)
+@numeric("rnn.ce_loss", "Cross-entropy of one prediction", _sample_ce, FOUR_DIGITS)
+@cites("L5 §2.2", "W8 §4", "L7-8 (Lecture 7) §二.1")
+@exercises("rnn.softmax_cross_entropy")
+@hint("one number")
+@mistake("log2", "the loss uses the natural log, not log2", lambda p: float(_ce(p)) / math.log(2))
 def ce_loss(p):
     return float(_ce(p))
 
@@ -204,17 +179,11 @@ def _ce_grad(p):
     return floats(g)
 
 
-@question(
-    "rnn.ce_grad",
-    kind=NUMERIC,
-    title="Gradient of softmax cross-entropy",
-    sections=("L5 §3.2",),
-    sample=_sample_ce,
-    tolerance=FOUR_DIGITS,
-    exercises=("rnn.softmax_cross_entropy", "rnn.rnn_bptt"),
-    mistakes=lambda p: {"sign": Mistake([-x for x in _ce_grad(p)], "the sign is flipped: the gradient is p - y")},
-    answer_hint="three numbers, dL/do_0, dL/do_1, dL/do_2",
-)
+@numeric("rnn.ce_grad", "Gradient of softmax cross-entropy", _sample_ce, FOUR_DIGITS)
+@cites("L5 §3.2")
+@exercises("rnn.softmax_cross_entropy", "rnn.rnn_bptt")
+@hint("three numbers, dL/do_0, dL/do_1, dL/do_2")
+@mistake("sign", "the sign is flipped: the gradient is p - y", lambda p: [-x for x in _ce_grad(p)])
 def ce_grad(p):
     return _ce_grad(p)
 
@@ -237,17 +206,12 @@ def _ce_sym(p, sign=1):
     return sign * (pj - (1 if p["j"] == p["y"] else 0))
 
 
-@question(
-    "rnn.ce_grad_formula",
-    kind=SYMBOLIC,
-    title="Softmax cross-entropy gradient as a formula",
-    sections=("L5 §3.2", "L5 §20"),
-    sample=_sample_ce_sym,
-    symbols=_ce_sym_symbols,
-    forms=("target", "other"),
-    exercises=("rnn.softmax_cross_entropy", "rnn.rnn_bptt"),
-    mistakes=lambda p: {"sign": Mistake(_ce_sym(p, -1), "the sign is flipped: the gradient is p - y")},
-    equivalents=lambda p: [
+@formula("rnn.ce_grad_formula", "Softmax cross-entropy gradient as a formula", _sample_ce_sym, _ce_sym_symbols)
+@cites("L5 §3.2", "L5 §20")
+@exercises("rnn.softmax_cross_entropy", "rnn.rnn_bptt")
+@forms("target", "other")
+@equivalents(
+    lambda p: [
         "1/(1 + "
         + " + ".join(f"exp(o{i} - o{p['j']})" for i in range(1, p["C"] + 1) if i != p["j"])
         + ")"
@@ -256,7 +220,8 @@ def _ce_sym(p, sign=1):
         + " + ".join(f"exp(o{i})" for i in range(1, p["C"] + 1))
         + ")^(-1)"
         + (" - 1" if p["j"] == p["y"] else ""),
-    ],
+    ]
 )
+@mistake("sign", "the sign is flipped: the gradient is p - y", lambda p: _ce_sym(p, -1))
 def ce_grad_formula(p):
     return _ce_sym(p)
