@@ -14,7 +14,7 @@ import torch
 from ..model import EXACT, FOUR_DIGITS
 from ..safeexpr import Sym
 from ._util import decs, floats, mat, ref, shape_numel, t
-from .declare import cites, equivalents, exercises, forms, formula, hint, mistake, numeric
+from .declare import cites, equivalents, exercises, forms, formula, mistake, numeric
 
 
 def _sdpa(q, k, v=None, mask=None):
@@ -36,12 +36,12 @@ def _unscaled(p):
     return floats(torch.softmax(scores, dim=0))
 
 
-@numeric("attn.sdpa_weights", "Scaled dot-product attention weights", _sample_weights, FOUR_DIGITS)
+@numeric("attn.sdpa_weights", _sample_weights, FOUR_DIGITS, hint="three numbers, the weights of keys 1, 2, 3")
 @cites("W8 §8.2", "L5 §15", "L7-8 (Lecture 8) §二.2", "W8 §8.1", "W8 §19")
 @exercises("attention.scaled_dot_product_attention")
-@hint("three numbers, the weights of keys 1, 2, 3")
 @mistake("no_scaling", "the scores must be divided by sqrt(d) = sqrt(2)", _unscaled)
 def sdpa_weights(p):
+    """Scaled dot-product attention weights."""
     _, w = _sdpa([p["q"]], p["K"])
     return floats(w)
 
@@ -55,16 +55,16 @@ def _sample_output(rng):
     }
 
 
-@numeric("attn.sdpa_output", "Attention output for one of several queries", _sample_output, FOUR_DIGITS)
+@numeric("attn.sdpa_output", _sample_output, FOUR_DIGITS, hint="two numbers, the output row")
 @cites("W8 §9", "W8 §8.3", "L7-8 (Lecture 8) §二.1", "L7-8 (Lecture 8) §二.2", "L7-8 (Lecture 8) §二")
 @exercises("attention.scaled_dot_product_attention")
-@hint("two numbers, the output row")
 @mistake(
     "keys_as_values",
     "the output is a weighted sum of the values V, not the keys",
     lambda p: floats(_sdpa(p["Q"], p["K"])[0][p["row"] - 1]),
 )
 def sdpa_output(p):
+    """Attention output for one of several queries."""
     out, _ = _sdpa(p["Q"], p["K"], p["V"])
     return floats(out[p["row"] - 1])
 
@@ -78,16 +78,16 @@ def _sample_causal(rng):
     return {"X": mat(rng, 3, 2, -2, 2), "row": 2}
 
 
-@numeric("attn.causal_weights", "Masked self-attention weights", _sample_causal, FOUR_DIGITS)
+@numeric("attn.causal_weights", _sample_causal, FOUR_DIGITS, hint="three numbers, the weights on positions 1, 2, 3")
 @cites("W8 §12", "L7-8 (Lecture 8) §三", "W8 §10.1", "W8 §16.2")
 @exercises("attention.causal_mask", "attention.scaled_dot_product_attention")
-@hint("three numbers, the weights on positions 1, 2, 3")
 @mistake(
     "no_mask",
     "without the mask the query sees future positions",
     lambda p: floats(_sdpa(p["X"], p["X"])[1][p["row"] - 1]),
 )
 def causal_weights(p):
+    """Masked self-attention weights."""
     mask = ref("attention").causal_mask(3)
     _, w = _sdpa(p["X"], p["X"], p["X"], mask)
     return floats(w[p["row"] - 1])
@@ -106,7 +106,7 @@ def _sample_additive(rng):
     }
 
 
-@numeric("attn.additive", "Bahdanau (additive) attention", _sample_additive, FOUR_DIGITS)
+@numeric("attn.additive", _sample_additive, FOUR_DIGITS, hint="four numbers: the three weights, then the context")
 @cites(
     "L7-8 (Lecture 8) §一.1",
     "L7-8 (Lecture 8) §一",
@@ -119,8 +119,8 @@ def _sample_additive(rng):
     "W8 §6",
 )
 @exercises("attention.additive_attention")
-@hint("four numbers: the three weights, then the context")
 def additive(p):
+    """Bahdanau (additive) attention."""
     context, weights = ref("attention").additive_attention(
         t([p["s"]]), t([[[x] for x in p["h"]]]), t([[w] for w in p["W_q"]]), t([[w] for w in p["W_k"]]), t(p["v"])
     )
@@ -146,12 +146,12 @@ def _memory(p, heads=True):
     return shape_numel(shape) * size / 2**20
 
 
-@numeric("attn.memory", "Memory of the attention matrix", _sample_memory, FOUR_DIGITS)
+@numeric("attn.memory", _sample_memory, FOUR_DIGITS, hint="one number, in MiB (2^20 bytes)")
 @cites("W8 §14", "L5 §17", "L7-8 (Lecture 8) §五", "W8 §18", "L5 §14")
 @exercises("attention.multi_head_attention")
-@hint("one number, in MiB (2^20 bytes)")
 @mistake("one_head", "every head has its own N x M weights", lambda p: _memory(p, heads=False))
 def memory(p):
+    """Memory of the attention matrix."""
     return _memory(p)
 
 
@@ -165,15 +165,14 @@ def _mem_formula(p, heads=True):
     return s["B"] * (s["h"] if heads else 1) * s["N"] * (s["N"] if p["self"] else s["M"])
 
 
-@formula(
-    "attn.memory_formula", "Attention memory as a formula", lambda rng, form: {"self": form == "self"}, _mem_symbols
-)
+@formula("attn.memory_formula", lambda rng, form: {"self": form == "self"}, _mem_symbols)
 @cites("W8 §14", "L5 §17", "L5 §18", "L7-8 (Lecture 8) §五")
 @exercises("attention.multi_head_attention")
 @forms("self", "cross")
 @equivalents(lambda p: ["h*B*N^2", "(N*h)*(B*N)"] if p["self"] else ["h*B*M*N", "(N*h)*(B*M)"])
 @mistake("one_head", "every head has its own attention matrix", lambda p: _mem_formula(p, heads=False))
 def memory_formula(p):
+    """Attention memory as a formula."""
     return _mem_formula(p)
 
 
@@ -188,10 +187,9 @@ def _sample_mha_params(rng):
     return {"E": rng.choice((64, 128, 256, 512, 768)), "heads": rng.choice((4, 8, 16))}
 
 
-@numeric("attn.mha_params", "Parameters of multi-head attention", _sample_mha_params, EXACT)
+@numeric("attn.mha_params", _sample_mha_params, EXACT, hint="an integer")
 @cites("W8 §13.1", "L5 §16", "W8 §13")
 @exercises("attention.multi_head_attention")
-@hint("an integer")
 @mistake(
     "per_head",
     "the heads split E into blocks of E/h: the projections are E x E in total",
@@ -199,6 +197,7 @@ def _sample_mha_params(rng):
 )
 @mistake("no_output", "the output projection W_o, b_o counts too", lambda p: float(3 * p["E"] ** 2 + 3 * p["E"]))
 def mha_params(p):
+    """Parameters of multi-head attention."""
     return float(shape_numel(_mha_shapes(p["E"])))
 
 
@@ -217,12 +216,12 @@ def _sample_mha_shapes(rng, form):
     }
 
 
-@numeric("attn.mha_shapes", "Shapes inside multi-head cross-attention", _sample_mha_shapes, EXACT)
+@numeric("attn.mha_shapes", _sample_mha_shapes, EXACT, hint="the shape as integers")
 @cites("W8 §13.1", "L5 §16", "W8 §16.2", "L7-8 (Lecture 8) §三", "W8 §13")
 @exercises("attention.multi_head_attention")
 @forms(*MHA_CASES)
-@hint("the shape as integers")
 def mha_shapes(p):
+    """Shapes inside multi-head cross-attention."""
     B, L, S, E, h = p["B"], p["L"], p["S"], p["E"], p["heads"]
     params = {k: torch.zeros(s, dtype=torch.float64) for k, s in _mha_shapes(E).items()}
     out, weights = ref("attention").multi_head_attention(
@@ -256,7 +255,7 @@ def _var(p, form="right"):
     return {"right": sympy.Integer(1), "sqrt": 1 / sympy.sqrt(d)}[form]
 
 
-@formula("attn.var_qk", "Why divide by sqrt(d)", lambda rng, form: {"case": form}, _var_symbols)
+@formula("attn.var_qk", lambda rng, form: {"case": form}, _var_symbols)
 @cites("W8 §8.2", "L5 §15", "L7-8 (Lecture 8) §二.2", "W8 §19", "L5 §20")
 @exercises("attention.scaled_dot_product_attention")
 @forms("unit", "sigma", "scaled")
@@ -269,6 +268,7 @@ def _var(p, form="right"):
 )
 @mistake("std", "that is the standard deviation; the question asks for the variance", lambda p: _var(p, "sqrt"))
 def var_qk(p):
+    """Why divide by sqrt(d)."""
     return _var(p)
 
 
@@ -296,10 +296,9 @@ def _sample_qkv(rng):
     return {"X": mat(rng, 2, 2, -2, 2), "W_Q": mat(rng, 2, 2), "W_K": mat(rng, 2, 2), "W_V": mat(rng, 2, 2)}
 
 
-@numeric("attn.qkv_projection", "Self-attention from the Q/K/V projections", _sample_qkv, FOUR_DIGITS)
+@numeric("attn.qkv_projection", _sample_qkv, FOUR_DIGITS, hint="the two entries of y_1")
 @cites("W8 §9", "W8 §10.1", "W8 §8.2", "L7-8 (Lecture 8) §二.1", "L5 §15")
 @exercises("attention.scaled_dot_product_attention", "attention.multi_head_attention")
-@hint("the two entries of y_1")
 @mistake(
     "no_projection",
     "queries, keys and values are projections of the input: q_i = W_Q x_i, k_j = W_K x_j, v_j = W_V x_j",
@@ -317,4 +316,5 @@ def _sample_qkv(rng):
     lambda p: _qkv_output(p, swap_qk=True),
 )
 def qkv_projection(p):
+    """Self-attention from the Q/K/V projections."""
     return _qkv_output(p)

@@ -1,26 +1,23 @@
 """How the bank declares a question: one line per fact, stacked over the function that answers it.
 
-    @numeric("attn.memory", "Memory of the attention matrix", _sample_memory, FOUR_DIGITS)
-    @cites("W8 §14", "L5 §17", "L7-8 (Lecture 8) §五", "W8 §18", "L5 §14")
-    @exercises("attention.multi_head_attention")
-    @hint("one number, in MiB (2^20 bytes)")
-    @mistake("one_head", "every head has its own N x M weights", lambda p: _memory(p, heads=False))
-    def memory(p):
-        return _memory(p)
+The top line names the kind and registers the question (``model.register``) with everything the
+lines under it declared: ``numeric(id, sample, tolerance, hint=)`` (a number or a list of
+numbers, graded within ``tolerance``; ``hint`` says how to write it) or ``formula(id, sample,
+symbols)`` (a formula in ``symbols(params)``, graded by equivalence). ``attn.memory`` in
+``bank/attention.py`` shows the whole shape. The answer function's docstring is the question's
+title (its first line, without the final period), as a command's docstring is its help.
 
-The top line names the kind and registers the question (``model.register``) with everything
-the lines under it declared: ``numeric`` (id, title, sampler, tolerance) or ``formula`` (id,
-title, sampler, symbols). The facts, each optional except ``cites``:
+The facts, each optional except ``cites``:
 
 - ``cites(*tags)``        the notes' sections it examines (``sections.validate_tag`` checks each);
 - ``exercises(*names)``   the student functions (``topic.function``) it practises;
 - ``forms(*names)``       forms of unequal difficulty; the sampler then takes ``(rng, form)``;
 - ``valid_when(rule)``    the question's own validity rule on top of ``model.fair_draw``'s;
-- ``hint(text)``          how to write a numeric answer (shown under the question);
 - ``equivalents(other)``  ``other(params)``: other correct forms of a formula (tests, the key);
-- ``mistake(name, feedback, value, when=None)``: a named wrong answer, ``value(params)``
-  computed only when a draw is checked or graded; ``when(params)`` false: not a mistake this
-  draw can show. Mistakes keep the order they are written in.
+- ``mistake(name, feedback, value)``: a named wrong answer, ``value(params)``; or
+  ``mistake(name, feedback, switch=...)``: the answer function called with that keyword, for an
+  answer written with the mistake as a switch. Computed only when a draw is checked or graded;
+  ``when=rule``: only draws where ``rule(params)`` holds can show it. They keep their written order.
 
 The topic is the bank module's (a topic split into a package, ``bank/rnn/``, is still one topic);
 the text template is ``templates/exam/questions/<id>.md.j2``.
@@ -28,6 +25,7 @@ the text template is ``templates/exam/questions/<id>.md.j2``.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -70,32 +68,48 @@ def valid_when(rule: Callable[[dict], bool]) -> Callable:
     return _fact("valid", rule)
 
 
-def hint(text: str) -> Callable:
-    return _fact("answer_hint", text)
-
-
 def equivalents(other: Callable[[dict], list[str]]) -> Callable:
     return _fact("equivalents", other)
 
 
-def mistake(name: str, feedback: str, value: Callable[[dict], Any], when: Callable[[dict], bool] | None = None):
-    return _fact("mistakes", (name, feedback, value, when))
+def mistake(
+    name: str,
+    feedback: str,
+    value: Callable[[dict], Any] | None = None,
+    *,
+    when: Callable[[dict], bool] | None = None,
+    **switch: Any,
+) -> Callable:
+    if (value is None) == (not switch):
+        raise ValueError(f"mistake {name!r}: give its value function or the answer's switch, one of the two")
+    return _fact("mistakes", (name, feedback, value, when, switch))
 
 
-def _named_mistakes(declared: list[tuple]) -> Callable[[dict], dict[str, Mistake]]:
+def _named_mistakes(declared: list[tuple], answer: Callable) -> Callable[[dict], dict[str, Mistake]]:
+    values = [value or functools.partial(answer, **switch) for _, _, value, _, switch in declared]
+
     def mistakes(p: dict) -> dict[str, Mistake]:
         return {
-            name: Mistake(value(p), feedback) for name, feedback, value, when in declared if when is None or when(p)
+            name: Mistake(value(p), feedback)
+            for (name, feedback, _, when, _), value in zip(declared, values)
+            if when is None or when(p)
         }
 
     return mistakes
+
+
+def _title(answer: Callable) -> str:
+    lines = (answer.__doc__ or "").strip().splitlines()
+    if not lines:
+        raise ValueError(f"{answer.__qualname__}: the answer function's docstring is the question's title; write one")
+    return lines[0].strip().removesuffix(".")
 
 
 def _topic(module: str) -> str:
     return module.split(".bank.", 1)[1].split(".")[0] if ".bank." in module else module.rsplit(".", 1)[-1]
 
 
-def _register(id: str, kind: str, title: str, sample: Callable, **declared) -> Callable:
+def _register(id: str, kind: str, sample: Callable, **declared) -> Callable:
     def wrap(answer: Callable) -> Callable:
         facts = dict(answer.__dict__.get(_FACTS) or {})
         mistakes = facts.pop("mistakes", None)
@@ -103,12 +117,12 @@ def _register(id: str, kind: str, title: str, sample: Callable, **declared) -> C
             Question(
                 id=id,
                 kind=kind,
-                title=title,
+                title=_title(answer),
                 sections=facts.pop("sections", ()),
                 sample=sample,
                 answer=answer,
                 template=f"questions/{id}.md.j2",
-                mistakes=_named_mistakes(mistakes) if mistakes else None,
+                mistakes=_named_mistakes(mistakes, answer) if mistakes else None,
                 topic=_topic(answer.__module__),
                 **declared,
                 **facts,
@@ -120,11 +134,11 @@ def _register(id: str, kind: str, title: str, sample: Callable, **declared) -> C
     return wrap
 
 
-def numeric(id: str, title: str, sample: Callable, tolerance: Tolerance) -> Callable:
+def numeric(id: str, sample: Callable, tolerance: Tolerance, *, hint: str = "") -> Callable:
     """A question answered by a number or a list of numbers, graded within ``tolerance``."""
-    return _register(id, NUMERIC, title, sample, tolerance=tolerance)
+    return _register(id, NUMERIC, sample, tolerance=tolerance, answer_hint=hint)
 
 
-def formula(id: str, title: str, sample: Callable, symbols: Callable) -> Callable:
+def formula(id: str, sample: Callable, symbols: Callable) -> Callable:
     """A question answered by a formula in ``symbols(params)``, graded by equivalence."""
-    return _register(id, SYMBOLIC, title, sample, symbols=symbols)
+    return _register(id, SYMBOLIC, sample, symbols=symbols)

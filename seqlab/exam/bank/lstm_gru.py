@@ -17,7 +17,7 @@ import torch
 from ..model import EXACT, FOUR_DIGITS
 from ..safeexpr import Sym
 from ._util import dec, decs, floats, ref, shape_numel, t
-from .declare import cites, equivalents, exercises, forms, formula, hint, mistake, numeric
+from .declare import cites, equivalents, exercises, forms, formula, mistake, numeric
 
 GATES = {"lstm": 4, "gru": 3}
 
@@ -62,17 +62,17 @@ def _lstm_count_same_input(p):
     return float(p["layers"] * one_layer)
 
 
-@numeric("lstm.param_count", "Parameters of a two-layer LSTM", _sample_lstm_count, EXACT)
+@numeric("lstm.param_count", _sample_lstm_count, EXACT, hint="an integer")
 @cites("L5 §7.1", "L5 §9", "L5 §10", "L5 §11", "L7-8 (Lecture 7) §五.1")
 @exercises("lstm_gru.lstm_forward", "rnn.birnn_forward")
 @forms("unidirectional", "bidirectional")
-@hint("an integer")
 @mistake("one_bias", "PyTorch keeps two bias vectors, b_ih and b_hh", lambda p: _lstm_count(p, biases=1))
 @mistake("as_gru", "an LSTM has four gate blocks (i, f, g, o), not three", lambda p: _lstm_count(p, "gru"))
 @mistake(
     "same_input", "the second layer reads the first layer's outputs, not the D input features", _lstm_count_same_input
 )
 def lstm_param_count(p):
+    """Parameters of a two-layer LSTM."""
     return _lstm_count(p)
 
 
@@ -85,13 +85,13 @@ def _sample_gru_count(rng):
     }
 
 
-@numeric("gru.param_count", "Parameters of a GRU", _sample_gru_count, EXACT)
+@numeric("gru.param_count", _sample_gru_count, EXACT, hint="an integer")
 @cites("L5 §8", "L5 §9")
 @exercises("lstm_gru.gru_forward")
-@hint("an integer")
 @mistake("one_bias", "PyTorch keeps two bias vectors, b_ih and b_hh", lambda p: _lstm_count(p, "gru", biases=1))
 @mistake("as_lstm", "a GRU has three gate blocks (r, z, n)", lambda p: _lstm_count(p, "lstm"))
 def gru_param_count(p):
+    """Parameters of a GRU."""
     return _lstm_count(p, "gru")
 
 
@@ -105,9 +105,7 @@ def _formula(p, biases=2):
 
 
 # Forms: LSTM or GRU (equal difficulty, but the exam still gives everyone the same cell).
-@formula(
-    "lstm.param_count_formula", "LSTM or GRU size as a formula", lambda rng, form: {"cell": form}, _formula_symbols
-)
+@formula("lstm.param_count_formula", lambda rng, form: {"cell": form}, _formula_symbols)
 @cites("L5 §9", "L5 §7.1", "L5 §8")
 @exercises("lstm_gru.lstm_cell", "lstm_gru.gru_cell")
 @forms("lstm", "gru")
@@ -116,6 +114,7 @@ def _formula(p, biases=2):
 )
 @mistake("one_bias", "PyTorch keeps two bias vectors, b_ih and b_hh", lambda p: _formula(p, biases=1))
 def lstm_param_count_formula(p):
+    """LSTM or GRU size as a formula."""
     return _formula(p)
 
 
@@ -152,12 +151,12 @@ def _lstm_no_output_gate(p):
     return [c, math.tanh(c)]
 
 
-@numeric("lstm.cell_update", "One LSTM step by hand", _sample_lstm_cell, FOUR_DIGITS)
+@numeric("lstm.cell_update", _sample_lstm_cell, FOUR_DIGITS, hint="two numbers, C_t then h_t")
 @cites("L5 §7.1", "L5 §7.2", "L5 §7.3", "L5 §7.4", "L5 §7.5", "L7-8 (Lecture 7) §五.1")
 @exercises("lstm_gru.lstm_cell")
-@hint("two numbers, C_t then h_t")
 @mistake("no_output_gate", "h_t = o_t * tanh(C_t): the output gate is missing", _lstm_no_output_gate)
 def lstm_cell_update(p):
+    """One LSTM step by hand."""
     return _lstm_cell(p)
 
 
@@ -177,12 +176,12 @@ def _gates(p, tanh=True):
     return floats(c) + floats(h)
 
 
-@numeric("lstm.gates_given", "LSTM cell and hidden state from the gates", _sample_gates, FOUR_DIGITS)
+@numeric("lstm.gates_given", _sample_gates, FOUR_DIGITS, hint="four numbers: C_t (2 entries), then h_t (2 entries)")
 @cites("L5 §7.4", "L5 §7.5", "L5 §7.2", "L5 §7.3", "L7-8 (Lecture 7) §五.1")
 @exercises("lstm_gru.lstm_cell")
-@hint("four numbers: C_t (2 entries), then h_t (2 entries)")
 @mistake("no_tanh", "h_t = o_t * tanh(C_t): tanh is missing", lambda p: _gates(p, tanh=False))
 def lstm_gates_given(p):
+    """LSTM cell and hidden state from the gates."""
     return _gates(p)
 
 
@@ -223,10 +222,9 @@ def _gru(p, form="pytorch"):
     return z * n + (1 - z) * h  # "swapped": the roles of z and 1 - z exchanged
 
 
-@numeric("gru.update", "One GRU step by hand", _sample_gru, FOUR_DIGITS)
+@numeric("gru.update", _sample_gru, FOUR_DIGITS, hint="one number, h_t")
 @cites("L5 §8", "L5 §8.1", "L5 §8.2")
 @exercises("lstm_gru.gru_cell")
-@hint("one number, h_t")
 @mistake(
     "notes_form",
     "this is the notes' form (r before the matrix product); the question uses PyTorch's r * (W_hn h + b_hn)",
@@ -234,6 +232,7 @@ def _gru(p, form="pytorch"):
 )
 @mistake("swapped_z", "z keeps the old state: h = (1 - z) * n + z * h_prev", lambda p: _gru(p, "swapped"))
 def gru_update(p):
+    """One GRU step by hand."""
     return _gru(p)
 
 
@@ -244,7 +243,7 @@ def _path_symbols(p):
     return tuple(Sym(f"f{i}", 0.05, 0.99) for i in range(1, p["k"] + 1))
 
 
-@formula("lstm.cell_path", "The LSTM cell-state gradient path", lambda rng, form: {"k": int(form)}, _path_symbols)
+@formula("lstm.cell_path", lambda rng, form: {"k": int(form)}, _path_symbols)
 @cites("L7-8 (Lecture 7) §五.2", "L7-8 (Lecture 7) §六", "L5 §7.4", "L5 §7.2")
 @exercises("lstm_gru.lstm_cell")
 @forms("2", "3", "4")
@@ -256,4 +255,5 @@ def _path_symbols(p):
 )
 @mistake("sum", "the factors multiply along the path", lambda p: sum(s.sympy() for s in _path_symbols(p)))
 def lstm_cell_path(p):
+    """The LSTM cell-state gradient path."""
     return sympy.Mul(*[s.sympy() for s in _path_symbols(p)])

@@ -14,7 +14,7 @@ import sympy
 from ..model import FOUR_DIGITS
 from ..safeexpr import Sym
 from ._util import decs, floats, ref, t
-from .declare import cites, equivalents, exercises, forms, formula, hint, mistake, numeric
+from .declare import cites, equivalents, exercises, forms, formula, mistake, numeric
 
 LRS = (0.1, 0.05, 0.2, 0.5)
 
@@ -61,24 +61,24 @@ def _ascent(p):
     return [w + p["lr"] * g for w, g in zip(p["w"], p["dw"])]
 
 
-@numeric("opt.sgd_step", "One SGD step", _sample_sgd, FOUR_DIGITS)
+@numeric("opt.sgd_step", _sample_sgd, FOUR_DIGITS, hint="three numbers, w1, w2, w3")
 @cites("W8 §1.1")
 @exercises("optimizers.sgd")
-@hint("three numbers, w1, w2, w3")
 @mistake("ascent", "this moves along the gradient (ascent); SGD subtracts lr times the gradient", _ascent)
 def sgd_step(p):
+    """One SGD step."""
     return _steps("sgd", p["w"], [p["dw"]], lr=p["lr"])
 
 
 # --------------------------------------------------------------------------- two steps: momentum, AdaGrad, RMSProp
 
 
-@numeric("opt.momentum_steps", "Two steps of SGD with momentum", _two_steps(LRS, mu=(0.9, 0.5, 0.8)), FOUR_DIGITS)
+@numeric("opt.momentum_steps", _two_steps(LRS, mu=(0.9, 0.5, 0.8)), FOUR_DIGITS, hint="two numbers, the entries of w_2")
 @cites("W8 §1.2")
 @exercises("optimizers.sgd_momentum")
-@hint("two numbers, the entries of w_2")
 @mistake("no_momentum", "this is plain SGD twice: the second step must use v2 = mu*v1 + g2", lambda p: _two("sgd", p))
 def momentum_steps(p):
+    """Two steps of SGD with momentum."""
     return _two("sgd_momentum", p, momentum=p["mu"])
 
 
@@ -90,29 +90,34 @@ def _unit_steps(p):
     return w
 
 
-@numeric("opt.adagrad_steps", "Two AdaGrad steps", _two_steps(LRS), FOUR_DIGITS)
+@numeric("opt.adagrad_steps", _two_steps(LRS), FOUR_DIGITS, hint="two numbers, the entries of w_2")
 @cites("W8 §1.3")
 @exercises("optimizers.adagrad")
-@hint("two numbers, the entries of w_2")
 @mistake(
     "no_accumulation",
     "the denominator must use the running sum G = g1^2 + g2^2, not only the current gradient",
     _unit_steps,
 )
 def adagrad_steps(p):
+    """Two AdaGrad steps."""
     return _two("adagrad", p, eps=1e-10)
 
 
-@numeric("opt.rmsprop_steps", "Two RMSProp steps", _two_steps((0.01, 0.05, 0.1), alpha=(0.9, 0.5, 0.8)), FOUR_DIGITS)
+@numeric(
+    "opt.rmsprop_steps",
+    _two_steps((0.01, 0.05, 0.1), alpha=(0.9, 0.5, 0.8)),
+    FOUR_DIGITS,
+    hint="two numbers, the entries of w_2",
+)
 @cites("W8 §1.4")
 @exercises("optimizers.rmsprop")
-@hint("two numbers, the entries of w_2")
 @mistake(
     "adagrad_sum",
     "this accumulates g^2 like AdaGrad; RMSProp keeps the moving average s = alpha*s + (1-alpha)*g^2",
     adagrad_steps,
 )
 def rmsprop_steps(p):
+    """Two RMSProp steps."""
     return _two("rmsprop", p, alpha=p["alpha"], eps=1e-8)
 
 
@@ -151,10 +156,9 @@ def _adam_sign_steps(p):
     return w
 
 
-@numeric("opt.adam_steps", "Adam with bias correction", _sample_adam, FOUR_DIGITS)
+@numeric("opt.adam_steps", _sample_adam, FOUR_DIGITS, hint="two numbers, the entries of w after the last step")
 @cites("W8 §1.5")
 @exercises("optimizers.adam")
-@hint("two numbers, the entries of w after the last step")
 @mistake(
     "no_bias_correction",
     "this skips the bias correction m_hat = m/(1-beta1^t), v_hat = v/(1-beta2^t)",
@@ -164,6 +168,7 @@ def _adam_sign_steps(p):
     "sign_steps", "only the first step moves by lr*sign(g): at t = 2 the moments mix g_1 and g_2", _adam_sign_steps
 )
 def adam_steps(p):
+    """Adam with bias correction."""
     return _steps("adam", p["w"], p["grads"], lr=p["lr"], betas=(p["beta1"], p["beta2"]), eps=1e-8)
 
 
@@ -182,10 +187,9 @@ def _value_clipped(p):
 
 # Validity: ||g|| > tau (else the ``unclipped`` mistake is the key: nothing to clip), and some
 # entry exceeds tau (else value clipping, the ``elementwise`` mistake, changes nothing).
-@numeric("opt.clip_vector", "Gradient norm clipping", _sample_clip, FOUR_DIGITS)
+@numeric("opt.clip_vector", _sample_clip, FOUR_DIGITS, hint="three numbers, the clipped gradient")
 @cites("L5 §6.1", "L7-8 (Lecture 7) §四")
 @exercises("optimizers.clip_grad_norm")
-@hint("three numbers, the clipped gradient")
 @mistake("unclipped", "the norm is above the threshold, so the gradient is rescaled", lambda p: list(p["g"]))
 @mistake(
     "elementwise",
@@ -194,6 +198,7 @@ def _value_clipped(p):
     _value_clipped,
 )
 def clip_vector(p):
+    """Gradient norm clipping."""
     clipped, _ = ref("optimizers").clip_grad_norm([t(p["g"])], p["max_norm"])
     return floats(clipped[0])
 
@@ -215,7 +220,7 @@ def _bias_expr(p, form="right"):
     return {"right": 1 / (1 - beta**tt), "denominator": 1 - beta**tt, "no_power": 1 / (1 - beta)}[form]
 
 
-@formula("opt.bias_correction", "Adam's bias-correction factor", _sample_bias, _bias_symbols)
+@formula("opt.bias_correction", _sample_bias, _bias_symbols)
 @cites("W8 §1.5")
 @exercises("optimizers.adam")
 @equivalents(lambda p: [f"(1 - {_bias_symbols(p)[0].name}^t)^(-1)", f"-1/({_bias_symbols(p)[0].name}**t - 1)"])
@@ -224,6 +229,7 @@ def _bias_expr(p, form="right"):
 )
 @mistake("no_power", "the correction depends on the step: beta^t, not beta", lambda p: _bias_expr(p, "no_power"))
 def bias_correction(p):
+    """Adam's bias-correction factor."""
     return _bias_expr(p)
 
 
@@ -243,13 +249,14 @@ def _clip_expr(p, form="right"):
     return factor * syms[2] if p["form"] == "component" else factor
 
 
-@formula("opt.clip_scale", "The clipping scale factor", _sample_clip_sym, _clip_symbols)
+@formula("opt.clip_scale", _sample_clip_sym, _clip_symbols)
 @cites("L5 §6.1")
 @exercises("optimizers.clip_grad_norm")
 @forms("factor", "component")
 @equivalents(lambda p: ["tau*n^(-1)", "1/(n/tau)"] if p["form"] == "factor" else ["g*tau*n^(-1)", "g/(n/tau)"])
 @mistake("inverted", "inverted: the gradient must shrink to norm tau", lambda p: _clip_expr(p, "inverted"))
 def clip_scale(p):
+    """The clipping scale factor."""
     return _clip_expr(p)
 
 
@@ -257,12 +264,7 @@ def _adagrad_decay_symbols(p):
     return (Sym("lr", 0.001, 1.0), Sym("t", 1, 50, integer=True))
 
 
-@formula(
-    "opt.adagrad_decay",
-    "AdaGrad's shrinking step",
-    lambda rng: {"g": rng.choice((0.5, 1, 2, 3))},
-    _adagrad_decay_symbols,
-)
+@formula("opt.adagrad_decay", lambda rng: {"g": rng.choice((0.5, 1, 2, 3))}, _adagrad_decay_symbols)
 @cites("W8 §1.3", "W8 §1.4")
 @exercises("optimizers.adagrad")
 @equivalents(lambda p: ["lr*t^(-1/2)", "lr*sqrt(t)/t"])
@@ -272,5 +274,6 @@ def _adagrad_decay_symbols(p):
     lambda p: _adagrad_decay_symbols(p)[0].sympy() / _adagrad_decay_symbols(p)[1].sympy(),
 )
 def adagrad_decay(p):
+    """AdaGrad's shrinking step."""
     lr, tt = (s.sympy() for s in _adagrad_decay_symbols(p))
     return lr / sympy.sqrt(tt)

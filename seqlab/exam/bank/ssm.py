@@ -13,23 +13,23 @@ import sympy
 from ..model import EXACT, FOUR_DIGITS
 from ..safeexpr import Sym
 from ._util import dec, decs, floats, ref, t
-from .declare import cites, equivalents, exercises, forms, formula, hint, mistake, numeric
+from .declare import cites, equivalents, exercises, forms, formula, mistake, numeric
 
 
 def _sample_disc(rng):
     return {"delta": dec(rng, 0.1, 2.0), "A": dec(rng, -2.0, -0.1), "B": dec(rng, -1.5, 1.5, nonzero=True)}
 
 
-@numeric("ssm.discretize", "Discretizing a state-space model", _sample_disc, FOUR_DIGITS)
+@numeric("ssm.discretize", _sample_disc, FOUR_DIGITS, hint="two numbers, A_bar then B_bar")
 @cites("L5 §18.1", "L5 §18.2", "L5 §18")
 @exercises("selective_scan.discretize")
-@hint("two numbers, A_bar then B_bar")
 @mistake(
     "euler_A",
     "A_bar is exp(delta*A) (zero-order hold), not 1 + delta*A",
     lambda p: [1 + p["delta"] * p["A"], p["delta"] * p["B"]],
 )
 def discretize(p):
+    """Discretizing a state-space model."""
     A_bar, B_bar = ref("selective_scan").discretize(t([[[p["delta"]]]]), t([[p["A"]]]), t([[[p["B"]]]]))
     return floats(A_bar) + floats(B_bar)
 
@@ -52,12 +52,12 @@ def _scan(p, skip=True):
     return floats(ref("selective_scan").selective_scan(u, delta, t([[p["A"]]]), B, C, D))
 
 
-@numeric("ssm.scan_output", "A selective scan by hand", _sample_scan, FOUR_DIGITS)
+@numeric("ssm.scan_output", _sample_scan, FOUR_DIGITS, hint="two numbers, y_1 and y_2")
 @cites("L5 §18.2", "L5 §18.1", "L7-8 (Lecture 7) §七")
 @exercises("selective_scan.selective_scan")
-@hint("two numbers, y_1 and y_2")
 @mistake("no_skip", "the skip term D*u_t is part of y_t", lambda p: _scan(p, skip=False))
 def scan_output(p):
+    """A selective scan by hand."""
     return _scan(p)
 
 
@@ -65,16 +65,16 @@ def _sample_linear(rng):
     return {"a": decs(rng, 3, -1.5, 1.5, nonzero=True), "b": decs(rng, 3, -2, 2), "h0": dec(rng, -2, 2, nonzero=True)}
 
 
-@numeric("ssm.linear_recurrence", "A few steps of a linear recurrence", _sample_linear, FOUR_DIGITS)
+@numeric("ssm.linear_recurrence", _sample_linear, FOUR_DIGITS, hint="three numbers, h_1, h_2, h_3")
 @cites("L5 §18.3", "L5 §5.1", "L5 §18.1")
 @exercises("selective_scan.linear_scan")
-@hint("three numbers, h_1, h_2, h_3")
 @mistake(
     "no_h0",
     "the recurrence starts from the given h_0, not from 0",
     lambda p: floats(ref("selective_scan").linear_scan(t([[p["a"]]]), t([[p["b"]]]))),
 )
 def linear_recurrence(p):
+    """A few steps of a linear recurrence."""
     return floats(ref("selective_scan").linear_scan(t([p["a"]]), t([p["b"]]), t([p["h0"]])))
 
 
@@ -88,14 +88,14 @@ def _scan_depth(T: int) -> int:
 
 @numeric(
     "ssm.scan_depth",
-    "Sequential steps of a parallel scan",
     lambda rng: {"T": rng.choice((100, 1000, 1024, 4096, 5000, 65536, 100000))},
     EXACT,
+    hint="two integers",
 )
 @cites("L5 §18.3", "L7-8 (Lecture 7) §七", "L5 §19")
 @exercises("selective_scan.linear_scan")
-@hint("two integers")
 def scan_depth(p):
+    """Sequential steps of a parallel scan."""
     return [float(p["T"]), float(_scan_depth(p["T"]))]
 
 
@@ -113,12 +113,12 @@ def _kv(p, both=True):
     return per_token * p["T"] / 2**20
 
 
-@numeric("ssm.kv_cache", "The KV cache that Mamba avoids", _sample_kv, FOUR_DIGITS)
+@numeric("ssm.kv_cache", _sample_kv, FOUR_DIGITS, hint="one number, in MiB (2^20 bytes)")
 @cites("L7-8 (Lecture 7) §七", "L5 §18", "L5 §14", "W8 §14")
 @exercises("selective_scan.selective_scan")
-@hint("one number, in MiB (2^20 bytes)")
 @mistake("keys_only", "the cache stores both keys and values", lambda p: _kv(p, both=False))
 def kv_cache(p):
+    """The KV cache that Mamba avoids."""
     return _kv(p)
 
 
@@ -149,12 +149,7 @@ def _unroll_equivalents(p):
     return ["*".join(reversed(a)), "(" + "*".join(a) + ")^2/(" + "*".join(a) + ")"]
 
 
-@formula(
-    "ssm.unroll",
-    "Unrolling a time-varying linear recurrence",
-    lambda rng, form: {"T": 3, "what": form},
-    _unroll_symbols,
-)
+@formula("ssm.unroll", lambda rng, form: {"T": 3, "what": form}, _unroll_symbols)
 @cites("L5 §18.3", "L5 §18.2")
 @exercises("selective_scan.linear_scan")
 @forms("state", "gradient")
@@ -166,4 +161,5 @@ def _unroll_equivalents(p):
     when=lambda p: p["what"] == "state",
 )
 def unroll(p):
+    """Unrolling a time-varying linear recurrence."""
     return _unroll(p)

@@ -16,7 +16,7 @@ import torch
 from ..model import EXACT, FOUR_DIGITS
 from ..safeexpr import Sym
 from ._util import decs, floats, mat, ref, shape_numel, t
-from .declare import cites, equivalents, exercises, forms, formula, hint, mistake, numeric, valid_when
+from .declare import cites, equivalents, exercises, forms, formula, mistake, numeric, valid_when
 
 # --------------------------------------------------------------------------- positional encoding
 
@@ -41,10 +41,9 @@ def _pe_wrong(p, swap=False, index_as_i=False, half=False, degrees=False):
     return math.sin(angle) if sine else math.cos(angle)
 
 
-@numeric("pos.sinusoidal_entry", "An entry of the sinusoidal positional encoding", _sample_pe, FOUR_DIGITS)
+@numeric("pos.sinusoidal_entry", _sample_pe, FOUR_DIGITS, hint="one number")
 @cites("W8 §11.3", "W8 §11")
 @exercises("positional.sinusoidal_encoding")
-@hint("one number")
 @mistake("swapped", "even columns are sines, odd columns cosines", lambda p: _pe_wrong(p, swap=True))
 @mistake(
     "column_exponent", "columns 2i and 2i+1 share the frequency 1/10000^(2i/d)", lambda p: _pe_wrong(p, index_as_i=True)
@@ -52,6 +51,7 @@ def _pe_wrong(p, swap=False, index_as_i=False, half=False, degrees=False):
 @mistake("half_exponent", "the exponent is 2i/d, not i/d", lambda p: _pe_wrong(p, half=True))
 @mistake("degrees", "the angle is in radians", lambda p: _pe_wrong(p, degrees=True))
 def sinusoidal_entry(p):
+    """An entry of the sinusoidal positional encoding."""
     pe = ref("positional").sinusoidal_encoding(p["p"] + 1, p["d"], dtype=torch.float64)
     return float(pe[p["p"], p["j"]])
 
@@ -67,12 +67,7 @@ def _pe_formula(p, swap=False):
     return sympy.cos(angle) if odd != swap else sympy.sin(angle)
 
 
-@formula(
-    "pos.sinusoidal_formula",
-    "The sinusoidal encoding as a formula",
-    lambda rng: {"column": rng.choice(("even", "odd"))},
-    _pe_symbols,
-)
+@formula("pos.sinusoidal_formula", lambda rng: {"column": rng.choice(("even", "odd"))}, _pe_symbols)
 @cites("W8 §11.3")
 @exercises("positional.sinusoidal_encoding")
 @equivalents(
@@ -83,6 +78,7 @@ def _pe_formula(p, swap=False):
 )
 @mistake("swapped", "even columns are sines, odd columns cosines", lambda p: _pe_formula(p, swap=True))
 def sinusoidal_formula(p):
+    """The sinusoidal encoding as a formula."""
     return _pe_formula(p)
 
 
@@ -102,12 +98,12 @@ def _embed(p, scale=True):
     return floats(ref("positional").embed_tokens(tokens, E, pe)[0, p["pos"]])
 
 
-@numeric("pos.embed_entry", "Token embedding plus positional encoding", _sample_embed, FOUR_DIGITS)
+@numeric("pos.embed_entry", _sample_embed, FOUR_DIGITS, hint="four numbers")
 @cites("W8 §11.1", "W8 §15.1", "L7-8 (Lecture 7) §三", "W8 §10.3")
 @exercises("positional.embed_tokens", "positional.sinusoidal_encoding")
-@hint("four numbers")
 @mistake("no_scale", "the embedding is scaled by sqrt(d) = 2 before adding PE", lambda p: _embed(p, scale=False))
 def embed_entry(p):
+    """Token embedding plus positional encoding."""
     return _embed(p)
 
 
@@ -140,10 +136,9 @@ def _sample_block(rng):
     return {"E": E, "F": rng.choice((2, 4)) * E, "layers": rng.choice((2, 6)), "heads": rng.choice((4, 8))}
 
 
-@numeric("tf.encoder_params", "Parameters of a Transformer encoder", _sample_block, EXACT)
+@numeric("tf.encoder_params", _sample_block, EXACT, hint="an integer")
 @cites("W8 §15.2", "W8 §15", "W8 §15.3", "L5 §17", "L7-8 (Lecture 8) §四.1", "L7-8 (Lecture 8) §四")
 @exercises("transformer.encoder_block")
-@hint("an integer")
 @mistake(
     "no_norms",
     "each LayerNorm has a weight and a bias of size E",
@@ -151,24 +146,20 @@ def _sample_block(rng):
 )
 @mistake("one_layer", "multiply by the number of layers", lambda p: float(_block("encoder", p["E"], p["F"])))
 def encoder_params(p):
+    """Parameters of a Transformer encoder."""
     return float(p["layers"] * _block("encoder", p["E"], p["F"]))
 
 
-@numeric(
-    "tf.decoder_params",
-    "Parameters of a Transformer decoder block",
-    lambda rng: {**_sample_block(rng), "layers": 1},
-    EXACT,
-)
+@numeric("tf.decoder_params", lambda rng: {**_sample_block(rng), "layers": 1}, EXACT, hint="an integer")
 @cites("W8 §16.2", "W8 §16", "L5 §17")
 @exercises("transformer.decoder_block")
-@hint("an integer")
 @mistake(
     "as_encoder",
     "the decoder block also has cross-attention and a third LayerNorm",
     lambda p: float(_block("encoder", p["E"], p["F"])),
 )
 def decoder_params(p):
+    """Parameters of a Transformer decoder block."""
     return float(_block("decoder", p["E"], p["F"]))
 
 
@@ -185,12 +176,12 @@ def _ln_unbiased(p):
     return floats(y * t(p["gamma"]) + t(p["beta"]))
 
 
-@numeric("tf.layer_norm", "LayerNorm of one token", _sample_ln, FOUR_DIGITS)
+@numeric("tf.layer_norm", _sample_ln, FOUR_DIGITS, hint="four numbers")
 @cites("W8 §15.3")
 @exercises("transformer.layer_norm")
-@hint("four numbers")
 @mistake("unbiased", "LayerNorm uses the biased variance (divide by 4, not 3)", _ln_unbiased)
 def layer_norm(p):
+    """LayerNorm of one token."""
     return floats(ref("transformer").layer_norm(t([p["x"]]), t(p["gamma"]), t(p["beta"]), eps=1e-5))
 
 
@@ -211,12 +202,12 @@ def _ffn_no_relu(p):
     return floats(hidden @ t(p["W2"]).T + t(p["b2"]))
 
 
-@numeric("tf.ffn", "The position-wise feed-forward network", _sample_ffn, FOUR_DIGITS)
+@numeric("tf.ffn", _sample_ffn, FOUR_DIGITS, hint="two numbers")
 @cites("W8 §15.3", "L7-8 (Lecture 8) §四.1")
 @exercises("transformer.feed_forward")
-@hint("two numbers")
 @mistake("no_relu", "apply ReLU to the hidden layer", _ffn_no_relu)
 def ffn(p):
+    """The position-wise feed-forward network."""
     return floats(ref("transformer").feed_forward(t([p["x"]]), t(p["W1"]), t(p["b1"]), t(p["W2"]), t(p["b2"])))
 
 
@@ -236,12 +227,12 @@ def _sample_caption(rng, form):
     }
 
 
-@numeric("tf.caption_shapes", "Shapes in a captioning Transformer", _sample_caption, EXACT)
+@numeric("tf.caption_shapes", _sample_caption, EXACT, hint="the shape as integers")
 @cites("W8 §17", "W8 §16.1", "W8 §16.2", "W8 §16")
 @exercises("transformer.decoder_block", "attention.multi_head_attention")
 @forms("cross_weights", "output")
-@hint("the shape as integers")
 def caption_shapes(p):
+    """Shapes in a captioning Transformer."""
     B, T, E, h = p["B"], p["T"], p["E"], p["heads"]
     S = p["Hf"] * p["Wf"]  # the CNN feature map, flattened into S tokens
     z = lambda *s: torch.zeros(*s, dtype=torch.float64)  # noqa: E731
@@ -264,12 +255,12 @@ def _sample_vit(rng, form):
     return {"size": rng.choice((224, 256, 384)), "patch": rng.choice((16, 32)), "cls": form == "cls"}
 
 
-@numeric("tf.vit_tokens", "Vision Transformer tokens", _sample_vit, EXACT)
+@numeric("tf.vit_tokens", _sample_vit, EXACT, hint="two integers: tokens, attention weights per head")
 @cites("W8 §17", "W8 §14")
 @exercises("attention.multi_head_attention")
 @forms("cls", "no_cls")
-@hint("two integers: tokens, attention weights per head")
 def vit_tokens(p):
+    """Vision Transformer tokens."""
     n = (p["size"] // p["patch"]) ** 2 + (1 if p["cls"] else 0)
     return [float(n), float(n * n)]
 
@@ -278,7 +269,7 @@ def _ln_symbols(p):
     return (Sym("E", 1, 64, integer=True), Sym("F", 1, 256, integer=True))
 
 
-@formula("tf.block_formula", "Transformer block size as a formula", lambda rng, form: {"kind": form}, _ln_symbols)
+@formula("tf.block_formula", lambda rng, form: {"kind": form}, _ln_symbols)
 @cites("W8 §15.2", "W8 §15.3")
 @exercises("transformer.encoder_block", "transformer.decoder_block")
 @forms("encoder", "decoder")
@@ -295,6 +286,7 @@ def _ln_symbols(p):
     lambda p: sympy.expand(_block(p["kind"], *(s.sympy() for s in _ln_symbols(p)), norms=False)),
 )
 def block_formula(p):
+    """Transformer block size as a formula."""
     E, F = (s.sympy() for s in _ln_symbols(p))
     return sympy.expand(_block(p["kind"], E, F))
 
@@ -340,11 +332,10 @@ def _sample_norm_order(rng):
     return {"x": decs(rng, 3, -2, 2), "a": decs(rng, 3, -1.5, 1.5, nonzero=True), "c": decs(rng, 3, -1, 1)}
 
 
-@numeric("tf.norm_order", "Post-LN and pre-LN blocks", _sample_norm_order, FOUR_DIGITS)
+@numeric("tf.norm_order", _sample_norm_order, FOUR_DIGITS, hint="the post-LN output first, then the pre-LN output")
 @cites("W8 §15.2", "W8 §15.3", "L7-8 (Lecture 8) §四.1", "L5 §17")
 @exercises("transformer.encoder_block", "transformer.layer_norm")
 @valid_when(_spread_enough)
-@hint("the post-LN output first, then the pre-LN output")
 @mistake(
     "swapped",
     "post-LN normalizes after the residual add: LN(x + F(x)); pre-LN normalizes the sublayer's input: x + F(LN(x))",
@@ -352,4 +343,5 @@ def _sample_norm_order(rng):
 )
 @mistake("no_residual", "both forms keep the residual path x + ...", lambda p: _norm_orders(p, residual=False))
 def norm_order(p):
+    """Post-LN and pre-LN blocks."""
     return _norm_orders(p)

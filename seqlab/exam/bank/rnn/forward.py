@@ -13,7 +13,7 @@ import torch
 from ...model import EXACT, FOUR_DIGITS
 from ...safeexpr import Sym
 from .._util import decs, floats, mat, ref, shape_numel, t
-from ..declare import cites, equivalents, exercises, forms, formula, hint, mistake, numeric
+from ..declare import cites, equivalents, exercises, forms, formula, mistake, numeric
 
 
 def _rnn_shapes(D, H, C, output=True):
@@ -40,10 +40,9 @@ def _count(p, bias=True):
     return float(shape_numel({k: v for k, v in shapes.items() if bias or not k.startswith("b")}))
 
 
-@numeric("rnn.param_count", "Parameters of an Elman RNN", _sample_count, EXACT)
+@numeric("rnn.param_count", _sample_count, EXACT, hint="an integer")
 @cites("L5 §2.1", "W8 §2.2", "L7-8 (Lecture 7) §一.2", "L7-8 (Lecture 7) §四")
 @exercises("rnn.rnn_forward", "rnn.rnn_bptt")
-@hint("an integer")
 @mistake(
     "times_T",
     "the weights are shared by all time steps: the count does not grow with T",
@@ -51,6 +50,7 @@ def _count(p, bias=True):
 )
 @mistake("no_bias", "the two bias vectors b_h and b_y count too", lambda p: _count(p, bias=False))
 def param_count(p):
+    """Parameters of an Elman RNN."""
     return _count(p)
 
 
@@ -59,12 +59,7 @@ def _count_sym_symbols(p):
 
 
 # Forms: with or without the output layer (one more term to count); one per exam.
-@formula(
-    "rnn.param_count_formula",
-    "RNN parameter count as a formula",
-    lambda rng, form: {"output": form == "with_output"},
-    _count_sym_symbols,
-)
+@formula("rnn.param_count_formula", lambda rng, form: {"output": form == "with_output"}, _count_sym_symbols)
 @cites("L5 §2.1", "L5 §0")
 @exercises("rnn.rnn_forward")
 @forms("with_output", "hidden_only")
@@ -73,6 +68,7 @@ def _count_sym_symbols(p):
 )
 @mistake("no_bias", "the bias vectors count too", lambda p: _count_formula(p, bias=False))
 def param_count_formula(p):
+    """RNN parameter count as a formula."""
     return _count_formula(p)
 
 
@@ -99,12 +95,12 @@ def _cell_pre(p):
     return floats(t(p["x"]) @ t(p["W_xh"]).T + t(p["h_prev"]) @ t(p["W_hh"]).T + t(p["b_h"]))
 
 
-@numeric("rnn.cell_step", "One step of a vanilla RNN", _sample_cell, FOUR_DIGITS)
+@numeric("rnn.cell_step", _sample_cell, FOUR_DIGITS, hint="two numbers, the entries of h_t")
 @cites("W8 §2.2", "L5 §2.1", "L7-8 (Lecture 7) §一.2", "W8 §3")
 @exercises("rnn.rnn_cell")
-@hint("two numbers, the entries of h_t")
 @mistake("no_tanh", "that is the pre-activation; apply tanh", _cell_pre)
 def cell_step(p):
+    """One step of a vanilla RNN."""
     h = ref("rnn").rnn_cell(t([p["x"]]), t([p["h_prev"]]), t(p["W_xh"]), t(p["W_hh"]), t(p["b_h"]))
     return floats(h)
 
@@ -127,12 +123,12 @@ def _sample_shapes(rng, form):
     }
 
 
-@numeric("rnn.shapes", "Shapes in RNN task types", _sample_shapes, EXACT)
+@numeric("rnn.shapes", _sample_shapes, EXACT, hint="the shape as integers, e.g. 2, 3, 4")
 @cites("W8 §3.1", "W8 §3.2", "L5 §1.1", "L5 §10", "L7-8 (Lecture 7) §一.1", "W8 §3")
 @exercises("rnn.rnn_forward", "rnn.birnn_forward")
 @forms(*SHAPE_CASES)
-@hint("the shape as integers, e.g. 2, 3, 4")
 def shapes(p):
+    """Shapes in RNN task types."""
     R = ref("rnn")
     B, T, D, H, C = p["B"], p["T"], p["D"], p["H"], p["C"]
     x, h0 = torch.zeros(B, T, D, dtype=torch.float64), torch.zeros(B, H, dtype=torch.float64)
@@ -163,12 +159,12 @@ def _ce(p):
     return ref("rnn").softmax_cross_entropy(t([p["logits"]]), torch.tensor([p["target"]]))
 
 
-@numeric("rnn.ce_loss", "Cross-entropy of one prediction", _sample_ce, FOUR_DIGITS)
+@numeric("rnn.ce_loss", _sample_ce, FOUR_DIGITS, hint="one number")
 @cites("L5 §2.2", "W8 §4", "L7-8 (Lecture 7) §二.1")
 @exercises("rnn.softmax_cross_entropy")
-@hint("one number")
 @mistake("log2", "the loss uses the natural log, not log2", lambda p: float(_ce(p)) / math.log(2))
 def ce_loss(p):
+    """Cross-entropy of one prediction."""
     return float(_ce(p))
 
 
@@ -179,12 +175,12 @@ def _ce_grad(p):
     return floats(g)
 
 
-@numeric("rnn.ce_grad", "Gradient of softmax cross-entropy", _sample_ce, FOUR_DIGITS)
+@numeric("rnn.ce_grad", _sample_ce, FOUR_DIGITS, hint="three numbers, dL/do_0, dL/do_1, dL/do_2")
 @cites("L5 §3.2")
 @exercises("rnn.softmax_cross_entropy", "rnn.rnn_bptt")
-@hint("three numbers, dL/do_0, dL/do_1, dL/do_2")
 @mistake("sign", "the sign is flipped: the gradient is p - y", lambda p: [-x for x in _ce_grad(p)])
 def ce_grad(p):
+    """Gradient of softmax cross-entropy."""
     return _ce_grad(p)
 
 
@@ -206,7 +202,7 @@ def _ce_sym(p, sign=1):
     return sign * (pj - (1 if p["j"] == p["y"] else 0))
 
 
-@formula("rnn.ce_grad_formula", "Softmax cross-entropy gradient as a formula", _sample_ce_sym, _ce_sym_symbols)
+@formula("rnn.ce_grad_formula", _sample_ce_sym, _ce_sym_symbols)
 @cites("L5 §3.2", "L5 §20")
 @exercises("rnn.softmax_cross_entropy", "rnn.rnn_bptt")
 @forms("target", "other")
@@ -224,4 +220,5 @@ def _ce_sym(p, sign=1):
 )
 @mistake("sign", "the sign is flipped: the gradient is p - y", lambda p: _ce_sym(p, -1))
 def ce_grad_formula(p):
+    """Softmax cross-entropy gradient as a formula."""
     return _ce_sym(p)

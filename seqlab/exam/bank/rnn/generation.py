@@ -13,7 +13,7 @@ import torch
 
 from ...model import EXACT, FOUR_DIGITS, REGISTRY, fair_draw
 from .._util import dec, decs, floats, mat, ref, t
-from ..declare import cites, exercises, hint, mistake, numeric, valid_when
+from ..declare import cites, exercises, mistake, numeric, valid_when
 from .gradients import _bptt, _sample_bptt
 
 # --------------------------------------------------------------------------- embedding, decoding
@@ -23,11 +23,11 @@ def _sample_embedding(rng):
     return {"E": mat(rng, 4, 3, -2, 2), "k": rng.randint(0, 3)}
 
 
-@numeric("rnn.embedding_lookup", "One-hot times the embedding matrix", _sample_embedding, FOUR_DIGITS)
+@numeric("rnn.embedding_lookup", _sample_embedding, FOUR_DIGITS, hint="three numbers")
 @cites("L7-8 (Lecture 7) §三", "W8 §4")
 @exercises("positional.embed_tokens", "rnn.greedy_decode")
-@hint("three numbers")
 def embedding_lookup(p):
+    """One-hot times the embedding matrix."""
     onehot = torch.nn.functional.one_hot(torch.tensor(p["k"]), 4).to(torch.float64)
     return floats(onehot @ t(p["E"]))
 
@@ -61,11 +61,11 @@ def _sample_greedy(rng):
             return p
 
 
-@numeric("rnn.greedy_decode", "Greedy generation from a character RNN", _sample_greedy, EXACT)
+@numeric("rnn.greedy_decode", _sample_greedy, EXACT, hint="two token indices")
 @cites("W8 §4", "W8 §3.3", "L5 §4", "L7-8 (Lecture 7) §三")
 @exercises("rnn.greedy_decode")
-@hint("two token indices")
 def greedy_decode(p):
+    """Greedy generation from a character RNN."""
     params = {k: t(p[k]) for k in ("W_xh", "W_hh", "b_h", "W_hy", "b_y")}
     tokens = ref("rnn").greedy_decode(params, t(p["E"]), t([[0.0, 0.0]]), torch.tensor([p["start"]]), p["steps"])
     return [float(x) for x in tokens[0].tolist()]
@@ -103,10 +103,9 @@ def _sample_param_grads(rng):
     return _sample_bptt(rng, ("all",))
 
 
-@numeric("rnn.bptt_param_grads", "BPTT: gradients of u, w and b", _sample_param_grads, FOUR_DIGITS)
+@numeric("rnn.bptt_param_grads", _sample_param_grads, FOUR_DIGITS, hint="dL/du, dL/dw, dL/db in this order")
 @cites("L5 §3.5", "L5 §3.4", "L5 §3", "L7-8 (Lecture 7) §二.2")
 @exercises("rnn.rnn_bptt")
-@hint("dL/du, dL/dw, dL/db in this order")
 @mistake(
     "no_recursion",
     "dL/dh_1 also receives w * delta_2 from step 2 (the hidden-state recursion, L5 §3.4)",
@@ -123,6 +122,7 @@ def _sample_param_grads(rng):
     lambda p: _param_grads_by_hand(p, h_index=0),
 )
 def bptt_param_grads(p):
+    """BPTT: gradients of u, w and b."""
     grads = _bptt(p)[1]
     return [floats(grads["W_xh"])[0], floats(grads["W_hh"])[0], floats(grads["b_h"])[0]]
 
@@ -169,11 +169,10 @@ def _greedy_token(p):
     return float(max(range(4), key=lambda i: p["logits"][i]))
 
 
-@numeric("rnn.sample_token", "Sampling the next token at generation time", _sample_token_params, EXACT)
+@numeric("rnn.sample_token", _sample_token_params, EXACT, hint="a token index, 0-3")
 @cites("W8 §4", "W8 §3.3", "L5 §4")
 @exercises("rnn.greedy_decode")
 @valid_when(_sample_token_valid)
-@hint("a token index, 0-3")
 @mistake("greedy", "generation samples from the distribution; the argmax is greedy decoding", _greedy_token)
 @mistake(
     "no_temperature",
@@ -186,4 +185,5 @@ def _greedy_token(p):
     lambda p: _inverse_cdf(_cumulative([z * p["temperature"] for z in p["logits"]], 1.0), p["u"]),
 )
 def sample_token(p):
+    """Sampling the next token at generation time."""
     return _inverse_cdf(_cumulative(p["logits"], p["temperature"]), p["u"])

@@ -11,7 +11,7 @@ import torch
 from ...model import EXACT, FOUR_DIGITS, Tolerance
 from ...safeexpr import Sym
 from .._util import dec, decs, floats, ref, t
-from ..declare import cites, equivalents, exercises, forms, formula, hint, mistake, numeric, valid_when
+from ..declare import cites, equivalents, exercises, forms, formula, mistake, numeric, valid_when
 
 # --------------------------------------------------------------------------- BPTT by hand
 
@@ -49,27 +49,22 @@ def _bptt(p):
 
 # Forms: which gradient is asked (each is a different sum over the steps); one per exam.
 @numeric(
-    "rnn.bptt_output_grad", "BPTT: output-layer gradient", lambda rng, form: _sample_bptt(rng, (form,)), FOUR_DIGITS
+    "rnn.bptt_output_grad", lambda rng, form: _sample_bptt(rng, (form,)), FOUR_DIGITS, hint="two numbers, one per class"
 )
 @cites("L5 §3.3", "L5 §3.1", "L5 §3", "L7-8 (Lecture 7) §二.2")
 @exercises("rnn.rnn_bptt")
 @forms("b_y", "W_hy")
-@hint("two numbers, one per class")
 def bptt_output_grad(p):
+    """BPTT: output-layer gradient."""
     return floats(_bptt(p)[1][p["target"]])
 
 
-@numeric(
-    "rnn.bptt_hidden_grad",
-    "BPTT: recurrent-weight and initial-state gradients",
-    lambda rng, form: _sample_bptt(rng, (form,)),
-    FOUR_DIGITS,
-)
+@numeric("rnn.bptt_hidden_grad", lambda rng, form: _sample_bptt(rng, (form,)), FOUR_DIGITS, hint="one number")
 @cites("L5 §3.4", "L5 §3.5", "L5 §3", "L7-8 (Lecture 7) §二.2", "L5 §20")
 @exercises("rnn.rnn_bptt")
 @forms("W_hh", "h0", "b_h", "W_xh")
-@hint("one number")
 def bptt_hidden_grad(p):
+    """BPTT: recurrent-weight and initial-state gradients."""
     return floats(_bptt(p)[1][p["target"]])[0]
 
 
@@ -93,7 +88,7 @@ def _recursion(p, form="right"):
     return out
 
 
-@formula("rnn.hidden_grad_recursion", "The hidden-state gradient recursion", _sample_recursion, _recursion_symbols)
+@formula("rnn.hidden_grad_recursion", _sample_recursion, _recursion_symbols)
 @cites("L5 §3.4", "L5 §20")
 @exercises("rnn.rnn_bptt")
 @equivalents(
@@ -110,6 +105,7 @@ def _recursion(p, form="right"):
     when=lambda p: not p["last"],
 )
 def hidden_grad_recursion(p):
+    """The hidden-state gradient recursion."""
     return _recursion(p)
 
 
@@ -138,12 +134,12 @@ def _eigen(p, power=True):
     return float(grad.norm() / u.norm())
 
 
-@numeric("rnn.eigen_growth", "Exploding and vanishing gradients", _sample_eigen, Tolerance(rtol=1e-3, atol=0.0))
+@numeric("rnn.eigen_growth", _sample_eigen, Tolerance(rtol=1e-3, atol=0.0), hint="one number, the ratio of norms")
 @cites("L5 §5.1", "L5 §5", "L7-8 (Lecture 7) §四", "L5 §20")
 @exercises("rnn.rnn_bptt")
-@hint("one number, the ratio of norms")
 @mistake("linear", "the factor compounds: lambda^k, not k*lambda", lambda p: _eigen(p, power=False))
 def eigen_growth(p):
+    """Exploding and vanishing gradients."""
     return _eigen(p)
 
 
@@ -151,12 +147,13 @@ def _sample_power(rng):
     return {"k": rng.randint(3, 12)}
 
 
-@formula("rnn.linear_power", "Gradient through a linear recurrence", _sample_power, lambda p: (Sym("w", 0.3, 1.6),))
+@formula("rnn.linear_power", _sample_power, lambda p: (Sym("w", 0.3, 1.6),))
 @cites("L5 §5.1")
 @exercises("rnn.rnn_bptt")
 @equivalents(lambda p: [f"w^{p['k'] - 1}*w", f"exp({p['k']}*log(w))"])
 @mistake("linear", "the Jacobians multiply: w^k, not k*w", lambda p: p["k"] * Sym("w", 0.3, 1.6).sympy())
 def linear_power(p):
+    """Gradient through a linear recurrence."""
     return Sym("w", 0.3, 1.6).sympy() ** p["k"]
 
 
@@ -174,7 +171,7 @@ def _tanh_jac(p, with_deriv=True):
     return out
 
 
-@formula("rnn.tanh_jacobian", "Gradient through tanh steps", lambda rng, form: {"k": int(form)}, _tanh_symbols)
+@formula("rnn.tanh_jacobian", lambda rng, form: {"k": int(form)}, _tanh_symbols)
 @cites("L5 §5.2", "L5 §3.4", "L5 §6.2")
 @exercises("rnn.rnn_bptt")
 @forms("2", "3")
@@ -186,6 +183,7 @@ def _tanh_jac(p, with_deriv=True):
 )
 @mistake("no_deriv", "each step also multiplies by tanh' = 1 - h^2", lambda p: _tanh_jac(p, False))
 def tanh_jacobian(p):
+    """Gradient through tanh steps."""
     return _tanh_jac(p)
 
 
@@ -202,12 +200,12 @@ def _tbptt_valid(p):
     return p["T"] % p["chunk"] != 0
 
 
-@numeric("rnn.truncated_chunks", "Truncated BPTT bookkeeping", _sample_tbptt, EXACT)
+@numeric("rnn.truncated_chunks", _sample_tbptt, EXACT, hint="three integers")
 @cites("L7-8 (Lecture 7) §二.3", "L7-8 (Lecture 7) §二")
 @exercises("rnn.truncated_bptt")
 @valid_when(_tbptt_valid)
-@hint("three integers")
 def truncated_chunks(p):
+    """Truncated BPTT bookkeeping."""
     starts = list(range(0, p["T"], p["chunk"]))  # the cuts truncated_bptt makes
     lengths = [min(p["chunk"], p["T"] - s) for s in starts]
     return [float(len(starts)), float(max(lengths)), float(lengths[-1])]
