@@ -140,19 +140,15 @@ def _sample_memory(rng):
     }
 
 
-def _memory(p, heads=True):
-    shape = {"weights": (p["B"], p["heads"] if heads else 1, p["N"], p["M"])}  # multi_head_attention's weights
-    size = 4 if p["dtype"] == "float32" else 2
-    return shape_numel(shape) * size / 2**20
-
-
 @numeric("attn.memory", _sample_memory, FOUR_DIGITS, hint="one number, in MiB (2^20 bytes)")
 @cites("W8 §14", "L5 §17", "L7-8 (Lecture 8) §五", "W8 §18", "L5 §14")
 @exercises("attention.multi_head_attention")
-@mistake("one_head", "every head has its own N x M weights", lambda p: _memory(p, heads=False))
-def memory(p):
+@mistake("one_head", "every head has its own N x M weights", heads=False)
+def memory(p, heads=True):
     """Memory of the attention matrix."""
-    return _memory(p)
+    shape = {"weights": (p["B"], p["heads"] if heads else 1, p["N"], p["M"])}  # multi_head_attention's weights
+    size = 4 if p["dtype"] == "float32" else 2
+    return shape_numel(shape) * size / 2**20
 
 
 def _mem_symbols(p):
@@ -160,20 +156,16 @@ def _mem_symbols(p):
     return tuple(Sym(n, 1, 64, integer=True) for n in names)
 
 
-def _mem_formula(p, heads=True):
-    s = {x.name: x.sympy() for x in _mem_symbols(p)}
-    return s["B"] * (s["h"] if heads else 1) * s["N"] * (s["N"] if p["self"] else s["M"])
-
-
 @formula("attn.memory_formula", lambda rng, form: {"self": form == "self"}, _mem_symbols)
 @cites("W8 §14", "L5 §17", "L5 §18", "L7-8 (Lecture 8) §五")
 @exercises("attention.multi_head_attention")
 @forms("self", "cross")
 @equivalents(lambda p: ["h*B*N^2", "(N*h)*(B*N)"] if p["self"] else ["h*B*M*N", "(N*h)*(B*M)"])
-@mistake("one_head", "every head has its own attention matrix", lambda p: _mem_formula(p, heads=False))
-def memory_formula(p):
+@mistake("one_head", "every head has its own attention matrix", heads=False)
+def memory_formula(p, heads=True):
     """Attention memory as a formula."""
-    return _mem_formula(p)
+    s = {x.name: x.sympy() for x in _mem_symbols(p)}
+    return s["B"] * (s["h"] if heads else 1) * s["N"] * (s["N"] if p["self"] else s["M"])
 
 
 # --------------------------------------------------------------------------- multi-head
@@ -245,16 +237,6 @@ def _var_symbols(p):
     return (Sym("d", 1, 64, integer=True),) + ((Sym("sigma", 0.2, 3.0),) if p["case"] == "sigma" else ())
 
 
-def _var(p, form="right"):
-    s = {x.name: x.sympy() for x in _var_symbols(p)}
-    d = s["d"]
-    if p["case"] == "unit":
-        return {"right": d, "sqrt": sympy.sqrt(d)}[form]
-    if p["case"] == "sigma":
-        return {"right": d * s["sigma"] ** 4, "sqrt": sympy.sqrt(d) * s["sigma"] ** 2}[form]
-    return {"right": sympy.Integer(1), "sqrt": 1 / sympy.sqrt(d)}[form]
-
-
 @formula("attn.var_qk", lambda rng, form: {"case": form}, _var_symbols)
 @cites("W8 §8.2", "L5 §15", "L7-8 (Lecture 8) §二.2", "W8 §19", "L5 §20")
 @exercises("attention.scaled_dot_product_attention")
@@ -266,26 +248,20 @@ def _var(p, form="right"):
         "scaled": ["d/d", "sqrt(d)^2/d"],
     }[p["case"]]
 )
-@mistake("std", "that is the standard deviation; the question asks for the variance", lambda p: _var(p, "sqrt"))
-def var_qk(p):
+@mistake("std", "that is the standard deviation; the question asks for the variance", form="sqrt")
+def var_qk(p, form="right"):
     """Why divide by sqrt(d)."""
-    return _var(p)
+    s = {x.name: x.sympy() for x in _var_symbols(p)}
+    d = s["d"]
+    if p["case"] == "unit":
+        return {"right": d, "sqrt": sympy.sqrt(d)}[form]
+    if p["case"] == "sigma":
+        return {"right": d * s["sigma"] ** 4, "sqrt": sympy.sqrt(d) * s["sigma"] ** 2}[form]
+    return {"right": sympy.Integer(1), "sqrt": 1 / sympy.sqrt(d)}[form]
 
 
 # --------------------------------------------------------------------------- issue 12: exam focus
 # The Q/K/V projections of self-attention (W8 §9, §10.1): Q, K and V all come from the same input.
-
-
-def _qkv_output(p, project=(True, True, True), scale=True, swap_qk=False):
-    """Output of token 1 of two-token self-attention; the keywords switch on the named mistakes."""
-    x = t(p["X"])  # (2 tokens, 2 features), one token per row
-    w_q, w_k = (p["W_K"], p["W_Q"]) if swap_qk else (p["W_Q"], p["W_K"])
-    q, k, v = (x @ t(w).T if use else x for w, use in zip((w_q, w_k, p["W_V"]), project))
-    if scale:
-        out, _ = ref("attention").scaled_dot_product_attention(q, k, v)
-    else:  # the unscaled form, written out: the reference always divides by sqrt(d)
-        out = torch.softmax(q @ k.T, dim=-1) @ v
-    return floats(out[0])
 
 
 # Validity (general rule): each of the four mistakes (no projection, unprojected values, no
@@ -302,19 +278,28 @@ def _sample_qkv(rng):
 @mistake(
     "no_projection",
     "queries, keys and values are projections of the input: q_i = W_Q x_i, k_j = W_K x_j, v_j = W_V x_j",
-    lambda p: _qkv_output(p, project=(False, False, False)),
+    project=(False, False, False),
 )
 @mistake(
     "values_not_projected",
     "the weights mix the values v_j = W_V x_j, not the inputs x_j",
-    lambda p: _qkv_output(p, project=(True, True, False)),
+    project=(True, True, False),
 )
-@mistake("no_scaling", "the scores are divided by sqrt(d_k) = sqrt(2)", lambda p: _qkv_output(p, scale=False))
+@mistake("no_scaling", "the scores are divided by sqrt(d_k) = sqrt(2)", scale=False)
 @mistake(
     "swapped_qk",
     "the query comes from W_Q and the keys from W_K (q_1 . k_j, not k_1 . q_j)",
-    lambda p: _qkv_output(p, swap_qk=True),
+    swap_qk=True,
 )
-def qkv_projection(p):
-    """Self-attention from the Q/K/V projections."""
-    return _qkv_output(p)
+def qkv_projection(p, project=(True, True, True), scale=True, swap_qk=False):
+    """Self-attention from the Q/K/V projections.
+
+    Output of token 1 of two-token self-attention; the keywords switch on the named mistakes."""
+    x = t(p["X"])  # (2 tokens, 2 features), one token per row
+    w_q, w_k = (p["W_K"], p["W_Q"]) if swap_qk else (p["W_Q"], p["W_K"])
+    q, k, v = (x @ t(w).T if use else x for w, use in zip((w_q, w_k, p["W_V"]), project))
+    if scale:
+        out, _ = ref("attention").scaled_dot_product_attention(q, k, v)
+    else:  # the unscaled form, written out: the reference always divides by sqrt(d)
+        out = torch.softmax(q @ k.T, dim=-1) @ v
+    return floats(out[0])

@@ -99,11 +99,6 @@ def _formula_symbols(p):
     return (Sym("D", 1, 64, integer=True), Sym("H", 1, 64, integer=True))
 
 
-def _formula(p, biases=2):
-    D, H = (s.sympy() for s in _formula_symbols(p))
-    return sympy.expand(sum(math.prod(s) for s in _recurrent_shapes(p["cell"], D, H, biases=biases).values()))
-
-
 # Forms: LSTM or GRU (equal difficulty, but the exam still gives everyone the same cell).
 @formula("lstm.param_count_formula", lambda rng, form: {"cell": form}, _formula_symbols)
 @cites("L5 §9", "L5 §7.1", "L5 §8")
@@ -112,10 +107,11 @@ def _formula(p, biases=2):
 @equivalents(
     lambda p: ([f"{GATES[p['cell']]}*H*(D + H + 2)", f"{GATES[p['cell']]}*(H*D + H^2) + {2 * GATES[p['cell']]}*H"])
 )
-@mistake("one_bias", "PyTorch keeps two bias vectors, b_ih and b_hh", lambda p: _formula(p, biases=1))
-def lstm_param_count_formula(p):
+@mistake("one_bias", "PyTorch keeps two bias vectors, b_ih and b_hh", biases=1)
+def lstm_param_count_formula(p, biases=2):
     """LSTM or GRU size as a formula."""
-    return _formula(p)
+    D, H = (s.sympy() for s in _formula_symbols(p))
+    return sympy.expand(sum(math.prod(s) for s in _recurrent_shapes(p["cell"], D, H, biases=biases).values()))
 
 
 # --------------------------------------------------------------------------- LSTM cell by hand
@@ -132,7 +128,17 @@ def _sample_lstm_cell(rng):
     }
 
 
-def _lstm_cell(p):
+def _lstm_no_output_gate(p):
+    c, _ = lstm_cell_update(p)
+    return [c, math.tanh(c)]
+
+
+@numeric("lstm.cell_update", _sample_lstm_cell, FOUR_DIGITS, hint="two numbers, C_t then h_t")
+@cites("L5 §7.1", "L5 §7.2", "L5 §7.3", "L5 §7.4", "L5 §7.5", "L7-8 (Lecture 7) §五.1")
+@exercises("lstm_gru.lstm_cell")
+@mistake("no_output_gate", "h_t = o_t * tanh(C_t): the output gate is missing", _lstm_no_output_gate)
+def lstm_cell_update(p):
+    """One LSTM step by hand."""
     zeros = torch.zeros(4, dtype=torch.float64)
     h, c = ref("lstm_gru").lstm_cell(
         t([[p["x"]]]),
@@ -146,20 +152,6 @@ def _lstm_cell(p):
     return [floats(c)[0], floats(h)[0]]
 
 
-def _lstm_no_output_gate(p):
-    c, _ = _lstm_cell(p)
-    return [c, math.tanh(c)]
-
-
-@numeric("lstm.cell_update", _sample_lstm_cell, FOUR_DIGITS, hint="two numbers, C_t then h_t")
-@cites("L5 §7.1", "L5 §7.2", "L5 §7.3", "L5 §7.4", "L5 §7.5", "L7-8 (Lecture 7) §五.1")
-@exercises("lstm_gru.lstm_cell")
-@mistake("no_output_gate", "h_t = o_t * tanh(C_t): the output gate is missing", _lstm_no_output_gate)
-def lstm_cell_update(p):
-    """One LSTM step by hand."""
-    return _lstm_cell(p)
-
-
 def _sample_gates(rng):
     return {
         "f": decs(rng, 2, 0.05, 0.95, 2),
@@ -170,19 +162,15 @@ def _sample_gates(rng):
     }
 
 
-def _gates(p, tanh=True):
-    c = t(p["f"]) * t(p["c_prev"]) + t(p["i"]) * t(p["g"])  # the additive cell path
-    h = t(p["o"]) * (torch.tanh(c) if tanh else c)
-    return floats(c) + floats(h)
-
-
 @numeric("lstm.gates_given", _sample_gates, FOUR_DIGITS, hint="four numbers: C_t (2 entries), then h_t (2 entries)")
 @cites("L5 §7.4", "L5 §7.5", "L5 §7.2", "L5 §7.3", "L7-8 (Lecture 7) §五.1")
 @exercises("lstm_gru.lstm_cell")
-@mistake("no_tanh", "h_t = o_t * tanh(C_t): tanh is missing", lambda p: _gates(p, tanh=False))
-def lstm_gates_given(p):
+@mistake("no_tanh", "h_t = o_t * tanh(C_t): tanh is missing", tanh=False)
+def lstm_gates_given(p, tanh=True):
     """LSTM cell and hidden state from the gates."""
-    return _gates(p)
+    c = t(p["f"]) * t(p["c_prev"]) + t(p["i"]) * t(p["g"])  # the additive cell path
+    h = t(p["o"]) * (torch.tanh(c) if tanh else c)
+    return floats(c) + floats(h)
 
 
 # --------------------------------------------------------------------------- GRU by hand
@@ -199,7 +187,17 @@ def _sample_gru(rng):
     }
 
 
-def _gru(p, form="pytorch"):
+@numeric("gru.update", _sample_gru, FOUR_DIGITS, hint="one number, h_t")
+@cites("L5 §8", "L5 §8.1", "L5 §8.2")
+@exercises("lstm_gru.gru_cell")
+@mistake(
+    "notes_form",
+    "this is the notes' form (r before the matrix product); the question uses PyTorch's r * (W_hn h + b_hn)",
+    form="notes",
+)
+@mistake("swapped_z", "z keeps the old state: h = (1 - z) * n + z * h_prev", form="swapped")
+def gru_update(p, form="pytorch"):
+    """One GRU step by hand."""
     if form == "pytorch":
         h = ref("lstm_gru").gru_cell(
             t([[p["x"]]]),
@@ -220,20 +218,6 @@ def _gru(p, form="pytorch"):
         return (1 - z) * n + z * h
     n = math.tanh(pre[2] + r * (p["W_hh"][2] * h + p["b_hh"][2]))
     return z * n + (1 - z) * h  # "swapped": the roles of z and 1 - z exchanged
-
-
-@numeric("gru.update", _sample_gru, FOUR_DIGITS, hint="one number, h_t")
-@cites("L5 §8", "L5 §8.1", "L5 §8.2")
-@exercises("lstm_gru.gru_cell")
-@mistake(
-    "notes_form",
-    "this is the notes' form (r before the matrix product); the question uses PyTorch's r * (W_hn h + b_hn)",
-    lambda p: _gru(p, "notes"),
-)
-@mistake("swapped_z", "z keeps the old state: h = (1 - z) * n + z * h_prev", lambda p: _gru(p, "swapped"))
-def gru_update(p):
-    """One GRU step by hand."""
-    return _gru(p)
 
 
 # --------------------------------------------------------------------------- the cell-state path

@@ -215,22 +215,16 @@ def _bias_symbols(p):
     return (Sym(beta, 0.5, 0.99), Sym("t", 1, 12, integer=True))
 
 
-def _bias_expr(p, form="right"):
-    beta, tt = (s.sympy() for s in _bias_symbols(p))
-    return {"right": 1 / (1 - beta**tt), "denominator": 1 - beta**tt, "no_power": 1 / (1 - beta)}[form]
-
-
 @formula("opt.bias_correction", _sample_bias, _bias_symbols)
 @cites("W8 §1.5")
 @exercises("optimizers.adam")
 @equivalents(lambda p: [f"(1 - {_bias_symbols(p)[0].name}^t)^(-1)", f"-1/({_bias_symbols(p)[0].name}**t - 1)"])
-@mistake(
-    "denominator", "that is the denominator; the estimate is divided by it", lambda p: _bias_expr(p, "denominator")
-)
-@mistake("no_power", "the correction depends on the step: beta^t, not beta", lambda p: _bias_expr(p, "no_power"))
-def bias_correction(p):
+@mistake("denominator", "that is the denominator; the estimate is divided by it", form="denominator")
+@mistake("no_power", "the correction depends on the step: beta^t, not beta", form="no_power")
+def bias_correction(p, form="right"):
     """Adam's bias-correction factor."""
-    return _bias_expr(p)
+    beta, tt = (s.sympy() for s in _bias_symbols(p))
+    return {"right": 1 / (1 - beta**tt), "denominator": 1 - beta**tt, "no_power": 1 / (1 - beta)}[form]
 
 
 def _sample_clip_sym(rng, form):
@@ -242,22 +236,18 @@ def _clip_symbols(p):
     return out + ((Sym("g", -2.0, 2.0),) if p["form"] == "component" else ())
 
 
-def _clip_expr(p, form="right"):
-    syms = [s.sympy() for s in _clip_symbols(p)]
-    tau, n = syms[0], syms[1]
-    factor = {"right": tau / n, "inverted": n / tau}[form]
-    return factor * syms[2] if p["form"] == "component" else factor
-
-
 @formula("opt.clip_scale", _sample_clip_sym, _clip_symbols)
 @cites("L5 §6.1")
 @exercises("optimizers.clip_grad_norm")
 @forms("factor", "component")
 @equivalents(lambda p: ["tau*n^(-1)", "1/(n/tau)"] if p["form"] == "factor" else ["g*tau*n^(-1)", "g/(n/tau)"])
-@mistake("inverted", "inverted: the gradient must shrink to norm tau", lambda p: _clip_expr(p, "inverted"))
-def clip_scale(p):
+@mistake("inverted", "inverted: the gradient must shrink to norm tau", form="inverted")
+def clip_scale(p, form="right"):
     """The clipping scale factor."""
-    return _clip_expr(p)
+    syms = [s.sympy() for s in _clip_symbols(p)]
+    tau, n = syms[0], syms[1]
+    factor = {"right": tau / n, "inverted": n / tau}[form]
+    return factor * syms[2] if p["form"] == "component" else factor
 
 
 def _adagrad_decay_symbols(p):

@@ -45,20 +45,16 @@ def _sample_scan(rng):
     }
 
 
-def _scan(p, skip=True):
+@numeric("ssm.scan_output", _sample_scan, FOUR_DIGITS, hint="two numbers, y_1 and y_2")
+@cites("L5 §18.2", "L5 §18.1", "L7-8 (Lecture 7) §七")
+@exercises("selective_scan.selective_scan")
+@mistake("no_skip", "the skip term D*u_t is part of y_t", skip=False)
+def scan_output(p, skip=True):
+    """A selective scan by hand."""
     u, delta = t([[[x] for x in p["u"]]]), t([[[x] for x in p["delta"]]])
     B, C = t([[[x] for x in p["B"]]]), t([[[x] for x in p["C"]]])
     D = t([p["D"]]) if skip else None
     return floats(ref("selective_scan").selective_scan(u, delta, t([[p["A"]]]), B, C, D))
-
-
-@numeric("ssm.scan_output", _sample_scan, FOUR_DIGITS, hint="two numbers, y_1 and y_2")
-@cites("L5 §18.2", "L5 §18.1", "L7-8 (Lecture 7) §七")
-@exercises("selective_scan.selective_scan")
-@mistake("no_skip", "the skip term D*u_t is part of y_t", lambda p: _scan(p, skip=False))
-def scan_output(p):
-    """A selective scan by hand."""
-    return _scan(p)
 
 
 def _sample_linear(rng):
@@ -108,18 +104,14 @@ def _sample_kv(rng):
     }
 
 
-def _kv(p, both=True):
-    per_token = (2 if both else 1) * p["layers"] * p["E"] * p["bytes"]  # a key and a value per layer
-    return per_token * p["T"] / 2**20
-
-
 @numeric("ssm.kv_cache", _sample_kv, FOUR_DIGITS, hint="one number, in MiB (2^20 bytes)")
 @cites("L7-8 (Lecture 7) §七", "L5 §18", "L5 §14", "W8 §14")
 @exercises("selective_scan.selective_scan")
-@mistake("keys_only", "the cache stores both keys and values", lambda p: _kv(p, both=False))
-def kv_cache(p):
+@mistake("keys_only", "the cache stores both keys and values", both=False)
+def kv_cache(p, both=True):
     """The KV cache that Mamba avoids."""
-    return _kv(p)
+    per_token = (2 if both else 1) * p["layers"] * p["E"] * p["bytes"]  # a key and a value per layer
+    return per_token * p["T"] / 2**20
 
 
 def _unroll_symbols(p):
@@ -129,22 +121,12 @@ def _unroll_symbols(p):
     return tuple(Sym(n, -2, 2) for n in names)
 
 
-def _unroll(p, drop_h0=False):
-    s = {x.name: x.sympy() for x in _unroll_symbols(p)}
-    if p["what"] == "gradient":
-        return sympy.Mul(*[s[f"a{i}"] for i in range(1, p["T"] + 1)])
-    h = 0 if drop_h0 else s["h0"]
-    for i in range(1, p["T"] + 1):
-        h = s[f"a{i}"] * h + s[f"b{i}"]
-    return h
-
-
 def _unroll_equivalents(p):
     a = [f"a{i}" for i in range(1, p["T"] + 1)]
     if p["what"] == "state":
         return [
-            sympy.sstr(sympy.expand(_unroll(p))),
-            "h0*" + "*".join(a) + " + " + sympy.sstr(sympy.expand(_unroll(p, drop_h0=True))),
+            sympy.sstr(sympy.expand(unroll(p))),
+            "h0*" + "*".join(a) + " + " + sympy.sstr(sympy.expand(unroll(p, drop_h0=True))),
         ]
     return ["*".join(reversed(a)), "(" + "*".join(a) + ")^2/(" + "*".join(a) + ")"]
 
@@ -157,9 +139,15 @@ def _unroll_equivalents(p):
 @mistake(
     "no_h0",
     "the initial state h0 contributes a1*...*aT*h0",
-    lambda p: _unroll(p, drop_h0=True),
+    drop_h0=True,
     when=lambda p: p["what"] == "state",
 )
-def unroll(p):
+def unroll(p, drop_h0=False):
     """Unrolling a time-varying linear recurrence."""
-    return _unroll(p)
+    s = {x.name: x.sympy() for x in _unroll_symbols(p)}
+    if p["what"] == "gradient":
+        return sympy.Mul(*[s[f"a{i}"] for i in range(1, p["T"] + 1)])
+    h = 0 if drop_h0 else s["h0"]
+    for i in range(1, p["T"] + 1):
+        h = s[f"a{i}"] * h + s[f"b{i}"]
+    return h

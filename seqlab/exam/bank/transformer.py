@@ -60,13 +60,6 @@ def _pe_symbols(p):
     return (Sym("p", 0, 50, integer=True), Sym("i", 0, 8, integer=True), Sym("d", 16, 64, integer=True))
 
 
-def _pe_formula(p, swap=False):
-    pp, i, d = (s.sympy() for s in _pe_symbols(p))
-    angle = pp / sympy.Integer(10000) ** (2 * i / d)
-    odd = p["column"] == "odd"
-    return sympy.cos(angle) if odd != swap else sympy.sin(angle)
-
-
 @formula("pos.sinusoidal_formula", lambda rng: {"column": rng.choice(("even", "odd"))}, _pe_symbols)
 @cites("W8 §11.3")
 @exercises("positional.sinusoidal_encoding")
@@ -76,17 +69,25 @@ def _pe_formula(p, swap=False):
         f"{'cos' if p['column'] == 'odd' else 'sin'}(p*exp(-2*i*log(10000)/d))",
     ]
 )
-@mistake("swapped", "even columns are sines, odd columns cosines", lambda p: _pe_formula(p, swap=True))
-def sinusoidal_formula(p):
+@mistake("swapped", "even columns are sines, odd columns cosines", swap=True)
+def sinusoidal_formula(p, swap=False):
     """The sinusoidal encoding as a formula."""
-    return _pe_formula(p)
+    pp, i, d = (s.sympy() for s in _pe_symbols(p))
+    angle = pp / sympy.Integer(10000) ** (2 * i / d)
+    odd = p["column"] == "odd"
+    return sympy.cos(angle) if odd != swap else sympy.sin(angle)
 
 
 def _sample_embed(rng):
     return {"row": decs(rng, 4, -1, 1), "token": rng.randint(0, 9), "pos": rng.randint(0, 5)}
 
 
-def _embed(p, scale=True):
+@numeric("pos.embed_entry", _sample_embed, FOUR_DIGITS, hint="four numbers")
+@cites("W8 §11.1", "W8 §15.1", "L7-8 (Lecture 7) §三", "W8 §10.3")
+@exercises("positional.embed_tokens", "positional.sinusoidal_encoding")
+@mistake("no_scale", "the embedding is scaled by sqrt(d) = 2 before adding PE", scale=False)
+def embed_entry(p, scale=True):
+    """Token embedding plus positional encoding."""
     d = 4
     V = 10
     E = torch.zeros(V, d, dtype=torch.float64)
@@ -96,15 +97,6 @@ def _embed(p, scale=True):
     if not scale:
         return floats(E[p["token"]] + pe[p["pos"]])
     return floats(ref("positional").embed_tokens(tokens, E, pe)[0, p["pos"]])
-
-
-@numeric("pos.embed_entry", _sample_embed, FOUR_DIGITS, hint="four numbers")
-@cites("W8 §11.1", "W8 §15.1", "L7-8 (Lecture 7) §三", "W8 §10.3")
-@exercises("positional.embed_tokens", "positional.sinusoidal_encoding")
-@mistake("no_scale", "the embedding is scaled by sqrt(d) = 2 before adding PE", lambda p: _embed(p, scale=False))
-def embed_entry(p):
-    """Token embedding plus positional encoding."""
-    return _embed(p)
 
 
 # --------------------------------------------------------------------------- block sizes
@@ -312,15 +304,8 @@ def _sublayer(p, z):
     return t(p["a"]) * z + t(p["c"])
 
 
-def _norm_orders(p, residual=True):
-    x = t(p["x"])
-    post = _layer_norm_plain(x + _sublayer(p, x)) if residual else _layer_norm_plain(_sublayer(p, x))
-    pre = x + _sublayer(p, _layer_norm_plain(x)) if residual else _sublayer(p, _layer_norm_plain(x))
-    return floats(post) + floats(pre)
-
-
 def _norm_orders_swapped(p):
-    key = _norm_orders(p)
+    key = norm_order(p)
     return key[3:] + key[:3]
 
 
@@ -341,7 +326,10 @@ def _sample_norm_order(rng):
     "post-LN normalizes after the residual add: LN(x + F(x)); pre-LN normalizes the sublayer's input: x + F(LN(x))",
     _norm_orders_swapped,
 )
-@mistake("no_residual", "both forms keep the residual path x + ...", lambda p: _norm_orders(p, residual=False))
-def norm_order(p):
+@mistake("no_residual", "both forms keep the residual path x + ...", residual=False)
+def norm_order(p, residual=True):
     """Post-LN and pre-LN blocks."""
-    return _norm_orders(p)
+    x = t(p["x"])
+    post = _layer_norm_plain(x + _sublayer(p, x)) if residual else _layer_norm_plain(_sublayer(p, x))
+    pre = x + _sublayer(p, _layer_norm_plain(x)) if residual else _sublayer(p, _layer_norm_plain(x))
+    return floats(post) + floats(pre)

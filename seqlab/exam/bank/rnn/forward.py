@@ -35,11 +35,6 @@ def _sample_count(rng):
     }
 
 
-def _count(p, bias=True):
-    shapes = _rnn_shapes(p["D"], p["H"], p["C"])
-    return float(shape_numel({k: v for k, v in shapes.items() if bias or not k.startswith("b")}))
-
-
 @numeric("rnn.param_count", _sample_count, EXACT, hint="an integer")
 @cites("L5 §2.1", "W8 §2.2", "L7-8 (Lecture 7) §一.2", "L7-8 (Lecture 7) §四")
 @exercises("rnn.rnn_forward", "rnn.rnn_bptt")
@@ -48,10 +43,11 @@ def _count(p, bias=True):
     "the weights are shared by all time steps: the count does not grow with T",
     lambda p: float(shape_numel(_rnn_shapes(p["D"], p["H"], p["C"])) * p["T"]),
 )
-@mistake("no_bias", "the two bias vectors b_h and b_y count too", lambda p: _count(p, bias=False))
-def param_count(p):
+@mistake("no_bias", "the two bias vectors b_h and b_y count too", bias=False)
+def param_count(p, bias=True):
     """Parameters of an Elman RNN."""
-    return _count(p)
+    shapes = _rnn_shapes(p["D"], p["H"], p["C"])
+    return float(shape_numel({k: v for k, v in shapes.items() if bias or not k.startswith("b")}))
 
 
 def _count_sym_symbols(p):
@@ -66,13 +62,9 @@ def _count_sym_symbols(p):
 @equivalents(
     lambda p: ["H*(D + H + 1) + C*(H + 1)", "(D+H+1)*H + C*H + C"] if p["output"] else ["H*(D+H+1)", "H^2 + H*D + H"]
 )
-@mistake("no_bias", "the bias vectors count too", lambda p: _count_formula(p, bias=False))
-def param_count_formula(p):
+@mistake("no_bias", "the bias vectors count too", bias=False)
+def param_count_formula(p, bias=True):
     """RNN parameter count as a formula."""
-    return _count_formula(p)
-
-
-def _count_formula(p, bias=True):
     syms = [s.sympy() for s in _count_sym_symbols(p)] + [None]
     shapes = _rnn_shapes(syms[0], syms[1], syms[2], output=p["output"])
     return sympy.expand(sum(math.prod(s) for k, s in shapes.items() if bias or not k.startswith("b")))
@@ -168,20 +160,16 @@ def ce_loss(p):
     return float(_ce(p))
 
 
-def _ce_grad(p):
+@numeric("rnn.ce_grad", _sample_ce, FOUR_DIGITS, hint="three numbers, dL/do_0, dL/do_1, dL/do_2")
+@cites("L5 §3.2")
+@exercises("rnn.softmax_cross_entropy", "rnn.rnn_bptt")
+@mistake("sign", "the sign is flipped: the gradient is p - y", lambda p: [-x for x in ce_grad(p)])
+def ce_grad(p):
+    """Gradient of softmax cross-entropy."""
     logits = t([p["logits"]]).requires_grad_(True)
     loss = ref("rnn").softmax_cross_entropy(logits, torch.tensor([p["target"]]))
     (g,) = torch.autograd.grad(loss, logits)  # autograd through the reference: the exact gradient
     return floats(g)
-
-
-@numeric("rnn.ce_grad", _sample_ce, FOUR_DIGITS, hint="three numbers, dL/do_0, dL/do_1, dL/do_2")
-@cites("L5 §3.2")
-@exercises("rnn.softmax_cross_entropy", "rnn.rnn_bptt")
-@mistake("sign", "the sign is flipped: the gradient is p - y", lambda p: [-x for x in _ce_grad(p)])
-def ce_grad(p):
-    """Gradient of softmax cross-entropy."""
-    return _ce_grad(p)
 
 
 def _ce_sym_symbols(p):
@@ -194,12 +182,6 @@ def _sample_ce_sym(rng, form):
     y = rng.randint(1, C)
     j = y if form == "target" else rng.choice([i for i in range(1, C + 1) if i != y])
     return {"C": C, "y": y, "j": j}
-
-
-def _ce_sym(p, sign=1):
-    o = [s.sympy() for s in _ce_sym_symbols(p)]
-    pj = sympy.exp(o[p["j"] - 1]) / sum(sympy.exp(x) for x in o)
-    return sign * (pj - (1 if p["j"] == p["y"] else 0))
 
 
 @formula("rnn.ce_grad_formula", _sample_ce_sym, _ce_sym_symbols)
@@ -218,7 +200,9 @@ def _ce_sym(p, sign=1):
         + (" - 1" if p["j"] == p["y"] else ""),
     ]
 )
-@mistake("sign", "the sign is flipped: the gradient is p - y", lambda p: _ce_sym(p, -1))
-def ce_grad_formula(p):
+@mistake("sign", "the sign is flipped: the gradient is p - y", sign=-1)
+def ce_grad_formula(p, sign=1):
     """Softmax cross-entropy gradient as a formula."""
-    return _ce_sym(p)
+    o = [s.sympy() for s in _ce_sym_symbols(p)]
+    pj = sympy.exp(o[p["j"] - 1]) / sum(sympy.exp(x) for x in o)
+    return sign * (pj - (1 if p["j"] == p["y"] else 0))

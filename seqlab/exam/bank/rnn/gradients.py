@@ -79,15 +79,6 @@ def _recursion_symbols(p):
     return base if p["last"] else base + (Sym("w", -2, 2), Sym("h_next", -0.9, 0.9), Sym("g_next", -2, 2))
 
 
-def _recursion(p, form="right"):
-    s = {x.name: x.sympy() for x in _recursion_symbols(p)}
-    out = s["v"] * (s["p_t"] - s["y_t"])
-    if not p["last"]:
-        deriv = (1 - s["h_next"] ** 2) if form != "no_tanh" else 1
-        out = out + s["w"] * deriv * s["g_next"]
-    return out
-
-
 @formula("rnn.hidden_grad_recursion", _sample_recursion, _recursion_symbols)
 @cites("L5 §3.4", "L5 §20")
 @exercises("rnn.rnn_bptt")
@@ -101,12 +92,17 @@ def _recursion(p, form="right"):
 @mistake(
     "no_tanh",
     "the path through h_{t+1} = tanh(a_{t+1}) carries tanh' = 1 - h_{t+1}^2",
-    lambda p: _recursion(p, "no_tanh"),
+    form="no_tanh",
     when=lambda p: not p["last"],
 )
-def hidden_grad_recursion(p):
+def hidden_grad_recursion(p, form="right"):
     """The hidden-state gradient recursion."""
-    return _recursion(p)
+    s = {x.name: x.sympy() for x in _recursion_symbols(p)}
+    out = s["v"] * (s["p_t"] - s["y_t"])
+    if not p["last"]:
+        deriv = (1 - s["h_next"] ** 2) if form != "no_tanh" else 1
+        out = out + s["w"] * deriv * s["g_next"]
+    return out
 
 
 # --------------------------------------------------------------------------- vanishing / exploding
@@ -124,7 +120,12 @@ def _sample_eigen(rng):
     return {"a": a, "b": b, "k": k, "direction": direction}
 
 
-def _eigen(p, power=True):
+@numeric("rnn.eigen_growth", _sample_eigen, Tolerance(rtol=1e-3, atol=0.0), hint="one number, the ratio of norms")
+@cites("L5 §5.1", "L5 §5", "L7-8 (Lecture 7) §四", "L5 §20")
+@exercises("rnn.rnn_bptt")
+@mistake("linear", "the factor compounds: lambda^k, not k*lambda", power=False)
+def eigen_growth(p, power=True):
+    """Exploding and vanishing gradients."""
     W = t([[p["a"], p["b"]], [p["b"], p["a"]]])
     u = t([1.0, 1.0 if p["direction"] == "plus" else -1.0])
     if not power:
@@ -132,15 +133,6 @@ def _eigen(p, power=True):
         return lam * p["k"]
     grad = torch.linalg.matrix_power(W.T, p["k"]) @ u  # k steps of dL/dh_{t-1} = W^T dL/dh_t
     return float(grad.norm() / u.norm())
-
-
-@numeric("rnn.eigen_growth", _sample_eigen, Tolerance(rtol=1e-3, atol=0.0), hint="one number, the ratio of norms")
-@cites("L5 §5.1", "L5 §5", "L7-8 (Lecture 7) §四", "L5 §20")
-@exercises("rnn.rnn_bptt")
-@mistake("linear", "the factor compounds: lambda^k, not k*lambda", lambda p: _eigen(p, power=False))
-def eigen_growth(p):
-    """Exploding and vanishing gradients."""
-    return _eigen(p)
 
 
 def _sample_power(rng):
@@ -162,15 +154,6 @@ def _tanh_symbols(p):
     return (Sym("w", -2, 2),) + tuple(Sym(f"h{i}", -0.9, 0.9) for i in range(1, p["k"] + 1))
 
 
-def _tanh_jac(p, with_deriv=True):
-    s = [x.sympy() for x in _tanh_symbols(p)]
-    out = s[0] ** p["k"]
-    if with_deriv:
-        for h in s[1:]:
-            out = out * (1 - h**2)
-    return out
-
-
 @formula("rnn.tanh_jacobian", lambda rng, form: {"k": int(form)}, _tanh_symbols)
 @cites("L5 §5.2", "L5 §3.4", "L5 §6.2")
 @exercises("rnn.rnn_bptt")
@@ -178,13 +161,18 @@ def _tanh_jac(p, with_deriv=True):
 @equivalents(
     lambda p: [
         "*".join(["w"] * p["k"] + [f"(1 - h{i})*(1 + h{i})" for i in range(1, p["k"] + 1)]),
-        sympy.sstr(sympy.expand(_tanh_jac(p))),
+        sympy.sstr(sympy.expand(tanh_jacobian(p))),
     ]
 )
-@mistake("no_deriv", "each step also multiplies by tanh' = 1 - h^2", lambda p: _tanh_jac(p, False))
-def tanh_jacobian(p):
+@mistake("no_deriv", "each step also multiplies by tanh' = 1 - h^2", with_deriv=False)
+def tanh_jacobian(p, with_deriv=True):
     """Gradient through tanh steps."""
-    return _tanh_jac(p)
+    s = [x.sympy() for x in _tanh_symbols(p)]
+    out = s[0] ** p["k"]
+    if with_deriv:
+        for h in s[1:]:
+            out = out * (1 - h**2)
+    return out
 
 
 # --------------------------------------------------------------------------- truncated BPTT
