@@ -81,14 +81,10 @@ def _sample_causal(rng):
 @numeric("attn.causal_weights", _sample_causal, FOUR_DIGITS, hint="three numbers, the weights on positions 1, 2, 3")
 @cites("W8 §12", "L7-8 (Lecture 8) §三", "W8 §10.1", "W8 §16.2")
 @exercises("attention.causal_mask", "attention.scaled_dot_product_attention")
-@mistake(
-    "no_mask",
-    "without the mask the query sees future positions",
-    lambda p: floats(_sdpa(p["X"], p["X"])[1][p["row"] - 1]),
-)
-def causal_weights(p):
+@mistake("no_mask", "without the mask the query sees future positions", masked=False)
+def causal_weights(p, masked=True):
     """Masked self-attention weights."""
-    mask = ref("attention").causal_mask(3)
+    mask = ref("attention").causal_mask(3) if masked else None
     _, w = _sdpa(p["X"], p["X"], p["X"], mask)
     return floats(w[p["row"] - 1])
 
@@ -182,15 +178,12 @@ def _sample_mha_params(rng):
 @numeric("attn.mha_params", _sample_mha_params, EXACT, hint="an integer")
 @cites("W8 §13.1", "L5 §16", "W8 §13")
 @exercises("attention.multi_head_attention")
-@mistake(
-    "per_head",
-    "the heads split E into blocks of E/h: the projections are E x E in total",
-    lambda p: float(p["heads"] * shape_numel(_mha_shapes(p["E"]))),
-)
-@mistake("no_output", "the output projection W_o, b_o counts too", lambda p: float(3 * p["E"] ** 2 + 3 * p["E"]))
-def mha_params(p):
+@mistake("per_head", "the heads split E into blocks of E/h: the projections are E x E in total", per_head=True)
+@mistake("no_output", "the output projection W_o, b_o counts too", output=False)
+def mha_params(p, per_head=False, output=True):
     """Parameters of multi-head attention."""
-    return float(shape_numel(_mha_shapes(p["E"])))
+    shapes = {name: shape for name, shape in _mha_shapes(p["E"]).items() if output or not name.endswith("_o")}
+    return float((p["heads"] if per_head else 1) * shape_numel(shapes))
 
 
 MHA_CASES = ("weights", "head_dim", "output")

@@ -20,14 +20,14 @@ def _sample_disc(rng):
     return {"delta": dec(rng, 0.1, 2.0), "A": dec(rng, -2.0, -0.1), "B": dec(rng, -1.5, 1.5, nonzero=True)}
 
 
+def _euler(p):
+    return [1 + p["delta"] * p["A"], p["delta"] * p["B"]]
+
+
 @numeric("ssm.discretize", _sample_disc, FOUR_DIGITS, hint="two numbers, A_bar then B_bar")
 @cites("L5 §18.1", "L5 §18.2", "L5 §18")
 @exercises("selective_scan.discretize")
-@mistake(
-    "euler_A",
-    "A_bar is exp(delta*A) (zero-order hold), not 1 + delta*A",
-    lambda p: [1 + p["delta"] * p["A"], p["delta"] * p["B"]],
-)
+@mistake("euler_A", "A_bar is exp(delta*A) (zero-order hold), not 1 + delta*A", _euler)
 def discretize(p):
     """Discretizing a state-space model."""
     A_bar, B_bar = ref("selective_scan").discretize(t([[[p["delta"]]]]), t([[p["A"]]]), t([[[p["B"]]]]))
@@ -61,14 +61,14 @@ def _sample_linear(rng):
     return {"a": decs(rng, 3, -1.5, 1.5, nonzero=True), "b": decs(rng, 3, -2, 2), "h0": dec(rng, -2, 2, nonzero=True)}
 
 
+def _from_zero(p):
+    return floats(ref("selective_scan").linear_scan(t([[p["a"]]]), t([[p["b"]]])))
+
+
 @numeric("ssm.linear_recurrence", _sample_linear, FOUR_DIGITS, hint="three numbers, h_1, h_2, h_3")
 @cites("L5 §18.3", "L5 §5.1", "L5 §18.1")
 @exercises("selective_scan.linear_scan")
-@mistake(
-    "no_h0",
-    "the recurrence starts from the given h_0, not from 0",
-    lambda p: floats(ref("selective_scan").linear_scan(t([[p["a"]]]), t([[p["b"]]]))),
-)
+@mistake("no_h0", "the recurrence starts from the given h_0, not from 0", _from_zero)
 def linear_recurrence(p):
     """A few steps of a linear recurrence."""
     return floats(ref("selective_scan").linear_scan(t([p["a"]]), t([p["b"]]), t([p["h0"]])))

@@ -38,16 +38,14 @@ def _sample_count(rng):
 @numeric("rnn.param_count", _sample_count, EXACT, hint="an integer")
 @cites("L5 §2.1", "W8 §2.2", "L7-8 (Lecture 7) §一.2", "L7-8 (Lecture 7) §四")
 @exercises("rnn.rnn_forward", "rnn.rnn_bptt")
-@mistake(
-    "times_T",
-    "the weights are shared by all time steps: the count does not grow with T",
-    lambda p: float(shape_numel(_rnn_shapes(p["D"], p["H"], p["C"])) * p["T"]),
-)
+@mistake("times_T", "the weights are shared by all time steps: the count does not grow with T", shared=False)
 @mistake("no_bias", "the two bias vectors b_h and b_y count too", bias=False)
-def param_count(p, bias=True):
+def param_count(p, bias=True, shared=True):
     """Parameters of an Elman RNN."""
     shapes = _rnn_shapes(p["D"], p["H"], p["C"])
-    return float(shape_numel({k: v for k, v in shapes.items() if bias or not k.startswith("b")}))
+    return float(
+        shape_numel({k: v for k, v in shapes.items() if bias or not k.startswith("b")}) * (1 if shared else p["T"])
+    )
 
 
 def _count_sym_symbols(p):
