@@ -77,13 +77,16 @@ class Mistake:
 
 @dataclass(frozen=True)
 class Question:
+    """One generator of the bank (module doc): its draw, its answer and its text template first,
+    then how it is shown, where it sits in the course, and how an answer to it is judged."""
+
     id: str
     kind: str
-    title: str
-    sections: tuple[str, ...]
     sample: Callable[[random.Random], dict]
     answer: Callable[[dict], Any]
     template: str
+    title: str
+    sections: tuple[str, ...]
     tolerance: Tolerance | None = None
     symbols: Callable[[dict], tuple[Sym, ...]] | None = None
     mistakes: Callable[[dict], dict[str, Mistake]] | None = None

@@ -42,10 +42,9 @@ def _sample_count(rng):
 @mistake("no_bias", "the two bias vectors b_h and b_y count too", bias=False)
 def param_count(p, bias=True, shared=True):
     """Parameters of an Elman RNN."""
-    shapes = _rnn_shapes(p["D"], p["H"], p["C"])
-    return float(
-        shape_numel({k: v for k, v in shapes.items() if bias or not k.startswith("b")}) * (1 if shared else p["T"])
-    )
+    shapes = {k: v for k, v in _rnn_shapes(p["D"], p["H"], p["C"]).items() if bias or not k.startswith("b")}
+    copies = 1 if shared else p["T"]  # weights not shared: a copy per time step
+    return float(shape_numel(shapes) * copies)
 
 
 def _count_sym_symbols(p):
