@@ -13,7 +13,7 @@ import torch
 
 from ..model import EXACT, FOUR_DIGITS
 from ..safeexpr import Sym
-from ._util import decs, floats, mat, ref, shape_numel, t
+from ._util import decs, floats, mat, mha_param_shapes, ref, shape_numel, t
 from .declare import cites, equivalents, exercises, forms, formula, mistake, numeric
 
 
@@ -167,10 +167,6 @@ def memory_formula(p, heads=True):
 # --------------------------------------------------------------------------- multi-head
 
 
-def _mha_shapes(E):
-    return {k: (E, E) for k in ("W_q", "W_k", "W_v", "W_o")} | {k: (E,) for k in ("b_q", "b_k", "b_v", "b_o")}
-
-
 def _sample_mha_params(rng):
     return {"E": rng.choice((64, 128, 256, 512, 768)), "heads": rng.choice((4, 8, 16))}
 
@@ -182,7 +178,7 @@ def _sample_mha_params(rng):
 @mistake("no_output", "the output projection W_o, b_o counts too", output=False)
 def mha_params(p, per_head=False, output=True):
     """Parameters of multi-head attention."""
-    shapes = {name: shape for name, shape in _mha_shapes(p["E"]).items() if output or not name.endswith("_o")}
+    shapes = {name: shape for name, shape in mha_param_shapes(p["E"]).items() if output or not name.endswith("_o")}
     return float((p["heads"] if per_head else 1) * shape_numel(shapes))
 
 
@@ -208,7 +204,7 @@ def _sample_mha_shapes(rng, form):
 def mha_shapes(p):
     """Shapes inside multi-head cross-attention."""
     B, L, S, E, h = p["B"], p["L"], p["S"], p["E"], p["heads"]
-    params = {k: torch.zeros(s, dtype=torch.float64) for k, s in _mha_shapes(E).items()}
+    params = {k: torch.zeros(s, dtype=torch.float64) for k, s in mha_param_shapes(E).items()}
     out, weights = ref("attention").multi_head_attention(
         torch.zeros(B, L, E, dtype=torch.float64),
         torch.zeros(B, S, E, dtype=torch.float64),
