@@ -1,6 +1,7 @@
 """Exams: a bank of generated questions, per-student variants, safe answer grading.
 
-- ``bank/``        question generators, one module per topic, registered with ``@question``;
+- ``bank/``        question generators, one module (or package) per topic, declared with the
+                   vocabulary of ``bank/declare.py`` (``@numeric`` / ``@formula`` and one line per fact);
                    concept questions come from ``exams/concepts.yaml``
 - ``model``        Question, Variant, the registry, the stable per-student RNG, the fairness rule
 - ``sections``     every section of the course notes (the tags questions cite)
