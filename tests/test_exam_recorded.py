@@ -35,6 +35,8 @@ import json
 import os
 from pathlib import Path
 
+import yaml
+
 from seqlab.exam.examfile import Exam, ExamQuestion, all_questions_exam, load_exam
 from seqlab.exam.model import REGISTRY
 from seqlab.exam.pdf import paper_html
@@ -70,8 +72,11 @@ BANK_STUDENTS = STUDENTS[:4]
 
 
 def exam_files() -> list[Path]:
-    """The exam files in exams/ (concepts.yaml there is question data, not an exam: no parts)."""
-    return [p for p in sorted((COURSE_ROOT / "exams").glob("*.yaml")) if "parts:" in p.read_text(encoding="utf-8")]
+    """The exam files in exams/ (concepts.yaml there is question data, a list, not an exam)."""
+    files = sorted((COURSE_ROOT / "exams").glob("*.yaml"))
+    return [
+        p for p in files if isinstance(data := yaml.safe_load(p.read_text(encoding="utf-8")), dict) and "parts" in data
+    ]
 
 
 def every_form_exam() -> Exam:
