@@ -135,6 +135,8 @@ def partial_credit_rule(v: Variant, eq) -> str:
 
 
 def paper_context(inst: ExamInstance) -> dict:
+    """What every template of a paper renders (Markdown, key, the PDF's page): its parts with each
+    variant, how to write the answer and the partial-credit rule, and the exam's policies."""
     parts: list[dict] = []
     for eq, v in zip(inst.questions, inst.variants):
         if not parts or parts[-1]["title"] != eq.part:
