@@ -7,13 +7,13 @@ import io
 
 import pytest
 
-from seqlab.exam.cli import DEFAULT_EXAM as FINAL_EXAM
 from seqlab.exam.examfile import ExamError, exam_from_dict, load_exam
 from seqlab.exam.grading import BatchRow, grade_answers, gradebook_csv
 from seqlab.exam.markdown import exam_markdown
 from seqlab.exam.pools import drawn_ids
 from seqlab.exam.render import key_answers
 from seqlab.exam.variants import make_instance
+from seqlab.paths import DEFAULT_EXAM as FINAL_EXAM
 
 POOLED = {
     "title": "Pooled quiz",

@@ -7,7 +7,6 @@ import random
 
 import pytest
 
-from seqlab.exam.cli import DEFAULT_EXAM as FINAL_EXAM
 from seqlab.exam.examfile import ExamError, exam_from_dict, load_exam
 from seqlab.exam.grading import grade_answers
 from seqlab.exam.html import exam_html
@@ -16,6 +15,7 @@ from seqlab.exam.model import rng_for
 from seqlab.exam.notebook import exam_notebook
 from seqlab.exam.render import key_answers
 from seqlab.exam.variants import StudentIdError, make_instance
+from seqlab.paths import DEFAULT_EXAM as FINAL_EXAM
 
 EXAM = load_exam(FINAL_EXAM)
 # 50 random student ids (a fixed seed, so the test itself is reproducible)

@@ -15,8 +15,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ..commands.options import path_option
 from ..paths import DEFAULT_EXAM
+from .options import path_option
 
 
 def add_parser(subparsers) -> None:
@@ -90,7 +90,7 @@ def add_parser(subparsers) -> None:
 
 def _exam(path: Path):
     from ..errors import UserError
-    from .examfile import ExamError, load_exam
+    from ..exam.examfile import ExamError, load_exam
 
     try:
         return load_exam(path)
@@ -100,7 +100,7 @@ def _exam(path: Path):
 
 def _students(args) -> list[str]:
     from ..errors import UserError
-    from .variants import StudentIdError, check_student_id
+    from ..exam.variants import StudentIdError, check_student_id
 
     ids = list(args.student)
     if args.students is not None:
@@ -118,7 +118,7 @@ def _students(args) -> list[str]:
 
 
 def run_render(args) -> int:
-    from .render import write_exam
+    from ..exam.render import write_exam
 
     return _write_papers(
         args, lambda inst: write_exam(inst, args.out, notebook=args.notebook, html=not args.no_html), key=False
@@ -126,14 +126,14 @@ def run_render(args) -> int:
 
 
 def run_key(args) -> int:
-    from .render import write_key
+    from ..exam.render import write_key
 
     return _write_papers(args, lambda inst: write_key(inst, args.out), key=True)
 
 
 def _write_papers(args, write, *, key: bool) -> int:
     """Each student's paper (or key) through ``write``, then the PDFs when asked."""
-    from .variants import make_instance
+    from ..exam.variants import make_instance
 
     exam = _exam(args.exam)
     instances = []
@@ -148,7 +148,7 @@ def _write_papers(args, write, *, key: bool) -> int:
 
 def _print_pdfs(instances, out, *, key: bool) -> None:
     from ..errors import UserError
-    from .pdf import PdfError, write_pdfs
+    from ..exam.pdf import PdfError, write_pdfs
 
     try:
         paths = write_pdfs(instances, out, key=key)
@@ -158,8 +158,8 @@ def _print_pdfs(instances, out, *, key: bool) -> None:
 
 
 def run_qti(args) -> int:
-    from .qti import write_qti
-    from .variants import make_instance
+    from ..exam.qti import write_qti
+    from ..exam.variants import make_instance
 
     exam = _exam(args.exam)
     instances = [make_instance(exam, student) for student in _students(args)]
@@ -192,9 +192,9 @@ def _print_result(result, file=None) -> None:
 
 def run_grade(args) -> int:
     from ..errors import UserError
+    from ..exam.grading import AnswersError, grade_file
+    from ..exam.variants import StudentIdError
     from ..reports import write_all
-    from .grading import AnswersError, grade_file
-    from .variants import StudentIdError
 
     exam = _exam(args.exam)
     try:
@@ -213,9 +213,9 @@ def run_grade(args) -> int:
 
 def run_grade_all(args) -> int:
     from ..errors import UserError
+    from ..exam.grading import AnswersError, grade_folder, gradebook_csv, load_roster
     from ..gradebook import write_text_atomic
     from ..reports import write_all
-    from .grading import AnswersError, grade_folder, gradebook_csv, load_roster
 
     exam = _exam(args.exam)
     try:
@@ -235,7 +235,7 @@ def run_grade_all(args) -> int:
         else:
             print(f"error: {row.reason}", file=sys.stderr)
     write_text_atomic(out / "gradebook.csv", gradebook_csv(exam, rows))
-    from .items import write_item_analysis
+    from ..exam.items import write_item_analysis
 
     write_item_analysis(exam, rows, out)
     bad = sum(1 for r in rows if r.result is None)
@@ -248,8 +248,8 @@ def run_grade_all(args) -> int:
 
 def run_check(args) -> int:
     from ..errors import UserError
-    from .grading import AnswersError, check_answers, check_readable, load_answers, load_shapes
-    from .variants import StudentIdError, check_student_id
+    from ..exam.grading import AnswersError, check_answers, check_readable, load_answers, load_shapes
+    from ..exam.variants import StudentIdError, check_student_id
 
     try:
         claimed, answers = load_answers(args.answers, require_student=False)
@@ -277,7 +277,7 @@ def run_check(args) -> int:
 
 
 def run_coverage(args) -> int:
-    from .coverage import COVERAGE_PATH, EXAM_FOCUS, coverage_markdown, missing_focus
+    from ..exam.coverage import COVERAGE_PATH, EXAM_FOCUS, coverage_markdown, missing_focus
 
     path = args.out or COVERAGE_PATH
     text = coverage_markdown()
