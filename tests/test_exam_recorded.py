@@ -37,6 +37,7 @@ from pathlib import Path
 
 import yaml
 
+from seqlab.exam.bank import load_bank
 from seqlab.exam.examfile import Exam, ExamQuestion, all_questions_exam, load_exam
 from seqlab.exam.model import REGISTRY
 from seqlab.exam.pdf import paper_html
@@ -122,6 +123,7 @@ def variants_record(inst: ExamInstance) -> str:
 
 
 def registry_record() -> str:
+    load_bank()  # the registry fills on import: record it whole, whatever ran before
     rows = [
         [
             q.id,
