@@ -27,7 +27,8 @@ PY := .venv/bin/python
 # After: the groups are formed (before, the fresh venv, the Gradescope image and each probe pack
 # were built once per worker that ran one of their tests); the runner comparison is 14 tests and
 # the scoring, grade-all and attack tests are spread (no module group, canaries per worker); the
-# slow tests start first. Same tests and cases (1499 + 13 from splitting the runner comparison).
+# slow tests start first. Same tests and cases (1499 + 13 from splitting the runner comparison,
+# + 1 that proves the groups form: tests/project/test_workers.py).
 # The same 93 tests (Gradescope, release, classroom, probe packs) on two workers, one run after
 # the other on the same busy machine: before 156 CPU s, 332 s wall (the Gradescope image built on
 # both workers, 148 s each; a probe pack graded twice); after 117 CPU s, 128 s wall.

@@ -48,6 +48,16 @@ def single_threaded_torch():
     torch.set_num_threads(threads)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def no_stray_gradebook():
+    """nbgrader makes a gradebook.db wherever it is pointed (its apps: the current folder); one
+    made by a test in the repository or the folder pytest ran from once got committed."""
+    places = {Path(__file__).resolve().parents[1] / "gradebook.db", Path.cwd() / "gradebook.db"}
+    before = {p for p in places if p.exists()}
+    yield
+    assert not {p for p in places if p.exists()} - before, "a test left a gradebook.db outside its tmp_path"
+
+
 # --- running on several workers (pytest-xdist, `make test`) -------------------------------------
 
 

@@ -23,6 +23,7 @@ import torch
 
 from ..contract import SIGNATURES
 from ..student import Outcome, StudentError
+from ..student.guards import split_scope
 from ..tolerance import Tolerance
 
 
@@ -244,6 +245,9 @@ class Grade:
     tolerances: dict[str, Tolerance]
     forbidden_match: Callable[[str], str | None]
     kernels: bool = False
+    # Another contract function's forbidden_match: an operation seen inside the student's own
+    # code of a declared callee is that callee's to answer for when its rules forbid it.
+    forbidden_in: Callable[[str], Callable[[str], str | None]] | None = None
     fraction: float | None = None
     notes: list[str] = field(default_factory=list)
     calls: int = 0
@@ -296,14 +300,21 @@ class Grade:
         return tuple(value)
 
     def _void_if_forbidden(self, ops: dict) -> None:
-        for name in sorted(ops):
+        for key in sorted(ops):
+            name, inside = split_scope(key)
             pattern = self.forbidden_match(name)
-            if pattern:
-                raise Voided(
-                    f"{self.function} called {name}, which this exercise forbids (rule {pattern!r}); "
-                    f"the function scores 0",
-                    rule="forbidden",
-                )
+            if not pattern or self._charged_to_callee(name, inside):
+                continue
+            where = f" (inside its call to {inside[-1]})" if inside else ""
+            raise Voided(
+                f"{self.function} called {name}{where}, which this exercise forbids (rule {pattern!r}); "
+                f"the function scores 0",
+                rule="forbidden",
+            )
+
+    def _charged_to_callee(self, name: str, inside: tuple[str, ...]) -> bool:
+        """A callee whose own rules forbid ``name`` loses its own points for it, once."""
+        return self.forbidden_in is not None and any(self.forbidden_in(callee)(name) for callee in inside)
 
     def tolerance(self, expected: Any) -> Tolerance:
         for _, t in _leaves(expected):

@@ -23,6 +23,7 @@ from seqlab.grading import grade_submission
 from seqlab.grading.static_policy import policy_violations
 from seqlab.reports import write_all
 from tests._helpers import RESULTS_SCHEMA
+from tests._recorded import assert_same_grade
 from tests.attacks import ATTACKS, build
 from tests.attacks.sandbox_bank import LEAK
 
@@ -56,6 +57,7 @@ def test_attack(tmp_path, attack, fast_config, sandbox_mode):
         static_policy=not attack.policy_off,
     )
     paths = write_all(result, out)
+    assert_same_grade("attacks", attack.name, result, sandbox=sandbox)
     results_json = json.loads(paths["results.json"].read_text())
     jsonschema.validate(results_json, RESULTS_SCHEMA)
     assert results_json["score"] == pytest.approx(result.score), "results.json must hold the parent's score"

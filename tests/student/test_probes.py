@@ -16,6 +16,7 @@ from seqlab.grading import grade_submission
 from seqlab.reports import write_all
 from seqlab.reports.render import environment
 from tests._helpers import RESULTS_SCHEMA
+from tests._recorded import assert_same_grade
 from tests.attacks import ATTACKS
 from tests.attacks.channel_and_oracle import (
     PACKS,
@@ -113,8 +114,9 @@ def test_probe(probe, graded_pack):
 
 
 @pytest.mark.parametrize("pack", _with_its_pack(PACKS, lambda pack: pack))
-def test_pack_leaves_the_rest_alone_and_reports_hold(pack, graded_pack):
+def test_pack_leaves_the_rest_alone_and_reports_hold(pack, graded_pack, sandbox_mode):
     result, paths = graded_pack(pack)
+    assert_same_grade("probe-packs", pack.name, result, sandbox=sandbox_mode)
     lost_modules = {p.module for p in pack.probes if p.expect == "module-lost"}
     targets = {p.target for p in pack.probes}
     scores = result.by_function()
