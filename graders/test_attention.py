@@ -144,19 +144,21 @@ def padding_mask(make, B, S, *, empty_row=0):
     return mask.to(make.device)
 
 
-@grades("attention.additive_attention")
+@grades("attention.additive_attention", title="Bahdanau attention, no mask, Hq != Hk != A")
 @DTYPES
 def test_additive_no_mask(grade, make, dtype):
-    """Bahdanau attention, no mask, Hq != Hk != A"""
     B, S, Hq, Hk, A = 3, 6, 5, 4, 7
     args = bahdanau_inputs(make, B, S, Hq, Hk, A, dtype)
     grade.check(*args, case=describe_case(B=B, S=S, Hq=Hq, Hk=Hk, A=A, dtype=dtype), mistakes=additive_mistakes)
 
 
-@grades("attention.additive_attention", weight=2)
+@grades(
+    "attention.additive_attention",
+    title="Bahdanau attention, (B, S) mask with a fully masked batch row (zero weights, zero context)",
+    weight=2,
+)
 @DTYPES
 def test_additive_mask(grade, make, dtype):
-    """Bahdanau attention, (B, S) mask with a fully masked batch row (zero weights, zero context)"""
     B, S, Hq, Hk, A = 3, 5, 4, 6, 6
     args = bahdanau_inputs(make, B, S, Hq, Hk, A, dtype)
     mask = padding_mask(make, B, S, empty_row=1)
@@ -169,9 +171,8 @@ def test_additive_mask(grade, make, dtype):
     )
 
 
-@grades("attention.additive_attention")
+@grades("attention.additive_attention", title="Bahdanau attention, B=1, S=1, A == Hk")
 def test_additive_single(grade, make):
-    """Bahdanau attention, B=1, S=1, A == Hk"""
     args = bahdanau_inputs(make, 1, 1, 3, 4, 4, torch.float64)
     grade.check(
         *args,
@@ -224,18 +225,19 @@ def sdpa_mistakes(q, k, v, mask=None):
     return [Mistake(name, variant_output(sdpa_variant, q, k, v, mask, **kw), why) for name, kw, why in SDPA_MISTAKES]
 
 
-@grades("attention.scaled_dot_product_attention")
+@grades(
+    "attention.scaled_dot_product_attention",
+    title="matches F.scaled_dot_product_attention, (B, L, d) inputs, L != S, d != dv, no mask",
+)
 @DTYPES
 def test_sdpa_no_mask(grade, make, dtype):
-    """matches F.scaled_dot_product_attention, (B, L, d) inputs, L != S, d != dv, no mask"""
     B, L, S, d, dv = 2, 4, 6, 8, 5
     q, k, v = make.randn(B, L, d, dtype=dtype), make.randn(B, S, d, dtype=dtype), make.randn(B, S, dv, dtype=dtype)
     grade.check(q, k, v, case=describe_case(B=B, L=L, S=S, d=d, dv=dv, dtype=dtype), mistakes=sdpa_mistakes)
 
 
-@grades("attention.scaled_dot_product_attention")
+@grades("attention.scaled_dot_product_attention", title="no batch dims at all: q (L, d), k (S, d), v (S, dv)")
 def test_sdpa_no_batch(grade, make):
-    """no batch dims at all: q (L, d), k (S, d), v (S, dv)"""
     L, S, d, dv = 3, 5, 4, 6
     q, k, v = make.randn(L, d), make.randn(S, d), make.randn(S, dv)
     grade.check(q, k, v, case=describe_case(L=L, S=S, d=d, dv=dv, batch="none"), mistakes=sdpa_mistakes)
@@ -244,10 +246,12 @@ def test_sdpa_no_batch(grade, make):
 MASK_SHAPES = ["(L, S)", "(B, 1, 1, S)", "(B, H, L, S)"]
 
 
-@grades("attention.scaled_dot_product_attention")
+@grades(
+    "attention.scaled_dot_product_attention",
+    title="(B, H, L, d) inputs with a broadcasting mask that fully masks some rows",
+)
 @pytest.mark.parametrize("shape", MASK_SHAPES)
 def test_sdpa_masks(grade, make, shape):
-    """(B, H, L, d) inputs with a broadcasting mask that fully masks some rows"""
     B, H, L, S, d, dv = 2, 3, 4, 5, 6, 3
     q, k, v = make.randn(B, H, L, d), make.randn(B, H, S, d), make.randn(B, H, S, dv)
     if shape == "(L, S)":
@@ -269,16 +273,14 @@ def test_sdpa_masks(grade, make, shape):
     )
 
 
-@grades("attention.scaled_dot_product_attention")
+@grades("attention.scaled_dot_product_attention", title="B=1, L=1, S=1 (the one weight is 1), float32")
 def test_sdpa_single(grade, make):
-    """B=1, L=1, S=1 (the one weight is 1), float32"""
     q, k, v = (make.randn(1, 1, 4, dtype=torch.float32) for _ in range(3))
     grade.check(q, k, v, case=describe_case(B=1, L=1, S=1, d=4, dtype=torch.float32), mistakes=sdpa_mistakes)
 
 
-@grades("attention.scaled_dot_product_attention")
+@grades("attention.scaled_dot_product_attention", title="scores of magnitude ~1e4 (a naive softmax overflows)")
 def test_sdpa_large_logits(grade, make):
-    """scores of magnitude ~1e4 (a naive softmax overflows)"""
     B, L, S, d = 2, 3, 5, 4
     q, k, v = make.randn(B, L, d, scale=100.0), make.randn(B, S, d, scale=100.0), make.randn(B, S, 3)
     grade.check(q, k, v, case=describe_case(B=B, L=L, S=S, d=d, scores="~1e4"), mistakes=sdpa_mistakes)
@@ -310,16 +312,14 @@ def causal_mistakes(T, device=None):
     return [Mistake(name, variant_output(fn, T, device), why) for name, fn, why in CAUSAL_MISTAKES]
 
 
-@grades("attention.causal_mask")
+@grades("attention.causal_mask", title="(T, T) bool, True on and below the diagonal, on the requested device")
 @pytest.mark.parametrize("T", [1, 5, 12])
 def test_causal_mask(grade, device, T):
-    """(T, T) bool, True on and below the diagonal, on the requested device"""
     grade.check(T, device=device, case=describe_case(T=T, device=device.type), mistakes=causal_mistakes)
 
 
-@grades("attention.causal_mask")
+@grades("attention.causal_mask", title="device=None gives a mask on the default device")
 def test_causal_mask_default_device(grade):
-    """device=None gives a mask on the default device"""
     grade.check(4, case=describe_case(T=4, device="None"), mistakes=causal_mistakes)
 
 
@@ -444,10 +444,11 @@ def mha_mistakes(query, key, value, params, num_heads, mask=None):
     ]
 
 
-@grades("attention.multi_head_attention")
+@grades(
+    "attention.multi_head_attention", title="matches nn.MultiheadAttention, self-attention, no mask, per-head weights"
+)
 @DTYPES
 def test_mha_self(grade, make, dtype):
-    """matches nn.MultiheadAttention, self-attention, no mask, per-head weights"""
     B, L, E, h = 2, 5, 8, 2
     x = make.randn(B, L, E, dtype=dtype)
     grade.check(
@@ -461,9 +462,11 @@ def test_mha_self(grade, make, dtype):
     )
 
 
-@grades("attention.multi_head_attention")
+@grades(
+    "attention.multi_head_attention",
+    title="cross-attention, L != S, (B, 1, S) padding mask, one batch row fully masked (its output rows equal b_o)",
+)
 def test_mha_cross_padding(grade, make):
-    """cross-attention, L != S, (B, 1, S) padding mask, one batch row fully masked (its output rows equal b_o)"""
     B, L, S, E, h = 3, 4, 6, 12, 3
     query, memory = make.randn(B, L, E), make.randn(B, S, E)
     value = make.randn(B, S, E)
@@ -480,9 +483,8 @@ def test_mha_cross_padding(grade, make):
     )
 
 
-@grades("attention.multi_head_attention")
+@grades("attention.multi_head_attention", title="self-attention with a (L, S) causal mask, 4 heads")
 def test_mha_causal(grade, make, ref):
-    """self-attention with a (L, S) causal mask, 4 heads"""
     B, L, E, h = 2, 5, 8, 4
     x = make.randn(B, L, E)
     mask = ref("attention.causal_mask")(L, device=make.device)
@@ -498,10 +500,9 @@ def test_mha_causal(grade, make, ref):
     )
 
 
-@grades("attention.multi_head_attention")
+@grades("attention.multi_head_attention", title="(B, L, S) mask with fully masked rows, head size 2")
 @DTYPES
 def test_mha_full_mask(grade, make, dtype):
-    """(B, L, S) mask with fully masked rows, head size 2"""
     B, L, S, E, h = 2, 3, 4, 6, 3
     query = make.randn(B, L, E, dtype=dtype)
     key, value = make.randn(B, S, E, dtype=dtype), make.randn(B, S, E, dtype=dtype)
@@ -523,9 +524,8 @@ def test_mha_full_mask(grade, make, dtype):
     )
 
 
-@grades("attention.multi_head_attention")
+@grades("attention.multi_head_attention", title="B=1, L=1, S=1, num_heads == E (head size 1)")
 def test_mha_single(grade, make):
-    """B=1, L=1, S=1, num_heads == E (head size 1)"""
     E = 4
     grade.check(
         make.randn(1, 1, E),

@@ -354,16 +354,14 @@ def check_lstm_cell(grade, make, B, D, H, dtype):
     run_checked(grade, (x, h_prev, c_prev, *W), case, lstm_cell_mistakes, unpack=lambda g, v: g.unpack(v, ("h", "c")))
 
 
-@grades("lstm_gru.lstm_cell", weight=2)
+@grades("lstm_gru.lstm_cell", title="matches nn.LSTMCell, B=3, D=4, H=5, nonzero h_prev, c_prev", weight=2)
 @DTYPES
 def test_lstm_cell(grade, make, dtype):
-    """matches nn.LSTMCell, B=3, D=4, H=5, nonzero h_prev, c_prev"""
     check_lstm_cell(grade, make, 3, 4, 5, dtype)
 
 
-@grades("lstm_gru.lstm_cell")
+@grades("lstm_gru.lstm_cell", title="matches nn.LSTMCell, B=1, D=2, H=3")
 def test_lstm_cell_single(grade, make):
-    """matches nn.LSTMCell, B=1, D=2, H=3"""
     check_lstm_cell(grade, make, 1, 2, 3, torch.float64)
 
 
@@ -378,22 +376,21 @@ def check_lstm_forward(grade, make, B, T, D, H, dtype):
     run_checked(grade, (x, h0, c0, *W), case, lstm_forward_mistakes, unpack=unpack_lstm)
 
 
-@grades("lstm_gru.lstm_forward", weight=2)
+@grades(
+    "lstm_gru.lstm_forward", title="matches nn.LSTM(batch_first=True), B=2, T=6, D=3, H=4, nonzero h0, c0", weight=2
+)
 @DTYPES
 def test_lstm_forward(grade, make, dtype):
-    """matches nn.LSTM(batch_first=True), B=2, T=6, D=3, H=4, nonzero h0, c0"""
     check_lstm_forward(grade, make, 2, 6, 3, 4, dtype)
 
 
-@grades("lstm_gru.lstm_forward")
+@grades("lstm_gru.lstm_forward", title="matches nn.LSTM(batch_first=True), T=1")
 def test_lstm_forward_one_step(grade, make):
-    """matches nn.LSTM(batch_first=True), T=1"""
     check_lstm_forward(grade, make, 3, 1, 4, 2, torch.float64)
 
 
-@grades("lstm_gru.lstm_forward")
+@grades("lstm_gru.lstm_forward", title="matches nn.LSTM(batch_first=True), B=1, T=9")
 def test_lstm_forward_single_sequence(grade, make):
-    """matches nn.LSTM(batch_first=True), B=1, T=9"""
     check_lstm_forward(grade, make, 1, 9, 2, 3, torch.float64)
 
 
@@ -407,16 +404,14 @@ def check_gru_cell(grade, make, B, D, H, dtype):
     run_checked(grade, (x, h_prev, *W), case, gru_cell_mistakes)
 
 
-@grades("lstm_gru.gru_cell", weight=2)
+@grades("lstm_gru.gru_cell", title="matches nn.GRUCell, B=3, D=4, H=5, nonzero h_prev", weight=2)
 @DTYPES
 def test_gru_cell(grade, make, dtype):
-    """matches nn.GRUCell, B=3, D=4, H=5, nonzero h_prev"""
     check_gru_cell(grade, make, 3, 4, 5, dtype)
 
 
-@grades("lstm_gru.gru_cell")
+@grades("lstm_gru.gru_cell", title="matches nn.GRUCell, B=1, D=3, H=2")
 def test_gru_cell_single(grade, make):
-    """matches nn.GRUCell, B=1, D=3, H=2"""
     check_gru_cell(grade, make, 1, 3, 2, torch.float64)
 
 
@@ -430,20 +425,17 @@ def check_gru_forward(grade, make, B, T, D, H, dtype):
     run_checked(grade, (x, h0, *W), case, gru_forward_mistakes, unpack=unpack_gru)
 
 
-@grades("lstm_gru.gru_forward", weight=2)
+@grades("lstm_gru.gru_forward", title="matches nn.GRU(batch_first=True), B=2, T=6, D=3, H=4, nonzero h0", weight=2)
 @DTYPES
 def test_gru_forward(grade, make, dtype):
-    """matches nn.GRU(batch_first=True), B=2, T=6, D=3, H=4, nonzero h0"""
     check_gru_forward(grade, make, 2, 6, 3, 4, dtype)
 
 
-@grades("lstm_gru.gru_forward")
+@grades("lstm_gru.gru_forward", title="matches nn.GRU(batch_first=True), T=1")
 def test_gru_forward_one_step(grade, make):
-    """matches nn.GRU(batch_first=True), T=1"""
     check_gru_forward(grade, make, 3, 1, 4, 2, torch.float64)
 
 
-@grades("lstm_gru.gru_forward")
+@grades("lstm_gru.gru_forward", title="matches nn.GRU(batch_first=True), B=1, T=9")
 def test_gru_forward_single_sequence(grade, make):
-    """matches nn.GRU(batch_first=True), B=1, T=9"""
     check_gru_forward(grade, make, 1, 9, 2, 3, torch.float64)

@@ -148,24 +148,21 @@ def cell_case(make, B, D, H, dtype):
     return make.randn(B, D, dtype=dtype), make.randn(B, H, dtype=dtype, scale=0.5), p["W_xh"], p["W_hh"], p["b_h"]
 
 
-@grades("rnn.rnn_cell")
+@grades("rnn.rnn_cell", title="matches nn.RNNCell (tanh), B=3, D=5, H=4")
 @DTYPES
 def test_cell(grade, make, dtype):
-    """matches nn.RNNCell (tanh), B=3, D=5, H=4"""
     check(
         grade, *cell_case(make, 3, 5, 4, dtype), case=describe_case(B=3, D=5, H=4, dtype=dtype), mistakes=cell_mistakes
     )
 
 
-@grades("rnn.rnn_cell")
+@grades("rnn.rnn_cell", title="matches nn.RNNCell with D == H (so swapped or untransposed weights still run), B=2")
 def test_cell_square(grade, make):
-    """matches nn.RNNCell with D == H (so swapped or untransposed weights still run), B=2"""
     check(grade, *cell_case(make, 2, 6, 6, torch.float64), case=describe_case(B=2, D=6, H=6), mistakes=cell_mistakes)
 
 
-@grades("rnn.rnn_cell")
+@grades("rnn.rnn_cell", title="matches nn.RNNCell, B=1, D=1, H=3")
 def test_cell_single(grade, make):
-    """matches nn.RNNCell, B=1, D=1, H=3"""
     check(grade, *cell_case(make, 1, 1, 3, torch.float64), case=describe_case(B=1, D=1, H=3), mistakes=cell_mistakes)
 
 
@@ -216,10 +213,9 @@ def forward_case(make, B, T, D, H, dtype):
     return (make.randn(B, T, D, dtype=dtype), make.randn(B, H, dtype=dtype, scale=0.5), p["W_xh"], p["W_hh"], p["b_h"])
 
 
-@grades("rnn.rnn_forward")
+@grades("rnn.rnn_forward", title="matches nn.RNN(batch_first=True), B=3, T=6, D=4, H=5, nonzero h0")
 @DTYPES
 def test_forward(grade, make, dtype):
-    """matches nn.RNN(batch_first=True), B=3, T=6, D=4, H=5, nonzero h0"""
     check(
         grade,
         *forward_case(make, 3, 6, 4, 5, dtype),
@@ -228,9 +224,8 @@ def test_forward(grade, make, dtype):
     )
 
 
-@grades("rnn.rnn_forward")
+@grades("rnn.rnn_forward", title="matches nn.RNN, B=1, T=1")
 def test_forward_single_step(grade, make):
-    """matches nn.RNN, B=1, T=1"""
     check(
         grade,
         *forward_case(make, 1, 1, 3, 4, torch.float64),
@@ -239,9 +234,8 @@ def test_forward_single_step(grade, make):
     )
 
 
-@grades("rnn.rnn_forward")
+@grades("rnn.rnn_forward", title="matches nn.RNN, B=2, T=12 (the state travels 12 steps)")
 def test_forward_long(grade, make):
-    """matches nn.RNN, B=2, T=12 (the state travels 12 steps)"""
     check(
         grade,
         *forward_case(make, 2, 12, 3, 4, torch.float64),
@@ -287,10 +281,9 @@ def ce_mistakes(logits, targets):
     ]
 
 
-@grades("rnn.softmax_cross_entropy")
+@grades("rnn.softmax_cross_entropy", title="matches F.cross_entropy, N=6, C=5")
 @DTYPES
 def test_ce(grade, make, dtype):
-    """matches F.cross_entropy, N=6, C=5"""
     check(
         grade,
         make.randn(6, 5, dtype=dtype, scale=2.0),
@@ -300,16 +293,14 @@ def test_ce(grade, make, dtype):
     )
 
 
-@grades("rnn.softmax_cross_entropy")
+@grades("rnn.softmax_cross_entropy", title="matches F.cross_entropy, N=1, C=2")
 def test_ce_single_row(grade, make):
-    """matches F.cross_entropy, N=1, C=2"""
     check(grade, make.randn(1, 2), make.randint(2, 1), case=describe_case(N=1, C=2), mistakes=ce_mistakes)
 
 
-@grades("rnn.softmax_cross_entropy", weight=2)
+@grades("rnn.softmax_cross_entropy", title="stays finite and exact for logits of magnitude 1e4, N=5, C=4", weight=2)
 @DTYPES
 def test_ce_huge(grade, make, dtype):
-    """stays finite and exact for logits of magnitude 1e4, N=5, C=4"""
     check(
         grade,
         make.randn(5, 4, dtype=dtype, scale=1e4),
@@ -319,9 +310,11 @@ def test_ce_huge(grade, make, dtype):
     )
 
 
-@grades("rnn.softmax_cross_entropy")
+@grades(
+    "rnn.softmax_cross_entropy",
+    title="matches F.cross_entropy for logits of magnitude 1e-6 (nearly uniform, loss ~ log C), N=4, C=7",
+)
 def test_ce_tiny(grade, make):
-    """matches F.cross_entropy for logits of magnitude 1e-6 (nearly uniform, loss ~ log C), N=4, C=7"""
     check(
         grade,
         make.randn(4, 7, scale=1e-6),
@@ -439,10 +432,9 @@ def bptt_mistakes(x, targets, h0, p):
 BPTT_NAMES = ("loss", "grads")
 
 
-@grades("rnn.rnn_bptt", weight=2)
+@grades("rnn.rnn_bptt", title="loss and every gradient match autograd, B=3, T=4, D=4, H=6, C=5", weight=2)
 @DTYPES
 def test_bptt(grade, make, dtype):
-    """loss and every gradient match autograd, B=3, T=4, D=4, H=6, C=5"""
     check_parts(
         grade,
         *lm_problem(make, 3, 4, 4, 6, 5, dtype),
@@ -452,9 +444,8 @@ def test_bptt(grade, make, dtype):
     )
 
 
-@grades("rnn.rnn_bptt")
+@grades("rnn.rnn_bptt", title="loss summed over time, averaged over the batch, B=2, T=3")
 def test_bptt_loss(grade, make):
-    """loss summed over time, averaged over the batch, B=2, T=3"""
     check_parts(
         grade,
         *lm_problem(make, 2, 3, 3, 5, 6, torch.float64),
@@ -465,9 +456,8 @@ def test_bptt_loss(grade, make):
     )
 
 
-@grades("rnn.rnn_bptt")
+@grades("rnn.rnn_bptt", title="loss and every gradient match autograd, B=1, T=1")
 def test_bptt_single(grade, make):
-    """loss and every gradient match autograd, B=1, T=1"""
     check_parts(
         grade,
         *lm_problem(make, 1, 1, 3, 4, 5, torch.float64),
@@ -477,9 +467,8 @@ def test_bptt_single(grade, make):
     )
 
 
-@grades("rnn.rnn_bptt", weight=2)
+@grades("rnn.rnn_bptt", title="loss and every gradient match autograd, B=2, T=8", weight=2)
 def test_bptt_long(grade, make):
-    """loss and every gradient match autograd, B=2, T=8"""
     check_parts(
         grade,
         *lm_problem(make, 2, 8, 3, 5, 4, torch.float64),
@@ -569,10 +558,13 @@ def tbptt_mistakes(ref):
 TBPTT_NAMES = ("loss", "grads", "h_last")
 
 
-@grades("rnn.truncated_bptt", weight=2)
+@grades(
+    "rnn.truncated_bptt",
+    title="loss, every gradient and h_last match autograd with h.detach() at each cut, T=5, chunk=3 (does not divide T)",
+    weight=2,
+)
 @DTYPES
 def test_tbptt_chunk_smaller(grade, make, ref, dtype):
-    """loss, every gradient and h_last match autograd with h.detach() at each cut, T=5, chunk=3 (does not divide T)"""
     check_parts(
         grade,
         *lm_problem(make, 2, 5, 3, 5, 4, dtype),
@@ -583,9 +575,8 @@ def test_tbptt_chunk_smaller(grade, make, ref, dtype):
     )
 
 
-@grades("rnn.truncated_bptt")
+@grades("rnn.truncated_bptt", title="chunk=1 (every step its own chunk), B=1, T=3")
 def test_tbptt_chunk_one(grade, make, ref):
-    """chunk=1 (every step its own chunk), B=1, T=3"""
     check_parts(
         grade,
         *lm_problem(make, 1, 3, 3, 4, 5, torch.float64),
@@ -596,9 +587,8 @@ def test_tbptt_chunk_one(grade, make, ref):
     )
 
 
-@grades("rnn.truncated_bptt")
+@grades("rnn.truncated_bptt", title="chunk == T is full BPTT, T=4")
 def test_tbptt_chunk_equal(grade, make, ref):
-    """chunk == T is full BPTT, T=4"""
     check_parts(
         grade,
         *lm_problem(make, 3, 4, 2, 4, 3, torch.float64),
@@ -609,9 +599,8 @@ def test_tbptt_chunk_equal(grade, make, ref):
     )
 
 
-@grades("rnn.truncated_bptt")
+@grades("rnn.truncated_bptt", title="chunk > T is full BPTT, T=3, chunk=5")
 def test_tbptt_chunk_larger(grade, make, ref):
-    """chunk > T is full BPTT, T=3, chunk=5"""
     check_parts(
         grade,
         *lm_problem(make, 2, 3, 3, 4, 5, torch.float64),
@@ -676,10 +665,9 @@ def birnn_case(make, B, T, D, H, dtype):
     )
 
 
-@grades("rnn.birnn_forward")
+@grades("rnn.birnn_forward", title="matches nn.RNN(bidirectional=True, batch_first=True), B=2, T=5, D=3, H=4")
 @DTYPES
 def test_birnn(grade, make, dtype):
-    """matches nn.RNN(bidirectional=True, batch_first=True), B=2, T=5, D=3, H=4"""
     check(
         grade,
         *birnn_case(make, 2, 5, 3, 4, dtype),
@@ -688,9 +676,8 @@ def test_birnn(grade, make, dtype):
     )
 
 
-@grades("rnn.birnn_forward")
+@grades("rnn.birnn_forward", title="matches nn.RNN(bidirectional=True), B=1, T=1")
 def test_birnn_single_step(grade, make):
-    """matches nn.RNN(bidirectional=True), B=1, T=1"""
     check(
         grade,
         *birnn_case(make, 1, 1, 2, 3, torch.float64),
@@ -699,9 +686,8 @@ def test_birnn_single_step(grade, make):
     )
 
 
-@grades("rnn.birnn_forward")
+@grades("rnn.birnn_forward", title="matches nn.RNN(bidirectional=True), B=3, T=9")
 def test_birnn_long(grade, make):
-    """matches nn.RNN(bidirectional=True), B=3, T=9"""
     check(
         grade,
         *birnn_case(make, 3, 9, 4, 3, torch.float64),
@@ -802,10 +788,11 @@ def decode_case(make, B, V, D, H, steps, dtype):
     return args
 
 
-@grades("rnn.greedy_decode", weight=2)
+@grades(
+    "rnn.greedy_decode", title="matches a loop of nn.RNNCell + argmax fed back, B=3, V=7, D=4, H=5, 6 steps", weight=2
+)
 @DTYPES
 def test_decode(grade, make, dtype):
-    """matches a loop of nn.RNNCell + argmax fed back, B=3, V=7, D=4, H=5, 6 steps"""
     check(
         grade,
         *decode_case(make, 3, 7, 4, 5, 6, dtype),
@@ -814,9 +801,8 @@ def test_decode(grade, make, dtype):
     )
 
 
-@grades("rnn.greedy_decode")
+@grades("rnn.greedy_decode", title="matches the greedy loop with D == H, B=1, V=6, 8 steps")
 def test_decode_square(grade, make):
-    """matches the greedy loop with D == H, B=1, V=6, 8 steps"""
     check(
         grade,
         *decode_case(make, 1, 6, 4, 4, 8, torch.float64),
@@ -825,9 +811,8 @@ def test_decode_square(grade, make):
     )
 
 
-@grades("rnn.greedy_decode")
+@grades("rnn.greedy_decode", title="steps=0 gives an empty (B, 0) int64 tensor")
 def test_decode_zero_steps(grade, make):
-    """steps=0 gives an empty (B, 0) int64 tensor"""
     check(
         grade,
         *decode_case(make, 2, 5, 3, 4, 0, torch.float64),
@@ -836,9 +821,8 @@ def test_decode_zero_steps(grade, make):
     )
 
 
-@grades("rnn.greedy_decode", weight=0.5)
+@grades("rnn.greedy_decode", title="ties go to the lowest index, as torch.argmax", weight=0.5)
 def test_decode_ties(grade, make):
-    """ties go to the lowest index, as torch.argmax"""
     params, embedding, h0, start, steps = decode_case(make, 2, 6, 3, 4, 3, torch.float64)
     W_hy, b_y = params["W_hy"].clone(), params["b_y"].clone()
     # classes 1 and 4: zero rows and the same large bias, so their logits are exactly equal and on top

@@ -95,17 +95,15 @@ def discretize_mistakes(delta, A, B):
 # --- discretize ---------------------------------------------------------------------------------
 
 
-@grades("selective_scan.discretize")
+@grades("selective_scan.discretize", title="A_bar = exp(delta*A), B_bar = delta*B, both (B, T, D, N), D != N")
 @DTYPES
 def test_discretize(grade, make, dtype):
-    """A_bar = exp(delta*A), B_bar = delta*B, both (B, T, D, N), D != N"""
     u, delta, A, B, *_ = ssm_inputs(make, 2, 5, 3, 4, dtype)
     grade.check(delta, A, B, case=describe_case(B=2, T=5, D=3, N=4, dtype=dtype), mistakes=discretize_mistakes)
 
 
-@grades("selective_scan.discretize")
+@grades("selective_scan.discretize", title="B=1, T=1, large steps (delta in [1, 4]), D=5, N=2")
 def test_discretize_large_steps(grade, make):
-    """B=1, T=1, large steps (delta in [1, 4]), D=5, N=2"""
     delta = make.uniform(1, 1, 5, low=1.0, high=4.0)
     A = -make.uniform(5, 2, low=0.3, high=2.0)
     B = make.randn(1, 1, 2)
@@ -207,10 +205,9 @@ SCAN_CASES = [
 ]
 
 
-@grades("selective_scan.linear_scan")
+@grades("selective_scan.linear_scan", title="matches the sequential loop h_t = a_t * h_{t-1} + b_t")
 @pytest.mark.parametrize("shape, regime, with_h0, dtype", [c[1:] for c in SCAN_CASES], ids=[c[0] for c in SCAN_CASES])
 def test_linear_scan(grade, make, shape, regime, with_h0, dtype):
-    """matches the sequential loop h_t = a_t * h_{t-1} + b_t"""
     a = _coefficients(make, shape, regime, dtype)
     b = make.randn(*shape, dtype=dtype)
     args = (a, b, make.randn(shape[0], *shape[2:], dtype=dtype)) if with_h0 else (a, b)
@@ -218,9 +215,8 @@ def test_linear_scan(grade, make, shape, regime, with_h0, dtype):
     grade.check(*args, case=case, mistakes=scan_mistakes)
 
 
-@grades("selective_scan.linear_scan")
+@grades("selective_scan.linear_scan", title="T = 2, 3, 4, 5, 8, 13, 16, 17 (powers of two and not), h0, any sign of a")
 def test_linear_scan_lengths(grade, make):
-    """T = 2, 3, 4, 5, 8, 13, 16, 17 (powers of two and not), h0, any sign of a"""
     for T in (2, 3, 4, 5, 8, 13, 16, 17):
         a = make.uniform(2, T, 3, low=-1.1, high=1.1)
         b, h0 = make.randn(2, T, 3), make.randn(2, 3)
@@ -290,9 +286,12 @@ def _timed_ping(grade, args, timeout: float) -> float:
     return time.perf_counter() - started
 
 
-@grades("selective_scan.linear_scan", complexity=True)
+@grades(
+    "selective_scan.linear_scan",
+    title="O(log T) sequential steps: at T = 65536 within 10x the reference's time, timed by the grader",
+    complexity=True,
+)
 def test_linear_scan_complexity(grade, make):
-    """O(log T) sequential steps: at T = 65536 within 10x the reference's time, timed by the grader"""
     from seqlab.student import StudentError
 
     counts = {}
@@ -542,30 +541,26 @@ def scan_call(make, Bsz, T, D, N, dtype, options):
     return (u, delta, A, B, C), {name: given[name] for name in options}
 
 
-@grades("selective_scan.selective_scan")
+@grades("selective_scan.selective_scan", title="matches Mamba's selective_scan_ref (batch-first), B=2, T=7, D=3, N=4")
 @pytest.mark.parametrize("options", list(OPTIONS.values()), ids=list(OPTIONS))
 def test_selective_scan_options(grade, make, options):
-    """matches Mamba's selective_scan_ref (batch-first), B=2, T=7, D=3, N=4"""
     args, kwargs = scan_call(make, 2, 7, 3, 4, torch.float64, options)
     check_scan(grade, args, kwargs, scan_case(2, 7, 3, 4, torch.float64, kwargs))
 
 
-@grades("selective_scan.selective_scan")
+@grades("selective_scan.selective_scan", title="float32, every option on, B=3, T=12, D=5, N=2")
 def test_selective_scan_float32(grade, make):
-    """float32, every option on, B=3, T=12, D=5, N=2"""
     args, kwargs = scan_call(make, 3, 12, 5, 2, torch.float32, OPTIONS["all"])
     check_scan(grade, args, kwargs, scan_case(3, 12, 5, 2, torch.float32, kwargs))
 
 
-@grades("selective_scan.selective_scan")
+@grades("selective_scan.selective_scan", title="B=1, T=1, every option on")
 def test_selective_scan_single_step(grade, make):
-    """B=1, T=1, every option on"""
     args, kwargs = scan_call(make, 1, 1, 4, 3, torch.float64, OPTIONS["all"])
     check_scan(grade, args, kwargs, scan_case(1, 1, 4, 3, torch.float64, kwargs))
 
 
-@grades("selective_scan.selective_scan")
+@grades("selective_scan.selective_scan", title="N=1 (one state per channel), D, z, last state, B=2, T=10, D=6")
 def test_selective_scan_n1(grade, make):
-    """N=1 (one state per channel), D, z, last state, B=2, T=10, D=6"""
     args, kwargs = scan_call(make, 2, 10, 6, 1, torch.float64, OPTIONS["D+z+return_last_state"])
     check_scan(grade, args, kwargs, scan_case(2, 10, 6, 1, torch.float64, kwargs))

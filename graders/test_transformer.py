@@ -122,19 +122,17 @@ def layer_norm_mistakes(x, weight, bias, eps=1e-5):
     return out
 
 
-@grades("transformer.layer_norm")
+@grades("transformer.layer_norm", title="matches F.layer_norm, (B, T, E) input, odd E=7")
 @DTYPES
 def test_layer_norm(grade, make, dtype):
-    """matches F.layer_norm, (B, T, E) input, odd E=7"""
     B, T, E = 2, 3, 7
     x = make.randn(B, T, E, dtype=dtype, scale=2.0) + make.randn(B, T, 1, dtype=dtype)
     w, b = norm_params(make, E, dtype).values()
     grade.check(x, w, b, case=describe_case(B=B, T=T, E=E, dtype=dtype), mistakes=layer_norm_mistakes)
 
 
-@grades("transformer.layer_norm")
+@grades("transformer.layer_norm", title="eps=0.1 and features of scale 1e-2, where eps matters")
 def test_layer_norm_eps(grade, make):
-    """eps=0.1 and features of scale 1e-2, where eps matters"""
     B, T, E = 2, 4, 5
     x = make.randn(B, T, E, scale=1e-2)
     w, b = norm_params(make, E).values()
@@ -143,18 +141,16 @@ def test_layer_norm_eps(grade, make):
     )
 
 
-@grades("transformer.layer_norm")
+@grades("transformer.layer_norm", title="2-D input (N, E), features of scale 1e3 around a mean of 1e4")
 def test_layer_norm_2d_offset(grade, make):
-    """2-D input (N, E), features of scale 1e3 around a mean of 1e4"""
     N, E = 4, 9
     x = make.randn(N, E, scale=1e3) + 1e4
     w, b = norm_params(make, E).values()
     grade.check(x, w, b, case=describe_case(N=N, E=E, x="1e4 + 1e3 * randn"), mistakes=layer_norm_mistakes)
 
 
-@grades("transformer.layer_norm")
+@grades("transformer.layer_norm", title="B=1, T=1, E=3, float32")
 def test_layer_norm_single(grade, make):
-    """B=1, T=1, E=3, float32"""
     x = make.randn(1, 1, 3, dtype=torch.float32)
     w, b = norm_params(make, 3, torch.float32).values()
     grade.check(x, w, b, case=describe_case(B=1, T=1, E=3, dtype=torch.float32), mistakes=layer_norm_mistakes)
@@ -197,10 +193,9 @@ def ffn_mistakes(x, W1, b1, W2, b2):
     ]
 
 
-@grades("transformer.feed_forward")
+@grades("transformer.feed_forward", title="(B, T, E) input, odd E=5, F=11")
 @DTYPES
 def test_feed_forward(grade, make, dtype):
-    """(B, T, E) input, odd E=5, F=11"""
     B, T, E, F = 2, 4, 5, 11
     p = ffn_params(make, E, F, dtype)
     grade.check(
@@ -214,10 +209,9 @@ def test_feed_forward(grade, make, dtype):
     )
 
 
-@grades("transformer.feed_forward")
+@grades("transformer.feed_forward", title="any leading shape (..., E), E=3, F=7")
 @pytest.mark.parametrize("shape", [(1, 1, 3), (6, 3), (2, 2, 3, 3)], ids=["B=1,T=1", "2-D", "4-D"])
 def test_feed_forward_shapes(grade, make, shape):
-    """any leading shape (..., E), E=3, F=7"""
     E, F = shape[-1], 7
     p = ffn_params(make, E, F)
     grade.check(
@@ -325,10 +319,9 @@ def encoder_mistakes(ref):
     return mistakes
 
 
-@grades("transformer.encoder_block")
+@grades("transformer.encoder_block", title="matches nn.TransformerEncoderLayer, no mask")
 @NORM_FIRST
 def test_encoder(grade, make, ref, norm_first):
-    """matches nn.TransformerEncoderLayer, no mask"""
     B, T, E, F, h = 2, 5, 8, 16, 2
     grade.check(
         make.randn(B, T, E),
@@ -340,10 +333,9 @@ def test_encoder(grade, make, ref, norm_first):
     )
 
 
-@grades("transformer.encoder_block")
+@grades("transformer.encoder_block", title="(B, 1, T) padding mask")
 @NORM_FIRST
 def test_encoder_padding(grade, make, ref, norm_first):
-    """(B, 1, T) padding mask"""
     B, T, E, F, h = 3, 6, 6, 10, 3
     mask = padding_mask(make, B, T)
     mask[0, 0, -1] = False  # at least one sequence is padded
@@ -358,9 +350,8 @@ def test_encoder_padding(grade, make, ref, norm_first):
     )
 
 
-@grades("transformer.encoder_block")
+@grades("transformer.encoder_block", title="(T, T) causal mask, float32")
 def test_encoder_causal_float32(grade, make, ref):
-    """(T, T) causal mask, float32"""
     B, T, E, F, h = 2, 4, 8, 12, 4
     dtype = torch.float32
     mask = ref("attention.causal_mask")(T, device=make.device)
@@ -374,9 +365,8 @@ def test_encoder_causal_float32(grade, make, ref):
     )
 
 
-@grades("transformer.encoder_block")
+@grades("transformer.encoder_block", title="B=1, T=1, pre-LN")
 def test_encoder_single(grade, make, ref):
-    """B=1, T=1, pre-LN"""
     E, F, h = 4, 8, 2
     grade.check(
         make.randn(1, 1, E),
@@ -543,10 +533,9 @@ def decoder_inputs(make, B, T, S, E, F, dtype=torch.float64):
     )
 
 
-@grades("transformer.decoder_block")
+@grades("transformer.decoder_block", title="matches nn.TransformerDecoderLayer, causal, no other masks, S != T")
 @NORM_FIRST
 def test_decoder(grade, make, ref, norm_first):
-    """matches nn.TransformerDecoderLayer, causal, no other masks, S != T"""
     B, T, S, E, F, h = 2, 4, 6, 8, 12, 2
     x, memory, params = decoder_inputs(make, B, T, S, E, F)
     grade.check(
@@ -560,10 +549,13 @@ def test_decoder(grade, make, ref, norm_first):
     )
 
 
-@grades("transformer.decoder_block", weight=1.5)
+@grades(
+    "transformer.decoder_block",
+    title="causal combined with a (B, 1, T) self_mask, and a (B, 1, S) memory_mask",
+    weight=1.5,
+)
 @NORM_FIRST
 def test_decoder_masks(grade, make, ref, norm_first):
-    """causal combined with a (B, 1, T) self_mask, and a (B, 1, S) memory_mask"""
     B, T, S, E, F, h = 3, 5, 4, 6, 10, 2
     x, memory, params = decoder_inputs(make, B, T, S, E, F)
     self_mask, memory_mask = padding_mask(make, B, T, min_len=2), padding_mask(make, B, S)
@@ -593,12 +585,11 @@ def test_decoder_masks(grade, make, ref, norm_first):
     )
 
 
-@grades("transformer.decoder_block")
+@grades("transformer.decoder_block", title="causal=False with a (B, 1, T) self_mask and a (B, T, S) memory_mask")
 @pytest.mark.parametrize(
     "norm_first, dtype", [(False, torch.float64), (True, torch.float32)], ids=["post-LN, float64", "pre-LN, float32"]
 )
 def test_decoder_not_causal(grade, make, ref, norm_first, dtype):
-    """causal=False with a (B, 1, T) self_mask and a (B, T, S) memory_mask"""
     B, T, S, E, F, h = 2, 4, 3, 8, 8, 4
     x, memory, params = decoder_inputs(make, B, T, S, E, F, dtype)
     self_mask = padding_mask(make, B, T, min_len=2)
@@ -631,9 +622,8 @@ def test_decoder_not_causal(grade, make, ref, norm_first, dtype):
     )
 
 
-@grades("transformer.decoder_block")
+@grades("transformer.decoder_block", title="B=1, T=1, S=1, pre-LN")
 def test_decoder_single(grade, make, ref):
-    """B=1, T=1, S=1, pre-LN"""
     E, F, h = 4, 6, 2
     x, memory, params = decoder_inputs(make, 1, 1, 1, E, F)
     grade.check(
