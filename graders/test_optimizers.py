@@ -148,34 +148,10 @@ MOMENTUM_MISTAKES = [
     ),
 ]
 
-
-@grades("optimizers.sgd_momentum", title="matches torch.optim.SGD(momentum=0.9), 5 steps")
-@DTYPES
-def test_momentum_default(grade, make, dtype):
-    check_chain(grade, make, (3, 5), MOMENTUM_MISTAKES, dtype=dtype)
-
-
-@grades("optimizers.sgd_momentum", title="matches torch.optim.SGD, 5 steps, lr=0.05, momentum=0.5")
-def test_momentum_nondefault(grade, make):
-    check_chain(grade, make, (7,), MOMENTUM_MISTAKES, lr=0.05, momentum=0.5)
-
-
 ADAGRAD_MISTAKES = [
     ("eps inside the square root", adagrad_eps_inside, "PyTorch adds eps after the square root: sqrt(G) + eps."),
     ("no accumulation", adagrad_no_accumulation, "AdaGrad sums every squared gradient so far: G = G + dw**2."),
 ]
-
-
-@grades("optimizers.adagrad", title="matches torch.optim.Adagrad, 5 steps")
-@DTYPES
-def test_adagrad_default(grade, make, dtype):
-    check_chain(grade, make, (2, 6), ADAGRAD_MISTAKES, dtype=dtype)
-
-
-@grades("optimizers.adagrad", title="matches torch.optim.Adagrad, 5 steps, lr=0.1, eps=1e-3, gradients of 1e-6")
-def test_adagrad_eps(grade, make):
-    check_chain(grade, make, (5,), ADAGRAD_MISTAKES, grad_scale=1e-6, lr=0.1, eps=1e-3)
-
 
 RMSPROP_MISTAKES = [
     ("eps inside the square root", rmsprop_eps_inside, "PyTorch adds eps after the square root: sqrt(s) + eps."),
@@ -185,18 +161,6 @@ RMSPROP_MISTAKES = [
         "the old average is kept with weight alpha: s = alpha*s + (1-alpha)*dw**2.",
     ),
 ]
-
-
-@grades("optimizers.rmsprop", title="matches torch.optim.RMSprop, 5 steps")
-@DTYPES
-def test_rmsprop_default(grade, make, dtype):
-    check_chain(grade, make, (3, 4), RMSPROP_MISTAKES, dtype=dtype)
-
-
-@grades("optimizers.rmsprop", title="matches torch.optim.RMSprop, 5 steps, lr=0.02, alpha=0.9, eps=1e-3")
-def test_rmsprop_nondefault(grade, make):
-    check_chain(grade, make, (6,), RMSPROP_MISTAKES, lr=0.02, alpha=0.9, eps=1e-3)
-
 
 ADAM_MISTAKES = [
     (
@@ -213,16 +177,96 @@ ADAM_MISTAKES = [
     ("betas swapped", adam_betas_swapped, "betas = (beta1 for m, beta2 for v); m uses 0.9, v uses 0.999."),
 ]
 
+# The update rules' tests, each five steps fed its own state:
+# test name: (function, title, weight, shape of w, mistakes, hyperparameters);
+# hyperparameters None: the defaults, once in float64 and once in float32.
+UPDATE_RULE_TESTS = {
+    "test_sgd_default": ("optimizers.sgd", "matches torch.optim.SGD, 5 steps, lr=1e-2", 1, (4, 3), SGD_MISTAKES, None),
+    "test_sgd_lr": (
+        "optimizers.sgd",
+        "matches torch.optim.SGD, 5 steps, lr=0.3, B=1 vector",
+        1,
+        (1,),
+        SGD_MISTAKES,
+        {"lr": 0.3},
+    ),
+    "test_momentum_default": (
+        "optimizers.sgd_momentum",
+        "matches torch.optim.SGD(momentum=0.9), 5 steps",
+        1,
+        (3, 5),
+        MOMENTUM_MISTAKES,
+        None,
+    ),
+    "test_momentum_nondefault": (
+        "optimizers.sgd_momentum",
+        "matches torch.optim.SGD, 5 steps, lr=0.05, momentum=0.5",
+        1,
+        (7,),
+        MOMENTUM_MISTAKES,
+        {"lr": 0.05, "momentum": 0.5},
+    ),
+    "test_adagrad_default": (
+        "optimizers.adagrad",
+        "matches torch.optim.Adagrad, 5 steps",
+        1,
+        (2, 6),
+        ADAGRAD_MISTAKES,
+        None,
+    ),
+    "test_adagrad_eps": (
+        "optimizers.adagrad",
+        "matches torch.optim.Adagrad, 5 steps, lr=0.1, eps=1e-3, gradients of 1e-6",
+        1,
+        (5,),
+        ADAGRAD_MISTAKES,
+        {"grad_scale": 1e-6, "lr": 0.1, "eps": 1e-3},
+    ),
+    "test_rmsprop_default": (
+        "optimizers.rmsprop",
+        "matches torch.optim.RMSprop, 5 steps",
+        1,
+        (3, 4),
+        RMSPROP_MISTAKES,
+        None,
+    ),
+    "test_rmsprop_nondefault": (
+        "optimizers.rmsprop",
+        "matches torch.optim.RMSprop, 5 steps, lr=0.02, alpha=0.9, eps=1e-3",
+        1,
+        (6,),
+        RMSPROP_MISTAKES,
+        {"lr": 0.02, "alpha": 0.9, "eps": 1e-3},
+    ),
+    "test_adam_default": ("optimizers.adam", "matches torch.optim.Adam, 5 steps", 2, (4, 4), ADAM_MISTAKES, None),
+    "test_adam_nondefault": (
+        "optimizers.adam",
+        "matches torch.optim.Adam, 5 steps, lr=0.01, betas=(0.8, 0.99), eps=1e-3",
+        2,
+        (5,),
+        ADAM_MISTAKES,
+        {"lr": 1e-2, "betas": (0.8, 0.99), "eps": 1e-3},
+    ),
+}
 
-@grades("optimizers.adam", title="matches torch.optim.Adam, 5 steps", weight=2)
-@DTYPES
-def test_adam_default(grade, make, dtype):
-    check_chain(grade, make, (4, 4), ADAM_MISTAKES, dtype=dtype)
+
+def update_rule_test(name, function, title, weight, shape, mistakes, hyperparameters):
+    if hyperparameters is None:
+
+        @DTYPES
+        def test(grade, make, dtype):
+            check_chain(grade, make, shape, mistakes, dtype=dtype)
+
+    else:
+
+        def test(grade, make):
+            check_chain(grade, make, shape, mistakes, **hyperparameters)
+
+    test.__name__ = test.__qualname__ = name
+    return grades(function, title=title, weight=weight)(test)
 
 
-@grades("optimizers.adam", title="matches torch.optim.Adam, 5 steps, lr=0.01, betas=(0.8, 0.99), eps=1e-3", weight=2)
-def test_adam_nondefault(grade, make):
-    check_chain(grade, make, (5,), ADAM_MISTAKES, lr=1e-2, betas=(0.8, 0.99), eps=1e-3)
+globals().update({name: update_rule_test(name, *spec) for name, spec in UPDATE_RULE_TESTS.items()})
 
 
 @grades("optimizers.adam", title="state['step'] is a Python int counting calls")
