@@ -223,8 +223,10 @@ class Grade:
         """
         if value is _NOT_GIVEN:
             value = self.run(*args, **kwargs).value
-        elif args or kwargs or expected is _NOT_GIVEN:
-            raise TypeError("grade.check(value=..., expected=...) compares two given values; it takes no arguments")
+        elif args or kwargs:
+            raise TypeError("grade.check(value=...) compares a value the grader built: no call arguments with it")
+        elif expected is _NOT_GIVEN:
+            raise TypeError("grade.check(value=...) needs expected=...: there is no call to run the reference on")
         if expected is _NOT_GIVEN:
             expected = self.ref(*args, **kwargs)
         if returns is not None:
