@@ -181,6 +181,7 @@ class Marker:
         (Marker("rnn.rnn_cell", title="t", visibility="soon"), "visibility must be one of"),
         (Marker("rnn.rnn_cell", title="t", points=2), "unknown keyword(s) points"),
         (Marker(title="t"), "one positional argument"),
+        (Marker("rnn.rnn_magic", title="t"), "'rnn.rnn_magic' is not a contract function"),
     ],
 )
 def test_a_bad_marker_is_refused_with_the_reason(marker, problem):
@@ -207,3 +208,16 @@ def test_a_visibility_pattern_that_matches_no_test_is_refused():
     raw["functions"]["optimizers.sgd"] = {"points": 2, "test_visibility": {"*lr=0.5*": "hidden"}}
     with pytest.raises(ConfigError, match=r"optimizers\.sgd\.test_visibility\['\*lr=0\.5\*'\]: matches no grader test"):
         check_test_patterns(parse_config(raw), {"optimizers.sgd": ["matches torch.optim.SGD, 5 steps, lr=0.3"]})
+
+
+def test_two_tests_of_one_function_with_one_title_stop_the_collection(tmp_path):
+    from seqlab.grader_index import GraderCollectionError, collect_grader_tests
+
+    (tmp_path / "pytest.ini").write_text("[pytest]\nmarkers =\n    grades: the function graded\n")
+    (tmp_path / "test_twice.py").write_text(
+        "import pytest\n\n"
+        "@pytest.mark.grades('rnn.rnn_cell', title='same')\ndef test_a(): pass\n\n"
+        "@pytest.mark.grades('rnn.rnn_cell', title='same')\ndef test_b(): pass\n"
+    )
+    with pytest.raises(GraderCollectionError, match=r"another test of rnn\.rnn_cell is titled 'same'"):
+        collect_grader_tests(tmp_path)

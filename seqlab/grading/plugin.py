@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from ..config import VISIBILITIES
+from ..contract import SIGNATURES
 from ..seeds import derive_seed
 from .checks import GradeFailure, NotGradable, Voided
 
@@ -52,6 +53,8 @@ def marker_problem(marker) -> str | None:
     """What is wrong with a ``@grades`` marker's data, or None."""
     if len(marker.args) != 1 or not isinstance(marker.args[0], str):
         return "@grades takes one positional argument, the contract function ('module.function')"
+    if marker.args[0] not in SIGNATURES:
+        return f"@grades: {marker.args[0]!r} is not a contract function (seqlab/contract.py)"
     unknown = set(marker.kwargs) - MARKER_KEYS
     if unknown:
         return f"@grades: unknown keyword(s) {', '.join(sorted(unknown))} (known: {', '.join(sorted(MARKER_KEYS))})"
@@ -103,10 +106,14 @@ class SeqlabPlugin:
             ):
                 drop.append(item)
                 continue
+            title = _title(item, marker)
+            if any(r.function == function and r.title == title for r in self.records.values()):
+                # The name "function: title" keys the test in every report and in the recorded grades.
+                self.collection_errors.append(f"{item.nodeid}: another test of {function} is titled {title!r}")
             self.records[item.nodeid] = TestRecord(
                 item.nodeid,
                 function,
-                _title(item, marker),
+                title,
                 float(marker.kwargs.get("weight", 1.0)),
                 bool(marker.kwargs.get("complexity", False)),
                 marker.kwargs.get("visibility", ""),
