@@ -6,7 +6,8 @@
 * ``ref``     -- the reference solutions, ``ref("attention.multi_head_attention")(...)``
 * ``rng``     -- a CPU ``torch.Generator`` seeded from the run's seed and this test's id
 * ``device``  -- the device inputs must be created on
-* ``make``    -- tensor factory: ``make.randn(2, 3, dtype=..)`` on ``device`` from ``rng``
+* ``make``    -- tensor factory (seqlab.grading.case.Make): ``make.randn(2, 3, dtype=..)`` on ``device``
+                 from ``rng``; ``Case(make, B=2, T=3)`` draws a case from named sizes
 """
 
 from __future__ import annotations
