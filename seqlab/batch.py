@@ -185,20 +185,9 @@ def worker_main() -> None:
         protocol.write(json.dumps(status) + "\n")
 
 
-def _grade_one(
-    sub: Submission,
-    out: Path,
-    workers: queue.Queue[_Worker],
-    *,
-    seed: int | None,
-    device: str,
-    timeout: float,
-    in_process: bool,
-    config: str | None,
-    sandbox: str = "auto",
-    only: str | None = None,
-    protected: tuple = (),
-) -> dict:
+def _grade_one(sub: Submission, out: Path, workers: queue.Queue[_Worker], settings: dict, timeout: float) -> dict:
+    """One submission through a worker; ``settings``: the grading options every job of the run
+    shares (the worker protocol's keys besides ``submission`` and ``out``)."""
     target = out / sub.name
     target.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
@@ -207,20 +196,7 @@ def _grade_one(
     else:
         worker = workers.get()
         try:
-            status = worker.grade(
-                {
-                    "submission": str(sub.path),
-                    "out": str(target),
-                    "seed": seed,
-                    "device": device,
-                    "in_process": in_process,
-                    "config": config,
-                    "sandbox": sandbox,
-                    "only": only,
-                    "protected": list(protected),
-                },
-                timeout,
-            )
+            status = worker.grade({"submission": str(sub.path), "out": str(target), **settings}, timeout)
         finally:
             workers.put(worker)
         if status["status"] == "interrupted":
@@ -285,6 +261,15 @@ def grade_all(
         return rows
 
     rows = refresh()
+    settings = {
+        "seed": seed,
+        "device": device,
+        "in_process": in_process,
+        "config": config,
+        "sandbox": sandbox,
+        "only": only,
+        "protected": [str(p) for p in protected_dirs],
+    }
     jobs = max(1, min(jobs, len(todo) or 1))
     workers: queue.Queue[_Worker] = queue.Queue()
     for _ in range(jobs):
@@ -296,22 +281,7 @@ def grade_all(
         while backlog or pending:
             while backlog and len(pending) < jobs:
                 sub = backlog.pop(0)
-                pending[
-                    pool.submit(
-                        _grade_one,
-                        sub,
-                        out,
-                        workers,
-                        seed=seed,
-                        device=device,
-                        timeout=timeout,
-                        in_process=in_process,
-                        config=config,
-                        sandbox=sandbox,
-                        only=only,
-                        protected=tuple(map(str, protected_dirs)),
-                    )
-                ] = sub
+                pending[pool.submit(_grade_one, sub, out, workers, settings, timeout)] = sub
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in done:
                 sub = pending.pop(future)

@@ -22,7 +22,7 @@ COMMAND_MODULES = (
     "seqlab.commands.grade",
     "seqlab.commands.demo",
     "seqlab.commands.grade_all",
-    "seqlab.exam.cli",
+    "seqlab.commands.exam",
     "seqlab.commands.nbgrader",
     "seqlab.commands.release",
     "seqlab.commands.gradescope",

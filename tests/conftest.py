@@ -8,6 +8,7 @@ same tests, one parameter, so a GPU machine checks everything with one command
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 import torch
@@ -44,6 +45,16 @@ def single_threaded_torch():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_stray_gradebook():
+    """nbgrader makes a gradebook.db wherever it is pointed (its apps: the current folder); one
+    made by a test in the repository or the folder pytest ran from once got committed."""
+    places = {Path(__file__).resolve().parents[1] / "gradebook.db", Path.cwd() / "gradebook.db"}
+    before = {p for p in places if p.exists()}
+    yield
+    assert not {p for p in places if p.exists()} - before, "a test left a gradebook.db outside its tmp_path"
 
 
 # --- running on several workers (pytest-xdist, `make test`) -------------------------------------

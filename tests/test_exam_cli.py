@@ -12,8 +12,7 @@ from pathlib import Path
 import yaml
 
 from seqlab.cli import main
-from seqlab.exam.cli import DEFAULT_EXAM
-from seqlab.paths import COURSE_ROOT
+from seqlab.paths import COURSE_ROOT, DEFAULT_EXAM
 
 
 def test_render_key_grade_round_trip(tmp_path, capsys):

@@ -14,11 +14,11 @@ import re
 import pytest
 
 from seqlab.exam.bank import load_bank
-from seqlab.exam.cli import DEFAULT_EXAM
 from seqlab.exam.examfile import Exam, ExamQuestion, load_exam
 from seqlab.exam.model import CHOICE, MISTAKE_MARGIN, NUMERIC, REGISTRY, SYMBOLIC
 from seqlab.exam.safeexpr import equivalent
 from seqlab.exam.variants import exam_form, make_variant, one_thread, sample_params
+from seqlab.paths import DEFAULT_EXAM
 
 load_bank()
 STUDENTS = [f"u{i:05d}" for i in range(1000)]  # the "at least 1000 student ids"

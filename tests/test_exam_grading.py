@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 import yaml
 
-from seqlab.exam.cli import DEFAULT_EXAM
 from seqlab.exam.examfile import exam_from_dict, load_exam
 from seqlab.exam.grading import (
     AnswersError,
@@ -23,7 +22,7 @@ from seqlab.exam.grading import (
 )
 from seqlab.exam.render import key_answers
 from seqlab.exam.variants import format_answer, make_instance
-from seqlab.paths import COURSE_ROOT
+from seqlab.paths import COURSE_ROOT, DEFAULT_EXAM
 
 EXAM = load_exam(DEFAULT_EXAM)
 SMALL = exam_from_dict(

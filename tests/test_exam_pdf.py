@@ -10,10 +10,10 @@ import pytest
 import yaml
 
 from seqlab.cli import main
-from seqlab.exam.cli import DEFAULT_EXAM as FINAL_EXAM
 from seqlab.exam.examfile import exam_from_dict, load_exam
 from seqlab.exam.pdf import math_svg, typeset
 from seqlab.exam.variants import make_instance
+from seqlab.paths import DEFAULT_EXAM as FINAL_EXAM
 
 STUDENTS = ("s001", "q7654321")
 

@@ -7,12 +7,13 @@ import io
 
 import pytest
 
-from seqlab.exam.cli import DEFAULT_EXAM as FINAL_EXAM
 from seqlab.exam.examfile import ExamError, exam_from_dict, load_exam
 from seqlab.exam.grading import BatchRow, grade_answers, gradebook_csv
+from seqlab.exam.markdown import exam_markdown
 from seqlab.exam.pools import drawn_ids
-from seqlab.exam.render import exam_markdown, key_answers
+from seqlab.exam.render import key_answers
 from seqlab.exam.variants import make_instance
+from seqlab.paths import DEFAULT_EXAM as FINAL_EXAM
 
 POOLED = {
     "title": "Pooled quiz",
@@ -134,7 +135,8 @@ def test_the_final_exam_pools_are_valid_and_keys_score_full():
 
 def test_notebook_and_check_follow_the_draw():
     from seqlab.exam.grading import check_answers
-    from seqlab.exam.render import exam_notebook, partial_credit_rule
+    from seqlab.exam.markdown import partial_credit_rule
+    from seqlab.exam.notebook import exam_notebook
 
     # the final exam: a pool before questions with partial credit, so a rule shifted by the
     # pool's undrawn candidates would land on the wrong question

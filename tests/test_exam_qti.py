@@ -9,10 +9,10 @@ import zipfile
 import yaml
 
 from seqlab.cli import main
-from seqlab.exam.cli import DEFAULT_EXAM as FINAL_EXAM
 from seqlab.exam.examfile import load_exam
 from seqlab.exam.qti import travels
 from seqlab.exam.variants import make_instance
+from seqlab.paths import DEFAULT_EXAM as FINAL_EXAM
 
 NS = {"q": "http://www.imsglobal.org/xsd/ims_qtiasiv1p2", "cp": "http://www.imsglobal.org/xsd/imsccv1p1/imscp_v1p1"}
 STUDENTS = ("s001", "z9876543")

@@ -7,12 +7,15 @@ import random
 
 import pytest
 
-from seqlab.exam.cli import DEFAULT_EXAM as FINAL_EXAM
 from seqlab.exam.examfile import ExamError, exam_from_dict, load_exam
 from seqlab.exam.grading import grade_answers
+from seqlab.exam.html import exam_html
+from seqlab.exam.markdown import exam_markdown, key_markdown
 from seqlab.exam.model import rng_for
-from seqlab.exam.render import exam_html, exam_markdown, exam_notebook, key_answers, key_markdown
+from seqlab.exam.notebook import exam_notebook
+from seqlab.exam.render import key_answers
 from seqlab.exam.variants import StudentIdError, make_instance
+from seqlab.paths import DEFAULT_EXAM as FINAL_EXAM
 
 EXAM = load_exam(FINAL_EXAM)
 # 50 random student ids (a fixed seed, so the test itself is reproducible)
@@ -109,7 +112,7 @@ def test_rendered_exam_and_key_show_math_offline():
     import re
 
     from seqlab.exam.examfile import all_questions_exam
-    from seqlab.exam.render import key_html
+    from seqlab.exam.html import key_html
 
     for inst in (make_instance(EXAM, STUDENTS[0]), make_instance(all_questions_exam(seed=5), STUDENTS[1])):
         page = exam_html(inst)

@@ -119,14 +119,7 @@ MAX_MODULE_LINES = 350
 OVER_BY_DECISION = {"seqlab/exam/safeexpr.py"}
 # Over the limit today, with the size each has now: a ratchet. None may grow; each is to be cut
 # along its data flow (issue 14) and its entry removed once it fits. New modules get no entry.
-OVER_FOR_NOW = {
-    "seqlab/exam/bank/attention.py": 379,
-    "seqlab/exam/bank/optimizers.py": 361,
-    "seqlab/exam/bank/transformer.py": 416,
-    "seqlab/exam/render.py": 381,
-    "seqlab/grading/static_policy.py": 370,
-    "seqlab/nbgrader/autograde.py": 395,
-}
+OVER_FOR_NOW: dict[str, int] = {}
 
 
 def test_no_module_is_over_the_line_limit():

@@ -25,11 +25,12 @@ import pytest
 from seqlab import contract
 from seqlab.build import strip_markers
 from seqlab.config import load_config
-from seqlab.nbgrader.autograde import HEADER, AutogradeError, _folder_name, _seqlab_grades_class, autograde
+from seqlab.nbgrader.autograde import HEADER, _folder_name, autograde
 from seqlab.nbgrader.course import build_course
 from seqlab.nbgrader.export import answer_id, grade_cell_id
 from seqlab.nbgrader.feedback import function_feedback
-from seqlab.nbgrader.gradebook import function_scores
+from seqlab.nbgrader.gradebook import NoGradebookError, function_scores
+from seqlab.nbgrader.record import nbgrader_main, seqlab_grades_class
 from seqlab.results import TestResult as GradedTest
 from tests.test_nbgrader import BUGGY, FORGERY, SEED, TOPICS, VENV_BIN, _cells, _outputs, _run, _student
 
@@ -93,7 +94,7 @@ def test_the_preprocessor_writes_what_nbgrader_reads_as_partial_credit(tmp_path)
         )
     )
     nb = nbformat.v4.new_notebook(cells=[_grade_cell("optimizers-adam-tests", 4), _grade_cell("extra-tests", 2)])
-    preprocessor = _seqlab_grades_class()(grades_file=str(grades))
+    preprocessor = seqlab_grades_class()(grades_file=str(grades))
     nb, _ = preprocessor.preprocess(nb, {"nbgrader": {"student": "ann"}})
     graded, extra = nb.cells
     assert determine_grade(graded) == (1.5, 4.0) and _outputs(graded).startswith("adam: 1.5 of 4 points")
@@ -105,8 +106,19 @@ def test_the_preprocessor_writes_what_nbgrader_reads_as_partial_credit(tmp_path)
 
 def test_a_course_without_a_gradebook_or_submissions_is_refused_with_the_next_step(tmp_path):
     course = build_course(tmp_path / "course", seed=SEED).course_dir
-    with pytest.raises(AutogradeError, match="generate_assignment"):
+    with pytest.raises(NoGradebookError, match="generate_assignment"):
         autograde(course, [TOPIC])
+
+
+def test_reading_or_recording_grades_outside_a_course_creates_no_gradebook(tmp_path, monkeypatch):
+    # nbgrader's Gradebook makes a database wherever it is pointed, and its apps take the current
+    # folder for the course: that is how a stray gradebook.db once landed in the repository root.
+    with pytest.raises(NoGradebookError, match=r"no gradebook\.db"):
+        function_scores(tmp_path, TOPIC)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit, match="not an nbgrader course folder"):
+        nbgrader_main([str(tmp_path / "grades.json"), "--force"])
+    assert list(tmp_path.iterdir()) == []
 
 
 # --- end to end with the real nbgrader ----------------------------------------------------------------

@@ -14,6 +14,7 @@ from pathlib import Path
 from ..classroom import DEFAULT_MAX_PARALLEL, DEFAULT_ROSTER, DEFAULT_UPLOADS
 from ..defaults import SUBMISSION_TIMEOUT_S
 from ..errors import UserError
+from .options import path_option, print_class_summary
 
 
 def add_parser(subparsers) -> None:
@@ -38,21 +39,15 @@ def add_parser(subparsers) -> None:
     p.set_defaults(func=run_ci_workflow)
 
     p = subparsers.add_parser("ci-matrix", help="list submissions as the grading workflow's matrix (JSON)")
-    p.add_argument("--roster", type=Path, default=None)
-    p.add_argument("--uploads", type=Path, default=None)
+    path_option(p, "--roster", "CSV of student repositories to grade (default: none)")
+    path_option(p, "--uploads", "folder of uploaded submissions, folders or zips (default: none)")
     p.add_argument("--ref", default="", help="branch, tag or commit for roster entries without their own")
     p.set_defaults(func=run_ci_matrix)
 
     p = subparsers.add_parser("gradebook", help="assemble gradebook.csv and summary.md from per-submission results")
     p.add_argument("results", type=Path, help="folder with one results folder per submission")
-    p.add_argument("--out", type=Path, default=None, help="where to write (default: RESULTS)")
-    p.add_argument(
-        "--expect",
-        type=Path,
-        default=None,
-        metavar="MATRIX_JSON",
-        help="the grading matrix: submissions without results still get a row",
-    )
+    path_option(p, "--out", "where to write (default: RESULTS)")
+    path_option(p, "--expect", "the grading matrix: submissions without results still get a row", metavar="MATRIX_JSON")
     p.set_defaults(func=run_gradebook)
 
 
@@ -103,12 +98,5 @@ def run_gradebook(args) -> int:
             raise UserError(f"{args.expect}: not a readable matrix ({exc})") from None
     rows = classroom.assemble_gradebook(args.results, args.out, expect=expect)
     out = args.out or args.results
-    graded = sum(r["status"] == "graded" for r in rows)
-    print(
-        f"{graded} of {len(rows)} graded; wrote {out / 'gradebook.csv'}, {out / 'summary.md'}, "
-        f"{out / 'class_report.html'}"
-    )
-    for row in rows:
-        if row["status"] != "graded":
-            print(f"  not graded: {row['submission']}: {row['reason']}")
+    print_class_summary(rows, f"wrote {out / 'gradebook.csv'}, {out / 'summary.md'}, {out / 'class_report.html'}")
     return 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .grade import add_sandbox_option
+from .options import add_sandbox_option
 
 
 def add_parser(subparsers) -> None:

@@ -6,12 +6,13 @@ import sys
 from pathlib import Path
 
 from ..errors import UserError
+from .options import add_config_option, add_sandbox_option, path_option, resolve_sandbox
 
 
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser("grade", help="grade a submission (a directory holding exercises/)")
     p.add_argument("submission", type=Path)
-    p.add_argument("--out", type=Path, default=None, help="where to write the reports (default: SUBMISSION/seqlab-out)")
+    path_option(p, "--out", "where to write the reports (default: SUBMISSION/seqlab-out)")
     p.add_argument("--device", default="auto", help="auto | cpu | cuda (default: auto)")
     p.add_argument("--seed", type=int, default=None, help="input seed (default: fresh each run, printed in the report)")
     p.add_argument(
@@ -29,34 +30,9 @@ def add_parser(subparsers) -> None:
         help="import the submission into the grader (fast; only for code you trust)",
     )
     add_sandbox_option(p)
-    p.add_argument("--config", type=Path, default=None, help="grading config (default: grading_config.yaml)")
+    add_config_option(p)
     p.add_argument("--quiet", action="store_true", help="no table, only the score line")
     p.set_defaults(func=run)
-
-
-def add_sandbox_option(p) -> None:
-    p.add_argument(
-        "--sandbox",
-        choices=("auto", "bwrap", "none"),
-        default="auto",
-        help="kernel sandbox for student code: bwrap (bubblewrap; fail without it), none (the "
-        "in-process guards only), auto (bwrap when it works, else none with a warning; default)",
-    )
-
-
-def resolve_sandbox(args):
-    """The sandbox the student's process will run in; says loudly on stderr when there is none."""
-    from ..student.sandbox import SandboxUnavailable, resolve
-
-    if args.in_process:
-        return None
-    try:
-        box = resolve(args.sandbox)
-    except SandboxUnavailable as exc:
-        raise UserError(str(exc)) from None
-    if box.notice:
-        print(f"WARNING: {box.notice}", file=sys.stderr, flush=True)
-    return box
 
 
 def run(args) -> int:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..defaults import SUBMISSION_TIMEOUT_S
 from ..errors import UserError
-from .grade import add_sandbox_option, resolve_sandbox
+from .options import add_config_option, add_jobs_option, add_sandbox_option, print_class_summary, resolve_sandbox
 
 
 class Progress:
@@ -58,7 +58,7 @@ def add_parser(subparsers) -> None:
     p = subparsers.add_parser("grade-all", help="grade every submission in a folder (folders or zips)")
     p.add_argument("submissions", type=Path)
     p.add_argument("--out", type=Path, required=True)
-    p.add_argument("--jobs", type=int, default=1, help="submissions graded at once (default 1)")
+    add_jobs_option(p)
     p.add_argument("--force", action="store_true", help="regrade submissions that already have results")
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--device", default="cpu")
@@ -69,7 +69,7 @@ def add_parser(subparsers) -> None:
         help="seconds per submission before it is given up",
     )
     p.add_argument("--in-process", action="store_true", help="(trusted code only) grade without isolation")
-    p.add_argument("--config", type=Path, default=None, help="grading config (default: grading_config.yaml)")
+    add_config_option(p)
     p.add_argument(
         "--similarity",
         action="store_true",
@@ -83,8 +83,6 @@ def add_parser(subparsers) -> None:
 def run(args) -> int:
     from ..batch import grade_all
 
-    if args.jobs < 1:
-        raise UserError("--jobs must be at least 1")
     box = resolve_sandbox(args)  # once, before any worker starts: --sandbox bwrap fails here
     try:
         rows = grade_all(
@@ -103,12 +101,7 @@ def run(args) -> int:
         )
     except FileNotFoundError as exc:
         raise UserError(str(exc)) from None
-    graded = sum(r["status"] == "graded" for r in rows)
-    print(
-        f"{graded} of {len(rows)} graded; gradebook: {args.out / 'gradebook.csv'}; "
-        f"class report: {args.out / 'class_report.html'}"
+    print_class_summary(
+        rows, f"gradebook: {args.out / 'gradebook.csv'}; class report: {args.out / 'class_report.html'}"
     )
-    for r in rows:
-        if r["status"] != "graded":
-            print(f"  not graded: {r['submission']}: {r['reason']}")
     return 0

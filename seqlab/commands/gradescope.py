@@ -6,14 +6,13 @@ import zipfile
 from pathlib import Path
 
 from ..errors import UserError
+from .options import add_config_option
 
 
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser("gradescope", help="write autograder.zip for a Gradescope programming assignment")
     p.add_argument("out_dir", type=Path, help="folder to write autograder.zip into")
-    p.add_argument(
-        "--config", type=Path, default=None, help="grading config baked into the bundle (default: grading_config.yaml)"
-    )
+    add_config_option(p, what="grading config baked into the bundle")
     p.add_argument("--torch", default=None, help="torch version setup.sh installs (CPU build; default: the course's)")
     p.set_defaults(func=run)
 

@@ -19,7 +19,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..defaults import SUBMISSION_TIMEOUT_S
 from ..errors import UserError
+from .options import add_jobs_option, path_option
 
 
 def add_parser(subparsers) -> None:
@@ -35,77 +37,80 @@ def add_parser(subparsers) -> None:
     p.set_defaults(func=run)
 
 
-def _build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="seqlab nbgrader", description="write an nbgrader course")
+def _action_parser(action: str, description: str) -> argparse.ArgumentParser:
+    """The parser of ``seqlab nbgrader ACTION`` (the actions are dispatched by hand: the course
+    build takes a bare COURSE_DIR where argparse's subcommands would want an action name)."""
+    return argparse.ArgumentParser(prog=f"seqlab nbgrader {action}".rstrip(), description=description)
+
+
+def _course_action_parser(action: str, description: str) -> argparse.ArgumentParser:
+    """An action on one course, COURSE_DIR first (action "": the build, which writes the course)."""
+    p = _action_parser(action, description)
     p.add_argument("course_dir", type=Path)
+    return p
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    p = _course_action_parser("", "write an nbgrader course")
     p.add_argument(
         "--seed",
         type=int,
         default=None,
         help="seed of the hidden tests' inputs (default: kept from an earlier build, else random)",
     )
-    p.add_argument("--timeout", type=int, default=None, help="seconds nbgrader allows one cell (default 900)")
+    p.add_argument(
+        "--timeout", type=int, default=None, help=f"seconds nbgrader allows one cell (default {SUBMISSION_TIMEOUT_S})"
+    )
     p.add_argument("--course-id", default=None, help="nbgrader course id (default: course.id of grading_config.yaml)")
     return p
 
 
 def _export_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="seqlab nbgrader export-submission",
-        description="turn submitted notebooks into a submission folder for `seqlab grade`",
-    )
+    p = _action_parser("export-submission", "turn submitted notebooks into a submission folder for `seqlab grade`")
     p.add_argument("notebooks", nargs="*", type=Path, help="notebooks or folders of notebooks (one student)")
-    p.add_argument(
-        "--course", type=Path, default=None, help="an nbgrader course: export every student of its submitted/ folder"
-    )
+    path_option(p, "--course", "an nbgrader course: export every student of its submitted/ folder")
     p.add_argument("--student", action="append", default=None, help="with --course: only this student (repeatable)")
     p.add_argument("--out", type=Path, required=True)
     return p
 
 
 def _crosscheck_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="seqlab nbgrader crosscheck",
-        description="regrade submitted notebooks with the isolated grader and compare "
-        "with nbgrader's autograde scores (a difference means tampering or "
-        "a broken set-up)",
+    p = _course_action_parser(
+        "crosscheck",
+        "regrade submitted notebooks with the isolated grader and compare with nbgrader's autograde "
+        "scores (a difference means tampering or a broken set-up)",
     )
-    p.add_argument("course_dir", type=Path)
     p.add_argument("assignment")
     p.add_argument("--student", action="append", default=None)
-    p.add_argument("--keep", type=Path, default=None, help="keep the exported submissions in this folder")
+    path_option(p, "--keep", "keep the exported submissions in this folder")
     return p
 
 
 def _autograde_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="seqlab nbgrader autograde",
-        description="grade the submitted notebooks with the isolated grader (grade-all) and "
-        "record the grades and feedback in nbgrader's gradebook, as `nbgrader "
-        "autograde` would, without running any notebook in a kernel",
+    p = _course_action_parser(
+        "autograde",
+        "grade the submitted notebooks with the isolated grader (grade-all) and record the grades "
+        "and feedback in nbgrader's gradebook, as `nbgrader autograde` would, without running any "
+        "notebook in a kernel",
     )
-    p.add_argument("course_dir", type=Path)
     p.add_argument(
         "assignments",
         nargs="+",
         metavar="ASSIGNMENT",
         help='an assignment of the gradebook, or a pattern as nbgrader takes them ("*": all)',
     )
-    p.add_argument(
-        "--jobs", type=int, default=1, help="submissions graded at once (default 1; the cores you can spare)"
-    )
-    p.add_argument(
+    add_jobs_option(p, note="the cores you can spare")
+    path_option(
+        p,
         "--keep",
-        type=Path,
-        default=None,
-        help="keep the exported submissions and seqlab's reports (report.html per student, "
-        "gradebook.csv, class_report.html) in this folder, outside the course",
+        "keep the exported submissions and seqlab's reports (report.html per student, gradebook.csv, "
+        "class_report.html) in this folder, outside the course",
     )
     p.add_argument(
         "--timeout",
         type=float,
         default=None,
-        help="seconds one student's grading may take before it is given up (default 900)",
+        help=f"seconds one student's grading may take before it is given up (default {SUBMISSION_TIMEOUT_S})",
     )
     return p
 
@@ -125,17 +130,13 @@ def run(args) -> int:
 
 
 def _build(args) -> int:
-    from ..nbgrader.course import DEFAULT_TIMEOUT_S, CourseError, build_course
-    from ..nbgrader.source import SourceError
+    from ..nbgrader.course import DEFAULT_TIMEOUT_S, build_course
 
     if args.course_dir.exists() and not args.course_dir.is_dir():
         raise UserError(f"{args.course_dir} exists and is not a folder")
-    try:
-        report = build_course(
-            args.course_dir, seed=args.seed, course_id=args.course_id, timeout=args.timeout or DEFAULT_TIMEOUT_S
-        )
-    except (CourseError, SourceError) as exc:
-        raise UserError(str(exc)) from None
+    report = build_course(
+        args.course_dir, seed=args.seed, course_id=args.course_id, timeout=args.timeout or DEFAULT_TIMEOUT_S
+    )
     for path in report.notebooks:
         print(f"wrote {path}")
     print(f"wrote {report.config_path} (seed {report.seed})")
@@ -145,21 +146,18 @@ def _build(args) -> int:
 
 def _export(args) -> int:
     from ..nbgrader.course import read_seed
-    from ..nbgrader.export import ExportError, export_course_submissions, export_submission
+    from ..nbgrader.export import export_course_submissions, export_submission
 
-    try:
-        if args.course:
-            if args.notebooks:
-                raise UserError("give either notebooks or --course, not both")
-            reports = export_course_submissions(args.course, args.out, students=args.student)
-            seed = read_seed(args.course)
-        else:
-            if not args.notebooks:
-                raise UserError("no notebooks given (or use --course COURSE_DIR)")
-            reports = {"": export_submission(args.notebooks, args.out)}
-            seed = None
-    except ExportError as exc:
-        raise UserError(str(exc)) from None
+    if args.course:
+        if args.notebooks:
+            raise UserError("give either notebooks or --course, not both")
+        reports = export_course_submissions(args.course, args.out, students=args.student)
+        seed = read_seed(args.course)
+    else:
+        if not args.notebooks:
+            raise UserError("no notebooks given (or use --course COURSE_DIR)")
+        reports = {"": export_submission(args.notebooks, args.out)}
+        seed = None
     for student, report in reports.items():
         label = f"{student}: " if student else ""
         topics = ", ".join(sorted(report.modules)) or "none"
@@ -198,22 +196,17 @@ def _crosscheck(args) -> int:
 
 
 def _autograde(args) -> int:
-    from ..nbgrader.autograde import DEFAULT_TIMEOUT_S, AutogradeError, autograde
+    from ..nbgrader.autograde import DEFAULT_TIMEOUT_S, autograde
     from .grade_all import Progress
 
-    if args.jobs < 1:
-        raise UserError("--jobs must be at least 1")
-    try:
-        report = autograde(
-            args.course_dir,
-            args.assignments,
-            jobs=args.jobs,
-            keep=args.keep,
-            timeout=args.timeout or DEFAULT_TIMEOUT_S,
-            progress=Progress(),
-        )
-    except AutogradeError as exc:
-        raise UserError(str(exc)) from None
+    report = autograde(
+        args.course_dir,
+        args.assignments,
+        jobs=args.jobs,
+        keep=args.keep,
+        timeout=args.timeout or DEFAULT_TIMEOUT_S,
+        progress=Progress(),
+    )
     for outcome in report.outcomes:
         if outcome.graded:
             scores = ", ".join(f"{a} {s:.4g}/{m:.4g}" for a, (s, m) in outcome.scores.items())

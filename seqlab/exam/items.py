@@ -194,7 +194,7 @@ def histogram_svg(percents: list[float], bins: int = 10) -> str:
 def class_report_html(exam: Exam, rows: list, stats: list[ItemStats]) -> str:
     from markupsafe import Markup
 
-    from .render import environment
+    from .markdown import environment
 
     graded = [r.result for r in rows if r.result is not None]
     percents = [r.percent for r in graded]

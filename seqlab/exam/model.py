@@ -3,7 +3,8 @@
 A question is a small generator: a ``sample(rng) -> params`` drawing the parameters (plain
 data: numbers, lists, strings), an ``answer(params)`` computing the answer from them by code
 (calling the reference solutions where one applies), and a jinja2 template for the text.
-Generators register with ``@question(...)`` in ``seqlab/exam/bank/<topic>.py``.
+Generators are declared in ``seqlab/exam/bank/<topic>.py`` with the bank's vocabulary
+(``bank/declare.py``: ``@numeric``/``@formula`` over one line per fact) and registered here.
 
 Kinds and their answers:
 
@@ -76,13 +77,16 @@ class Mistake:
 
 @dataclass(frozen=True)
 class Question:
+    """One generator of the bank (module doc): its draw, its answer and its text template first,
+    then how it is shown, where it sits in the course, and how an answer to it is judged."""
+
     id: str
     kind: str
-    title: str
-    sections: tuple[str, ...]
     sample: Callable[[random.Random], dict]
     answer: Callable[[dict], Any]
     template: str
+    title: str
+    sections: tuple[str, ...]
     tolerance: Tolerance | None = None
     symbols: Callable[[dict], tuple[Sym, ...]] | None = None
     mistakes: Callable[[dict], dict[str, Mistake]] | None = None
@@ -118,54 +122,6 @@ def register(q: Question) -> Question:
         raise ValueError(f"{q.id}: a symbolic question declares its symbols")
     REGISTRY[q.id] = q
     return q
-
-
-def question(
-    id: str,
-    *,
-    kind: str,
-    title: str,
-    sections: tuple[str, ...] | list[str],
-    sample: Callable[[random.Random], dict],
-    template: str | None = None,
-    tolerance: Tolerance | None = None,
-    symbols=None,
-    mistakes=None,
-    equivalents=None,
-    exercises: tuple[str, ...] | list[str] = (),
-    answer_hint: str = "",
-    valid: Callable[[dict], bool] | None = None,
-    forms: tuple[str, ...] = (),
-):
-    """Decorator for the answer function: registers the question and returns the function."""
-
-    def wrap(answer: Callable[[dict], Any]):
-        # the bank module's name (a topic split into a package, bank/rnn/, is still one topic)
-        module = answer.__module__
-        topic = module.split(".bank.", 1)[1].split(".")[0] if ".bank." in module else module.rsplit(".", 1)[-1]
-        register(
-            Question(
-                id=id,
-                kind=kind,
-                title=title,
-                sections=tuple(sections),
-                sample=sample,
-                answer=answer,
-                template=template or f"questions/{id}.md.j2",
-                tolerance=tolerance,
-                symbols=symbols,
-                mistakes=mistakes,
-                equivalents=equivalents,
-                exercises=tuple(exercises),
-                topic=topic,
-                answer_hint=answer_hint,
-                valid=valid,
-                forms=tuple(forms),
-            )
-        )
-        return answer
-
-    return wrap
 
 
 def _entries(value) -> list[float]:

@@ -21,8 +21,9 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
+from .html import markdown_to_html
+from .markdown import environment, paper_context
 from .model import NUMERIC, SYMBOLIC
-from .render import _context, environment, markdown_to_html
 from .variants import ExamInstance
 
 # Math is drawn at the body's size (11pt ~ 14.7 px at 96 dpi): CSS px in WeasyPrint are 1/96 in.
@@ -80,7 +81,7 @@ def answer_space(v) -> str:
 
 
 def paper_html(inst: ExamInstance, *, key: bool = False) -> str:
-    context = _context(inst)
+    context = paper_context(inst)
     context.update(
         key=key,
         instructions=typeset(inst.exam.instructions) if inst.exam.instructions else "",

@@ -39,12 +39,13 @@ POOL_KEYS = {"pool", "draw", "points", "questions"}
 
 @dataclass(frozen=True)
 class Pool:
+    """Draw ``draw`` of the questions ``ids``, each worth ``points``; ``name`` seeds the draw.
+    (``parse_pool`` has checked that the questions are of one kind and worth the same.)"""
+
     name: str
-    part: str
     draw: int
     ids: tuple[str, ...]
-    points: float  # of each question (all equal, checked)
-    kind: str  # of each question (all equal, checked)
+    points: float
 
     @property
     def max_score(self) -> float:
@@ -110,9 +111,7 @@ def parse_pool(
     if len(kinds) > 1:
         detail = ", ".join(f"{q.id}: {q.question.kind}" for q in questions)
         raise err(where, f"pool {name!r}: every question must be of the same kind ({detail})")
-    pool = Pool(
-        name=name, part=part, draw=draw, ids=tuple(q.id for q in questions), points=points.pop(), kind=kinds.pop()
-    )
+    pool = Pool(name=name, draw=draw, ids=tuple(q.id for q in questions), points=points.pop())
     return pool, [replace(q, pool=name) for q in questions]
 
 

@@ -37,8 +37,8 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from .html import markdown_to_html
 from .model import CHOICE, NUMERIC, TRUEFALSE, Variant
-from .render import markdown_to_html
 from .variants import ExamInstance
 
 QTI_NS = "http://www.imsglobal.org/xsd/ims_qtiasiv1p2"

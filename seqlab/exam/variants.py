@@ -25,9 +25,9 @@ from .draws import (
     sample_params,
 )
 from .examfile import Exam, ExamQuestion
+from .markdown import render_question
 from .model import CHOICE, NUMERIC, TRUEFALSE, Variant
 from .pools import questions_for
-from .render import render_question
 
 # the names callers import from here: this module's own, and the per-question draws' it re-exports
 __all__ = [

@@ -18,9 +18,10 @@ from ..reference import load_reference
 from ..results import GradingResult
 from ..student import open_submission
 from ..student.policy import protected_course_paths
+from .forbidden_names import static_voids
 from .plugin import SeqlabPlugin
 from .scoring import score_records
-from .static_policy import policy_violations, static_voids
+from .static_policy import policy_violations
 
 
 class GradingError(RuntimeError):

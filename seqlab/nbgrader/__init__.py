@@ -12,4 +12,8 @@ grading kernel imports it):
 * ``server``   -- the grading process the kernel talks to (runs the isolated grader)
 * ``provided`` -- stand-ins for contract functions a notebook needs from another topic
 * ``gradebook``-- read autograded scores back from nbgrader's gradebook
+* ``autograde``-- `seqlab nbgrader autograde`: export, grade-all, then the gradebook through ``record``
+* ``record``   -- inside nbgrader's own Autograde process: test cells' outputs from seqlab's grades
+* ``feedback`` -- the text and points of one function's test cell
+* ``crosscheck``-- regrade submissions on the secure path and compare with the gradebook
 """

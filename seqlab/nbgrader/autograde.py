@@ -8,13 +8,14 @@ and it costs a kernel and a grading server per notebook. Here:
    ``export_submission`` (only the answer cells, found by grade_id; nothing the notebook printed);
 2. the class is graded by ``grade-all`` (``seqlab.batch.grade_all``): parallel, each submission's
    code in its own isolated child, the course's seed, the course folder out of the students' reach;
-3. nbgrader's own ``Autograde`` converter runs with one change: its ``Execute`` preprocessor is
-   replaced by ``SeqlabGrades``, which writes each test cell's output (the hidden tests' feedback
-   and the points as the cell's value) from step 2 instead of running a kernel. Everything else is
-   nbgrader's: the sanitizing (outputs cleared, test cells restored from the gradebook), the
-   submission and its timestamp, late penalties, ``SaveAutoGrades`` (``auto_score`` by nbgrader's
-   ``determine_grade``, ``needs_manual_grade``, the "No response." comments) and the
-   ``autograded/`` notebooks that ``generate_feedback`` and formgrader read.
+3. nbgrader's own ``Autograde`` converter runs (``record.py``, in its own process) with one
+   change: its ``Execute`` preprocessor is replaced by ``SeqlabGrades``, which writes each test
+   cell's output (the hidden tests' feedback and the points as the cell's value) from step 2
+   instead of running a kernel. Everything else is nbgrader's: the sanitizing (outputs cleared,
+   test cells restored from the gradebook), the submission and its timestamp, late penalties,
+   ``SaveAutoGrades`` (``auto_score`` by nbgrader's ``determine_grade``, ``needs_manual_grade``,
+   the "No response." comments) and the ``autograded/`` notebooks that ``generate_feedback`` and
+   formgrader read.
 
 So ``nbgrader export``, ``generate_feedback`` and formgrader see exactly what ``nbgrader autograde``
 would have written for an honest notebook, and a notebook that forges its own output gets the
@@ -26,7 +27,6 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
-import json
 import os
 import re
 import shutil
@@ -37,20 +37,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import contract
+from ..defaults import SUBMISSION_TIMEOUT_S
+from ..errors import SeqlabError
 from .course import read_seed
 from .export import ExportError, export_submission, notebook_topic, read_notebook
 from .feedback import function_feedback
-from .gradebook import function_scores, qualname_of
+from .gradebook import function_scores, gradebook_url
+from .record import write_grades_file
 
 GRADES_FILE = "seqlab_grades.json"
 # A whole submission's grading (every topic of the assignments) before grade-all gives it up as
 # hung: the same default as `seqlab grade-all` and the course's per-cell timeout.
-DEFAULT_TIMEOUT_S = 900.0
+DEFAULT_TIMEOUT_S = float(SUBMISSION_TIMEOUT_S)
 HEADER = "hidden tests graded by seqlab outside the notebook (isolated); the quick check above was not run here"
 _SAFE_FOLDER = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
 
 
-class AutogradeError(ValueError):
+class AutogradeError(SeqlabError, ValueError):
     """The course or the assignment cannot be autograded (nothing was written to the gradebook)."""
 
 
@@ -81,10 +84,7 @@ def course_assignments(course_dir: Path, patterns) -> list[str]:
     """The gradebook's assignments matching any of ``patterns`` (names or globs, as nbgrader's)."""
     from nbgrader.api import Gradebook
 
-    database = course_dir / "gradebook.db"
-    if not database.is_file():
-        raise AutogradeError(f"{course_dir}: no gradebook.db (run `nbgrader generate_assignment` first)")
-    with Gradebook(f"sqlite:///{database}") as gb:
+    with Gradebook(gradebook_url(course_dir)) as gb:
         known = sorted(a.name for a in gb.assignments)
     chosen = [name for name in known if any(fnmatch.fnmatchcase(name, p) for p in patterns)]
     if not chosen:
@@ -133,6 +133,82 @@ def _cell_grades(result, topics, missing: dict[str, list[str]]) -> dict[str, dic
     return cells
 
 
+def _topics_of(notebooks: dict[str, dict[str, str]]) -> dict[str, list[str]]:
+    """``{assignment: its topics}``; refused when two assignments grade one topic (one export
+    holds one module per topic: such assignments are graded in separate runs)."""
+    topics = {a: list(dict.fromkeys(nbs.values())) for a, nbs in notebooks.items()}
+    owners: dict[str, list[str]] = {}
+    for assignment, assignment_topics in topics.items():
+        for topic in assignment_topics:
+            owners.setdefault(topic, []).append(assignment)
+    shared = {t: a for t, a in owners.items() if len(a) > 1}
+    if shared:
+        raise AutogradeError(
+            "; ".join(f"assignments {', '.join(a)} all grade {t}" for t, a in shared.items())
+            + ": autograde them one at a time"
+        )
+    return topics
+
+
+def _hand_ins(submitted: Path, notebooks: dict[str, dict[str, str]]) -> tuple[dict, dict]:
+    """``(handed_in, empty)``: per student, the assignments with one of their notebooks, and the
+    assignment folders holding none of them (nbgrader autograde fails on those, "No notebooks
+    found", so they are named and left out of the gradebook)."""
+    handed_in: dict[str, list[str]] = {}
+    empty: dict[str, list[str]] = {}
+    if submitted.is_dir():
+        for student_dir in sorted(p for p in submitted.iterdir() if p.is_dir() and not p.name.startswith(".")):
+            for assignment, names in notebooks.items():
+                folder = student_dir / assignment
+                if any((folder / name).is_file() for name in names):
+                    handed_in.setdefault(student_dir.name, []).append(assignment)
+                elif folder.is_dir():
+                    empty.setdefault(student_dir.name, []).append(assignment)
+    if not handed_in and not empty:
+        raise AutogradeError(
+            f"nothing under {submitted}/<student>/{{{','.join(notebooks)}}}/ "
+            f"(collect the submissions first: `nbgrader collect` or copy them there)"
+        )
+    return handed_in, empty
+
+
+def _export_class(submitted: Path, exports: Path, notebooks, handed_in, empty) -> tuple[dict, dict, dict]:
+    """Each student's handed-in notebooks exported to ``exports/<folder>``; returns the outcomes
+    (a reason set for those that cannot be graded), the folder names and the missing answer cells."""
+    outcomes: dict[str, StudentOutcome] = {}
+    folders: dict[str, str] = {}
+    missing: dict[str, dict[str, list[str]]] = {}
+    for student, nothing in empty.items():
+        outcomes[student] = StudentOutcome(
+            student,
+            [],
+            graded=False,
+            warnings=[f"submitted/{student}/{a}/ holds none of {', '.join(notebooks[a])}; not graded" for a in nothing],
+        )
+        if student not in handed_in:
+            outcomes[student].reason = "no notebook of the assignment under the expected name"
+    for student, handed in handed_in.items():
+        outcome = outcomes.setdefault(student, StudentOutcome(student, [], graded=False))
+        outcome.assignments = handed
+        folders[student] = _folder_name(student)
+        # exactly the files nbgrader will record (another notebook in the folder is not graded)
+        handed_notebooks = [
+            submitted / student / a / name
+            for a in handed
+            for name in notebooks[a]
+            if (submitted / student / a / name).is_file()
+        ]
+        try:
+            report = export_submission(handed_notebooks, exports / folders[student])
+        except ExportError as exc:
+            outcome.reason = f"could not be exported: {exc}"
+            shutil.rmtree(exports / folders[student], ignore_errors=True)
+            continue
+        outcome.warnings += report.warnings
+        missing[student] = {t: m.missing for t, m in report.modules.items()}
+    return outcomes, folders, missing
+
+
 def autograde(
     course_dir: Path,
     patterns,
@@ -152,35 +228,9 @@ def autograde(
         raise AutogradeError(f"{course_dir}: no seed recorded (was it written by `seqlab nbgrader`?)")
     assignments = course_assignments(course_dir, list(patterns))
     notebooks = {a: assignment_notebooks(course_dir, a) for a in assignments}
-    topics = {a: list(dict.fromkeys(nbs.values())) for a, nbs in notebooks.items()}
-    owners: dict[str, list[str]] = {}
-    for assignment, assignment_topics in topics.items():
-        for topic in assignment_topics:
-            owners.setdefault(topic, []).append(assignment)
-    shared = {t: a for t, a in owners.items() if len(a) > 1}
-    if shared:  # one export holds one module per topic: grade such assignments in separate runs
-        raise AutogradeError(
-            "; ".join(f"assignments {', '.join(a)} all grade {t}" for t, a in shared.items())
-            + ": autograde them one at a time"
-        )
+    topics = _topics_of(notebooks)
     submitted = course_dir / "submitted"
-    handed_in: dict[str, list[str]] = {}
-    # folders holding none of the assignment's notebooks: nbgrader autograde fails on them ("No
-    # notebooks found"), so they are named and left out of the gradebook
-    empty: dict[str, list[str]] = {}
-    if submitted.is_dir():
-        for student_dir in sorted(p for p in submitted.iterdir() if p.is_dir() and not p.name.startswith(".")):
-            for assignment in assignments:
-                folder = student_dir / assignment
-                if any((folder / name).is_file() for name in notebooks[assignment]):
-                    handed_in.setdefault(student_dir.name, []).append(assignment)
-                elif folder.is_dir():
-                    empty.setdefault(student_dir.name, []).append(assignment)
-    if not handed_in and not empty:
-        raise AutogradeError(
-            f"nothing under {submitted}/<student>/{{{','.join(assignments)}}}/ "
-            f"(collect the submissions first: `nbgrader collect` or copy them there)"
-        )
+    handed_in, empty = _hand_ins(submitted, notebooks)
 
     work = Path(keep).resolve() if keep else Path(tempfile.mkdtemp(prefix="seqlab-nbgrader-autograde-"))
     if work == course_dir or course_dir in work.parents:
@@ -191,37 +241,7 @@ def autograde(
     shutil.rmtree(exports, ignore_errors=True)  # a student who resubmitted must not keep an old export
     exports.mkdir(parents=True)
     try:
-        outcomes, folders, missing = {}, {}, {}
-        for student, nothing in empty.items():
-            outcomes[student] = StudentOutcome(
-                student,
-                [],
-                graded=False,
-                warnings=[
-                    f"submitted/{student}/{a}/ holds none of {', '.join(notebooks[a])}; not graded" for a in nothing
-                ],
-            )
-            if student not in handed_in:
-                outcomes[student].reason = "no notebook of the assignment under the expected name"
-        for student, handed in handed_in.items():
-            outcome = outcomes.setdefault(student, StudentOutcome(student, [], graded=False))
-            outcome.assignments = handed
-            folders[student] = _folder_name(student)
-            # exactly the files nbgrader will record (another notebook in the folder is not graded)
-            handed_notebooks = [
-                submitted / student / a / name
-                for a in handed
-                for name in notebooks[a]
-                if (submitted / student / a / name).is_file()
-            ]
-            try:
-                report = export_submission(handed_notebooks, exports / folders[student])
-            except ExportError as exc:
-                outcome.reason = f"could not be exported: {exc}"
-                shutil.rmtree(exports / folders[student], ignore_errors=True)
-                continue
-            outcome.warnings += report.warnings
-            missing[student] = {t: m.missing for t, m in report.modules.items()}
+        outcomes, folders, missing = _export_class(submitted, exports, notebooks, handed_in, empty)
         graded_topics = [t for t in contract.MODULES if any(t in ts for ts in topics.values())]
         rows = grade_all(
             exports,
@@ -248,16 +268,13 @@ def autograde(
             grades[student] = _cell_grades(row["result"], student_topics, missing.get(student, {}))
             outcome.graded = True
         # per assignment, the students with a folder there whose grades are not recorded
-        exclude = {
+        left_out = {
             a: [s for s in outcomes if a in empty.get(s, ()) or (a in handed_in.get(s, ()) and not outcomes[s].graded)]
             for a in assignments
             if any(a in o.assignments for o in outcomes.values() if o.graded)
         }
-        grades_file = work / GRADES_FILE
-        grades_file.write_text(
-            json.dumps({"assignments": exclude, "students": grades}, indent=1, sort_keys=True), encoding="utf-8"
-        )
-        if exclude:
+        grades_file = write_grades_file(work / GRADES_FILE, students=grades, left_out=left_out)
+        if left_out:
             _write_gradebook(course_dir, grades_file)
         for assignment in assignments:
             for student, table in function_scores(course_dir, assignment).items():
@@ -273,123 +290,12 @@ def autograde(
 
 
 def _write_gradebook(course_dir: Path, grades_file: Path) -> None:
-    """nbgrader's Autograde converter, with SeqlabGrades in place of Execute, in its own process
-    started in the course folder (so nbgrader reads its config exactly as `nbgrader autograde`)."""
-    args = [sys.executable, "-m", "seqlab.nbgrader.autograde", str(grades_file), "--force"]
+    """nbgrader's Autograde converter, with SeqlabGrades in place of Execute (``record.py``), in its
+    own process started in the course folder (so nbgrader reads its config as `nbgrader autograde`)."""
+    args = [sys.executable, "-m", "seqlab.nbgrader.record", str(grades_file), "--force"]
     # nbgrader runs alembic from PATH when it creates or upgrades a gradebook
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     env.pop("NBGRADER_EXECUTION", None)
     done = subprocess.run(args, cwd=course_dir, env=env, capture_output=True, text=True)
     if done.returncode != 0:
         raise AutogradeError(f"nbgrader could not record the grades (exit {done.returncode}):\n{done.stderr[-4000:]}")
-
-
-# --- inside nbgrader (the process _write_gradebook starts) ---------------------------------------
-
-
-def _seqlab_grades_class():
-    from nbformat.v4 import new_output
-    from nbgrader import utils
-    from nbgrader.preprocessors import NbGraderPreprocessor
-    from traitlets import Unicode
-
-    class SeqlabGrades(NbGraderPreprocessor):
-        """Fills each test cell's output from seqlab's isolated grading instead of running a kernel.
-
-        The output is what a test cell prints in a kernel: the feedback on stdout and the points
-        as the cell's value, which nbgrader's ``determine_grade`` reads as partial credit. Code
-        cells that are not seqlab test cells stay without output (nothing of the student's runs).
-        """
-
-        grades_file = Unicode("", help="the JSON written by `seqlab nbgrader autograde`").tag(config=True)
-
-        def preprocess(self, nb, resources):
-            with open(self.grades_file, encoding="utf-8") as fh:
-                graded = json.load(fh)["students"]
-            student = resources["nbgrader"]["student"]
-            if student not in graded:
-                # Never reached through the command (it excludes such students); a zero here would
-                # be a grade for work nobody looked at.
-                raise RuntimeError(f"seqlab has no grades for student {student!r}")
-            self._cells = graded[student]
-            return super().preprocess(nb, resources)
-
-        def preprocess_cell(self, cell, resources, index):
-            if cell.cell_type != "code" or not utils.is_grade(cell) or utils.is_solution(cell):
-                return cell, resources
-            grade_id = cell.metadata["nbgrader"]["grade_id"]
-            qualname = qualname_of(grade_id)
-            entry = self._cells.get(qualname) if qualname else None
-            if entry is None:
-                # A test cell seqlab does not grade (added by hand): an error output is nbgrader's
-                # zero; grade it with `nbgrader autograde` instead.
-                self.log.warning("seqlab has no hidden tests for test cell %s: 0 points", grade_id)
-                cell.outputs = [
-                    new_output(
-                        "error",
-                        ename="NotGradedBySeqlab",
-                        traceback=[],
-                        evalue=f"seqlab has no hidden tests for the cell {grade_id}",
-                    )
-                ]
-                return cell, resources
-            cell.outputs = [
-                new_output("stream", name="stdout", text=entry["text"]),
-                new_output("execute_result", data={"text/plain": repr(entry["points"])}, execution_count=None),
-            ]
-            return cell, resources
-
-    return SeqlabGrades
-
-
-def nbgrader_main(argv=None) -> None:
-    """``python -m seqlab.nbgrader.autograde GRADES_FILE [nbgrader options]`` in the course folder:
-    ``nbgrader autograde`` of each assignment the file names, with ``SeqlabGrades`` in place of
-    ``Execute``; one process for all of them (nbgrader's start-up is most of the cost here)."""
-    from nbgrader.apps.autogradeapp import AutogradeApp
-    from nbgrader.converters import Autograde, NbGraderException
-    from nbgrader.preprocessors import Execute
-    from traitlets.config import Config
-    from traitlets.utils.importstring import import_item
-
-    argv = sys.argv[1:] if argv is None else list(argv)
-    grades_file, nbgrader_args = argv[0], argv[1:]
-    app = AutogradeApp.instance()
-    app.initialize(nbgrader_args)
-    configured = (
-        app.config.Autograde.get("autograde_preprocessors")
-        or Autograde.class_traits()["autograde_preprocessors"].default()
-    )
-    grades_cls = _seqlab_grades_class()
-    chain, replaced = [], False
-    for pp in configured:
-        cls = import_item(pp) if isinstance(pp, str) else pp
-        if isinstance(cls, type) and issubclass(cls, Execute):
-            chain.append(grades_cls)
-            replaced = True
-        else:
-            chain.append(pp)
-    if not replaced:
-        app.log.error("Autograde.autograde_preprocessors has no Execute step to replace: %s", configured)
-        sys.exit(2)
-    overrides = Config()
-    overrides.Autograde.autograde_preprocessors = chain
-    overrides.SeqlabGrades.grades_file = grades_file
-    app.update_config(overrides)
-    with open(grades_file, encoding="utf-8") as fh:
-        assignments = json.load(fh)["assignments"]  # {assignment: students to leave out}
-    failed = []
-    for assignment, left_out in assignments.items():
-        app.coursedir.assignment_id = assignment
-        app.coursedir.student_id_exclude = ",".join(left_out)
-        try:
-            Autograde(coursedir=app.coursedir, parent=app).start()
-        except NbGraderException:  # nbgrader has logged why; the other assignments still get recorded
-            failed.append(assignment)
-    if failed:
-        app.log.error("nbgrader could not record %s", ", ".join(failed))
-        sys.exit(1)
-
-
-if __name__ == "__main__":
-    nbgrader_main()

@@ -29,6 +29,7 @@ from pathlib import Path
 from .. import contract
 from ..config import GradingConfig, load_config
 from ..defaults import SUBMISSION_TIMEOUT_S
+from ..errors import SeqlabError
 from ..paths import SOLUTIONS_DIR, TEMPLATES_DIR
 from .docstring import function_doc, signature_of
 from .export import answer_id, grade_cell_id
@@ -41,7 +42,7 @@ DEFAULT_TIMEOUT_S = SUBMISSION_TIMEOUT_S  # a hidden-test cell grades a whole to
 SEED_FILE = ".seqlab-nbgrader.json"
 
 
-class CourseError(ValueError):
+class CourseError(SeqlabError, ValueError):
     """The course could not be written (a missing template, a bad solution file, ...)."""
 
 

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from .. import contract
 from ..build import render_stubs
+from ..errors import SeqlabError
 from ..paths import SOLUTIONS_DIR
 from .source import TopicSource, load_topics
 
@@ -36,7 +37,7 @@ EXPORT_NOTE = (
 )
 
 
-class ExportError(ValueError):
+class ExportError(SeqlabError, ValueError):
     """A notebook that cannot be read as a seqlab notebook."""
 
 

@@ -3,6 +3,10 @@
 Test cells are named ``<topic>-<function>-tests``, so a grade in the gradebook maps to one
 contract function; the comparison with ``seqlab grade`` (``crosscheck``) and the tests read
 the gradebook through this module, with nbgrader's own API.
+
+Reading never creates a gradebook: nbgrader's ``Gradebook`` makes an empty database wherever it
+is pointed (and, without ``alembic`` on PATH, a half-made one), which is how a stray
+``gradebook.db`` once landed in the repository root. A folder without one is refused instead.
 """
 
 from __future__ import annotations
@@ -10,6 +14,19 @@ from __future__ import annotations
 from pathlib import Path
 
 from .. import contract
+from ..errors import SeqlabError
+
+
+class NoGradebookError(SeqlabError, FileNotFoundError):
+    """The course folder has no gradebook.db yet: nothing has been released or graded there."""
+
+
+def gradebook_url(course_dir: Path) -> str:
+    """The SQLAlchemy URL of the course's existing gradebook (nbgrader's default place)."""
+    database = Path(course_dir).resolve() / "gradebook.db"
+    if not database.is_file():
+        raise NoGradebookError(f"{course_dir}: no gradebook.db (run `nbgrader generate_assignment` first)")
+    return f"sqlite:///{database}"
 
 
 def qualname_of(grade_id: str) -> str | None:
@@ -24,9 +41,8 @@ def function_scores(course_dir: Path, assignment: str) -> dict[str, dict[str, tu
     """``{student: {qualname: (auto_score, max_score)}}`` for one assignment."""
     from nbgrader.api import Gradebook
 
-    url = f"sqlite:///{Path(course_dir).resolve() / 'gradebook.db'}"
     scores: dict[str, dict[str, tuple[float, float]]] = {}
-    with Gradebook(url) as gb:
+    with Gradebook(gradebook_url(course_dir)) as gb:
         assignment_row = gb.find_assignment(assignment)
         for submission in assignment_row.submissions:
             table = scores.setdefault(submission.student.id, {})

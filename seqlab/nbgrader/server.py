@@ -33,6 +33,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from ..commands.options import add_sandbox_option
+
 
 def grade_notebook(
     notebook: dict, topic: str, name: str, *, seed: int, protected=(), config=None, sandbox: str = "auto"
@@ -121,13 +123,8 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(prog="seqlab-nbgrade-server")
     parser.add_argument("--seed", type=int, required=True)
     parser.add_argument("--protect", action="append", default=[], help="paths the student's code may not read")
-    parser.add_argument(
-        "--sandbox",
-        choices=("auto", "bwrap", "none"),
-        default="auto",
-        help="the kernel sandbox of the student's process, as in `seqlab grade` (the notice of "
-        "a missing one reaches the notebook cell as a problem line)",
-    )
+    # the notice of a missing sandbox reaches the notebook cell as a problem line
+    add_sandbox_option(parser)
     args = parser.parse_args(argv)
     # The protocol owns the real stdout; anything else printed goes to stderr (discarded by the kernel).
     protocol = os.fdopen(os.dup(1), "w", encoding="utf-8")

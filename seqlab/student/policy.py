@@ -86,40 +86,48 @@ BLOCKED_PREFIXES = ("os.exec", "os.spawn", "os.posix_spawn")
 # an AF_UNIX socketpair to wake itself, and nothing reaches the network through one.
 LOCAL_SOCKET_FAMILIES = frozenset({1})  # AF_UNIX
 
-# Events that carry paths: event -> indices of its path arguments. Each path is checked against
-# the protected roots (reading or writing) and, where a writable root is set, for writing.
+# Events that carry paths, by which of their arguments are paths (CPython's audit events table).
+# Each path is checked against the protected roots (reading or writing) and, where a writable
+# root is set, for writing.
+_PATH_FIRST = (
+    "open",
+    "os.listdir",
+    "os.scandir",
+    "os.remove",
+    "os.rmdir",
+    "os.mkdir",
+    "os.truncate",
+    "os.chmod",
+    "os.chown",
+    "os.utime",
+    "os.chflags",
+    "os.lchflags",
+    "os.setxattr",
+    "os.getxattr",
+    "os.listxattr",
+    "os.removexattr",
+    "shutil.rmtree",
+    "sqlite3.connect",
+    "glob.glob",
+    "glob.glob/2",
+    "zipfile.ZipFile",
+)
+_PATHS_FROM_AND_TO = (
+    "os.rename",
+    "os.link",
+    "os.symlink",
+    "shutil.copyfile",
+    "shutil.copymode",
+    "shutil.copystat",
+    "shutil.copytree",
+    "shutil.move",
+    "shutil.unpack_archive",
+)
+# event -> indices of its path arguments
 PATH_EVENTS = {
-    "open": (0,),
-    "os.listdir": (0,),
-    "os.scandir": (0,),
-    "os.remove": (0,),
-    "os.rmdir": (0,),
-    "os.mkdir": (0,),
-    "os.rename": (0, 1),
-    "os.link": (0, 1),
-    "os.symlink": (0, 1),
-    "os.truncate": (0,),
-    "os.chmod": (0,),
-    "os.chown": (0,),
-    "os.utime": (0,),
-    "os.chflags": (0,),
-    "os.lchflags": (0,),
-    "os.setxattr": (0,),
-    "os.getxattr": (0,),
-    "os.listxattr": (0,),
-    "os.removexattr": (0,),
-    "shutil.copyfile": (0, 1),
-    "shutil.copymode": (0, 1),
-    "shutil.copystat": (0, 1),
-    "shutil.copytree": (0, 1),
-    "shutil.rmtree": (0,),
-    "shutil.move": (0, 1),
-    "shutil.make_archive": (2,),
-    "shutil.unpack_archive": (0, 1),
-    "sqlite3.connect": (0,),
-    "glob.glob": (0,),
-    "glob.glob/2": (0,),
-    "zipfile.ZipFile": (0,),
+    **dict.fromkeys(_PATH_FIRST, (0,)),
+    **dict.fromkeys(_PATHS_FROM_AND_TO, (0, 1)),
+    "shutil.make_archive": (2,),  # (base_name, format, root_dir, ...): the folder archived
 }
 # Events that change the file system: refused outside the writable root when one is set.
 WRITING_EVENTS = frozenset(

@@ -52,5 +52,10 @@ def floats(x) -> list[float]:
     return [float(v) for v in torch.as_tensor(x).reshape(-1).tolist()]
 
 
+def mha_param_shapes(E: int) -> dict[str, tuple[int, ...]]:
+    """The params dict of ``attention.multi_head_attention`` for model width E, as shapes."""
+    return {k: (E, E) for k in ("W_q", "W_k", "W_v", "W_o")} | {k: (E,) for k in ("b_q", "b_k", "b_v", "b_o")}
+
+
 def shape_numel(shapes: dict[str, tuple[int, ...]]) -> int:
     return sum(math.prod(s) for s in shapes.values())

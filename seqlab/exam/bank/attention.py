@@ -11,9 +11,10 @@ from __future__ import annotations
 import sympy
 import torch
 
-from ..model import EXACT, FOUR_DIGITS, NUMERIC, SYMBOLIC, Mistake, question
+from ..model import EXACT, FOUR_DIGITS
 from ..safeexpr import Sym
-from ._util import decs, floats, mat, ref, shape_numel, t
+from ._util import decs, floats, mat, mha_param_shapes, ref, shape_numel, t
+from .declare import cites, equivalents, exercises, forms, formula, mistake, numeric
 
 
 def _sdpa(q, k, v=None, mask=None):
@@ -35,18 +36,12 @@ def _unscaled(p):
     return floats(torch.softmax(scores, dim=0))
 
 
-@question(
-    "attn.sdpa_weights",
-    kind=NUMERIC,
-    title="Scaled dot-product attention weights",
-    sections=("W8 §8.2", "L5 §15", "L7-8 (Lecture 8) §二.2", "W8 §8.1", "W8 §19"),
-    sample=_sample_weights,
-    tolerance=FOUR_DIGITS,
-    exercises=("attention.scaled_dot_product_attention",),
-    mistakes=lambda p: {"no_scaling": Mistake(_unscaled(p), "the scores must be divided by sqrt(d) = sqrt(2)")},
-    answer_hint="three numbers, the weights of keys 1, 2, 3",
-)
+@numeric("attn.sdpa_weights", _sample_weights, FOUR_DIGITS, hint="three numbers, the weights of keys 1, 2, 3")
+@cites("W8 §8.2", "L5 §15", "L7-8 (Lecture 8) §二.2", "W8 §8.1", "W8 §19")
+@exercises("attention.scaled_dot_product_attention")
+@mistake("no_scaling", "the scores must be divided by sqrt(d) = sqrt(2)", _unscaled)
 def sdpa_weights(p):
+    """Scaled dot-product attention weights."""
     _, w = _sdpa([p["q"]], p["K"])
     return floats(w)
 
@@ -60,22 +55,16 @@ def _sample_output(rng):
     }
 
 
-@question(
-    "attn.sdpa_output",
-    kind=NUMERIC,
-    title="Attention output for one of several queries",
-    sections=("W8 §9", "W8 §8.3", "L7-8 (Lecture 8) §二.1", "L7-8 (Lecture 8) §二.2", "L7-8 (Lecture 8) §二"),
-    sample=_sample_output,
-    tolerance=FOUR_DIGITS,
-    exercises=("attention.scaled_dot_product_attention",),
-    mistakes=lambda p: {
-        "keys_as_values": Mistake(
-            floats(_sdpa(p["Q"], p["K"])[0][p["row"] - 1]), "the output is a weighted sum of the values V, not the keys"
-        )
-    },
-    answer_hint="two numbers, the output row",
+@numeric("attn.sdpa_output", _sample_output, FOUR_DIGITS, hint="two numbers, the output row")
+@cites("W8 §9", "W8 §8.3", "L7-8 (Lecture 8) §二.1", "L7-8 (Lecture 8) §二.2", "L7-8 (Lecture 8) §二")
+@exercises("attention.scaled_dot_product_attention")
+@mistake(
+    "keys_as_values",
+    "the output is a weighted sum of the values V, not the keys",
+    lambda p: floats(_sdpa(p["Q"], p["K"])[0][p["row"] - 1]),
 )
 def sdpa_output(p):
+    """Attention output for one of several queries."""
     out, _ = _sdpa(p["Q"], p["K"], p["V"])
     return floats(out[p["row"] - 1])
 
@@ -89,23 +78,13 @@ def _sample_causal(rng):
     return {"X": mat(rng, 3, 2, -2, 2), "row": 2}
 
 
-@question(
-    "attn.causal_weights",
-    kind=NUMERIC,
-    title="Masked self-attention weights",
-    sections=("W8 §12", "L7-8 (Lecture 8) §三", "W8 §10.1", "W8 §16.2"),
-    sample=_sample_causal,
-    tolerance=FOUR_DIGITS,
-    exercises=("attention.causal_mask", "attention.scaled_dot_product_attention"),
-    mistakes=lambda p: {
-        "no_mask": Mistake(
-            floats(_sdpa(p["X"], p["X"])[1][p["row"] - 1]), "without the mask the query sees future positions"
-        )
-    },
-    answer_hint="three numbers, the weights on positions 1, 2, 3",
-)
-def causal_weights(p):
-    mask = ref("attention").causal_mask(3)
+@numeric("attn.causal_weights", _sample_causal, FOUR_DIGITS, hint="three numbers, the weights on positions 1, 2, 3")
+@cites("W8 §12", "L7-8 (Lecture 8) §三", "W8 §10.1", "W8 §16.2")
+@exercises("attention.causal_mask", "attention.scaled_dot_product_attention")
+@mistake("no_mask", "without the mask the query sees future positions", masked=False)
+def causal_weights(p, masked=True):
+    """Masked self-attention weights."""
+    mask = ref("attention").causal_mask(3) if masked else None
     _, w = _sdpa(p["X"], p["X"], p["X"], mask)
     return floats(w[p["row"] - 1])
 
@@ -123,27 +102,21 @@ def _sample_additive(rng):
     }
 
 
-@question(
-    "attn.additive",
-    kind=NUMERIC,
-    title="Bahdanau (additive) attention",
-    sections=(
-        "L7-8 (Lecture 8) §一.1",
-        "L7-8 (Lecture 8) §一",
-        "L5 §13",
-        "L5 §13.2",
-        "L5 §13.3",
-        "W8 §6.1",
-        "W8 §6.2",
-        "W8 §7",
-        "W8 §6",
-    ),
-    sample=_sample_additive,
-    tolerance=FOUR_DIGITS,
-    exercises=("attention.additive_attention",),
-    answer_hint="four numbers: the three weights, then the context",
+@numeric("attn.additive", _sample_additive, FOUR_DIGITS, hint="four numbers: the three weights, then the context")
+@cites(
+    "L7-8 (Lecture 8) §一.1",
+    "L7-8 (Lecture 8) §一",
+    "L5 §13",
+    "L5 §13.2",
+    "L5 §13.3",
+    "W8 §6.1",
+    "W8 §6.2",
+    "W8 §7",
+    "W8 §6",
 )
+@exercises("attention.additive_attention")
 def additive(p):
+    """Bahdanau (additive) attention."""
     context, weights = ref("attention").additive_attention(
         t([p["s"]]), t([[[x] for x in p["h"]]]), t([[w] for w in p["W_q"]]), t([[w] for w in p["W_k"]]), t(p["v"])
     )
@@ -163,25 +136,15 @@ def _sample_memory(rng):
     }
 
 
-def _memory(p, heads=True):
+@numeric("attn.memory", _sample_memory, FOUR_DIGITS, hint="one number, in MiB (2^20 bytes)")
+@cites("W8 §14", "L5 §17", "L7-8 (Lecture 8) §五", "W8 §18", "L5 §14")
+@exercises("attention.multi_head_attention")
+@mistake("one_head", "every head has its own N x M weights", heads=False)
+def memory(p, heads=True):
+    """Memory of the attention matrix."""
     shape = {"weights": (p["B"], p["heads"] if heads else 1, p["N"], p["M"])}  # multi_head_attention's weights
     size = 4 if p["dtype"] == "float32" else 2
     return shape_numel(shape) * size / 2**20
-
-
-@question(
-    "attn.memory",
-    kind=NUMERIC,
-    title="Memory of the attention matrix",
-    sections=("W8 §14", "L5 §17", "L7-8 (Lecture 8) §五", "W8 §18", "L5 §14"),
-    sample=_sample_memory,
-    tolerance=FOUR_DIGITS,
-    exercises=("attention.multi_head_attention",),
-    mistakes=lambda p: {"one_head": Mistake(_memory(p, heads=False), "every head has its own N x M weights")},
-    answer_hint="one number, in MiB (2^20 bytes)",
-)
-def memory(p):
-    return _memory(p)
 
 
 def _mem_symbols(p):
@@ -189,57 +152,34 @@ def _mem_symbols(p):
     return tuple(Sym(n, 1, 64, integer=True) for n in names)
 
 
-def _mem_formula(p, heads=True):
+@formula("attn.memory_formula", lambda rng, form: {"self": form == "self"}, _mem_symbols)
+@cites("W8 §14", "L5 §17", "L5 §18", "L7-8 (Lecture 8) §五")
+@exercises("attention.multi_head_attention")
+@forms("self", "cross")
+@equivalents(lambda p: ["h*B*N^2", "(N*h)*(B*N)"] if p["self"] else ["h*B*M*N", "(N*h)*(B*M)"])
+@mistake("one_head", "every head has its own attention matrix", heads=False)
+def memory_formula(p, heads=True):
+    """Attention memory as a formula."""
     s = {x.name: x.sympy() for x in _mem_symbols(p)}
     return s["B"] * (s["h"] if heads else 1) * s["N"] * (s["N"] if p["self"] else s["M"])
 
 
-@question(
-    "attn.memory_formula",
-    kind=SYMBOLIC,
-    title="Attention memory as a formula",
-    sections=("W8 §14", "L5 §17", "L5 §18", "L7-8 (Lecture 8) §五"),
-    sample=lambda rng, form: {"self": form == "self"},
-    forms=("self", "cross"),
-    symbols=_mem_symbols,
-    exercises=("attention.multi_head_attention",),
-    mistakes=lambda p: {"one_head": Mistake(_mem_formula(p, heads=False), "every head has its own attention matrix")},
-    equivalents=lambda p: ["h*B*N^2", "(N*h)*(B*N)"] if p["self"] else ["h*B*M*N", "(N*h)*(B*M)"],
-)
-def memory_formula(p):
-    return _mem_formula(p)
-
-
 # --------------------------------------------------------------------------- multi-head
-
-
-def _mha_shapes(E):
-    return {k: (E, E) for k in ("W_q", "W_k", "W_v", "W_o")} | {k: (E,) for k in ("b_q", "b_k", "b_v", "b_o")}
 
 
 def _sample_mha_params(rng):
     return {"E": rng.choice((64, 128, 256, 512, 768)), "heads": rng.choice((4, 8, 16))}
 
 
-@question(
-    "attn.mha_params",
-    kind=NUMERIC,
-    title="Parameters of multi-head attention",
-    sections=("W8 §13.1", "L5 §16", "W8 §13"),
-    sample=_sample_mha_params,
-    tolerance=EXACT,
-    exercises=("attention.multi_head_attention",),
-    mistakes=lambda p: {
-        "per_head": Mistake(
-            float(p["heads"] * shape_numel(_mha_shapes(p["E"]))),
-            "the heads split E into blocks of E/h: the projections are E x E in total",
-        ),
-        "no_output": Mistake(float(3 * p["E"] ** 2 + 3 * p["E"]), "the output projection W_o, b_o counts too"),
-    },
-    answer_hint="an integer",
-)
-def mha_params(p):
-    return float(shape_numel(_mha_shapes(p["E"])))
+@numeric("attn.mha_params", _sample_mha_params, EXACT, hint="an integer")
+@cites("W8 §13.1", "L5 §16", "W8 §13")
+@exercises("attention.multi_head_attention")
+@mistake("per_head", "the heads split E into blocks of E/h: the projections are E x E in total", per_head=True)
+@mistake("no_output", "the output projection W_o, b_o counts too", output=False)
+def mha_params(p, per_head=False, output=True):
+    """Parameters of multi-head attention."""
+    shapes = {name: shape for name, shape in mha_param_shapes(p["E"]).items() if output or not name.endswith("_o")}
+    return float((p["heads"] if per_head else 1) * shape_numel(shapes))
 
 
 MHA_CASES = ("weights", "head_dim", "output")
@@ -257,20 +197,14 @@ def _sample_mha_shapes(rng, form):
     }
 
 
-@question(
-    "attn.mha_shapes",
-    kind=NUMERIC,
-    title="Shapes inside multi-head cross-attention",
-    sections=("W8 §13.1", "L5 §16", "W8 §16.2", "L7-8 (Lecture 8) §三", "W8 §13"),
-    sample=_sample_mha_shapes,
-    forms=MHA_CASES,
-    tolerance=EXACT,
-    exercises=("attention.multi_head_attention",),
-    answer_hint="the shape as integers",
-)
+@numeric("attn.mha_shapes", _sample_mha_shapes, EXACT, hint="the shape as integers")
+@cites("W8 §13.1", "L5 §16", "W8 §16.2", "L7-8 (Lecture 8) §三", "W8 §13")
+@exercises("attention.multi_head_attention")
+@forms(*MHA_CASES)
 def mha_shapes(p):
+    """Shapes inside multi-head cross-attention."""
     B, L, S, E, h = p["B"], p["L"], p["S"], p["E"], p["heads"]
-    params = {k: torch.zeros(s, dtype=torch.float64) for k, s in _mha_shapes(E).items()}
+    params = {k: torch.zeros(s, dtype=torch.float64) for k, s in mha_param_shapes(E).items()}
     out, weights = ref("attention").multi_head_attention(
         torch.zeros(B, L, E, dtype=torch.float64),
         torch.zeros(B, S, E, dtype=torch.float64),
@@ -292,7 +226,20 @@ def _var_symbols(p):
     return (Sym("d", 1, 64, integer=True),) + ((Sym("sigma", 0.2, 3.0),) if p["case"] == "sigma" else ())
 
 
-def _var(p, form="right"):
+@formula("attn.var_qk", lambda rng, form: {"case": form}, _var_symbols)
+@cites("W8 §8.2", "L5 §15", "L7-8 (Lecture 8) §二.2", "W8 §19", "L5 §20")
+@exercises("attention.scaled_dot_product_attention")
+@forms("unit", "sigma", "scaled")
+@equivalents(
+    lambda p: {
+        "unit": ["d**1", "sqrt(d)**2", "d^2/d"],
+        "sigma": ["d*sigma^2*sigma^2", "(sqrt(d)*sigma^2)^2"],
+        "scaled": ["d/d", "sqrt(d)^2/d"],
+    }[p["case"]]
+)
+@mistake("std", "that is the standard deviation; the question asks for the variance", form="sqrt")
+def var_qk(p, form="right"):
+    """Why divide by sqrt(d)."""
     s = {x.name: x.sympy() for x in _var_symbols(p)}
     d = s["d"]
     if p["case"] == "unit":
@@ -302,58 +249,8 @@ def _var(p, form="right"):
     return {"right": sympy.Integer(1), "sqrt": 1 / sympy.sqrt(d)}[form]
 
 
-@question(
-    "attn.var_qk",
-    kind=SYMBOLIC,
-    title="Why divide by sqrt(d)",
-    sections=("W8 §8.2", "L5 §15", "L7-8 (Lecture 8) §二.2", "W8 §19", "L5 §20"),
-    sample=lambda rng, form: {"case": form},
-    forms=("unit", "sigma", "scaled"),
-    symbols=_var_symbols,
-    exercises=("attention.scaled_dot_product_attention",),
-    mistakes=lambda p: {
-        "std": Mistake(_var(p, "sqrt"), "that is the standard deviation; the question asks for the variance")
-    },
-    equivalents=lambda p: {
-        "unit": ["d**1", "sqrt(d)**2", "d^2/d"],
-        "sigma": ["d*sigma^2*sigma^2", "(sqrt(d)*sigma^2)^2"],
-        "scaled": ["d/d", "sqrt(d)^2/d"],
-    }[p["case"]],
-)
-def var_qk(p):
-    return _var(p)
-
-
 # --------------------------------------------------------------------------- issue 12: exam focus
 # The Q/K/V projections of self-attention (W8 §9, §10.1): Q, K and V all come from the same input.
-
-
-def _qkv_output(p, project=(True, True, True), scale=True, swap_qk=False):
-    """Output of token 1 of two-token self-attention; the keywords switch on the named mistakes."""
-    x = t(p["X"])  # (2 tokens, 2 features), one token per row
-    w_q, w_k = (p["W_K"], p["W_Q"]) if swap_qk else (p["W_Q"], p["W_K"])
-    q, k, v = (x @ t(w).T if use else x for w, use in zip((w_q, w_k, p["W_V"]), project))
-    if scale:
-        out, _ = ref("attention").scaled_dot_product_attention(q, k, v)
-    else:  # the unscaled form, written out: the reference always divides by sqrt(d)
-        out = torch.softmax(q @ k.T, dim=-1) @ v
-    return floats(out[0])
-
-
-def _qkv_mistakes(p):
-    return {
-        "no_projection": Mistake(
-            _qkv_output(p, project=(False, False, False)),
-            "queries, keys and values are projections of the input: q_i = W_Q x_i, k_j = W_K x_j, v_j = W_V x_j",
-        ),
-        "values_not_projected": Mistake(
-            _qkv_output(p, project=(True, True, False)), "the weights mix the values v_j = W_V x_j, not the inputs x_j"
-        ),
-        "no_scaling": Mistake(_qkv_output(p, scale=False), "the scores are divided by sqrt(d_k) = sqrt(2)"),
-        "swapped_qk": Mistake(
-            _qkv_output(p, swap_qk=True), "the query comes from W_Q and the keys from W_K (q_1 . k_j, not k_1 . q_j)"
-        ),
-    }
 
 
 # Validity (general rule): each of the four mistakes (no projection, unprojected values, no
@@ -364,16 +261,34 @@ def _sample_qkv(rng):
     return {"X": mat(rng, 2, 2, -2, 2), "W_Q": mat(rng, 2, 2), "W_K": mat(rng, 2, 2), "W_V": mat(rng, 2, 2)}
 
 
-@question(
-    "attn.qkv_projection",
-    kind=NUMERIC,
-    title="Self-attention from the Q/K/V projections",
-    sections=("W8 §9", "W8 §10.1", "W8 §8.2", "L7-8 (Lecture 8) §二.1", "L5 §15"),
-    sample=_sample_qkv,
-    tolerance=FOUR_DIGITS,
-    mistakes=_qkv_mistakes,
-    exercises=("attention.scaled_dot_product_attention", "attention.multi_head_attention"),
-    answer_hint="the two entries of y_1",
+@numeric("attn.qkv_projection", _sample_qkv, FOUR_DIGITS, hint="the two entries of y_1")
+@cites("W8 §9", "W8 §10.1", "W8 §8.2", "L7-8 (Lecture 8) §二.1", "L5 §15")
+@exercises("attention.scaled_dot_product_attention", "attention.multi_head_attention")
+@mistake(
+    "no_projection",
+    "queries, keys and values are projections of the input: q_i = W_Q x_i, k_j = W_K x_j, v_j = W_V x_j",
+    project=(False, False, False),
 )
-def qkv_projection(p):
-    return _qkv_output(p)
+@mistake(
+    "values_not_projected",
+    "the weights mix the values v_j = W_V x_j, not the inputs x_j",
+    project=(True, True, False),
+)
+@mistake("no_scaling", "the scores are divided by sqrt(d_k) = sqrt(2)", scale=False)
+@mistake(
+    "swapped_qk",
+    "the query comes from W_Q and the keys from W_K (q_1 . k_j, not k_1 . q_j)",
+    swap_qk=True,
+)
+def qkv_projection(p, project=(True, True, True), scale=True, swap_qk=False):
+    """Self-attention from the Q/K/V projections.
+
+    Output of token 1 of two-token self-attention; the keywords switch on the named mistakes."""
+    x = t(p["X"])  # (2 tokens, 2 features), one token per row
+    w_q, w_k = (p["W_K"], p["W_Q"]) if swap_qk else (p["W_Q"], p["W_K"])
+    q, k, v = (x @ t(w).T if use else x for w, use in zip((w_q, w_k, p["W_V"]), project))
+    if scale:
+        out, _ = ref("attention").scaled_dot_product_attention(q, k, v)
+    else:  # the unscaled form, written out: the reference always divides by sqrt(d)
+        out = torch.softmax(q @ k.T, dim=-1) @ v
+    return floats(out[0])

@@ -14,9 +14,10 @@ import math
 import sympy
 import torch
 
-from ..model import EXACT, FOUR_DIGITS, NUMERIC, SYMBOLIC, Mistake, question
+from ..model import EXACT, FOUR_DIGITS
 from ..safeexpr import Sym
 from ._util import dec, decs, floats, ref, shape_numel, t
+from .declare import cites, equivalents, exercises, forms, formula, mistake, numeric
 
 GATES = {"lstm": 4, "gru": 3}
 
@@ -61,25 +62,17 @@ def _lstm_count_same_input(p):
     return float(p["layers"] * one_layer)
 
 
-@question(
-    "lstm.param_count",
-    kind=NUMERIC,
-    title="Parameters of a two-layer LSTM",
-    sections=("L5 §7.1", "L5 §9", "L5 §10", "L5 §11", "L7-8 (Lecture 7) §五.1"),
-    sample=_sample_lstm_count,
-    tolerance=EXACT,
-    exercises=("lstm_gru.lstm_forward", "rnn.birnn_forward"),
-    forms=("unidirectional", "bidirectional"),
-    mistakes=lambda p: {
-        "one_bias": Mistake(_lstm_count(p, biases=1), "PyTorch keeps two bias vectors, b_ih and b_hh"),
-        "as_gru": Mistake(_lstm_count(p, "gru"), "an LSTM has four gate blocks (i, f, g, o), not three"),
-        "same_input": Mistake(
-            _lstm_count_same_input(p), "the second layer reads the first layer's outputs, not the D input features"
-        ),
-    },
-    answer_hint="an integer",
+@numeric("lstm.param_count", _sample_lstm_count, EXACT, hint="an integer")
+@cites("L5 §7.1", "L5 §9", "L5 §10", "L5 §11", "L7-8 (Lecture 7) §五.1")
+@exercises("lstm_gru.lstm_forward", "rnn.birnn_forward")
+@forms("unidirectional", "bidirectional")
+@mistake("one_bias", "PyTorch keeps two bias vectors, b_ih and b_hh", lambda p: _lstm_count(p, biases=1))
+@mistake("as_gru", "an LSTM has four gate blocks (i, f, g, o), not three", lambda p: _lstm_count(p, "gru"))
+@mistake(
+    "same_input", "the second layer reads the first layer's outputs, not the D input features", _lstm_count_same_input
 )
 def lstm_param_count(p):
+    """Parameters of a two-layer LSTM."""
     return _lstm_count(p)
 
 
@@ -92,21 +85,13 @@ def _sample_gru_count(rng):
     }
 
 
-@question(
-    "gru.param_count",
-    kind=NUMERIC,
-    title="Parameters of a GRU",
-    sections=("L5 §8", "L5 §9"),
-    sample=_sample_gru_count,
-    tolerance=EXACT,
-    exercises=("lstm_gru.gru_forward",),
-    mistakes=lambda p: {
-        "one_bias": Mistake(_lstm_count(p, "gru", biases=1), "PyTorch keeps two bias vectors, b_ih and b_hh"),
-        "as_lstm": Mistake(_lstm_count(p, "lstm"), "a GRU has three gate blocks (r, z, n)"),
-    },
-    answer_hint="an integer",
-)
+@numeric("gru.param_count", _sample_gru_count, EXACT, hint="an integer")
+@cites("L5 §8", "L5 §9")
+@exercises("lstm_gru.gru_forward")
+@mistake("one_bias", "PyTorch keeps two bias vectors, b_ih and b_hh", lambda p: _lstm_count(p, "gru", biases=1))
+@mistake("as_lstm", "a GRU has three gate blocks (r, z, n)", lambda p: _lstm_count(p, "lstm"))
 def gru_param_count(p):
+    """Parameters of a GRU."""
     return _lstm_count(p, "gru")
 
 
@@ -114,28 +99,19 @@ def _formula_symbols(p):
     return (Sym("D", 1, 64, integer=True), Sym("H", 1, 64, integer=True))
 
 
-def _formula(p, biases=2):
+# Forms: LSTM or GRU (equal difficulty, but the exam still gives everyone the same cell).
+@formula("lstm.param_count_formula", lambda rng, form: {"cell": form}, _formula_symbols)
+@cites("L5 §9", "L5 §7.1", "L5 §8")
+@exercises("lstm_gru.lstm_cell", "lstm_gru.gru_cell")
+@forms("lstm", "gru")
+@equivalents(
+    lambda p: ([f"{GATES[p['cell']]}*H*(D + H + 2)", f"{GATES[p['cell']]}*(H*D + H^2) + {2 * GATES[p['cell']]}*H"])
+)
+@mistake("one_bias", "PyTorch keeps two bias vectors, b_ih and b_hh", biases=1)
+def lstm_param_count_formula(p, biases=2):
+    """LSTM or GRU size as a formula."""
     D, H = (s.sympy() for s in _formula_symbols(p))
     return sympy.expand(sum(math.prod(s) for s in _recurrent_shapes(p["cell"], D, H, biases=biases).values()))
-
-
-# Forms: LSTM or GRU (equal difficulty, but the exam still gives everyone the same cell).
-@question(
-    "lstm.param_count_formula",
-    kind=SYMBOLIC,
-    title="LSTM or GRU size as a formula",
-    sections=("L5 §9", "L5 §7.1", "L5 §8"),
-    sample=lambda rng, form: {"cell": form},
-    forms=("lstm", "gru"),
-    symbols=_formula_symbols,
-    exercises=("lstm_gru.lstm_cell", "lstm_gru.gru_cell"),
-    mistakes=lambda p: {"one_bias": Mistake(_formula(p, biases=1), "PyTorch keeps two bias vectors, b_ih and b_hh")},
-    equivalents=lambda p: (
-        [f"{GATES[p['cell']]}*H*(D + H + 2)", f"{GATES[p['cell']]}*(H*D + H^2) + {2 * GATES[p['cell']]}*H"]
-    ),
-)
-def lstm_param_count_formula(p):
-    return _formula(p)
 
 
 # --------------------------------------------------------------------------- LSTM cell by hand
@@ -152,7 +128,17 @@ def _sample_lstm_cell(rng):
     }
 
 
-def _lstm_cell(p):
+def _lstm_no_output_gate(p):
+    c, _ = lstm_cell_update(p)
+    return [c, math.tanh(c)]
+
+
+@numeric("lstm.cell_update", _sample_lstm_cell, FOUR_DIGITS, hint="two numbers, C_t then h_t")
+@cites("L5 §7.1", "L5 §7.2", "L5 §7.3", "L5 §7.4", "L5 §7.5", "L7-8 (Lecture 7) §五.1")
+@exercises("lstm_gru.lstm_cell")
+@mistake("no_output_gate", "h_t = o_t * tanh(C_t): the output gate is missing", _lstm_no_output_gate)
+def lstm_cell_update(p):
+    """One LSTM step by hand."""
     zeros = torch.zeros(4, dtype=torch.float64)
     h, c = ref("lstm_gru").lstm_cell(
         t([[p["x"]]]),
@@ -166,28 +152,6 @@ def _lstm_cell(p):
     return [floats(c)[0], floats(h)[0]]
 
 
-def _lstm_no_output_gate(p):
-    c, _ = _lstm_cell(p)
-    return [c, math.tanh(c)]
-
-
-@question(
-    "lstm.cell_update",
-    kind=NUMERIC,
-    title="One LSTM step by hand",
-    sections=("L5 §7.1", "L5 §7.2", "L5 §7.3", "L5 §7.4", "L5 §7.5", "L7-8 (Lecture 7) §五.1"),
-    sample=_sample_lstm_cell,
-    tolerance=FOUR_DIGITS,
-    exercises=("lstm_gru.lstm_cell",),
-    mistakes=lambda p: {
-        "no_output_gate": Mistake(_lstm_no_output_gate(p), "h_t = o_t * tanh(C_t): the output gate is missing")
-    },
-    answer_hint="two numbers, C_t then h_t",
-)
-def lstm_cell_update(p):
-    return _lstm_cell(p)
-
-
 def _sample_gates(rng):
     return {
         "f": decs(rng, 2, 0.05, 0.95, 2),
@@ -198,25 +162,15 @@ def _sample_gates(rng):
     }
 
 
-def _gates(p, tanh=True):
+@numeric("lstm.gates_given", _sample_gates, FOUR_DIGITS, hint="four numbers: C_t (2 entries), then h_t (2 entries)")
+@cites("L5 §7.4", "L5 §7.5", "L5 §7.2", "L5 §7.3", "L7-8 (Lecture 7) §五.1")
+@exercises("lstm_gru.lstm_cell")
+@mistake("no_tanh", "h_t = o_t * tanh(C_t): tanh is missing", tanh=False)
+def lstm_gates_given(p, tanh=True):
+    """LSTM cell and hidden state from the gates."""
     c = t(p["f"]) * t(p["c_prev"]) + t(p["i"]) * t(p["g"])  # the additive cell path
     h = t(p["o"]) * (torch.tanh(c) if tanh else c)
     return floats(c) + floats(h)
-
-
-@question(
-    "lstm.gates_given",
-    kind=NUMERIC,
-    title="LSTM cell and hidden state from the gates",
-    sections=("L5 §7.4", "L5 §7.5", "L5 §7.2", "L5 §7.3", "L7-8 (Lecture 7) §五.1"),
-    sample=_sample_gates,
-    tolerance=FOUR_DIGITS,
-    exercises=("lstm_gru.lstm_cell",),
-    mistakes=lambda p: {"no_tanh": Mistake(_gates(p, tanh=False), "h_t = o_t * tanh(C_t): tanh is missing")},
-    answer_hint="four numbers: C_t (2 entries), then h_t (2 entries)",
-)
-def lstm_gates_given(p):
-    return _gates(p)
 
 
 # --------------------------------------------------------------------------- GRU by hand
@@ -233,7 +187,17 @@ def _sample_gru(rng):
     }
 
 
-def _gru(p, form="pytorch"):
+@numeric("gru.update", _sample_gru, FOUR_DIGITS, hint="one number, h_t")
+@cites("L5 §8", "L5 §8.1", "L5 §8.2")
+@exercises("lstm_gru.gru_cell")
+@mistake(
+    "notes_form",
+    "this is the notes' form (r before the matrix product); the question uses PyTorch's r * (W_hn h + b_hn)",
+    form="notes",
+)
+@mistake("swapped_z", "z keeps the old state: h = (1 - z) * n + z * h_prev", form="swapped")
+def gru_update(p, form="pytorch"):
+    """One GRU step by hand."""
     if form == "pytorch":
         h = ref("lstm_gru").gru_cell(
             t([[p["x"]]]),
@@ -256,27 +220,6 @@ def _gru(p, form="pytorch"):
     return z * n + (1 - z) * h  # "swapped": the roles of z and 1 - z exchanged
 
 
-@question(
-    "gru.update",
-    kind=NUMERIC,
-    title="One GRU step by hand",
-    sections=("L5 §8", "L5 §8.1", "L5 §8.2"),
-    sample=_sample_gru,
-    tolerance=FOUR_DIGITS,
-    exercises=("lstm_gru.gru_cell",),
-    mistakes=lambda p: {
-        "notes_form": Mistake(
-            _gru(p, "notes"),
-            "this is the notes' form (r before the matrix product); the question uses PyTorch's r * (W_hn h + b_hn)",
-        ),
-        "swapped_z": Mistake(_gru(p, "swapped"), "z keeps the old state: h = (1 - z) * n + z * h_prev"),
-    },
-    answer_hint="one number, h_t",
-)
-def gru_update(p):
-    return _gru(p)
-
-
 # --------------------------------------------------------------------------- the cell-state path
 
 
@@ -284,22 +227,17 @@ def _path_symbols(p):
     return tuple(Sym(f"f{i}", 0.05, 0.99) for i in range(1, p["k"] + 1))
 
 
-@question(
-    "lstm.cell_path",
-    kind=SYMBOLIC,
-    title="The LSTM cell-state gradient path",
-    sections=("L7-8 (Lecture 7) §五.2", "L7-8 (Lecture 7) §六", "L5 §7.4", "L5 §7.2"),
-    sample=lambda rng, form: {"k": int(form)},
-    forms=("2", "3", "4"),
-    symbols=_path_symbols,
-    exercises=("lstm_gru.lstm_cell",),
-    mistakes=lambda p: {
-        "sum": Mistake(sum(s.sympy() for s in _path_symbols(p)), "the factors multiply along the path")
-    },
-    equivalents=lambda p: [
+@formula("lstm.cell_path", lambda rng, form: {"k": int(form)}, _path_symbols)
+@cites("L7-8 (Lecture 7) §五.2", "L7-8 (Lecture 7) §六", "L5 §7.4", "L5 §7.2")
+@exercises("lstm_gru.lstm_cell")
+@forms("2", "3", "4")
+@equivalents(
+    lambda p: [
         "*".join(f"f{i}" for i in reversed(range(1, p["k"] + 1))),
         "exp(" + " + ".join(f"log(f{i})" for i in range(1, p["k"] + 1)) + ")",
-    ],
+    ]
 )
+@mistake("sum", "the factors multiply along the path", lambda p: sum(s.sympy() for s in _path_symbols(p)))
 def lstm_cell_path(p):
+    """The LSTM cell-state gradient path."""
     return sympy.Mul(*[s.sympy() for s in _path_symbols(p)])

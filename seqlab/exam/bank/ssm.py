@@ -10,31 +10,26 @@ from __future__ import annotations
 
 import sympy
 
-from ..model import EXACT, FOUR_DIGITS, NUMERIC, SYMBOLIC, Mistake, question
+from ..model import EXACT, FOUR_DIGITS
 from ..safeexpr import Sym
 from ._util import dec, decs, floats, ref, t
+from .declare import cites, equivalents, exercises, forms, formula, mistake, numeric
 
 
 def _sample_disc(rng):
     return {"delta": dec(rng, 0.1, 2.0), "A": dec(rng, -2.0, -0.1), "B": dec(rng, -1.5, 1.5, nonzero=True)}
 
 
-@question(
-    "ssm.discretize",
-    kind=NUMERIC,
-    title="Discretizing a state-space model",
-    sections=("L5 §18.1", "L5 §18.2", "L5 §18"),
-    sample=_sample_disc,
-    tolerance=FOUR_DIGITS,
-    exercises=("selective_scan.discretize",),
-    mistakes=lambda p: {
-        "euler_A": Mistake(
-            [1 + p["delta"] * p["A"], p["delta"] * p["B"]], "A_bar is exp(delta*A) (zero-order hold), not 1 + delta*A"
-        )
-    },
-    answer_hint="two numbers, A_bar then B_bar",
-)
+def _euler(p):
+    return [1 + p["delta"] * p["A"], p["delta"] * p["B"]]
+
+
+@numeric("ssm.discretize", _sample_disc, FOUR_DIGITS, hint="two numbers, A_bar then B_bar")
+@cites("L5 §18.1", "L5 §18.2", "L5 §18")
+@exercises("selective_scan.discretize")
+@mistake("euler_A", "A_bar is exp(delta*A) (zero-order hold), not 1 + delta*A", _euler)
 def discretize(p):
+    """Discretizing a state-space model."""
     A_bar, B_bar = ref("selective_scan").discretize(t([[[p["delta"]]]]), t([[p["A"]]]), t([[[p["B"]]]]))
     return floats(A_bar) + floats(B_bar)
 
@@ -50,49 +45,32 @@ def _sample_scan(rng):
     }
 
 
-def _scan(p, skip=True):
+@numeric("ssm.scan_output", _sample_scan, FOUR_DIGITS, hint="two numbers, y_1 and y_2")
+@cites("L5 §18.2", "L5 §18.1", "L7-8 (Lecture 7) §七")
+@exercises("selective_scan.selective_scan")
+@mistake("no_skip", "the skip term D*u_t is part of y_t", skip=False)
+def scan_output(p, skip=True):
+    """A selective scan by hand."""
     u, delta = t([[[x] for x in p["u"]]]), t([[[x] for x in p["delta"]]])
     B, C = t([[[x] for x in p["B"]]]), t([[[x] for x in p["C"]]])
     D = t([p["D"]]) if skip else None
     return floats(ref("selective_scan").selective_scan(u, delta, t([[p["A"]]]), B, C, D))
 
 
-@question(
-    "ssm.scan_output",
-    kind=NUMERIC,
-    title="A selective scan by hand",
-    sections=("L5 §18.2", "L5 §18.1", "L7-8 (Lecture 7) §七"),
-    sample=_sample_scan,
-    tolerance=FOUR_DIGITS,
-    exercises=("selective_scan.selective_scan",),
-    mistakes=lambda p: {"no_skip": Mistake(_scan(p, skip=False), "the skip term D*u_t is part of y_t")},
-    answer_hint="two numbers, y_1 and y_2",
-)
-def scan_output(p):
-    return _scan(p)
-
-
 def _sample_linear(rng):
     return {"a": decs(rng, 3, -1.5, 1.5, nonzero=True), "b": decs(rng, 3, -2, 2), "h0": dec(rng, -2, 2, nonzero=True)}
 
 
-@question(
-    "ssm.linear_recurrence",
-    kind=NUMERIC,
-    title="A few steps of a linear recurrence",
-    sections=("L5 §18.3", "L5 §5.1", "L5 §18.1"),
-    sample=_sample_linear,
-    tolerance=FOUR_DIGITS,
-    exercises=("selective_scan.linear_scan",),
-    mistakes=lambda p: {
-        "no_h0": Mistake(
-            floats(ref("selective_scan").linear_scan(t([[p["a"]]]), t([[p["b"]]]))),
-            "the recurrence starts from the given h_0, not from 0",
-        )
-    },
-    answer_hint="three numbers, h_1, h_2, h_3",
-)
+def _from_zero(p):
+    return floats(ref("selective_scan").linear_scan(t([[p["a"]]]), t([[p["b"]]])))
+
+
+@numeric("ssm.linear_recurrence", _sample_linear, FOUR_DIGITS, hint="three numbers, h_1, h_2, h_3")
+@cites("L5 §18.3", "L5 §5.1", "L5 §18.1")
+@exercises("selective_scan.linear_scan")
+@mistake("no_h0", "the recurrence starts from the given h_0, not from 0", _from_zero)
 def linear_recurrence(p):
+    """A few steps of a linear recurrence."""
     return floats(ref("selective_scan").linear_scan(t([p["a"]]), t([p["b"]]), t([p["h0"]])))
 
 
@@ -104,17 +82,16 @@ def _scan_depth(T: int) -> int:
     return levels
 
 
-@question(
+@numeric(
     "ssm.scan_depth",
-    kind=NUMERIC,
-    title="Sequential steps of a parallel scan",
-    sections=("L5 §18.3", "L7-8 (Lecture 7) §七", "L5 §19"),
-    sample=lambda rng: {"T": rng.choice((100, 1000, 1024, 4096, 5000, 65536, 100000))},
-    tolerance=EXACT,
-    exercises=("selective_scan.linear_scan",),
-    answer_hint="two integers",
+    lambda rng: {"T": rng.choice((100, 1000, 1024, 4096, 5000, 65536, 100000))},
+    EXACT,
+    hint="two integers",
 )
+@cites("L5 §18.3", "L7-8 (Lecture 7) §七", "L5 §19")
+@exercises("selective_scan.linear_scan")
 def scan_depth(p):
+    """Sequential steps of a parallel scan."""
     return [float(p["T"]), float(_scan_depth(p["T"]))]
 
 
@@ -127,24 +104,14 @@ def _sample_kv(rng):
     }
 
 
-def _kv(p, both=True):
+@numeric("ssm.kv_cache", _sample_kv, FOUR_DIGITS, hint="one number, in MiB (2^20 bytes)")
+@cites("L7-8 (Lecture 7) §七", "L5 §18", "L5 §14", "W8 §14")
+@exercises("selective_scan.selective_scan")
+@mistake("keys_only", "the cache stores both keys and values", both=False)
+def kv_cache(p, both=True):
+    """The KV cache that Mamba avoids."""
     per_token = (2 if both else 1) * p["layers"] * p["E"] * p["bytes"]  # a key and a value per layer
     return per_token * p["T"] / 2**20
-
-
-@question(
-    "ssm.kv_cache",
-    kind=NUMERIC,
-    title="The KV cache that Mamba avoids",
-    sections=("L7-8 (Lecture 7) §七", "L5 §18", "L5 §14", "W8 §14"),
-    sample=_sample_kv,
-    tolerance=FOUR_DIGITS,
-    exercises=("selective_scan.selective_scan",),
-    mistakes=lambda p: {"keys_only": Mistake(_kv(p, both=False), "the cache stores both keys and values")},
-    answer_hint="one number, in MiB (2^20 bytes)",
-)
-def kv_cache(p):
-    return _kv(p)
 
 
 def _unroll_symbols(p):
@@ -154,7 +121,29 @@ def _unroll_symbols(p):
     return tuple(Sym(n, -2, 2) for n in names)
 
 
-def _unroll(p, drop_h0=False):
+def _unroll_equivalents(p):
+    a = [f"a{i}" for i in range(1, p["T"] + 1)]
+    if p["what"] == "state":
+        return [
+            sympy.sstr(sympy.expand(unroll(p))),
+            "h0*" + "*".join(a) + " + " + sympy.sstr(sympy.expand(unroll(p, drop_h0=True))),
+        ]
+    return ["*".join(reversed(a)), "(" + "*".join(a) + ")^2/(" + "*".join(a) + ")"]
+
+
+@formula("ssm.unroll", lambda rng, form: {"T": 3, "what": form}, _unroll_symbols)
+@cites("L5 §18.3", "L5 §18.2")
+@exercises("selective_scan.linear_scan")
+@forms("state", "gradient")
+@equivalents(_unroll_equivalents)
+@mistake(
+    "no_h0",
+    "the initial state h0 contributes a1*...*aT*h0",
+    drop_h0=True,
+    when=lambda p: p["what"] == "state",
+)
+def unroll(p, drop_h0=False):
+    """Unrolling a time-varying linear recurrence."""
     s = {x.name: x.sympy() for x in _unroll_symbols(p)}
     if p["what"] == "gradient":
         return sympy.Mul(*[s[f"a{i}"] for i in range(1, p["T"] + 1)])
@@ -162,40 +151,3 @@ def _unroll(p, drop_h0=False):
     for i in range(1, p["T"] + 1):
         h = s[f"a{i}"] * h + s[f"b{i}"]
     return h
-
-
-@question(
-    "ssm.unroll",
-    kind=SYMBOLIC,
-    title="Unrolling a time-varying linear recurrence",
-    sections=("L5 §18.3", "L5 §18.2"),
-    sample=lambda rng, form: {"T": 3, "what": form},
-    forms=("state", "gradient"),
-    symbols=_unroll_symbols,
-    exercises=("selective_scan.linear_scan",),
-    mistakes=lambda p: (
-        {"no_h0": Mistake(_unroll(p, drop_h0=True), "the initial state h0 contributes a1*...*aT*h0")}
-        if p["what"] == "state"
-        else {}
-    ),
-    equivalents=lambda p: (
-        [
-            sympy.sstr(sympy.expand(_unroll(p))),
-            "h0*"
-            + "*".join(f"a{i}" for i in range(1, p["T"] + 1))
-            + " + "
-            + sympy.sstr(sympy.expand(_unroll(p, drop_h0=True))),
-        ]
-        if p["what"] == "state"
-        else [
-            "*".join(f"a{i}" for i in reversed(range(1, p["T"] + 1))),
-            "("
-            + "*".join(f"a{i}" for i in range(1, p["T"] + 1))
-            + ")^2/("
-            + "*".join(f"a{i}" for i in range(1, p["T"] + 1))
-            + ")",
-        ]
-    ),
-)
-def unroll(p):
-    return _unroll(p)

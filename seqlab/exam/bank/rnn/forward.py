@@ -10,9 +10,10 @@ import math
 import sympy
 import torch
 
-from ...model import EXACT, FOUR_DIGITS, NUMERIC, SYMBOLIC, Mistake, question
+from ...model import EXACT, FOUR_DIGITS
 from ...safeexpr import Sym
 from .._util import decs, floats, mat, ref, shape_numel, t
+from ..declare import cites, equivalents, exercises, forms, formula, mistake, numeric
 
 
 def _rnn_shapes(D, H, C, output=True):
@@ -34,30 +35,16 @@ def _sample_count(rng):
     }
 
 
-def _count_mistakes(p):
-    full = shape_numel(_rnn_shapes(p["D"], p["H"], p["C"]))
-    no_bias = shape_numel({k: v for k, v in _rnn_shapes(p["D"], p["H"], p["C"]).items() if not k.startswith("b")})
-    return {
-        "times_T": Mistake(
-            float(full * p["T"]), "the weights are shared by all time steps: the count does not grow with T"
-        ),
-        "no_bias": Mistake(float(no_bias), "the two bias vectors b_h and b_y count too"),
-    }
-
-
-@question(
-    "rnn.param_count",
-    kind=NUMERIC,
-    title="Parameters of an Elman RNN",
-    sections=("L5 §2.1", "W8 §2.2", "L7-8 (Lecture 7) §一.2", "L7-8 (Lecture 7) §四"),
-    sample=_sample_count,
-    tolerance=EXACT,
-    mistakes=_count_mistakes,
-    exercises=("rnn.rnn_forward", "rnn.rnn_bptt"),
-    answer_hint="an integer",
-)
-def param_count(p):
-    return float(shape_numel(_rnn_shapes(p["D"], p["H"], p["C"])))
+@numeric("rnn.param_count", _sample_count, EXACT, hint="an integer")
+@cites("L5 §2.1", "W8 §2.2", "L7-8 (Lecture 7) §一.2", "L7-8 (Lecture 7) §四")
+@exercises("rnn.rnn_forward", "rnn.rnn_bptt")
+@mistake("times_T", "the weights are shared by all time steps: the count does not grow with T", shared=False)
+@mistake("no_bias", "the two bias vectors b_h and b_y count too", bias=False)
+def param_count(p, bias=True, shared=True):
+    """Parameters of an Elman RNN."""
+    shapes = {k: v for k, v in _rnn_shapes(p["D"], p["H"], p["C"]).items() if bias or not k.startswith("b")}
+    copies = 1 if shared else p["T"]  # weights not shared: a copy per time step
+    return float(shape_numel(shapes) * copies)
 
 
 def _count_sym_symbols(p):
@@ -65,25 +52,16 @@ def _count_sym_symbols(p):
 
 
 # Forms: with or without the output layer (one more term to count); one per exam.
-@question(
-    "rnn.param_count_formula",
-    kind=SYMBOLIC,
-    title="RNN parameter count as a formula",
-    sections=("L5 §2.1", "L5 §0"),
-    sample=lambda rng, form: {"output": form == "with_output"},
-    symbols=_count_sym_symbols,
-    forms=("with_output", "hidden_only"),
-    exercises=("rnn.rnn_forward",),
-    mistakes=lambda p: {"no_bias": Mistake(_count_formula(p, bias=False), "the bias vectors count too")},
-    equivalents=lambda p: (
-        ["H*(D + H + 1) + C*(H + 1)", "(D+H+1)*H + C*H + C"] if p["output"] else ["H*(D+H+1)", "H^2 + H*D + H"]
-    ),
+@formula("rnn.param_count_formula", lambda rng, form: {"output": form == "with_output"}, _count_sym_symbols)
+@cites("L5 §2.1", "L5 §0")
+@exercises("rnn.rnn_forward")
+@forms("with_output", "hidden_only")
+@equivalents(
+    lambda p: ["H*(D + H + 1) + C*(H + 1)", "(D+H+1)*H + C*H + C"] if p["output"] else ["H*(D+H+1)", "H^2 + H*D + H"]
 )
-def param_count_formula(p):
-    return _count_formula(p)
-
-
-def _count_formula(p, bias=True):
+@mistake("no_bias", "the bias vectors count too", bias=False)
+def param_count_formula(p, bias=True):
+    """RNN parameter count as a formula."""
     syms = [s.sympy() for s in _count_sym_symbols(p)] + [None]
     shapes = _rnn_shapes(syms[0], syms[1], syms[2], output=p["output"])
     return sympy.expand(sum(math.prod(s) for k, s in shapes.items() if bias or not k.startswith("b")))
@@ -106,18 +84,12 @@ def _cell_pre(p):
     return floats(t(p["x"]) @ t(p["W_xh"]).T + t(p["h_prev"]) @ t(p["W_hh"]).T + t(p["b_h"]))
 
 
-@question(
-    "rnn.cell_step",
-    kind=NUMERIC,
-    title="One step of a vanilla RNN",
-    sections=("W8 §2.2", "L5 §2.1", "L7-8 (Lecture 7) §一.2", "W8 §3"),
-    sample=_sample_cell,
-    tolerance=FOUR_DIGITS,
-    exercises=("rnn.rnn_cell",),
-    mistakes=lambda p: {"no_tanh": Mistake(_cell_pre(p), "that is the pre-activation; apply tanh")},
-    answer_hint="two numbers, the entries of h_t",
-)
+@numeric("rnn.cell_step", _sample_cell, FOUR_DIGITS, hint="two numbers, the entries of h_t")
+@cites("W8 §2.2", "L5 §2.1", "L7-8 (Lecture 7) §一.2", "W8 §3")
+@exercises("rnn.rnn_cell")
+@mistake("no_tanh", "that is the pre-activation; apply tanh", _cell_pre)
 def cell_step(p):
+    """One step of a vanilla RNN."""
     h = ref("rnn").rnn_cell(t([p["x"]]), t([p["h_prev"]]), t(p["W_xh"]), t(p["W_hh"]), t(p["b_h"]))
     return floats(h)
 
@@ -140,18 +112,12 @@ def _sample_shapes(rng, form):
     }
 
 
-@question(
-    "rnn.shapes",
-    kind=NUMERIC,
-    title="Shapes in RNN task types",
-    sections=("W8 §3.1", "W8 §3.2", "L5 §1.1", "L5 §10", "L7-8 (Lecture 7) §一.1", "W8 §3"),
-    sample=_sample_shapes,
-    tolerance=EXACT,
-    forms=SHAPE_CASES,
-    exercises=("rnn.rnn_forward", "rnn.birnn_forward"),
-    answer_hint="the shape as integers, e.g. 2, 3, 4",
-)
+@numeric("rnn.shapes", _sample_shapes, EXACT, hint="the shape as integers, e.g. 2, 3, 4")
+@cites("W8 §3.1", "W8 §3.2", "L5 §1.1", "L5 §10", "L7-8 (Lecture 7) §一.1", "W8 §3")
+@exercises("rnn.rnn_forward", "rnn.birnn_forward")
+@forms(*SHAPE_CASES)
 def shapes(p):
+    """Shapes in RNN task types."""
     R = ref("rnn")
     B, T, D, H, C = p["B"], p["T"], p["D"], p["H"], p["C"]
     x, h0 = torch.zeros(B, T, D, dtype=torch.float64), torch.zeros(B, H, dtype=torch.float64)
@@ -182,41 +148,25 @@ def _ce(p):
     return ref("rnn").softmax_cross_entropy(t([p["logits"]]), torch.tensor([p["target"]]))
 
 
-@question(
-    "rnn.ce_loss",
-    kind=NUMERIC,
-    title="Cross-entropy of one prediction",
-    sections=("L5 §2.2", "W8 §4", "L7-8 (Lecture 7) §二.1"),
-    sample=_sample_ce,
-    tolerance=FOUR_DIGITS,
-    exercises=("rnn.softmax_cross_entropy",),
-    mistakes=lambda p: {"log2": Mistake(float(_ce(p)) / math.log(2), "the loss uses the natural log, not log2")},
-    answer_hint="one number",
-)
+@numeric("rnn.ce_loss", _sample_ce, FOUR_DIGITS, hint="one number")
+@cites("L5 §2.2", "W8 §4", "L7-8 (Lecture 7) §二.1")
+@exercises("rnn.softmax_cross_entropy")
+@mistake("log2", "the loss uses the natural log, not log2", lambda p: float(_ce(p)) / math.log(2))
 def ce_loss(p):
+    """Cross-entropy of one prediction."""
     return float(_ce(p))
 
 
-def _ce_grad(p):
+@numeric("rnn.ce_grad", _sample_ce, FOUR_DIGITS, hint="three numbers, dL/do_0, dL/do_1, dL/do_2")
+@cites("L5 §3.2")
+@exercises("rnn.softmax_cross_entropy", "rnn.rnn_bptt")
+@mistake("sign", "the sign is flipped: the gradient is p - y", lambda p: [-x for x in ce_grad(p)])
+def ce_grad(p):
+    """Gradient of softmax cross-entropy."""
     logits = t([p["logits"]]).requires_grad_(True)
     loss = ref("rnn").softmax_cross_entropy(logits, torch.tensor([p["target"]]))
     (g,) = torch.autograd.grad(loss, logits)  # autograd through the reference: the exact gradient
     return floats(g)
-
-
-@question(
-    "rnn.ce_grad",
-    kind=NUMERIC,
-    title="Gradient of softmax cross-entropy",
-    sections=("L5 §3.2",),
-    sample=_sample_ce,
-    tolerance=FOUR_DIGITS,
-    exercises=("rnn.softmax_cross_entropy", "rnn.rnn_bptt"),
-    mistakes=lambda p: {"sign": Mistake([-x for x in _ce_grad(p)], "the sign is flipped: the gradient is p - y")},
-    answer_hint="three numbers, dL/do_0, dL/do_1, dL/do_2",
-)
-def ce_grad(p):
-    return _ce_grad(p)
 
 
 def _ce_sym_symbols(p):
@@ -231,23 +181,12 @@ def _sample_ce_sym(rng, form):
     return {"C": C, "y": y, "j": j}
 
 
-def _ce_sym(p, sign=1):
-    o = [s.sympy() for s in _ce_sym_symbols(p)]
-    pj = sympy.exp(o[p["j"] - 1]) / sum(sympy.exp(x) for x in o)
-    return sign * (pj - (1 if p["j"] == p["y"] else 0))
-
-
-@question(
-    "rnn.ce_grad_formula",
-    kind=SYMBOLIC,
-    title="Softmax cross-entropy gradient as a formula",
-    sections=("L5 §3.2", "L5 §20"),
-    sample=_sample_ce_sym,
-    symbols=_ce_sym_symbols,
-    forms=("target", "other"),
-    exercises=("rnn.softmax_cross_entropy", "rnn.rnn_bptt"),
-    mistakes=lambda p: {"sign": Mistake(_ce_sym(p, -1), "the sign is flipped: the gradient is p - y")},
-    equivalents=lambda p: [
+@formula("rnn.ce_grad_formula", _sample_ce_sym, _ce_sym_symbols)
+@cites("L5 §3.2", "L5 §20")
+@exercises("rnn.softmax_cross_entropy", "rnn.rnn_bptt")
+@forms("target", "other")
+@equivalents(
+    lambda p: [
         "1/(1 + "
         + " + ".join(f"exp(o{i} - o{p['j']})" for i in range(1, p["C"] + 1) if i != p["j"])
         + ")"
@@ -256,7 +195,11 @@ def _ce_sym(p, sign=1):
         + " + ".join(f"exp(o{i})" for i in range(1, p["C"] + 1))
         + ")^(-1)"
         + (" - 1" if p["j"] == p["y"] else ""),
-    ],
+    ]
 )
-def ce_grad_formula(p):
-    return _ce_sym(p)
+@mistake("sign", "the sign is flipped: the gradient is p - y", sign=-1)
+def ce_grad_formula(p, sign=1):
+    """Softmax cross-entropy gradient as a formula."""
+    o = [s.sympy() for s in _ce_sym_symbols(p)]
+    pj = sympy.exp(o[p["j"] - 1]) / sum(sympy.exp(x) for x in o)
+    return sign * (pj - (1 if p["j"] == p["y"] else 0))

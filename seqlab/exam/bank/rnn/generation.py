@@ -11,8 +11,9 @@ import math
 
 import torch
 
-from ...model import EXACT, FOUR_DIGITS, NUMERIC, REGISTRY, Mistake, fair_draw, question
+from ...model import EXACT, FOUR_DIGITS, REGISTRY, fair_draw
 from .._util import dec, decs, floats, mat, ref, t
+from ..declare import cites, exercises, mistake, numeric, valid_when
 from .gradients import _bptt, _sample_bptt
 
 # --------------------------------------------------------------------------- embedding, decoding
@@ -22,17 +23,11 @@ def _sample_embedding(rng):
     return {"E": mat(rng, 4, 3, -2, 2), "k": rng.randint(0, 3)}
 
 
-@question(
-    "rnn.embedding_lookup",
-    kind=NUMERIC,
-    title="One-hot times the embedding matrix",
-    sections=("L7-8 (Lecture 7) §三", "W8 §4"),
-    sample=_sample_embedding,
-    tolerance=FOUR_DIGITS,
-    exercises=("positional.embed_tokens", "rnn.greedy_decode"),
-    answer_hint="three numbers",
-)
+@numeric("rnn.embedding_lookup", _sample_embedding, FOUR_DIGITS, hint="three numbers")
+@cites("L7-8 (Lecture 7) §三", "W8 §4")
+@exercises("positional.embed_tokens", "rnn.greedy_decode")
 def embedding_lookup(p):
+    """One-hot times the embedding matrix."""
     onehot = torch.nn.functional.one_hot(torch.tensor(p["k"]), 4).to(torch.float64)
     return floats(onehot @ t(p["E"]))
 
@@ -66,17 +61,11 @@ def _sample_greedy(rng):
             return p
 
 
-@question(
-    "rnn.greedy_decode",
-    kind=NUMERIC,
-    title="Greedy generation from a character RNN",
-    sections=("W8 §4", "W8 §3.3", "L5 §4", "L7-8 (Lecture 7) §三"),
-    sample=_sample_greedy,
-    tolerance=EXACT,
-    exercises=("rnn.greedy_decode",),
-    answer_hint="two token indices",
-)
+@numeric("rnn.greedy_decode", _sample_greedy, EXACT, hint="two token indices")
+@cites("W8 §4", "W8 §3.3", "L5 §4", "L7-8 (Lecture 7) §三")
+@exercises("rnn.greedy_decode")
 def greedy_decode(p):
+    """Greedy generation from a character RNN."""
     params = {k: t(p[k]) for k in ("W_xh", "W_hh", "b_h", "W_hy", "b_y")}
     tokens = ref("rnn").greedy_decode(params, t(p["E"]), t([[0.0, 0.0]]), torch.tensor([p["start"]]), p["steps"])
     return [float(x) for x in tokens[0].tolist()]
@@ -107,22 +96,6 @@ def _param_grads_by_hand(p, recursion=True, tanh_deriv=True, h_index=-1):
     return [delta1 * p["x"][0] + delta2 * p["x"][1], delta1 * prev[0] + delta2 * prev[1], delta1 + delta2]
 
 
-def _param_grads_mistakes(p):
-    return {
-        "no_recursion": Mistake(
-            _param_grads_by_hand(p, recursion=False),
-            "dL/dh_1 also receives w * delta_2 from step 2 (the hidden-state recursion, L5 §3.4)",
-        ),
-        "no_tanh_deriv": Mistake(
-            _param_grads_by_hand(p, tanh_deriv=False), "the gradient passes through tanh: multiply by 1 - h_t^2"
-        ),
-        "h_t_not_h_prev": Mistake(
-            _param_grads_by_hand(p, h_index=0),
-            "dL/dw sums delta_t * h_{t-1} (the state the weight multiplied), not h_t",
-        ),
-    }
-
-
 # Validity (general rule): the three mistakes (no recursion, no tanh derivative, h_t for h_{t-1})
 # are distinguishable from the key and each other, and no entry of the key accepts 0; the
 # parameters are drawn as for the output-layer question.
@@ -130,18 +103,26 @@ def _sample_param_grads(rng):
     return _sample_bptt(rng, ("all",))
 
 
-@question(
-    "rnn.bptt_param_grads",
-    kind=NUMERIC,
-    title="BPTT: gradients of u, w and b",
-    sections=("L5 §3.5", "L5 §3.4", "L5 §3", "L7-8 (Lecture 7) §二.2"),
-    sample=_sample_param_grads,
-    tolerance=FOUR_DIGITS,
-    mistakes=_param_grads_mistakes,
-    exercises=("rnn.rnn_bptt",),
-    answer_hint="dL/du, dL/dw, dL/db in this order",
+@numeric("rnn.bptt_param_grads", _sample_param_grads, FOUR_DIGITS, hint="dL/du, dL/dw, dL/db in this order")
+@cites("L5 §3.5", "L5 §3.4", "L5 §3", "L7-8 (Lecture 7) §二.2")
+@exercises("rnn.rnn_bptt")
+@mistake(
+    "no_recursion",
+    "dL/dh_1 also receives w * delta_2 from step 2 (the hidden-state recursion, L5 §3.4)",
+    lambda p: _param_grads_by_hand(p, recursion=False),
+)
+@mistake(
+    "no_tanh_deriv",
+    "the gradient passes through tanh: multiply by 1 - h_t^2",
+    lambda p: _param_grads_by_hand(p, tanh_deriv=False),
+)
+@mistake(
+    "h_t_not_h_prev",
+    "dL/dw sums delta_t * h_{t-1} (the state the weight multiplied), not h_t",
+    lambda p: _param_grads_by_hand(p, h_index=0),
 )
 def bptt_param_grads(p):
+    """BPTT: gradients of u, w and b."""
     grads = _bptt(p)[1]
     return [floats(grads["W_xh"])[0], floats(grads["W_hh"])[0], floats(grads["b_h"])[0]]
 
@@ -184,34 +165,25 @@ def _inverse_cdf(cumulative, u):
     return float(next(i for i, c in enumerate(cumulative) if u < c))
 
 
-def _sample_token_mistakes(p):
-    return {
-        "greedy": Mistake(
-            float(max(range(4), key=lambda i: p["logits"][i])),
-            "generation samples from the distribution; the argmax is greedy decoding",
-        ),
-        "no_temperature": Mistake(
-            _inverse_cdf(_cumulative(p["logits"], 1.0), p["u"]),
-            "divide the logits by the temperature before the softmax",
-        ),
-        "times_temperature": Mistake(
-            _inverse_cdf(_cumulative([z * p["temperature"] for z in p["logits"]], 1.0), p["u"]),
-            "the logits are divided by the temperature, not multiplied",
-        ),
-    }
+def _greedy_token(p):
+    return float(max(range(4), key=lambda i: p["logits"][i]))
 
 
-@question(
-    "rnn.sample_token",
-    kind=NUMERIC,
-    title="Sampling the next token at generation time",
-    sections=("W8 §4", "W8 §3.3", "L5 §4"),
-    sample=_sample_token_params,
-    tolerance=EXACT,
-    mistakes=_sample_token_mistakes,
-    valid=_sample_token_valid,
-    exercises=("rnn.greedy_decode",),
-    answer_hint="a token index, 0-3",
+@numeric("rnn.sample_token", _sample_token_params, EXACT, hint="a token index, 0-3")
+@cites("W8 §4", "W8 §3.3", "L5 §4")
+@exercises("rnn.greedy_decode")
+@valid_when(_sample_token_valid)
+@mistake("greedy", "generation samples from the distribution; the argmax is greedy decoding", _greedy_token)
+@mistake(
+    "no_temperature",
+    "divide the logits by the temperature before the softmax",
+    lambda p: _inverse_cdf(_cumulative(p["logits"], 1.0), p["u"]),
+)
+@mistake(
+    "times_temperature",
+    "the logits are divided by the temperature, not multiplied",
+    lambda p: _inverse_cdf(_cumulative([z * p["temperature"] for z in p["logits"]], 1.0), p["u"]),
 )
 def sample_token(p):
+    """Sampling the next token at generation time."""
     return _inverse_cdf(_cumulative(p["logits"], p["temperature"]), p["u"])

@@ -8,9 +8,10 @@ from __future__ import annotations
 import sympy
 import torch
 
-from ...model import EXACT, FOUR_DIGITS, NUMERIC, SYMBOLIC, Mistake, Tolerance, question
+from ...model import EXACT, FOUR_DIGITS, Tolerance
 from ...safeexpr import Sym
 from .._util import dec, decs, floats, ref, t
+from ..declare import cites, equivalents, exercises, forms, formula, mistake, numeric, valid_when
 
 # --------------------------------------------------------------------------- BPTT by hand
 
@@ -47,33 +48,23 @@ def _bptt(p):
 
 
 # Forms: which gradient is asked (each is a different sum over the steps); one per exam.
-@question(
-    "rnn.bptt_output_grad",
-    kind=NUMERIC,
-    title="BPTT: output-layer gradient",
-    sections=("L5 §3.3", "L5 §3.1", "L5 §3", "L7-8 (Lecture 7) §二.2"),
-    sample=lambda rng, form: _sample_bptt(rng, (form,)),
-    tolerance=FOUR_DIGITS,
-    forms=("b_y", "W_hy"),
-    exercises=("rnn.rnn_bptt",),
-    answer_hint="two numbers, one per class",
+@numeric(
+    "rnn.bptt_output_grad", lambda rng, form: _sample_bptt(rng, (form,)), FOUR_DIGITS, hint="two numbers, one per class"
 )
+@cites("L5 §3.3", "L5 §3.1", "L5 §3", "L7-8 (Lecture 7) §二.2")
+@exercises("rnn.rnn_bptt")
+@forms("b_y", "W_hy")
 def bptt_output_grad(p):
+    """BPTT: output-layer gradient."""
     return floats(_bptt(p)[1][p["target"]])
 
 
-@question(
-    "rnn.bptt_hidden_grad",
-    kind=NUMERIC,
-    title="BPTT: recurrent-weight and initial-state gradients",
-    sections=("L5 §3.4", "L5 §3.5", "L5 §3", "L7-8 (Lecture 7) §二.2", "L5 §20"),
-    sample=lambda rng, form: _sample_bptt(rng, (form,)),
-    tolerance=FOUR_DIGITS,
-    forms=("W_hh", "h0", "b_h", "W_xh"),
-    exercises=("rnn.rnn_bptt",),
-    answer_hint="one number",
-)
+@numeric("rnn.bptt_hidden_grad", lambda rng, form: _sample_bptt(rng, (form,)), FOUR_DIGITS, hint="one number")
+@cites("L5 §3.4", "L5 §3.5", "L5 §3", "L7-8 (Lecture 7) §二.2", "L5 §20")
+@exercises("rnn.rnn_bptt")
+@forms("W_hh", "h0", "b_h", "W_xh")
 def bptt_hidden_grad(p):
+    """BPTT: recurrent-weight and initial-state gradients."""
     return floats(_bptt(p)[1][p["target"]])[0]
 
 
@@ -88,40 +79,30 @@ def _recursion_symbols(p):
     return base if p["last"] else base + (Sym("w", -2, 2), Sym("h_next", -0.9, 0.9), Sym("g_next", -2, 2))
 
 
-def _recursion(p, form="right"):
+@formula("rnn.hidden_grad_recursion", _sample_recursion, _recursion_symbols)
+@cites("L5 §3.4", "L5 §20")
+@exercises("rnn.rnn_bptt")
+@equivalents(
+    lambda p: (
+        ["v*p_t - v*y_t"]
+        if p["last"]
+        else ["v*p_t - v*y_t + w*g_next - w*g_next*h_next^2", "(p_t - y_t)*v + (1 - h_next)*(1 + h_next)*w*g_next"]
+    )
+)
+@mistake(
+    "no_tanh",
+    "the path through h_{t+1} = tanh(a_{t+1}) carries tanh' = 1 - h_{t+1}^2",
+    form="no_tanh",
+    when=lambda p: not p["last"],
+)
+def hidden_grad_recursion(p, form="right"):
+    """The hidden-state gradient recursion."""
     s = {x.name: x.sympy() for x in _recursion_symbols(p)}
     out = s["v"] * (s["p_t"] - s["y_t"])
     if not p["last"]:
         deriv = (1 - s["h_next"] ** 2) if form != "no_tanh" else 1
         out = out + s["w"] * deriv * s["g_next"]
     return out
-
-
-@question(
-    "rnn.hidden_grad_recursion",
-    kind=SYMBOLIC,
-    title="The hidden-state gradient recursion",
-    sections=("L5 §3.4", "L5 §20"),
-    sample=_sample_recursion,
-    symbols=_recursion_symbols,
-    exercises=("rnn.rnn_bptt",),
-    mistakes=lambda p: (
-        {}
-        if p["last"]
-        else {
-            "no_tanh": Mistake(
-                _recursion(p, "no_tanh"), "the path through h_{t+1} = tanh(a_{t+1}) carries tanh' = 1 - h_{t+1}^2"
-            )
-        }
-    ),
-    equivalents=lambda p: (
-        ["v*p_t - v*y_t"]
-        if p["last"]
-        else ["v*p_t - v*y_t + w*g_next - w*g_next*h_next^2", "(p_t - y_t)*v + (1 - h_next)*(1 + h_next)*w*g_next"]
-    ),
-)
-def hidden_grad_recursion(p):
-    return _recursion(p)
 
 
 # --------------------------------------------------------------------------- vanishing / exploding
@@ -139,7 +120,12 @@ def _sample_eigen(rng):
     return {"a": a, "b": b, "k": k, "direction": direction}
 
 
-def _eigen(p, power=True):
+@numeric("rnn.eigen_growth", _sample_eigen, Tolerance(rtol=1e-3, atol=0.0), hint="one number, the ratio of norms")
+@cites("L5 §5.1", "L5 §5", "L7-8 (Lecture 7) §四", "L5 §20")
+@exercises("rnn.rnn_bptt")
+@mistake("linear", "the factor compounds: lambda^k, not k*lambda", power=False)
+def eigen_growth(p, power=True):
+    """Exploding and vanishing gradients."""
     W = t([[p["a"], p["b"]], [p["b"], p["a"]]])
     u = t([1.0, 1.0 if p["direction"] == "plus" else -1.0])
     if not power:
@@ -149,37 +135,17 @@ def _eigen(p, power=True):
     return float(grad.norm() / u.norm())
 
 
-@question(
-    "rnn.eigen_growth",
-    kind=NUMERIC,
-    title="Exploding and vanishing gradients",
-    sections=("L5 §5.1", "L5 §5", "L7-8 (Lecture 7) §四", "L5 §20"),
-    sample=_sample_eigen,
-    tolerance=Tolerance(rtol=1e-3, atol=0.0),
-    exercises=("rnn.rnn_bptt",),
-    mistakes=lambda p: {"linear": Mistake(_eigen(p, power=False), "the factor compounds: lambda^k, not k*lambda")},
-    answer_hint="one number, the ratio of norms",
-)
-def eigen_growth(p):
-    return _eigen(p)
-
-
 def _sample_power(rng):
     return {"k": rng.randint(3, 12)}
 
 
-@question(
-    "rnn.linear_power",
-    kind=SYMBOLIC,
-    title="Gradient through a linear recurrence",
-    sections=("L5 §5.1",),
-    sample=_sample_power,
-    symbols=lambda p: (Sym("w", 0.3, 1.6),),
-    exercises=("rnn.rnn_bptt",),
-    mistakes=lambda p: {"linear": Mistake(p["k"] * Sym("w", 0.3, 1.6).sympy(), "the Jacobians multiply: w^k, not k*w")},
-    equivalents=lambda p: [f"w^{p['k'] - 1}*w", f"exp({p['k']}*log(w))"],
-)
+@formula("rnn.linear_power", _sample_power, lambda p: (Sym("w", 0.3, 1.6),))
+@cites("L5 §5.1")
+@exercises("rnn.rnn_bptt")
+@equivalents(lambda p: [f"w^{p['k'] - 1}*w", f"exp({p['k']}*log(w))"])
+@mistake("linear", "the Jacobians multiply: w^k, not k*w", lambda p: p["k"] * Sym("w", 0.3, 1.6).sympy())
 def linear_power(p):
+    """Gradient through a linear recurrence."""
     return Sym("w", 0.3, 1.6).sympy() ** p["k"]
 
 
@@ -188,32 +154,25 @@ def _tanh_symbols(p):
     return (Sym("w", -2, 2),) + tuple(Sym(f"h{i}", -0.9, 0.9) for i in range(1, p["k"] + 1))
 
 
-def _tanh_jac(p, with_deriv=True):
+@formula("rnn.tanh_jacobian", lambda rng, form: {"k": int(form)}, _tanh_symbols)
+@cites("L5 §5.2", "L5 §3.4", "L5 §6.2")
+@exercises("rnn.rnn_bptt")
+@forms("2", "3")
+@equivalents(
+    lambda p: [
+        "*".join(["w"] * p["k"] + [f"(1 - h{i})*(1 + h{i})" for i in range(1, p["k"] + 1)]),
+        sympy.sstr(sympy.expand(tanh_jacobian(p))),
+    ]
+)
+@mistake("no_deriv", "each step also multiplies by tanh' = 1 - h^2", with_deriv=False)
+def tanh_jacobian(p, with_deriv=True):
+    """Gradient through tanh steps."""
     s = [x.sympy() for x in _tanh_symbols(p)]
     out = s[0] ** p["k"]
     if with_deriv:
         for h in s[1:]:
             out = out * (1 - h**2)
     return out
-
-
-@question(
-    "rnn.tanh_jacobian",
-    kind=SYMBOLIC,
-    title="Gradient through tanh steps",
-    sections=("L5 §5.2", "L5 §3.4", "L5 §6.2"),
-    sample=lambda rng, form: {"k": int(form)},
-    forms=("2", "3"),
-    symbols=_tanh_symbols,
-    exercises=("rnn.rnn_bptt",),
-    mistakes=lambda p: {"no_deriv": Mistake(_tanh_jac(p, False), "each step also multiplies by tanh' = 1 - h^2")},
-    equivalents=lambda p: [
-        "*".join(["w"] * p["k"] + [f"(1 - h{i})*(1 + h{i})" for i in range(1, p["k"] + 1)]),
-        sympy.sstr(sympy.expand(_tanh_jac(p))),
-    ],
-)
-def tanh_jacobian(p):
-    return _tanh_jac(p)
 
 
 # --------------------------------------------------------------------------- truncated BPTT
@@ -229,18 +188,12 @@ def _tbptt_valid(p):
     return p["T"] % p["chunk"] != 0
 
 
-@question(
-    "rnn.truncated_chunks",
-    kind=NUMERIC,
-    title="Truncated BPTT bookkeeping",
-    sections=("L7-8 (Lecture 7) §二.3", "L7-8 (Lecture 7) §二"),
-    sample=_sample_tbptt,
-    tolerance=EXACT,
-    valid=_tbptt_valid,
-    exercises=("rnn.truncated_bptt",),
-    answer_hint="three integers",
-)
+@numeric("rnn.truncated_chunks", _sample_tbptt, EXACT, hint="three integers")
+@cites("L7-8 (Lecture 7) §二.3", "L7-8 (Lecture 7) §二")
+@exercises("rnn.truncated_bptt")
+@valid_when(_tbptt_valid)
 def truncated_chunks(p):
+    """Truncated BPTT bookkeeping."""
     starts = list(range(0, p["T"], p["chunk"]))  # the cuts truncated_bptt makes
     lengths = [min(p["chunk"], p["T"] - s) for s in starts]
     return [float(len(starts)), float(max(lengths)), float(lengths[-1])]

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from ..paths import DEFAULT_EXAM
+from .options import path_option
 
 
 def add_parser(subparsers) -> None:
@@ -28,9 +29,7 @@ def add_parser(subparsers) -> None:
 
     def students_args(q):
         q.add_argument("--student", action="append", default=[], metavar="ID", help="a student id (repeat for several)")
-        q.add_argument(
-            "--students", type=Path, default=None, metavar="FILE", help="a file with one student id per line"
-        )
+        path_option(q, "--students", "a file with one student id per line", metavar="FILE")
 
     def papers_parser(name, help):
         """A subcommand that writes something per student paper: --exam, the students, --out."""
@@ -56,7 +55,7 @@ def add_parser(subparsers) -> None:
     g.add_argument("answers", type=Path)
     exam_arg(g)
     g.add_argument("--student", default=None, help="check the file is this student's")
-    g.add_argument("--out", type=Path, default=None, help="write results.json (Gradescope) and the other reports here")
+    path_option(g, "--out", "write results.json (Gradescope) and the other reports here")
     g.add_argument("--quiet", action="store_true", help="only the score line")
     g.set_defaults(func=run_grade)
 
@@ -64,12 +63,8 @@ def add_parser(subparsers) -> None:
     a.add_argument("answers_dir", type=Path)
     exam_arg(a)
     a.add_argument("--out", type=Path, required=True)
-    a.add_argument(
-        "--roster",
-        type=Path,
-        default=None,
-        metavar="CSV",
-        help="columns file,student: whose each file is (default: the file or folder name)",
+    path_option(
+        a, "--roster", "columns file,student: whose each file is (default: the file or folder name)", metavar="CSV"
     )
     a.set_defaults(func=run_grade_all)
 
@@ -77,13 +72,7 @@ def add_parser(subparsers) -> None:
     ch.add_argument("answers", type=Path)
     exam_arg(ch)
     ch.add_argument("--student", default=None, help="the student id (with --exam)")
-    ch.add_argument(
-        "--shapes",
-        type=Path,
-        default=None,
-        metavar="JSON",
-        help="check-ID.json written next to a rendered exam: no exam file needed",
-    )
+    path_option(ch, "--shapes", "check-ID.json written next to a rendered exam: no exam file needed", metavar="JSON")
     ch.set_defaults(func=run_check)
     qti = papers_parser("qti", "export an LMS quiz (QTI 1.2 zip, one quiz per student) for Canvas/Moodle")
     qti.add_argument(
@@ -95,13 +84,13 @@ def add_parser(subparsers) -> None:
 
     c = sub.add_parser("coverage", help="write docs/coverage.md (notes sections -> questions, exercises)")
     c.add_argument("--check", action="store_true", help="only check; exit 1 when docs/coverage.md is stale")
-    c.add_argument("--out", type=Path, default=None)
+    path_option(c, "--out", "where to write (default: docs/coverage.md)")
     c.set_defaults(func=run_coverage)
 
 
 def _exam(path: Path):
     from ..errors import UserError
-    from .examfile import ExamError, load_exam
+    from ..exam.examfile import ExamError, load_exam
 
     try:
         return load_exam(path)
@@ -111,7 +100,7 @@ def _exam(path: Path):
 
 def _students(args) -> list[str]:
     from ..errors import UserError
-    from .variants import StudentIdError, check_student_id
+    from ..exam.variants import StudentIdError, check_student_id
 
     ids = list(args.student)
     if args.students is not None:
@@ -129,7 +118,7 @@ def _students(args) -> list[str]:
 
 
 def run_render(args) -> int:
-    from .render import write_exam
+    from ..exam.render import write_exam
 
     return _write_papers(
         args, lambda inst: write_exam(inst, args.out, notebook=args.notebook, html=not args.no_html), key=False
@@ -137,14 +126,14 @@ def run_render(args) -> int:
 
 
 def run_key(args) -> int:
-    from .render import write_key
+    from ..exam.render import write_key
 
     return _write_papers(args, lambda inst: write_key(inst, args.out), key=True)
 
 
 def _write_papers(args, write, *, key: bool) -> int:
     """Each student's paper (or key) through ``write``, then the PDFs when asked."""
-    from .variants import make_instance
+    from ..exam.variants import make_instance
 
     exam = _exam(args.exam)
     instances = []
@@ -159,7 +148,7 @@ def _write_papers(args, write, *, key: bool) -> int:
 
 def _print_pdfs(instances, out, *, key: bool) -> None:
     from ..errors import UserError
-    from .pdf import PdfError, write_pdfs
+    from ..exam.pdf import PdfError, write_pdfs
 
     try:
         paths = write_pdfs(instances, out, key=key)
@@ -169,8 +158,8 @@ def _print_pdfs(instances, out, *, key: bool) -> None:
 
 
 def run_qti(args) -> int:
-    from .qti import write_qti
-    from .variants import make_instance
+    from ..exam.qti import write_qti
+    from ..exam.variants import make_instance
 
     exam = _exam(args.exam)
     instances = [make_instance(exam, student) for student in _students(args)]
@@ -203,9 +192,9 @@ def _print_result(result, file=None) -> None:
 
 def run_grade(args) -> int:
     from ..errors import UserError
+    from ..exam.grading import AnswersError, grade_file
+    from ..exam.variants import StudentIdError
     from ..reports import write_all
-    from .grading import AnswersError, grade_file
-    from .variants import StudentIdError
 
     exam = _exam(args.exam)
     try:
@@ -224,9 +213,9 @@ def run_grade(args) -> int:
 
 def run_grade_all(args) -> int:
     from ..errors import UserError
+    from ..exam.grading import AnswersError, grade_folder, gradebook_csv, load_roster
     from ..gradebook import write_text_atomic
     from ..reports import write_all
-    from .grading import AnswersError, grade_folder, gradebook_csv, load_roster
 
     exam = _exam(args.exam)
     try:
@@ -246,7 +235,7 @@ def run_grade_all(args) -> int:
         else:
             print(f"error: {row.reason}", file=sys.stderr)
     write_text_atomic(out / "gradebook.csv", gradebook_csv(exam, rows))
-    from .items import write_item_analysis
+    from ..exam.items import write_item_analysis
 
     write_item_analysis(exam, rows, out)
     bad = sum(1 for r in rows if r.result is None)
@@ -259,8 +248,8 @@ def run_grade_all(args) -> int:
 
 def run_check(args) -> int:
     from ..errors import UserError
-    from .grading import AnswersError, check_answers, check_readable, load_answers, load_shapes
-    from .variants import StudentIdError, check_student_id
+    from ..exam.grading import AnswersError, check_answers, check_readable, load_answers, load_shapes
+    from ..exam.variants import StudentIdError, check_student_id
 
     try:
         claimed, answers = load_answers(args.answers, require_student=False)
@@ -288,7 +277,7 @@ def run_check(args) -> int:
 
 
 def run_coverage(args) -> int:
-    from .coverage import COVERAGE_PATH, EXAM_FOCUS, coverage_markdown, missing_focus
+    from ..exam.coverage import COVERAGE_PATH, EXAM_FOCUS, coverage_markdown, missing_focus
 
     path = args.out or COVERAGE_PATH
     text = coverage_markdown()

@@ -1,0 +1,86 @@
+"""What several commands take or print alike, written once so that it cannot drift apart.
+
+A command module declares its own arguments; an option two commands share (``--sandbox``,
+``--jobs``, ``--config``), the spelling of an optional file argument, and the closing lines of a
+class run (how many were graded, which were not and why) live here. The nbgrader grading server
+takes ``--sandbox`` through the same function, so its choices are the ones ``seqlab grade`` has.
+Nothing heavy is imported at module level: every ``seqlab`` command and the server import this.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..errors import UserError
+
+SANDBOX_HELP = (
+    "kernel sandbox for student code: bwrap (bubblewrap; fail without it), none (the in-process "
+    "guards only), auto (bwrap when it works, else none with a warning; default)"
+)
+
+
+def add_sandbox_option(parser: argparse.ArgumentParser, *, note: str = "") -> None:
+    """``--sandbox auto|bwrap|none``; ``note`` says what is particular to this command."""
+    from ..student.sandbox import MODES
+
+    parser.add_argument("--sandbox", choices=MODES, default="auto", help=SANDBOX_HELP + (f"; {note}" if note else ""))
+
+
+def resolve_sandbox(args):
+    """The sandbox the student's process will run in (None with ``--in-process``); says loudly on
+    stderr when there is none. A missing bubblewrap under ``--sandbox bwrap`` fails here, once,
+    before any grading starts."""
+    from ..student.sandbox import SandboxUnavailable, resolve
+
+    if args.in_process:
+        return None
+    try:
+        box = resolve(args.sandbox)
+    except SandboxUnavailable as exc:
+        raise UserError(str(exc)) from None
+    if box.notice:
+        print(f"WARNING: {box.notice}", file=sys.stderr, flush=True)
+    return box
+
+
+def _at_least_one(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def add_jobs_option(parser: argparse.ArgumentParser, *, note: str = "") -> None:
+    """``--jobs N``: submissions graded at once, at least one."""
+    parser.add_argument(
+        "--jobs",
+        type=_at_least_one,
+        default=1,
+        help="submissions graded at once (default 1" + (f"; {note})" if note else ")"),
+    )
+
+
+def add_config_option(parser: argparse.ArgumentParser, *, what: str = "grading config") -> None:
+    """``--config FILE``: the grading config (None: the course's grading_config.yaml)."""
+    path_option(parser, "--config", f"{what} (default: grading_config.yaml)")
+
+
+def path_option(parser: argparse.ArgumentParser, flag: str, help: str, *, metavar: str | None = None) -> None:
+    """An optional file or folder argument: a Path when given, None when not (the command decides
+    what None means and says it in ``help``)."""
+    parser.add_argument(flag, type=Path, default=None, metavar=metavar, help=help)
+
+
+def print_class_summary(rows: list[dict], wrote: str) -> None:
+    """The end of a class run: how many of the rows were graded, what was written, and every
+    submission that was not graded with its reason (never silently dropped)."""
+    graded = sum(r["status"] == "graded" for r in rows)
+    print(f"{graded} of {len(rows)} graded; {wrote}")
+    for row in rows:
+        if row["status"] != "graded":
+            print(f"  not graded: {row['submission']}: {row['reason']}")

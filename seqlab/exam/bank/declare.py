@@ -1,0 +1,144 @@
+"""How the bank declares a question: one line per fact, stacked over the function that answers it.
+
+The top line names the kind and registers the question (``model.register``) with everything the
+lines under it declared: ``numeric(id, sample, tolerance, hint=)`` (a number or a list of
+numbers, graded within ``tolerance``; ``hint`` says how to write it) or ``formula(id, sample,
+symbols)`` (a formula in ``symbols(params)``, graded by equivalence). ``attn.memory`` in
+``bank/attention.py`` shows the whole shape. The answer function's docstring is the question's
+title (its first line, without the final period), as a command's docstring is its help.
+
+The facts, each optional except ``cites``:
+
+- ``cites(*tags)``        the notes' sections it examines (``sections.validate_tag`` checks each);
+- ``exercises(*names)``   the student functions (``topic.function``) it practises;
+- ``forms(*names)``       forms of unequal difficulty; the sampler then takes ``(rng, form)``;
+- ``valid_when(rule)``    the question's own validity rule on top of ``model.fair_draw``'s;
+- ``equivalents(other)``  ``other(params)``: other correct forms of a formula (tests, the key);
+- ``mistake(name, feedback, value)``: a named wrong answer, ``value(params)``; or
+  ``mistake(name, feedback, switch=...)``: the answer function called with that keyword, for an
+  answer written with the mistake as a switch. Computed only when a draw is checked or graded;
+  ``when=rule``: only draws where ``rule(params)`` holds can show it. They keep their written order.
+
+The topic is the bank module's (a topic split into a package, ``bank/rnn/``, is still one topic);
+the text template is ``templates/exam/questions/<id>.md.j2``.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from ...tolerance import Tolerance
+from ..model import NUMERIC, SYMBOLIC, Mistake, Question, register
+
+# the facts the stacked lines gathered, on the answer function until the top line registers them
+_FACTS = "__exam_question_facts__"
+
+
+def _fact(name: str, value: Any) -> Callable:
+    def add(answer: Callable) -> Callable:
+        facts = answer.__dict__.setdefault(_FACTS, {})
+        if facts is None:
+            raise ValueError(f"{answer.__qualname__}: {name} is declared above the question's kind; put it under")
+        if name == "mistakes":  # lines apply bottom-up: prepend to keep the written order
+            facts["mistakes"] = [value, *facts.get("mistakes", [])]
+        elif name in facts:
+            raise ValueError(f"{answer.__qualname__}: {name} declared twice")
+        else:
+            facts[name] = value
+        return answer
+
+    return add
+
+
+def cites(*tags: str) -> Callable:
+    return _fact("sections", tags)
+
+
+def exercises(*names: str) -> Callable:
+    return _fact("exercises", names)
+
+
+def forms(*names: str) -> Callable:
+    return _fact("forms", names)
+
+
+def valid_when(rule: Callable[[dict], bool]) -> Callable:
+    return _fact("valid", rule)
+
+
+def equivalents(other: Callable[[dict], list[str]]) -> Callable:
+    return _fact("equivalents", other)
+
+
+def mistake(
+    name: str,
+    feedback: str,
+    value: Callable[[dict], Any] | None = None,
+    *,
+    when: Callable[[dict], bool] | None = None,
+    **switch: Any,
+) -> Callable:
+    if (value is None) == (not switch):
+        raise ValueError(f"mistake {name!r}: give its value function or the answer's switch, one of the two")
+    return _fact("mistakes", (name, feedback, value, when, switch))
+
+
+def _named_mistakes(declared: list[tuple], answer: Callable) -> Callable[[dict], dict[str, Mistake]]:
+    values = [value or functools.partial(answer, **switch) for _, _, value, _, switch in declared]
+
+    def mistakes(p: dict) -> dict[str, Mistake]:
+        return {
+            name: Mistake(value(p), feedback)
+            for (name, feedback, _, when, _), value in zip(declared, values)
+            if when is None or when(p)
+        }
+
+    return mistakes
+
+
+def _title(answer: Callable) -> str:
+    lines = (answer.__doc__ or "").strip().splitlines()
+    if not lines:
+        raise ValueError(f"{answer.__qualname__}: the answer function's docstring is the question's title; write one")
+    return lines[0].strip().removesuffix(".")
+
+
+def _topic(module: str) -> str:
+    return module.split(".bank.", 1)[1].split(".")[0] if ".bank." in module else module.rsplit(".", 1)[-1]
+
+
+def _register(id: str, kind: str, sample: Callable, **declared) -> Callable:
+    def wrap(answer: Callable) -> Callable:
+        facts = dict(answer.__dict__.get(_FACTS) or {})
+        mistakes = facts.pop("mistakes", None)
+        register(
+            Question(
+                id=id,
+                kind=kind,
+                title=_title(answer),
+                sections=facts.pop("sections", ()),
+                sample=sample,
+                answer=answer,
+                template=f"questions/{id}.md.j2",
+                mistakes=_named_mistakes(mistakes, answer) if mistakes else None,
+                topic=_topic(answer.__module__),
+                **declared,
+                **facts,
+            )
+        )
+        setattr(answer, _FACTS, None)  # registered: a fact written above the kind line is an error
+        return answer
+
+    return wrap
+
+
+def numeric(id: str, sample: Callable, tolerance: Tolerance, *, hint: str = "") -> Callable:
+    """A question answered by a number or a list of numbers, graded within ``tolerance``."""
+    return _register(id, NUMERIC, sample, tolerance=tolerance, answer_hint=hint)
+
+
+def formula(id: str, sample: Callable, symbols: Callable) -> Callable:
+    """A question answered by a formula in ``symbols(params)``, graded by equivalence."""
+    return _register(id, SYMBOLIC, sample, symbols=symbols)

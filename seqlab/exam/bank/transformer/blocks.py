@@ -1,0 +1,246 @@
+"""Transformer questions, the block: parameter counts, LayerNorm and the FFN by hand, decoder
+shapes (image captioning), ViT patch tokens, the block's size as a formula, post-LN and pre-LN.
+
+Validity (``model.fair_draw``): see the package docstring.
+"""
+
+from __future__ import annotations
+
+import sympy
+import torch
+
+from ...model import EXACT, FOUR_DIGITS
+from ...safeexpr import Sym
+from .._util import decs, floats, mat, mha_param_shapes, ref, shape_numel, t
+from ..declare import cites, equivalents, exercises, forms, formula, mistake, numeric, valid_when
+
+# --------------------------------------------------------------------------- block sizes
+
+
+def _ln(E):
+    return {"weight": (E,), "bias": (E,)}
+
+
+def _ffn(E, F):
+    return {"W1": (F, E), "b1": (F,), "W2": (E, F), "b2": (E,)}
+
+
+def _block(kind, E, F, norms=True):
+    """The nested params dict of encoder_block/decoder_block, as shapes."""
+    parts = {"self_attn": mha_param_shapes(E), "ffn": _ffn(E, F), "norm1": _ln(E), "norm2": _ln(E)}
+    if kind == "decoder":
+        parts |= {"cross_attn": mha_param_shapes(E), "norm3": _ln(E)}
+    return sum(shape_numel(v) for k, v in parts.items() if norms or not k.startswith("norm"))
+
+
+# Validity (tf.encoder_params): at least two layers; with one, the ``one_layer`` mistake is the key.
+def _sample_block(rng):
+    E = rng.choice((128, 256, 512))
+    return {"E": E, "F": rng.choice((2, 4)) * E, "layers": rng.choice((2, 6)), "heads": rng.choice((4, 8))}
+
+
+@numeric("tf.encoder_params", _sample_block, EXACT, hint="an integer")
+@cites("W8 §15.2", "W8 §15", "W8 §15.3", "L5 §17", "L7-8 (Lecture 8) §四.1", "L7-8 (Lecture 8) §四")
+@exercises("transformer.encoder_block")
+@mistake(
+    "no_norms",
+    "each LayerNorm has a weight and a bias of size E",
+    lambda p: float(p["layers"] * _block("encoder", p["E"], p["F"], norms=False)),
+)
+@mistake("one_layer", "multiply by the number of layers", lambda p: float(_block("encoder", p["E"], p["F"])))
+def encoder_params(p):
+    """Parameters of a Transformer encoder."""
+    return float(p["layers"] * _block("encoder", p["E"], p["F"]))
+
+
+@numeric("tf.decoder_params", lambda rng: {**_sample_block(rng), "layers": 1}, EXACT, hint="an integer")
+@cites("W8 §16.2", "W8 §16", "L5 §17")
+@exercises("transformer.decoder_block")
+@mistake(
+    "as_encoder",
+    "the decoder block also has cross-attention and a third LayerNorm",
+    lambda p: float(_block("encoder", p["E"], p["F"])),
+)
+def decoder_params(p):
+    """Parameters of a Transformer decoder block."""
+    return float(_block("decoder", p["E"], p["F"]))
+
+
+# --------------------------------------------------------------------------- LayerNorm, FFN by hand
+
+
+def _sample_ln(rng):
+    return {"x": decs(rng, 4, -3, 3), "gamma": decs(rng, 4, 0.5, 2), "beta": decs(rng, 4, -1, 1)}
+
+
+def _ln_unbiased(p):
+    x = t(p["x"])
+    y = (x - x.mean()) / torch.sqrt(x.var(unbiased=True) + 1e-5)
+    return floats(y * t(p["gamma"]) + t(p["beta"]))
+
+
+@numeric("tf.layer_norm", _sample_ln, FOUR_DIGITS, hint="four numbers")
+@cites("W8 §15.3")
+@exercises("transformer.layer_norm")
+@mistake("unbiased", "LayerNorm uses the biased variance (divide by 4, not 3)", _ln_unbiased)
+def layer_norm(p):
+    """LayerNorm of one token."""
+    return floats(ref("transformer").layer_norm(t([p["x"]]), t(p["gamma"]), t(p["beta"]), eps=1e-5))
+
+
+# Validity (general rule): some hidden unit is negative before the ReLU, else the ``no_relu``
+# mistake gives the key and the question never tests the nonlinearity (about 15% of draws).
+def _sample_ffn(rng):
+    return {
+        "x": decs(rng, 2, -2, 2),
+        "W1": mat(rng, 3, 2),
+        "b1": decs(rng, 3, -0.5, 0.5),
+        "W2": mat(rng, 2, 3),
+        "b2": decs(rng, 2, -0.5, 0.5),
+    }
+
+
+def _ffn_no_relu(p):
+    hidden = t(p["x"]) @ t(p["W1"]).T + t(p["b1"])
+    return floats(hidden @ t(p["W2"]).T + t(p["b2"]))
+
+
+@numeric("tf.ffn", _sample_ffn, FOUR_DIGITS, hint="two numbers")
+@cites("W8 §15.3", "L7-8 (Lecture 8) §四.1")
+@exercises("transformer.feed_forward")
+@mistake("no_relu", "apply ReLU to the hidden layer", _ffn_no_relu)
+def ffn(p):
+    """The position-wise feed-forward network."""
+    return floats(ref("transformer").feed_forward(t([p["x"]]), t(p["W1"]), t(p["b1"]), t(p["W2"]), t(p["b2"])))
+
+
+# --------------------------------------------------------------------------- decoder shapes, captioning
+
+
+# Forms: the cross-attention weights (S = Hf*Wf to compute) or the block's output; one per exam.
+def _sample_caption(rng, form):
+    return {
+        "B": rng.randint(2, 4),
+        "T": rng.randint(3, 9),
+        "Hf": rng.choice((2, 3, 4)),
+        "Wf": rng.choice((2, 3, 5)),
+        "E": rng.choice((8, 16)),
+        "heads": rng.choice((2, 4)),
+        "case": form,
+    }
+
+
+@numeric("tf.caption_shapes", _sample_caption, EXACT, hint="the shape as integers")
+@cites("W8 §17", "W8 §16.1", "W8 §16.2", "W8 §16")
+@exercises("transformer.decoder_block", "attention.multi_head_attention")
+@forms("cross_weights", "output")
+def caption_shapes(p):
+    """Shapes in a captioning Transformer."""
+    B, T, E, h = p["B"], p["T"], p["E"], p["heads"]
+    S = p["Hf"] * p["Wf"]  # the CNN feature map, flattened into S tokens
+    z = lambda *s: torch.zeros(*s, dtype=torch.float64)  # noqa: E731
+    mha = {k: z(*s) for k, s in mha_param_shapes(E).items()}
+    if p["case"] == "cross_weights":
+        _, w = ref("attention").multi_head_attention(z(B, T, E), z(B, S, E), z(B, S, E), mha, h)
+        return [float(x) for x in w.shape]
+    params = {
+        "self_attn": mha,
+        "cross_attn": dict(mha),
+        "ffn": {k: z(*s) for k, s in _ffn(E, 2 * E).items()},
+        **{f"norm{i}": {"weight": torch.ones(E, dtype=torch.float64), "bias": z(E)} for i in (1, 2, 3)},
+    }
+    y = ref("transformer").decoder_block(z(B, T, E), z(B, S, E), params, h)
+    return [float(x) for x in y.shape]
+
+
+# Forms: with or without a [CLS] token (one more token to count); one per exam.
+def _sample_vit(rng, form):
+    return {"size": rng.choice((224, 256, 384)), "patch": rng.choice((16, 32)), "cls": form == "cls"}
+
+
+@numeric("tf.vit_tokens", _sample_vit, EXACT, hint="two integers: tokens, attention weights per head")
+@cites("W8 §17", "W8 §14")
+@exercises("attention.multi_head_attention")
+@forms("cls", "no_cls")
+def vit_tokens(p):
+    """Vision Transformer tokens."""
+    n = (p["size"] // p["patch"]) ** 2 + (1 if p["cls"] else 0)
+    return [float(n), float(n * n)]
+
+
+def _ln_symbols(p):
+    return (Sym("E", 1, 64, integer=True), Sym("F", 1, 256, integer=True))
+
+
+@formula("tf.block_formula", lambda rng, form: {"kind": form}, _ln_symbols)
+@cites("W8 §15.2", "W8 §15.3")
+@exercises("transformer.encoder_block", "transformer.decoder_block")
+@forms("encoder", "decoder")
+@equivalents(
+    lambda p: (
+        ["4*E^2 + 4*E + 2*E*F + F + E + 4*E", "E*(4*E + 9 + 2*F) + F"]
+        if p["kind"] == "encoder"
+        else ["8*E^2 + 8*E + 2*E*F + F + E + 6*E", "E*(8*E + 15 + 2*F) + F"]
+    )
+)
+@mistake(
+    "no_norms",
+    "each LayerNorm has 2E parameters",
+    lambda p: sympy.expand(_block(p["kind"], *(s.sympy() for s in _ln_symbols(p)), norms=False)),
+)
+def block_formula(p):
+    """Transformer block size as a formula."""
+    E, F = (s.sympy() for s in _ln_symbols(p))
+    return sympy.expand(_block(p["kind"], E, F))
+
+
+# --------------------------------------------------------------------------- issue 12: exam focus
+# The order of residual and LayerNorm in a block (W8 §15.2): post-LN (the notes' "Add & LayerNorm")
+# against pre-LN.
+
+
+def _layer_norm_plain(z: torch.Tensor) -> torch.Tensor:
+    E = z.shape[-1]
+    return ref("transformer").layer_norm(z, torch.ones(E, dtype=torch.float64), torch.zeros(E, dtype=torch.float64))
+
+
+def _spread_enough(p) -> bool:
+    """Both normalized vectors have variance >= 0.05, so epsilon = 1e-5 moves the answer by under
+    1e-4 relative: a student who leaves epsilon out is still inside the tolerance."""
+    x = t(p["x"])
+    return all(float(z.var(unbiased=False)) >= 0.05 for z in (x, x + _sublayer(p, x)))
+
+
+def _sublayer(p, z):
+    return t(p["a"]) * z + t(p["c"])
+
+
+def _norm_orders_swapped(p):
+    key = norm_order(p)
+    return key[3:] + key[:3]
+
+
+# Validity: the general rule (the swapped and no-residual mistakes are distinguishable from the
+# key and each other, no key entry accepts 0), and its own rule ``_spread_enough``: both vectors
+# that get normalized have a variance of at least 0.05 (epsilon does not matter, and LN is not
+# dividing by almost nothing).
+def _sample_norm_order(rng):
+    return {"x": decs(rng, 3, -2, 2), "a": decs(rng, 3, -1.5, 1.5, nonzero=True), "c": decs(rng, 3, -1, 1)}
+
+
+@numeric("tf.norm_order", _sample_norm_order, FOUR_DIGITS, hint="the post-LN output first, then the pre-LN output")
+@cites("W8 §15.2", "W8 §15.3", "L7-8 (Lecture 8) §四.1", "L5 §17")
+@exercises("transformer.encoder_block", "transformer.layer_norm")
+@valid_when(_spread_enough)
+@mistake(
+    "swapped",
+    "post-LN normalizes after the residual add: LN(x + F(x)); pre-LN normalizes the sublayer's input: x + F(LN(x))",
+    _norm_orders_swapped,
+)
+@mistake("no_residual", "both forms keep the residual path x + ...", residual=False)
+def norm_order(p, residual=True):
+    """Post-LN and pre-LN blocks."""
+    x = t(p["x"])
+    post = _layer_norm_plain(x + _sublayer(p, x)) if residual else _layer_norm_plain(_sublayer(p, x))
+    pre = x + _sublayer(p, _layer_norm_plain(x)) if residual else _sublayer(p, _layer_norm_plain(x))
+    return floats(post) + floats(pre)

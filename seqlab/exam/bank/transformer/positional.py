@@ -1,0 +1,97 @@
+"""Transformer questions, positional encodings: an entry of the sinusoidal encoding (by hand and
+as a formula) and a token's embedding plus its encoding.
+
+Validity (``model.fair_draw``): see the package docstring.
+"""
+
+from __future__ import annotations
+
+import math
+
+import sympy
+import torch
+
+from ...model import FOUR_DIGITS
+from ...safeexpr import Sym
+from .._util import decs, floats, ref, t
+from ..declare import cites, equivalents, exercises, formula, mistake, numeric
+
+# --------------------------------------------------------------------------- positional encoding
+
+
+# Validity: an odd column j >= 3, so i = (j - 1)/2 >= 1. In columns 0 and 1 the frequency is 1
+# (no exponent to get right); in even columns j = 2i, so the ``column_exponent`` mistake (j/d
+# for 2i/d) would give the key. Angles are in radians (the ``degrees`` mistake).
+def _sample_pe(rng):
+    d = rng.choice((8, 16, 64, 512))
+    return {"p": rng.randint(1, 60), "d": d, "j": rng.choice(range(3, 8, 2))}
+
+
+def _pe_wrong(p, swap=False, index_as_i=False, half=False, degrees=False):
+    i = p["j"] // 2
+    expo = (p["j"] if index_as_i else i if half else 2 * i) / p["d"]
+    angle = p["p"] / 10000**expo
+    if degrees:
+        angle = math.radians(angle)
+    sine = p["j"] % 2 == 0
+    if swap:
+        sine = not sine
+    return math.sin(angle) if sine else math.cos(angle)
+
+
+@numeric("pos.sinusoidal_entry", _sample_pe, FOUR_DIGITS, hint="one number")
+@cites("W8 §11.3", "W8 §11")
+@exercises("positional.sinusoidal_encoding")
+@mistake("swapped", "even columns are sines, odd columns cosines", lambda p: _pe_wrong(p, swap=True))
+@mistake(
+    "column_exponent", "columns 2i and 2i+1 share the frequency 1/10000^(2i/d)", lambda p: _pe_wrong(p, index_as_i=True)
+)
+@mistake("half_exponent", "the exponent is 2i/d, not i/d", lambda p: _pe_wrong(p, half=True))
+@mistake("degrees", "the angle is in radians", lambda p: _pe_wrong(p, degrees=True))
+def sinusoidal_entry(p):
+    """An entry of the sinusoidal positional encoding."""
+    pe = ref("positional").sinusoidal_encoding(p["p"] + 1, p["d"], dtype=torch.float64)
+    return float(pe[p["p"], p["j"]])
+
+
+def _pe_symbols(p):
+    return (Sym("p", 0, 50, integer=True), Sym("i", 0, 8, integer=True), Sym("d", 16, 64, integer=True))
+
+
+@formula("pos.sinusoidal_formula", lambda rng: {"column": rng.choice(("even", "odd"))}, _pe_symbols)
+@cites("W8 §11.3")
+@exercises("positional.sinusoidal_encoding")
+@equivalents(
+    lambda p: [
+        f"{'cos' if p['column'] == 'odd' else 'sin'}(p*10000^(-2*i/d))",
+        f"{'cos' if p['column'] == 'odd' else 'sin'}(p*exp(-2*i*log(10000)/d))",
+    ]
+)
+@mistake("swapped", "even columns are sines, odd columns cosines", swap=True)
+def sinusoidal_formula(p, swap=False):
+    """The sinusoidal encoding as a formula."""
+    pp, i, d = (s.sympy() for s in _pe_symbols(p))
+    angle = pp / sympy.Integer(10000) ** (2 * i / d)
+    odd = p["column"] == "odd"
+    return sympy.cos(angle) if odd != swap else sympy.sin(angle)
+
+
+def _sample_embed(rng):
+    return {"row": decs(rng, 4, -1, 1), "token": rng.randint(0, 9), "pos": rng.randint(0, 5)}
+
+
+@numeric("pos.embed_entry", _sample_embed, FOUR_DIGITS, hint="four numbers")
+@cites("W8 §11.1", "W8 §15.1", "L7-8 (Lecture 7) §三", "W8 §10.3")
+@exercises("positional.embed_tokens", "positional.sinusoidal_encoding")
+@mistake("no_scale", "the embedding is scaled by sqrt(d) = 2 before adding PE", scale=False)
+def embed_entry(p, scale=True):
+    """Token embedding plus positional encoding."""
+    d = 4
+    V = 10
+    E = torch.zeros(V, d, dtype=torch.float64)
+    E[p["token"]] = t(p["row"])
+    pe = ref("positional").sinusoidal_encoding(p["pos"] + 1, d, dtype=torch.float64)
+    tokens = torch.full((1, p["pos"] + 1), p["token"], dtype=torch.int64)
+    if not scale:
+        return floats(E[p["token"]] + pe[p["pos"]])
+    return floats(ref("positional").embed_tokens(tokens, E, pe)[0, p["pos"]])

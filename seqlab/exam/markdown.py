@@ -1,0 +1,163 @@
+"""A paper as Markdown: each question's text and worked solution, the exam and the key.
+
+Every text comes from a jinja2 template in ``templates/exam/``: one per question
+(``questions/<id>.md.j2`` with a ``question`` and a ``solution`` block, or the shared concept
+templates), and ``exam.md.j2`` / ``key.md.j2`` for the whole paper. The other outputs (HTML,
+the notebook, PDF, QTI) are made from this Markdown and the context it is rendered with.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import TYPE_CHECKING
+
+import jinja2
+import sympy
+
+from .. import templating
+from ..paths import TEMPLATES_DIR
+from .draws import format_number
+from .marking import earning_entries
+from .model import CHOICE, NUMERIC, SYMBOLIC, TRUEFALSE, Variant, mistake_words
+
+if TYPE_CHECKING:  # variants renders through this module; the paper type is for annotations only
+    from .variants import ExamInstance
+
+EXAM_TEMPLATES = TEMPLATES_DIR / "exam"
+
+
+def num(x) -> str:
+    if isinstance(x, bool):
+        return str(x).lower()
+    if isinstance(x, int):
+        return str(x)
+    x = float(x)
+    if x.is_integer() and abs(x) < 1e15:
+        return str(int(x))
+    return format(x, ".6g")
+
+
+def vec(xs) -> str:
+    return "(" + ", ".join(num(x) for x in xs) + ")"
+
+
+def mat(rows) -> str:
+    body = r" \\ ".join(" & ".join(num(x) for x in row) for row in rows)
+    return r"\begin{pmatrix} " + body + r" \end{pmatrix}"
+
+
+def colvec(xs) -> str:
+    return mat([[x] for x in xs])
+
+
+def latex(expr) -> str:
+    return sympy.latex(expr)
+
+
+@cache
+def environment(root: str = str(EXAM_TEMPLATES)) -> jinja2.Environment:
+    # Markdown, so no autoescape: the HTML page escapes what it inserts itself
+    return templating.environment(
+        root,
+        autoescape=False,
+        keep_trailing_newline=False,
+        filters=dict(num=num, vec=vec, mat=mat, colvec=colvec, latex=latex, fmt=format_number),
+    )
+
+
+def _block(template: jinja2.Template, name: str, context: dict) -> str:
+    if name not in template.blocks:
+        return ""
+    return "".join(template.blocks[name](template.new_context(context))).strip()
+
+
+def render_question(v: Variant) -> tuple[str, str]:
+    """The question text and its worked solution (Markdown)."""
+    template = environment().get_template(v.question.template)
+    context = {"p": v.params, "q": v.question, "answer": v.answer, "key": v.key}
+    text = _block(template, "question", context)
+    if not text:
+        raise ValueError(f"{v.question.template}: empty question block")
+    return text, _block(template, "solution", context)
+
+
+def answer_format(v: Variant) -> str:
+    """How to write the answer, for the line under each question."""
+    q = v.question
+    if q.kind == NUMERIC:
+        tol = v.tolerance.describe() if v.tolerance else ""
+        many = isinstance(v.answer, list) and len(v.answer) > 1
+        what = f"{len(v.answer)} numbers separated by commas" if many else "a number"
+        if q.answer_hint:
+            what += f" ({q.answer_hint})"
+        exact = v.tolerance is not None and v.tolerance.rel == 0 and v.tolerance.abs == 0
+        graded = "graded as exact values: give the integers exactly" if exact else f"graded {tol}"
+        return f"{what}; arithmetic such as `1/3` or `sqrt(2)/2` is accepted; {graded}."
+    if q.kind == SYMBOLIC:
+        names = ", ".join(f"`{s.name}`" for s in q.syms(v.params))
+        return (
+            f"a formula in {names} with `+ - * / ^`, parentheses and `sqrt exp log tanh sigmoid sin cos`; "
+            "any equivalent form scores."
+        )
+    if q.kind == CHOICE:
+        return "one letter."
+    if q.kind == TRUEFALSE:
+        return "`true` or `false`."
+    raise AssertionError(q.kind)  # pragma: no cover
+
+
+PARTIAL_CREDIT_POLICY = (
+    "Partial credit, where a question has a rule, is stated under that question: for a list of n "
+    "numbers, each correct entry earns 1/n of the points, except entries that could be copied from "
+    "the question (a number printed in it, or 0), which earn nothing; a named mistake earns the "
+    "stated fraction. Everything else earns full points or none."
+)
+ROUNDING_POLICY = "Keep full precision in intermediate steps and round only the final answer; give integers exactly."
+
+
+def partial_credit_rule(v: Variant, eq) -> str:
+    """The partial-credit rule of one question, in words ("" when it has none)."""
+    rules = []
+    if eq.per_element and isinstance(v.answer, list) and len(v.answer) > 1:
+        earning = earning_entries(v)
+        copied = [str(i + 1) for i, e in enumerate(earning) if not e]
+        if any(earning):
+            rule = f"each correct entry earns 1/{len(earning)} of the points"
+            if copied:
+                rule += (
+                    f" (entr{'y' if len(copied) == 1 else 'ies'} {', '.join(copied)} can be copied from the "
+                    "question and earn nothing)"
+                )
+            rules.append(rule)
+    for name, frac in sorted(eq.mistakes.items()):
+        rules.append(f"the known mistake of {mistake_words(name)} earns {round(frac * 100)}%")
+    return "; ".join(rules)
+
+
+def paper_context(inst: ExamInstance) -> dict:
+    """What every template of a paper renders (Markdown, key, the PDF's page): its parts with each
+    variant, how to write the answer and the partial-credit rule, and the exam's policies."""
+    parts: list[dict] = []
+    for eq, v in zip(inst.questions, inst.variants):
+        if not parts or parts[-1]["title"] != eq.part:
+            parts.append({"title": eq.part, "variants": []})
+        parts[-1]["variants"].append(
+            {"v": v, "format": answer_format(v), "eq": eq, "partial": partial_credit_rule(v, eq)}
+        )
+    return {
+        "exam": inst.exam,
+        "student": inst.student,
+        "parts": parts,
+        "variants": inst.variants,
+        "max_score": inst.exam.max_score,
+        "partial_policy": PARTIAL_CREDIT_POLICY,
+        "rounding_policy": ROUNDING_POLICY,
+    }
+
+
+def exam_markdown(inst: ExamInstance) -> str:
+    return environment().get_template("exam.md.j2").render(paper_context(inst)).rstrip() + "\n"
+
+
+def key_markdown(inst: ExamInstance) -> str:
+    return environment().get_template("key.md.j2").render(paper_context(inst)).rstrip() + "\n"

@@ -1,0 +1,148 @@
+"""Forbidden operations named in a function's source, found in the trusted parent.
+
+``grading_config.yaml`` forbids, per function, the built-ins that compute the whole answer
+(``torch.nn.functional.layer_norm`` for ``layer_norm``, ...). A graded call that reaches one is
+caught by the child's recorders; this scan catches a forbidden name in the source of the
+function, or of a module-level helper it calls, even on a path the graded calls never took.
+Aliases are resolved (``from torch.nn import functional as F``, ``sdpa = F.sdpa``,
+``getattr(F, "group_norm")``), so a pattern matches whatever name the student gave the operation.
+
+It reads the source as a syntax tree, never importing it; the code policy that decides whether
+a module may load at all is ``seqlab.grading.static_policy``.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+from pathlib import Path
+
+from .. import contract
+from ..config import GradingConfig
+
+# The modules whose dotted names are reported: where forbidden operations live, and the system
+# modules a forbidden-operation pattern may name.
+_ROOTS = ("torch", "numpy", "os", "sys", "subprocess", "ctypes", "inspect", "gc", "importlib", "builtins")
+
+
+class _AliasResolver(ast.NodeVisitor):
+    """Collects module-level names bound to torch objects: imports and simple assignments."""
+
+    def __init__(self):
+        self.aliases: dict[str, str] = {}
+
+    def visit_Import(self, node):
+        for alias in node.names:
+            root = alias.name.split(".")[0]
+            if root in _ROOTS:
+                self.aliases[alias.asname or root] = alias.name if alias.asname else root
+
+    def visit_ImportFrom(self, node):
+        if node.module and node.module.split(".")[0] in _ROOTS and node.level == 0:
+            for alias in node.names:
+                self.aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+
+    def visit_Assign(self, node):
+        target = node.targets[0] if len(node.targets) == 1 else None
+        if isinstance(target, ast.Name):
+            dotted = dotted_name(node.value, self.aliases)
+            if dotted:
+                self.aliases[target.id] = dotted
+
+
+def dotted_name(node: ast.AST, aliases: dict[str, str]) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name) and node.id in aliases:
+        return ".".join([aliases[node.id], *reversed(parts)])
+    return None
+
+
+def referenced_names(
+    source: str, function: str | None = None, callees_excluded: Iterable[str] = ()
+) -> list[tuple[int, str]]:
+    """Dotted torch/os/... names referenced in ``source`` (or only inside ``function``).
+
+    Aliases bound at module level (``from torch.nn import functional as F``,
+    ``sdpa = F.scaled_dot_product_attention``) are resolved to their full names. Each dotted
+    chain is reported once at its longest, together with every prefix, so a pattern like
+    ``torch.autograd.*`` matches ``torch.autograd.grad(...)``. Module-level helpers the
+    function calls are scanned too, except ``callees_excluded`` (other contract functions:
+    what they use is charged to them alone).
+    """
+    callees_excluded = set(callees_excluded)
+    tree = ast.parse(source)
+    resolver = _AliasResolver()
+    # Imports inside functions bind aliases too (``import torch.autograd.forward_ad as fwAD``).
+    for node in [*tree.body, *(n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom)))]:
+        resolver.visit(node)
+    scope: Iterable[ast.AST] = [tree]
+    if function is not None:
+        scope = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == function]
+        # A module-level helper the function calls is part of what it runs.
+        called = {
+            c.func.id for f in scope for c in ast.walk(f) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)
+        }
+        scope += [
+            n
+            for n in tree.body
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and n.name in called
+            and n.name != function
+            and n.name not in callees_excluded
+        ]
+    found: list[tuple[int, str]] = []
+    for root in scope:
+        for node in ast.walk(root):
+            if isinstance(node, ast.Import):
+                found += [(node.lineno, alias.name) for alias in node.names if alias.name.split(".")[0] in _ROOTS]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] in _ROOTS:
+                found += [(node.lineno, f"{node.module}.{alias.name}") for alias in node.names]
+            elif isinstance(node, (ast.Attribute, ast.Name)):
+                dotted = dotted_name(node, resolver.aliases)
+                if dotted:
+                    found.append((getattr(node, "lineno", 0), dotted))
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in ("getattr", "__import__", "eval", "exec")
+            ):
+                found.append((node.lineno, f"builtins.{node.func.id}"))
+                # getattr(F, "group_norm") is F.group_norm (a computed name is refused by the policy)
+                if (
+                    node.func.id == "getattr"
+                    and len(node.args) > 1
+                    and isinstance(node.args[1], ast.Constant)
+                    and isinstance(node.args[1].value, str)
+                ):
+                    owner = dotted_name(node.args[0], resolver.aliases)
+                    if owner:
+                        found.append((node.lineno, f"{owner}.{node.args[1].value}"))
+    return found
+
+
+def static_voids(submission: Path, config: GradingConfig) -> dict[str, str]:
+    """Forbidden operations named in the source of a function (or a helper it calls)."""
+    voids: dict[str, str] = {}
+    for qualname in contract.FUNCTIONS:
+        rules = config.rules(qualname)
+        if not rules.forbidden:
+            continue
+        module, function = qualname.split(".", 1)
+        path = Path(submission) / "exercises" / f"{module}.py"
+        try:
+            siblings = [f.split(".", 1)[1] for f in contract.functions_of(module) if f != qualname]
+            names = referenced_names(path.read_text(encoding="utf-8", errors="replace"), function, siblings)
+        except (OSError, SyntaxError, ValueError, RecursionError):
+            continue  # missing or broken modules are reported by the loader
+        for lineno, name in names:
+            pattern = rules.forbidden_match(name)
+            if pattern:
+                voids[qualname] = (
+                    f"{qualname} uses {name} (exercises/{module}.py, line {lineno}), which this "
+                    f"exercise forbids (rule {pattern!r}); the function scores 0"
+                )
+                break
+    return voids

@@ -1,0 +1,111 @@
+"""The bank's declaration vocabulary (seqlab/exam/bank/declare.py): what each line declares, and
+the mistakes in writing one that it refuses with a message."""
+
+from __future__ import annotations
+
+import pytest
+
+from seqlab.exam.bank.declare import cites, equivalents, exercises, forms, formula, mistake, numeric, valid_when
+from seqlab.exam.model import FOUR_DIGITS, NUMERIC, REGISTRY, SYMBOLIC
+from seqlab.exam.safeexpr import Sym
+
+
+@pytest.fixture
+def scratch_ids():
+    """Ids registered by a test are taken out of the bank again, whatever the test does."""
+    ids: list[str] = []
+    yield ids
+    for qid in ids:
+        REGISTRY.pop(qid, None)
+
+
+def _sample(rng, form):
+    return {"x": rng.randint(1, 9), "form": form}
+
+
+def test_each_line_declares_one_fact_and_mistakes_keep_their_order(scratch_ids):
+    scratch_ids.append("test.declared")
+
+    @numeric("test.declared", _sample, FOUR_DIGITS, hint="one number")
+    @cites("W8 §8.2", "L5 §15")
+    @exercises("attention.scaled_dot_product_attention")
+    @forms("small", "large")
+    @valid_when(lambda p: p["x"] != 5)
+    @mistake("doubled", "the answer is not doubled", doubled=True)
+    @mistake("negated", "the sign is kept", lambda p: -p["x"])
+    @mistake("only_large", "shown only in the large form", lambda p: 0.0, when=lambda p: p["form"] == "large")
+    def declared(p, doubled=False):
+        """A declared question.
+
+        More prose here is documentation, not title."""
+        return float(p["x"] * (2 if doubled else 1))
+
+    q = REGISTRY["test.declared"]
+    assert (q.kind, q.title, q.tolerance, q.answer_hint) == (NUMERIC, "A declared question", FOUR_DIGITS, "one number")
+    assert q.sections == ("W8 §8.2", "L5 §15") and q.exercises == ("attention.scaled_dot_product_attention",)
+    assert q.forms == ("small", "large") and q.template == "questions/test.declared.md.j2"
+    assert q.topic == "test_exam_declare" and q.answer is declared and q.sample is _sample
+    assert q.valid({"x": 4}) and not q.valid({"x": 5})
+    small, large = {"x": 3, "form": "small"}, {"x": 3, "form": "large"}
+    assert {n: m.value for n, m in q.mistakes(small).items()} == {"doubled": 6.0, "negated": -3}
+    assert list(q.mistakes(large)) == ["doubled", "negated", "only_large"]
+    assert q.mistakes(small)["doubled"].feedback == "the answer is not doubled"
+
+
+def test_a_formula_declares_its_symbols_and_equivalent_forms(scratch_ids):
+    scratch_ids.append("test.formula")
+
+    def symbols(p):
+        return (Sym("w", 0.5, 2.0),)
+
+    @formula("test.formula", lambda rng: {"k": 3}, symbols)
+    @cites("L5 §5.1")
+    @equivalents(lambda p: [f"w*w^{p['k'] - 1}"])
+    def power(p):
+        """A power."""
+        return symbols(p)[0].sympy() ** p["k"]
+
+    q = REGISTRY["test.formula"]
+    assert (q.kind, q.symbols, q.mistakes, q.tolerance) == (SYMBOLIC, symbols, None, None)
+    assert q.equivalents({"k": 3}) == ["w*w^2"]
+
+
+def test_a_fact_above_the_kind_line_is_refused(scratch_ids):
+    scratch_ids.append("test.misplaced")
+    with pytest.raises(ValueError, match="declared above the question's kind"):
+
+        @exercises("rnn.rnn_cell")
+        @numeric("test.misplaced", lambda rng: {}, FOUR_DIGITS)
+        @cites("L5 §5.1")
+        def misplaced(p):
+            """Misplaced."""
+            return 1.0
+
+
+def test_a_question_without_a_title_is_refused(scratch_ids):
+    scratch_ids.append("test.untitled")
+    with pytest.raises(ValueError, match="docstring is the question's title"):
+
+        @numeric("test.untitled", lambda rng: {}, FOUR_DIGITS)
+        @cites("L5 §5.1")
+        def untitled(p):
+            return 1.0
+
+    assert "test.untitled" not in REGISTRY
+
+
+def test_a_fact_declared_twice_is_refused():
+    with pytest.raises(ValueError, match="sections declared twice"):
+
+        @cites("L5 §5.1")
+        @cites("L5 §5.2")
+        def twice(p):
+            """Twice."""
+
+
+@pytest.mark.parametrize(
+    "how", [{}, {"value": lambda p: 0.0, "scaled": False}], ids=["neither value nor switch", "both"]
+)
+def test_a_mistake_is_its_value_or_the_answer_switched_never_both(how):
+    with pytest.raises(ValueError, match="its value function or the answer's switch"):
+        mistake("wrong", "feedback", **how)
