@@ -58,4 +58,5 @@ def grade(request) -> Grade:
         tolerances=tolerances,
         forbidden_match=rules.forbidden_match,
         kernels=bool(rules.forbidden),
+        forbidden_in=lambda callee: plugin.config.rules(callee).forbidden_match,
     )

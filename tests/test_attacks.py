@@ -29,6 +29,7 @@ from seqlab.grading.static_policy import policy_violations
 from seqlab.reports import write_all
 from seqlab.reports.render import environment
 from seqlab.student.sandbox import probe
+from tests._recorded import assert_same_grade
 from tests.attacks import ATTACKS, CANARY_DIR, build
 from tests.attacks.channel_and_oracle import (
     PACKS,
@@ -94,6 +95,7 @@ def test_attack(tmp_path, attack, fast_config):
         static_policy=not attack.policy_off,
     )
     paths = write_all(result, out)
+    assert_same_grade("attacks", attack.name, result, sandbox=sandbox)
     results_json = json.loads(paths["results.json"].read_text())
     jsonschema.validate(results_json, SCHEMA)
     assert results_json["score"] == pytest.approx(result.score), "results.json must hold the parent's score"
@@ -214,6 +216,7 @@ def test_probe(probe, graded_pack):
 @pytest.mark.parametrize("pack", PACKS, ids=lambda p: p.name)
 def test_pack_leaves_the_rest_alone_and_reports_hold(pack, graded_pack):
     result, paths = graded_pack(pack)
+    assert_same_grade("probe-packs", pack.name, result, sandbox=sandbox_mode())
     lost_modules = {p.module for p in pack.probes if p.expect == "module-lost"}
     targets = {p.target for p in pack.probes}
     scores = result.by_function()

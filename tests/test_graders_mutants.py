@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 from seqlab.grading import grade_submission
+from tests._recorded import assert_same_grade
 from tests.mutants import all_variants, make_submission
 
 # Modules whose functions call into another module's contract functions.
@@ -43,6 +44,7 @@ def test_enough_variants():
 @pytest.mark.parametrize("variant", MUTANTS, ids=lambda v: v.id)
 def test_mutant_loses_points_only_in_its_function(tmp_path, variant):
     result = _grade(tmp_path, variant, seed=7)
+    assert_same_grade("mutants", variant.id, result)
     scores = result.by_function()
     score, max_score = scores[variant.function]
     assert score < max_score, f"{variant.id}: the grader gave it full marks"
@@ -58,5 +60,6 @@ def test_mutant_loses_points_only_in_its_function(tmp_path, variant):
 @pytest.mark.parametrize("variant", ALTERNATIVES, ids=lambda v: v.id)
 def test_alternative_correct_scores_full(tmp_path, variant):
     result = _grade(tmp_path, variant, seed=11)
+    assert_same_grade("alternatives", variant.id, result)
     failed = [(t.name, t.output[:300]) for t in result.tests if t.score < t.max_score]
     assert not failed, f"{variant.id}: {failed}"

@@ -31,6 +31,7 @@ from typing import Any
 
 from ..contract import SIGNATURES
 from ..student import Outcome, StudentError
+from ..student.guards import split_scope
 from ..tolerance import Tolerance
 from .case import Case, Make, describe_case
 from .compare import first_change, first_float_dtype, matches, structure_problem, value_mismatch
@@ -135,6 +136,9 @@ class Grade:
     tolerances: dict[str, Tolerance]
     forbidden_match: Callable[[str], str | None]
     kernels: bool = False
+    # Another contract function's forbidden_match: an operation seen inside the student's own
+    # code of a declared callee is that callee's to answer for when its rules forbid it.
+    forbidden_in: Callable[[str], Callable[[str], str | None]] | None = None
     fraction: float | None = None
     notes: list[str] = field(default_factory=list)
     calls: int = 0
@@ -183,14 +187,21 @@ class Grade:
         return tuple(value)
 
     def _void_if_forbidden(self, ops: dict) -> None:
-        for name in sorted(ops):
+        for key in sorted(ops):
+            name, inside = split_scope(key)
             pattern = self.forbidden_match(name)
-            if pattern:
-                raise Voided(
-                    f"{self.function} called {name}, which this exercise forbids (rule {pattern!r}); "
-                    f"the function scores 0",
-                    rule="forbidden",
-                )
+            if not pattern or self._charged_to_callee(name, inside):
+                continue
+            where = f" (inside its call to {inside[-1]})" if inside else ""
+            raise Voided(
+                f"{self.function} called {name}{where}, which this exercise forbids (rule {pattern!r}); "
+                f"the function scores 0",
+                rule="forbidden",
+            )
+
+    def _charged_to_callee(self, name: str, inside: tuple[str, ...]) -> bool:
+        """A callee whose own rules forbid ``name`` loses its own points for it, once."""
+        return self.forbidden_in is not None and any(self.forbidden_in(callee)(name) for callee in inside)
 
     def tolerance(self, expected: Any) -> Tolerance:
         """The tolerance of the first floating-point tensor in ``expected`` (float64's if none)."""

@@ -257,7 +257,9 @@ class CalleeSession:
         def run_own(*args, **kwargs):
             if own is None:
                 raise NotImplementedError(f"{callee} is missing from the submission")
-            return own(*args, **kwargs)
+            inside = session.watch.inside(callee) if session.watch is not None else contextlib.nullcontext()
+            with inside:
+                return own(*args, **kwargs)
 
         def stand_in(*args, **kwargs):
             if not session.open or session.depth:

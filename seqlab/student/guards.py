@@ -21,6 +21,22 @@ import torch
 from torch.overrides import TorchFunctionMode, resolve_name
 from torch.utils._python_dispatch import TorchDispatchMode
 
+# An operation seen while the student's own code of a declared callee runs (a call the reference
+# never made, seqlab.student.callees) is reported as "op@callee": the grader charges it to that
+# callee when the callee's own rules forbid it, so a caller is not voided a second time for its
+# callee's forbidden operation (the callee's own grading and static scan already charge it).
+SCOPE_MARK = "@"
+
+
+def scoped(name: str, scope: list[str]) -> str:
+    return SCOPE_MARK.join([name, *reversed(scope)]) if scope else name
+
+
+def split_scope(key: str) -> tuple[str, tuple[str, ...]]:
+    """``"op@inner@outer"`` -> ``("op", ("inner", "outer"))``: the op and the callees it ran inside."""
+    name, *scope = key.split(SCOPE_MARK)
+    return name, tuple(scope)
+
 
 def torch_function_name(func) -> str:
     name = resolve_name(func)
@@ -34,24 +50,26 @@ def torch_function_name(func) -> str:
 class OpRecorder(TorchFunctionMode):
     """Counts every torch function called while active (the complexity rule counts these)."""
 
-    def __init__(self):
+    def __init__(self, scope: list[str] | None = None):
         super().__init__()
         self.counts: Counter[str] = Counter()
         self.paused = 0
+        self.scope = [] if scope is None else scope  # shared with CallWatch.inside
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         if not self.paused:
-            self.counts[torch_function_name(func)] += 1
+            self.counts[scoped(torch_function_name(func), self.scope)] += 1
         return func(*args, **(kwargs or {}))
 
 
 class KernelRecorder(TorchDispatchMode):
     """Records the aten kernels reached, whatever Python path led there."""
 
-    def __init__(self):
+    def __init__(self, scope: list[str] | None = None):
         super().__init__()
         self.counts: Counter[str] = Counter()
         self.paused = 0
+        self.scope = [] if scope is None else scope  # shared with CallWatch.inside
 
     @classmethod
     def _should_skip_dynamo(cls) -> bool:
@@ -62,7 +80,7 @@ class KernelRecorder(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         if not self.paused:
             packet = getattr(func, "overloadpacket", func)
-            self.counts[f"aten.{getattr(packet, '__name__', func)}"] += 1
+            self.counts[scoped(f"aten.{getattr(packet, '__name__', func)}", self.scope)] += 1
         return func(*args, **(kwargs or {}))
 
 
@@ -90,8 +108,9 @@ class CallWatch:
     """All recorders of one graded call, entered and paused together."""
 
     def __init__(self, *, kernels: bool):
-        self.ops = OpRecorder()
-        self.kernels = KernelRecorder() if kernels else None
+        self.scope: list[str] = []  # the declared callees whose student code is running, outermost first
+        self.ops = OpRecorder(self.scope)
+        self.kernels = KernelRecorder(self.scope) if kernels else None
         self.autograd = AutogradDetector()
 
     @contextlib.contextmanager
@@ -114,6 +133,15 @@ class CallWatch:
         finally:
             for r in recorders:
                 r.paused -= 1
+
+    @contextlib.contextmanager
+    def inside(self, callee: str):
+        """The student's own code of ``callee`` runs (see SCOPE_MARK)."""
+        self.scope.append(callee)
+        try:
+            yield
+        finally:
+            self.scope.pop()
 
     def report(self) -> dict:
         names = Counter(self.ops.counts)
