@@ -74,7 +74,7 @@ def padding_mask(case, length, *, min_len=1):
 def layer_norm_variant(
     x, weight, bias, eps=1e-5, *, unbiased=False, eps_outside=False, no_eps=False, dims=(-1,), swap=False
 ):
-    if dims == "all":
+    if dims == "all":  # resolved here, where the rank of x is known
         dims = tuple(range(x.dim()))
     mean = x.mean(dim=dims, keepdim=True)
     var = x.var(dim=dims, keepdim=True, unbiased=unbiased)
@@ -290,6 +290,7 @@ ENCODER_MISTAKES = [
 
 
 def encoder_mistakes(ref):
+    """The rows of ENCODER_MISTAKES, each built from the reference's own pieces (the ``ref`` fixture)."""
     return from_table(ENCODER_MISTAKES, functools.partial(encoder_variant, ref))
 
 
