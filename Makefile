@@ -15,7 +15,7 @@ PY := .venv/bin/python
 # Measured for issue 14 (2-core machine shared with other work, load average 5-7, so wall times
 # are 3-5x a quiet machine's; CPU = user+sys of one pytest process and its waited-for children,
 # without the sandboxed children bwrap reaps):
-#   before, per module run alone     CPU s  wall s   what dominates
+#   before (old names), run alone    CPU s  wall s   what dominates
 #   test_gradescope.py                  56     121   the Gradescope image: setup.sh in a fresh venv
 #   test_nbgrader.py                    54     251   the nbgrader round trip (one test, 206 s wall)
 #   test_nbgrader_autograde.py          44     143   nbgrader autograde vs seqlab's, one test

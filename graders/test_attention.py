@@ -19,7 +19,7 @@ import math
 import pytest
 import torch
 
-from seqlab.grading.checks import Mistake, describe_case, variant_output
+from seqlab.grading.checks import Case, describe_case, from_table
 
 grades = pytest.mark.grades
 DTYPES = pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["float64", "float32"])
@@ -118,67 +118,52 @@ ADDITIVE_MISTAKES = [
 ]
 
 
-def additive_mistakes(query, keys, W_q, W_k, v, mask=None):
-    return [
-        Mistake(name, variant_output(additive_variant, query, keys, W_q, W_k, v, mask, **kw), why)
-        for name, kw, why in ADDITIVE_MISTAKES
-    ]
-
-
-def bahdanau_inputs(make, B, S, Hq, Hk, A, dtype):
+def bahdanau_inputs(case):
+    """query (B, Hq), keys (B, S, Hk), W_q (A, Hq), W_k (A, Hk), v (A,): scores of order 1."""
     return (
-        make.randn(B, Hq, dtype=dtype),
-        make.randn(B, S, Hk, dtype=dtype),
-        make.randn(A, Hq, dtype=dtype, scale=1 / math.sqrt(Hq)),
-        make.randn(A, Hk, dtype=dtype, scale=1 / math.sqrt(Hk)),
-        make.randn(A, dtype=dtype),
+        case.randn("B", "Hq"),
+        case.randn("B", "S", "Hk"),
+        case.randn("A", "Hq", scale=1 / math.sqrt(case.Hq)),
+        case.randn("A", "Hk", scale=1 / math.sqrt(case.Hk)),
+        case.randn("A"),
     )
 
 
-def padding_mask(make, B, S, *, empty_row=0):
+def padding_mask(case, *, empty_row=0):
     """(B, S) bool: each batch row keeps a prefix of random length >= 1; row ``empty_row`` keeps none."""
-    lengths = [make.integer(1, S) for _ in range(B)]
+    lengths = [case.integer(1, case.S) for _ in range(case.B)]
     if empty_row is not None:
         lengths[empty_row] = 0
-    mask = torch.arange(S)[None, :] < torch.tensor(lengths)[:, None]
-    return mask.to(make.device)
+    mask = torch.arange(case.S)[None, :] < torch.tensor(lengths)[:, None]
+    return mask.to(case.device)
 
 
-@grades("attention.additive_attention")
+@grades("attention.additive_attention", title="Bahdanau attention, no mask, Hq != Hk != A")
 @DTYPES
 def test_additive_no_mask(grade, make, dtype):
-    """Bahdanau attention, no mask, Hq != Hk != A"""
-    B, S, Hq, Hk, A = 3, 6, 5, 4, 7
-    args = bahdanau_inputs(make, B, S, Hq, Hk, A, dtype)
-    grade.check(*args, case=describe_case(B=B, S=S, Hq=Hq, Hk=Hk, A=A, dtype=dtype), mistakes=additive_mistakes)
+    case = Case(make, B=3, S=6, Hq=5, Hk=4, A=7, dtype=dtype)
+    grade.check(*bahdanau_inputs(case), case=case, mistakes=from_table(ADDITIVE_MISTAKES, additive_variant))
 
 
-@grades("attention.additive_attention", weight=2)
+@grades(
+    "attention.additive_attention",
+    title="Bahdanau attention, (B, S) mask with a fully masked batch row (zero weights, zero context)",
+    weight=2,
+)
 @DTYPES
 def test_additive_mask(grade, make, dtype):
-    """Bahdanau attention, (B, S) mask with a fully masked batch row (zero weights, zero context)"""
-    B, S, Hq, Hk, A = 3, 5, 4, 6, 6
-    args = bahdanau_inputs(make, B, S, Hq, Hk, A, dtype)
-    mask = padding_mask(make, B, S, empty_row=1)
-    mask[2] = make.mask(S, p_keep=0.6) | (torch.arange(S, device=make.device) == 0)  # not only prefixes
-    grade.check(
-        *args,
-        mask=mask,
-        case=describe_case(B=B, S=S, Hq=Hq, Hk=Hk, A=A, mask="(B, S), batch row 1 fully masked", dtype=dtype),
-        mistakes=additive_mistakes,
-    )
+    case = Case(make, B=3, S=5, Hq=4, Hk=6, A=6, mask="(B, S), batch row 1 fully masked", dtype=dtype)
+    args = bahdanau_inputs(case)
+    mask = padding_mask(case, empty_row=1)
+    mask[2] = case.mask("S", p_keep=0.6) | (torch.arange(case.S, device=case.device) == 0)  # not only prefixes
+    grade.check(*args, mask=mask, case=case, mistakes=from_table(ADDITIVE_MISTAKES, additive_variant))
 
 
-@grades("attention.additive_attention")
+@grades("attention.additive_attention", title="Bahdanau attention, B=1, S=1, A == Hk")
 def test_additive_single(grade, make):
-    """Bahdanau attention, B=1, S=1, A == Hk"""
-    args = bahdanau_inputs(make, 1, 1, 3, 4, 4, torch.float64)
-    grade.check(
-        *args,
-        mask=torch.ones(1, 1, dtype=torch.bool, device=make.device),
-        case=describe_case(B=1, S=1, Hq=3, Hk=4, A=4, mask="all True"),
-        mistakes=additive_mistakes,
-    )
+    case = Case(make, B=1, S=1, Hq=3, Hk=4, A=4, mask="all True")
+    mask = torch.ones(1, 1, dtype=torch.bool, device=case.device)
+    grade.check(*bahdanau_inputs(case), mask=mask, case=case, mistakes=from_table(ADDITIVE_MISTAKES, additive_variant))
 
 
 # --- scaled dot-product attention ------------------------------------------------------------
@@ -220,68 +205,74 @@ SDPA_MISTAKES = [
 ]
 
 
-def sdpa_mistakes(q, k, v, mask=None):
-    return [Mistake(name, variant_output(sdpa_variant, q, k, v, mask, **kw), why) for name, kw, why in SDPA_MISTAKES]
-
-
-@grades("attention.scaled_dot_product_attention")
+@grades(
+    "attention.scaled_dot_product_attention",
+    title="matches F.scaled_dot_product_attention, (B, L, d) inputs, L != S, d != dv, no mask",
+)
 @DTYPES
 def test_sdpa_no_mask(grade, make, dtype):
-    """matches F.scaled_dot_product_attention, (B, L, d) inputs, L != S, d != dv, no mask"""
-    B, L, S, d, dv = 2, 4, 6, 8, 5
-    q, k, v = make.randn(B, L, d, dtype=dtype), make.randn(B, S, d, dtype=dtype), make.randn(B, S, dv, dtype=dtype)
-    grade.check(q, k, v, case=describe_case(B=B, L=L, S=S, d=d, dv=dv, dtype=dtype), mistakes=sdpa_mistakes)
+    case = Case(make, B=2, L=4, S=6, d=8, dv=5, dtype=dtype)
+    q, k, v = case.randn("B", "L", "d"), case.randn("B", "S", "d"), case.randn("B", "S", "dv")
+    grade.check(q, k, v, case=case, mistakes=from_table(SDPA_MISTAKES, sdpa_variant))
 
 
-@grades("attention.scaled_dot_product_attention")
+@grades("attention.scaled_dot_product_attention", title="no batch dims at all: q (L, d), k (S, d), v (S, dv)")
 def test_sdpa_no_batch(grade, make):
-    """no batch dims at all: q (L, d), k (S, d), v (S, dv)"""
-    L, S, d, dv = 3, 5, 4, 6
-    q, k, v = make.randn(L, d), make.randn(S, d), make.randn(S, dv)
-    grade.check(q, k, v, case=describe_case(L=L, S=S, d=d, dv=dv, batch="none"), mistakes=sdpa_mistakes)
+    case = Case(make, L=3, S=5, d=4, dv=6, batch="none")
+    grade.check(
+        case.randn("L", "d"),
+        case.randn("S", "d"),
+        case.randn("S", "dv"),
+        case=case,
+        mistakes=from_table(SDPA_MISTAKES, sdpa_variant),
+    )
 
 
 MASK_SHAPES = ["(L, S)", "(B, 1, 1, S)", "(B, H, L, S)"]
 
 
-@grades("attention.scaled_dot_product_attention")
-@pytest.mark.parametrize("shape", MASK_SHAPES)
-def test_sdpa_masks(grade, make, shape):
-    """(B, H, L, d) inputs with a broadcasting mask that fully masks some rows"""
-    B, H, L, S, d, dv = 2, 3, 4, 5, 6, 3
-    q, k, v = make.randn(B, H, L, d), make.randn(B, H, S, d), make.randn(B, H, S, dv)
+def broadcast_mask(case, shape):
+    """A mask of ``shape`` that fully masks some rows (and leaves key 0 open elsewhere)."""
     if shape == "(L, S)":
-        mask = make.mask(L, S, p_keep=0.6)
+        mask = case.mask("L", "S", p_keep=0.6)
         mask[:, 0] = True
         mask[2] = False  # query 2 sees nothing, in every batch and head
-        what = "(L, S), query 2 fully masked"
-    elif shape == "(B, 1, 1, S)":
-        mask = padding_mask(make, B, S, empty_row=1).view(B, 1, 1, S)
-        what = "(B, 1, 1, S) padding, batch 1 fully masked"
-    else:
-        mask = make.mask(B, H, L, S, p_keep=0.6)
-        mask[..., 0] = True
-        mask[0, 1, 3] = False
-        mask[1, 2, 0] = False
-        what = "(B, H, L, S), two rows fully masked"
+        return mask, "(L, S), query 2 fully masked"
+    if shape == "(B, 1, 1, S)":
+        return padding_mask(case, empty_row=1).view(case.B, 1, 1, case.S), "(B, 1, 1, S) padding, batch 1 fully masked"
+    mask = case.mask("B", "H", "L", "S", p_keep=0.6)
+    mask[..., 0] = True
+    mask[0, 1, 3] = False
+    mask[1, 2, 0] = False
+    return mask, "(B, H, L, S), two rows fully masked"
+
+
+@grades(
+    "attention.scaled_dot_product_attention",
+    title="(B, H, L, d) inputs with a broadcasting mask that fully masks some rows",
+)
+@pytest.mark.parametrize("shape", MASK_SHAPES)
+def test_sdpa_masks(grade, make, shape):
+    case = Case(make, B=2, H=3, L=4, S=5, d=6, dv=3)
+    q, k, v = case.randn("B", "H", "L", "d"), case.randn("B", "H", "S", "d"), case.randn("B", "H", "S", "dv")
+    mask, described = broadcast_mask(case, shape)
     grade.check(
-        q, k, v, mask=mask, case=describe_case(B=B, H=H, L=L, S=S, d=d, dv=dv, mask=what), mistakes=sdpa_mistakes
+        q, k, v, mask=mask, case=case.note(f"mask={described}"), mistakes=from_table(SDPA_MISTAKES, sdpa_variant)
     )
 
 
-@grades("attention.scaled_dot_product_attention")
+@grades("attention.scaled_dot_product_attention", title="B=1, L=1, S=1 (the one weight is 1), float32")
 def test_sdpa_single(grade, make):
-    """B=1, L=1, S=1 (the one weight is 1), float32"""
-    q, k, v = (make.randn(1, 1, 4, dtype=torch.float32) for _ in range(3))
-    grade.check(q, k, v, case=describe_case(B=1, L=1, S=1, d=4, dtype=torch.float32), mistakes=sdpa_mistakes)
+    case = Case(make, B=1, L=1, S=1, d=4, dtype=torch.float32)
+    q, k, v = (case.randn("B", "L", "d") for _ in range(3))
+    grade.check(q, k, v, case=case, mistakes=from_table(SDPA_MISTAKES, sdpa_variant))
 
 
-@grades("attention.scaled_dot_product_attention")
+@grades("attention.scaled_dot_product_attention", title="scores of magnitude ~1e4 (a naive softmax overflows)")
 def test_sdpa_large_logits(grade, make):
-    """scores of magnitude ~1e4 (a naive softmax overflows)"""
-    B, L, S, d = 2, 3, 5, 4
-    q, k, v = make.randn(B, L, d, scale=100.0), make.randn(B, S, d, scale=100.0), make.randn(B, S, 3)
-    grade.check(q, k, v, case=describe_case(B=B, L=L, S=S, d=d, scores="~1e4"), mistakes=sdpa_mistakes)
+    case = Case(make, B=2, L=3, S=5, d=4, scores="~1e4")
+    q, k, v = case.randn("B", "L", "d", scale=100.0), case.randn("B", "S", "d", scale=100.0), case.randn("B", "S", 3)
+    grade.check(q, k, v, case=case, mistakes=from_table(SDPA_MISTAKES, sdpa_variant))
 
 
 # --- causal mask -----------------------------------------------------------------------------
@@ -289,46 +280,41 @@ def test_sdpa_large_logits(grade, make):
 CAUSAL_MISTAKES = [
     (
         "inverted mask",
-        lambda T, dev: torch.ones(T, T, dtype=torch.bool, device=dev).triu(1),
+        lambda T, device=None: torch.ones(T, T, dtype=torch.bool, device=device).triu(1),
         "True means 'may attend': position i may see j <= i, so True on and below the diagonal "
         "(nn.Transformer.generate_square_subsequent_mask uses the opposite convention).",
     ),
     (
         "diagonal excluded",
-        lambda T, dev: torch.ones(T, T, dtype=torch.bool, device=dev).tril(-1),
+        lambda T, device=None: torch.ones(T, T, dtype=torch.bool, device=device).tril(-1),
         "a position may attend to itself: keep the diagonal (tril(), not tril(-1)).",
     ),
     (
         "upper triangle",
-        lambda T, dev: torch.ones(T, T, dtype=torch.bool, device=dev).triu(),
+        lambda T, device=None: torch.ones(T, T, dtype=torch.bool, device=device).triu(),
         "rows are queries and columns keys: query i may see keys j <= i, the lower triangle.",
     ),
 ]
 
 
-def causal_mistakes(T, device=None):
-    return [Mistake(name, variant_output(fn, T, device), why) for name, fn, why in CAUSAL_MISTAKES]
-
-
-@grades("attention.causal_mask")
+@grades("attention.causal_mask", title="(T, T) bool, True on and below the diagonal, on the requested device")
 @pytest.mark.parametrize("T", [1, 5, 12])
 def test_causal_mask(grade, device, T):
-    """(T, T) bool, True on and below the diagonal, on the requested device"""
-    grade.check(T, device=device, case=describe_case(T=T, device=device.type), mistakes=causal_mistakes)
+    grade.check(T, device=device, case=describe_case(T=T, device=device.type), mistakes=from_table(CAUSAL_MISTAKES))
 
 
-@grades("attention.causal_mask")
+@grades("attention.causal_mask", title="device=None gives a mask on the default device")
 def test_causal_mask_default_device(grade):
-    """device=None gives a mask on the default device"""
-    grade.check(4, case=describe_case(T=4, device="None"), mistakes=causal_mistakes)
+    grade.check(4, case=describe_case(T=4, device="None"), mistakes=from_table(CAUSAL_MISTAKES))
 
 
 # --- multi-head attention --------------------------------------------------------------------
 
 
-def mha_params(make, E, dtype=torch.float64):
-    params = {f"W_{n}": make.randn(E, E, dtype=dtype, scale=1 / math.sqrt(E)) for n in "qkvo"}
-    params.update({f"b_{n}": make.randn(E, dtype=dtype, scale=0.5) for n in "qkvo"})
+def mha_params(case):
+    """W_q, W_k, W_v, W_o (E, E) and their biases: every head's scores of order 1."""
+    params = {f"W_{n}": case.randn("E", "E", scale=1 / math.sqrt(case.E)) for n in "qkvo"}
+    params.update({f"b_{n}": case.randn("E", scale=0.5) for n in "qkvo"})
     return params
 
 
@@ -340,18 +326,20 @@ def mha_variant(
     num_heads,
     mask=None,
     *,
-    split="contiguous",
-    scale="head",
-    transpose=True,
-    in_bias=True,
-    out_proj=True,
-    out_bias=True,
-    per_head_mask=True,
-    average=False,
-    zero_full_rows=False,
+    split: str = "contiguous",
+    scale: str = "head",
+    transpose: bool = True,
+    biases: str = "all",
+    out_proj: bool = True,
+    per_head_mask: bool = True,
+    head_weights: str = "per head",
+    zero_full_rows: bool = False,
     **softmax,
 ):
-    """Multi-head attention with the knobs students get wrong (defaults: the contract)."""
+    """Multi-head attention with the knobs students get wrong (defaults: the contract).
+
+    biases: "all", "no input biases" (b_q, b_k, b_v) or "no b_o"; head_weights: "per head" or
+    "averaged" (over the heads, as nn.MultiheadAttention does by default)."""
     B, L, E = query.shape
     S = key.shape[1]
     h, dh = num_heads, E // num_heads
@@ -371,7 +359,10 @@ def mha_variant(
             return x.transpose(1, 2).reshape(B, L, E)
         return x.permute(0, 2, 3, 1).reshape(B, L, E)
 
-    q, k, v = (heads(linear(x, n, in_bias), m) for x, n, m in ((query, "q", L), (key, "k", S), (value, "v", S)))
+    q, k, v = (
+        heads(linear(x, n, biases != "no input biases"), m)
+        for x, n, m in ((query, "q", L), (key, "k", S), (value, "v", S))
+    )
     m = mask
     if m is not None and m.dim() == 3 and per_head_mask:
         m = m.unsqueeze(1)
@@ -379,17 +370,17 @@ def mha_variant(
     out, weights = attend(q, k, v, m, scale=scale_value, **softmax)
     out = merge(out)
     if out_proj:
-        out = linear(out, "o", out_bias)
+        out = linear(out, "o", biases != "no b_o")
     if zero_full_rows and mask is not None:
         blocked = ~torch.broadcast_to(mask, (B, L, S)).any(dim=-1, keepdim=True)
         out = out.masked_fill(blocked, 0.0)
-    return out, (weights.mean(dim=1) if average else weights)
+    return out, (weights.mean(dim=1) if head_weights == "averaged" else weights)
 
 
 MHA_MISTAKES = [
     (
         "weights averaged over heads",
-        {"average": True},
+        {"head_weights": "averaged"},
         "return the weights of every head, (B, num_heads, L, S); nn.MultiheadAttention averages them only "
         "by default (average_attn_weights=True).",
     ),
@@ -415,10 +406,10 @@ MHA_MISTAKES = [
         {"out_proj": False},
         "after concatenating the heads, apply the output projection: concat @ W_o.T + b_o.",
     ),
-    ("output bias b_o missing", {"out_bias": False}, "the output projection is concat @ W_o.T + b_o, with its bias."),
+    ("output bias b_o missing", {"biases": "no b_o"}, "the output projection is concat @ W_o.T + b_o, with its bias."),
     (
         "input projection biases missing",
-        {"in_bias": False},
+        {"biases": "no input biases"},
         "Q, K and V are x @ W.T + b with their biases b_q, b_k, b_v.",
     ),
     (
@@ -437,102 +428,57 @@ MHA_MISTAKES = [
 ]
 
 
-def mha_mistakes(query, key, value, params, num_heads, mask=None):
-    return [
-        Mistake(name, variant_output(mha_variant, query, key, value, params, num_heads, mask, **kw), why)
-        for name, kw, why in MHA_MISTAKES
-    ]
+def check_mha(grade, case, query, key, value, **mask):
+    """``multi_head_attention(query, key, value, params, num_heads[, mask])``, the parameters
+    drawn for the case after the inputs."""
+    params = mha_params(case)
+    grade.check(
+        query, key, value, params, case.num_heads, **mask, case=case, mistakes=from_table(MHA_MISTAKES, mha_variant)
+    )
 
 
-@grades("attention.multi_head_attention")
+@grades(
+    "attention.multi_head_attention",
+    title="matches nn.MultiheadAttention, self-attention, no mask, per-head weights",
+)
 @DTYPES
 def test_mha_self(grade, make, dtype):
-    """matches nn.MultiheadAttention, self-attention, no mask, per-head weights"""
-    B, L, E, h = 2, 5, 8, 2
-    x = make.randn(B, L, E, dtype=dtype)
-    grade.check(
-        x,
-        x,
-        x,
-        mha_params(make, E, dtype),
-        h,
-        case=describe_case(B=B, L=L, E=E, num_heads=h, dtype=dtype),
-        mistakes=mha_mistakes,
-    )
+    case = Case(make, B=2, L=5, E=8, num_heads=2, dtype=dtype)
+    x = case.randn("B", "L", "E")
+    check_mha(grade, case, x, x, x)
 
 
-@grades("attention.multi_head_attention")
+@grades(
+    "attention.multi_head_attention",
+    title="cross-attention, L != S, (B, 1, S) padding mask, one batch row fully masked (its output rows equal b_o)",
+)
 def test_mha_cross_padding(grade, make):
-    """cross-attention, L != S, (B, 1, S) padding mask, one batch row fully masked (its output rows equal b_o)"""
-    B, L, S, E, h = 3, 4, 6, 12, 3
-    query, memory = make.randn(B, L, E), make.randn(B, S, E)
-    value = make.randn(B, S, E)
-    mask = padding_mask(make, B, S, empty_row=2).unsqueeze(1)
-    grade.check(
-        query,
-        memory,
-        value,
-        mha_params(make, E),
-        h,
-        mask=mask,
-        case=describe_case(B=B, L=L, S=S, E=E, num_heads=h, mask="(B, 1, S) padding, batch 2 fully masked"),
-        mistakes=mha_mistakes,
-    )
+    case = Case(make, B=3, L=4, S=6, E=12, num_heads=3, mask="(B, 1, S) padding, batch 2 fully masked")
+    query, memory, value = case.randn("B", "L", "E"), case.randn("B", "S", "E"), case.randn("B", "S", "E")
+    check_mha(grade, case, query, memory, value, mask=padding_mask(case, empty_row=2).unsqueeze(1))
 
 
-@grades("attention.multi_head_attention")
+@grades("attention.multi_head_attention", title="self-attention with a (L, S) causal mask, 4 heads")
 def test_mha_causal(grade, make, ref):
-    """self-attention with a (L, S) causal mask, 4 heads"""
-    B, L, E, h = 2, 5, 8, 4
-    x = make.randn(B, L, E)
-    mask = ref("attention.causal_mask")(L, device=make.device)
-    grade.check(
-        x,
-        x,
-        x,
-        mha_params(make, E),
-        h,
-        mask=mask,
-        case=describe_case(B=B, L=L, E=E, num_heads=h, mask="(L, L) causal"),
-        mistakes=mha_mistakes,
-    )
+    case = Case(make, B=2, L=5, E=8, num_heads=4, mask="(L, L) causal")
+    x = case.randn("B", "L", "E")
+    check_mha(grade, case, x, x, x, mask=ref("attention.causal_mask")(case.L, device=case.device))
 
 
-@grades("attention.multi_head_attention")
+@grades("attention.multi_head_attention", title="(B, L, S) mask with fully masked rows, head size 2")
 @DTYPES
 def test_mha_full_mask(grade, make, dtype):
-    """(B, L, S) mask with fully masked rows, head size 2"""
-    B, L, S, E, h = 2, 3, 4, 6, 3
-    query = make.randn(B, L, E, dtype=dtype)
-    key, value = make.randn(B, S, E, dtype=dtype), make.randn(B, S, E, dtype=dtype)
-    mask = make.mask(B, L, S, p_keep=0.6)
+    rows = "(B, L, S), rows (0, 2) and (1, 0) fully masked"
+    case = Case(make, B=2, L=3, S=4, E=6, num_heads=3, mask=rows, dtype=dtype)
+    query, key, value = case.randn("B", "L", "E"), case.randn("B", "S", "E"), case.randn("B", "S", "E")
+    mask = case.mask("B", "L", "S", p_keep=0.6)
     mask[..., 1] = True
     mask[0, 2] = False
     mask[1, 0] = False
-    grade.check(
-        query,
-        key,
-        value,
-        mha_params(make, E, dtype),
-        h,
-        mask=mask,
-        case=describe_case(
-            B=B, L=L, S=S, E=E, num_heads=h, mask="(B, L, S), rows (0, 2) and (1, 0) fully masked", dtype=dtype
-        ),
-        mistakes=mha_mistakes,
-    )
+    check_mha(grade, case, query, key, value, mask=mask)
 
 
-@grades("attention.multi_head_attention")
+@grades("attention.multi_head_attention", title="B=1, L=1, S=1, num_heads == E (head size 1)")
 def test_mha_single(grade, make):
-    """B=1, L=1, S=1, num_heads == E (head size 1)"""
-    E = 4
-    grade.check(
-        make.randn(1, 1, E),
-        make.randn(1, 1, E),
-        make.randn(1, 1, E),
-        mha_params(make, E),
-        E,
-        case=describe_case(B=1, L=1, S=1, E=E, num_heads=E),
-        mistakes=mha_mistakes,
-    )
+    case = Case(make, B=1, L=1, S=1, E=4, num_heads=4)
+    check_mha(grade, case, case.randn("B", "L", "E"), case.randn("B", "S", "E"), case.randn("B", "S", "E"))

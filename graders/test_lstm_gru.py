@@ -13,62 +13,77 @@ out with plain tensor operations).
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 import torch
 
-from seqlab.grading.checks import GradeFailure, Mistake, describe_case
+from seqlab.grading.checks import Case, from_table
 
 grades = pytest.mark.grades
 DTYPES = pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["float64", "float32"])
+LSTM_RETURNS = ("hs", ("h_T", "c_T"))  # as nn.LSTM: the second item is itself a pair
+GRU_RETURNS = ("hs", "h_T")
 
 
 # --- inputs -----------------------------------------------------------------------------------
 
 
-def weights(make, gates, D, H, dtype):
-    """W_ih (gH, D), W_hh (gH, H), b_ih, b_hh (gH,): pre-activations of order 1, so no gate
+def recurrent_inputs(case, gates, states):
+    """``x, <states> previous states, W_ih, W_hh, b_ih, b_hh`` in the contract's order, the
+    weights drawn first; x is (B, T, D) when the case has a T, else one step (B, D).
+
+    W_ih (gH, D), W_hh (gH, H), b_ih, b_hh (gH,): pre-activations of order 1, so no gate
     saturates and every wrong variant is far from the right answer; biases large enough that a
     dropped bias is seen."""
-    return (
-        make.randn(gates * H, D, dtype=dtype, scale=D**-0.5),
-        make.randn(gates * H, H, dtype=dtype, scale=H**-0.5),
-        make.randn(gates * H, dtype=dtype, scale=0.7),
-        make.randn(gates * H, dtype=dtype, scale=0.7),
+    gH = gates * case.H
+    W = (
+        case.randn(gH, "D", scale=case.D**-0.5),
+        case.randn(gH, "H", scale=case.H**-0.5),
+        case.randn(gH, scale=0.7),
+        case.randn(gH, scale=0.7),
     )
+    x = case.randn("B", "T", "D") if "T" in case.params else case.randn("B", "D")
+    return (x, *(case.randn("B", "H") for _ in range(states)), *W)
 
 
-def run_checked(grade, args, case, mistakes, unpack=None):
-    """Run the student on ``args``, check the returned structure, compare with the reference;
-    the known-wrong variants are only computed when the answer is wrong."""
-    value = grade.run(*args).value
-    if unpack is not None:
-        value = unpack(grade, value)
-    want = grade.ref(*args)
-    try:
-        grade.expect(value, want, case=case)
-    except GradeFailure as failure:
-        if failure.rule:
-            raise
-        grade.expect(value, want, case=case, mistakes=mistakes(*args))
-        raise
-    return value
+def lstm_inputs(case):
+    """x, h0 and c0 (or h_prev and c_prev), W_ih, W_hh, b_ih, b_hh: four gates, two states."""
+    return recurrent_inputs(case, gates=4, states=2)
 
 
-def unpack_lstm(grade, value):
-    """``(hs, (h_T, c_T))``: a pair whose second item is itself a pair, as nn.LSTM returns."""
-    hs, last = grade.unpack(value, ("hs", "(h_T, c_T)"))
-    if not isinstance(last, (tuple, list)) or len(last) != 2:
-        got = f"a {type(last).__name__}" + (f" of {len(last)}" if isinstance(last, (tuple, list)) else "")
-        raise GradeFailure(
-            f"{grade.function} should return (hs, (h_T, c_T)), as nn.LSTM does: its second item "
-            f"is the pair (h_T, c_T); got {got} there",
-            rule="shape/dtype/device",
-        )
-    return hs, tuple(last)
+def gru_inputs(case):
+    """x, h0 (or h_prev), W_ih, W_hh, b_ih, b_hh: three gates, one state."""
+    return recurrent_inputs(case, gates=3, states=1)
 
 
-def unpack_gru(grade, value):
-    return grade.unpack(value, ("hs", "h_T"))
+# --- the loop over time, shared by the whole-sequence variants -------------------------------
+
+
+def run_over_time(step, x, state, *, reverse=False, shift=False):
+    """The states after each step of ``state = step(x_t, state)``, in time order, and the last one.
+
+    reverse: x read from its last step to its first; shift: each step keeps the state it was
+    given instead of the one it made."""
+    T = x.shape[1]
+    kept = {}
+    for t in range(T - 1, -1, -1) if reverse else range(T):
+        given, state = state, step(x[:, t], state)
+        kept[t] = given if shift else state
+    return [kept[t] for t in range(T)], state
+
+
+HS_SHIFTED = (  # a mistake of the loop, in the LSTM and the GRU alike
+    "hs shifted by one step (h_0 ... h_{T-1})",
+    dict(shift=True),
+    "hs[:, t] is the state after reading x[:, t]: store h after each step, so hs holds h_1 ... h_T "
+    "and hs[:, -1] equals h_T.",
+)
+
+
+def in_the_step(cell_variant, rows):
+    """A cell's mistakes made inside a whole-sequence function that writes its own step."""
+    return [(f"{name} (in the step)", {"cell": functools.partial(cell_variant, **how)}, why) for name, how, why in rows]
 
 
 # --- LSTM: known wrong variants ---------------------------------------------------------------
@@ -89,6 +104,7 @@ def lstm_cell_variant(
     g_act=torch.tanh,
     squash_c=False,
     tanh_h=True,
+    swap_outputs=False,
 ):
     H = h_prev.shape[-1]
     if bias == "ih only":
@@ -105,7 +121,7 @@ def lstm_cell_variant(
     if squash_c:
         c = torch.tanh(c)
     h = o * (torch.tanh(c) if tanh_h else c)
-    return h, c
+    return (c, h) if swap_outputs else (h, c)
 
 
 LSTM_CELL_MISTAKES = [
@@ -155,46 +171,26 @@ LSTM_CELL_MISTAKES = [
         "the candidate g uses tanh (values in [-1, 1], so it can also lower the memory); only i, f, o are sigmoids.",
     ),
 ]
-
-
-def lstm_cell_mistakes(*args):
-    h, c = lstm_cell_variant(*args)
-    return [Mistake(name, lstm_cell_variant(*args, **kw), why) for name, kw, why in LSTM_CELL_MISTAKES] + [
-        Mistake(
-            "h and c returned in the wrong order",
-            (c, h),
-            "lstm_cell returns (h, c): the hidden state first, then the cell state (as nn.LSTMCell).",
-        )
-    ]
+LSTM_CELL_OUTPUTS_SWAPPED = (
+    "h and c returned in the wrong order",
+    dict(swap_outputs=True),
+    "lstm_cell returns (h, c): the hidden state first, then the cell state (as nn.LSTMCell).",
+)
+lstm_cell_mistakes = from_table([*LSTM_CELL_MISTAKES, LSTM_CELL_OUTPUTS_SWAPPED], lstm_cell_variant)
 
 
 def lstm_seq(
-    x,
-    h0,
-    c0,
-    W_ih,
-    W_hh,
-    b_ih,
-    b_hh,
-    *,
-    cell=lstm_cell_variant,
-    zero_init=False,
-    carry_c=True,
-    reverse=False,
-    shift=False,
-    swap_last=False,
+    x, h0, c0, W_ih, W_hh, b_ih, b_hh, *, cell=lstm_cell_variant, zero_init=False, carry_c=True, swap_last=False, **loop
 ):
-    h, c = (torch.zeros_like(h0), torch.zeros_like(c0)) if zero_init else (h0, c0)
-    steps = range(x.shape[1] - 1, -1, -1) if reverse else range(x.shape[1])
-    hs = {}
-    for t in steps:
-        h_in = h
-        h, c_new = cell(x[:, t], h, c, W_ih, W_hh, b_ih, b_hh)
-        c = c_new if carry_c else c
-        hs[t] = h_in if shift else h
-        c_last = c_new
-    out = torch.stack([hs[t] for t in range(x.shape[1])], dim=1)
-    return (out, (c_last, h)) if swap_last else (out, (h, c_last))
+    if zero_init:
+        h0, c0 = torch.zeros_like(h0), torch.zeros_like(c0)
+
+    def step(x_t, state):
+        return cell(x_t, state[0], state[1] if carry_c else c0, W_ih, W_hh, b_ih, b_hh)
+
+    states, (h_T, c_T) = run_over_time(step, x, (h0, c0), **loop)
+    hs = torch.stack([h for h, _ in states], dim=1)
+    return hs, ((c_T, h_T) if swap_last else (h_T, c_T))
 
 
 LSTM_SEQ_MISTAKES = [
@@ -203,12 +199,7 @@ LSTM_SEQ_MISTAKES = [
         dict(zero_init=True),
         "the sequence starts from the given h0 and c0, not from zeros.",
     ),
-    (
-        "hs shifted by one step (h_0 ... h_{T-1})",
-        dict(shift=True),
-        "hs[:, t] is the state after reading x[:, t]: store h after each step, so hs holds h_1 ... h_T "
-        "and hs[:, -1] equals h_T.",
-    ),
+    HS_SHIFTED,
     (
         "cell state not carried over",
         dict(carry_c=False),
@@ -223,13 +214,7 @@ LSTM_SEQ_MISTAKES = [
 ]
 
 
-def lstm_forward_mistakes(*args):
-    found = [Mistake(name, lstm_seq(*args, **kw), why) for name, kw, why in LSTM_SEQ_MISTAKES]
-    # A forward pass written with its own cell inside can carry any cell mistake.
-    for name, kw, why in LSTM_CELL_MISTAKES:
-        cell = lambda *a, _kw=kw: lstm_cell_variant(*a, **_kw)  # noqa: E731
-        found.append(Mistake(f"{name} (in the step)", lstm_seq(*args, cell=cell), why))
-    return found
+lstm_forward_mistakes = from_table([*LSTM_SEQ_MISTAKES, *in_the_step(lstm_cell_variant, LSTM_CELL_MISTAKES)], lstm_seq)
 
 
 # --- GRU: known wrong variants ----------------------------------------------------------------
@@ -288,45 +273,20 @@ GRU_CELL_MISTAKES = [
         "PyTorch stacks the GRU blocks as reset, update, new: r, z, n = gates.chunk(3, dim=-1).",
     ),
 ]
+gru_cell_mistakes = from_table(GRU_CELL_MISTAKES, gru_cell_variant)
 
 
-def gru_cell_mistakes(*args):
-    return [Mistake(name, gru_cell_variant(*args, **kw), why) for name, kw, why in GRU_CELL_MISTAKES]
-
-
-def gru_seq(
-    x,
-    h0,
-    W_ih,
-    W_hh,
-    b_ih,
-    b_hh,
-    *,
-    cell=gru_cell_variant,
-    zero_init=False,
-    reverse=False,
-    shift=False,
-    first_as_last=False,
-):
-    h = torch.zeros_like(h0) if zero_init else h0
-    steps = range(x.shape[1] - 1, -1, -1) if reverse else range(x.shape[1])
-    hs = {}
-    for t in steps:
-        h_in = h
-        h = cell(x[:, t], h, W_ih, W_hh, b_ih, b_hh)
-        hs[t] = h_in if shift else h
-    out = torch.stack([hs[t] for t in range(x.shape[1])], dim=1)
-    return out, (out[:, 0] if first_as_last else h)
+def gru_seq(x, h0, W_ih, W_hh, b_ih, b_hh, *, cell=gru_cell_variant, zero_init=False, first_as_last=False, **loop):
+    if zero_init:
+        h0 = torch.zeros_like(h0)
+    states, h_T = run_over_time(lambda x_t, h: cell(x_t, h, W_ih, W_hh, b_ih, b_hh), x, h0, **loop)
+    hs = torch.stack(states, dim=1)
+    return hs, (hs[:, 0] if first_as_last else h_T)
 
 
 GRU_SEQ_MISTAKES = [
     ("initial state ignored (zeros)", dict(zero_init=True), "the sequence starts from the given h0, not from zeros."),
-    (
-        "hs shifted by one step (h_0 ... h_{T-1})",
-        dict(shift=True),
-        "hs[:, t] is the state after reading x[:, t]: store h after each step, so hs holds h_1 ... h_T "
-        "and hs[:, -1] equals h_T.",
-    ),
+    HS_SHIFTED,
     (
         "h_T taken from the first step",
         dict(first_as_last=True),
@@ -336,114 +296,62 @@ GRU_SEQ_MISTAKES = [
 ]
 
 
-def gru_forward_mistakes(*args):
-    found = [Mistake(name, gru_seq(*args, **kw), why) for name, kw, why in GRU_SEQ_MISTAKES]
-    for name, kw, why in GRU_CELL_MISTAKES:
-        cell = lambda *a, _kw=kw: gru_cell_variant(*a, **_kw)  # noqa: E731
-        found.append(Mistake(f"{name} (in the step)", gru_seq(*args, cell=cell), why))
-    return found
+gru_forward_mistakes = from_table([*GRU_SEQ_MISTAKES, *in_the_step(gru_cell_variant, GRU_CELL_MISTAKES)], gru_seq)
 
 
-# --- lstm_cell --------------------------------------------------------------------------------
+# --- the tests ---------------------------------------------------------------------------------
+
+# Each test compares one function with the reference on random weights, nonzero previous states
+# and nonzero biases. What each function gets and returns:
+# function: (its inputs, the names of its returned tuple, its known mistakes, the states' note).
+FUNCTIONS = {
+    "lstm_gru.lstm_cell": (lstm_inputs, ("h", "c"), lstm_cell_mistakes, "nonzero h_prev and c_prev"),
+    "lstm_gru.lstm_forward": (lstm_inputs, ("hs", ("h_T", "c_T")), lstm_forward_mistakes, "nonzero h0 and c0"),
+    "lstm_gru.gru_cell": (gru_inputs, None, gru_cell_mistakes, "nonzero h_prev"),
+    "lstm_gru.gru_forward": (gru_inputs, ("hs", "h_T"), gru_forward_mistakes, "nonzero h0"),
+}
+
+# test name: (function, title, weight, sizes, dtypes); dtypes DTYPES: run in float64 and in
+# float32, None: float64 only. D != H and B != T in the typical cases, so that a transposed
+# weight or a time-major stack is a shape error; T=1 and B=1 as the edge cases.
+# One test a line (a table, wider than the house width on purpose):
+# fmt: off
+TESTS = {
+    "test_lstm_cell": ("lstm_gru.lstm_cell", "matches nn.LSTMCell, B=3, D=4, H=5, nonzero h_prev, c_prev", 2, dict(B=3, D=4, H=5), DTYPES),
+    "test_lstm_cell_single": ("lstm_gru.lstm_cell", "matches nn.LSTMCell, B=1, D=2, H=3", 1, dict(B=1, D=2, H=3), None),
+    "test_lstm_forward": ("lstm_gru.lstm_forward", "matches nn.LSTM(batch_first=True), B=2, T=6, D=3, H=4, nonzero h0, c0", 2, dict(B=2, T=6, D=3, H=4), DTYPES),
+    "test_lstm_forward_one_step": ("lstm_gru.lstm_forward", "matches nn.LSTM(batch_first=True), T=1", 1, dict(B=3, T=1, D=4, H=2), None),
+    "test_lstm_forward_single_sequence": ("lstm_gru.lstm_forward", "matches nn.LSTM(batch_first=True), B=1, T=9", 1, dict(B=1, T=9, D=2, H=3), None),
+    "test_gru_cell": ("lstm_gru.gru_cell", "matches nn.GRUCell, B=3, D=4, H=5, nonzero h_prev", 2, dict(B=3, D=4, H=5), DTYPES),
+    "test_gru_cell_single": ("lstm_gru.gru_cell", "matches nn.GRUCell, B=1, D=3, H=2", 1, dict(B=1, D=3, H=2), None),
+    "test_gru_forward": ("lstm_gru.gru_forward", "matches nn.GRU(batch_first=True), B=2, T=6, D=3, H=4, nonzero h0", 2, dict(B=2, T=6, D=3, H=4), DTYPES),
+    "test_gru_forward_one_step": ("lstm_gru.gru_forward", "matches nn.GRU(batch_first=True), T=1", 1, dict(B=3, T=1, D=4, H=2), None),
+    "test_gru_forward_single_sequence": ("lstm_gru.gru_forward", "matches nn.GRU(batch_first=True), B=1, T=9", 1, dict(B=1, T=9, D=2, H=3), None),
+}
+# fmt: on
 
 
-def check_lstm_cell(grade, make, B, D, H, dtype):
-    W = weights(make, 4, D, H, dtype)
-    x, h_prev, c_prev = make.randn(B, D, dtype=dtype), make.randn(B, H, dtype=dtype), make.randn(B, H, dtype=dtype)
-    case = describe_case(B=B, D=D, H=H, dtype=dtype) + ", nonzero h_prev and c_prev"
-    run_checked(grade, (x, h_prev, c_prev, *W), case, lstm_cell_mistakes, unpack=lambda g, v: g.unpack(v, ("h", "c")))
+def recurrent_test(name, function, title, weight, sizes, dtypes):
+    """The test ``name``: ``function`` against the reference on inputs of ``sizes``."""
+    inputs, returns, mistakes, states = FUNCTIONS[function]
+
+    def check(grade, make, dtype):
+        case = Case(make, **sizes, dtype=dtype).note(states)
+        grade.check(*inputs(case), case=case, returns=returns, mistakes=mistakes)
+
+    if dtypes is None:
+
+        def test(grade, make):
+            check(grade, make, torch.float64)
+
+    else:
+
+        @dtypes
+        def test(grade, make, dtype):
+            check(grade, make, dtype)
+
+    test.__name__ = test.__qualname__ = name
+    return grades(function, title=title, weight=weight)(test)
 
 
-@grades("lstm_gru.lstm_cell", weight=2)
-@DTYPES
-def test_lstm_cell(grade, make, dtype):
-    """matches nn.LSTMCell, B=3, D=4, H=5, nonzero h_prev, c_prev"""
-    check_lstm_cell(grade, make, 3, 4, 5, dtype)
-
-
-@grades("lstm_gru.lstm_cell")
-def test_lstm_cell_single(grade, make):
-    """matches nn.LSTMCell, B=1, D=2, H=3"""
-    check_lstm_cell(grade, make, 1, 2, 3, torch.float64)
-
-
-# --- lstm_forward -----------------------------------------------------------------------------
-
-
-def check_lstm_forward(grade, make, B, T, D, H, dtype):
-    W = weights(make, 4, D, H, dtype)
-    x = make.randn(B, T, D, dtype=dtype)
-    h0, c0 = make.randn(B, H, dtype=dtype), make.randn(B, H, dtype=dtype)
-    case = describe_case(B=B, T=T, D=D, H=H, dtype=dtype) + ", nonzero h0 and c0"
-    run_checked(grade, (x, h0, c0, *W), case, lstm_forward_mistakes, unpack=unpack_lstm)
-
-
-@grades("lstm_gru.lstm_forward", weight=2)
-@DTYPES
-def test_lstm_forward(grade, make, dtype):
-    """matches nn.LSTM(batch_first=True), B=2, T=6, D=3, H=4, nonzero h0, c0"""
-    check_lstm_forward(grade, make, 2, 6, 3, 4, dtype)
-
-
-@grades("lstm_gru.lstm_forward")
-def test_lstm_forward_one_step(grade, make):
-    """matches nn.LSTM(batch_first=True), T=1"""
-    check_lstm_forward(grade, make, 3, 1, 4, 2, torch.float64)
-
-
-@grades("lstm_gru.lstm_forward")
-def test_lstm_forward_single_sequence(grade, make):
-    """matches nn.LSTM(batch_first=True), B=1, T=9"""
-    check_lstm_forward(grade, make, 1, 9, 2, 3, torch.float64)
-
-
-# --- gru_cell ---------------------------------------------------------------------------------
-
-
-def check_gru_cell(grade, make, B, D, H, dtype):
-    W = weights(make, 3, D, H, dtype)
-    x, h_prev = make.randn(B, D, dtype=dtype), make.randn(B, H, dtype=dtype)
-    case = describe_case(B=B, D=D, H=H, dtype=dtype) + ", nonzero h_prev"
-    run_checked(grade, (x, h_prev, *W), case, gru_cell_mistakes)
-
-
-@grades("lstm_gru.gru_cell", weight=2)
-@DTYPES
-def test_gru_cell(grade, make, dtype):
-    """matches nn.GRUCell, B=3, D=4, H=5, nonzero h_prev"""
-    check_gru_cell(grade, make, 3, 4, 5, dtype)
-
-
-@grades("lstm_gru.gru_cell")
-def test_gru_cell_single(grade, make):
-    """matches nn.GRUCell, B=1, D=3, H=2"""
-    check_gru_cell(grade, make, 1, 3, 2, torch.float64)
-
-
-# --- gru_forward ------------------------------------------------------------------------------
-
-
-def check_gru_forward(grade, make, B, T, D, H, dtype):
-    W = weights(make, 3, D, H, dtype)
-    x, h0 = make.randn(B, T, D, dtype=dtype), make.randn(B, H, dtype=dtype)
-    case = describe_case(B=B, T=T, D=D, H=H, dtype=dtype) + ", nonzero h0"
-    run_checked(grade, (x, h0, *W), case, gru_forward_mistakes, unpack=unpack_gru)
-
-
-@grades("lstm_gru.gru_forward", weight=2)
-@DTYPES
-def test_gru_forward(grade, make, dtype):
-    """matches nn.GRU(batch_first=True), B=2, T=6, D=3, H=4, nonzero h0"""
-    check_gru_forward(grade, make, 2, 6, 3, 4, dtype)
-
-
-@grades("lstm_gru.gru_forward")
-def test_gru_forward_one_step(grade, make):
-    """matches nn.GRU(batch_first=True), T=1"""
-    check_gru_forward(grade, make, 3, 1, 4, 2, torch.float64)
-
-
-@grades("lstm_gru.gru_forward")
-def test_gru_forward_single_sequence(grade, make):
-    """matches nn.GRU(batch_first=True), B=1, T=9"""
-    check_gru_forward(grade, make, 1, 9, 2, 3, torch.float64)
+globals().update({name: recurrent_test(name, *spec) for name, spec in TESTS.items()})

@@ -8,14 +8,17 @@ failure can say which classic mistake it looks like.
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 import torch
 
-from seqlab.grading.checks import Mistake, describe_case
+from seqlab.grading.checks import Case, Mistake, from_table
 
 grades = pytest.mark.grades
 DTYPES = pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["float64", "float32"])
 STEPS = 5
+STEP = ("w_next", "state_next")  # what one call returns
 
 
 def chain(step, w, grads, **hp):
@@ -27,50 +30,27 @@ def chain(step, w, grads, **hp):
     return out
 
 
-def student_chain(grade, w, grads, **hp):
-    out, state = [], {}
+def check_chain(grade, make, shape, mistakes, *, dtype=torch.float64, grad_scale=None, **hp):
+    """The student's rule run for STEPS steps on gradients of ``shape``, each step fed the state
+    its previous step returned, checked step by step against the reference's chain; the
+    mistakes' chains run on the same gradients only when a step is wrong."""
+    case = Case(make, shape=shape, steps=STEPS, dtype=dtype, grad_scale=grad_scale, **hp)
+    w = case.randn("shape")
+    grads = [case.randn("shape", scale=grad_scale or 1.0) for _ in range(STEPS)]
+    got, w_next, state = [], w, {}
     for dw in grads:
-        w_next, state = grade.unpack(grade.run(w, dw, state, **hp).value, ("w_next", "state_next"))
-        out.append((w_next, state))
-        w = w_next
-    return out
-
-
-def _readable(failure):
-    """steps[2][1]['m'] -> state_next['m'] after step 3"""
-    import re
-
-    failure.message = re.sub(
-        r"steps\[(\d+)\]\[(\d)\]((?:\['\w+'\])?)",
-        lambda m: f"{('w_next', 'state_next')[int(m[2])]}{m[3]} after step {int(m[1]) + 1}",
-        failure.message,
-    )
-    failure.args = (failure.message,)
-    return failure
-
-
-def check_chain(grade, make, dtype, shape, hp, variants, case_extra=""):
-    w = make.randn(*shape, dtype=dtype)
-    grads = [make.randn(*shape, dtype=dtype) for _ in range(STEPS)]
-    case = describe_case(shape=tuple(shape), steps=STEPS, dtype=dtype, **hp) + case_extra
-    got = student_chain(grade, w, grads, **hp)
+        w_next, state = grade.unpack(grade.run(w_next, dw, state, **hp).value, STEP)
+        got.append((w_next, state))
     want = chain(grade.reference(grade.function), w, grads, **hp)
-    # Mistakes only cost time when the answer is wrong.
-    try:
-        grade.expect(got, want, case=case, what="steps")
-    except AssertionError as failure:
-        if getattr(failure, "rule", ""):
-            raise _readable(failure) from None
-        try:
-            grade.expect(
-                got,
-                want,
-                case=case,
-                what="steps",
-                mistakes=[Mistake(name, chain(fn, w, grads, **hp), why) for name, fn, why in variants],
-            )
-        except AssertionError as named:
-            raise _readable(named) from None
+    wrong_chains = functools.cache(lambda: [(name, chain(fn, w, grads, **hp), why) for name, fn, why in mistakes])
+    for step, (got_step, want_step) in enumerate(zip(got, want)):
+        grade.check(
+            value=got_step,
+            expected=want_step,
+            returns=STEP,
+            case=f"{case}, after step {step + 1}",
+            mistakes=lambda step=step: [Mistake(name, out[step], why) for name, out, why in wrong_chains()],
+        )
 
 
 # --- known wrong variants ---------------------------------------------------------------------
@@ -141,32 +121,18 @@ def adam_betas_swapped(w, dw, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8):
 
 # --- update rules -----------------------------------------------------------------------------
 
+SGD_MISTAKES = [("gradient ascent", sgd_ascent, "the step must go against the gradient: w - lr * dw.")]
 
-@grades("optimizers.sgd")
+
+@grades("optimizers.sgd", title="matches torch.optim.SGD, 5 steps, lr=1e-2")
 @DTYPES
 def test_sgd_default(grade, make, dtype):
-    """matches torch.optim.SGD, 5 steps, lr=1e-2"""
-    check_chain(
-        grade,
-        make,
-        dtype,
-        (4, 3),
-        {},
-        [("gradient ascent", sgd_ascent, "the step must go against the gradient: w - lr * dw.")],
-    )
+    check_chain(grade, make, (4, 3), SGD_MISTAKES, dtype=dtype)
 
 
-@grades("optimizers.sgd")
+@grades("optimizers.sgd", title="matches torch.optim.SGD, 5 steps, lr=0.3, B=1 vector")
 def test_sgd_lr(grade, make):
-    """matches torch.optim.SGD, 5 steps, lr=0.3, B=1 vector"""
-    check_chain(
-        grade,
-        make,
-        torch.float64,
-        (1,),
-        {"lr": 0.3},
-        [("gradient ascent", sgd_ascent, "the step must go against the gradient: w - lr * dw.")],
-    )
+    check_chain(grade, make, (1,), SGD_MISTAKES, lr=0.3)
 
 
 MOMENTUM_MISTAKES = [
@@ -182,52 +148,10 @@ MOMENTUM_MISTAKES = [
     ),
 ]
 
-
-@grades("optimizers.sgd_momentum")
-@DTYPES
-def test_momentum_default(grade, make, dtype):
-    """matches torch.optim.SGD(momentum=0.9), 5 steps"""
-    check_chain(grade, make, dtype, (3, 5), {}, MOMENTUM_MISTAKES)
-
-
-@grades("optimizers.sgd_momentum")
-def test_momentum_nondefault(grade, make):
-    """matches torch.optim.SGD, 5 steps, lr=0.05, momentum=0.5"""
-    check_chain(grade, make, torch.float64, (7,), {"lr": 0.05, "momentum": 0.5}, MOMENTUM_MISTAKES)
-
-
 ADAGRAD_MISTAKES = [
     ("eps inside the square root", adagrad_eps_inside, "PyTorch adds eps after the square root: sqrt(G) + eps."),
     ("no accumulation", adagrad_no_accumulation, "AdaGrad sums every squared gradient so far: G = G + dw**2."),
 ]
-
-
-@grades("optimizers.adagrad")
-@DTYPES
-def test_adagrad_default(grade, make, dtype):
-    """matches torch.optim.Adagrad, 5 steps"""
-    check_chain(grade, make, dtype, (2, 6), {}, ADAGRAD_MISTAKES)
-
-
-@grades("optimizers.adagrad")
-def test_adagrad_eps(grade, make):
-    """matches torch.optim.Adagrad, 5 steps, lr=0.1, eps=1e-3, gradients of 1e-6"""
-    w = make.randn(5, dtype=torch.float64)
-    grads = [make.randn(5, dtype=torch.float64) * 1e-6 for _ in range(STEPS)]
-    hp = {"lr": 0.1, "eps": 1e-3}
-    got = student_chain(grade, w, grads, **hp)
-    want = chain(grade.reference(grade.function), w, grads, **hp)
-    try:
-        grade.expect(
-            got,
-            want,
-            case=describe_case(steps=STEPS, grad_scale=1e-6, **hp),
-            what="steps",
-            mistakes=[Mistake(n, chain(f, w, grads, **hp), e) for n, f, e in ADAGRAD_MISTAKES],
-        )
-    except AssertionError as failure:
-        raise _readable(failure) from None
-
 
 RMSPROP_MISTAKES = [
     ("eps inside the square root", rmsprop_eps_inside, "PyTorch adds eps after the square root: sqrt(s) + eps."),
@@ -237,20 +161,6 @@ RMSPROP_MISTAKES = [
         "the old average is kept with weight alpha: s = alpha*s + (1-alpha)*dw**2.",
     ),
 ]
-
-
-@grades("optimizers.rmsprop")
-@DTYPES
-def test_rmsprop_default(grade, make, dtype):
-    """matches torch.optim.RMSprop, 5 steps"""
-    check_chain(grade, make, dtype, (3, 4), {}, RMSPROP_MISTAKES)
-
-
-@grades("optimizers.rmsprop")
-def test_rmsprop_nondefault(grade, make):
-    """matches torch.optim.RMSprop, 5 steps, lr=0.02, alpha=0.9, eps=1e-3"""
-    check_chain(grade, make, torch.float64, (6,), {"lr": 0.02, "alpha": 0.9, "eps": 1e-3}, RMSPROP_MISTAKES)
-
 
 ADAM_MISTAKES = [
     (
@@ -267,27 +177,104 @@ ADAM_MISTAKES = [
     ("betas swapped", adam_betas_swapped, "betas = (beta1 for m, beta2 for v); m uses 0.9, v uses 0.999."),
 ]
 
+# The update rules' tests, each five steps fed its own state:
+# test name: (function, title, weight, shape of w, mistakes, hyperparameters);
+# hyperparameters None: the defaults, once in float64 and once in float32.
+UPDATE_RULE_TESTS = {
+    "test_sgd_default": ("optimizers.sgd", "matches torch.optim.SGD, 5 steps, lr=1e-2", 1, (4, 3), SGD_MISTAKES, None),
+    "test_sgd_lr": (
+        "optimizers.sgd",
+        "matches torch.optim.SGD, 5 steps, lr=0.3, B=1 vector",
+        1,
+        (1,),
+        SGD_MISTAKES,
+        {"lr": 0.3},
+    ),
+    "test_momentum_default": (
+        "optimizers.sgd_momentum",
+        "matches torch.optim.SGD(momentum=0.9), 5 steps",
+        1,
+        (3, 5),
+        MOMENTUM_MISTAKES,
+        None,
+    ),
+    "test_momentum_nondefault": (
+        "optimizers.sgd_momentum",
+        "matches torch.optim.SGD, 5 steps, lr=0.05, momentum=0.5",
+        1,
+        (7,),
+        MOMENTUM_MISTAKES,
+        {"lr": 0.05, "momentum": 0.5},
+    ),
+    "test_adagrad_default": (
+        "optimizers.adagrad",
+        "matches torch.optim.Adagrad, 5 steps",
+        1,
+        (2, 6),
+        ADAGRAD_MISTAKES,
+        None,
+    ),
+    "test_adagrad_eps": (
+        "optimizers.adagrad",
+        "matches torch.optim.Adagrad, 5 steps, lr=0.1, eps=1e-3, gradients of 1e-6",
+        1,
+        (5,),
+        ADAGRAD_MISTAKES,
+        {"grad_scale": 1e-6, "lr": 0.1, "eps": 1e-3},
+    ),
+    "test_rmsprop_default": (
+        "optimizers.rmsprop",
+        "matches torch.optim.RMSprop, 5 steps",
+        1,
+        (3, 4),
+        RMSPROP_MISTAKES,
+        None,
+    ),
+    "test_rmsprop_nondefault": (
+        "optimizers.rmsprop",
+        "matches torch.optim.RMSprop, 5 steps, lr=0.02, alpha=0.9, eps=1e-3",
+        1,
+        (6,),
+        RMSPROP_MISTAKES,
+        {"lr": 0.02, "alpha": 0.9, "eps": 1e-3},
+    ),
+    "test_adam_default": ("optimizers.adam", "matches torch.optim.Adam, 5 steps", 2, (4, 4), ADAM_MISTAKES, None),
+    "test_adam_nondefault": (
+        "optimizers.adam",
+        "matches torch.optim.Adam, 5 steps, lr=0.01, betas=(0.8, 0.99), eps=1e-3",
+        2,
+        (5,),
+        ADAM_MISTAKES,
+        {"lr": 1e-2, "betas": (0.8, 0.99), "eps": 1e-3},
+    ),
+}
 
-@grades("optimizers.adam", weight=2)
-@DTYPES
-def test_adam_default(grade, make, dtype):
-    """matches torch.optim.Adam, 5 steps"""
-    check_chain(grade, make, dtype, (4, 4), {}, ADAM_MISTAKES)
+
+def update_rule_test(name, function, title, weight, shape, mistakes, hyperparameters):
+    if hyperparameters is None:
+
+        @DTYPES
+        def test(grade, make, dtype):
+            check_chain(grade, make, shape, mistakes, dtype=dtype)
+
+    else:
+
+        def test(grade, make):
+            check_chain(grade, make, shape, mistakes, **hyperparameters)
+
+    test.__name__ = test.__qualname__ = name
+    return grades(function, title=title, weight=weight)(test)
 
 
-@grades("optimizers.adam", weight=2)
-def test_adam_nondefault(grade, make):
-    """matches torch.optim.Adam, 5 steps, lr=0.01, betas=(0.8, 0.99), eps=1e-3"""
-    check_chain(grade, make, torch.float64, (5,), {"lr": 1e-2, "betas": (0.8, 0.99), "eps": 1e-3}, ADAM_MISTAKES)
+globals().update({name: update_rule_test(name, *spec) for name, spec in UPDATE_RULE_TESTS.items()})
 
 
-@grades("optimizers.adam")
+@grades("optimizers.adam", title="state['step'] is a Python int counting calls")
 def test_adam_step_counter(grade, make):
-    """state['step'] is a Python int counting calls"""
     w, dw = make.randn(3), make.randn(3)
     state = {}
     for expected_step in (1, 2, 3):
-        w, state = grade.unpack(grade.run(w, dw, state).value, ("w_next", "state_next"))
+        w, state = grade.unpack(grade.run(w, dw, state).value, STEP)
         step = state.get("step") if isinstance(state, dict) else None
         assert isinstance(step, int) and not isinstance(step, bool) and step == expected_step, (
             f"optimizers.adam: after call {expected_step}, state['step'] should be the int {expected_step}, "
@@ -322,29 +309,24 @@ CLIP_MISTAKES = [
 ]
 
 
-@grades("optimizers.clip_grad_norm", weight=2)
+@grades(
+    "optimizers.clip_grad_norm", title="matches torch.nn.utils.clip_grad_norm_, norm above / below max_norm", weight=2
+)
 @pytest.mark.parametrize("regime", ["above", "below"])
 @DTYPES
 def test_clip(grade, make, dtype, regime):
-    """matches torch.nn.utils.clip_grad_norm_, norm above / below max_norm"""
-    grads = [make.randn(3, 4, dtype=dtype), make.randn(5, dtype=dtype), make.randn(2, 2, 2, dtype=dtype)]
+    case = Case(make, regime=regime, dtype=dtype)
+    grads = [case.randn(3, 4), case.randn(5), case.randn(2, 2, 2)]
     norm = float(torch.linalg.vector_norm(torch.cat([g.reshape(-1) for g in grads])))
     max_norm = norm * (0.3 if regime == "above" else 2.0)
-    grade.check(
-        grads,
-        max_norm,
-        case=describe_case(regime=regime, dtype=dtype, max_norm=round(max_norm, 4)),
-        mistakes=lambda g, m: [Mistake(n, f(g, m), e) for n, f, e in CLIP_MISTAKES],
-    )
+    grade.check(grads, max_norm, case=case.note(f"max_norm={round(max_norm, 4)}"), mistakes=from_table(CLIP_MISTAKES))
 
 
-@grades("optimizers.clip_grad_norm")
+@grades("optimizers.clip_grad_norm", title="one tensor of tiny gradients (1e-6) passes unchanged")
 def test_clip_single_tiny(grade, make):
-    """one tensor of tiny gradients (1e-6) passes unchanged"""
-    grads = [make.randn(4, 3) * 1e-6]
     grade.check(
-        grads,
+        [make.randn(4, 3, scale=1e-6)],
         1.0,
         case="one tensor, gradients ~1e-6, max_norm=1",
-        mistakes=lambda g, m: [Mistake(n, f(g, m), e) for n, f, e in CLIP_MISTAKES],
+        mistakes=from_table(CLIP_MISTAKES),
     )

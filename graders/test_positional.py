@@ -18,7 +18,7 @@ import math
 import pytest
 import torch
 
-from seqlab.grading.checks import GradeFailure, Mistake, describe_case, matches
+from seqlab.grading.checks import Case, Mistake, describe_case, from_table
 
 grades = pytest.mark.grades
 
@@ -98,99 +98,66 @@ ENCODING_MISTAKES = [
 ]
 
 
-def encoding_mistakes(P, d, device=None, dtype=torch.float32):
-    return [Mistake(name, table(P, d, device, dtype, **kw), why) for name, kw, why in ENCODING_MISTAKES]
+FLOAT32_ONLY = (
+    "computed in float32",
+    "the table is right to float32 accuracy only; build the angles in the dtype asked for (e.g. "
+    "torch.arange(..., dtype=dtype)) so float64 means float64 all the way.",
+)
 
 
-def check_encoding(grade, P, d, case, **kwargs):
-    """Student vs reference on ``sinusoidal_encoding(P, d, **kwargs)``. When float64 was asked for
-    and the answer is only float32-accurate, say so (the angles were computed in float32)."""
-    outcome = grade.run(P, d, **kwargs)
-    want = grade.ref(P, d, **kwargs)
-    try:
-        grade.expect(outcome.value, want, case=case)
-    except GradeFailure as failure:
-        if failure.rule:
-            raise
-        try:
-            grade.expect(outcome.value, want, case=case, mistakes=encoding_mistakes(P, d, **kwargs))
-        except GradeFailure as named:
-            if (
-                not named.hint
-                and want.dtype == torch.float64
-                and matches(outcome.value, want, grade.tolerances["float32"])
-            ):
-                named.hint = (
-                    "computed in float32: the table is right to float32 accuracy only; build the angles "
-                    "in the dtype asked for (e.g. torch.arange(..., dtype=dtype)) so float64 means "
-                    "float64 all the way."
-                )
-            raise named from None
-        raise
+def encoding_mistakes(grade):
+    def build(P, d, device=None, dtype=torch.float32):
+        found = from_table(ENCODING_MISTAKES, table)(P, d, device=device, dtype=dtype)
+        if dtype == torch.float64:  # the right table, but only as accurate as float32 angles
+            right = grade.ref(P, d, device=device, dtype=dtype)
+            found.append(Mistake(*FLOAT32_ONLY[:1], right, FLOAT32_ONLY[1], tol=grade.tolerances["float32"]))
+        return found
+
+    return build
 
 
-@grades("positional.sinusoidal_encoding", weight=2)
+def check_encoding(grade, P, d, **kwargs):
+    """``sinusoidal_encoding(P, d, **kwargs)`` against the reference; the case says how
+    ``device`` was given and whether ``dtype`` was."""
+    device = kwargs["device"]
+    case = describe_case(
+        num_positions=P,
+        d_model=d,
+        device=repr(device) if isinstance(device, str) else device.type,
+        dtype=kwargs.get("dtype"),
+    )
+    if "dtype" not in kwargs:
+        case += ", dtype not given (float32)"
+    grade.check(P, d, **kwargs, case=case, mistakes=encoding_mistakes(grade))
+
+
+@grades(
+    "positional.sinusoidal_encoding", title="matches Vaswani et al.'s table, P=12, d_model=16, dtype=float64", weight=2
+)
 def test_encoding_float64(grade, device):
-    """matches Vaswani et al.'s table, P=12, d_model=16, dtype=float64"""
-    check_encoding(
-        grade,
-        12,
-        16,
-        describe_case(num_positions=12, d_model=16, device=device.type, dtype=torch.float64),
-        device=device,
-        dtype=torch.float64,
-    )
+    check_encoding(grade, 12, 16, device=device, dtype=torch.float64)
 
 
-@grades("positional.sinusoidal_encoding")
+@grades("positional.sinusoidal_encoding", title="default dtype is float32, P=20, d_model=10")
 def test_encoding_default_dtype(grade, device):
-    """default dtype is float32, P=20, d_model=10"""
-    check_encoding(
-        grade,
-        20,
-        10,
-        describe_case(num_positions=20, d_model=10, device=device.type) + ", dtype not given (float32)",
-        device=device,
-    )
+    check_encoding(grade, 20, 10, device=device)
 
 
-@grades("positional.sinusoidal_encoding", weight=2)
+@grades(
+    "positional.sinusoidal_encoding", title="odd d_model=7 ends with a sine, P=9, device given as a string", weight=2
+)
 def test_encoding_odd_width(grade, device):
-    """odd d_model=7 ends with a sine, P=9, device given as a string"""
-    check_encoding(
-        grade,
-        9,
-        7,
-        describe_case(num_positions=9, d_model=7, device=repr(str(device)), dtype=torch.float64),
-        device=str(device),
-        dtype=torch.float64,
-    )
+    check_encoding(grade, 9, 7, device=str(device), dtype=torch.float64)
 
 
-@grades("positional.sinusoidal_encoding")
+@grades("positional.sinusoidal_encoding", title="num_positions=1, d_model=6: sin(0)=0, cos(0)=1")
 def test_encoding_one_position(grade, device):
-    """num_positions=1, d_model=6: sin(0)=0, cos(0)=1"""
-    check_encoding(
-        grade,
-        1,
-        6,
-        describe_case(num_positions=1, d_model=6, device=device.type, dtype=torch.float64),
-        device=device,
-        dtype=torch.float64,
-    )
+    check_encoding(grade, 1, 6, device=device, dtype=torch.float64)
 
 
-@grades("positional.sinusoidal_encoding")
+@grades("positional.sinusoidal_encoding", title="P=300 positions, d_model=8, dtype=float64")
 def test_encoding_long(grade, device):
-    """P=300 positions, d_model=8, dtype=float64"""
-    check_encoding(
-        grade,
-        300,
-        8,
-        describe_case(num_positions=300, d_model=8, device=device.type, dtype=torch.float64),
-        device=device,
-        dtype=torch.float64,
-    )
+    check_encoding(grade, 300, 8, device=device, dtype=torch.float64)
 
 
 # --- embed_tokens -----------------------------------------------------------------------------
@@ -236,69 +203,48 @@ EMBED_MISTAKES = [
 ]
 
 
-def embed_mistakes(tokens, embedding, pe):
-    return [Mistake(name, embed_variant(tokens, embedding, pe, **kw), why) for name, kw, why in EMBED_MISTAKES]
-
-
-def check_embed(grade, make, B, T, V, d, P, dtype=torch.float64, pe_dtype=None, extra=""):
-    tokens = make.randint(V, B, T)
-    embedding = make.randn(V, d, dtype=dtype)
-    pe = make.randn(P, d, dtype=pe_dtype or dtype)
-    case = describe_case(B=B, T=T, V=V, d=d, P=P, dtype=dtype) + extra
-    if pe_dtype is None:
-        grade.check(tokens, embedding, pe, case=case, mistakes=embed_mistakes)
-        return
+def check_embed(grade, make, B, T, V, d, P, dtype=torch.float64, pe_dtype=None):
+    case = Case(make, B=B, T=T, V=V, d=d, P=P, dtype=dtype)
+    tokens, embedding = case.randint("V", "B", "T"), case.randn("V", "d")
+    pe = case.randn("P", "d", dtype=pe_dtype)
     # Mixed dtypes: the result must be float64 (checked exactly), but its values are only as
     # accurate as the float32 embedding: scaling before or after promoting to float64 are both
     # correct and differ by a float32 rounding (~6e-8 of the embedding term), which float64's
     # rtol=1e-7 on the sum would reject. So the values are compared with the float32 tolerance.
-    value = grade.run(tokens, embedding, pe).value
-    want = grade.ref(tokens, embedding, pe)
-    tol = grade.tolerances["float32"]
-    try:
-        grade.expect(value, want, case=case, tol=tol)
-    except GradeFailure as failure:
-        if failure.rule:
-            raise
-        grade.expect(value, want, case=case, tol=tol, mistakes=embed_mistakes(tokens, embedding, pe))
-        raise
+    tol = grade.tolerances["float32"] if pe_dtype else None
+    if pe_dtype:
+        case.note(f"pe {describe_case(dtype=pe_dtype)}")
+    grade.check(tokens, embedding, pe, case=case, tol=tol, mistakes=from_table(EMBED_MISTAKES, embed_variant))
 
 
-@grades("positional.embed_tokens", weight=2)
+@grades(
+    "positional.embed_tokens",
+    title="matches embedding[tokens] * sqrt(d) + pe[:T], B=3, T=5, d=8, table longer than T",
+    weight=2,
+)
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["float64", "float32"])
 def test_embed(grade, make, dtype):
-    """matches embedding[tokens] * sqrt(d) + pe[:T], B=3, T=5, d=8, table longer than T"""
     check_embed(grade, make, 3, 5, 11, 8, 12, dtype)
 
 
-@grades("positional.embed_tokens")
+@grades("positional.embed_tokens", title="B=1, T=1")
 def test_embed_one_token(grade, make):
-    """B=1, T=1"""
     check_embed(grade, make, 1, 1, 4, 6, 5)
 
 
-@grades("positional.embed_tokens")
+@grades("positional.embed_tokens", title="table of exactly T rows, odd d=7")
 def test_embed_exact_table_odd_width(grade, make):
-    """table of exactly T rows, odd d=7"""
     check_embed(grade, make, 2, 6, 3, 7, 6)
 
 
-@grades("positional.embed_tokens", weight=0.5)
+@grades("positional.embed_tokens", title="float32 embedding + float64 table gives float64 (type promotion)", weight=0.5)
 def test_embed_promotes_dtype(grade, make):
-    """float32 embedding + float64 table gives float64 (type promotion)"""
-    check_embed(grade, make, 2, 4, 9, 6, 8, torch.float32, pe_dtype=torch.float64, extra=", pe float64")
+    check_embed(grade, make, 2, 4, 9, 6, 8, torch.float32, pe_dtype=torch.float64)
 
 
-@grades("positional.embed_tokens")
+@grades("positional.embed_tokens", title="with the sinusoidal table of the notes, B=2, T=10, d=16")
 def test_embed_sinusoidal_table(grade, make, ref, device):
-    """with the sinusoidal table of the notes, B=2, T=10, d=16"""
-    tokens = make.randint(50, 2, 10)
-    embedding = make.randn(50, 16, scale=0.1)
-    pe = ref("positional.sinusoidal_encoding")(16, 16, device=device, dtype=torch.float64)
-    grade.check(
-        tokens,
-        embedding,
-        pe,
-        case=describe_case(B=2, T=10, V=50, d=16, P=16, dtype=torch.float64) + ", pe = sinusoidal_encoding(16, 16)",
-        mistakes=embed_mistakes,
-    )
+    case = Case(make, B=2, T=10, V=50, d=16, P=16, dtype=torch.float64).note("pe = sinusoidal_encoding(16, 16)")
+    tokens, embedding = case.randint("V", "B", "T"), case.randn("V", "d", scale=0.1)
+    pe = ref("positional.sinusoidal_encoding")(case.P, case.d, device=device, dtype=torch.float64)
+    grade.check(tokens, embedding, pe, case=case, mistakes=from_table(EMBED_MISTAKES, embed_variant))

@@ -19,7 +19,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from seqlab.grading.checks import GradeFailure, Mistake, describe_case, matches
+from seqlab.grading.checks import Case, GradeFailure, from_table
 
 grades = pytest.mark.grades
 DTYPES = pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["float64", "float32"])
@@ -28,23 +28,21 @@ DTYPES = pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["
 # --- inputs -----------------------------------------------------------------------------------
 
 
-def ssm_inputs(make, Bsz, T, D, N, dtype, *, raw_delta=False):
+def ssm_inputs(case, *, raw_delta=False):
     """u, delta, A, B, C, D_skip, z, delta_bias of Mamba's shapes, in Mamba's typical ranges.
 
     ``delta`` is positive (a step size) unless ``raw_delta``: then it is the pre-softplus value
     (any sign) that ``delta_softplus=True`` maps to a step size. ``A`` is negative, as in Mamba
     (``A = -exp(A_log)``), so the state decays.
     """
-    u = make.randn(Bsz, T, D, dtype=dtype)
-    delta = (
-        make.randn(Bsz, T, D, dtype=dtype) if raw_delta else make.uniform(Bsz, T, D, low=0.05, high=1.0, dtype=dtype)
-    )
-    A = -make.uniform(D, N, low=0.3, high=2.0, dtype=dtype)
-    B = make.randn(Bsz, T, N, dtype=dtype)
-    C = make.randn(Bsz, T, N, dtype=dtype)
-    D_skip = make.randn(D, dtype=dtype)
-    z = make.randn(Bsz, T, D, dtype=dtype)
-    delta_bias = make.randn(D, dtype=dtype, scale=0.5)
+    u = case.randn("B", "T", "D")
+    delta = case.randn("B", "T", "D") if raw_delta else case.uniform("B", "T", "D", low=0.05, high=1.0)
+    A = -case.uniform("D", "N", low=0.3, high=2.0)
+    B = case.randn("B", "T", "N")
+    C = case.randn("B", "T", "N")
+    D_skip = case.randn("D")
+    z = case.randn("B", "T", "D")
+    delta_bias = case.randn("D", scale=0.5)
     return u, delta, A, B, C, D_skip, z, delta_bias
 
 
@@ -88,28 +86,24 @@ DISCRETIZE_MISTAKES = [
 ]
 
 
-def discretize_mistakes(delta, A, B):
-    return [Mistake(name, fn(delta, A, B), why) for name, fn, why in DISCRETIZE_MISTAKES]
-
-
 # --- discretize ---------------------------------------------------------------------------------
 
 
-@grades("selective_scan.discretize")
+@grades("selective_scan.discretize", title="A_bar = exp(delta*A), B_bar = delta*B, both (B, T, D, N), D != N")
 @DTYPES
 def test_discretize(grade, make, dtype):
-    """A_bar = exp(delta*A), B_bar = delta*B, both (B, T, D, N), D != N"""
-    u, delta, A, B, *_ = ssm_inputs(make, 2, 5, 3, 4, dtype)
-    grade.check(delta, A, B, case=describe_case(B=2, T=5, D=3, N=4, dtype=dtype), mistakes=discretize_mistakes)
+    case = Case(make, B=2, T=5, D=3, N=4, dtype=dtype)
+    u, delta, A, B, *_ = ssm_inputs(case)
+    grade.check(delta, A, B, case=case, returns=("A_bar", "B_bar"), mistakes=from_table(DISCRETIZE_MISTAKES))
 
 
-@grades("selective_scan.discretize")
+@grades("selective_scan.discretize", title="B=1, T=1, large steps (delta in [1, 4]), D=5, N=2")
 def test_discretize_large_steps(grade, make):
-    """B=1, T=1, large steps (delta in [1, 4]), D=5, N=2"""
-    delta = make.uniform(1, 1, 5, low=1.0, high=4.0)
-    A = -make.uniform(5, 2, low=0.3, high=2.0)
-    B = make.randn(1, 1, 2)
-    grade.check(delta, A, B, case="B=1, T=1, D=5, N=2, delta in [1, 4], float64", mistakes=discretize_mistakes)
+    case = Case(make, B=1, T=1, D=5, N=2, dtype=torch.float64).note("delta in [1, 4]")
+    delta = case.uniform("B", "T", "D", low=1.0, high=4.0)
+    A = -case.uniform("D", "N", low=0.3, high=2.0)
+    B = case.randn("B", "T", "N")
+    grade.check(delta, A, B, case=case, returns=("A_bar", "B_bar"), mistakes=from_table(DISCRETIZE_MISTAKES))
 
 
 # --- linear_scan: known wrong variants (sequential, in the promoted dtype) ---------------------
@@ -173,23 +167,20 @@ SCAN_MISTAKES = [
 ]
 
 
-def scan_mistakes(a, b, h0=None):
-    return [Mistake(name, fn(a, b, h0), why) for name, fn, why in SCAN_MISTAKES]
-
-
 # --- linear_scan: values ------------------------------------------------------------------------
 
 
-def _coefficients(make, shape, regime, dtype):
+def coefficients(case, regime):
+    """``a`` of the case's shape in one of the regimes a scan must handle."""
     if regime == "decay":  # Mamba's A_bar: in (0, 1)
-        return make.uniform(*shape, low=0.0, high=1.0, dtype=dtype)
+        return case.uniform("shape", low=0.0, high=1.0)
     if regime == "negative":
-        return make.uniform(*shape, low=-1.3, high=-0.2, dtype=dtype)
+        return case.uniform("shape", low=-1.3, high=-0.2)
     if regime == "above one":  # growing states: 1.4**12 ~ 57
-        return make.uniform(*shape, low=1.0, high=1.4, dtype=dtype)
+        return case.uniform("shape", low=1.0, high=1.4)
     if regime == "zeros":  # any sign, about a third exactly 0 (the state resets there)
-        a = make.uniform(*shape, low=-1.2, high=1.2, dtype=dtype)
-        return torch.where(make.uniform(*shape) < 0.35, torch.zeros_like(a), a)
+        a = case.uniform("shape", low=-1.2, high=1.2)
+        return torch.where(case.uniform("shape", dtype=torch.float64) < 0.35, torch.zeros_like(a), a)
     raise ValueError(regime)
 
 
@@ -207,24 +198,24 @@ SCAN_CASES = [
 ]
 
 
-@grades("selective_scan.linear_scan")
+@grades("selective_scan.linear_scan", title="matches the sequential loop h_t = a_t * h_{t-1} + b_t")
 @pytest.mark.parametrize("shape, regime, with_h0, dtype", [c[1:] for c in SCAN_CASES], ids=[c[0] for c in SCAN_CASES])
 def test_linear_scan(grade, make, shape, regime, with_h0, dtype):
-    """matches the sequential loop h_t = a_t * h_{t-1} + b_t"""
-    a = _coefficients(make, shape, regime, dtype)
-    b = make.randn(*shape, dtype=dtype)
-    args = (a, b, make.randn(shape[0], *shape[2:], dtype=dtype)) if with_h0 else (a, b)
-    case = describe_case(shape=shape, a=regime, h0=with_h0, dtype=dtype)
-    grade.check(*args, case=case, mistakes=scan_mistakes)
+    case = Case(make, shape=shape, a=regime, h0=with_h0, dtype=dtype)
+    a, b = coefficients(case, regime), case.randn("shape")
+    h0 = (case.randn(shape[0], *shape[2:]),) if with_h0 else ()
+    grade.check(a, b, *h0, case=case, mistakes=from_table(SCAN_MISTAKES))
 
 
-@grades("selective_scan.linear_scan")
+@grades(
+    "selective_scan.linear_scan",
+    title="T = 2, 3, 4, 5, 8, 13, 16, 17 (powers of two and not), h0, any sign of a",
+)
 def test_linear_scan_lengths(grade, make):
-    """T = 2, 3, 4, 5, 8, 13, 16, 17 (powers of two and not), h0, any sign of a"""
     for T in (2, 3, 4, 5, 8, 13, 16, 17):
-        a = make.uniform(2, T, 3, low=-1.1, high=1.1)
-        b, h0 = make.randn(2, T, 3), make.randn(2, 3)
-        grade.check(a, b, h0, case=describe_case(shape=(2, T, 3), h0=True, dtype=torch.float64), mistakes=scan_mistakes)
+        case = Case(make, shape=(2, T, 3), h0=True, dtype=torch.float64)
+        a, b, h0 = case.uniform("shape", low=-1.1, high=1.1), case.randn("shape"), case.randn(2, 3)
+        grade.check(a, b, h0, case=case, mistakes=from_table(SCAN_MISTAKES))
 
 
 # --- linear_scan: complexity --------------------------------------------------------------------
@@ -290,35 +281,32 @@ def _timed_ping(grade, args, timeout: float) -> float:
     return time.perf_counter() - started
 
 
-@grades("selective_scan.linear_scan", complexity=True)
+@grades(
+    "selective_scan.linear_scan",
+    title="O(log T) sequential steps: at T = 65536 within 10x the reference's time, timed by the grader",
+    complexity=True,
+)
 def test_linear_scan_complexity(grade, make):
-    """O(log T) sequential steps: at T = 65536 within 10x the reference's time, timed by the grader"""
     from seqlab.student import StudentError
 
     counts = {}
     for T in (SHORT, LONG):
         # a in (0, 1) as Mamba's A_bar: over 1024 steps the products of a underflow float64,
         # so a scan that divides by cumprod(a) is caught here too.
-        a = make.uniform(2, T, 3, low=0.0, high=1.0)
-        b, h0 = make.randn(2, T, 3), make.randn(2, 3)
+        case = Case(make, shape=(2, T, 3), h0=True, dtype=torch.float64)
+        a, b, h0 = case.uniform("shape", low=0.0, high=1.0), case.randn("shape"), case.randn(2, 3)
         outcome = grade.run(a, b, h0)
-        case = describe_case(shape=(2, T, 3), h0=True, dtype=torch.float64)
-        want = grade.ref(a, b, h0)
-        try:
-            grade.expect(outcome.value, want, case=case)
-        except GradeFailure as failure:
-            if failure.rule:
-                raise
-            grade.expect(
-                outcome.value,
-                want,
-                case=case + " (the complexity points are for a correct scan)",
-                mistakes=scan_mistakes(a, b, h0),
-            )
+        grade.check(
+            value=outcome.value,
+            expected=grade.ref(a, b, h0),
+            case=case.note("the complexity points are for a correct scan"),
+            mistakes=lambda a=a, b=b, h0=h0: from_table(SCAN_MISTAKES)(a, b, h0),
+        )
         counts[T] = outcome.op_count
     ratio = counts[LONG] / max(counts[SHORT], 1)
 
-    args = (make.uniform(1, TIMING_T, 1, low=0.0, high=1.0), make.randn(1, TIMING_T, 1), make.randn(1, 1))
+    long_case = Case(make, shape=(1, TIMING_T, 1), h0=True, dtype=torch.float64)
+    args = (long_case.uniform("shape", low=0.0, high=1.0), long_case.randn("shape"), long_case.randn(1, 1))
     reference_best = student_best = ping_best = float("inf")
     checked = False
     for _ in range(TIMING_ROUNDS):
@@ -338,11 +326,7 @@ def test_linear_scan_complexity(grade, make):
             student_best = float("inf")
             break
         if not checked:  # a fast wrong answer earns nothing: the long input is checked once
-            grade.expect(
-                outcome.value,
-                grade.ref(*args),
-                case=describe_case(shape=(1, TIMING_T, 1), h0=True, dtype=torch.float64),
-            )
+            grade.check(value=outcome.value, expected=grade.ref(*args), case=long_case)
             checked = True
         student_best = min(student_best, max(seconds - ping_best, 0.0))
     slowdown = student_best / reference_best
@@ -388,14 +372,15 @@ def ss_variant(
     delta_softplus=False,
     return_last_state=False,
     *,
-    softplus_first=False,
-    gate="silu",
-    skip=True,
-    a_first_order=False,
-    b_zoh=False,
-    first_input_twice=False,
-    gate_before_skip=False,
-    all_states=False,
+    gate: str = "silu",
+    softplus_first: bool = False,
+    skip: bool = True,
+    a_first_order: bool = False,
+    layout: str = "batch-first",
+    b_zoh: bool = False,
+    first_input_twice: bool = False,
+    gate_before_skip: bool = False,
+    states: str = "last",
 ):
     """selective_scan with one known mistake switched on (all off: the right answer)."""
     if softplus_first:
@@ -421,8 +406,10 @@ def ss_variant(
         y = y + D * u
     if z is not None and not gate_before_skip:
         y = y * (torch.sigmoid(z) if gate == "sigmoid" else F.silu(z))
+    if layout == "channel-first":
+        y = y.mT
     if return_last_state:
-        return y, (hs if all_states else hs[:, -1])
+        return y, (hs if states == "all" else hs[:, -1])
     return y
 
 
@@ -459,58 +446,17 @@ SS_MISTAKES = [
         dict(first_input_twice=True),
         "the state before the first step is zero, so h_1 = B_bar_1 * u_1; here the first input is counted twice.",
     ),
+    (
+        "transposed layout (channel-first)",
+        dict(layout="channel-first"),
+        "Mamba's selective_scan_ref works on (B, D, T); the contract is batch-first, so y is (B, T, D) like u.",
+    ),
+    (
+        "returned h for all T instead of the last state",
+        dict(states="all"),
+        "with return_last_state the second output is h_T (B, D, N), the state after the last step.",
+    ),
 ]
-
-
-def ss_mistakes(*args, **kwargs):
-    return [Mistake(name, ss_variant(*args, **kwargs, **switch), why) for name, switch, why in SS_MISTAKES]
-
-
-def _name_layout_mistake(grade, got, want, args, kwargs, case):
-    """Outputs of the wrong shape that are a known mistake get named (the shape gate would not)."""
-    u = args[0]
-    Bsz, T, D = u.shape
-    tol = grade.tolerance(want)
-    y_got = got[0] if kwargs.get("return_last_state") and isinstance(got, (tuple, list)) and len(got) == 2 else got
-    y_want = want[0] if kwargs.get("return_last_state") else want
-    if (
-        isinstance(y_got, torch.Tensor)
-        and T != D
-        and tuple(y_got.shape) == (Bsz, D, T)
-        and matches(y_got.mT, y_want, tol)
-    ):
-        raise GradeFailure(
-            f"{grade.function}, case {case}: y has shape {tuple(y_got.shape)}, expected {tuple(y_want.shape)}",
-            hint="transposed layout (channel-first): Mamba's selective_scan_ref works on (B, D, T); the contract "
-            "is batch-first, so y is (B, T, D) like u.",
-            rule="shape/dtype/device",
-            details={"case": case},
-        )
-    if kwargs.get("return_last_state") and isinstance(got, (tuple, list)) and len(got) == 2:
-        h_got = got[1]
-        if isinstance(h_got, torch.Tensor) and h_got.dim() == 4 and h_got.shape[1] == T:
-            all_h = ss_variant(*args, **kwargs, all_states=True)[1]
-            if matches(h_got, all_h, tol):
-                raise GradeFailure(
-                    f"{grade.function}, case {case}: output[1] has shape {tuple(h_got.shape)}, expected "
-                    f"{tuple(want[1].shape)}",
-                    hint="returned h for all T instead of the last state: with return_last_state the second "
-                    "output is h_T (B, D, N), the state after the last step.",
-                    rule="shape/dtype/device",
-                    details={"case": case},
-                )
-
-
-def check_scan(grade, args, kwargs, case):
-    outcome = grade.run(*args, **kwargs)
-    want = grade.ref(*args, **kwargs)
-    _name_layout_mistake(grade, outcome.value, want, args, kwargs, case)
-    try:
-        grade.expect(outcome.value, want, case=case)
-    except GradeFailure as failure:
-        if failure.rule:
-            raise
-        grade.expect(outcome.value, want, case=case, mistakes=ss_mistakes(*args, **kwargs))
 
 
 # --- selective_scan -----------------------------------------------------------------------------
@@ -528,44 +474,43 @@ OPTIONS = {
 }
 
 
-def scan_case(Bsz, T, D, N, dtype, kwargs):
-    """``B=2, T=7, D=3, N=4, float64, with D, z``: the options given, by their argument names."""
-    case = describe_case(B=Bsz, T=T, D=D, N=N, dtype=dtype)
-    return case + (f", with {', '.join(kwargs)}" if kwargs else ", no options")
-
-
-def scan_call(make, Bsz, T, D, N, dtype, options):
-    u, delta, A, B, C, D_skip, z, delta_bias = ssm_inputs(
-        make, Bsz, T, D, N, dtype, raw_delta="delta_softplus" in options
-    )
+def check_scan(grade, case, options):
+    """``selective_scan(u, delta, A, B, C, **options)`` on inputs of the case's sizes; the case
+    names the options given."""
+    u, delta, A, B, C, D_skip, z, delta_bias = ssm_inputs(case, raw_delta="delta_softplus" in options)
     given = {"D": D_skip, "z": z, "delta_bias": delta_bias, "delta_softplus": True, "return_last_state": True}
-    return (u, delta, A, B, C), {name: given[name] for name in options}
+    kwargs = {name: given[name] for name in options}
+    case.note(f"with {', '.join(options)}" if options else "no options")
+    grade.check(
+        u,
+        delta,
+        A,
+        B,
+        C,
+        **kwargs,
+        case=case,
+        returns=("y", "h_T") if "return_last_state" in options else None,
+        what="y",
+        mistakes=from_table(SS_MISTAKES, ss_variant),
+    )
 
 
-@grades("selective_scan.selective_scan")
+@grades("selective_scan.selective_scan", title="matches Mamba's selective_scan_ref (batch-first), B=2, T=7, D=3, N=4")
 @pytest.mark.parametrize("options", list(OPTIONS.values()), ids=list(OPTIONS))
 def test_selective_scan_options(grade, make, options):
-    """matches Mamba's selective_scan_ref (batch-first), B=2, T=7, D=3, N=4"""
-    args, kwargs = scan_call(make, 2, 7, 3, 4, torch.float64, options)
-    check_scan(grade, args, kwargs, scan_case(2, 7, 3, 4, torch.float64, kwargs))
+    check_scan(grade, Case(make, B=2, T=7, D=3, N=4, dtype=torch.float64), options)
 
 
-@grades("selective_scan.selective_scan")
+@grades("selective_scan.selective_scan", title="float32, every option on, B=3, T=12, D=5, N=2")
 def test_selective_scan_float32(grade, make):
-    """float32, every option on, B=3, T=12, D=5, N=2"""
-    args, kwargs = scan_call(make, 3, 12, 5, 2, torch.float32, OPTIONS["all"])
-    check_scan(grade, args, kwargs, scan_case(3, 12, 5, 2, torch.float32, kwargs))
+    check_scan(grade, Case(make, B=3, T=12, D=5, N=2, dtype=torch.float32), OPTIONS["all"])
 
 
-@grades("selective_scan.selective_scan")
+@grades("selective_scan.selective_scan", title="B=1, T=1, every option on")
 def test_selective_scan_single_step(grade, make):
-    """B=1, T=1, every option on"""
-    args, kwargs = scan_call(make, 1, 1, 4, 3, torch.float64, OPTIONS["all"])
-    check_scan(grade, args, kwargs, scan_case(1, 1, 4, 3, torch.float64, kwargs))
+    check_scan(grade, Case(make, B=1, T=1, D=4, N=3, dtype=torch.float64), OPTIONS["all"])
 
 
-@grades("selective_scan.selective_scan")
+@grades("selective_scan.selective_scan", title="N=1 (one state per channel), D, z, last state, B=2, T=10, D=6")
 def test_selective_scan_n1(grade, make):
-    """N=1 (one state per channel), D, z, last state, B=2, T=10, D=6"""
-    args, kwargs = scan_call(make, 2, 10, 6, 1, torch.float64, OPTIONS["D+z+return_last_state"])
-    check_scan(grade, args, kwargs, scan_case(2, 10, 6, 1, torch.float64, kwargs))
+    check_scan(grade, Case(make, B=2, T=10, D=6, N=1, dtype=torch.float64), OPTIONS["D+z+return_last_state"])

@@ -12,12 +12,13 @@ from the reference pieces, on the same inputs, to name the mistake a block's out
 
 from __future__ import annotations
 
+import functools
 import math
 
 import pytest
 import torch
 
-from seqlab.grading.checks import Mistake, describe_case, variant_output
+from seqlab.grading.checks import Case, from_table
 
 grades = pytest.mark.grades
 DTYPES = pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["float64", "float32"])
@@ -27,42 +28,44 @@ NORM_FIRST = pytest.mark.parametrize("norm_first", [False, True], ids=["post-LN"
 # --- inputs ----------------------------------------------------------------------------------
 
 
-def norm_params(make, E, dtype=torch.float64):
-    return {"weight": 1.0 + make.randn(E, dtype=dtype, scale=0.3), "bias": make.randn(E, dtype=dtype, scale=0.3)}
+def norm_params(case):
+    """weight near 1 and bias near 0, both off by enough that a swapped or dropped one is seen."""
+    return {"weight": 1.0 + case.randn("E", scale=0.3), "bias": case.randn("E", scale=0.3)}
 
 
-def mha_params(make, E, dtype=torch.float64):
-    params = {f"W_{n}": make.randn(E, E, dtype=dtype, scale=1 / math.sqrt(E)) for n in "qkvo"}
-    params.update({f"b_{n}": make.randn(E, dtype=dtype, scale=0.3) for n in "qkvo"})
+def mha_params(case):
+    params = {f"W_{n}": case.randn("E", "E", scale=1 / math.sqrt(case.E)) for n in "qkvo"}
+    params.update({f"b_{n}": case.randn("E", scale=0.3) for n in "qkvo"})
     return params
 
 
-def ffn_params(make, E, F, dtype=torch.float64):
+def ffn_params(case):
     return {
-        "W1": make.randn(F, E, dtype=dtype, scale=1 / math.sqrt(E)),
-        "b1": make.randn(F, dtype=dtype, scale=0.5),
-        "W2": make.randn(E, F, dtype=dtype, scale=1 / math.sqrt(F)),
-        "b2": make.randn(E, dtype=dtype, scale=0.3),
+        "W1": case.randn("F", "E", scale=1 / math.sqrt(case.E)),
+        "b1": case.randn("F", scale=0.5),
+        "W2": case.randn("E", "F", scale=1 / math.sqrt(case.F)),
+        "b2": case.randn("E", scale=0.3),
     }
 
 
-def block_params(make, E, F, *, decoder=False, dtype=torch.float64):
+def block_params(case, *, decoder=False):
     params = {
-        "self_attn": mha_params(make, E, dtype),
-        "ffn": ffn_params(make, E, F, dtype),
-        "norm1": norm_params(make, E, dtype),
-        "norm2": norm_params(make, E, dtype),
+        "self_attn": mha_params(case),
+        "ffn": ffn_params(case),
+        "norm1": norm_params(case),
+        "norm2": norm_params(case),
     }
     if decoder:
-        params["cross_attn"] = mha_params(make, E, dtype)
-        params["norm3"] = norm_params(make, E, dtype)
+        params["cross_attn"] = mha_params(case)
+        params["norm3"] = norm_params(case)
     return params
 
 
-def padding_mask(make, B, T, *, min_len=1):
-    """(B, 1, T) bool: each sequence keeps a prefix of random length in [min_len, T]."""
-    lengths = torch.tensor([make.integer(min_len, T) for _ in range(B)])
-    return (torch.arange(T)[None, :] < lengths[:, None]).unsqueeze(1).to(make.device)
+def padding_mask(case, length, *, min_len=1):
+    """(B, 1, length) bool: each sequence keeps a prefix of random length in [min_len, length]."""
+    size = getattr(case, length)
+    lengths = torch.tensor([case.integer(min_len, size) for _ in range(case.B)])
+    return (torch.arange(size)[None, :] < lengths[:, None]).unsqueeze(1).to(case.device)
 
 
 # --- layer_norm ------------------------------------------------------------------------------
@@ -71,6 +74,8 @@ def padding_mask(make, B, T, *, min_len=1):
 def layer_norm_variant(
     x, weight, bias, eps=1e-5, *, unbiased=False, eps_outside=False, no_eps=False, dims=(-1,), swap=False
 ):
+    if dims == "all":  # resolved here, where the rank of x is known
+        dims = tuple(range(x.dim()))
     mean = x.mean(dim=dims, keepdim=True)
     var = x.var(dim=dims, keepdim=True, unbiased=unbiased)
     if no_eps:
@@ -113,51 +118,42 @@ LAYER_NORM_MISTAKES = [
 ]
 
 
-def layer_norm_mistakes(x, weight, bias, eps=1e-5):
-    out = []
-    for name, kw, why in LAYER_NORM_MISTAKES:
-        if kw.get("dims") == "all":
-            kw = {"dims": tuple(range(x.dim()))}
-        out.append(Mistake(name, variant_output(layer_norm_variant, x, weight, bias, eps, **kw), why))
-    return out
+layer_norm_mistakes = from_table(LAYER_NORM_MISTAKES, layer_norm_variant)
 
 
-@grades("transformer.layer_norm")
+@grades("transformer.layer_norm", title="matches F.layer_norm, (B, T, E) input, odd E=7")
 @DTYPES
 def test_layer_norm(grade, make, dtype):
-    """matches F.layer_norm, (B, T, E) input, odd E=7"""
-    B, T, E = 2, 3, 7
-    x = make.randn(B, T, E, dtype=dtype, scale=2.0) + make.randn(B, T, 1, dtype=dtype)
-    w, b = norm_params(make, E, dtype).values()
-    grade.check(x, w, b, case=describe_case(B=B, T=T, E=E, dtype=dtype), mistakes=layer_norm_mistakes)
+    case = Case(make, B=2, T=3, E=7, dtype=dtype)
+    x = case.randn("B", "T", "E", scale=2.0) + case.randn(
+        "B", "T", 1
+    )  # tokens with their own means: a mean over the wrong axis shows
+    w, b = norm_params(case).values()
+    grade.check(x, w, b, case=case, mistakes=layer_norm_mistakes)
 
 
-@grades("transformer.layer_norm")
+@grades("transformer.layer_norm", title="eps=0.1 and features of scale 1e-2, where eps matters")
 def test_layer_norm_eps(grade, make):
-    """eps=0.1 and features of scale 1e-2, where eps matters"""
-    B, T, E = 2, 4, 5
-    x = make.randn(B, T, E, scale=1e-2)
-    w, b = norm_params(make, E).values()
-    grade.check(
-        x, w, b, eps=0.1, case=describe_case(B=B, T=T, E=E, eps=0.1, x_scale=1e-2), mistakes=layer_norm_mistakes
-    )
+    case = Case(make, B=2, T=4, E=5, eps=0.1, x_scale=1e-2)
+    x = case.randn("B", "T", "E", scale=case.x_scale)
+    w, b = norm_params(case).values()
+    grade.check(x, w, b, eps=case.eps, case=case, mistakes=layer_norm_mistakes)
 
 
-@grades("transformer.layer_norm")
+@grades("transformer.layer_norm", title="2-D input (N, E), features of scale 1e3 around a mean of 1e4")
 def test_layer_norm_2d_offset(grade, make):
-    """2-D input (N, E), features of scale 1e3 around a mean of 1e4"""
-    N, E = 4, 9
-    x = make.randn(N, E, scale=1e3) + 1e4
-    w, b = norm_params(make, E).values()
-    grade.check(x, w, b, case=describe_case(N=N, E=E, x="1e4 + 1e3 * randn"), mistakes=layer_norm_mistakes)
+    case = Case(make, N=4, E=9, x="1e4 + 1e3 * randn")
+    x = case.randn("N", "E", scale=1e3) + 1e4
+    w, b = norm_params(case).values()
+    grade.check(x, w, b, case=case, mistakes=layer_norm_mistakes)
 
 
-@grades("transformer.layer_norm")
+@grades("transformer.layer_norm", title="B=1, T=1, E=3, float32")
 def test_layer_norm_single(grade, make):
-    """B=1, T=1, E=3, float32"""
-    x = make.randn(1, 1, 3, dtype=torch.float32)
-    w, b = norm_params(make, 3, torch.float32).values()
-    grade.check(x, w, b, case=describe_case(B=1, T=1, E=3, dtype=torch.float32), mistakes=layer_norm_mistakes)
+    case = Case(make, B=1, T=1, E=3, dtype=torch.float32)
+    x = case.randn("B", "T", "E")
+    w, b = norm_params(case).values()
+    grade.check(x, w, b, case=case, mistakes=layer_norm_mistakes)
 
 
 # --- feed_forward ----------------------------------------------------------------------------
@@ -190,45 +186,23 @@ FFN_MISTAKES = [
 ]
 
 
-def ffn_mistakes(x, W1, b1, W2, b2):
-    return [
-        Mistake(name, variant_output(feed_forward_variant, x, W1, b1, W2, b2, **kw), why)
-        for name, kw, why in FFN_MISTAKES
-    ]
+feed_forward_mistakes = from_table(FFN_MISTAKES, feed_forward_variant)
 
 
-@grades("transformer.feed_forward")
+@grades("transformer.feed_forward", title="(B, T, E) input, odd E=5, F=11")
 @DTYPES
 def test_feed_forward(grade, make, dtype):
-    """(B, T, E) input, odd E=5, F=11"""
-    B, T, E, F = 2, 4, 5, 11
-    p = ffn_params(make, E, F, dtype)
-    grade.check(
-        make.randn(B, T, E, dtype=dtype),
-        p["W1"],
-        p["b1"],
-        p["W2"],
-        p["b2"],
-        case=describe_case(B=B, T=T, E=E, F=F, dtype=dtype),
-        mistakes=ffn_mistakes,
-    )
+    case = Case(make, B=2, T=4, E=5, F=11, dtype=dtype)
+    params = ffn_params(case)
+    grade.check(case.randn("B", "T", "E"), *params.values(), case=case, mistakes=feed_forward_mistakes)
 
 
-@grades("transformer.feed_forward")
+@grades("transformer.feed_forward", title="any leading shape (..., E), E=3, F=7")
 @pytest.mark.parametrize("shape", [(1, 1, 3), (6, 3), (2, 2, 3, 3)], ids=["B=1,T=1", "2-D", "4-D"])
 def test_feed_forward_shapes(grade, make, shape):
-    """any leading shape (..., E), E=3, F=7"""
-    E, F = shape[-1], 7
-    p = ffn_params(make, E, F)
-    grade.check(
-        make.randn(*shape),
-        p["W1"],
-        p["b1"],
-        p["W2"],
-        p["b2"],
-        case=describe_case(x=tuple(shape), F=F),
-        mistakes=ffn_mistakes,
-    )
+    case = Case(make, x=tuple(shape), E=shape[-1], F=7)
+    params = ffn_params(case)
+    grade.check(case.randn("x"), *params.values(), case=case, mistakes=feed_forward_mistakes)
 
 
 # --- encoder_block ---------------------------------------------------------------------------
@@ -316,76 +290,41 @@ ENCODER_MISTAKES = [
 
 
 def encoder_mistakes(ref):
-    def mistakes(x, params, num_heads, mask=None, norm_first=False):
-        return [
-            Mistake(name, variant_output(encoder_variant, ref, x, params, num_heads, mask, norm_first, **kw), why)
-            for name, kw, why in ENCODER_MISTAKES
-        ]
-
-    return mistakes
+    """The rows of ENCODER_MISTAKES, each built from the reference's own pieces (the ``ref`` fixture)."""
+    return from_table(ENCODER_MISTAKES, functools.partial(encoder_variant, ref))
 
 
-@grades("transformer.encoder_block")
+@grades("transformer.encoder_block", title="matches nn.TransformerEncoderLayer, no mask")
 @NORM_FIRST
 def test_encoder(grade, make, ref, norm_first):
-    """matches nn.TransformerEncoderLayer, no mask"""
-    B, T, E, F, h = 2, 5, 8, 16, 2
-    grade.check(
-        make.randn(B, T, E),
-        block_params(make, E, F),
-        h,
-        norm_first=norm_first,
-        case=describe_case(B=B, T=T, E=E, F=F, num_heads=h, norm_first=norm_first),
-        mistakes=encoder_mistakes(ref),
-    )
+    case = Case(make, B=2, T=5, E=8, F=16, num_heads=2, norm_first=norm_first)
+    x = case.randn("B", "T", "E")
+    grade.check(x, block_params(case), case.num_heads, norm_first=norm_first, case=case, mistakes=encoder_mistakes(ref))
 
 
-@grades("transformer.encoder_block")
+@grades("transformer.encoder_block", title="(B, 1, T) padding mask")
 @NORM_FIRST
 def test_encoder_padding(grade, make, ref, norm_first):
-    """(B, 1, T) padding mask"""
-    B, T, E, F, h = 3, 6, 6, 10, 3
-    mask = padding_mask(make, B, T)
+    case = Case(make, B=3, T=6, E=6, F=10, num_heads=3, mask="(B, 1, T) padding", norm_first=norm_first)
+    mask = padding_mask(case, "T")
     mask[0, 0, -1] = False  # at least one sequence is padded
-    grade.check(
-        make.randn(B, T, E),
-        block_params(make, E, F),
-        h,
-        mask=mask,
-        norm_first=norm_first,
-        case=describe_case(B=B, T=T, E=E, F=F, num_heads=h, mask="(B, 1, T) padding", norm_first=norm_first),
-        mistakes=encoder_mistakes(ref),
-    )
+    x, params = case.randn("B", "T", "E"), block_params(case)
+    grade.check(x, params, case.num_heads, mask=mask, norm_first=norm_first, case=case, mistakes=encoder_mistakes(ref))
 
 
-@grades("transformer.encoder_block")
+@grades("transformer.encoder_block", title="(T, T) causal mask, float32")
 def test_encoder_causal_float32(grade, make, ref):
-    """(T, T) causal mask, float32"""
-    B, T, E, F, h = 2, 4, 8, 12, 4
-    dtype = torch.float32
-    mask = ref("attention.causal_mask")(T, device=make.device)
-    grade.check(
-        make.randn(B, T, E, dtype=dtype),
-        block_params(make, E, F, dtype=dtype),
-        h,
-        mask=mask,
-        case=describe_case(B=B, T=T, E=E, F=F, num_heads=h, mask="(T, T) causal", dtype=dtype),
-        mistakes=encoder_mistakes(ref),
-    )
+    case = Case(make, B=2, T=4, E=8, F=12, num_heads=4, mask="(T, T) causal", dtype=torch.float32)
+    mask = ref("attention.causal_mask")(case.T, device=case.device)
+    x = case.randn("B", "T", "E")
+    grade.check(x, block_params(case), case.num_heads, mask=mask, case=case, mistakes=encoder_mistakes(ref))
 
 
-@grades("transformer.encoder_block")
+@grades("transformer.encoder_block", title="B=1, T=1, pre-LN")
 def test_encoder_single(grade, make, ref):
-    """B=1, T=1, pre-LN"""
-    E, F, h = 4, 8, 2
-    grade.check(
-        make.randn(1, 1, E),
-        block_params(make, E, F),
-        h,
-        norm_first=True,
-        case=describe_case(B=1, T=1, E=E, F=F, num_heads=h, norm_first=True),
-        mistakes=encoder_mistakes(ref),
-    )
+    case = Case(make, B=1, T=1, E=4, F=8, num_heads=2, norm_first=True)
+    x = case.randn("B", "T", "E")
+    grade.check(x, block_params(case), case.num_heads, norm_first=True, case=case, mistakes=encoder_mistakes(ref))
 
 
 # --- decoder_block ---------------------------------------------------------------------------
@@ -518,130 +457,63 @@ DECODER_MISTAKES = [
 
 
 def decoder_mistakes(ref):
-    def mistakes(x, memory, params, num_heads, self_mask=None, memory_mask=None, causal=True, norm_first=False):
-        when = {"all", "causal" if causal else "not causal"}
-        return [
-            Mistake(
-                name,
-                variant_output(
-                    decoder_variant, ref, x, memory, params, num_heads, self_mask, memory_mask, causal, norm_first, **kw
-                ),
-                why,
-            )
-            for name, kw, applies, why in DECODER_MISTAKES
-            if applies in when
-        ]
+    """The rows of DECODER_MISTAKES that apply to the checked call's ``causal``."""
+
+    def mistakes(*args, causal=True, **kwargs):
+        applies = {"all", "causal" if causal else "not causal"}
+        rows = [(name, how, why) for name, how, when, why in DECODER_MISTAKES if when in applies]
+        return from_table(rows, functools.partial(decoder_variant, ref))(*args, causal=causal, **kwargs)
 
     return mistakes
 
 
-def decoder_inputs(make, B, T, S, E, F, dtype=torch.float64):
-    return (
-        make.randn(B, T, E, dtype=dtype),
-        make.randn(B, S, E, dtype=dtype),
-        block_params(make, E, F, decoder=True, dtype=dtype),
-    )
+def decoder_inputs(case):
+    """x (B, T, E), memory (B, S, E), params (with cross_attn and norm3), num_heads."""
+    x, memory = case.randn("B", "T", "E"), case.randn("B", "S", "E")
+    return x, memory, block_params(case, decoder=True), case.num_heads
 
 
-@grades("transformer.decoder_block")
+@grades("transformer.decoder_block", title="matches nn.TransformerDecoderLayer, causal, no other masks, S != T")
 @NORM_FIRST
 def test_decoder(grade, make, ref, norm_first):
-    """matches nn.TransformerDecoderLayer, causal, no other masks, S != T"""
-    B, T, S, E, F, h = 2, 4, 6, 8, 12, 2
-    x, memory, params = decoder_inputs(make, B, T, S, E, F)
-    grade.check(
-        x,
-        memory,
-        params,
-        h,
-        norm_first=norm_first,
-        case=describe_case(B=B, T=T, S=S, E=E, F=F, num_heads=h, causal=True, norm_first=norm_first),
-        mistakes=decoder_mistakes(ref),
-    )
+    case = Case(make, B=2, T=4, S=6, E=8, F=12, num_heads=2, causal=True, norm_first=norm_first)
+    grade.check(*decoder_inputs(case), norm_first=norm_first, case=case, mistakes=decoder_mistakes(ref))
 
 
-@grades("transformer.decoder_block", weight=1.5)
 @NORM_FIRST
+@grades(
+    "transformer.decoder_block",
+    title="causal combined with a (B, 1, T) self_mask, and a (B, 1, S) memory_mask",
+    weight=1.5,
+)
 def test_decoder_masks(grade, make, ref, norm_first):
-    """causal combined with a (B, 1, T) self_mask, and a (B, 1, S) memory_mask"""
-    B, T, S, E, F, h = 3, 5, 4, 6, 10, 2
-    x, memory, params = decoder_inputs(make, B, T, S, E, F)
-    self_mask, memory_mask = padding_mask(make, B, T, min_len=2), padding_mask(make, B, S)
-    self_mask[1, 0, -1] = False
+    case = Case(make, B=3, T=5, S=4, E=6, F=10, num_heads=2, causal=True, norm_first=norm_first)
+    case.note("self_mask=(B, 1, T) padding, memory_mask=(B, 1, S) padding")
+    inputs = decoder_inputs(case)
+    self_mask, memory_mask = padding_mask(case, "T", min_len=2), padding_mask(case, "S")
+    self_mask[1, 0, -1] = False  # a padded target sequence and a padded memory, whatever the draw
     memory_mask[2, 0, -1] = False
-    grade.check(
-        x,
-        memory,
-        params,
-        h,
-        self_mask=self_mask,
-        memory_mask=memory_mask,
-        norm_first=norm_first,
-        case=describe_case(
-            B=B,
-            T=T,
-            S=S,
-            E=E,
-            F=F,
-            num_heads=h,
-            causal=True,
-            self_mask="(B, 1, T) padding",
-            memory_mask="(B, 1, S) padding",
-            norm_first=norm_first,
-        ),
-        mistakes=decoder_mistakes(ref),
-    )
+    masks = dict(self_mask=self_mask, memory_mask=memory_mask)
+    grade.check(*inputs, **masks, norm_first=norm_first, case=case, mistakes=decoder_mistakes(ref))
 
 
-@grades("transformer.decoder_block")
+@grades("transformer.decoder_block", title="causal=False with a (B, 1, T) self_mask and a (B, T, S) memory_mask")
 @pytest.mark.parametrize(
     "norm_first, dtype", [(False, torch.float64), (True, torch.float32)], ids=["post-LN, float64", "pre-LN, float32"]
 )
 def test_decoder_not_causal(grade, make, ref, norm_first, dtype):
-    """causal=False with a (B, 1, T) self_mask and a (B, T, S) memory_mask"""
-    B, T, S, E, F, h = 2, 4, 3, 8, 8, 4
-    x, memory, params = decoder_inputs(make, B, T, S, E, F, dtype)
-    self_mask = padding_mask(make, B, T, min_len=2)
+    case = Case(make, B=2, T=4, S=3, E=8, F=8, num_heads=4, norm_first=norm_first, dtype=dtype)
+    case.note("causal=False, self_mask=(B, 1, T) padding, memory_mask=(B, T, S)")
+    inputs = decoder_inputs(case)
+    self_mask = padding_mask(case, "T", min_len=2)
     self_mask[0, 0, -1] = False
-    memory_mask = make.mask(B, T, S, p_keep=0.6)
-    memory_mask[..., 0] = True
-    grade.check(
-        x,
-        memory,
-        params,
-        h,
-        self_mask=self_mask,
-        memory_mask=memory_mask,
-        causal=False,
-        norm_first=norm_first,
-        case=describe_case(
-            B=B,
-            T=T,
-            S=S,
-            E=E,
-            F=F,
-            num_heads=h,
-            self_mask="(B, 1, T) padding",
-            memory_mask="(B, T, S)",
-            causal="False",
-            norm_first=norm_first,
-            dtype=dtype,
-        ),
-        mistakes=decoder_mistakes(ref),
-    )
+    memory_mask = case.mask("B", "T", "S", p_keep=0.6)
+    memory_mask[..., 0] = True  # every query sees at least one memory position
+    masks = dict(self_mask=self_mask, memory_mask=memory_mask)
+    grade.check(*inputs, **masks, causal=False, norm_first=norm_first, case=case, mistakes=decoder_mistakes(ref))
 
 
-@grades("transformer.decoder_block")
+@grades("transformer.decoder_block", title="B=1, T=1, S=1, pre-LN")
 def test_decoder_single(grade, make, ref):
-    """B=1, T=1, S=1, pre-LN"""
-    E, F, h = 4, 6, 2
-    x, memory, params = decoder_inputs(make, 1, 1, 1, E, F)
-    grade.check(
-        x,
-        memory,
-        params,
-        h,
-        norm_first=True,
-        case=describe_case(B=1, T=1, S=1, E=E, F=F, num_heads=h, causal=True, norm_first=True),
-        mistakes=decoder_mistakes(ref),
-    )
+    case = Case(make, B=1, T=1, S=1, E=4, F=6, num_heads=2, causal=True, norm_first=True)
+    grade.check(*decoder_inputs(case), norm_first=True, case=case, mistakes=decoder_mistakes(ref))

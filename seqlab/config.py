@@ -41,17 +41,18 @@ class FunctionRules:
     points: float
     complexity_points: float = 0.0
     forbidden: tuple[str, ...] = ()
-    test_weights: tuple[tuple[str, float], ...] = ()  # (fnmatch pattern on the test title, weight)
+    # Overrides of the graders' markers, each an fnmatch pattern on the test title (as reports show it).
+    test_weights: tuple[tuple[str, float], ...] = ()  # (pattern, weight)
     visibility: str = "visible"  # when Gradescope shows this function's tests to the student
-    test_visibility: tuple[tuple[str, str], ...] = ()  # (fnmatch pattern on the test title, visibility)
+    test_visibility: tuple[tuple[str, str], ...] = ()  # (pattern, visibility)
 
-    def visibility_of(self, title: str) -> str:
+    def visibility_of(self, title: str, declared: str = "") -> str:
         """When Gradescope shows the test titled ``title``: the first matching ``test_visibility``
-        pattern, else the function's ``visibility``."""
+        pattern, else the visibility its grader ``declared`` in the marker, else the function's."""
         for pattern, visibility in self.test_visibility:
             if fnmatch.fnmatchcase(title, pattern):
                 return visibility
-        return self.visibility
+        return declared or self.visibility
 
     def weight_of(self, title: str, default: float) -> float:
         """A test's share of the function's points: the config's weight when a pattern matches
@@ -113,24 +114,27 @@ class GradingConfig:
         return sum(rule.points for rule in self.functions.values())
 
 
-def check_test_weights(config: GradingConfig, titles: dict[str, list[str]]) -> None:
-    """Refuse a ``test_weights`` pattern that matches none of its function's grader test titles
-    (``titles``: function -> titles, from :func:`seqlab.grader_index.titles_by_function`).
+def check_test_patterns(config: GradingConfig, titles: dict[str, list[str]]) -> None:
+    """Refuse a ``test_weights`` or ``test_visibility`` pattern that matches none of its
+    function's grader test titles (``titles``: function -> titles, from
+    :func:`seqlab.grader_index.titles_by_function`).
 
     An unmatched pattern is always a mistake: a grader title was reworded or the pattern has a
-    typo, and the points it meant to move silently fall back to the marker's weight.
+    typo, and the points (or the hiding) it meant silently fall back to the marker's.
     """
     problems = []
     for qualname, rules in config.functions.items():
         own = titles.get(qualname, [])
-        for pattern, _ in rules.test_weights:
-            if not any(fnmatch.fnmatchcase(title, pattern) for title in own):
+        for key, overrides in (("test_weights", rules.test_weights), ("test_visibility", rules.test_visibility)):
+            for pattern, _ in overrides:
+                if any(fnmatch.fnmatchcase(title, pattern) for title in own):
+                    continue
                 shown = "; ".join(repr(t) for t in own[:4]) + (" ..." if len(own) > 4 else "")
                 hint = (
                     "; fnmatch reads [...] as a set of characters, write [[] for a literal [" if "[" in pattern else ""
                 )
                 problems.append(
-                    f"{config.source}: functions.{qualname}.test_weights[{pattern!r}]: matches no "
+                    f"{config.source}: functions.{qualname}.{key}[{pattern!r}]: matches no "
                     f"grader test of {qualname} (its titles: {shown or 'none'}){hint}"
                 )
     if problems:

@@ -1,8 +1,10 @@
-"""What the hidden graders hold -- each test's function, title and declared weight -- read by
-collecting them the way ``seqlab grade`` does, without running a single test.
+"""What the hidden graders hold -- each test's function and the metadata of its ``@grades``
+marker (title, weight, visibility) -- read by collecting them the way ``seqlab grade`` does,
+without running a single test.
 
-``seqlab config`` uses it to refuse a ``test_weights`` pattern that matches no test: a title
-reworded in a grader would otherwise silently move points back to the marker's weight.
+``seqlab config`` uses it to refuse a ``test_weights`` or ``test_visibility`` pattern that
+matches no test: a title reworded in a grader would otherwise silently move points (or the
+hiding) back to the marker's.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ class GraderCollectionError(SeqlabError):
 
 
 def collect_grader_tests(graders_dir: Path = GRADERS_DIR) -> list:
-    """Every grader test as a ``TestRecord`` (function, title, weight), in collection order.
+    """Every grader test as a ``TestRecord`` (function, title, weight, visibility), in collection order.
 
     The grading plugin itself does the collecting, so a title here is exactly the title that
     ``grading_config.yaml``'s patterns are matched against when grading.

@@ -1,8 +1,8 @@
 """`seqlab config [--check] [--graders DIR] [PATH]`: validate grading_config.yaml, list its points.
 
 Validation covers the file itself (every key, every value, a reason for every tolerance) and
-its agreement with the graders: a ``test_weights`` pattern must match a grader test of its
-function (the graders are collected, never run). ``--check`` validates without the listing,
+its agreement with the graders: a ``test_weights`` or ``test_visibility`` pattern must match a
+grader test of its function (the graders are collected, never run). ``--check`` validates without the listing,
 for CI; either way a problem exits 2 with ``file: key.path: what is wrong``.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..config import check_test_weights, load_config
+from ..config import check_test_patterns, load_config
 from ..grader_index import titles_by_function
 from ..paths import GRADERS_DIR
 
@@ -25,7 +25,7 @@ def add_parser(subparsers) -> None:
 
 def run(args) -> int:
     config = load_config(args.path)
-    check_test_weights(config, titles_by_function(args.graders))
+    check_test_patterns(config, titles_by_function(args.graders))
     if args.check:
         print(f"{config.source}: valid ({len(config.functions)} functions, {config.max_score:g} points)")
         return 0

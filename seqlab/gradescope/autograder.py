@@ -62,13 +62,12 @@ def failure_results(message: str, *, max_score: float, started: float, notes: li
 
 
 def graded_results(result, config, notes: list[str], started: float) -> dict[str, Any]:
-    """Gradescope's results.json for a finished grade, with the config's visibility applied."""
+    """Gradescope's results.json for a finished grade, with the config's page-level visibility."""
     from ..reports.gradescope import to_gradescope
 
     data = to_gradescope(result)
     data["execution_time"] = round(time.monotonic() - started, 4)  # the whole run, upload reading included
-    for test in data["tests"]:
-        test["visibility"] = config.visibility_of(test["name"])
+    # Each test already carries its visibility: the grading applied this config to the markers'.
     data["visibility"] = config.gradescope.visibility
     data["stdout_visibility"] = config.gradescope.stdout_visibility
     if notes:

@@ -2,7 +2,14 @@
 
 Graders are plain pytest modules; this plugin hands them their fixtures (through
 graders/conftest.py) and reads each test's outcome from pytest's own reports: no output is
-parsed.
+parsed. A test's metadata is data in its marker, read at collection::
+
+    @grades("optimizers.adam", title="matches torch.optim.Adam, 5 steps", weight=2, visibility="hidden")
+
+``title`` names the test in every report (a parametrized test adds ``[its id]``); ``weight``
+is its share of the function's points (default 1); ``visibility`` is when Gradescope shows it
+(default: the function's, from the config); ``complexity=True`` marks the test that takes the
+function's ``complexity_points``.
 """
 
 from __future__ import annotations
@@ -12,8 +19,12 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from ..config import VISIBILITIES
+from ..contract import SIGNATURES
 from ..seeds import derive_seed
 from .checks import GradeFailure, NotGradable, Voided
+
+MARKER_KEYS = {"title", "weight", "visibility", "complexity"}
 
 
 @dataclass
@@ -23,6 +34,7 @@ class TestRecord:
     title: str
     weight: float
     complexity: bool
+    visibility: str = ""  # the marker's; empty: the function's visibility from the config
     passed: bool = False
     fraction: float | None = None
     message: str = ""
@@ -37,9 +49,28 @@ def derived_seed(seed: int, nodeid: str) -> int:
     return derive_seed(seed, nodeid, nbytes=8) & ((1 << 63) - 1)
 
 
-def _title(item) -> str:
-    doc = getattr(item.function, "__doc__", None) or item.originalname.replace("test_", "").replace("_", " ")
-    title = doc.strip().splitlines()[0].strip().rstrip(".")
+def marker_problem(marker) -> str | None:
+    """What is wrong with a ``@grades`` marker's data, or None."""
+    if len(marker.args) != 1 or not isinstance(marker.args[0], str):
+        return "@grades takes one positional argument, the contract function ('module.function')"
+    if marker.args[0] not in SIGNATURES:
+        return f"@grades: {marker.args[0]!r} is not a contract function (seqlab/contract.py)"
+    unknown = set(marker.kwargs) - MARKER_KEYS
+    if unknown:
+        return f"@grades: unknown keyword(s) {', '.join(sorted(unknown))} (known: {', '.join(sorted(MARKER_KEYS))})"
+    title = marker.kwargs.get("title")
+    if not isinstance(title, str) or not title.strip():
+        return "@grades needs title='what the test checks' (the name every report shows)"
+    weight = marker.kwargs.get("weight", 1.0)
+    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not weight > 0:
+        return f"@grades: weight must be a positive number, got {weight!r}"
+    if marker.kwargs.get("visibility", "visible") not in VISIBILITIES:
+        return f"@grades: visibility must be one of {', '.join(VISIBILITIES)}, got {marker.kwargs['visibility']!r}"
+    return None
+
+
+def _title(item, marker) -> str:
+    title = marker.kwargs["title"].strip()
     callspec = getattr(item, "callspec", None)
     if callspec is not None and callspec.id:
         title += f" [{callspec.id}]"
@@ -63,6 +94,11 @@ class SeqlabPlugin:
                 self.collection_errors.append(f"{item.nodeid}: grader test without @grades marker (not scored)")
                 drop.append(item)
                 continue
+            problem = marker_problem(marker)
+            if problem:
+                self.collection_errors.append(f"{item.nodeid}: {problem} (not scored)")
+                drop.append(item)
+                continue
             function = marker.args[0]
             if self.only and not any(
                 fnmatch.fnmatchcase(function, p.strip()) or function.startswith(p.strip() + ".")
@@ -70,12 +106,17 @@ class SeqlabPlugin:
             ):
                 drop.append(item)
                 continue
+            title = _title(item, marker)
+            if any(r.function == function and r.title == title for r in self.records.values()):
+                # The name "function: title" keys the test in every report and in the recorded grades.
+                self.collection_errors.append(f"{item.nodeid}: another test of {function} is titled {title!r}")
             self.records[item.nodeid] = TestRecord(
                 item.nodeid,
                 function,
-                _title(item),
+                title,
                 float(marker.kwargs.get("weight", 1.0)),
                 bool(marker.kwargs.get("complexity", False)),
+                marker.kwargs.get("visibility", ""),
             )
             keep.append(item)
         items[:] = keep

@@ -1,7 +1,7 @@
 """Records of test outcomes -> points, under the rules of grading_config.yaml.
 
 * A function's points are shared by its tests in proportion to their weights (the grader's
-  ``@grades(weight=...)``, or ``test_weights`` in the config, matched on the test's title); the complexity
+  ``@grades(weight=...)``, unless ``test_weights`` in the config matches the test's title); the complexity
   test (``complexity=True``) takes ``complexity_points`` and the value tests share the rest.
 * A test earns its share when it passes, or ``fraction`` of it when the grader awarded partial
   credit. Rules are gates, not gifts: a shape or purity failure fails the test it happens in.
@@ -55,6 +55,7 @@ def score_records(
                         output=output,
                         hint=r.hint,
                         details=r.details,
+                        visibility=rules.visibility_of(r.title, r.visibility),
                         voided_by=voided,
                     )
                 )

@@ -47,29 +47,37 @@ def torch_function_name(func) -> str:
     return f"{module}.{qualname}" if module else str(qualname)
 
 
-class OpRecorder(TorchFunctionMode):
+class _Counter:
+    """What both recorders keep: counts by (scoped) name, a pause depth, the callee scope."""
+
+    def _start_counting(self, scope: list[str] | None) -> None:
+        self.counts: Counter[str] = Counter()
+        self.paused = 0
+        self.scope = [] if scope is None else scope  # shared with CallWatch.inside
+
+    def _count(self, name: str) -> None:
+        if not self.paused:
+            self.counts[scoped(name, self.scope)] += 1
+
+
+class OpRecorder(TorchFunctionMode, _Counter):
     """Counts every torch function called while active (the complexity rule counts these)."""
 
     def __init__(self, scope: list[str] | None = None):
         super().__init__()
-        self.counts: Counter[str] = Counter()
-        self.paused = 0
-        self.scope = [] if scope is None else scope  # shared with CallWatch.inside
+        self._start_counting(scope)
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
-        if not self.paused:
-            self.counts[scoped(torch_function_name(func), self.scope)] += 1
+        self._count(torch_function_name(func))
         return func(*args, **(kwargs or {}))
 
 
-class KernelRecorder(TorchDispatchMode):
+class KernelRecorder(TorchDispatchMode, _Counter):
     """Records the aten kernels reached, whatever Python path led there."""
 
     def __init__(self, scope: list[str] | None = None):
         super().__init__()
-        self.counts: Counter[str] = Counter()
-        self.paused = 0
-        self.scope = [] if scope is None else scope  # shared with CallWatch.inside
+        self._start_counting(scope)
 
     @classmethod
     def _should_skip_dynamo(cls) -> bool:
@@ -80,7 +88,7 @@ class KernelRecorder(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         if not self.paused:
             packet = getattr(func, "overloadpacket", func)
-            self.counts[scoped(f"aten.{getattr(packet, '__name__', func)}", self.scope)] += 1
+            self._count(f"aten.{getattr(packet, '__name__', func)}")
         return func(*args, **(kwargs or {}))
 
 

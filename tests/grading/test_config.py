@@ -85,22 +85,22 @@ def test_test_weights_from_the_config_share_a_functions_points():
 
 
 def test_every_weight_pattern_of_the_course_matches_a_grader_test():
-    from seqlab.config import check_test_weights
+    from seqlab.config import check_test_patterns
     from seqlab.grader_index import titles_by_function
 
     titles = titles_by_function()
     assert set(titles) == set(__import__("seqlab.contract", fromlist=["x"]).FUNCTIONS)
-    check_test_weights(load_config(), titles)  # raises on an unmatched pattern
+    check_test_patterns(load_config(), titles)  # raises on an unmatched pattern
 
 
 def test_a_weight_pattern_that_matches_no_title_is_refused():
-    from seqlab.config import check_test_weights
+    from seqlab.config import check_test_patterns
 
     raw = _raw()
     raw["functions"]["optimizers.sgd"]["test_weights"] = {"matches SGD*": 2, "state['lr']*": 1}
     titles = {"optimizers.sgd": ["matches SGD [float64]", "state['lr'] is kept"]}
     with pytest.raises(ConfigError) as info:
-        check_test_weights(parse_config(raw), titles)
+        check_test_patterns(parse_config(raw), titles)
     message = str(info.value)
     assert "functions.optimizers.sgd.test_weights[\"state['lr']*\"]" in message
     assert "matches no grader test" in message and "write [[] for a literal [" in message

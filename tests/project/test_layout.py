@@ -119,9 +119,7 @@ MAX_MODULE_LINES = 350
 OVER_BY_DECISION = {"seqlab/exam/safeexpr.py"}
 # Over the limit today, with the size each has now: a ratchet. None may grow; each is to be cut
 # along its data flow (issue 14) and its entry removed once it fits. New modules get no entry.
-OVER_FOR_NOW = {
-    "seqlab/grading/checks.py": 439,
-}
+OVER_FOR_NOW: dict[str, int] = {}
 
 
 def test_no_module_is_over_the_line_limit():

@@ -1,0 +1,110 @@
+"""A test case: its sizes and options written once, the inputs drawn from them, and the name
+the feedback gives the case.
+
+    case = Case(make, B=3, T=6, D=4, H=5, dtype=dtype).note("nonzero h0")
+    x = case.randn("B", "T", "D")           # (3, 6, 4), in the case's dtype, on the test's device
+    h0 = case.randn("B", "H", scale=0.5)
+    str(case)                               # "B=3, T=6, D=4, H=5, float64, nonzero h0"
+
+Dimensions are named sizes of the case or plain ints; a size may itself be a shape (a tuple).
+Draws go through the test's ``make`` (one seeded generator per test), in the order they are made.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+
+class Make:
+    """Random inputs drawn on the CPU from the test's generator, then moved to the device, so
+    a seed means the same numbers on every device (the graders' ``make`` fixture)."""
+
+    def __init__(self, gen: torch.Generator, device: torch.device):
+        self.gen, self.device = gen, device
+
+    def randn(self, *shape, dtype=torch.float64, scale: float = 1.0):
+        return (torch.randn(*shape, generator=self.gen, dtype=torch.float64) * scale).to(self.device, dtype)
+
+    def uniform(self, *shape, low=0.0, high=1.0, dtype=torch.float64):
+        x = torch.rand(*shape, generator=self.gen, dtype=torch.float64) * (high - low) + low
+        return x.to(self.device, dtype)
+
+    def randint(self, high: int, *shape, low: int = 0):
+        return torch.randint(low, high, shape, generator=self.gen).to(self.device)
+
+    def mask(self, *shape, p_keep: float = 0.7):
+        return (torch.rand(*shape, generator=self.gen) < p_keep).to(self.device)
+
+    def integer(self, low: int, high: int) -> int:
+        """A Python int in [low, high], from the same generator."""
+        return int(torch.randint(low, high + 1, (), generator=self.gen))
+
+
+def describe_case(**params) -> str:
+    """``B=2, T=5, float64``: how a case is named in feedback (a dtype by its name, a True
+    option by its name alone, False and None options left out)."""
+    parts = []
+    for key, value in params.items():
+        if isinstance(value, torch.dtype):
+            parts.append(str(value).replace("torch.", ""))
+        elif value is True:
+            parts.append(key)
+        elif value is False or value is None:
+            continue
+        else:
+            parts.append(f"{key}={value}")
+    return ", ".join(parts)
+
+
+class Case:
+    def __init__(self, make, /, **params: Any):
+        self.make, self.params, self.notes = make, dict(params), []
+
+    def __getattr__(self, name: str) -> Any:
+        params = self.__dict__.get("params", {})
+        if name in params:
+            return params[name]
+        raise AttributeError(f"this case has no size or option {name!r} (it has {', '.join(params)})")
+
+    def note(self, text: str) -> Case:
+        """Add free text to the case's name ("batch 1 fully masked"); returns the case."""
+        self.notes.append(text)
+        return self
+
+    def __str__(self) -> str:
+        return ", ".join(part for part in (describe_case(**self.params), *self.notes) if part)
+
+    # -- drawing ---------------------------------------------------------------------------------
+    @property
+    def dtype(self) -> torch.dtype:
+        return self.params.get("dtype", torch.float64)
+
+    @property
+    def device(self) -> torch.device:
+        return self.make.device
+
+    def shape(self, *dims: str | int | tuple) -> tuple[int, ...]:
+        """The shape whose dimensions are these sizes of the case (names) or ints."""
+        shape: list[int] = []
+        for dim in dims:
+            size = self.params[dim] if isinstance(dim, str) else dim
+            shape.extend(size if isinstance(size, tuple) else (size,))
+        return tuple(shape)
+
+    def randn(self, *dims, scale: float = 1.0, dtype: torch.dtype | None = None) -> torch.Tensor:
+        return self.make.randn(*self.shape(*dims), dtype=dtype or self.dtype, scale=scale)
+
+    def uniform(self, *dims, low: float = 0.0, high: float = 1.0, dtype: torch.dtype | None = None) -> torch.Tensor:
+        return self.make.uniform(*self.shape(*dims), low=low, high=high, dtype=dtype or self.dtype)
+
+    def randint(self, high: str | int, *dims) -> torch.Tensor:
+        """Integers in [0, high) (``high`` a size of the case, e.g. the vocabulary "V")."""
+        return self.make.randint(self.shape(high)[0], *self.shape(*dims))
+
+    def mask(self, *dims, p_keep: float = 0.7) -> torch.Tensor:
+        return self.make.mask(*self.shape(*dims), p_keep=p_keep)
+
+    def integer(self, low: int, high: int) -> int:
+        return self.make.integer(low, high)

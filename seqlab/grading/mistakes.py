@@ -1,0 +1,94 @@
+"""Known mistakes: wrong variants a grader computes on the test's own inputs, so that a failure
+can say which classic slip the student's output matches, in one sentence that teaches.
+
+Graders hand ``grade.check`` a *source* of mistakes: a list, or a function of the checked
+call's arguments that returns one. The function runs only when the answer is wrong, so the
+variants cost nothing on a correct submission.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from ..tolerance import Tolerance
+from .compare import matches
+
+
+@dataclass
+class Mistake:
+    """A known wrong variant: its output on the same input, and one sentence that teaches.
+
+    ``tol``: match the variant within this tolerance instead of the check's own (e.g. "right
+    only to float32 accuracy" is the reference's answer matched with the float32 tolerance).
+    """
+
+    name: str
+    output: Any
+    explain: str
+    tol: Tolerance | None = None
+
+    @property
+    def hint(self) -> str:
+        return f"{self.name}: {self.explain}"
+
+
+def variant_output(fn: Callable, *args, **kwargs) -> Any:
+    """A known-wrong variant's output on these inputs, or None where it cannot even run on them
+    (a variant written for one shape may fail on another: then it simply names nothing)."""
+    try:
+        with torch.no_grad():
+            return fn(*args, **kwargs)
+    except Exception:
+        return None
+
+
+def from_table(table: Iterable[tuple[str, Any, str]], variant: Callable | None = None) -> Callable[..., list[Mistake]]:
+    """A source of mistakes from rows ``(name, how, explanation)``, evaluated on the checked
+    call's own arguments: ``how`` is a function of those arguments, or, with ``variant``, the
+    keyword switches that turn ``variant`` into the mistake (``variant(*args, **kwargs, **how)``)."""
+    rows = list(table)
+
+    def build(*args, **kwargs) -> list[Mistake]:
+        found = []
+        for name, how, explain in rows:
+            output = (
+                variant_output(variant, *args, **kwargs, **how) if variant else variant_output(how, *args, **kwargs)
+            )
+            found.append(Mistake(name, output, explain))
+        return found
+
+    return build
+
+
+def first_match(actual: Any, mistakes: Iterable[Mistake], tol: Tolerance) -> Mistake | None:
+    """The first mistake whose output ``actual`` matches (structure and values), or None."""
+    for mistake in mistakes:
+        if mistake.output is not None and matches(actual, mistake.output, mistake.tol or tol):
+            return mistake
+    return None
+
+
+class LazyMistakes:
+    """A check's source of mistakes, built at most once and only when asked for.
+
+    A source that raises (a grader's variant that cannot run on these inputs) names nothing:
+    the student's failure stands as it is, with the variant's error kept for the instructor.
+    """
+
+    def __init__(self, source: Callable[..., list[Mistake]] | Iterable[Mistake], args: tuple, kwargs: dict):
+        self.source, self.args, self.kwargs = source, args, kwargs
+        self.built: list[Mistake] | None = None
+        self.error = ""
+
+    def __call__(self) -> list[Mistake]:
+        if self.built is None:
+            try:
+                source = self.source
+                self.built = list(source(*self.args, **self.kwargs) if callable(source) else source)
+            except Exception as exc:  # a bug in a variant must not turn a failure into a crash
+                self.built, self.error = [], f"{type(exc).__name__}: {exc}"
+        return self.built
