@@ -15,7 +15,7 @@ The other verdict on the source, a forbidden operation (``grading_config.yaml``)
 function or a helper it calls, is ``seqlab.grading.forbidden_names``.
 
 Every rule was checked against the honest code we have (the reference solutions, every
-known-wrong and alternative-correct variant in tests/mutants): ``tests/test_sandbox.py`` keeps it
+known-wrong and alternative-correct variant in tests/mutants): ``tests/student/test_sandbox.py`` keeps it
 that way, because a rule must never take points from honest code.
 """
 
