@@ -301,12 +301,6 @@ class Grade:
         if note:
             self.notes.append(note)
 
-    # -- going away: the three grader files not yet converted to ``check`` use these -------------
-    def expect(self, actual, expected, *, case, mistakes=(), tol=None, what="output") -> None:
-        self.check(value=actual, expected=expected, case=case, mistakes=mistakes, tol=tol, what=what)
-
-    compare = expect
-
 
 def _split_dicts(parts: list[tuple[str, tuple]], expected: Any) -> list[tuple[str, tuple]]:
     """Each dict-valued part replaced by one part per key (structure already checked equal)."""
