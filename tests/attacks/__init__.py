@@ -47,6 +47,18 @@ def _sgd(body: str) -> str:
     return "def sgd(w, dw, state, lr=1e-2):\n" + textwrap.indent(textwrap.dedent(body).strip("\n"), "    ") + "\n"
 
 
+def _reference_def(module: str, name: str, *, as_name: str) -> str:
+    """The reference's own ``def`` of ``module.name``, renamed, without the solution markers."""
+    import ast
+    from pathlib import Path
+
+    from seqlab.build import strip_markers
+
+    text = strip_markers((Path(__file__).resolve().parents[2] / "solutions" / f"{module}.py").read_text())
+    node = next(n for n in ast.parse(text).body if isinstance(n, ast.FunctionDef) and n.name == name)
+    return ast.get_source_segment(text, node).replace(f"def {name}(", f"def {as_name}(", 1) + "\n"
+
+
 ATTACKS = [
     Attack(
         "read-reference-from-disk",
@@ -359,6 +371,30 @@ atexit.register(_rewrite)
         return w_next, {}
     """),
         expect="some-lost",
+    ),
+    # A caller's forbidden operation run as its own callee's student code: the grader charges an
+    # operation inside a callee to the callee only when the callee's rules forbid it
+    # (tests/grading/test_charged_once.py), so a fused attention smuggled through layer_norm (whose
+    # rules allow it) still voids the decoder. The decoder is otherwise the reference (its values
+    # alone would earn full marks) and layer_norm is honest on every call but the smuggled one.
+    Attack(
+        "caller-forbidden-op-smuggled-through-a-callee",
+        "transformer.decoder_block",
+        _reference_def("transformer", "decoder_block", as_name="_honest_decoder_block")
+        + """
+
+def decoder_block(x, memory, params, num_heads, self_mask=None, memory_mask=None, causal=True, norm_first=False):
+    out = _honest_decoder_block(x, memory, params, num_heads, self_mask, memory_mask, causal, norm_first)
+    return out + 0.0 * layer_norm(x, x, x, eps=-1.0)
+
+
+def layer_norm(x, weight, bias, eps=1e-05):
+    if eps == -1.0:  # the smuggled call: not one the reference makes, so this code runs
+        return torch.nn.functional.scaled_dot_product_attention(x, weight, bias)
+    mean = x.mean(-1, keepdim=True)
+    var = ((x - mean) ** 2).mean(-1, keepdim=True)
+    return (x - mean) / torch.sqrt(var + eps) * weight + bias
+""",
     ),
 ]
 
