@@ -100,52 +100,20 @@ def test_broken_and_missing_modules_cost_only_their_part(tmp_path):
     assert any("rnn" in e for e in result.errors)
 
 
+def _seqlab(*args) -> subprocess.CompletedProcess:
+    """``python -m seqlab ARGS``, as a user runs it: the exit code and the text are the contract."""
+    return subprocess.run([sys.executable, "-m", "seqlab", *map(str, args)], capture_output=True, text=True)
+
+
 @pytest.mark.slow
 def test_grade_command_writes_reports_and_exits_zero(buggy_submission, tmp_path):
     out = tmp_path / "out"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "seqlab",
-            "grade",
-            str(buggy_submission),
-            "--out",
-            str(out),
-            "--seed",
-            "1",
-            "--in-process",
-            "--only",
-            "optimizers,positional",
-        ],
-        capture_output=True,
-        text=True,
-    )
+    common = ("grade", buggy_submission, "--out", out, "--seed", "1", "--in-process")
+    proc = _seqlab(*common, "--only", "optimizers,positional")
     assert proc.returncode == 0, proc.stderr
     assert {"results.json", "junit.xml", "summary.md", "report.html"} <= {p.name for p in out.iterdir()}
     assert "report.html" in proc.stdout
-    failing = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "seqlab",
-            "grade",
-            str(buggy_submission),
-            "--out",
-            str(out),
-            "--seed",
-            "1",
-            "--in-process",
-            "--only",
-            "optimizers",
-            "--fail-under",
-            "99.9",
-        ],
-        capture_output=True,
-        text=True,
-    )
+    failing = _seqlab(*common, "--only", "optimizers", "--fail-under", "99.9")
     assert failing.returncode == 1 and "fail-under" in failing.stderr
-    missing = subprocess.run(
-        [sys.executable, "-m", "seqlab", "grade", str(tmp_path / "nope")], capture_output=True, text=True
-    )
+    missing = _seqlab("grade", tmp_path / "nope")
     assert missing.returncode == 2 and "not a directory" in missing.stderr and "Traceback" not in missing.stderr
