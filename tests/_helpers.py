@@ -123,3 +123,19 @@ def make_buggy_submission(target: Path, modules=("optimizers", "lstm_gru", "posi
         path.write_text(replace_function(path.read_text(), mutant.function.split(".")[1], mutant.source))
     target.joinpath("bugs.txt").write_text("\n".join(m.function for m in picked.values()))
     return target
+
+
+def mha_params(mha) -> dict:
+    """The contract's ``params`` dict of multi_head_attention, copied from an nn.MultiheadAttention."""
+    W_q, W_k, W_v = mha.in_proj_weight.detach().clone().chunk(3)
+    b_q, b_k, b_v = mha.in_proj_bias.detach().clone().chunk(3)
+    return dict(
+        W_q=W_q,
+        W_k=W_k,
+        W_v=W_v,
+        W_o=mha.out_proj.weight.detach().clone(),
+        b_q=b_q,
+        b_k=b_k,
+        b_v=b_v,
+        b_o=mha.out_proj.bias.detach().clone(),
+    )

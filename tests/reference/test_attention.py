@@ -12,7 +12,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from solutions import attention
-from tests._helpers import assert_close, call_pure, check_out, ops_called, randn
+from tests._helpers import assert_close, call_pure, check_out, mha_params, ops_called, randn
 
 FUSED_ATTENTION = (
     "*scaled_dot_product*",
@@ -191,19 +191,7 @@ def mha_module(gen, E, num_heads, device, dtype):
     with torch.no_grad():
         for p in mha.parameters():
             p.copy_(torch.randn(p.shape, generator=gen, dtype=torch.float64) * E**-0.5)
-    W_q, W_k, W_v = mha.in_proj_weight.detach().clone().chunk(3)
-    b_q, b_k, b_v = mha.in_proj_bias.detach().clone().chunk(3)
-    params = dict(
-        W_q=W_q,
-        W_k=W_k,
-        W_v=W_v,
-        W_o=mha.out_proj.weight.detach().clone(),
-        b_q=b_q,
-        b_k=b_k,
-        b_v=b_v,
-        b_o=mha.out_proj.bias.detach().clone(),
-    )
-    return mha, params
+    return mha, mha_params(mha)
 
 
 def mha_reference(mha, query, key, value, mask, num_heads):

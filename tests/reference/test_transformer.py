@@ -11,7 +11,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from solutions import attention, transformer
-from tests._helpers import assert_close, call_pure, check_out, ops_called, randn
+from tests._helpers import assert_close, call_pure, check_out, mha_params, ops_called, randn
 
 E, HEADS, FF = 8, 2, 16
 
@@ -43,21 +43,6 @@ def randomize(layer, gen):
             else:
                 p.copy_(noise * (p.shape[-1] ** -0.5 if p.dim() == 2 else 0.5))
     return layer.eval()
-
-
-def mha_params(mha):
-    W_q, W_k, W_v = mha.in_proj_weight.detach().clone().chunk(3)
-    b_q, b_k, b_v = mha.in_proj_bias.detach().clone().chunk(3)
-    return dict(
-        W_q=W_q,
-        W_k=W_k,
-        W_v=W_v,
-        W_o=mha.out_proj.weight.detach().clone(),
-        b_q=b_q,
-        b_k=b_k,
-        b_v=b_v,
-        b_o=mha.out_proj.bias.detach().clone(),
-    )
 
 
 def block_params(layer):
