@@ -33,20 +33,19 @@ class ForkServer:
         self.enforced = sandbox is not None and sandbox.enforced
         self.scratch = Path(tempfile.mkdtemp(prefix="seqlab-forkserver-"))
         self.slot = Path(tempfile.mkdtemp(prefix="seqlab-submission-")) if self.enforced else None
-        self.slot_key = ""
         self.live: set[int] = set()
         self.live_key = ""
         self.control, server_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        bootstrap = (
-            f"from seqlab.student.forkserver import serve; serve({server_end.fileno()}, {{seccomp}}, {self.enforced})"
-        )
         filter_fd = None
         if self.enforced:
             from .seccomp import filter_fd as seccomp_filter
 
             filter_fd = seccomp_filter()
-        bootstrap = bootstrap.replace("{seccomp}", str(filter_fd if filter_fd is not None else -1))
         pass_fds = [server_end.fileno()] + ([filter_fd] if filter_fd is not None else [])
+        seccomp = filter_fd if filter_fd is not None else -1
+        bootstrap = (
+            f"from seqlab.student.forkserver import serve; serve({server_end.fileno()}, {seccomp}, {self.enforced})"
+        )
         argv, preexec = child_command(
             bootstrap,
             scratch=self.scratch,
@@ -54,6 +53,7 @@ class ForkServer:
             exercises=None,
             mounts=[(str(self.slot), SUBMISSION_MOUNT)] if self.slot else [],
         )
+        stderr = _debug_stderr()
         self.proc = subprocess.Popen(
             argv,
             pass_fds=pass_fds,
@@ -61,10 +61,12 @@ class ForkServer:
             env=child_environment(self.scratch),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
-            stderr=_debug_stderr(),
+            stderr=stderr,
             start_new_session=True,
             preexec_fn=preexec,
         )
+        if stderr is not subprocess.DEVNULL:
+            stderr.close()  # the server holds its own copy
         server_end.close()
         if filter_fd is not None:
             os.close(filter_fd)
@@ -136,7 +138,7 @@ class ForkServer:
         """The submission's exercises/ into the slot the sandbox shows at SUBMISSION_MOUNT, or
         False when it is not a plain, small folder (then its child is started alone)."""
         total, count = 0, 0
-        if not exercises.is_dir() or exercises.is_symlink():
+        if not exercises.is_dir():
             return False
         for folder, subfolders, files in os.walk(exercises):
             for name in subfolders + files:
@@ -153,7 +155,6 @@ class ForkServer:
         except OSError:
             shutil.rmtree(target, ignore_errors=True)
             return False
-        self.slot_key = str(exercises)
         return True
 
     def _status(self, pid: int) -> int | None:
@@ -232,6 +233,7 @@ def server_for(sandbox) -> ForkServer | None:
 
 
 def _debug_stderr():
+    """SEQLAB_CHILD_STDERR=path keeps the server's and its children's stderr, for debugging seqlab."""
     debug = os.environ.get("SEQLAB_CHILD_STDERR")
     return open(debug, "ab") if debug else subprocess.DEVNULL
 
