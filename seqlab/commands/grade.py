@@ -38,7 +38,7 @@ def add_parser(subparsers) -> None:
 def run(args) -> int:
     box = resolve_sandbox(args)
     if box is not None:
-        from ..student.spawn import prespawn
+        from ..student.children import prespawn
 
         # The child imports torch while this process does the same.
         prespawn((args.submission / "exercises").resolve(), box)

@@ -31,16 +31,17 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def main() -> None:
-    fd_in, fd_out = int(sys.argv[1]), int(sys.argv[2])
-    import resource
-
+def prepare() -> None:
+    """Everything the child does before it knows its submission: import torch and our own code,
+    leave the course checkout's sys.path, warm the codec. A fork server (forkserver.py) does this
+    once and forks a child per submission from it; a child started alone does it first."""
     import torch
 
+    # Imported now: after the fork the child must not need the course checkout's sys.path.
+    import seqlab.student.guards
+    import seqlab.student.invoke
+    import seqlab.student.loader  # noqa: F401
     from seqlab.student import codec
-    from seqlab.student.guards import install_audit_hook
-    from seqlab.student.invoke import CallFailed, CappedText, invoke
-    from seqlab.student.loader import contract_objects, load_submission, resolve
     from seqlab.student.policy import is_course_checkout
 
     # Our own code is imported; the course checkout that held it leaves sys.path before student
@@ -57,6 +58,23 @@ def main() -> None:
         "n": [1, 2.5, float("nan"), True, None, "x"],
     }
     codec.decode(codec.encode(warm, request=0, seq=0)[8:])  # [8:]: past the frame's length prefix
+
+
+def main() -> None:
+    """A child started on its own (``python -I -c ... FD_IN FD_OUT``, its two pipes' numbers)."""
+    fd_in, fd_out = int(sys.argv[1]), int(sys.argv[2])
+    prepare()
+    serve(fd_in, fd_out)
+
+
+def serve(fd_in: int, fd_out: int) -> None:
+    """Load the submission the parent names and answer its calls, until told to exit."""
+    import resource
+
+    from seqlab.student import codec
+    from seqlab.student.guards import install_audit_hook
+    from seqlab.student.invoke import CallFailed, CappedText, invoke
+    from seqlab.student.loader import contract_objects, load_submission, resolve
 
     current = {"id": 0, "seq": 0}
 
@@ -152,7 +170,3 @@ def main() -> None:
                     "output": report["output"],
                 }
             )
-
-
-if __name__ == "__main__":
-    main()

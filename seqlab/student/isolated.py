@@ -19,9 +19,7 @@ from __future__ import annotations
 import os
 import secrets
 import select
-import shutil
 import signal
-import subprocess
 import time
 from pathlib import Path
 
@@ -29,7 +27,8 @@ from ..contract import MODULES
 from ..results import clean_text
 from . import codec
 from .base import Outcome, StudentCode, StudentError
-from .spawn import take
+from .children import take
+from .spawn import Child
 
 TIMEOUT_STRIKES = 2  # after this many timeouts a function is not called again in this run
 
@@ -106,20 +105,19 @@ class IsolatedStudent(StudentCode):
         self.sandbox = sandbox
         self._load_errors: dict[str, str] | None = None
         self.timeouts: dict[str, int] = {}
-        self.proc: subprocess.Popen | None = None
+        self.child: Child | None = None
         self.request_id, self.expected_seq, self.request_op = 0, 0, "load"
         self._spawn()
 
     # -- process management ------------------------------------------------------------------
     def _spawn(self) -> None:
         child = take(self.submission / "exercises", self.sandbox)
-        self.proc, self.fd_in, self.fd_out = child.proc, child.fd_in, child.fd_out
-        self.child_scratch = child.scratch
+        self.child, self.fd_in, self.fd_out = child, child.fd_in, child.fd_out
         self.loaded = False
         self._request(
             {
                 "op": "load",
-                "exercises": str(self.submission / "exercises"),
+                "exercises": child.exercises,
                 "skip": self.skip,
                 "protected": self.protected,
                 "scratch": str(child.scratch),
@@ -134,31 +132,19 @@ class IsolatedStudent(StudentCode):
         )
 
     def _kill(self) -> None:
-        if self.proc is None:
+        if self.child is None:
             return
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            pass
+        self.child.handle.kill()
         for fd in (self.fd_in, self.fd_out):
             try:
                 os.close(fd)
             except OSError:
                 pass
-        self.proc = None
-        shutil.rmtree(self.child_scratch, ignore_errors=True)
+        self.child = None
         self.loaded = False  # the next call starts a fresh child and loads the submission again
 
     def _death_reason(self) -> str:
-        code = self.proc.wait(timeout=10) if self.proc else None
-        if code is not None and self.sandbox is not None and self.sandbox.enforced:
-            from .sandbox import exit_status
-
-            code = exit_status(code)
+        code = self.child.handle.wait(timeout=10) if self.child else None
         if code is None:
             return "the student process stopped answering"
         if code < 0:
@@ -171,7 +157,7 @@ class IsolatedStudent(StudentCode):
         return f"exited the process (exit code {code})"
 
     def close(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
+        if self.child is not None and self.child.handle.poll() is None:
             try:
                 self._request({"op": "exit"})
             except _ChildGone:
@@ -234,7 +220,7 @@ class IsolatedStudent(StudentCode):
     # -- loading -----------------------------------------------------------------------------
     def _ensure_loaded(self) -> None:
         while not self.loaded:
-            if self.proc is None:
+            if self.child is None:
                 self._spawn()
             current = None
             deadline = time.monotonic() + self.limits.import_timeout_s + 30  # + interpreter and torch start
@@ -292,7 +278,7 @@ class IsolatedStudent(StudentCode):
             "kernels": kernels,
         }
         for attempt in range(2):
-            if self.proc is not None and self.loaded and self._stray_data():
+            if self.child is not None and self.loaded and self._stray_data():
                 self._kill()  # it wrote after its last answer, or died since: no call is charged for that
             self._ensure_loaded()
             try:

@@ -136,9 +136,16 @@ def python_paths() -> list[str]:
 
 
 def bwrap_command(
-    argv: list[str], *, exercises: str | Path | None, scratch: str | Path, seccomp_fd: int | None = None
+    argv: list[str],
+    *,
+    exercises: str | Path | None,
+    scratch: str | Path,
+    seccomp_fd: int | None = None,
+    mounts=(),
 ) -> list[str]:
-    """``argv`` (the child's command line) wrapped in bwrap with the allow-list above."""
+    """``argv`` (the child's command line) wrapped in bwrap with the allow-list above, plus
+    ``mounts``: (host folder, where the sandbox sees it) pairs, read-only (the fork server's
+    submission slot)."""
     scratch = str(scratch)
     args = [
         BWRAP,
@@ -167,6 +174,8 @@ def bwrap_command(
         args += ["--ro-bind", str(path), str(path)]
     if exercises is not None:
         args += ["--ro-bind", str(exercises), str(exercises)]
+    for host, seen in mounts:
+        args += ["--ro-bind", str(host), str(seen)]
     args += ["--proc", "/proc", "--dev", "/dev"]
     if not scratch.startswith("/tmp/"):
         args += ["--size", str(SCRATCH_BYTES), "--tmpfs", scratch]

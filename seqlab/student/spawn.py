@@ -1,10 +1,10 @@
-"""Starting the student's child process, importable without torch.
+"""Starting the student's child process alone, importable without torch.
 
-The child spends ~1.5 s importing torch before it can do anything; ``prespawn()`` lets the
-grading command start it first thing, so that import overlaps the parent's own start-up.
-With a kernel sandbox (``sandbox.py``) the child starts inside bwrap, which mounts the
-submission's ``exercises/`` when it starts: a prespawned child serves only the submission (and
-the sandbox) it was started for.
+A child started alone is its own interpreter: it spends ~1.3 s of CPU importing torch before it
+can do anything (a fork server, forkserver.py, pays that once for many children). With a kernel
+sandbox (``sandbox.py``) it starts inside bwrap, which mounts the submission's ``exercises/``
+when it starts: a prespawned child (children.py) serves only the submission (and the sandbox)
+it was started for. The fork server starts with the same command (``child_command``).
 """
 
 from __future__ import annotations
@@ -31,17 +31,53 @@ ENV_PASS = (
 
 @dataclass
 class Child:
-    proc: subprocess.Popen
+    handle: object  # DirectProcess or forkserver.ForkedProcess: poll(), wait(timeout), kill()
     fd_in: int  # parent reads here
     fd_out: int  # parent writes here
-    scratch: Path
+    scratch: Path  # its working folder, as the child sees it
+    exercises: str  # the submission's exercises/, as the child sees it
     key: tuple = ()  # (exercises folder, sandbox) it was started for
 
 
-def spawn(exercises: Path | None = None, sandbox=None) -> Child:
-    scratch = Path(tempfile.mkdtemp(prefix="seqlab-student-"))
-    parent_r, child_w = os.pipe()
-    child_r, parent_w = os.pipe()
+class DirectProcess:
+    """A child started alone: its Popen, with exit codes as Popen's (-N for a signal) whether or
+    not bwrap stands between (bwrap reports a signal N as 128 + N)."""
+
+    def __init__(self, proc: subprocess.Popen, scratch: Path, sandboxed: bool) -> None:
+        self.proc, self.scratch, self.sandboxed = proc, scratch, sandboxed
+
+    def _code(self, code: int | None) -> int | None:
+        if code is not None and self.sandboxed:
+            from .sandbox import exit_status
+
+            return exit_status(code)
+        return code
+
+    def poll(self) -> int | None:
+        return self._code(self.proc.poll())
+
+    def wait(self, timeout: float) -> int | None:
+        try:
+            return self._code(self.proc.wait(timeout=timeout))
+        except subprocess.TimeoutExpired:
+            return None
+
+    def kill(self) -> None:
+        import shutil
+        import signal
+
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)  # its whole group: bwrap and all inside
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def child_environment(scratch: Path) -> dict[str, str]:
     env = {k: os.environ[k] for k in ENV_PASS if k in os.environ}
     env.update(
         PATH="/usr/local/bin:/usr/bin:/bin",
@@ -52,28 +88,56 @@ def spawn(exercises: Path | None = None, sandbox=None) -> Child:
         PYTHONDONTWRITEBYTECODE="1",
         TMPDIR=str(scratch),
     )
+    return env
+
+
+def child_command(code: str, *args: str, scratch: Path, sandbox=None, exercises=None, mounts=(), seccomp_fd=None):
+    """The command line running ``code`` (with ``args`` in its sys.argv) as the student's
+    process, in bwrap where the sandbox is enforced, with seqlab importable; and the preexec_fn
+    that sets its rlimits."""
     seqlab_parent = str(Path(__file__).resolve().parents[2])
-    bootstrap = f"import sys; sys.path.insert(0, {seqlab_parent!r}); from seqlab.student.child import main; main()"
-    # SEQLAB_CHILD_STDERR=path keeps the child's own stderr, for debugging seqlab itself.
-    debug_err = os.environ.get("SEQLAB_CHILD_STDERR")
-    # closed below once the child holds its own copy; a with-block would not span the spawn
-    stderr = open(debug_err, "ab") if debug_err else subprocess.DEVNULL  # noqa: SIM115
-    argv = [sys.executable, "-I", "-c", bootstrap, str(child_r), str(child_w)]
-    pass_fds, preexec, filter_fd = [child_r, child_w], None, None
-    if sandbox is not None and sandbox.enforced:
-        from .sandbox import apply_rlimits, bwrap_command
+    argv = [sys.executable, "-I", "-c", f"import sys; sys.path.insert(0, {seqlab_parent!r}); {code}", *args]
+    if sandbox is None or not sandbox.enforced:
+        return argv, None
+    from .sandbox import apply_rlimits, bwrap_command
+
+    return (
+        bwrap_command(argv, exercises=exercises, scratch=scratch, seccomp_fd=seccomp_fd, mounts=mounts),
+        apply_rlimits,
+    )
+
+
+def spawn(exercises: Path | None = None, sandbox=None) -> Child:
+    """A child started alone: its own interpreter (and sandbox)."""
+    scratch = Path(tempfile.mkdtemp(prefix="seqlab-student-"))
+    parent_r, child_w = os.pipe()
+    child_r, parent_w = os.pipe()
+    pass_fds, filter_fd = [child_r, child_w], None
+    enforced = sandbox is not None and sandbox.enforced
+    if enforced:
         from .seccomp import filter_fd as seccomp_filter
 
         filter_fd = seccomp_filter()
         if filter_fd is not None:
             pass_fds.append(filter_fd)
-        argv = bwrap_command(argv, exercises=exercises, scratch=scratch, seccomp_fd=filter_fd)
-        preexec = apply_rlimits
+    argv, preexec = child_command(
+        "from seqlab.student.child import main; main()",
+        str(child_r),
+        str(child_w),
+        scratch=scratch,
+        sandbox=sandbox,
+        exercises=exercises,
+        seccomp_fd=filter_fd,
+    )
+    # SEQLAB_CHILD_STDERR=path keeps the child's own stderr, for debugging seqlab itself.
+    debug_err = os.environ.get("SEQLAB_CHILD_STDERR")
+    # closed below once the child holds its own copy; a with-block would not span the spawn
+    stderr = open(debug_err, "ab") if debug_err else subprocess.DEVNULL  # noqa: SIM115
     proc = subprocess.Popen(
         argv,
         pass_fds=pass_fds,
         cwd=scratch,
-        env=env,
+        env=child_environment(scratch),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=stderr,
@@ -85,46 +149,10 @@ def spawn(exercises: Path | None = None, sandbox=None) -> Child:
     for fd in (child_r, child_w, filter_fd):
         if fd is not None:
             os.close(fd)
-    return Child(proc, parent_r, parent_w, scratch, _key(exercises, sandbox))
+    seen = str(exercises) if exercises is not None else ""
+    return Child(DirectProcess(proc, scratch, enforced), parent_r, parent_w, scratch, seen, _key(exercises, sandbox))
 
 
 def _key(exercises, sandbox) -> tuple:
     enforced = sandbox is not None and sandbox.enforced
     return (str(Path(exercises).resolve()) if enforced and exercises else "", enforced)
-
-
-_prespawned: list[Child] = []
-
-
-def prespawn(exercises: Path | None = None, sandbox=None) -> None:
-    """Start one child now; the next IsolatedStudent for the same submission and sandbox takes
-    it instead of starting its own."""
-    if not _prespawned:
-        _prespawned.append(spawn(exercises, sandbox))
-
-
-def take(exercises: Path | None = None, sandbox=None) -> Child:
-    key = _key(exercises, sandbox)
-    while _prespawned:
-        child = _prespawned.pop()
-        if child.proc.poll() is None and child.key == key:
-            return child
-        _discard(child)
-    return spawn(exercises, sandbox)
-
-
-def _discard(child: Child) -> None:
-    import shutil
-    import signal
-
-    try:
-        os.killpg(child.proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    child.proc.wait()
-    for fd in (child.fd_in, child.fd_out):
-        try:
-            os.close(fd)
-        except OSError:
-            pass
-    shutil.rmtree(child.scratch, ignore_errors=True)

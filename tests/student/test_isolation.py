@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from seqlab.grading import grade_submission
-from seqlab.student.spawn import prespawn
+from seqlab.student.children import prespawn
 from tests.attacks.channel_and_oracle import PACKS, build_pack
 from tests.mutants import ROOT, all_variants, make_submission, replace_function
 

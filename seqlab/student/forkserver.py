@@ -1,0 +1,253 @@
+"""A fork server: the student's child forked from a process that has already imported torch.
+
+A child started on its own spends ~1.3 s of CPU before it can load anything, nearly all of it
+``import torch``; a process that grades many submissions (grade-all's workers, the test suite)
+paid that for every one. The fork server pays it once. It starts exactly like a child (same
+command, same bwrap sandbox, minus a submission), runs ``child.prepare()``, and then forks on
+the trusted parent's request. Each forked child is made what a child started alone is:
+
+* it keeps only its two pipes: every other descriptor, the server's control socket first, is
+  closed before anything else runs;
+* it loads the seccomp filter itself (the server runs without it: the filter refuses fork), and
+  a second one of its own: it may signal no process but itself. Started alone it is the only
+  process in its sandbox; forked, the server is there too, and must stay out of its reach;
+* it starts in a fresh scratch folder in a sandbox the server has wiped of every file an earlier
+  child wrote (/tmp, /dev/shm) and compared with its first look at it (the root and /dev, and the
+  processes): any other trace, and the server retires instead of forking;
+* it sees its submission's ``exercises/`` read-only at ``/submission/exercises``: a copy the
+  parent writes just before the fork (the server's sandbox was made before the submission was
+  known, so it cannot be bind-mounted).
+
+The server never runs student code. It is not dumpable, so no child can read or write its memory
+or descriptors through /proc (and the filter refuses ptrace). It serves one submission at a
+time: a fork for another submission while a child of the last one lives is refused, and that
+child is started alone. Whenever the server is missing, busy, dead or retired, ``children.take``
+starts the child alone, as before; ``SEQLAB_FORKSERVER=0`` always does.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import stat
+import sys
+import tempfile
+import time
+
+SUBMISSION_MOUNT = "/submission"  # where a sandboxed forked child sees its submission
+# What a submission may hold for it to be copied into the server's sandbox: far above any
+# exercises/ folder (seven small .py files); a larger or stranger one (a FIFO, a device) is
+# bind-mounted into a child started alone, as before.
+COPY_LIMIT_BYTES = 32 << 20
+COPY_LIMIT_ENTRIES = 2000
+READY_TIMEOUT_S = 120  # the server imports torch first: seconds on a loaded machine
+REPLY_TIMEOUT_S = 30
+EXIT_UNCAUGHT = 1  # what Python exits with on an uncaught exception
+EXIT_SETUP_FAILED = 70  # the forked child could not become a child (its filter would not load)
+
+
+# --- the server, inside the sandbox ------------------------------------------------------------
+
+
+def serve(control_fd: int, seccomp_fd: int, sandboxed: bool) -> None:
+    from . import child
+
+    child.prepare()
+    program = b""
+    if seccomp_fd >= 0:
+        with os.fdopen(seccomp_fd, "rb") as source:
+            program = source.read()
+        # Now, while this process may still run ldconfig to find libseccomp: a forked child
+        # compiles its own signal filter with it after the common filter refuses new processes.
+        import pyseccomp  # noqa: F401
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    control = socket.socket(fileno=control_fd)
+    scratch_root = os.environ["TMPDIR"]
+    first_look = _look(scratch_root) if sandboxed else None
+    children: dict[int, int | None] = {}  # pid -> exit code once reaped
+
+    def reply(**message) -> None:
+        control.send(json.dumps(message).encode())
+
+    def reap(pid: int, block: bool) -> int | None:
+        if children.get(pid) is None and pid in children:
+            done, status = os.waitpid(pid, 0 if block else os.WNOHANG)
+            if done:
+                children[pid] = os.waitstatus_to_exitcode(status)
+        return children.get(pid)
+
+    reply(op="ready")
+    while True:
+        try:
+            data, fds, _flags, _addr = socket.recv_fds(control, 4096, 2)
+        except OSError:
+            data, fds = b"", []
+        if not data:  # the parent is gone: so are its children
+            for pid in [p for p, code in children.items() if code is None]:
+                os.kill(pid, signal.SIGKILL)
+            os._exit(0)
+        request = json.loads(data)
+        op, pid = request["op"], request.get("pid")
+        if op == "fork":
+            alive = [p for p in children if reap(p, block=False) is None]
+            if alive:
+                reply(op="busy")
+            elif not _wipe_and_check(scratch_root, first_look):
+                reply(op="retired")
+                os._exit(0)
+            else:
+                children.clear()
+                scratch = tempfile.mkdtemp(prefix="seqlab-student-", dir=scratch_root)
+                pid = os.fork()
+                if pid == 0:
+                    _become_child(libc, fds, scratch, program if sandboxed else b"", control.fileno())
+                children[pid] = None
+                reply(op="forked", pid=pid, scratch=scratch)
+            for fd in fds:
+                os.close(fd)
+        elif op == "poll":
+            reply(op="status", code=reap(pid, block=False))
+        elif op == "wait":
+            deadline = time.monotonic() + float(request["timeout"])
+            while reap(pid, block=False) is None and time.monotonic() < deadline:
+                time.sleep(0.01)
+            reply(op="status", code=children.get(pid))
+        elif op == "kill":
+            if reap(pid, block=False) is None:
+                os.kill(pid, signal.SIGKILL)
+            reply(op="status", code=reap(pid, block=True))
+
+
+PR_SET_PDEATHSIG = 1
+PR_SET_DUMPABLE = 4
+
+
+def _become_child(libc, fds: list[int], scratch: str, program: bytes, control_fd: int) -> None:
+    """In the forked process: close what is not ours, fence ourselves in, then be the child."""
+    code = EXIT_SETUP_FAILED
+    try:
+        fd_in, fd_out = fds
+        os.close(control_fd)
+        for name in os.listdir("/proc/self/fd"):
+            if int(name) not in (0, 1, 2, fd_in, fd_out):
+                try:
+                    os.close(int(name))
+                except OSError:
+                    pass  # the listing's own descriptor, already gone
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # without bwrap: die with the server
+        libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)  # as a child started alone (the server is not)
+        sys.argv[1:] = [str(fd_in), str(fd_out)]  # where a child started alone has them
+        os.chdir(scratch)
+        os.environ["HOME"] = os.environ["TMPDIR"] = scratch
+        tempfile.tempdir = None
+        if program:
+            _load_filter(libc, program)
+            _load_filter(libc, _signal_only_self(os.getpid()))
+        code = EXIT_UNCAUGHT
+        from .child import serve
+
+        serve(fd_in, fd_out)
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else EXIT_UNCAUGHT)
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()  # to SEQLAB_CHILD_STDERR where set (debugging seqlab itself)
+    os._exit(code)
+
+
+def _load_filter(libc, program: bytes) -> None:
+    import ctypes
+
+    class SockFprog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    buffer = ctypes.create_string_buffer(program, len(program))
+    fprog = SockFprog(len(program) // 8, ctypes.addressof(buffer))  # 8 bytes per BPF instruction
+    PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
+    if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "could not load the seccomp filter")
+
+
+def _signal_only_self(pid: int) -> bytes:
+    """A filter that refuses every signal sent to a process other than ``pid``."""
+    import errno
+
+    import pyseccomp as sc
+
+    rules = sc.SyscallFilter(sc.ALLOW)
+    for name in ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo"):
+        rules.add_rule(sc.ERRNO(errno.EPERM), name, sc.Arg(0, sc.NE, pid))
+    for name in ("tkill", "pidfd_send_signal"):  # no target a filter can read: refused whole
+        rules.add_rule(sc.ERRNO(errno.EPERM), name)
+    read, write = os.pipe()
+    with os.fdopen(write, "wb") as sink:
+        rules.export_bpf(sink)
+    with os.fdopen(read, "rb") as source:
+        return source.read()
+
+
+def _look(scratch_root: str) -> tuple:
+    """What an earlier child could have left in the sandbox outside /tmp and /dev/shm: every
+    entry of the root and /dev file systems (bwrap's tmpfs skeleton; the read-only mounts on it
+    are other file systems and are not entered) and the running processes."""
+    entries = []
+    for top in ("/", "/dev"):
+        device = os.lstat(top).st_dev
+        for folder, subfolders, files in os.walk(top):
+            kept = []
+            for name in subfolders + files:
+                path = os.path.join(folder, name)
+                if path in ("/tmp", "/dev/shm", "/proc", "/dev/pts", scratch_root):
+                    continue  # wiped (or, /proc and /dev/pts, the kernel's own)
+                info = os.lstat(path)
+                if info.st_dev != device:  # a mount point: read-only, or the parent's (the slot)
+                    entries.append((path, "mount", 0, 0, 0, 0))
+                    continue
+                entries.append((path, info.st_ino, info.st_mode, info.st_rdev, info.st_size, info.st_mtime_ns))
+                if name in subfolders:
+                    kept.append(name)
+            subfolders[:] = kept
+    processes = sorted(name for name in os.listdir("/proc") if name.isdigit())
+    return sorted(entries), processes
+
+
+def _wipe_and_check(scratch_root: str, first_look: tuple | None) -> bool:
+    """Remove what earlier children wrote and check nothing else of them is left; without a
+    sandbox (``first_look`` None) only their scratch folders, the rest being the host's."""
+    for top in ("/tmp", "/dev/shm", scratch_root) if first_look is not None else (scratch_root,):
+        for name in os.listdir(top) if os.path.isdir(top) else ():
+            path = os.path.join(top, name)
+            try:
+                if os.path.isdir(path) and not os.path.islink(path):
+                    shutil.rmtree(path, onerror=_make_writable_and_retry)
+                else:
+                    os.unlink(path)
+            except OSError:
+                return False
+    os.makedirs(scratch_root, exist_ok=True)
+    if first_look is None:
+        return True
+    return _look(scratch_root) == first_look and not _leftovers(scratch_root)
+
+
+def _leftovers(scratch_root: str) -> list[str]:
+    found = [os.path.join("/dev/shm", n) for n in os.listdir("/dev/shm")]
+    found += [os.path.join(scratch_root, n) for n in os.listdir(scratch_root)]
+    tmp = [n for n in os.listdir("/tmp") if not (scratch_root + "/").startswith(os.path.join("/tmp", n) + "/")]
+    return found + tmp
+
+
+def _make_writable_and_retry(function, path, _exc_info) -> None:
+    parent = os.path.dirname(path)
+    os.chmod(parent, stat.S_IRWXU)
+    if os.path.isdir(path) and not os.path.islink(path):
+        os.chmod(path, stat.S_IRWXU)
+    function(path)

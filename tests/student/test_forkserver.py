@@ -1,0 +1,185 @@
+"""The fork server (seqlab/student/forkserver.py): a forked child is a child started alone.
+
+Each probe is a student's ``optimizers.sgd`` that looks at its surroundings and returns what it
+found in its state dict; it runs in a real forked child, in the real sandbox, with the real
+guards. What a forked child must never reach is the server (its signals, memory, descriptors)
+and what an earlier child left behind; what it must always get is the grade it would get alone.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+import torch
+
+from seqlab.config import load_config
+from seqlab.grading.run import grade_submission
+from seqlab.reference import load_reference
+from seqlab.student import children, open_submission
+from seqlab.student.children import ForkedProcess
+from seqlab.student.sandbox import resolve as resolve_sandbox
+from seqlab.student.spawn import DirectProcess
+from tests.mutants import all_variants, make_submission, replace_function
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def box(sandbox_mode):
+    return resolve_sandbox(sandbox_mode)
+
+
+def probing(tmp_path, name: str, body: str):
+    """A submission whose sgd runs ``body`` (which fills the dict ``found``) and returns it."""
+    source = "def sgd(w, dw, state, lr=1e-2):\n" + textwrap.indent(
+        "import json, os, signal\nfound = {}\n"
+        + textwrap.dedent(body).strip("\n")
+        + "\nreturn w, {'found': json.dumps(found)}\n",
+        "    ",
+    )
+    submission = make_submission(tmp_path / name)
+    path = submission / "exercises" / "optimizers.py"
+    path.write_text(replace_function(path.read_text(), "sgd", source))
+    return submission
+
+
+def run_probe(submission, box) -> tuple[dict, object]:
+    config = load_config()
+    with open_submission(submission, load_reference(), limits=config.limits, sandbox=box) as student:
+        outcome = student.run("optimizers.sgd", (torch.zeros(2), torch.zeros(2), {}), {"lr": 0.1})
+        handle = student.child.handle
+    return json.loads(outcome.value[1]["found"]), handle
+
+
+def test_children_are_forked_and_switched_off_they_start_alone(tmp_path, box, monkeypatch):
+    submission = probing(tmp_path, "s", "found['pid'] = os.getpid()")
+    _, handle = run_probe(submission, box)
+    assert isinstance(handle, ForkedProcess)
+    monkeypatch.setenv("SEQLAB_FORKSERVER", "0")
+    _, handle = run_probe(submission, box)
+    assert isinstance(handle, DirectProcess)
+
+
+def test_forked_and_alone_give_the_same_grades(tmp_path, box, monkeypatch):
+    """The same submissions graded both ways: every test's score, status and message alike."""
+    variants = all_variants("MUTANTS")[:3]
+    graded = {}
+    for switch in ("1", "0"):
+        monkeypatch.setenv("SEQLAB_FORKSERVER", switch)
+        for i, variant in enumerate([None, *variants]):
+            submission = make_submission(tmp_path / f"{switch}-{i}", variant)
+            module = variant.module if variant else "optimizers"
+            result = grade_submission(submission, isolated=True, seed=3, only=module, sandbox=box.kind)
+            graded[switch, i] = [
+                (t.name, t.score, t.max_score, t.status, t.output.replace(str(submission), "<s>")) for t in result.tests
+            ]
+    for i in range(len(variants) + 1):
+        assert graded["1", i] == graded["0", i]
+
+
+def test_a_child_cannot_signal_read_or_hold_the_server(tmp_path, box):
+    if not box.enforced:
+        pytest.skip("without the sandbox the student's process is the grader's user anyway")
+    submission = probing(
+        tmp_path,
+        "s",
+        """
+        server = os.getppid()
+        def attempt(name, fn):
+            try:
+                found[name] = ['ok', repr(fn())[:100]]
+            except BaseException as exc:
+                found[name] = [type(exc).__name__, getattr(exc, 'errno', None)]
+        def by_pidfd():
+            fd = os.open(f'/proc/{server}', os.O_RDONLY | os.O_DIRECTORY)
+            try:
+                return signal.pidfd_send_signal(fd, signal.SIGKILL)
+            finally:
+                os.close(fd)
+        attempt('pidfd_send_signal', by_pidfd)
+        attempt('mem', lambda: open(f'/proc/{server}/mem', 'rb').read(1))
+        # its descriptors' numbers are readable (the files' owner is the same user); the
+        # descriptors themselves (the control socket first) must not be
+        attempt('fds', lambda: [os.open(f'/proc/{server}/fd/{n}', os.O_RDWR) for n in os.listdir(f'/proc/{server}/fd')])
+        attempt('environ', lambda: open(f'/proc/{server}/environ', 'rb').read())
+        found['own_fds'] = sorted(int(n) for n in os.listdir('/proc/self/fd'))
+        found['argv'] = __import__('sys').argv[1:]
+        """,
+    )
+    server = children.server_for(box)
+    server_pid = server.proc.pid
+    found, handle = run_probe(submission, box)
+    assert isinstance(handle, ForkedProcess)
+    for name in ("pidfd_send_signal", "mem", "fds", "environ"):
+        assert found[name][0] in ("PermissionError", "OSError"), (name, found[name])
+    fd_in, fd_out = map(int, found["argv"])
+    # its two pipes, the standard three and the listing's own descriptor: nothing of the server's
+    assert set(found["own_fds"]) - {0, 1, 2, fd_in, fd_out} <= {max(found["own_fds"])}, found["own_fds"]
+    again, handle = run_probe(submission, box)
+    assert isinstance(handle, ForkedProcess) and children.server_for(box).proc.pid == server_pid
+
+
+def test_what_a_child_leaves_is_gone_for_the_next(tmp_path, box):
+    if not box.enforced:
+        pytest.skip("without the sandbox /tmp is the host's: only the scratch folders are the server's to wipe")
+    writer = probing(
+        tmp_path,
+        "writer",
+        """
+        # os.mknod and os.mkfifo raise no audit event: what a student who gets past the guards
+        # can do, and the kernel allows in these places
+        for path in ('/tmp/left-by-a', '/dev/shm/left-by-a', 'left-in-scratch'):
+            os.mknod(path, 0o600 | 0o100000)
+        os.mkfifo('/tmp/a-fifo')
+        found['scratch'] = os.getcwd()
+        """,
+    )
+    reader = probing(
+        tmp_path,
+        "reader",
+        """
+        found['tmp'] = sorted(os.listdir('/tmp'))
+        found['shm'] = sorted(os.listdir('/dev/shm'))
+        found['scratch'] = sorted(os.listdir('.'))
+        found['cwd'] = os.getcwd()
+        """,
+    )
+    wrote, _ = run_probe(writer, box)
+    server_pid = children.server_for(box).proc.pid
+    found, handle = run_probe(reader, box)
+    assert isinstance(handle, ForkedProcess) and children.server_for(box).proc.pid == server_pid
+    assert found["shm"] == [] and found["scratch"] == [], found
+    assert not [name for name in found["tmp"] if "left" in name or "fifo" in name], found["tmp"]
+    assert found["cwd"] != wrote["scratch"]
+
+
+def test_a_trace_outside_the_wiped_places_retires_the_server(tmp_path, box):
+    if not box.enforced:
+        pytest.skip("the sandbox's own file systems exist only with the sandbox")
+    writer = probing(tmp_path, "writer", "os.mknod('/left-in-the-root', 0o600 | 0o100000)  # no audit event")
+    reader = probing(tmp_path, "reader", "found['root'] = sorted(os.listdir('/'))")
+    run_probe(writer, box)
+    server_pid = children.server_for(box).proc.pid
+    found, _ = run_probe(reader, box)  # started alone: the retired server forks no more
+    assert "left-in-the-root" not in found["root"]
+    found, handle = run_probe(reader, box)
+    assert "left-in-the-root" not in found["root"]
+    assert isinstance(handle, ForkedProcess), "a fresh server takes over"
+    assert children.server_for(box).proc.pid != server_pid
+
+
+def test_two_submissions_never_share_a_sandbox(tmp_path, box):
+    config = load_config()
+    first, second = make_submission(tmp_path / "first"), make_submission(tmp_path / "second")
+    reference = load_reference()
+    with open_submission(first, reference, limits=config.limits, sandbox=box) as one:
+        one.load_errors  # noqa: B018  (starts its child)
+        with open_submission(second, reference, limits=config.limits, sandbox=box) as two:
+            two.load_errors  # noqa: B018
+            assert isinstance(one.child.handle, ForkedProcess)
+            assert isinstance(two.child.handle, DirectProcess), "the first one's child is still alive"
+    with open_submission(second, reference, limits=config.limits, sandbox=box) as three:
+        three.load_errors  # noqa: B018
+        assert isinstance(three.child.handle, ForkedProcess), "the first one's child is gone"
