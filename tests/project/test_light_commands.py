@@ -15,14 +15,14 @@ import textwrap
 
 # A grader that imports nothing heavy: the real graders need torch to be collected at all (their
 # parametrize lists name dtypes), and this checks seqlab's own import path, not theirs.
-TORCH_FREE_GRADER = '''
+TORCH_FREE_GRADER = """
 import pytest
 
 
 @pytest.mark.grades("optimizers.sgd", title="a title to collect")
 def test_collected_never_run():
     raise AssertionError("collection must not run a test")
-'''
+"""
 
 PROBE = textwrap.dedent(
     """
