@@ -1,7 +1,7 @@
 """Commands that never compute with tensors do not import torch.
 
 Importing torch costs a process 1.3-1.8 s of CPU; `make test` runs `seqlab build --check` and
-`seqlab config --check` before pytest, and CI and instructors run the bundle writers often. One
+`seqlab config --check` before pytest, and CI and instructors run the others often. One
 module-level ``import torch`` on their path (it happened through ``seqlab.grading``'s package
 init) puts that cost back silently, so a fresh process runs them and reports what it loaded.
 """
@@ -47,12 +47,19 @@ def test_commands_without_tensors_leave_torch_unimported(tmp_path):
         "[pytest]\npython_files = test_*.py\nmarkers =\n    grades(function, title): the graded function\n"
     )
     (graders / "test_light.py").write_text(TORCH_FREE_GRADER)
+    # grade-all's parent on an empty class: its workers are what imports torch, and starting one
+    # here would cost this test the very import it checks for; the parent's own path (discovery,
+    # gradebook, class report) still runs.
+    (tmp_path / "empty-class").mkdir()
     commands = [
         ["--help"],
         ["build", "--check"],
         ["config", "--check", "--graders", str(graders)],
+        ["grade-all", str(tmp_path / "empty-class"), "--out", str(tmp_path / "graded")],
+        ["gradebook", str(tmp_path / "graded"), "--out", str(tmp_path / "gradebook")],
         ["release", str(tmp_path / "release")],
         ["gradescope", str(tmp_path / "gradescope")],
+        ["ci-workflow", str(tmp_path / "workflow.yml")],
     ]
     proc = subprocess.run(
         [sys.executable, "-c", PROBE, json.dumps(commands)], capture_output=True, text=True, timeout=300
