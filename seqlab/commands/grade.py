@@ -37,10 +37,12 @@ def add_parser(subparsers) -> None:
 
 def run(args) -> int:
     box = resolve_sandbox(args)
-    if box is not None:
+    # A submission that is not a folder fails in grade_submission with its message; starting a
+    # child for it would only leave one behind (in a test that calls main() in-process).
+    if box is not None and args.submission.is_dir():
         from ..student.children import prespawn
 
-        # The child imports torch while this process does the same.
+        # The child (or the fork server) imports torch while this process does the same.
         prespawn((args.submission / "exercises").resolve(), box)
     from ..config import load_config
     from ..grading import grade_submission

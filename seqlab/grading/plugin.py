@@ -22,7 +22,6 @@ import pytest
 from ..config import VISIBILITIES
 from ..contract import SIGNATURES
 from ..seeds import derive_seed
-from .checks import GradeFailure, NotGradable, Voided
 
 MARKER_KEYS = {"title", "weight", "visibility", "complexity"}
 
@@ -170,6 +169,10 @@ class SeqlabPlugin:
                 record.fraction = grade.fraction
                 record.message = "; ".join(grade.notes)
             return
+        # Imported here, not at the top: the checks bring torch, and collecting the graders
+        # (`seqlab config`) must not pay for it; a test that ran has loaded them already.
+        from .checks import GradeFailure, NotGradable, Voided
+
         exc = call.excinfo.value
         if isinstance(exc, GradeFailure):
             record.message, record.hint, record.rule, record.details = exc.message, exc.hint, exc.rule, exc.details

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 import yaml
 
+from seqlab.cli import main
 from seqlab.config import ConfigError, load_config, parse_config
 from seqlab.paths import CONFIG_PATH
 
@@ -52,17 +50,15 @@ def test_bad_values_name_the_key(edit, message):
         parse_config(raw, source="grading_config.yaml")
 
 
-def test_bad_yaml_on_the_command_line_is_a_message_not_a_traceback(tmp_path):
+def test_bad_yaml_on_the_command_line_is_a_message_not_a_traceback(tmp_path, capsys):
     bad = tmp_path / "grading_config.yaml"
     bad.write_text("version: 1\nfunctions: [unclosed\n")
-    proc = subprocess.run([sys.executable, "-m", "seqlab", "config", str(bad)], capture_output=True, text=True)
-    assert proc.returncode == 2
-    assert "not valid YAML" in proc.stderr and "line" in proc.stderr
-    assert "Traceback" not in proc.stderr
-    missing = subprocess.run(
-        [sys.executable, "-m", "seqlab", "config", str(tmp_path / "nope.yaml")], capture_output=True, text=True
-    )
-    assert missing.returncode == 2 and "cannot read" in missing.stderr
+    assert main(["config", str(bad)]) == 2
+    stderr = capsys.readouterr().err
+    assert "not valid YAML" in stderr and "line" in stderr
+    assert "Traceback" not in stderr
+    assert main(["config", str(tmp_path / "nope.yaml")]) == 2
+    assert "cannot read" in capsys.readouterr().err
 
 
 def test_test_weights_from_the_config_share_a_functions_points():
@@ -107,15 +103,15 @@ def test_a_weight_pattern_that_matches_no_title_is_refused():
     assert "matches SGD*" not in message  # the pattern that does match is not blamed
 
 
-def test_config_check_on_the_command_line(tmp_path):
-    ok = subprocess.run([sys.executable, "-m", "seqlab", "config", "--check"], capture_output=True, text=True)
-    assert ok.returncode == 0 and "valid (30 functions" in ok.stdout and "total" not in ok.stdout
+def test_config_check_on_the_command_line(tmp_path, capsys):
+    assert main(["config", "--check"]) == 0
+    stdout = capsys.readouterr().out
+    assert "valid (30 functions" in stdout and "total" not in stdout
     raw = _raw()
     raw["functions"]["optimizers.adam"]["test_weights"] = {"matches torch.optim.AdamW*": 2}
     reworded = tmp_path / "grading_config.yaml"
     reworded.write_text(yaml.safe_dump(raw))
-    proc = subprocess.run(
-        [sys.executable, "-m", "seqlab", "config", "--check", str(reworded)], capture_output=True, text=True
-    )
-    assert proc.returncode == 2 and "Traceback" not in proc.stderr
-    assert "optimizers.adam.test_weights['matches torch.optim.AdamW*']: matches no grader test" in proc.stderr
+    assert main(["config", "--check", str(reworded)]) == 2
+    stderr = capsys.readouterr().err
+    assert "Traceback" not in stderr
+    assert "optimizers.adam.test_weights['matches torch.optim.AdamW*']: matches no grader test" in stderr

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
+from seqlab.cli import main
 from seqlab.config import load_config
 from seqlab.demo import assemble, load_bugs
 from seqlab.grading import grade_submission
@@ -23,13 +21,9 @@ def test_demo_loses_points_only_where_the_bugs_are(tmp_path):
     assert "BEGIN SOLUTION" not in (tmp_path / "exercises" / "rnn.py").read_text()
 
 
-def test_demo_command_shows_the_table_and_the_report(tmp_path):
-    proc = subprocess.run(
-        [sys.executable, "-m", "seqlab", "demo", "--out", str(tmp_path), "--seed", "1"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert "HTML report:" in proc.stdout and "Looks like:" in proc.stdout
+def test_demo_command_shows_the_table_and_the_report(tmp_path, capsys):
+    code = main(["demo", "--out", str(tmp_path), "--seed", "1"])
+    output = capsys.readouterr()
+    assert code == 0, output.err
+    assert "HTML report:" in output.out and "Looks like:" in output.out
     assert (tmp_path / "report" / "report.html").is_file()

@@ -5,12 +5,11 @@ Both runners are exercised. The reports of a grading are tested in tests/reports
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 
 import pytest
 
 from seqlab import contract
+from seqlab.cli import main
 from seqlab.grading import grade_submission
 from tests._helpers import make_buggy_submission
 from tests.mutants import ROOT, make_submission
@@ -100,20 +99,23 @@ def test_broken_and_missing_modules_cost_only_their_part(tmp_path):
     assert any("rnn" in e for e in result.errors)
 
 
-def _seqlab(*args) -> subprocess.CompletedProcess:
-    """``python -m seqlab ARGS``, as a user runs it: the exit code and the text are the contract."""
-    return subprocess.run([sys.executable, "-m", "seqlab", *map(str, args)], capture_output=True, text=True)
+def _seqlab(capsys, *args) -> tuple[int, str, str]:
+    """``seqlab ARGS`` as a user runs it, in this process (the console script is ``sys.exit(main())``):
+    the exit code and the text are the contract."""
+    code = main([str(a) for a in args])
+    output = capsys.readouterr()
+    return code, output.out, output.err
 
 
 @pytest.mark.slow
-def test_grade_command_writes_reports_and_exits_zero(buggy_submission, tmp_path):
+def test_grade_command_writes_reports_and_exits_zero(buggy_submission, tmp_path, capsys):
     out = tmp_path / "out"
     common = ("grade", buggy_submission, "--out", out, "--seed", "1", "--in-process")
-    proc = _seqlab(*common, "--only", "optimizers,positional")
-    assert proc.returncode == 0, proc.stderr
+    code, stdout, stderr = _seqlab(capsys, *common, "--only", "optimizers,positional")
+    assert code == 0, stderr
     assert {"results.json", "junit.xml", "summary.md", "report.html"} <= {p.name for p in out.iterdir()}
-    assert "report.html" in proc.stdout
-    failing = _seqlab(*common, "--only", "optimizers", "--fail-under", "99.9")
-    assert failing.returncode == 1 and "fail-under" in failing.stderr
-    missing = _seqlab("grade", tmp_path / "nope")
-    assert missing.returncode == 2 and "not a directory" in missing.stderr and "Traceback" not in missing.stderr
+    assert "report.html" in stdout
+    code, _, stderr = _seqlab(capsys, *common, "--only", "optimizers", "--fail-under", "99.9")
+    assert code == 1 and "fail-under" in stderr
+    code, _, stderr = _seqlab(capsys, "grade", tmp_path / "nope")
+    assert code == 2 and "not a directory" in stderr and "Traceback" not in stderr

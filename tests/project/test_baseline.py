@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from seqlab import __version__, defaults
+from seqlab.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 PYPROJECT = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
@@ -90,11 +91,10 @@ def test_commands_take_their_error_class_from_errors_not_from_the_cli():
         assert "from ..cli import" not in source, f"{path.name}: imports back from cli.py (a cycle)"
 
 
-def test_a_seqlab_error_is_one_line_on_stderr_and_exit_2(tmp_path):
+def test_a_seqlab_error_is_one_line_on_stderr_and_exit_2(tmp_path, capsys):
     not_a_folder = tmp_path / "file.txt"
     not_a_folder.write_text("x")
-    proc = subprocess.run(
-        [sys.executable, "-m", "seqlab", "release", "--scan", str(not_a_folder)], capture_output=True, text=True
-    )
-    assert proc.returncode == 2 and "Traceback" not in proc.stderr
-    assert proc.stderr.strip() == f"seqlab release: error: {not_a_folder}: not a folder"
+    assert main(["release", "--scan", str(not_a_folder)]) == 2
+    stderr = capsys.readouterr().err
+    assert "Traceback" not in stderr
+    assert stderr.strip() == f"seqlab release: error: {not_a_folder}: not a folder"

@@ -27,6 +27,7 @@ import pytest
 import yaml
 
 from seqlab import contract
+from seqlab.cli import main
 from seqlab.config import ConfigError, load_config, parse_config
 from seqlab.demo import assemble, load_bugs
 from seqlab.gradescope import BUNDLE_NAME, build_bundle
@@ -148,18 +149,13 @@ def test_bundle_scripts_pass_shellcheck(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-def test_bundle_refuses_a_bad_config(tmp_path):
+def test_bundle_refuses_a_bad_config(tmp_path, capsys):
     bad = tmp_path / "bad.yaml"
     bad.write_text(CONFIG_PATH.read_text() + "\ngradescope: {visibility: sometimes}\n")
     with pytest.raises(ConfigError, match=r"gradescope\.visibility"):
         bundle_files(config_path=bad)
-    proc = subprocess.run(
-        [sys.executable, "-m", "seqlab", "gradescope", str(tmp_path / "out"), "--config", str(bad)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert proc.returncode == 2 and "gradescope.visibility" in proc.stderr
+    assert main(["gradescope", str(tmp_path / "out"), "--config", str(bad)]) == 2
+    assert "gradescope.visibility" in capsys.readouterr().err
     assert not (tmp_path / "out" / BUNDLE_NAME).exists()
 
 
