@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import re
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from .markdown import environment, exam_markdown, key_markdown
@@ -19,6 +20,9 @@ _INLINE_MATH = re.compile(r'<span class="math">\\\((.*?)\\\)</span>', re.S)
 _BLOCK_MATH = re.compile(r'<div class="math">\$\$(.*?)\$\$</div>', re.S)
 
 
+# Cached like pdf.math_svg: the value depends on the two arguments alone, and a class's papers,
+# keys and LMS pools repeat the same few hundred formulas thousands of times.
+@lru_cache(maxsize=4096)
 def tex_to_mathml(tex: str, display: bool = False) -> str:
     """LaTeX -> MathML at render time: every current browser shows it with no script and no network
     (the exam room may have none). The TeX stays in an annotation, for screen readers and copying."""

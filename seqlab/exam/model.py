@@ -150,10 +150,11 @@ def fair_draw(
 ) -> bool:
     """The general validity rule (module doc) and the question's own ``valid`` rule.
     ``mistakes``: the question's named mistakes for these params, when already computed."""
-    if mistakes is None:
-        mistakes = q.mistakes(params) if q.mistakes else {}
+    # the question's own rule first: it is cheap, and a draw it refuses needs no mistakes computed
     if q.valid is not None and not q.valid(params):
         return False
+    if mistakes is None:
+        mistakes = q.mistakes(params) if q.mistakes else {}
     if q.kind == NUMERIC:
         tol = tolerance or q.tolerance
         expected = _entries(answer)

@@ -14,6 +14,7 @@ a module may load at all is ``seqlab.grading.static_policy``.
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -60,6 +61,19 @@ def dotted_name(node: ast.AST, aliases: dict[str, str]) -> str | None:
     return None
 
 
+# Keyed on the whole source text, which alone decides the tree and its aliases: static_voids scans
+# each module once per contract function in it (up to 6), and the parse and alias walk were most
+# of that work. Read-only for callers. 16 entries hold every module of a submission (7 today).
+@functools.lru_cache(maxsize=16)
+def _parsed_with_aliases(source: str) -> tuple[ast.Module, dict[str, str]]:
+    tree = ast.parse(source)
+    resolver = _AliasResolver()
+    # Imports inside functions bind aliases too (``import torch.autograd.forward_ad as fwAD``).
+    for node in [*tree.body, *(n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom)))]:
+        resolver.visit(node)
+    return tree, resolver.aliases
+
+
 def referenced_names(
     source: str, function: str | None = None, callees_excluded: Iterable[str] = ()
 ) -> list[tuple[int, str]]:
@@ -73,11 +87,7 @@ def referenced_names(
     what they use is charged to them alone).
     """
     callees_excluded = set(callees_excluded)
-    tree = ast.parse(source)
-    resolver = _AliasResolver()
-    # Imports inside functions bind aliases too (``import torch.autograd.forward_ad as fwAD``).
-    for node in [*tree.body, *(n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom)))]:
-        resolver.visit(node)
+    tree, aliases = _parsed_with_aliases(source)
     scope: Iterable[ast.AST] = [tree]
     if function is not None:
         scope = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == function]
@@ -101,7 +111,7 @@ def referenced_names(
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] in _ROOTS:
                 found += [(node.lineno, f"{node.module}.{alias.name}") for alias in node.names]
             elif isinstance(node, (ast.Attribute, ast.Name)):
-                dotted = dotted_name(node, resolver.aliases)
+                dotted = dotted_name(node, aliases)
                 if dotted:
                     found.append((getattr(node, "lineno", 0), dotted))
             elif (
@@ -117,7 +127,7 @@ def referenced_names(
                     and isinstance(node.args[1], ast.Constant)
                     and isinstance(node.args[1].value, str)
                 ):
-                    owner = dotted_name(node.args[0], resolver.aliases)
+                    owner = dotted_name(node.args[0], aliases)
                     if owner:
                         found.append((node.lineno, f"{owner}.{node.args[1].value}"))
     return found

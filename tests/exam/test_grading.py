@@ -133,10 +133,13 @@ def test_injection_answers_score_zero_with_a_message_and_run_nothing(tmp_path, m
     kinds = {eq.id: eq.question.kind for eq in EXAM.questions}
     # every injection against one question of each kind
     targets = [next(q for q in ids if kinds[q] == k) for k in ("numeric", "symbolic", "choice", "truefalse")]
+    # s1's paper drawn once: the injections are in the answers, and drawing the whole exam anew for
+    # each of them was most of this test's time
+    inst = make_instance(EXAM, "s1", render=False)
     for target in targets:
         for text in INJECTIONS:
             answer = text.replace("{canary}", str(canary))
-            result = grade_answers(EXAM, "s1", {target: answer})
+            result = grade_answers(EXAM, "s1", {target: answer}, instance=inst)
             t = _by_id(result)[target]
             assert t.score == 0, (target, answer[:60])
             assert t.output and t.output != "no answer", (target, answer[:60])

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 
+from seqlab.config import load_config
 from seqlab.grading import grade_submission
 from tests._recorded import assert_same_grade
 from tests.mutants import all_variants, make_submission
@@ -27,12 +28,15 @@ CALLERS = {
 
 MUTANTS = all_variants("MUTANTS")
 ALTERNATIVES = all_variants("ALTERNATIVES")
+# The course's grading config, read once: the same (frozen) rules grade_submission would read
+# again for each of the 143 gradings.
+CONFIG = load_config()
 
 
 def _grade(tmp_path, variant, seed):
     submission = make_submission(tmp_path / "submission", variant)
     only = ",".join([variant.module, *CALLERS[variant.module]])
-    return grade_submission(submission, isolated=False, seed=seed, only=only)
+    return grade_submission(submission, isolated=False, seed=seed, only=only, config=CONFIG)
 
 
 def test_enough_variants():

@@ -10,6 +10,7 @@ import pytest
 
 from seqlab import contract
 from seqlab.cli import main
+from seqlab.config import load_config
 from seqlab.grading import grade_submission
 from tests._helpers import make_buggy_submission
 from tests.mutants import ROOT, make_submission
@@ -38,8 +39,9 @@ def buggy_submission(tmp_path):
 def test_reference_scores_full_marks_with_twenty_fresh_seeds(reference_submission):
     """Fresh seeds (none given): 20 runs, always 100%; seeds differ between runs."""
     seeds = set()
+    config = load_config()  # read once for the 20 gradings (frozen): each would re-read the same YAML
     for _ in range(20):
-        result = grade_submission(reference_submission, isolated=False)
+        result = grade_submission(reference_submission, isolated=False, config=config)
         failed = [(t.name, t.output[:200]) for t in result.tests if t.status != "passed"]
         assert not failed and result.percent == 100.0, (result.seed, failed[:3])
         seeds.add(result.seed)
@@ -64,10 +66,11 @@ def test_stubs_score_zero_with_not_implemented_everywhere(stub_submission, isola
 @pytest.mark.slow
 def test_buggy_submission_scores_are_reproducible(buggy_submission):
     """20 gradings with one seed give identical per-test scores; the bugs cost their functions only."""
-    first = grade_submission(buggy_submission, isolated=False, seed=99)
+    config = load_config()  # read once for the 20 gradings (frozen): each would re-read the same YAML
+    first = grade_submission(buggy_submission, isolated=False, seed=99, config=config)
     scores = [t.score for t in first.tests]
     for _ in range(19):
-        again = grade_submission(buggy_submission, isolated=False, seed=99)
+        again = grade_submission(buggy_submission, isolated=False, seed=99, config=config)
         assert [t.score for t in again.tests] == scores
     bugs = set(buggy_submission.joinpath("bugs.txt").read_text().split())
     lost = {f for f, (s, m) in first.by_function().items() if s < m}

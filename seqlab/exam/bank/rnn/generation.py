@@ -7,6 +7,7 @@ Validity (``model.fair_draw``): see the package docstring.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import torch
@@ -149,7 +150,15 @@ def _sample_token_valid(p):
     return min(abs(p["u"] - c) for c in _cumulative(p["logits"], p["temperature"])[:-1]) >= 0.02
 
 
-def _cumulative(logits, temperature):
+def _cumulative(logits, temperature) -> tuple[float, ...]:
+    return _cumulative_of(tuple(logits), temperature)
+
+
+# Cached: a draw tries every u (91 values) against the same logits, and each try asks for the same
+# four distributions again. The value depends only on the two arguments (the key), and a tuple
+# comes back so no caller can change a cached distribution. 64 entries hold a whole draw's four.
+@functools.lru_cache(maxsize=64)
+def _cumulative_of(logits: tuple[float, ...], temperature) -> tuple[float, ...]:
     # plain floats: validity and mistakes call this several times per draw, a tensor per call costs ~10 ms
     scaled = [z / temperature for z in logits]
     top = max(scaled)
@@ -158,7 +167,7 @@ def _cumulative(logits, temperature):
     for e in exp:
         running += e / total
         out.append(running)
-    return out
+    return tuple(out)
 
 
 def _inverse_cdf(cumulative, u):
