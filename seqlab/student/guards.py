@@ -15,6 +15,7 @@ hooks fire whenever autograd records a graph.
 from __future__ import annotations
 
 import contextlib
+import types
 from collections import Counter
 
 import torch
@@ -38,13 +39,32 @@ def split_scope(key: str) -> tuple[str, tuple[str, ...]]:
     return name, tuple(scope)
 
 
+# torch's name for a function, by the identity of what it is: the function itself, or for a
+# property's getter (``Tensor.shape.__get__``, a new method-wrapper on each access) the property.
+# resolve_name sets up a warnings filter on every call, about 15% of an in-process grading's CPU
+# (every torch op is named). Keyed on identity, not on the object's own __eq__/__hash__, so no
+# object can answer for another; the entry holds the object, so its id stays its own.
+_NAMES: dict[tuple[int, str], tuple[object, str]] = {}
+_NAMES_KEPT = 4096  # torch's public API is ~2,000 functions and properties; a flood just starts over
+_GETTER = type(torch.Tensor.shape.__get__)  # method-wrapper
+
+
 def torch_function_name(func) -> str:
+    getter = type(func) is _GETTER and isinstance(func.__self__, types.GetSetDescriptorType)
+    owner = func.__self__ if getter else func
+    key = (id(owner), getattr(func, "__name__", ""))
+    known = _NAMES.get(key)
+    if known is not None and known[0] is owner:
+        return known[1]
     name = resolve_name(func)
-    if name:
-        return name
-    module = getattr(func, "__module__", None) or ""
-    qualname = getattr(func, "__qualname__", None) or getattr(func, "__name__", None) or repr(func)
-    return f"{module}.{qualname}" if module else str(qualname)
+    if not name:  # not torch's own: named afresh each time (its attributes may change)
+        module = getattr(func, "__module__", None) or ""
+        qualname = getattr(func, "__qualname__", None) or getattr(func, "__name__", None) or repr(func)
+        return f"{module}.{qualname}" if module else str(qualname)
+    if len(_NAMES) >= _NAMES_KEPT:
+        _NAMES.clear()
+    _NAMES[key] = (owner, name)
+    return name
 
 
 class _Counter:
