@@ -88,7 +88,8 @@ class OpRecorder(TorchFunctionMode, _Counter):
         self._start_counting(scope)
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
-        self._count(torch_function_name(func))
+        if not self.paused:  # paused: trusted work (callee matching), not named at all
+            self._count(torch_function_name(func))
         return func(*args, **(kwargs or {}))
 
 
