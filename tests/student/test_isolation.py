@@ -15,6 +15,7 @@ import pytest
 
 from seqlab.grading import grade_submission
 from seqlab.student.children import prespawn
+from seqlab.student.sandbox import resolve as resolve_sandbox
 from tests.attacks.channel_and_oracle import PACKS, build_pack
 from tests.mutants import ROOT, all_variants, make_submission, replace_function
 
@@ -58,7 +59,8 @@ def _scores(result):
 @pytest.mark.parametrize("name", SUBMISSIONS)
 def test_runners_agree_on_references_stubs_and_every_known_wrong_variant(tmp_path, name):
     submission = build_submission(name, tmp_path)
-    prespawn()  # the child imports torch while the in-process grading runs
+    # the isolated grading's child (or fork server) imports torch while the in-process one runs
+    prespawn(submission / "exercises", resolve_sandbox("auto"))
     fast = grade_submission(submission, isolated=False, seed=31)
     safe = grade_submission(submission, isolated=True, seed=31)
     assert _scores(fast) == _scores(safe), name
