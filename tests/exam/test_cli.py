@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from seqlab.cli import main
@@ -124,6 +125,7 @@ def test_bad_exam_file_is_a_clear_error(tmp_path, capsys):
     assert "bad student id" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # ~4 s: a fresh interpreter imports torch
 def test_rendering_is_identical_in_a_fresh_process(tmp_path):
     """Byte-for-byte across processes, whatever Python's hash seed."""
     here = tmp_path / "here"

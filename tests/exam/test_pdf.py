@@ -38,6 +38,7 @@ def _ink(png) -> float:
     return sum(gray.histogram()[:128]) / (gray.width * gray.height)
 
 
+@pytest.mark.slow  # ~20 s: WeasyPrint lays out and draws every page
 def test_render_pdf_two_students_every_question_id_and_page_number(tmp_path):
     out = tmp_path / "paper"
     args = ["exam", "render", "--exam", str(FINAL_EXAM), "--out", str(out), "--pdf", "--no-html"]

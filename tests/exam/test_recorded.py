@@ -35,6 +35,7 @@ import json
 import os
 from pathlib import Path
 
+import pytest
 import yaml
 
 from seqlab.exam.bank import load_bank
@@ -173,6 +174,7 @@ def current_digests(tmp: Path) -> dict[str, str]:
     return digests
 
 
+@pytest.mark.slow  # ~4 s: every exam form rendered for 25 ids
 def test_exams_are_as_recorded(tmp_path):
     digests = current_digests(tmp_path)
     if RECORD:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import pytest
+
 from seqlab.cli import main
 from seqlab.config import load_config
 from seqlab.demo import assemble, load_bugs
 from seqlab.grading import grade_submission
 
 
+@pytest.mark.slow  # ~3 s: a whole grading
 def test_demo_loses_points_only_where_the_bugs_are(tmp_path):
     result = grade_submission(assemble(tmp_path), isolated=False, seed=2)
     bugs = {function: hint for function, _, hint, _ in load_bugs()}

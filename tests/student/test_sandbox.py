@@ -336,6 +336,7 @@ print(json.dumps([t.output for t in result.tests] + list(result.errors)))
 """
 
 
+@pytest.mark.slow  # ~3 s each: a whole grading through the command line
 @pytest.mark.parametrize("mode", ["bwrap", "none"])
 def test_a_ci_token_in_the_graders_environment(tmp_path, mode):
     """With the sandbox the token never reaches student code; without it, /proc/<parent>/environ
