@@ -63,8 +63,10 @@ def test_children_are_forked_and_switched_off_they_start_alone(tmp_path, box, mo
 
 
 def test_forked_and_alone_give_the_same_grades(tmp_path, box, monkeypatch):
-    """The same submissions graded both ways: every test's score, status and message alike."""
-    variants = all_variants("MUTANTS")[:3]
+    """The same submissions graded both ways: every test's score, status and message alike. (The
+    recorded grades of every bank submission, tests/recorded, were made with children started
+    alone and are compared with forked ones on every run: this is the direct comparison.)"""
+    variants = all_variants("MUTANTS")[:1]
     graded = {}
     for switch in ("1", "0"):
         monkeypatch.setenv("SEQLAB_FORKSERVER", switch)
