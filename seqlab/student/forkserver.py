@@ -195,21 +195,23 @@ def _signal_only_self(pid: int) -> bytes:
 
 
 def _look(scratch_root: str) -> tuple:
-    """What an earlier child could have left in the sandbox outside /tmp and /dev/shm: every
-    entry of the root and /dev file systems (bwrap's tmpfs skeleton; the read-only mounts on it
-    are other file systems and are not entered) and the running processes."""
+    """What an earlier child could have left in the sandbox: every entry of the tmpfs file systems
+    bwrap made (the root, /dev and /tmp, which hold its skeleton: the folders on the way to each
+    read-only mount, under /tmp too when the course lives there), and the running processes.
+    Mounts are not entered; /dev/shm and the scratch root, whose contents are wiped, count only
+    by their presence."""
     entries = []
-    for top in ("/", "/dev"):
+    for top in ("/", "/dev", "/tmp"):
         device = os.lstat(top).st_dev
         for folder, subfolders, files in os.walk(top):
             kept = []
             for name in subfolders + files:
                 path = os.path.join(folder, name)
-                if path in ("/tmp", "/dev/shm", "/proc", "/dev/pts", scratch_root):
-                    continue  # wiped (or, /proc and /dev/pts, the kernel's own)
+                if path in ("/proc", "/dev/pts"):
+                    continue  # the kernel's own
                 info = os.lstat(path)
-                if info.st_dev != device:  # a mount point: read-only, or the parent's (the slot)
-                    entries.append((path, "mount", 0, 0, 0, 0))
+                if info.st_dev != device or path in ("/tmp", "/dev/shm", scratch_root):
+                    entries.append((path, "present", 0, 0, 0, 0))
                     continue
                 entries.append((path, info.st_ino, info.st_mode, info.st_rdev, info.st_size, info.st_mtime_ns))
                 if name in subfolders:
@@ -222,27 +224,40 @@ def _look(scratch_root: str) -> tuple:
 def _wipe_and_check(scratch_root: str, first_look: tuple | None) -> bool:
     """Remove what earlier children wrote and check nothing else of them is left; without a
     sandbox (``first_look`` None) only their scratch folders, the rest being the host's."""
-    for top in ("/tmp", "/dev/shm", scratch_root) if first_look is not None else (scratch_root,):
-        for name in os.listdir(top) if os.path.isdir(top) else ():
-            path = os.path.join(top, name)
-            try:
-                if os.path.isdir(path) and not os.path.islink(path):
-                    shutil.rmtree(path, onerror=_make_writable_and_retry)
-                else:
-                    os.unlink(path)
-            except OSError:
-                return False
-    os.makedirs(scratch_root, exist_ok=True)
+    known = {entry[0] for entry in first_look[0]} if first_look is not None else set()
+    try:
+        for top in ("/tmp", "/dev/shm", scratch_root) if first_look is not None else (scratch_root,):
+            _remove_new(top, known, scratch_root)
+        os.makedirs(scratch_root, exist_ok=True)
+    except OSError:
+        return False
     if first_look is None:
         return True
-    return _look(scratch_root) == first_look and not _leftovers(scratch_root)
+    return _look(scratch_root) == first_look and not os.listdir("/dev/shm") and not os.listdir(scratch_root)
 
 
-def _leftovers(scratch_root: str) -> list[str]:
-    found = [os.path.join("/dev/shm", n) for n in os.listdir("/dev/shm")]
-    found += [os.path.join(scratch_root, n) for n in os.listdir(scratch_root)]
-    tmp = [n for n in os.listdir("/tmp") if not (scratch_root + "/").startswith(os.path.join("/tmp", n) + "/")]
-    return found + tmp
+def _remove_new(top: str, known: set[str], scratch_root: str) -> None:
+    """Every entry under ``top`` that was not there at the first look, mounts left alone (a child
+    cannot make one: the filter refuses mount)."""
+    if not os.path.isdir(top):
+        return
+    device = os.lstat(top).st_dev
+    for folder, subfolders, files in os.walk(top):
+        kept = []
+        for name in subfolders + files:
+            path = os.path.join(folder, name)
+            info = os.lstat(path)
+            if info.st_dev != device or (path == scratch_root and top != scratch_root):
+                continue  # a mount, or the scratch root (wiped as a top of its own)
+            is_folder = stat.S_ISDIR(info.st_mode)
+            if path in known and path != scratch_root:
+                if is_folder:
+                    kept.append(name)  # bwrap's skeleton: keep it, look inside
+            elif is_folder:
+                shutil.rmtree(path, onerror=_make_writable_and_retry)
+            else:
+                os.unlink(path)
+        subfolders[:] = kept
 
 
 def _make_writable_and_retry(function, path, _exc_info) -> None:

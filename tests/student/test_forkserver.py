@@ -9,7 +9,12 @@ and what an earlier child left behind; what it must always get is the grade it w
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import tempfile
 import textwrap
+from pathlib import Path
 
 import pytest
 import torch
@@ -19,11 +24,13 @@ from seqlab.grading.run import grade_submission
 from seqlab.reference import load_reference
 from seqlab.student import children, open_submission
 from seqlab.student.children import ForkedProcess
+from seqlab.student.sandbox import bwrap_command
 from seqlab.student.sandbox import resolve as resolve_sandbox
 from seqlab.student.spawn import DirectProcess
 from tests.mutants import all_variants, make_submission, replace_function
 
 pytestmark = pytest.mark.slow
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -185,3 +192,48 @@ def test_two_submissions_never_share_a_sandbox(tmp_path, box):
     with open_submission(second, reference, limits=config.limits, sandbox=box) as three:
         three.load_errors  # noqa: B018
         assert isinstance(three.child.handle, ForkedProcess), "the first one's child is gone"
+
+
+def test_the_wipe_keeps_what_bwrap_mounted_under_tmp(tmp_path, box):
+    """A course cloned under /tmp (CI's clean clone) has its venv and seqlab's files mounted
+    read-only under the sandbox's /tmp: the wipe removes a child's files around them, leaves the
+    mounts and the folders holding them, and the sandbox still looks as it first did. A file put
+    inside those folders is removed too, and retires the server (the folder's times changed)."""
+    if not box.enforced:
+        pytest.skip("the sandbox's own file systems exist only with the sandbox")
+    course = tmp_path / "course"
+    course.mkdir()
+    (course / "kept.txt").write_text("read-only")
+    scratch = tempfile.mkdtemp(prefix="seqlab-forkserver-")
+    code = f"""
+import json, os, sys
+sys.path.insert(0, {str(ROOT)!r})
+from seqlab.student.forkserver import _look, _wipe_and_check
+scratch = {scratch!r}
+first = _look(scratch)
+os.mknod("/tmp/left-by-a-child")
+os.mknod(os.path.join(scratch, "left-in-scratch"))
+ok = _wipe_and_check(scratch, first)
+tmp = sorted(os.listdir("/tmp"))
+os.mknod("/tmp/under-tmp/left-beside-the-mount")  # in bwrap's skeleton: removed, and it retires
+beside_ok = _wipe_and_check(scratch, first)
+print(json.dumps({{"ok": ok, "beside_ok": beside_ok, "kept": open("/tmp/under-tmp/course/kept.txt").read(),
+                  "tmp": tmp, "beside": sorted(os.listdir("/tmp/under-tmp"))}}))
+"""
+    argv = bwrap_command(
+        [sys.executable, "-I", "-c", code],
+        exercises=None,
+        scratch=scratch,
+        mounts=[(str(course), "/tmp/under-tmp/course")],
+    )
+    try:
+        done = subprocess.run(
+            argv, capture_output=True, text=True, timeout=120, cwd=scratch, env={"PATH": "/usr/bin:/bin"}
+        )
+    finally:
+        os.rmdir(scratch)
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found["ok"] and found["kept"] == "read-only", found
+    assert "left-by-a-child" not in found["tmp"] and found["beside"] == ["course"], found
+    assert not found["beside_ok"], "a trace inside bwrap's skeleton retires the server, even once removed"
