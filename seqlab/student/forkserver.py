@@ -177,7 +177,8 @@ def _load_filter(libc, program: bytes) -> None:
 
 
 def _signal_only_self(pid: int) -> bytes:
-    """A filter that refuses every signal sent to a process other than ``pid``."""
+    """A filter that refuses every signal sent to a process other than ``pid``, directly or by
+    making another process a descriptor's owner."""
     import errno
 
     import pyseccomp as sc
@@ -187,6 +188,13 @@ def _signal_only_self(pid: int) -> bytes:
         rules.add_rule(sc.ERRNO(errno.EPERM), name, sc.Arg(0, sc.NE, pid))
     for name in ("tkill", "pidfd_send_signal"):  # no target a filter can read: refused whole
         rules.add_rule(sc.ERRNO(errno.EPERM), name)
+    # Signals by proxy: a descriptor's owner receives SIGIO (or any signal F_SETSIG names) when
+    # it is ready. Only naming an owner is refused; no graded function needs either.
+    F_SETOWN, F_SETOWN_EX, FIOSETOWN, SIOCSPGRP = 8, 15, 0x8901, 0x8902
+    for command in (F_SETOWN, F_SETOWN_EX):
+        rules.add_rule(sc.ERRNO(errno.EPERM), "fcntl", sc.Arg(1, sc.EQ, command))
+    for request in (FIOSETOWN, SIOCSPGRP):
+        rules.add_rule(sc.ERRNO(errno.EPERM), "ioctl", sc.Arg(1, sc.EQ, request))
     read, write = os.pipe()
     with os.fdopen(write, "wb") as sink:
         rules.export_bpf(sink)

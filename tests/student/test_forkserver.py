@@ -113,6 +113,15 @@ def test_a_child_cannot_signal_read_or_hold_the_server(tmp_path, box):
         # descriptors themselves (the control socket first) must not be
         attempt('fds', lambda: [os.open(f'/proc/{server}/fd/{n}', os.O_RDWR) for n in os.listdir(f'/proc/{server}/fd')])
         attempt('environ', lambda: open(f'/proc/{server}/environ', 'rb').read())
+        def owner():  # SIGIO to the server whenever the pipe is ready
+            import fcntl
+            r, w = os.pipe()
+            try:
+                return fcntl.fcntl(r, fcntl.F_SETOWN, server)
+            finally:
+                os.close(r)
+                os.close(w)
+        attempt('owner', owner)
         found['own_fds'] = sorted(int(n) for n in os.listdir('/proc/self/fd'))
         found['argv'] = __import__('sys').argv[1:]
         """,
@@ -121,7 +130,7 @@ def test_a_child_cannot_signal_read_or_hold_the_server(tmp_path, box):
     server_pid = server.proc.pid
     found, handle = run_probe(submission, box)
     assert isinstance(handle, ForkedProcess)
-    for name in ("pidfd_send_signal", "mem", "fds", "environ"):
+    for name in ("pidfd_send_signal", "mem", "fds", "environ", "owner"):
         assert found[name][0] in ("PermissionError", "OSError"), (name, found[name])
     fd_in, fd_out = map(int, found["argv"])
     # its two pipes, the standard three and the listing's own descriptor: nothing of the server's
