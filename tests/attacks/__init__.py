@@ -33,6 +33,10 @@ class Attack:
     source: str = ""  # replacement def of the target ('' = keep the reference)
     expect: str = "zero"
     files: dict = field(default_factory=dict)  # extra files, relative to the submission root
+    # symbolic links put in the submission: its path -> a path in the course checkout; the link is
+    # absolute, or (relative=True) written relative to its own folder
+    links: dict = field(default_factory=dict)
+    relative_links: bool = False
     prelude: str = ""  # code put at the top of the target's module (after imports)
     refused: bool = False  # the static code policy must refuse the module
     policy_off: bool = False  # grade with the static policy off: the layers beneath must stop it
@@ -444,4 +448,10 @@ def build(attack: Attack, target_dir):
         path = target / relative
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(content)
+    from seqlab.paths import COURSE_ROOT
+
+    for relative, course_path in attack.links.items():
+        path = target / relative
+        aim = COURSE_ROOT / course_path
+        path.symlink_to(os.path.relpath(aim, path.parent) if attack.relative_links else aim)
     return target

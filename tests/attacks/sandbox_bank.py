@@ -271,6 +271,30 @@ def rnn_bptt(x, targets, h0, params):
             policy_off=True,
             fallback="refused: opening a directory above a protected root",
         ),
+        *[
+            Attack(
+                f"{kind}-symlink-in-exercises-to-the-solutions",
+                "optimizers.sgd",
+                _sgd(f'''
+                import os
+                here = os.path.dirname(os.path.abspath(__file__))
+                try:
+                    text = open(os.path.join(here, "reference.py")).read()
+                except Exception:
+                    return w * 0, {{}}
+                raise RuntimeError("{LEAK} a link in exercises/ read " + str(len(text)))
+            '''),
+                # the submission's own folder holds the link: the sandbox shows exercises/
+                # (bind-mounted, or the fork server's copy, which keeps links as links) and not
+                # the course the link points into
+                links={"exercises/reference.py": "solutions/optimizers.py"},
+                relative_links=kind == "relative",
+                refused=True,
+                policy_off=True,
+                fallback="refused: the audit hook resolves the link to a protected path",
+            )
+            for kind in ("absolute", "relative")
+        ],
         Attack(
             "hard-link-into-scratch",
             "optimizers.sgd",
