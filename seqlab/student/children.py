@@ -17,12 +17,11 @@ import shutil
 import signal
 import socket
 import stat
-import subprocess
 import tempfile
 from pathlib import Path
 
 from .forkserver import COPY_LIMIT_BYTES, COPY_LIMIT_ENTRIES, READY_TIMEOUT_S, REPLY_TIMEOUT_S, SUBMISSION_MOUNT
-from .spawn import Child, _key, child_command, child_environment, spawn
+from .spawn import Child, child_key, launch, spawn
 
 
 class ForkServer:
@@ -43,30 +42,13 @@ class ForkServer:
             filter_fd = seccomp_filter()
         pass_fds = [server_end.fileno()] + ([filter_fd] if filter_fd is not None else [])
         seccomp = filter_fd if filter_fd is not None else -1
-        bootstrap = (
-            f"from seqlab.student.forkserver import serve; serve({server_end.fileno()}, {seccomp}, {self.enforced})"
-        )
-        argv, preexec = child_command(
-            bootstrap,
+        self.proc = launch(
+            f"from seqlab.student.forkserver import serve; serve({server_end.fileno()}, {seccomp}, {self.enforced})",
             scratch=self.scratch,
             sandbox=sandbox,
-            exercises=None,
             mounts=[(str(self.slot), SUBMISSION_MOUNT)] if self.slot else [],
-        )
-        stderr = _debug_stderr()
-        self.proc = subprocess.Popen(
-            argv,
             pass_fds=pass_fds,
-            cwd=self.scratch,
-            env=child_environment(self.scratch),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=stderr,
-            start_new_session=True,
-            preexec_fn=preexec,
         )
-        if stderr is not subprocess.DEVNULL:
-            stderr.close()  # the server holds its own copy
         server_end.close()
         if filter_fd is not None:
             os.close(filter_fd)
@@ -232,12 +214,6 @@ def server_for(sandbox) -> ForkServer | None:
     return server
 
 
-def _debug_stderr():
-    """SEQLAB_CHILD_STDERR=path keeps the server's and its children's stderr, for debugging seqlab."""
-    debug = os.environ.get("SEQLAB_CHILD_STDERR")
-    return open(debug, "ab") if debug else subprocess.DEVNULL
-
-
 def _close_all() -> None:
     for key, server in list(_servers.items()):
         if key[0] == os.getpid():
@@ -261,7 +237,7 @@ def prespawn(exercises: Path | None = None, sandbox=None) -> None:
 def take(exercises: Path | None = None, sandbox=None) -> Child:
     """A child for this submission: a prespawned one, else forked by this process's fork server,
     else one started alone."""
-    key = _key(exercises, sandbox)
+    key = child_key(exercises, sandbox)
     while _prespawned:
         child = _prespawned.pop()
         if child.handle.poll() is None and child.key == key:

@@ -4,7 +4,7 @@ A child started alone is its own interpreter: it spends ~1.3 s of CPU importing 
 can do anything (a fork server, forkserver.py, pays that once for many children). With a kernel
 sandbox (``sandbox.py``) it starts inside bwrap, which mounts the submission's ``exercises/``
 when it starts: a prespawned child (children.py) serves only the submission (and the sandbox)
-it was started for. The fork server starts with the same command (``child_command``).
+it was started for. The fork server starts the same way (``launch``).
 """
 
 from __future__ import annotations
@@ -91,20 +91,38 @@ def child_environment(scratch: Path) -> dict[str, str]:
     return env
 
 
-def child_command(code: str, *args: str, scratch: Path, sandbox=None, exercises=None, mounts=(), seccomp_fd=None):
-    """The command line running ``code`` (with ``args`` in its sys.argv) as the student's
-    process, in bwrap where the sandbox is enforced, with seqlab importable; and the preexec_fn
-    that sets its rlimits."""
+def launch(code: str, *args: str, scratch: Path, sandbox=None, exercises=None, mounts=(), pass_fds=(), seccomp_fd=None):
+    """Start ``code`` (with ``args`` in its sys.argv) as the student's process: ``python -I`` with
+    seqlab importable, the minimal environment, in ``scratch``, in its own session, in bwrap where
+    the sandbox is enforced (rlimits set before it starts). A child started alone and the fork
+    server (children.py) both start this way. ``pass_fds``: the descriptors it inherits."""
     seqlab_parent = str(Path(__file__).resolve().parents[2])
     argv = [sys.executable, "-I", "-c", f"import sys; sys.path.insert(0, {seqlab_parent!r}); {code}", *args]
-    if sandbox is None or not sandbox.enforced:
-        return argv, None
-    from .sandbox import apply_rlimits, bwrap_command
+    preexec = None
+    if sandbox is not None and sandbox.enforced:
+        from .sandbox import apply_rlimits, bwrap_command
 
-    return (
-        bwrap_command(argv, exercises=exercises, scratch=scratch, seccomp_fd=seccomp_fd, mounts=mounts),
-        apply_rlimits,
-    )
+        argv = bwrap_command(argv, exercises=exercises, scratch=scratch, seccomp_fd=seccomp_fd, mounts=mounts)
+        preexec = apply_rlimits
+    # SEQLAB_CHILD_STDERR=path keeps the process's own stderr, for debugging seqlab itself.
+    debug_err = os.environ.get("SEQLAB_CHILD_STDERR")
+    # closed below once the process holds its own copy; a with-block would not span the start
+    stderr = open(debug_err, "ab") if debug_err else subprocess.DEVNULL  # noqa: SIM115
+    try:
+        return subprocess.Popen(
+            argv,
+            pass_fds=list(pass_fds),
+            cwd=scratch,
+            env=child_environment(scratch),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            start_new_session=True,
+            preexec_fn=preexec,
+        )
+    finally:
+        if debug_err:
+            stderr.close()
 
 
 def spawn(exercises: Path | None = None, sandbox=None) -> Child:
@@ -112,47 +130,32 @@ def spawn(exercises: Path | None = None, sandbox=None) -> Child:
     scratch = Path(tempfile.mkdtemp(prefix="seqlab-student-"))
     parent_r, child_w = os.pipe()
     child_r, parent_w = os.pipe()
-    pass_fds, filter_fd = [child_r, child_w], None
     enforced = sandbox is not None and sandbox.enforced
+    filter_fd = None
     if enforced:
         from .seccomp import filter_fd as seccomp_filter
 
         filter_fd = seccomp_filter()
-        if filter_fd is not None:
-            pass_fds.append(filter_fd)
-    argv, preexec = child_command(
+    proc = launch(
         "from seqlab.student.child import main; main()",
         str(child_r),
         str(child_w),
         scratch=scratch,
         sandbox=sandbox,
         exercises=exercises,
+        pass_fds=[fd for fd in (child_r, child_w, filter_fd) if fd is not None],
         seccomp_fd=filter_fd,
     )
-    # SEQLAB_CHILD_STDERR=path keeps the child's own stderr, for debugging seqlab itself.
-    debug_err = os.environ.get("SEQLAB_CHILD_STDERR")
-    # closed below once the child holds its own copy; a with-block would not span the spawn
-    stderr = open(debug_err, "ab") if debug_err else subprocess.DEVNULL  # noqa: SIM115
-    proc = subprocess.Popen(
-        argv,
-        pass_fds=pass_fds,
-        cwd=scratch,
-        env=child_environment(scratch),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=stderr,
-        start_new_session=True,
-        preexec_fn=preexec,
-    )
-    if debug_err:
-        stderr.close()
     for fd in (child_r, child_w, filter_fd):
         if fd is not None:
             os.close(fd)
     seen = str(exercises) if exercises is not None else ""
-    return Child(DirectProcess(proc, scratch, enforced), parent_r, parent_w, scratch, seen, _key(exercises, sandbox))
+    return Child(
+        DirectProcess(proc, scratch, enforced), parent_r, parent_w, scratch, seen, child_key(exercises, sandbox)
+    )
 
 
-def _key(exercises, sandbox) -> tuple:
+def child_key(exercises, sandbox) -> tuple:
+    """What a child started alone serves: its submission (where the sandbox mounts it) and sandbox."""
     enforced = sandbox is not None and sandbox.enforced
     return (str(Path(exercises).resolve()) if enforced and exercises else "", enforced)
