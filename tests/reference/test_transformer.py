@@ -111,16 +111,17 @@ def test_feed_forward_matches_encoder_layer_mlp(device, dtype, gen, shape):
 # --- encoder block ------------------------------------------------------------------------------
 
 
+def torch_layer(cls, gen, device, dtype, norm_first: bool):
+    """PyTorch's own block (the oracle) with the contract's sizes and random weights."""
+    layer = cls(E, HEADS, FF, dropout=0.0, activation="relu", batch_first=True, norm_first=norm_first)
+    return randomize(layer, gen).to(device=device, dtype=dtype)
+
+
 @pytest.mark.parametrize("B,T", [(1, 1), (2, 5), (3, 4)])
 @pytest.mark.parametrize("norm_first", [False, True], ids=["postLN", "preLN"])
 @pytest.mark.parametrize("fastpath", [False, True], ids=["grad", "nograd"])
 def test_encoder_block_matches_nn(device, dtype, gen, B, T, norm_first, fastpath):
-    layer = randomize(
-        nn.TransformerEncoderLayer(
-            E, HEADS, FF, dropout=0.0, activation="relu", batch_first=True, norm_first=norm_first
-        ),
-        gen,
-    ).to(device=device, dtype=dtype)
+    layer = torch_layer(nn.TransformerEncoderLayer, gen, device, dtype, norm_first)
     params = block_params(layer)
     x = randn(gen, B, T, E, device=device, dtype=dtype)
     cases = {
@@ -143,12 +144,7 @@ def test_encoder_block_matches_nn(device, dtype, gen, B, T, norm_first, fastpath
 @pytest.mark.parametrize("B,T,S", [(1, 1, 1), (2, 4, 6), (3, 5, 3)])
 @pytest.mark.parametrize("norm_first", [False, True], ids=["postLN", "preLN"])
 def test_decoder_block_matches_nn(device, dtype, gen, B, T, S, norm_first):
-    layer = randomize(
-        nn.TransformerDecoderLayer(
-            E, HEADS, FF, dropout=0.0, activation="relu", batch_first=True, norm_first=norm_first
-        ),
-        gen,
-    ).to(device=device, dtype=dtype)
+    layer = torch_layer(nn.TransformerDecoderLayer, gen, device, dtype, norm_first)
     params = block_params(layer)
     x, memory = randn(gen, B, T, E, device=device, dtype=dtype), randn(gen, B, S, E, device=device, dtype=dtype)
     causal = attention.causal_mask(T, device=device)
