@@ -311,6 +311,12 @@ def autograder(tmp_path_factory):
     )
     assert setup.returncode == 0, setup.stdout[-3000:] + setup.stderr[-3000:]
     assert "seqlab autograder ready" in setup.stdout and "(CPU)" in setup.stdout
+    assert "(100.0%)" in setup.stdout, "the image's self-test grades the reference solutions"
+    # Installed without byte-compiling; what grading imports was compiled by the checks, even
+    # under a PYTHONDONTWRITEBYTECODE inherited from this test's environment.
+    site = next((root / "venv" / "lib").glob("python3*/site-packages"))
+    assert list((site / "torch" / "nn" / "modules" / "__pycache__").glob("rnn.*.pyc"))
+    assert len(list(site.rglob("*.pyc"))) < len(list(site.rglob("*.py"))) / 2, "only what grading imports"
     # Only the grading extra: the image carries no nbgrader.
     probe = subprocess.run([str(root / "venv" / "bin" / "python"), "-c", "import nbgrader"], capture_output=True)
     assert probe.returncode != 0
