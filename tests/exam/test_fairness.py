@@ -85,24 +85,14 @@ def _bank_cases() -> list[tuple[str, str | None]]:
     return [(q.id, form) for q in REGISTRY.values() if q.kind in (NUMERIC, SYMBOLIC) for form in (q.forms or (None,))]
 
 
-# rnn.sample_token draws try 91 values of u per draw (its own docstring): ~10 s over 1000 students
-SLOW_DRAWS = {"rnn.sample_token"}
-
-
-def _slow_if_long(qid: str, *more):
-    return pytest.param(qid, *more, marks=[pytest.mark.slow] if qid in SLOW_DRAWS else [])
-
-
-@pytest.mark.parametrize(
-    "qid", [_slow_if_long(eq.id) for eq in FINAL.questions if eq.question.kind in (NUMERIC, SYMBOLIC)]
-)
+@pytest.mark.parametrize("qid", [eq.id for eq in FINAL.questions if eq.question.kind in (NUMERIC, SYMBOLIC)])
 def test_final_exam_mistakes_distinguishable_and_zero_never_accepted(qid):
     eq = next(e for e in FINAL.questions if e.id == qid)
     problems = _unfair(FINAL, eq)
     assert not problems, f"{qid}: {len(problems)} unfair variant(s): {problems[:5]}"
 
 
-@pytest.mark.parametrize("qid, form", [_slow_if_long(*case) for case in _bank_cases()])
+@pytest.mark.parametrize("qid, form", _bank_cases())
 def test_bank_mistakes_distinguishable_and_zero_never_accepted(qid, form):
     q = REGISTRY[qid]
     eq = ExamQuestion(question=q, points=1.0, part="bank", per_element=q.kind == NUMERIC, form=form)
