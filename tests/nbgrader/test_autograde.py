@@ -1,8 +1,9 @@
 """`seqlab nbgrader autograde`: nbgrader's gradebook filled by the isolated grader, no kernel trusted.
 
-The end-to-end test (marked slow) uses the real nbgrader 0.9 command line, no mocks. One
-optimizers class is handed in and the course copied: `nbgrader autograde` grades the honest
-students in one copy, `seqlab nbgrader autograde` the whole class in the other. The gradebooks
+The end-to-end test (marked slow) uses the real nbgrader 0.9 command line, no mocks, on the
+optimizers class of ``_class.py`` (shared with the round trip): `nbgrader autograde` graded the
+class in one course, `seqlab nbgrader autograde` grades it in a copy taken before, with an
+unreadable and a misnamed notebook added and the traps student left out. The gradebooks
 must agree on everything nbgrader records for the honest students (points per test cell,
 needs_manual_grade, the "No response." comments, the submission's timestamp), the forger gets
 the points of its real code (the stubs: zero), an unreadable notebook is named and written
@@ -15,29 +16,33 @@ from __future__ import annotations
 import csv
 import json
 import shutil
-import textwrap
 import time
 from pathlib import Path
 
 import nbformat
 import pytest
 
-from seqlab import contract
-from seqlab.build import strip_markers
-from seqlab.config import load_config
 from seqlab.nbgrader.autograde import HEADER, _folder_name, autograde
 from seqlab.nbgrader.course import build_course
-from seqlab.nbgrader.export import answer_id, grade_cell_id
+from seqlab.nbgrader.export import grade_cell_id
 from seqlab.nbgrader.feedback import function_feedback
 from seqlab.nbgrader.gradebook import NoGradebookError, function_scores
 from seqlab.nbgrader.record import nbgrader_main, seqlab_grades_class
 from seqlab.results import TestResult as GradedTest
-from tests.nbgrader.test_course import BUGGY, FORGERY, SEED, TOPICS, VENV_BIN, _cells, _outputs, _run, _student
-
-TOPIC = "optimizers"
-SEQLAB = str(VENV_BIN / "seqlab")
-NBGRADER = str(VENV_BIN / "nbgrader")
-
+from tests.nbgrader._class import (
+    BUGGY,
+    BUGS_HANDED_IN,
+    HONEST,
+    NBGRADER,
+    NBGRADER_CLASS,
+    SEED,
+    SEQLAB,
+    TOPIC,
+    by_grade_id,
+    maximum_points,
+    outputs,
+    run,
+)
 
 # --- the pieces, without nbgrader's command line ----------------------------------------------------
 
@@ -97,7 +102,7 @@ def test_the_preprocessor_writes_what_nbgrader_reads_as_partial_credit(tmp_path)
     preprocessor = seqlab_grades_class()(grades_file=str(grades))
     nb, _ = preprocessor.preprocess(nb, {"nbgrader": {"student": "ann"}})
     graded, extra = nb.cells
-    assert determine_grade(graded) == (1.5, 4.0) and _outputs(graded).startswith("adam: 1.5 of 4 points")
+    assert determine_grade(graded) == (1.5, 4.0) and outputs(graded).startswith("adam: 1.5 of 4 points")
     # a test cell seqlab does not grade is a zero with the reason, never nbgrader's "no output: full marks"
     assert determine_grade(extra) == (0, 2.0) and "extra-tests" in extra.outputs[0].evalue
     with pytest.raises(RuntimeError, match="no grades for student 'bob'"):
@@ -145,44 +150,32 @@ def _gradebook_details(course: Path, students) -> dict:
 
 
 @pytest.mark.slow
-def test_seqlab_autograde_fills_nbgrader_gradebook_like_nbgrader_and_the_forger_gets_its_real_grade(tmp_path):
-    config = load_config()
-    maximum = {q: config.rules(q).points for q in contract.functions_of(TOPIC)}
+@NBGRADER_CLASS
+def test_seqlab_autograde_fills_nbgrader_gradebook_like_nbgrader_and_the_forger_gets_its_real_grade(
+    optimizers_class, tmp_path
+):
+    maximum = maximum_points()
     total = sum(maximum.values())
-    nb_course = build_course(tmp_path / "nbgrader-course", seed=SEED).course_dir
-    _run([NBGRADER, "generate_assignment", TOPIC], cwd=nb_course)
-    release = nb_course / "release" / TOPIC / f"{TOPIC}.ipynb"
-    solved = {answer_id(TOPIC, c.name): strip_markers(c.source) for c in TOPICS[TOPIC].answers}
-    honest = {
-        "full": _student(release, solved),
-        "stub": _student(release, {}),
-        "bugs": _student(release, {**solved, **{answer_id(TOPIC, n): textwrap.dedent(s) for n, s in BUGGY.items()}}),
-    }
-    forger = _student(release, {}, extra=[FORGERY % {"points": maximum}])
-    for student, nb in {**honest, "forger": forger}.items():
-        path = nb_course / "submitted" / student / TOPIC / f"{TOPIC}.ipynb"
-        path.parent.mkdir(parents=True)
-        nbformat.write(nb, str(path))
-    # nbgrader's collect writes the hand-in time here; both graders must record it
-    (nb_course / "submitted" / "bugs" / TOPIC / "timestamp.txt").write_text("2026-11-20 10:15:00.000000 UTC")
-    broken = nb_course / "submitted" / "broken" / TOPIC / f"{TOPIC}.ipynb"
+    honest = HONEST
+    # nbgrader autograde graded the class (_class.py); seqlab grades the same hand-ins in a copy
+    # taken before, without the traps student and with two notebooks nbgrader never sees.
+    nb_course = optimizers_class.course
+    sq_course = shutil.copytree(optimizers_class.before_autograde, tmp_path / "seqlab-course")
+    shutil.rmtree(sq_course / "submitted" / "traps")
+    broken = sq_course / "submitted" / "broken" / TOPIC / f"{TOPIC}.ipynb"
     broken.parent.mkdir(parents=True)
     broken.write_text('{"cells": [')
     # a notebook under another name: nbgrader grades only the assignment's file names
-    misnamed = nb_course / "submitted" / "misnamed" / TOPIC / f"{TOPIC} (1).ipynb"
+    misnamed = sq_course / "submitted" / "misnamed" / TOPIC / f"{TOPIC} (1).ipynb"
     misnamed.parent.mkdir(parents=True)
-    nbformat.write(honest["full"], str(misnamed))
-    sq_course = tmp_path / "seqlab-course"
-    shutil.copytree(nb_course, sq_course)
+    shutil.copyfile(sq_course / "submitted" / "full" / TOPIC / f"{TOPIC}.ipynb", misnamed)
+    nbgrader_s = optimizers_class.autograde_s
 
     started = time.perf_counter()
-    _run([NBGRADER, "autograde", TOPIC, "--CourseDirectory.student_id_exclude=forger,broken,misnamed"], cwd=nb_course)
-    nbgrader_s = time.perf_counter() - started
-
-    started = time.perf_counter()
-    out = _run_seqlab(
+    out = run(
         [SEQLAB, "nbgrader", "autograde", str(sq_course), TOPIC, "--jobs", "2", "--keep", str(tmp_path / "kept")],
         cwd=tmp_path,
+        timeout=900,
         expect=1,
     )
     seqlab_s = time.perf_counter() - started
@@ -192,14 +185,15 @@ def test_seqlab_autograde_fills_nbgrader_gradebook_like_nbgrader_and_the_forger_
     assert "4 of 6 student(s) graded" in out.stdout
 
     # The honest students: exactly what nbgrader autograde recorded, field by field.
-    theirs, ours = function_scores(nb_course, TOPIC), function_scores(sq_course, TOPIC)
+    theirs = {s: scores for s, scores in function_scores(nb_course, TOPIC).items() if s in honest}
+    ours = function_scores(sq_course, TOPIC)
     assert theirs["full"] == {q: (p, p) for q, p in maximum.items()}
     assert theirs["stub"] == {q: (0.0, p) for q, p in maximum.items()}
     bugged = {f"{TOPIC}.{n}" for n in BUGGY}
     assert {q for q, (s, m) in theirs["bugs"].items() if s < m} == bugged
     assert {s: ours[s] for s in honest} == theirs
     assert _gradebook_details(sq_course, honest) == _gradebook_details(nb_course, honest)
-    assert str(_gradebook_details(sq_course, ["bugs"])["bugs"]["timestamp"]).startswith("2026-11-20 10:15:00")
+    assert str(_gradebook_details(sq_course, ["bugs"])["bugs"]["timestamp"]).startswith(BUGS_HANDED_IN[:19])
     # The forger: the points of the code it handed in, whatever its cell would have printed.
     assert ours["forger"] == {q: (0.0, p) for q, p in maximum.items()}
     # The unreadable notebook: named, and nothing in the gradebook (a zero would be a grade for no work seen).
@@ -208,14 +202,14 @@ def test_seqlab_autograde_fills_nbgrader_gradebook_like_nbgrader_and_the_forger_
 
     # The feedback in each test cell is the one the kernel prints, without running anything of the student's.
     for student in honest:
-        kernel = _cells(nbformat.read(str(nb_course / "autograded" / student / TOPIC / f"{TOPIC}.ipynb"), 4))
-        mine = _cells(nbformat.read(str(sq_course / "autograded" / student / TOPIC / f"{TOPIC}.ipynb"), 4))
+        kernel = by_grade_id(nbformat.read(str(nb_course / "autograded" / student / TOPIC / f"{TOPIC}.ipynb"), 4))
+        mine = by_grade_id(nbformat.read(str(sq_course / "autograded" / student / TOPIC / f"{TOPIC}.ipynb"), 4))
         for qualname in maximum:
             cell_id = grade_cell_id(TOPIC, qualname.split(".")[1])
-            text = _outputs(mine[cell_id])
+            text = outputs(mine[cell_id])
             assert text.startswith(HEADER)
             hidden_feedback = text[len(HEADER) :].strip()
-            assert hidden_feedback and hidden_feedback in _outputs(kernel[cell_id]), (student, qualname)
+            assert hidden_feedback and hidden_feedback in outputs(kernel[cell_id]), (student, qualname)
         assert not any(
             c.outputs for c in mine.values() if c.cell_type == "code" and not c.metadata["nbgrader"].get("grade")
         ), "no answer or setup cell ran"
@@ -243,12 +237,14 @@ def test_seqlab_autograde_fills_nbgrader_gradebook_like_nbgrader_and_the_forger_
     assert not listed[sq_course]["broken"]["autograded"] and listed[sq_course]["broken"]["submitted"]
 
     # nbgrader's own commands on the result.
-    _run([NBGRADER, "export"], cwd=sq_course)
+    run([NBGRADER, "export"], cwd=sq_course)
     with open(sq_course / "grades.csv", newline="") as fh:
-        csv_scores = {row["student_id"]: float(row["raw_score"]) for row in csv.DictReader(fh)}
+        csv_scores = {
+            row["student_id"]: float(row["raw_score"]) for row in csv.DictReader(fh) if row["assignment"] == TOPIC
+        }
     lost = sum(maximum[q] - theirs["bugs"][q][0] for q in bugged)
     assert csv_scores == pytest.approx({"full": total, "stub": 0.0, "bugs": total - lost, "forger": 0.0})
-    _run([NBGRADER, "generate_feedback", TOPIC], cwd=sq_course)
+    run([NBGRADER, "generate_feedback", TOPIC], cwd=sq_course)
     for student in [*honest, "forger"]:
         html = (sq_course / "feedback" / student / TOPIC / f"{TOPIC}.html").read_text()
         assert "HIDDEN TESTS" not in html and "adam: " in html and "points from the hidden tests" in html, student
@@ -256,7 +252,7 @@ def test_seqlab_autograde_fills_nbgrader_gradebook_like_nbgrader_and_the_forger_
     # seqlab's own reports are kept for the instructor
     assert (tmp_path / "kept" / "results" / "bugs" / "report.html").is_file()
 
-    print(f"\nnbgrader autograde of 3 notebooks: {nbgrader_s:.0f} s; seqlab nbgrader autograde of 5: {seqlab_s:.0f} s")
+    print(f"\nnbgrader autograde of 5 notebooks: {nbgrader_s:.0f} s; seqlab nbgrader autograde of 6: {seqlab_s:.0f} s")
 
 
 def _formgrader_submissions(course: Path) -> list[dict]:
@@ -264,13 +260,3 @@ def _formgrader_submissions(course: Path) -> list[dict]:
     from nbgrader.coursedir import CourseDirectory
 
     return NbGraderAPI(coursedir=CourseDirectory(root=str(course))).get_submissions(TOPIC)
-
-
-def _run_seqlab(args, cwd, expect: int):
-    import os
-    import subprocess
-
-    env = {**os.environ, "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
-    out = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
-    assert out.returncode == expect, f"{args}: exit {out.returncode}\n{out.stdout[-3000:]}\n{out.stderr[-5000:]}"
-    return out

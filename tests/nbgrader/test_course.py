@@ -1,11 +1,11 @@
 """`seqlab nbgrader`: the course it writes, the export, the kernel guard, and a real nbgrader round trip.
 
 The round trip (``test_nbgrader_round_trip``, marked slow) runs the real nbgrader 0.9 command line,
-no mocks: generate_assignment for every topic, autograde of five optimizers submissions (solutions,
-stubs, two bugged functions, one that deletes a test cell, warns and snoops, and one that forges
-its points -- which only the cross-check with the isolated grader catches), the gradebook
-read back, the same notebooks exported and graded by the isolated `seqlab grade`, generate_feedback
-and export. It prints how long it took.
+no mocks, on the class of ``_class.py``: generate_assignment for every topic, autograde of five
+optimizers submissions (solutions, stubs, two bugged functions, one that deletes a test cell,
+warns and snoops, and one that forges its points -- which only the cross-check with the isolated
+grader catches); then validate, the gradebook read back, the same notebooks exported and graded
+by the isolated `seqlab grade`, generate_feedback and export. It prints how long it took.
 """
 
 from __future__ import annotations
@@ -13,12 +13,10 @@ from __future__ import annotations
 import ast
 import csv
 import json
-import os
 import subprocess
 import sys
 import textwrap
 import time
-from pathlib import Path
 
 import nbformat
 import pytest
@@ -31,13 +29,21 @@ from seqlab.nbgrader import provided
 from seqlab.nbgrader.course import build_course
 from seqlab.nbgrader.export import answer_id, export_submission, export_topic, grade_cell_id, module_code
 from seqlab.nbgrader.gradebook import function_scores
-from seqlab.nbgrader.source import load_topics
 from seqlab.paths import GRADERS_DIR, SOLUTIONS_DIR
 from seqlab.reference import load_reference
-
-SEED = 20260501
-VENV_BIN = Path(sys.executable).parent
-TOPICS = {t.topic: t for t in load_topics(SOLUTIONS_DIR)}
+from tests.nbgrader._class import (
+    BUGGY,
+    NBGRADER,
+    NBGRADER_CLASS,
+    SEED,
+    SEQLAB,
+    TOPIC,
+    TOPICS,
+    by_grade_id,
+    maximum_points,
+    outputs,
+    run,
+)
 
 
 @pytest.fixture(scope="module")
@@ -47,10 +53,6 @@ def course(tmp_path_factory):
 
 def _nb(course, topic):
     return nbformat.read(str(course.course_dir / "source" / topic / f"{topic}.ipynb"), as_version=4)
-
-
-def _cells(nb):
-    return {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in nb.cells}
 
 
 # --- the course ---------------------------------------------------------------------------------
@@ -66,7 +68,7 @@ def test_every_topic_is_an_assignment_with_an_answer_and_a_test_cell_per_functio
         ids = [c.metadata["nbgrader"]["grade_id"] for c in nb.cells]
         assert len(ids) == len(set(ids)) == len({c["id"] for c in nb.cells}), "grade ids and cell ids are unique"
         assert all(c.metadata["nbgrader"]["schema_version"] == 3 for c in nb.cells)
-        cells = _cells(nb)
+        cells = by_grade_id(nb)
         for qualname in contract.functions_of(topic):
             name = qualname.split(".")[1]
             chunk = next(c for c in TOPICS[topic].chunks if c.name == name)
@@ -88,9 +90,9 @@ def test_every_topic_is_an_assignment_with_an_answer_and_a_test_cell_per_functio
             prose = cells[f"{topic}-{name}-text"].source
             assert "$$" in prose and "**Course notes:**" in prose and "| argument |" in prose
         assert "§" in cells[f"{topic}-intro"].source, "the introduction cites the course notes"
-    gru = _cells(_nb(course, "lstm_gru"))["lstm_gru-gru_cell-text"].source
+    gru = by_grade_id(_nb(course, "lstm_gru"))["lstm_gru-gru_cell-text"].source
     assert "notes' form" in gru and "r \\odot (W_{hn} h + b_{hn})" in gru, "the GRU convention note"
-    setup = _cells(_nb(course, "transformer"))["transformer-setup"].source
+    setup = by_grade_id(_nb(course, "transformer"))["transformer-setup"].source
     assert "from seqlab.nbgrader.provided import causal_mask, multi_head_attention" in setup
 
 
@@ -131,7 +133,7 @@ def test_exporting_the_source_notebooks_gives_back_the_solution_modules(course):
 
 def test_export_follows_nbgrader_on_duplicates_magics_and_missing_cells(course, tmp_path):
     nb = _nb(course, "optimizers")
-    cells = _cells(nb)
+    cells = by_grade_id(nb)
     sgd = cells[answer_id("optimizers", "sgd")]
     copy = nbformat.from_dict(json.loads(json.dumps(sgd)))
     copy["id"] = "duplicate-of-sgd"
@@ -273,138 +275,35 @@ def test_the_command_is_registered():
 
 # --- the round trip with the real nbgrader --------------------------------------------------------
 
-BUGGY = {
-    "adam": """
-def adam(w, dw, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8):
-    beta1, beta2 = betas
-    t = state.get("step", 0) + 1
-    m = beta1 * state.get("m", torch.zeros_like(w)) + (1 - beta1) * dw
-    v = beta2 * state.get("v", torch.zeros_like(w)) + (1 - beta2) * dw * dw
-    return w - lr * m / (torch.sqrt(v) + eps), {"step": t, "m": m, "v": v}   # no bias correction
-""",
-    "clip_grad_norm": """
-def clip_grad_norm(grads, max_norm):
-    norms = [torch.linalg.vector_norm(g) for g in grads]
-    total = torch.linalg.vector_norm(torch.stack(norms))
-    # each gradient clipped by its own norm instead of the global one
-    return [g * torch.clamp(max_norm / (n + 1e-6), max=1.0) for g, n in zip(grads, norms)], total
-""",
-}
-WARNING_SGD = """
-import warnings
-
-def sgd(w, dw, state, lr=1e-2):
-    # correct, but torch.tensor(tensor) emits a UserWarning ("To copy construct from a tensor ..."),
-    # and another warning like the one PyTorch prints on some CPUs. (Not os.write(2, ...): the
-    # static code policy refuses `import os` in an answer, so that would cost the whole topic.)
-    warnings.warn("[W NNPACK.cpp:64] Could not initialize NNPACK! Reason: Unsupported hardware.")
-    return torch.tensor(w - lr * dw), {}
-"""
-FORGERY = """
-# Not an answer: code in the notebook can replace the grading function the test cells call.
-import seqlab.nbgrader.kernel as _kernel
-_kernel.hidden_points = lambda qualname, notebook: %(points)r[qualname]
-"""
-SNOOP = """
-import json, os, sqlite3, subprocess
-attempts = {}
-def attempt(name, fn):
-    try:
-        fn()
-        attempts[name] = "READ"
-    except Exception as exc:
-        attempts[name] = type(exc).__name__
-attempt("source", lambda: print(open("../../../source/optimizers/optimizers.ipynb").read()[:20000]))
-attempt("gradebook", lambda: print(sqlite3.connect("../../../gradebook.db").execute("select * from grade").fetchall()))
-attempt("config", lambda: print(open("../../../nbgrader_config.py").read()))
-attempt("listing", lambda: print(os.listdir("../..")))
-attempt("graders", lambda: print(open(%(graders)r).read()))
-attempt("solutions", lambda: print(open(%(solutions)r).read()))
-attempt("shell", lambda: print(subprocess.run(["cat", "../../../gradebook.db"], capture_output=True)))
-print("SNOOP " + json.dumps(attempts))
-"""
-
-
-def _student(release: Path, answers: dict[str, str], *, drop=(), extra=()) -> nbformat.NotebookNode:
-    nb = nbformat.read(str(release), as_version=4)
-    for cell in nb.cells:
-        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
-        if grade_id in answers:
-            cell.source = answers[grade_id]
-    nb.cells = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") not in drop]
-    for i, source in enumerate(extra):
-        cell = nbformat.v4.new_code_cell(source)
-        cell["id"] = f"scratch-{i}"
-        nb.cells.insert(2 + i, cell)
-    return nb
-
-
-def _run(args, cwd, timeout=600):
-    env = {**os.environ, "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
-    env.pop("NBGRADER_EXECUTION", None)
-    out = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
-    assert out.returncode == 0, f"{args} failed:\n{out.stdout[-3000:]}\n{out.stderr[-5000:]}"
-    return out
-
-
-def _outputs(cell) -> str:
-    return "".join(o.get("text", "") or "".join(o.get("data", {}).get("text/plain", "")) for o in cell.outputs)
-
 
 @pytest.mark.slow
-def test_nbgrader_round_trip(course, tmp_path):
+@NBGRADER_CLASS
+def test_nbgrader_round_trip(optimizers_class, tmp_path):
     started = time.perf_counter()
-    root = course.course_dir
-    nbgrader = str(VENV_BIN / "nbgrader")
-    config = load_config()
+    root = optimizers_class.course
+    topic = TOPIC
 
-    # 1. Release every topic: no solution text, no hidden tests.
-    _run([nbgrader, "generate_assignment", "*"], cwd=root)
-    for topic, source in TOPICS.items():
-        released = (root / "release" / topic / f"{topic}.ipynb").read_text()
+    # 1. Every topic released (generate_assignment "*"): no solution text, no hidden tests.
+    for name, source in TOPICS.items():
+        released = (root / "release" / name / f"{name}.ipynb").read_text()
         nb = nbformat.reads(released, as_version=4)
         assert "BEGIN SOLUTION" not in released and "HIDDEN TESTS" not in released and "hidden_points" not in released
-        cells = _cells(nb)
+        released_cells = by_grade_id(nb)
         for chunk in source.answers:
-            assert cells[answer_id(topic, chunk.name)].source.rstrip() == clear_solutions(chunk.source).rstrip()
+            assert released_cells[answer_id(name, chunk.name)].source.rstrip() == clear_solutions(chunk.source).rstrip()
             body = strip_markers(chunk.source)[len(clear_solutions(chunk.source).split("# YOUR CODE HERE")[0]) :]
-            assert body.strip()[:200] not in released, f"{topic}.{chunk.name}: solution text in the release"
+            assert body.strip()[:200] not in released, f"{name}.{chunk.name}: solution text in the release"
 
     # The transformer notebook (functions from the attention topic, the provided stand-ins in the
     # kernel): nbgrader validate runs its source version, hidden tests included, in the guarded
     # kernel, and fails unless every test cell earns its full points.
-    assert "Success!" in _run([nbgrader, "validate", "source/transformer/transformer.ipynb"], cwd=root).stdout
+    assert "Success!" in run([NBGRADER, "validate", "source/transformer/transformer.ipynb"], cwd=root).stdout
 
-    # 2. Five students hand in the optimizers notebook.
-    topic, release = "optimizers", root / "release" / "optimizers" / "optimizers.ipynb"
-    solved = {answer_id(topic, c.name): strip_markers(c.source) for c in TOPICS[topic].answers}
-    snoop = SNOOP % {
-        "graders": str(GRADERS_DIR / "test_optimizers.py"),
-        "solutions": str(SOLUTIONS_DIR / "optimizers.py"),
-    }
-    students = {
-        "full": _student(release, solved),
-        "stub": _student(release, {}),
-        "bugs": _student(release, {**solved, **{answer_id(topic, n): textwrap.dedent(s) for n, s in BUGGY.items()}}),
-        "traps": _student(
-            release,
-            {**solved, answer_id(topic, "sgd"): WARNING_SGD},
-            drop={grade_cell_id(topic, "rmsprop")},
-            extra=[snoop],
-        ),
-        "forger": _student(
-            release, {}, extra=[FORGERY % {"points": {q: config.rules(q).points for q in contract.functions_of(topic)}}]
-        ),
-    }
-    for student, nb in students.items():
-        path = root / "submitted" / student / topic / f"{topic}.ipynb"
-        path.parent.mkdir(parents=True)
-        nbformat.write(nb, str(path))
-    _run([nbgrader, "autograde", topic], cwd=root)
-    autograded = time.perf_counter()
+    # 2. Five students handed in the optimizers notebook, and nbgrader autograde graded them (_class.py).
+    students = ("full", "stub", "bugs", "traps", "forger")
 
     # 3. The gradebook: full marks, zero, exactly the two bugged functions lose points, the traps cost nothing.
-    maximum = {q: config.rules(q).points for q in contract.functions_of(topic)}
+    maximum = maximum_points()
     scores = function_scores(root, topic)
     assert scores["full"] == {q: (p, p) for q, p in maximum.items()}
     assert scores["stub"] == {q: (0.0, p) for q, p in maximum.items()}
@@ -417,20 +316,20 @@ def test_nbgrader_round_trip(course, tmp_path):
 
     # The traps, in the autograded notebook.
     traps = nbformat.read(str(root / "autograded" / "traps" / topic / f"{topic}.ipynb"), as_version=4)
-    cells = _cells(traps)
-    restored = cells[grade_cell_id(topic, "rmsprop")]
+    traps_cells = by_grade_id(traps)
+    restored = traps_cells[grade_cell_id(topic, "rmsprop")]
     assert restored.source.startswith(f"# This cell (id:{grade_cell_id(topic, 'rmsprop')}) was missing")
-    sgd_tests = cells[grade_cell_id(topic, "sgd")]
+    sgd_tests = traps_cells[grade_cell_id(topic, "sgd")]
     assert not any(o.get("name") == "stderr" or o.output_type == "error" for o in sgd_tests.outputs)
-    assert "warning UserWarning" in _outputs(sgd_tests) and "quick check passed" in _outputs(sgd_tests)
-    snooped = next(_outputs(c) for c in traps.cells if c.get("id") == "scratch-0")
+    assert "warning UserWarning" in outputs(sgd_tests) and "quick check passed" in outputs(sgd_tests)
+    snooped = next(outputs(c) for c in traps.cells if c.get("id") == "scratch-0")
     attempts = json.loads(snooped.split("SNOOP ", 1)[1])
     assert attempts and all(v == "GuardRefusal" for v in attempts.values()), attempts
 
     # 4. The secure path gives the same points, function by function.
     exported = tmp_path / "exported"
-    _run(
-        [str(VENV_BIN / "seqlab"), "nbgrader", "export-submission", "--course", str(root), "--out", str(exported)],
+    run(
+        [SEQLAB, "nbgrader", "export-submission", "--course", str(root), "--out", str(exported)],
         cwd=root,
     )
     from seqlab.nbgrader.crosscheck import crosscheck
@@ -441,9 +340,9 @@ def test_nbgrader_round_trip(course, tmp_path):
     # The forger's notebook printed full marks in the kernel; the isolated grader gives the stubs zero.
     assert scores["forger"] == scores["full"] and not rows["forger"]["same"] and rows["forger"]["seqlab"] == 0
     out = tmp_path / "bugs-report"
-    _run(
+    run(
         [
-            str(VENV_BIN / "seqlab"),
+            SEQLAB,
             "grade",
             str(exported / "bugs"),
             "--seed",
@@ -466,7 +365,7 @@ def test_nbgrader_round_trip(course, tmp_path):
         assert by_function[qualname] == pytest.approx(score, abs=1e-3), qualname
 
     # 5. Feedback without the hidden tests; the CSV export with the scores.
-    _run([nbgrader, "generate_feedback", topic], cwd=root)
+    run([NBGRADER, "generate_feedback", topic], cwd=root)
     for student in students:
         html = (root / "feedback" / student / topic / f"{topic}.html").read_text()
         assert "HIDDEN TESTS" not in html, student
@@ -474,7 +373,7 @@ def test_nbgrader_round_trip(course, tmp_path):
             assert "hidden_points" not in html, student
     stub_html = (root / "feedback" / "stub" / topic / f"{topic}.html").read_text()
     assert "denom = torch.sqrt(v)" not in stub_html, "no solution text in a stub's feedback"
-    _run([nbgrader, "export"], cwd=root)
+    run([NBGRADER, "export"], cwd=root)
     with open(root / "grades.csv", newline="") as fh:
         csv_scores = {
             row["student_id"]: float(row["raw_score"]) for row in csv.DictReader(fh) if row["assignment"] == topic
@@ -485,7 +384,7 @@ def test_nbgrader_round_trip(course, tmp_path):
     )
 
     elapsed = time.perf_counter() - started
-    print(f"\nnbgrader round trip: {elapsed:.0f} s (autograde of 5 notebooks done at {autograded - started:.0f} s)")
+    print(f"\nnbgrader round trip: autograde of 5 notebooks {optimizers_class.autograde_s:.0f} s, then {elapsed:.0f} s")
 
 
 # --- the visible quick checks -----------------------------------------------------------------------
@@ -495,7 +394,7 @@ def _quick_check_namespace(course, topic):
     """A notebook's setup cell and answer cells (with the solutions) executed, as a kernel would."""
     from contextlib import nullcontext
 
-    cells = _cells(_nb(course, topic))
+    cells = by_grade_id(_nb(course, topic))
     namespace = {"__name__": "__main__"}
     exec(cells[f"{topic}-setup"].source, namespace)
     for chunk in TOPICS[topic].chunks:
@@ -515,7 +414,7 @@ def test_every_quick_check_passes_the_reference_and_the_alternatives_and_catches
     from tests.mutants import all_variants
 
     checks = {
-        q: _visible_part(_cells(_nb(course, q.split(".")[0]))[grade_cell_id(*q.split("."))].source)
+        q: _visible_part(by_grade_id(_nb(course, q.split(".")[0]))[grade_cell_id(*q.split("."))].source)
         for q in contract.FUNCTIONS
     }
     for qualname, check in checks.items():
