@@ -18,6 +18,7 @@ from __future__ import annotations
 import base64
 import html as htmllib
 import re
+import shutil
 from functools import lru_cache
 from pathlib import Path
 
@@ -119,8 +120,10 @@ def write_pdfs(instances: list[ExamInstance], out: Path, *, key: bool = False) -
         written.append(path)
         documents.append(document)
     if documents:
-        combined = documents[0].copy([page for d in documents for page in d.pages])
         path = out / f"{stem}s-all.pdf"
-        combined.write_pdf(path)
+        if len(documents) == 1:  # the same paper: copied, not drawn again (drawing is most of the cost)
+            shutil.copyfile(written[0], path)
+        else:
+            documents[0].copy([page for d in documents for page in d.pages]).write_pdf(path)
         written.append(path)
     return written
