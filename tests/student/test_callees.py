@@ -3,9 +3,13 @@ answer only those, so a bug in a callee is charged once, to the callee."""
 
 from __future__ import annotations
 
+import time
+import weakref
+
+import pytest
 import torch
 
-from seqlab.student.callees import CalleeSession, record_callees
+from seqlab.student.callees import CalleeSession, record_callees, time_budget
 
 
 def _transformer_inputs(gen):
@@ -90,3 +94,34 @@ def test_stand_in_answers_recorded_calls_in_order_and_runs_the_students_own_code
     session.close()
     assert cell(*a3) == "own"  # expired with its call: a kept stand-in hands out nothing
     assert len(own_calls) == 4
+
+
+class _Spent(BaseException):
+    pass
+
+
+def _busy(seconds: float) -> None:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        pass
+
+
+def test_a_time_budget_ends_the_block_and_leaves_no_alarm_behind():
+    with pytest.raises(_Spent), time_budget(0.05, _Spent):
+        _busy(5)
+    _busy(0.2)  # no repeat of the alarm after the block
+
+
+# Python prints and drops an exception raised in a weakref callback: the alarm repeats.
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_a_time_budget_alarm_dropped_in_a_weakref_callback_strikes_again():
+    class Thing:
+        pass
+
+    started = time.monotonic()
+    with pytest.raises(_Spent), time_budget(0.05, _Spent):
+        thing = Thing()
+        _ref = weakref.ref(thing, lambda _: _busy(0.2))  # the first alarm lands in here
+        del thing
+        _busy(5)
+    assert time.monotonic() - started < 1
