@@ -13,18 +13,25 @@ PY := .venv/bin/python
 # 3.8 alone lost every group, so each worker rebuilt the groups' fixtures).
 #
 #
-# Measured for issue 14 on the quiet 2-core machine (the CPU is the whole machine's over the run):
+# Measured for issue 14 on the quiet 2-core machine (the CPU is the whole machine's over the run,
+# read from /proc/stat; process accounting, `accton`, says which processes spent it):
 #   before   5:51   677 CPU s   every isolated grading started its own interpreter: ~1.3 s of CPU
 #                               for `import torch`, about 170 times, a third of the suite
-#   after    4:18-4:23  488-506 CPU s   children forked from one fork server per worker
+#   then     4:18-4:23  488-506 CPU s   children forked from one fork server per worker
 #                               (seqlab/student/forkserver.py); commands that need no torch do not
 #                               import it; CLI tests in-process; cheaper recorders and exam draws
-# Both workers are busy to the end and the CPU is saturated (idle ~25 s), so the floor is the
-# suite's CPU over two cores. Most of it is the end-to-end tests of real tools: the Gradescope
-# image in a fresh venv (50 CPU s), nbgrader's round trip and autograde comparison (68), the
-# exam fairness over 1000 students (34), the PDF exam (21), the release's fresh venv (20),
-# GitHub Classroom's runner (16). JOBS=3 measured the same: a third worker's collection and
-# fork server cost what the idle time gives back, and it loads the timing rule's stopwatch.
+#   now      3:26-3:31  405 CPU s   no rfc3987-syntax in the venv (scripts/setup.sh: 0.9 s in every
+#                               process that loads nbformat); the two nbgrader end-to-end tests
+#                               share one autograded class; the Gradescope image compiles only what
+#                               grading imports; rnn.sample_token's draws and the PDF test cheaper
+# Both workers are busy to the end and the CPU is saturated (idle ~20 s), so the floor is the
+# suite's CPU over two cores. About a quarter of it is the end-to-end tests of real tools: the
+# Gradescope image in a fresh venv and its runs (38 CPU s), nbgrader's class, round trip and
+# autograde comparison (35), the release's fresh venv (20), GitHub Classroom's runner (14), the
+# browser (27 with Chromium); the sandboxed students' processes take about 90, the graders in the
+# workers 150 (the mutant bank 26, the exam fairness over 1000 students 20, twenty fresh-seed
+# gradings 18). JOBS=3 measured the same: a third worker's collection and fork server cost what
+# the idle time gives back, and it loads the timing rule's stopwatch.
 # The build and config checks run inside the suite (tests/course/test_contract.py,
 # tests/grading/test_config.py, tests/project/test_light_commands.py), in parallel with the
 # rest; `make check` runs them alone.
