@@ -146,3 +146,22 @@ def test_concept_options_are_shuffled_per_student():
     tf = _variant("concept.birnn_online", "s1")
     assert tf.question.kind == TRUEFALSE and tf.answer in ("true", "false")
     assert grade_variant(tf, tf.answer == "true").score == tf.points  # YAML booleans work too
+
+
+def test_sample_token_puts_to_fair_draw_every_u_it_could_accept():
+    """rnn.sample_token draws u only among the values that make four different tokens (the key and
+    its three mistakes); fair_draw, which judges, must refuse every other value of u, or the
+    shortcut would change which u a student can get."""
+    from seqlab.exam.bank.rnn.generation import _four_token_us, _token_draw_valid
+    from seqlab.seeds import derived_rng
+
+    rng = derived_rng("sample-token-shortcut")
+    q = REGISTRY["rnn.sample_token"]
+    tried = 0
+    for _ in range(300):
+        p = {k: v for k, v in q.sample(rng).items() if k != "u"}
+        every_u = [k / 100 for k in range(5, 96)]
+        accepted = [u for u in every_u if _token_draw_valid({**p, "u": u})]
+        assert accepted == [u for u in _four_token_us(p) if _token_draw_valid({**p, "u": u})], p
+        tried += bool(accepted)
+    assert tried > 10  # draws with some valid u were among them
