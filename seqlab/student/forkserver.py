@@ -12,8 +12,9 @@ the trusted parent's request. Each forked child is made what a child started alo
   a second one of its own: it may signal no process but itself. Started alone it is the only
   process in its sandbox; forked, the server is there too, and must stay out of its reach;
 * it starts in a fresh scratch folder in a sandbox the server has wiped of every file an earlier
-  child wrote (/tmp, /dev/shm) and compared with its first look at it (the root and /dev, and the
-  processes): any other trace, and the server retires instead of forking;
+  child wrote (/tmp, /dev/shm) and compared with its first look at it (the root and /dev, the
+  processes and the System V IPC objects, which the common filter keeps a child from making):
+  any other trace, and the server retires instead of forking;
 * it sees its submission's ``exercises/`` read-only at ``/submission/exercises``: a copy the
   parent writes just before the fork (the server's sandbox was made before the submission was
   known, so it cannot be bind-mounted).
@@ -205,7 +206,8 @@ def _signal_only_self(pid: int) -> bytes:
 def _look(scratch_root: str) -> tuple:
     """What an earlier child could have left in the sandbox: every entry of the tmpfs file systems
     bwrap made (the root, /dev and /tmp, which hold its skeleton: the folders on the way to each
-    read-only mount, under /tmp too when the course lives there), and the running processes.
+    read-only mount, under /tmp too when the course lives there), the running processes and the
+    System V IPC objects.
     Mounts are not entered; /dev/shm and the scratch root, whose contents are wiped, count only
     by their presence."""
     entries = []
@@ -226,7 +228,20 @@ def _look(scratch_root: str) -> tuple:
                     kept.append(name)
             subfolders[:] = kept
     processes = sorted(name for name in os.listdir("/proc") if name.isdigit())
-    return sorted(entries), processes
+    return sorted(entries), processes, _ipc_objects()
+
+
+def _ipc_objects() -> list[str]:
+    """The System V IPC objects alive in the sandbox's IPC namespace, which outlive the process
+    that made them (a forked child's filter refuses making one: this is the check outside it)."""
+    found = []
+    for kind in ("shm", "msg", "sem"):
+        try:
+            with open(f"/proc/sysvipc/{kind}") as table:
+                found += [f"{kind} {line.split()[0]}" for line in table.readlines()[1:] if line.strip()]
+        except OSError:
+            pass
+    return found
 
 
 def _wipe_and_check(scratch_root: str, first_look: tuple | None) -> bool:

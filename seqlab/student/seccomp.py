@@ -13,7 +13,10 @@ no graded function needs:
 * namespaces, mounts and roots (``unshare``, ``setns``, ``mount``, ``pivot_root``, ``chroot``...);
 * kernel surfaces with a history of exploits and no use here (``bpf``, ``perf_event_open``,
   ``userfaultfd``, ``io_uring_*``, ``keyctl``, modules, ``kexec``);
-* sockets other than AF_UNIX (the network namespace has no interface anyway).
+* sockets other than AF_UNIX (the network namespace has no interface anyway);
+* System V IPC and POSIX message queues (``shmget``, ``msgget``, ``semget``, ``mq_open``...):
+  their objects outlive the process that made them, in an IPC namespace that every child a fork
+  server forks shares, so one submission could leave its code there for the next to run.
 
 Without libseccomp the sandbox runs without this filter (namespaces, mounts, rlimits still
 hold) and ``unavailable()`` says why; the RLIMIT_NPROC of sandbox.py still bounds forking.
@@ -75,6 +78,25 @@ REFUSED = (
     "migrate_pages",
     "move_pages",
     "set_mempolicy",
+    "shmget",
+    "shmat",
+    "shmdt",
+    "shmctl",
+    "msgget",
+    "msgsnd",
+    "msgrcv",
+    "msgctl",
+    "semget",
+    "semop",
+    "semtimedop",
+    "semctl",
+    "ipc",  # the one entry point for all of the above on some architectures
+    "mq_open",
+    "mq_unlink",
+    "mq_timedsend",
+    "mq_timedreceive",
+    "mq_notify",
+    "mq_getsetattr",
 )
 
 

@@ -441,6 +441,30 @@ def rnn_bptt(x, targets, h0, params):
             fallback="refused: socket audit events (both guards now)",
         ),
         Attack(
+            "ipc-objects-that-outlive-the-process",
+            "optimizers.sgd",
+            _sgd(f'''
+            import ctypes, os, sys
+            # the audit hook reads its lists from its module: rebound, ctypes calls pass it
+            sys.modules["seqlab.student.policy"].BLOCKED_EVENTS = frozenset()
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.mq_open.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_int, ctypes.c_void_p]
+            made = {{
+                "shm": libc.shmget(0x5E91AB, 4096, 0o1600),
+                "msg": libc.msgget(0x5E91AB, 0o1600),
+                "sem": libc.semget(0x5E91AB, 1, 0o1600),
+                "mq": libc.mq_open(b"/seqlab-left", os.O_CREAT | os.O_RDWR, 0o600, None),
+            }}
+            if any(handle >= 0 for handle in made.values()):
+                raise RuntimeError("{LEAK} an object the next submission could read: " + str(made))
+            return w * 0, {{}}
+        '''),
+            refused=True,
+            policy_off=True,
+            fallback="NOT stopped once past the static policy (which refuses sys and ctypes): the IPC calls "
+            "reach the host's namespace; the sandbox's seccomp filter refuses them",
+        ),
+        Attack(
             "subprocess-writes-a-canary",
             "optimizers.sgd",
             _sgd(f"""

@@ -173,6 +173,55 @@ def test_what_a_child_leaves_is_gone_for_the_next(tmp_path, box):
     assert found["cwd"] != wrote["scratch"]
 
 
+# Past the in-process guards (the audit hook reads its lists from its module, which code that
+# gets past the static policy can rebind): only the kernel stands between the two children.
+PAST_THE_GUARDS = """
+import ctypes, sys
+sys.modules['seqlab.student.policy'].BLOCKED_EVENTS = frozenset()
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mq_open.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_int, ctypes.c_void_p]
+KEY = 0x5E91AB
+def ipc(name, *args):
+    found[name] = [libc[name](*args), ctypes.get_errno()]
+"""
+
+
+def test_a_child_can_leave_no_ipc_object_for_the_next(tmp_path, box):
+    """System V IPC objects and POSIX message queues outlive their process, in an IPC namespace
+    every forked child shares: one submission could leave its code there for the next to run."""
+    if not box.enforced:
+        pytest.skip("without the sandbox the student's process shares the host's IPC anyway")
+    writer = probing(
+        tmp_path,
+        "writer",
+        PAST_THE_GUARDS
+        + """
+ipc('shmget', KEY, 4096, 0o1600)  # IPC_CREAT | 0600
+ipc('msgget', KEY, 0o1600)
+ipc('semget', KEY, 1, 0o1600)
+ipc('mq_open', b'/left-by-a', os.O_CREAT | os.O_RDWR, 0o600, None)
+""",
+    )
+    reader = probing(
+        tmp_path,
+        "reader",
+        PAST_THE_GUARDS
+        + """
+ipc('shmget', KEY, 0, 0)
+ipc('msgget', KEY, 0)
+ipc('semget', KEY, 0, 0)
+ipc('mq_open', b'/left-by-a', os.O_RDWR, 0, None)
+""",
+    )
+    EPERM = 1
+    wrote, handle = run_probe(writer, box)
+    assert isinstance(handle, ForkedProcess)
+    assert all(found == [-1, EPERM] for found in wrote.values()), wrote
+    found, handle = run_probe(reader, box)
+    assert isinstance(handle, ForkedProcess)
+    assert all(result[0] == -1 for result in found.values()), found
+
+
 def test_a_trace_outside_the_wiped_places_retires_the_server(tmp_path, box):
     if not box.enforced:
         pytest.skip("the sandbox's own file systems exist only with the sandbox")
@@ -207,7 +256,8 @@ def test_the_wipe_keeps_what_bwrap_mounted_under_tmp(tmp_path, box):
     """A course cloned under /tmp (CI's clean clone) has its venv and seqlab's files mounted
     read-only under the sandbox's /tmp: the wipe removes a child's files around them, leaves the
     mounts and the folders holding them, and the sandbox still looks as it first did. A file put
-    inside those folders is removed too, and retires the server (the folder's times changed)."""
+    inside those folders is removed too, and retires the server (the folder's times changed); so
+    does a System V IPC object, while it lives."""
     if not box.enforced:
         pytest.skip("the sandbox's own file systems exist only with the sandbox")
     course = tmp_path / "course"
@@ -224,9 +274,15 @@ os.mknod("/tmp/left-by-a-child")
 os.mknod(os.path.join(scratch, "left-in-scratch"))
 ok = _wipe_and_check(scratch, first)
 tmp = sorted(os.listdir("/tmp"))
+import ctypes  # no filter here: an IPC object as one made past it would be
+libc = ctypes.CDLL(None, use_errno=True)
+segment = libc.shmget(0x5E91AB, 4096, 0o1600)
+ipc_ok = _wipe_and_check(scratch, first)
+libc.shmctl(segment, 0, None)  # IPC_RMID
+ipc_gone_ok = _wipe_and_check(scratch, first)
 os.mknod("/tmp/under-tmp/left-beside-the-mount")  # in bwrap's skeleton: removed, and it retires
 beside_ok = _wipe_and_check(scratch, first)
-print(json.dumps({{"ok": ok, "beside_ok": beside_ok, "kept": open("/tmp/under-tmp/course/kept.txt").read(),
+print(json.dumps({{"ok": ok, "beside_ok": beside_ok, "ipc_ok": ipc_ok, "ipc_gone_ok": ipc_gone_ok, "kept": open("/tmp/under-tmp/course/kept.txt").read(),
                   "tmp": tmp, "beside": sorted(os.listdir("/tmp/under-tmp"))}}))
 """
     argv = bwrap_command(
@@ -245,4 +301,5 @@ print(json.dumps({{"ok": ok, "beside_ok": beside_ok, "kept": open("/tmp/under-tm
     found = json.loads(done.stdout.strip().splitlines()[-1])
     assert found["ok"] and found["kept"] == "read-only", found
     assert "left-by-a-child" not in found["tmp"] and found["beside"] == ["course"], found
+    assert not found["ipc_ok"] and found["ipc_gone_ok"], "a System V IPC object retires the server"
     assert not found["beside_ok"], "a trace inside bwrap's skeleton retires the server, even once removed"
