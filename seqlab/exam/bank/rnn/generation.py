@@ -151,20 +151,32 @@ def _token_draw_valid(p) -> bool:
 # only these few (about 1 in 200) are put to it, which keeps fair_draw the judge and makes a draw
 # ~10 times cheaper: the fairness test draws this question for 2000 students.
 def _four_token_us(p) -> list[float]:
-    key = _cumulative(p["logits"], p["temperature"])
-    plain = _cumulative(p["logits"], 1.0)
-    times = _cumulative([z * p["temperature"] for z in p["logits"]], 1.0)
+    distributions = (_key_cdf(p), _no_temperature_cdf(p), _times_temperature_cdf(p))
     greedy = _greedy_token(p)
     us = []
     for k in range(5, 96):
         u = k / 100
-        if len({greedy, _inverse_cdf(key, u), _inverse_cdf(plain, u), _inverse_cdf(times, u)}) == 4:
+        if len({greedy, *(_inverse_cdf(cdf, u) for cdf in distributions)}) == 4:
             us.append(u)
     return us
 
 
 def _sample_token_valid(p):
-    return min(abs(p["u"] - c) for c in _cumulative(p["logits"], p["temperature"])[:-1]) >= 0.02
+    return min(abs(p["u"] - c) for c in _key_cdf(p)[:-1]) >= 0.02
+
+
+# The key's distribution and the two temperature mistakes', each written once: the answer, the
+# mistakes, the validity rule and the draw's shortcut all read them from here.
+def _key_cdf(p) -> tuple[float, ...]:
+    return _cumulative(p["logits"], p["temperature"])
+
+
+def _no_temperature_cdf(p) -> tuple[float, ...]:
+    return _cumulative(p["logits"], 1.0)
+
+
+def _times_temperature_cdf(p) -> tuple[float, ...]:
+    return _cumulative([z * p["temperature"] for z in p["logits"]], 1.0)
 
 
 def _cumulative(logits, temperature) -> tuple[float, ...]:
@@ -203,13 +215,13 @@ def _greedy_token(p):
 @mistake(
     "no_temperature",
     "divide the logits by the temperature before the softmax",
-    lambda p: _inverse_cdf(_cumulative(p["logits"], 1.0), p["u"]),
+    lambda p: _inverse_cdf(_no_temperature_cdf(p), p["u"]),
 )
 @mistake(
     "times_temperature",
     "the logits are divided by the temperature, not multiplied",
-    lambda p: _inverse_cdf(_cumulative([z * p["temperature"] for z in p["logits"]], 1.0), p["u"]),
+    lambda p: _inverse_cdf(_times_temperature_cdf(p), p["u"]),
 )
 def sample_token(p):
     """Sampling the next token at generation time."""
-    return _inverse_cdf(_cumulative(p["logits"], p["temperature"]), p["u"])
+    return _inverse_cdf(_key_cdf(p), p["u"])
