@@ -18,10 +18,10 @@ from ..reference import load_reference
 from ..results import GradingResult
 from ..student import open_submission
 from ..student.policy import protected_course_paths
+from ..subset import read_modules
 from .forbidden_names import static_voids
 from .plugin import SeqlabPlugin
 from .scoring import score_records
-from .static_policy import policy_violations
 
 
 class GradingError(RuntimeError):
@@ -51,8 +51,9 @@ def grade_submission(
     sandbox: str = "auto",
     static_policy: bool = True,
 ) -> GradingResult:
-    """``static_policy=False`` is for the attack bank only: it lets hostile code run so that the
-    layers beneath the policy (sandbox, audit hook) are shown to stop it on their own."""
+    """``static_policy=False`` is for the attack bank only: the submission's modules run as plain
+    Python, outside the language subset, so that the layers beneath it (sandbox, seccomp, audit
+    hook, the parent's own verdicts) are shown to stop hostile code on their own."""
     import pytest
 
     from ..student.sandbox import SandboxUnavailable
@@ -73,7 +74,9 @@ def grade_submission(
         raise GradingError(str(exc)) from None
     reference = load_reference()
     protected = tuple(protected_course_paths(COURSE_ROOT, (*protected_dirs, SOLUTIONS_DIR, GRADERS_DIR)))
-    refused = policy_violations(submission) if static_policy else {}  # before any of it runs
+    # Read and checked once, before any of it runs; the child runs exactly these texts.
+    texts = read_modules(submission / "exercises", subset=static_policy)
+    refused = {m: why for m, why in texts.refused.items() if m in contract.MODULES}
     with open_submission(
         submission,
         reference,
@@ -84,6 +87,7 @@ def grade_submission(
         skip=refused,
         sandbox=box,
         tolerances=config.tolerances,
+        texts=texts,
     ) as student:
         plugin = SeqlabPlugin(student=student, reference=reference, config=config, device=device, seed=seed, only=only)
         args = [
@@ -138,6 +142,7 @@ def grade_submission(
     tests = score_records(list(plugin.records.values()), config, static_voids(submission, config))
     errors = [box.notice] if box is not None and box.notice else []
     errors += [f"{m}: {e}" for m, e in load_errors.items()]
+    errors += [why for m, why in texts.refused.items() if m not in contract.MODULES]
     errors += [f"internal grader error in {r.nodeid}: {r.message}" for r in plugin.records.values() if r.grader_error]
     return GradingResult(
         tests=tests,

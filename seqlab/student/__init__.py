@@ -31,11 +31,14 @@ def open_submission(
     skip=None,
     sandbox=None,
     tolerances=None,
+    texts=None,
 ):
     """Load ``submission`` (a directory holding ``exercises/``) behind the graders' handle.
 
     ``skip``: module -> why it must not be loaded (the static policy's verdicts); ``sandbox``: the
     resolved ``sandbox.Sandbox`` the isolated child runs in (None: no kernel sandbox);
+    ``texts``: the submission's modules as the parent read and checked them
+    (``seqlab.subset.read_modules``; read on the spot when not given);
     ``tolerances`` (dtype name -> an object with ``rtol``/``atol``, the config's by default) is
     how close a student's call to a declared callee must be to one the reference made."""
     from ..config import Limits, load_config
@@ -54,6 +57,7 @@ def open_submission(
             skip=skip,
             sandbox=sandbox,
             tolerances=tolerances,
+            texts=texts,
         )
     from .inprocess import InProcessStudent
 
@@ -64,4 +68,5 @@ def open_submission(
         call_timeout=limits.call_timeout_s,
         output_limit=int(limits.output_kb * 1024),
         skip=skip,
+        texts=texts,
     )

@@ -40,7 +40,8 @@ def prepare() -> None:
     # Imported now: after the fork the child must not need the course checkout's sys.path.
     import seqlab.student.guards
     import seqlab.student.invoke
-    import seqlab.student.loader  # noqa: F401
+    import seqlab.student.loader
+    import seqlab.subset.modules  # noqa: F401  (RestrictedPython too: imported before student code)
     from seqlab.student import codec
     from seqlab.student.policy import is_course_checkout
 
@@ -75,6 +76,7 @@ def serve(fd_in: int, fd_out: int) -> None:
     from seqlab.student.guards import install_audit_hook
     from seqlab.student.invoke import CallFailed, CappedText, invoke
     from seqlab.student.loader import contract_objects, load_submission, resolve
+    from seqlab.subset.modules import Modules
 
     current = {"id": 0, "seq": 0}
 
@@ -101,7 +103,10 @@ def serve(fd_in: int, fd_out: int) -> None:
     import_output = CappedText(int(limits["output_kb"]) * 1024)
     sys.stdout = sys.stderr = import_output
     modules, errors = load_submission(
-        request["exercises"], skip=request["skip"], on_module=lambda m: send({"op": "loading", "module": m})
+        request["exercises"],
+        skip=request["skip"],
+        on_module=lambda m: send({"op": "loading", "module": m}),
+        texts=Modules.from_message(request["modules"]),
     )
     sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
     functions = contract_objects(modules, errors)

@@ -29,13 +29,14 @@ class InProcessStudent(StudentCode):
         call_timeout: float | None = 10.0,
         output_limit: int = 65536,
         skip: dict[str, str] | None = None,
+        texts=None,
     ):
         self.submission = Path(submission)
         self.reference = reference
         self.tolerances = tolerances
         self.call_timeout = call_timeout
         self.output_limit = output_limit
-        self.modules, self.load_errors = load_submission(self.submission / "exercises", skip=skip)
+        self.modules, self.load_errors = load_submission(self.submission / "exercises", skip=skip, texts=texts)
         self.functions = contract_objects(self.modules, self.load_errors)
 
     def run(self, qualname, args=(), kwargs=None, *, kernels=False, timeout=None) -> Outcome:

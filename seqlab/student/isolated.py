@@ -94,8 +94,13 @@ class IsolatedStudent(StudentCode):
         protected_dirs=(),
         skip=None,
         sandbox=None,
+        texts=None,
     ):
+        from ..subset.modules import read_modules
+
         self.submission = Path(submission).resolve()
+        # What the parent read and checked, sent to the child, which never reads a module itself.
+        self.texts = texts if texts is not None else read_modules(self.submission / "exercises")
         self.reference = reference
         self.tolerances = tolerances
         self.limits = limits
@@ -119,6 +124,7 @@ class IsolatedStudent(StudentCode):
                 "op": "load",
                 "exercises": child.exercises,
                 "skip": self.skip,
+                "modules": self.texts.as_message(),
                 "protected": self.protected,
                 "scratch": str(child.scratch),
                 "device": self.device,

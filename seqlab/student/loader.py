@@ -2,14 +2,15 @@
 only its own part.
 
 The package object is made here rather than by executing the submission's
-``exercises/__init__.py``, and the submission's directory never goes on ``sys.path``: a
-shipped ``torch.py``, ``conftest.py`` or ``sitecustomize.py`` is never imported.
+``exercises/__init__.py``, its modules come from the texts the parent checked (never from
+disk), and the submission's directory never goes on ``sys.path``: a shipped ``torch.py``,
+``conftest.py``, ``sitecustomize.py``, ``.pyc`` or ``.so`` is never imported.
 """
 
 from __future__ import annotations
 
 import gc
-import importlib.util
+import importlib
 import os
 import sys
 import traceback
@@ -18,6 +19,7 @@ from pathlib import Path
 
 from ..contract import MODULES, SIGNATURES
 from ..results import MESSAGE_LIMIT
+from ..subset.modules import Modules, install, read_modules
 
 PACKAGE = "exercises"
 # A module has no business keeping files open once imported; a few (a cached handle, a lazily
@@ -97,23 +99,29 @@ def unload() -> None:
 
 
 def load_submission(
-    exercises_dir: Path, modules=MODULES, *, skip: dict[str, str] | None = None, on_module=None
+    exercises_dir: Path,
+    modules=MODULES,
+    *,
+    skip: dict[str, str] | None = None,
+    on_module=None,
+    texts: Modules | None = None,
 ) -> tuple[dict[str, types.ModuleType], dict[str, str]]:
-    """Import ``exercises/<module>.py`` for every contract module.
+    """Import ``exercises/<module>.py`` for every contract module, from ``texts``: what the
+    trusted parent read and checked (``seqlab.subset.read_modules``; read here when not given).
 
     Returns ``(loaded, errors)``: the modules that imported, and for the others a one-line
     reason. A module whose file is missing, fails to import or lacks contract functions still
     gets a module object with placeholders, so that other modules can import from it.
-    ``skip`` names modules not to import at all (with the reason: the isolated runner skips a
-    module whose import hung or killed the process); ``on_module(name)`` is called before each.
+    ``skip`` names modules not to import at all (with the reason: the parent's refusals, or the
+    isolated runner skipping a module whose import hung or killed the process);
+    ``on_module(name)`` is called before each.
     """
     skip = dict(skip or {})
-    exercises_dir = Path(exercises_dir).resolve()
+    exercises_dir = Path(exercises_dir)
+    texts = texts if texts is not None else read_modules(exercises_dir)
     unload()
-    package = types.ModuleType(PACKAGE)
-    package.__path__ = [str(exercises_dir)]
-    package.__package__ = PACKAGE
-    sys.modules[PACKAGE] = package
+    finder = install(texts, exercises_dir)
+    package = sys.modules[PACKAGE]
     loaded: dict[str, types.ModuleType] = {}
     errors: dict[str, str] = {}
 
@@ -124,35 +132,41 @@ def load_submission(
                 setattr(stand_in, qualname.split(".", 1)[1], Placeholder(qualname, reason))
         return stand_in
 
-    # Pre-register placeholders so a module that imports a broken sibling still loads.
-    pending = list(modules)
-    for module in pending:
-        path = exercises_dir / f"{module}.py"
-        name = f"{PACKAGE}.{module}"
-        if name in sys.modules and module in loaded:
+    def stand_in(module: str, reason: str) -> None:
+        errors[module] = reason
+        sys.modules[f"{PACKAGE}.{module}"] = placeholder_module(module, reason)
+        setattr(package, module, sys.modules[f"{PACKAGE}.{module}"])
+
+    # Placeholders first: a module that imports a skipped or missing sibling still loads, and a
+    # refused sibling's code never runs by being imported from another module.
+    for module in modules:
+        if module in skip:
+            stand_in(module, skip[module])
+        elif module in texts.refused:
+            stand_in(module, texts.refused[module])
+        elif module not in finder.siblings:
+            stand_in(module, f"exercises/{module}.py is missing")
+    for module in modules:
+        if module in errors:
             continue
-        if module in skip or not path.is_file():
-            errors[module] = skip.get(module) or f"exercises/{module}.py is missing"
-            sys.modules[name] = placeholder_module(module, errors[module])
-            setattr(package, module, sys.modules[name])
+        name = f"{PACKAGE}.{module}"
+        if name in sys.modules:  # imported already, by a sibling loaded before it
+            loaded[module] = sys.modules[name]
             continue
         if on_module is not None:
             on_module(module)
         fds_before = _open_fds()
         try:
-            spec = importlib.util.spec_from_file_location(name, path)
-            mod = importlib.util.module_from_spec(spec)
-            sys.modules[name] = mod
-            spec.loader.exec_module(mod)
+            mod = importlib.import_module(name)
             hoarded = _hoarded(fds_before)
             if hoarded > FD_ALLOWANCE:
                 raise ImportError(f"it left {hoarded} files open at import (at most {FD_ALLOWANCE} are allowed)")
         except BaseException as exc:  # SystemExit at import is a broken module, not our exit
             if isinstance(exc, KeyboardInterrupt):
                 raise
-            errors[module] = f"exercises/{module}.py failed to import: {_short_traceback(exc, str(path))}"
-            sys.modules[name] = placeholder_module(module, errors[module])
-            setattr(package, module, sys.modules[name])
+            stand_in(
+                module, f"exercises/{module}.py failed to import: {_short_traceback(exc, str(exercises_dir / module))}"
+            )
             mod = exc = None  # the module's objects (and the files they hold) must be collectable
             _release_fds(fds_before)
             continue

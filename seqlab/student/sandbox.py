@@ -38,7 +38,7 @@ from .policy import is_course_checkout
 MODES = ("auto", "bwrap", "none")
 BWRAP = os.environ.get("SEQLAB_BWRAP", "/usr/bin/bwrap")
 # The seqlab files the child imports (relative to the folder holding the seqlab package).
-CHILD_CODE = ("seqlab/__init__.py", "seqlab/contract.py", "seqlab/results.py", "seqlab/student")
+CHILD_CODE = ("seqlab/__init__.py", "seqlab/contract.py", "seqlab/results.py", "seqlab/student", "seqlab/subset")
 # The scratch tmpfs counts against memory: 256 MB is far more than any exercise writes (they
 # write nothing) and small next to the child's address-space limit.
 SCRATCH_BYTES = 256 << 20

@@ -417,13 +417,21 @@ _LAYERED = {
     "kill-the-grader",
     "segfault-via-ctypes",
     "os-exit-at-import",
-    "sys-exit-at-import",
-    "print-fake-passed-lines",
     "monkeypatch-comparisons-at-import",
     "tensor-subclass-with-lying-comparisons",
     "forbidden-op-through-torch-ops-aten",
 }
-ATTACKS = [replace(a, refused=True, policy_off=True) if a.name in _LAYERED else a for a in ATTACKS]
+# Harmless inside the subset (printing, sys.exit), so the subset does not refuse them; graded
+# with it off all the same, to show the layers beneath hold too.
+_BENEATH_ONLY = {"sys-exit-at-import", "print-fake-passed-lines"}
+ATTACKS = [
+    replace(a, refused=True, policy_off=True)
+    if a.name in _LAYERED
+    else replace(a, policy_off=True)
+    if a.name in _BENEATH_ONLY
+    else a
+    for a in ATTACKS
+]
 
 from .sandbox_bank import bank  # noqa: E402  (the bank needs Attack and CANARY_DIR above)
 

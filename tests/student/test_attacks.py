@@ -20,8 +20,8 @@ import pytest
 
 from seqlab.config import load_config
 from seqlab.grading import grade_submission
-from seqlab.grading.static_policy import policy_violations
 from seqlab.reports import write_all
+from seqlab.subset import refusals
 from tests._helpers import RESULTS_SCHEMA
 from tests._recorded import assert_same_grade
 from tests.attacks import ATTACKS, build
@@ -38,7 +38,7 @@ def test_bank_is_big_enough():
 @pytest.mark.parametrize("attack", ATTACKS, ids=lambda a: a.name)
 def test_attack(tmp_path, attack, fast_config, sandbox_mode):
     submission = build(attack, tmp_path)
-    verdict = policy_violations(submission, [attack.module])
+    verdict = refusals(submission, [attack.module])
     assert bool(verdict) == attack.refused, f"static policy on {attack.name}: {verdict or 'nothing refused'}"
     if verdict:
         assert re.search(r"line \d+: ", verdict[attack.module]), verdict
@@ -70,7 +70,7 @@ def test_attack(tmp_path, attack, fast_config, sandbox_mode):
     target_score, target_max = scores[attack.target]
     if attack.expect == "refused":
         assert all(s == 0 for s, _ in scores.values()), scores
-        assert any("code policy" in e and re.search(r"line \d+", e) for e in result.errors), result.errors
+        assert any("language subset" in e and re.search(r"line \d+", e) for e in result.errors), result.errors
         return
     others = {f: s for f, s in scores.items() if f != attack.target and s[0] < s[1]}
     if attack.expect == "module-lost":

@@ -27,6 +27,7 @@ from seqlab.student.children import ForkedProcess
 from seqlab.student.sandbox import bwrap_command
 from seqlab.student.sandbox import resolve as resolve_sandbox
 from seqlab.student.spawn import DirectProcess
+from seqlab.subset import read_modules
 from tests.mutants import all_variants, make_submission, replace_function
 
 pytestmark = pytest.mark.slow
@@ -54,7 +55,9 @@ def probing(tmp_path, name: str, body: str):
 
 def run_probe(submission, box) -> tuple[dict, object]:
     config = load_config()
-    with open_submission(submission, load_reference(), limits=config.limits, sandbox=box) as student:
+    # The probes test the layers beneath the language subset, so their code runs as plain Python.
+    texts = read_modules(submission / "exercises", subset=False)
+    with open_submission(submission, load_reference(), limits=config.limits, sandbox=box, texts=texts) as student:
         outcome = student.run("optimizers.sgd", (torch.zeros(2), torch.zeros(2), {}), {"lr": 0.1})
         handle = student.child.handle
     return json.loads(outcome.value[1]["found"]), handle
@@ -241,13 +244,19 @@ def test_two_submissions_never_share_a_sandbox(tmp_path, box):
     config = load_config()
     first, second = make_submission(tmp_path / "first"), make_submission(tmp_path / "second")
     reference = load_reference()
-    with open_submission(first, reference, limits=config.limits, sandbox=box) as one:
+    with open_submission(
+        first, reference, limits=config.limits, sandbox=box, texts=read_modules(first / "exercises", subset=False)
+    ) as one:
         one.load_errors  # noqa: B018  (starts its child)
-        with open_submission(second, reference, limits=config.limits, sandbox=box) as two:
+        with open_submission(
+            second, reference, limits=config.limits, sandbox=box, texts=read_modules(second / "exercises", subset=False)
+        ) as two:
             two.load_errors  # noqa: B018
             assert isinstance(one.child.handle, ForkedProcess)
             assert isinstance(two.child.handle, DirectProcess), "the first one's child is still alive"
-    with open_submission(second, reference, limits=config.limits, sandbox=box) as three:
+    with open_submission(
+        second, reference, limits=config.limits, sandbox=box, texts=read_modules(second / "exercises", subset=False)
+    ) as three:
         three.load_errors  # noqa: B018
         assert isinstance(three.child.handle, ForkedProcess), "the first one's child is gone"
 

@@ -23,10 +23,10 @@ from pathlib import Path
 import pytest
 
 from seqlab import contract
-from seqlab.grading.static_policy import policy_violations, policy_violations_of
 from seqlab.paths import COURSE_ROOT
 from seqlab.student import policy, sandbox
 from seqlab.student.seccomp import filter_fd
+from seqlab.subset import problems_of, refusals
 from tests.attacks.sandbox_bank import FAKE_TOKEN, LEAK
 from tests.mutants import all_variants, make_submission
 
@@ -229,37 +229,37 @@ def test_honest_code_always_passes_the_static_policy(tmp_path):
     """The references, the stubs and every known-wrong and alternative-correct variant."""
     for folder in ("solutions", "exercises"):
         for module in contract.MODULES:
-            assert policy_violations_of((ROOT / folder / f"{module}.py").read_text(), f"{folder}/{module}.py") == []
+            assert problems_of((ROOT / folder / f"{module}.py").read_text(), f"{folder}/{module}.py") == []
     count = 0
     for variant in [*all_variants("MUTANTS"), *all_variants("ALTERNATIVES")]:  # the demo's bugs included
         count += 1
         submission = make_submission(tmp_path / f"v{count}", variant)
-        assert policy_violations(submission, [variant.module]) == {}, (variant.function, variant.description)
+        assert refusals(submission, [variant.module]) == {}, (variant.function, variant.description)
     assert count >= 143
 
 
 @pytest.mark.parametrize(
     "line, rule",
     [
-        ("import os", "import of 'os'"),
-        ("import seqlab.reference", "import of 'seqlab.reference'"),
-        ("from torch import _C", "import of '_C'"),
-        ("from torch.utils import cpp_extension", "import of 'cpp_extension'"),
-        ("y = torch._C", "private or dunder attribute '_C'"),
-        ("y = torch.os.system", "attribute 'os'"),
-        ("y = (lambda: 0).__globals__", "private or dunder attribute '__globals__'"),
-        ("y = eval('1')", "eval"),
-        ("y = getattr(torch, 'o' + 's')", "getattr with a computed attribute name"),
-        ("y = getattr(torch, '_C')", "a private or system attribute"),
+        ("import subprocess", "the module 'subprocess' is not in the subset"),
+        ("import seqlab.reference", "the module 'seqlab' is not in the subset"),
+        ("from torch import _C", "the private name torch._C"),
+        ("from torch.utils import cpp_extension", "torch.utils"),
+        ("y = torch._C", "the private attribute '_C' of torch"),
+        ("y = torch.os.system", "torch.os is the os module"),
+        ("y = (lambda: 0).__globals__", "the dunder attribute '__globals__'"),
+        ("y = eval('1')", "the builtin eval()"),
+        ("y = getattr(torch, 'o' + 's')", "getattr used other than as getattr(obj, 'name')"),
+        ("y = getattr(torch, '__globals__')", "the dunder attribute '__globals__'"),
         ("torch.allclose = None", "monkeypatching"),
-        ("y = globals()", "globals"),
-        ("y = open('/etc/passwd')", "open"),
-        ("y = __builtins__", "__builtins__"),
+        ("y = globals()", "the builtin globals()"),
+        ("y = open('/etc/passwd')", "the builtin open()"),
+        ("y = __builtins__", "the dunder name '__builtins__'"),
     ],
 )
 def test_each_rule_names_its_line(line, rule):
     source = f"import torch\n\n\ndef f(x):\n    {line}\n    return x\n"
-    found = policy_violations_of(source, "exercises/rnn.py")
+    found = problems_of(source, "exercises/rnn.py")
     assert any(p.startswith("exercises/rnn.py, line 5: ") and rule in p for p in found), found
 
 
@@ -274,7 +274,7 @@ def test_a_refused_module_is_never_loaded_and_costs_only_itself(tmp_path):
     scores = result.by_function()
     assert all(scores[q][0] == 0 for q in contract.functions_of("positional"))
     assert scores["optimizers.sgd"][0] == scores["optimizers.sgd"][1]
-    assert any("exercises/positional.py, line" in e and "import of 'os'" in e for e in result.errors), result.errors
+    assert any("exercises/positional.py, line" in e and "os.makedirs" in e for e in result.errors), result.errors
 
 
 # --- the command line and the grader's own environment ------------------------------------------------

@@ -1,0 +1,517 @@
+"""The static half of the subset: decode a module's bytes as Python would, and compile it through
+RestrictedPython's restricting transformer, configured for this course.
+
+RestrictedPython rewrites every attribute read into ``_getattr_(obj, "name")``, every item read
+into ``_getitem_(obj, key)``, every attribute or item write into ``_write_(obj).name = value``,
+every iteration through ``_getiter_``; the host supplies those guards (``seqlab.subset.guards``).
+Its stock policy is Zope's: no name may start with ``_``, no annotated assignment, no
+``nonlocal``, no augmented assignment to an attribute. A student's honest code needs all of
+those, so ``CoursePolicy`` allows them and moves the line to where the danger is: dunder names
+outside the data model's special methods, the interpreter's frame and code attributes, imports
+outside the allow-list, builtins that run strings as code, and attribute names that are not
+literals in the source. What the transformer cannot know (whether ``x._d`` belongs to the
+student's own object) the runtime guards decide.
+
+The same code runs in the trusted parent (to decide what loads and to refuse with a message),
+in the student's process (to compile exactly the text the parent checked) and in the student's
+own tests (to show the same message before hand-in).
+"""
+
+from __future__ import annotations
+
+import ast
+import codecs
+import io
+import tokenize
+from dataclasses import dataclass
+
+from RestrictedPython.transformer import IOPERATOR_TO_STR, RestrictingNodeTransformer, copy_locations
+
+from . import rules
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One break of the subset: where, which rule, and what to write instead."""
+
+    line: int
+    rule: str
+    instead: str = ""
+
+    def render(self, filename: str) -> str:
+        text = f"{filename}, line {self.line}: {self.rule}"
+        return f"{text} ({self.instead})" if self.instead else text
+
+
+class SourceRefused(ValueError):
+    """The bytes of a module cannot be read as the UTF-8 Python source they must be."""
+
+    def __init__(self, problem: Problem):
+        super().__init__(problem.rule)
+        self.problem = problem
+
+
+def decode_source(data: bytes) -> str:
+    """The text Python would compile from ``data``, or ``SourceRefused``.
+
+    The encoding is decided as Python decides it (a BOM, else a coding cookie on line 1 or 2,
+    else UTF-8), and anything but UTF-8 is refused: a ``coding: utf-7`` cookie or a Latin-1 one
+    makes the interpreter read other code than a UTF-8 reader (or a person) sees.
+    """
+    if len(data) > rules.MAX_SOURCE_BYTES:
+        raise SourceRefused(
+            Problem(1, f"{len(data)} bytes, more than {rules.MAX_SOURCE_BYTES}: not an exercise module")
+        )
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:
+        raise SourceRefused(Problem(exc.lineno or 1, f"unreadable encoding declaration: {exc.msg}")) from None
+    if codecs.lookup(encoding).name not in ("utf-8", "utf-8-sig"):
+        raise SourceRefused(
+            Problem(1, f"the file declares the encoding {encoding!r}", "save it as UTF-8 and remove the coding line")
+        )
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise SourceRefused(Problem(line, "bytes that are not UTF-8", "save the file as UTF-8")) from None
+    if "\x00" in text:
+        raise SourceRefused(Problem(text[: text.index("\x00")].count("\n") + 1, "a NUL character in the source"))
+    return text
+
+
+def _is_dunder(name: str) -> bool:
+    return len(name) > 4 and name.startswith("__") and name.endswith("__")
+
+
+def _is_guard_name(name: str) -> bool:
+    """``_getattr_``, ``_write_``, ...: the names the transformed code calls its guards by."""
+    return len(name) > 2 and name.startswith("_") and name.endswith("_") and not _is_dunder(name)
+
+
+def attribute_problem(name: str, *, store: bool = False) -> tuple[str, str] | None:
+    """Why the attribute ``name`` may never be reached, whatever the object, or None."""
+    if name in rules.INTERPRETER_INTERNALS:
+        return (
+            f"the interpreter's internal attribute {name!r}",
+            "frames, code and tracebacks are not part of the exercise",
+        )
+    if _is_dunder(name):
+        if store and name not in ("__doc__", "__name__", "__qualname__"):
+            return f"assignment to {name!r}", "set ordinary attributes of your own objects"
+        readable = rules.HARMLESS_DUNDERS | rules.SPECIAL_METHODS | rules.OWN_ONLY_DUNDERS
+        if name not in readable:
+            return f"the dunder attribute {name!r}", "use the public API: type(x), isinstance, x.__name__"
+    if _is_guard_name(name):
+        return f"the name {name!r} is reserved for the grader's guards", "choose another name"
+    return None
+
+
+def attribute_refusal(owner: str, name: str) -> str | None:
+    """Why ``from owner import name`` (or ``owner.name`` on the module) is refused, or None."""
+    if name.startswith("_"):
+        return f"the private name {owner}.{name}"
+    if f"{owner}.{name}" in rules.DENIED_MODULES:
+        return f"{owner}.{name}: {rules.DENIED_MODULES[f'{owner}.{name}']}"
+    reason = rules.DENIED_ATTRIBUTES.get(owner, {}).get(name)
+    if reason:
+        return f"{owner}.{name}: {reason}"
+    allowed = rules.ALLOWED_ONLY.get("posixpath" if owner == "os.path" else owner)
+    if allowed is not None and name not in allowed:
+        return f"{owner}.{name} (of {owner}, only {', '.join(sorted(allowed))} are in the subset)"
+    return None
+
+
+def module_refusal(dotted: str, siblings: frozenset[str] = frozenset()) -> str | None:
+    """Why the module ``dotted`` may not be imported or held, or None."""
+    parts = dotted.split(".")
+    if parts[0] == rules.PACKAGE or (parts[0] in siblings and parts[0] not in rules.ALLOWED_MODULES):
+        return None
+    if parts[0] not in rules.ALLOWED_MODULES:
+        return f"the module {parts[0]!r} is not in the subset"
+    for depth in range(1, len(parts)):
+        refused = attribute_refusal(".".join(parts[:depth]), parts[depth])
+        if refused:
+            return refused
+    return None
+
+
+class CoursePolicy(RestrictingNodeTransformer):
+    """RestrictedPython's transformer with this course's rules (see the module docstring)."""
+
+    def __init__(
+        self, siblings: frozenset[str] = frozenset(), bound: frozenset[str] = frozenset(), lazy_annotations=False
+    ):
+        super().__init__()
+        # Under ``from __future__ import annotations`` the compiler keeps annotations as the
+        # text written, never evaluated: left untransformed, they read as written (dataclasses
+        # look for "ClassVar" in that text); evaluated ones are code and are guarded like code.
+        self.lazy_annotations = lazy_annotations
+        self.aliases: dict[str, str] = {}  # names bound only by imports -> the dotted module path
+        self.problems: list[Problem] = []
+        self.siblings = siblings  # the submission's own module names
+        self.bound = bound  # every name the module binds somewhere
+        self.classes: list[str] = []  # enclosing class names, for private-name mangling
+        self._literal_calls: set[int] = set()  # ids of getattr-family names called with a literal
+
+    # --- reporting ---------------------------------------------------------------------------
+
+    def refuse(self, node: ast.AST, rule: str, instead: str = "") -> None:
+        self.problems.append(Problem(getattr(node, "lineno", 0) or 0, rule, instead))
+        self.errors.append(rule)
+
+    def error(self, node: ast.AST, info: str) -> None:  # RestrictedPython's own refusals
+        self.refuse(node, info.rstrip("."))
+
+    def warn(self, node: ast.AST, info: str) -> None:
+        self.warnings.append(info)
+
+    # --- names -------------------------------------------------------------------------------
+
+    def check_name(self, node, name, allow_magic_methods=False):
+        if name is None:
+            return
+        if _is_guard_name(name):
+            self.refuse(node, f"the name {name!r} is reserved for the grader's guards", "choose another name")
+        elif _is_dunder(name):
+            allowed = rules.READABLE_DUNDER_NAMES | rules.BINDABLE_DUNDERS
+            if allow_magic_methods and self.classes:
+                allowed = allowed | rules.SPECIAL_METHODS
+            if name not in allowed:
+                self.refuse(node, f"the dunder name {name!r}", "special methods go inside a class; see the rules")
+        elif name in ("builtins", "breakpoint"):
+            self.refuse(node, f"the name {name!r}", rules.REFUSED_BUILTINS.get(name, "not part of the subset"))
+
+    def visit_Name(self, node: ast.Name):
+        if isinstance(node.ctx, ast.Load):
+            if (
+                node.id in rules.NAMED_ATTRIBUTE_BUILTINS
+                and id(node) not in self._literal_calls
+                and node.id not in self.bound
+            ):
+                self.refuse(
+                    node,
+                    f"{node.id} used other than as {node.id}(obj, 'name')",
+                    "write the attribute name as a literal, or use obj.name",
+                )
+            elif node.id in rules.REFUSED_BUILTINS and node.id not in self.bound:
+                self.refuse(node, f"the builtin {node.id}()", rules.REFUSED_BUILTINS[node.id])
+            self.used_names[node.id] = True
+        self.check_name(node, node.id)
+        return node
+
+    # --- attributes --------------------------------------------------------------------------
+
+    def _mangled(self, name: str) -> str:
+        """``self.__x`` inside ``class C`` means ``self._C__x``, as the compiler would write it:
+        the name becomes a string argument of ``_getattr_``, where the compiler no longer sees it."""
+        if name.startswith("__") and not name.endswith("__") and self.classes:
+            owner = self.classes[-1].lstrip("_")
+            if owner:
+                return f"_{owner}{name}"
+        return name
+
+    def _dotted(self, node: ast.AST) -> str | None:
+        parts = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if isinstance(node, ast.Name) and node.id in self.aliases:
+            return ".".join([self.aliases[node.id], *reversed(parts)])
+        return None
+
+    def _own_top(self, dotted: str) -> bool:
+        top = dotted.split(".")[0]
+        return top == rules.PACKAGE or (top in self.siblings and top not in rules.ALLOWED_MODULES)
+
+    def visit_Attribute(self, node: ast.Attribute):
+        store = isinstance(node.ctx, (ast.Store, ast.Del))
+        problem = attribute_problem(node.attr, store=store)
+        if problem:
+            self.refuse(node, *problem)
+        owner = self._dotted(node.value)
+        if owner is not None and not problem:
+            # ``torch.load`` where ``torch`` is only ever the import: refused here, with its
+            # line, rather than when the line runs (the guards refuse it there too).
+            foreign = not self._own_top(owner)
+            if store and foreign:
+                self.refuse(node, f"assignment to {owner}.{node.attr}", "monkeypatching changes every graded call")
+            elif foreign:
+                refused = attribute_refusal(owner, node.attr)
+                if refused and not node.attr.startswith("_"):
+                    self.refuse(node, refused, "see the rules")
+                elif refused:
+                    self.refuse(node, f"the private attribute {node.attr!r} of {owner}", "the public API is enough")
+        node.attr = self._mangled(node.attr)
+        node = self.node_contents_visit(node)
+        if store:
+            node.value = self._call("_write_", [node.value], node.value)
+            return node
+        return self._call("_getattr_", [node.value, ast.Constant(node.attr)], node)
+
+    @staticmethod
+    def _call(name: str, args: list, where: ast.AST) -> ast.Call:
+        call = ast.Call(func=ast.Name(name, ast.Load()), args=args, keywords=[])
+        copy_locations(call, where)
+        return call
+
+    def visit_Call(self, node: ast.Call):
+        func = node.func
+        if isinstance(func, ast.Name):
+            if func.id in ("exec", "eval") and func.id not in self.bound:
+                self.refuse(node, f"the builtin {func.id}()", rules.REFUSED_BUILTINS[func.id])
+            if func.id in rules.NAMED_ATTRIBUTE_BUILTINS and func.id not in self.bound:
+                name = node.args[1] if len(node.args) > 1 else None
+                if isinstance(name, ast.Constant) and isinstance(name.value, str) and not node.keywords:
+                    self._literal_calls.add(id(func))
+                    problem = attribute_problem(name.value, store=func.id in ("setattr", "delattr"))
+                    if problem:
+                        self.refuse(node, *problem)
+        wrap = any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords)
+        node = self.node_contents_visit(node)
+        if wrap:  # f(*a, **k) -> _apply_(f, *a, **k): one place where every spread call passes
+            node.args.insert(0, node.func)
+            node.func = ast.Name("_apply_", ast.Load())
+            copy_locations(node.func, node.args[0])
+        return node
+
+    # --- statements RestrictedPython refuses and students need -------------------------------
+
+    def visit_AugAssign(self, node: ast.AugAssign):
+        """``x.a += v`` and ``x[i] += v`` keep Python's in-place meaning (``operator.iadd`` on the
+        value read, then one guarded write), with ``x`` and ``i`` evaluated once."""
+        target = node.target
+        if isinstance(target, ast.Name):
+            return super().visit_AugAssign(node)
+        op = ast.Constant(IOPERATOR_TO_STR[type(node.op)])
+        value = self.visit(node.value)
+        if isinstance(target, ast.Attribute):
+            problem = attribute_problem(target.attr, store=True)
+            if problem:
+                self.refuse(target, *problem)
+            obj = self.visit(target.value)
+            call = self._call("_aug_attr_", [obj, ast.Constant(self._mangled(target.attr)), op, value], node)
+        else:
+            obj, key = self.visit(target.value), self.visit(target.slice)
+            call = self._call("_aug_item_", [obj, key, op, value], node)
+        statement = ast.Expr(value=call)
+        copy_locations(statement, node)
+        return statement
+
+    def visit_AnnAssign(self, node: ast.AnnAssign):
+        annotation = node.annotation
+        node = self.node_contents_visit(node)
+        if self.lazy_annotations:
+            node.annotation = annotation
+        return node
+
+    def visit_arg(self, node: ast.arg):
+        self.check_name(node, node.arg)
+        if node.annotation is not None and not self.lazy_annotations:
+            node.annotation = self.visit(node.annotation)
+        return node
+
+    def visit_Nonlocal(self, node: ast.Nonlocal):
+        for name in node.names:
+            self.check_name(node, name)
+        return node
+
+    def visit_Global(self, node: ast.Global):
+        for name in node.names:
+            self.check_name(node, name)
+        return node
+
+    def visit_FunctionDef(self, node: ast.FunctionDef):
+        self.check_name(node, node.name, allow_magic_methods=True)
+        self.check_function_argument_names(node)
+        returns = node.returns
+        try:
+            node = self.node_contents_visit(node)
+        finally:
+            if self.lazy_annotations:
+                node.returns = returns
+        return node
+
+    def visit_ClassDef(self, node: ast.ClassDef):
+        self.check_name(node, node.name)
+        if any(k.arg == "metaclass" for k in node.keywords):
+            self.refuse(node, "a metaclass", "plain classes, dataclasses and Enum are enough")
+        for expr in [*node.bases, *node.keywords, *node.decorator_list]:
+            self.visit(expr)
+        self.classes.append(node.name)
+        try:
+            node.body = [self.visit(statement) for statement in node.body]
+            node.body = [s for item in node.body for s in (item if isinstance(item, list) else [item])]
+        finally:
+            self.classes.pop()
+        return node
+
+    def visit_Module(self, node: ast.Module):
+        return self.node_contents_visit(node)
+
+    # --- imports -----------------------------------------------------------------------------
+
+    def visit_Import(self, node: ast.Import):
+        self.check_import_names(node)
+        for alias in node.names:
+            problem = module_refusal(alias.name, self.siblings)
+            if problem:
+                self.refuse(node, f"import {alias.name}: {problem}", "see the allowed modules in the rules")
+        return node
+
+    def visit_ImportFrom(self, node: ast.ImportFrom):
+        self.check_import_names(node)
+        module = node.module or ""
+        if node.level > 1:
+            self.refuse(node, "an import from above the exercises package", "import your own modules with from .name")
+            return node
+        top = module.split(".")[0]
+        own = node.level == 1 or top == rules.PACKAGE or (top in self.siblings and top not in rules.ALLOWED_MODULES)
+        if own or module == "__future__":
+            return node
+        problem = module_refusal(module, self.siblings)
+        if problem:
+            self.refuse(node, f"from {module} import ...: {problem}", "see the allowed modules in the rules")
+            return node
+        for alias in node.names:
+            refused = attribute_refusal(module, alias.name)
+            if refused:
+                self.refuse(node, f"from {module} import {alias.name}: {refused}", "see the rules")
+        return node
+
+    # --- match statements --------------------------------------------------------------------
+
+    def _dotted_ok(self, node: ast.AST) -> None:
+        """A value or class pattern's dotted name (``Color.RED``, ``torch.Tensor``) stays a plain
+        name chain (the grammar wants one), so its attribute names are checked here instead."""
+        while isinstance(node, ast.Attribute):
+            if node.attr.startswith("_"):
+                self.refuse(node, f"the private attribute {node.attr!r} in a pattern", "match on public names")
+            node = node.value
+
+    def visit_Match(self, node: ast.Match):
+        node.subject = self.visit(node.subject)
+        node.cases = [self.visit(case) for case in node.cases]
+        return node
+
+    def visit_match_case(self, node: ast.match_case):
+        node.pattern = self.visit(node.pattern)
+        if node.guard is not None:
+            node.guard = self.visit(node.guard)
+        node.body = [self.visit(s) for s in node.body]
+        return node
+
+    def visit_MatchValue(self, node: ast.MatchValue):
+        self._dotted_ok(node.value)
+        return node
+
+    def visit_MatchSingleton(self, node):
+        return node
+
+    def visit_MatchSequence(self, node: ast.MatchSequence):
+        node.patterns = [self.visit(p) for p in node.patterns]
+        return node
+
+    def visit_MatchStar(self, node: ast.MatchStar):
+        self.check_name(node, node.name)
+        return node
+
+    def visit_MatchMapping(self, node: ast.MatchMapping):
+        for key in node.keys:
+            self._dotted_ok(key)
+        node.patterns = [self.visit(p) for p in node.patterns]
+        self.check_name(node, node.rest)
+        return node
+
+    def visit_MatchClass(self, node: ast.MatchClass):
+        self._dotted_ok(node.cls)
+        for name in node.kwd_attrs:
+            if name.startswith("_") or name in rules.INTERPRETER_INTERNALS:
+                self.refuse(node, f"the attribute {name!r} in a class pattern", "match on public attributes")
+        node.patterns = [self.visit(p) for p in node.patterns]
+        node.kwd_patterns = [self.visit(p) for p in node.kwd_patterns]
+        return node
+
+    def visit_MatchAs(self, node: ast.MatchAs):
+        self.check_name(node, node.name)
+        if node.pattern is not None:
+            node.pattern = self.visit(node.pattern)
+        return node
+
+    def visit_MatchOr(self, node: ast.MatchOr):
+        node.patterns = [self.visit(p) for p in node.patterns]
+        return node
+
+
+def _bound_names(tree: ast.AST) -> frozenset[str]:
+    """Every name the module binds anywhere: a student's own ``input`` or ``vars`` shadows the
+    builtin of that name, and then refusing the builtin would refuse their variable."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            names.add(node.id)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+            names.add(node.name)
+    return frozenset(names)
+
+
+def _import_aliases(tree: ast.AST) -> dict[str, str]:
+    """Names bound by imports and by nothing else, with the module path each stands for."""
+    aliases: dict[str, str] = {}
+    other: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                aliases[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            for a in node.names:
+                aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            other.add(node.id)
+        elif isinstance(node, ast.arg):
+            other.add(node.arg)
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            other.add(node.name)
+    return {name: path for name, path in aliases.items() if name not in other}
+
+
+@dataclass(frozen=True)
+class Checked:
+    """A module's verdict: the code object to run, or the problems that keep it from loading."""
+
+    code: object | None
+    problems: tuple[Problem, ...]
+
+
+def check(text: str, filename: str, siblings: frozenset[str] = frozenset()) -> Checked:
+    """Compile ``text`` through the course's policy. A syntax error is a problem like any other,
+    so that the student sees it with its line whichever tool they run."""
+    try:
+        tree = ast.parse(text, filename=filename)
+    except SyntaxError as exc:
+        return Checked(None, (Problem(exc.lineno or 1, f"SyntaxError: {exc.msg}"),))
+    except (ValueError, RecursionError, MemoryError) as exc:
+        return Checked(None, (Problem(1, f"cannot be parsed ({type(exc).__name__})"),))
+    lazy = any(
+        isinstance(n, ast.ImportFrom) and n.module == "__future__" and any(a.name == "annotations" for a in n.names)
+        for n in tree.body
+    )
+    policy = CoursePolicy(siblings=siblings, bound=_bound_names(tree), lazy_annotations=lazy)
+    policy.aliases = _import_aliases(tree)
+    try:
+        tree = policy.visit(tree)
+    except RecursionError:
+        return Checked(None, (Problem(1, "nested too deeply to check"),))
+    if policy.problems:
+        return Checked(None, tuple(sorted(set(policy.problems), key=lambda p: (p.line, p.rule))))
+    ast.fix_missing_locations(tree)
+    try:
+        return Checked(compile(tree, filename, "exec", dont_inherit=True), ())
+    except (SyntaxError, ValueError, RecursionError) as exc:  # e.g. 'return' outside a function
+        return Checked(None, (Problem(getattr(exc, "lineno", 1) or 1, f"{type(exc).__name__}: {exc}"),))
