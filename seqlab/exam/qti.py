@@ -14,7 +14,8 @@ Which questions travel:
 - ``choice``      -> ``multiple_choice_question`` (the student's own option order);
 - ``truefalse``   -> ``true_false_question``;
 - ``numeric`` with a single number -> ``numerical_question`` with the range key +- tolerance
-  (the exam's tolerance: ``abs + rel * |key|``).
+  (the exam's tolerance: ``abs + rel * |key|``), in decimal on the key's printed digits
+  (``numeric_range``), so the package has the same bytes on every machine.
 
 Which do not, and why: vector answers (an LMS numeric item holds one number, and splitting a
 vector into items would change the question and its partial credit), and symbolic answers (no
@@ -35,8 +36,10 @@ import re
 import xml.etree.ElementTree as ET
 import zipfile
 from dataclasses import dataclass
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, localcontext
 from pathlib import Path
 
+from ..tolerance import Tolerance
 from .html import markdown_to_html
 from .model import CHOICE, NUMERIC, TRUEFALSE, Variant
 from .variants import ExamInstance
@@ -105,6 +108,43 @@ def _outcomes(item: ET.Element) -> ET.Element:
     return resprocessing
 
 
+# Guard digits below the margin's leading digit in the exported bounds: the LMS's range then matches
+# the grader's to 1/10000 of its half-width, finer than any answer a student types can resolve.
+BOUND_DIGITS = 4
+
+
+def numeric_range(key: str, tolerance: Tolerance) -> tuple[str, str, str]:
+    """The key and the accepted range ``key -+ (abs + rel * |key|)`` as an LMS item writes them.
+
+    Everything is decimal arithmetic on the key as the paper writes it (``format_number``: 10
+    significant digits, correctly rounded) and the tolerance as the exam file writes it, never on
+    the float the key came from: that float's last bits are the BLAS's and the CPU's (a
+    ``matrix_power`` on another machine lands a few ulps away), and ``repr`` would carry them into
+    the package. So a QTI item depends on exactly what the paper key and the tolerance depend on.
+    The bounds are rounded outward (floor, ceiling) to ``BOUND_DIGITS`` digits below the margin's
+    leading digit, so the LMS never refuses an answer the grader accepts; with an exact tolerance
+    both bounds are the key. Written positionally: LMS number fields do not all read exponents.
+    """
+    with localcontext() as ctx:
+        ctx.prec = 50  # exact: the key has 10 digits, the tolerance a few
+        k = Decimal(key)
+        margin = Decimal(repr(tolerance.abs)) + Decimal(repr(tolerance.rel)) * abs(k)
+        if margin == 0:
+            return _plain(k), _plain(k), _plain(k)
+        quantum = Decimal(1).scaleb(margin.adjusted() - BOUND_DIGITS)
+        lo = (k - margin).quantize(quantum, rounding=ROUND_FLOOR)
+        hi = (k + margin).quantize(quantum, rounding=ROUND_CEILING)
+    return _plain(k), _plain(lo), _plain(hi)
+
+
+def _plain(d: Decimal) -> str:
+    """Positional, no exponent, no trailing zeros after the point: 1.5e-05 -> 0.000015, 2.50 -> 2.5."""
+    text = format(d, "f")
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
 def variant_item(v: Variant, student: str) -> ET.Element:
     """One QTI item for a variant that travels (see ``travels``)."""
     item = ET.Element("item", ident=_ident(f"{student}-{v.id}"), title=f"{v.number}. {v.question.title}")
@@ -131,17 +171,16 @@ def variant_item(v: Variant, student: str) -> ET.Element:
         ET.SubElement(condition, "varequal", respident="response1").text = str(v.answer)
         _full_marks(_outcomes(item), condition)
         return item
-    key = float(v.answer[0] if isinstance(v.answer, list) else v.answer)
-    margin = v.tolerance.abs + v.tolerance.rel * abs(key)
+    key, lo, hi = numeric_range(v.key, v.tolerance)
     _material(presentation, f"<p><em>Answer:</em> one number, graded {v.tolerance.describe()} of the key.</p>")
     response = ET.SubElement(presentation, "response_str", ident="response1", rcardinality="Single")
     ET.SubElement(ET.SubElement(response, "render_fib", fibtype="Decimal"), "response_label", ident="answer1")
     condition = ET.Element("conditionvar")
     either = ET.SubElement(condition, "or")
-    ET.SubElement(either, "varequal", respident="response1").text = repr(key)
+    ET.SubElement(either, "varequal", respident="response1").text = key
     both = ET.SubElement(either, "and")
-    ET.SubElement(both, "vargte", respident="response1").text = repr(key - margin)
-    ET.SubElement(both, "varlte", respident="response1").text = repr(key + margin)
+    ET.SubElement(both, "vargte", respident="response1").text = lo
+    ET.SubElement(both, "varlte", respident="response1").text = hi
     _full_marks(_outcomes(item), condition)
     return item
 

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import math
 import re
 import xml.etree.ElementTree as ET
 import zipfile
+from dataclasses import replace
+from decimal import Decimal
 
 import yaml
 
 from seqlab.cli import main
 from seqlab.exam.examfile import load_exam
-from seqlab.exam.qti import travels
-from seqlab.exam.variants import make_instance
+from seqlab.exam.qti import numeric_range, travels, variant_item
+from seqlab.exam.variants import format_answer, make_instance
 from seqlab.paths import DEFAULT_EXAM as FINAL_EXAM
+from seqlab.tolerance import Tolerance
 
 NS = {"q": "http://www.imsglobal.org/xsd/ims_qtiasiv1p2", "cp": "http://www.imsglobal.org/xsd/imsccv1p1/imscp_v1p1"}
 STUDENTS = ("s001", "z9876543")
@@ -64,11 +68,15 @@ def test_qti_package_layout_xml_and_every_items_answer(tmp_path):
                     )
                 else:
                     assert fields["question_type"] == "numerical_question"
-                    key = float(v.answer[0] if isinstance(v.answer, list) else v.answer)
-                    low = float(condition.find("q:or/q:and/q:vargte", NS).text)
-                    high = float(condition.find("q:or/q:and/q:varlte", NS).text)
-                    assert low <= key <= high and float(condition.find("q:or/q:varequal", NS).text) == key
-                    assert high - low <= 2 * (v.tolerance.abs + v.tolerance.rel * abs(key)) + 1e-12
+                    # the paper's key, and a range that holds all the grader accepts around it and
+                    # is no more than 1/10000 of the margin wider on each side
+                    key = Decimal(v.key)
+                    margin = Decimal(repr(v.tolerance.abs)) + Decimal(repr(v.tolerance.rel)) * abs(key)
+                    low = Decimal(condition.find("q:or/q:and/q:vargte", NS).text)
+                    high = Decimal(condition.find("q:or/q:and/q:varlte", NS).text)
+                    assert Decimal(condition.find("q:or/q:varequal", NS).text) == key
+                    assert low <= key - margin and key + margin <= high
+                    assert high - low <= 2 * margin * (1 + Decimal("1e-4"))
     skipped = (out / "qti-skipped.txt").read_text(encoding="utf-8")
     assert "attn.var_qk: a formula" in skipped
 
@@ -164,3 +172,24 @@ def test_variant_pool_is_one_quiz_of_question_groups(tmp_path):
         "concept.why_mask",
         "concept.lstm_vs_gru",
     }
+
+
+def test_numeric_range_is_decimal_on_the_printed_key():
+    """Exact decimal arithmetic, bounds rounded outward below the margin, written without exponents."""
+    assert numeric_range("109.9511628", Tolerance(1e-3, 0.0)) == ("109.9511628", "109.84121", "110.06112")
+    assert numeric_range("-0.1209671545", Tolerance(1e-3, 1e-4)) == ("-0.1209671545", "-0.12118813", "-0.12074618")
+    assert numeric_range("256", Tolerance(1e-3, 1e-4)) == ("256", "255.7439", "256.2561")
+    assert numeric_range("6939", Tolerance(0.0, 0.0)) == ("6939", "6939", "6939")
+    assert numeric_range("1.5e-05", Tolerance(1e-3, 0.0)) == ("0.000015", "0.000014985", "0.000015015")
+
+
+def test_a_numeric_item_does_not_carry_the_answers_last_bits():
+    """An answer a few ulps away (another machine's matrix products) writes the same item."""
+    inst = make_instance(load_exam(FINAL_EXAM), "s0003")
+    v = inst.by_id()["rnn.eigen_growth"]
+    for ulps in (-3, 3):
+        moved = v.answer
+        for _ in range(abs(ulps)):
+            moved = math.nextafter(moved, math.copysign(math.inf, ulps))
+        other = replace(v, answer=moved, key=format_answer(v.question.kind, moved))
+        assert ET.tostring(variant_item(other, "s0003")) == ET.tostring(variant_item(v, "s0003"))

@@ -26,6 +26,10 @@ and the diff of the JSON names what changed. The artifacts:
 
 The slow renderings (HTML with MathML, notebooks, the PDF's SVG math) run for the first few ids
 only: they are functions of the same Markdown the cheap artifacts already pin for every id.
+
+What each artifact's bytes may depend on (package versions, never the CPU's vector units) is
+listed in ``tests/recorded/README.md``; ``test_qti_is_the_same_on_other_cpu_features`` checks
+the QTI, whose numbers come from answers whose last bits do vary with them.
 """
 
 from __future__ import annotations
@@ -33,6 +37,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -166,6 +172,18 @@ def paper_digests(name: str, exam: Exam, students: list[str], full: list[str], p
     return digests
 
 
+def qti_digests() -> dict[str, str]:
+    """The QTI entries of ``current_digests`` alone: the per-student quizzes and the variant pools."""
+    digests = {}
+    for name, exam, students in [(p.stem, load_exam(p), STUDENTS) for p in exam_files()] + [
+        ("bank", every_form_exam(), BANK_STUDENTS)
+    ]:
+        instances = [make_instance(exam, student) for student in students]
+        digests |= {f"{name}/{inst.student}/qti.xml": _digest(assessment_xml(inst)[0]) for inst in instances}
+        digests[f"{name}/variant-pool.xml"] = _digest(variant_pool_xml(instances)[0])
+    return digests
+
+
 def current_digests(tmp: Path) -> dict[str, str]:
     digests = {"bank/registry": _digest(registry_record())}
     for path in exam_files():
@@ -200,3 +218,44 @@ def test_the_recording_covers_every_exam_and_question():
     assert {eq.id for eq in exam.questions} == set(REGISTRY)
     assert sum(len(q.forms) or 1 for q in REGISTRY.values()) == len(exam.questions)
     assert f"bank/{BANK_STUDENTS[0]}/key-ID.md" in recorded
+
+
+def _numpy_avx512_features() -> list[str]:
+    """numpy's dispatched AVX-512 targets, in the installed numpy's spelling: numpy 2.4 groups them
+    as X86_V4 (+ AVX512_ICL, AVX512_SPR) and ignores, with only an ImportWarning, the AVX512F,
+    AVX512_SKX, ... names of earlier versions, so a fixed list would silently disable nothing."""
+    import numpy
+
+    core = getattr(numpy, "_core", None) or numpy.core
+    return [f for f in core._multiarray_umath.__cpu_dispatch__ if f.startswith("AVX512") or f == "X86_V4"]
+
+
+@pytest.mark.slow  # ~6 s: a fresh interpreter renders every exam's QTI for 25 ids
+def test_qti_is_the_same_on_other_cpu_features():
+    """The QTI packages do not depend on the CPU's vector units: rendered in a process whose torch,
+    MKL and numpy kernels take other code paths, they are the recorded bytes. MKL's is the one that
+    moves answers here: its AVX-512 and AVX2/SSE4.2 matrix products (``matrix_power`` in
+    ``rnn.eigen_growth``) round differently in the last bits, which ``repr`` of the answer would
+    carry into the range."""
+    env = os.environ | {
+        "ATEN_CPU_CAPABILITY": "default",  # torch's own vectorized kernels, without AVX2/AVX-512
+        "MKL_ENABLE_INSTRUCTIONS": "SSE4_2",  # MKL's BLAS on its oldest kernels
+        "NPY_DISABLE_CPU_FEATURES": " ".join(_numpy_avx512_features()),
+    }
+    code = "import json; from tests.exam.test_recorded import qti_digests; print(json.dumps(qti_digests()))"
+    done = subprocess.run(
+        # an ImportWarning is how numpy refuses a feature name it does not know: fail on it
+        [sys.executable, "-W", "error::ImportWarning", "-c", code],
+        cwd=Path(__file__).parents[2],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    digests = json.loads(done.stdout.splitlines()[-1])
+    recorded = json.loads(RECORDING.read_text(encoding="utf-8"))
+    changed = sorted(k for k in digests if recorded.get(k) != digests[k])
+    assert digests and not changed, (
+        f"QTI differs from the recording under {env['MKL_ENABLE_INSTRUCTIONS']=}: {changed[:20]}"
+    )
