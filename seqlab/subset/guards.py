@@ -138,6 +138,8 @@ def _check_name(obj, name: str) -> None:
             return
         if name in rules.OWN_ONLY_DUNDERS and is_own(obj) and type(obj) is not _MODULE:
             return
+        if name in ("__setattr__", "__delattr__") and (obj is object or is_own(obj)):
+            return  # object.__setattr__(self, ...) in a frozen dataclass's __post_init__
         _refuse(f"the dunder attribute {name!r} of {_describe(obj)}", "use the public API")
     if len(name) > 2 and name.endswith("_") and not name.endswith("__"):
         _refuse(f"the name {name!r} is reserved for the grader's guards")
@@ -267,6 +269,17 @@ class _ForeignWrite:
         del self._target[key]
 
 
+class _SettingWrite(_ForeignWrite):
+    """A module whose listed switches may be set (``torch.backends.cudnn.deterministic = True``)."""
+
+    __slots__ = ()
+
+    def __setattr__(self, name, value):
+        if name not in rules.WRITABLE_MODULE_ATTRIBUTES[self._target.__name__]:
+            _refuse(f"assignment to {self._target.__name__}.{name}", "monkeypatching changes every graded call")
+        setattr(self._target, name, value)
+
+
 def write_guard(obj):
     """The object that ``obj.name = v`` and ``obj[k] = v`` act on."""
     kind = type(obj)
@@ -275,6 +288,8 @@ def write_guard(obj):
     if is_own(obj):
         return obj
     if kind is _MODULE:
+        if obj.__name__ in rules.WRITABLE_MODULE_ATTRIBUTES:
+            return _SettingWrite(obj)
         _refuse(f"assignment to an attribute of the module {obj.__name__}", "monkeypatching changes every graded call")
     if isinstance(obj, type) or kind in _CODE_CARRIERS:
         _refuse(f"assignment to an attribute of {_describe(obj)}", "monkeypatching changes every graded call")

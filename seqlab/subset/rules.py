@@ -50,7 +50,8 @@ ALLOWED_MODULES: dict[str, str] = {
     "re": "regular expressions",
     "textwrap": "text formatting",
     "json": "JSON text (dumps, loads)",
-    "os": "os.path's pure path helpers only (join, basename, ...)",
+    "os": "os.path's pure path helpers and the environment (the child's holds no secret)",
+    "unittest": "a self-test class (unittest.mock is refused)",
     "posixpath": "os.path's pure path helpers only",
 }
 
@@ -83,6 +84,7 @@ DENIED_MODULES: dict[str, str] = {
     "numpy.lib.npyio": "reads and writes files",
     "numpy.lib.utils": "source and introspection helpers",
     "numpy.testing.overrides": "intercepts numpy functions",
+    "unittest.mock": "patches any attribute named by a string",
 }
 
 # Attributes refused on an allowed module or class, keyed by the owner's name. A name listed
@@ -189,6 +191,7 @@ ALLOWED_ONLY: dict[str, frozenset[str]] = {
             "byteorder",
             "float_repr_style",
             "getrecursionlimit",
+            "setrecursionlimit",
             "exc_info",
             "exit",
             "argv",
@@ -212,9 +215,10 @@ ALLOWED_ONLY: dict[str, frozenset[str]] = {
             "ctime",
         }
     ),
-    "os": frozenset({"path", "sep", "linesep", "curdir", "pardir", "extsep"}),
+    # The child's environment holds no secret (it is built afresh for every student process).
+    "os": frozenset({"path", "sep", "linesep", "curdir", "pardir", "extsep", "environ", "getenv"}),
     "posixpath": frozenset(
-        {"join", "basename", "dirname", "split", "splitext", "normpath", "sep", "extsep", "curdir", "pardir"}
+        {"join", "basename", "dirname", "split", "splitext", "normpath", "abspath", "sep", "extsep", "curdir", "pardir"}
     ),
     "traceback": frozenset({"print_exc", "format_exc", "print_exception", "format_exception", "format_exception_only"}),
 }
@@ -254,7 +258,9 @@ REFUSED_BUILTINS: dict[str, str] = {
 
 # Dunder attributes anyone may read: names, documentation, the class of a value, and the
 # special methods (``super().__init__(...)``, ``x.__len__()``).
-HARMLESS_DUNDERS = frozenset({"__name__", "__qualname__", "__doc__", "__module__", "__class__", "__annotations__"})
+HARMLESS_DUNDERS = frozenset(
+    {"__name__", "__qualname__", "__doc__", "__module__", "__class__", "__annotations__", "__version__"}
+)
 SPECIAL_METHODS = frozenset(
     {
         "__init__", "__new__", "__post_init__", "__call__", "__repr__", "__str__", "__format__",
@@ -271,6 +277,7 @@ SPECIAL_METHODS = frozenset(
         "__invert__", "__complex__", "__int__", "__float__", "__index__", "__round__",
         "__trunc__", "__floor__", "__ceil__", "__copy__", "__deepcopy__", "__getstate__",
         "__setstate__", "__sizeof__", "__del__", "__get__", "__set__", "__delete__",
+        "__init_subclass__",
     }
 )  # fmt: skip
 # Dunder names a module or class body may bind, besides the special methods.
@@ -288,9 +295,14 @@ INTERPRETER_INTERNALS = frozenset(
         "cr_frame", "cr_code", "cr_origin", "ag_await", "ag_frame", "ag_code",
     }
 )  # fmt: skip
-# The builtins that take an attribute name: a literal name keeps every reachable attribute
-# visible in the source, where the forbidden-operation check reads it.
-NAMED_ATTRIBUTE_BUILTINS = frozenset({"getattr", "setattr", "delattr", "hasattr"})
+# getattr with a literal name keeps every attribute a submission can read visible in the source,
+# where the forbidden-operation check reads it (``getattr(F, name)`` could fetch any kernel).
+# setattr, delattr and hasattr may compute the name: the write guard and the read guard decide.
+NAMED_ATTRIBUTE_BUILTINS = frozenset({"getattr"})
+# Module settings a submission may change: switches of its own process, not functions.
+WRITABLE_MODULE_ATTRIBUTES: dict[str, frozenset[str]] = {
+    "torch.backends.cudnn": frozenset({"deterministic", "benchmark", "enabled"}),
+}
 # The package the submission's own modules live in.
 PACKAGE = "exercises"
 MAX_SOURCE_BYTES = 1_000_000  # a real exercise module is ~10 kB

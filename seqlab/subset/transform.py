@@ -80,6 +80,9 @@ def decode_source(data: bytes) -> str:
     return text
 
 
+_SETATTR = frozenset({"__setattr__", "__delattr__"})  # open on ``object`` and one's own objects (guards)
+
+
 def _is_dunder(name: str) -> bool:
     return len(name) > 4 and name.startswith("__") and name.endswith("__")
 
@@ -99,7 +102,7 @@ def attribute_problem(name: str, *, store: bool = False) -> tuple[str, str] | No
     if _is_dunder(name):
         if store and name not in ("__doc__", "__name__", "__qualname__"):
             return f"assignment to {name!r}", "set ordinary attributes of your own objects"
-        readable = rules.HARMLESS_DUNDERS | rules.SPECIAL_METHODS | rules.OWN_ONLY_DUNDERS
+        readable = rules.HARMLESS_DUNDERS | rules.SPECIAL_METHODS | rules.OWN_ONLY_DUNDERS | _SETATTR
         if name not in readable:
             return f"the dunder attribute {name!r}", "use the public API: type(x), isinstance, x.__name__"
     if _is_guard_name(name):
@@ -109,6 +112,8 @@ def attribute_problem(name: str, *, store: bool = False) -> tuple[str, str] | No
 
 def attribute_refusal(owner: str, name: str) -> str | None:
     """Why ``from owner import name`` (or ``owner.name`` on the module) is refused, or None."""
+    if name in rules.HARMLESS_DUNDERS:
+        return None
     if name.startswith("_"):
         return f"the private name {owner}.{name}"
     if f"{owner}.{name}" in rules.DENIED_MODULES:
@@ -183,6 +188,8 @@ class CoursePolicy(RestrictingNodeTransformer):
             self.refuse(node, f"the name {name!r}", rules.REFUSED_BUILTINS.get(name, "not part of the subset"))
 
     def visit_Name(self, node: ast.Name):
+        if not isinstance(node.ctx, ast.Load) and node.id in rules.READABLE_DUNDER_NAMES - rules.BINDABLE_DUNDERS:
+            self.refuse(node, f"assignment to {node.id}", "a module's own name and file are the grader's")
         if isinstance(node.ctx, ast.Load):
             if (
                 node.id in rules.NAMED_ATTRIBUTE_BUILTINS
@@ -234,7 +241,8 @@ class CoursePolicy(RestrictingNodeTransformer):
             # ``torch.load`` where ``torch`` is only ever the import: refused here, with its
             # line, rather than when the line runs (the guards refuse it there too).
             foreign = not self._own_top(owner)
-            if store and foreign:
+            settable = node.attr in rules.WRITABLE_MODULE_ATTRIBUTES.get(owner, ())
+            if store and foreign and not settable:
                 self.refuse(node, f"assignment to {owner}.{node.attr}", "monkeypatching changes every graded call")
             elif foreign:
                 refused = attribute_refusal(owner, node.attr)
@@ -347,6 +355,7 @@ class CoursePolicy(RestrictingNodeTransformer):
         return node
 
     def visit_Module(self, node: ast.Module):
+        node.body = [_without_self_test(s) for s in node.body]
         return self.node_contents_visit(node)
 
     # --- imports -----------------------------------------------------------------------------
@@ -441,6 +450,25 @@ class CoursePolicy(RestrictingNodeTransformer):
     def visit_MatchOr(self, node: ast.MatchOr):
         node.patterns = [self.visit(p) for p in node.patterns]
         return node
+
+
+def _is_main_test(test: ast.AST) -> bool:
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return False
+    sides = [test.left, test.comparators[0]]
+    return any(isinstance(s, ast.Name) and s.id == "__name__" for s in sides) and any(
+        isinstance(s, ast.Constant) and s.value == "__main__" for s in sides
+    )
+
+
+def _without_self_test(statement: ast.stmt) -> ast.stmt:
+    """``if __name__ == "__main__":`` at module level is the student's self-test: it never runs
+    when a grader or a test imports the module (its name is ``exercises.<name>``, and the subset
+    refuses assignments to ``__name__``), so it is compiled as ``pass`` and its imports (unittest,
+    argparse, timeit) are not held against the module. Run directly, it is plain Python."""
+    if isinstance(statement, ast.If) and _is_main_test(statement.test):
+        statement.body = [ast.copy_location(ast.Pass(), statement.body[0])]
+    return statement
 
 
 def _bound_names(tree: ast.AST) -> frozenset[str]:
