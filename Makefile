@@ -1,6 +1,9 @@
 # Two commands do all the set-up on a fresh machine:
 #   make demo   grade the bundled example submission and show the report
 #   make test   run the test suite (what CI runs)
+# Both first run `make setup`: the Debian packages of scripts/system-packages.sh (installed when
+# root, else it stops with the apt-get command to run; SEQLAB_NO_SYSTEM_PACKAGES=1 goes on without
+# them), then .venv (scripts/setup.sh). Once done, a second run only checks.
 # While working:
 #   make test-fast   the suite without the slow-marked tests (over a few seconds each: gradings end
 #                    to end, nbgrader round trips, fresh venvs, browsers)
@@ -38,9 +41,13 @@ PY := .venv/bin/python
 JOBS ?= 2
 XDIST := -n $(JOBS) --dist loadgroup
 
-.PHONY: setup demo test test-fast lint format check bench clean
+.PHONY: setup system-packages demo test test-fast lint format check bench clean
 
-setup: .venv/.seqlab-installed
+# The system packages are checked on every run (one dpkg-query): a stamp would not see one removed.
+setup: system-packages .venv/.seqlab-installed
+
+system-packages:
+	@bash scripts/system-packages.sh
 
 .venv/.seqlab-installed: pyproject.toml scripts/setup.sh
 	bash scripts/setup.sh
