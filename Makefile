@@ -10,6 +10,7 @@
 #   make lint        ruff check + ruff format --check (what CI runs; `make format` fixes)
 #   make lock        regenerate the pinned, hashed locks from pyproject.toml (scripts/lock.sh), on
 #                    purpose only: after changing a dependency or TORCH_VERSION; commit the result
+# On a machine with an NVIDIA GPU: bash scripts/gpu-check.sh (the CUDA path, one summary line).
 PY := .venv/bin/python
 # Two workers: this is a 2-core machine, and each worker's grading children need the CPU too.
 # The tests of a module that share a module-scoped fixture, and the tests of one xdist_group mark
