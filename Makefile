@@ -1,10 +1,16 @@
 # Two commands do all the set-up on a fresh machine:
 #   make demo   grade the bundled example submission and show the report
 #   make test   run the test suite (what CI runs)
+# Both first run `make setup`: the Debian packages of scripts/system-packages.sh (installed when
+# root, else it stops with the apt-get command to run; SEQLAB_NO_SYSTEM_PACKAGES=1 goes on without
+# them), then .venv from the lock (scripts/setup.sh). Once done, a second run only checks.
 # While working:
 #   make test-fast   the suite without the slow-marked tests (over a few seconds each: gradings end
 #                    to end, nbgrader round trips, fresh venvs, browsers)
 #   make lint        ruff check + ruff format --check (what CI runs; `make format` fixes)
+#   make lock        regenerate the pinned, hashed locks from pyproject.toml (scripts/lock.sh), on
+#                    purpose only: after changing a dependency or TORCH_VERSION; commit the result
+# On a machine with an NVIDIA GPU: bash scripts/gpu-check.sh (the CUDA path, one summary line).
 PY := .venv/bin/python
 # Two workers: this is a 2-core machine, and each worker's grading children need the CPU too.
 # The tests of a module that share a module-scoped fixture, and the tests of one xdist_group mark
@@ -37,12 +43,17 @@ PY := .venv/bin/python
 # rest; `make check` runs them alone.
 JOBS ?= 2
 XDIST := -n $(JOBS) --dist loadgroup
+LOCK := $(shell . scripts/defaults.sh && defaults LOCK)
 
-.PHONY: setup demo test test-fast lint format check bench clean
+.PHONY: setup system-packages demo test test-fast lint format check bench lock clean
 
-setup: .venv/.seqlab-installed
+# The system packages are checked on every run (one dpkg-query): a stamp would not see one removed.
+setup: system-packages .venv/.seqlab-installed
 
-.venv/.seqlab-installed: pyproject.toml scripts/setup.sh
+system-packages:
+	@bash scripts/system-packages.sh
+
+.venv/.seqlab-installed: pyproject.toml $(LOCK) scripts/setup.sh
 	bash scripts/setup.sh
 	touch $@
 
@@ -71,6 +82,9 @@ bench: setup
 	$(PY) benchmarks/bench_scan.py
 	$(PY) benchmarks/bench_grade.py
 	$(PY) benchmarks/bench_batch.py
+
+lock:
+	bash scripts/lock.sh
 
 clean:
 	rm -rf .venv seqlab-out

@@ -61,7 +61,9 @@ def run(args) -> int:
             isolated=not args.in_process,
             config=config,
             protected_dirs=(str(out),),
-            sandbox=box.kind if box is not None else "none",
+            # The mode asked for, not box.kind: under "none" the reports would blame "--sandbox none"
+            # when auto fell back because bubblewrap cannot run here.
+            sandbox=args.sandbox if box is not None else "none",
         )
     except GradingError as exc:
         raise UserError(str(exc)) from None

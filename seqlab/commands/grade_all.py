@@ -97,7 +97,9 @@ def run(args) -> int:
             config=str(args.config) if args.config else None,
             progress=Progress(),
             similarity=args.similarity,
-            sandbox=box.kind if box is not None else "none",
+            # The mode asked for, not box.kind: under "none" the reports would blame "--sandbox none"
+            # when auto fell back because bubblewrap cannot run here.
+            sandbox=args.sandbox if box is not None else "none",
         )
     except FileNotFoundError as exc:
         raise UserError(str(exc)) from None

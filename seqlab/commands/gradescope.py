@@ -13,7 +13,6 @@ def add_parser(subparsers) -> None:
     p = subparsers.add_parser("gradescope", help="write autograder.zip for a Gradescope programming assignment")
     p.add_argument("out_dir", type=Path, help="folder to write autograder.zip into")
     add_config_option(p, what="grading config baked into the bundle")
-    p.add_argument("--torch", default=None, help="torch version setup.sh installs (CPU build; default: the course's)")
     p.set_defaults(func=run)
 
 
@@ -22,7 +21,7 @@ def run(args) -> int:
     from ..gradescope import BundleError, build_bundle
 
     try:
-        path = build_bundle(args.out_dir, config_path=args.config, torch_version=args.torch)
+        path = build_bundle(args.out_dir, config_path=args.config)
     except BundleError as exc:
         raise UserError(str(exc)) from None
     config = load_config(args.config)

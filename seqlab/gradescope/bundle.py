@@ -2,7 +2,7 @@
 
 At the zip's root: ``setup.sh`` (run once when Gradescope builds the image) and
 ``run_autograder`` (run for every submission). Beside them ``course/``: the seqlab package with
-its ``pyproject.toml`` (installed by setup.sh with the ``grading`` extra), the reference
+its ``pyproject.toml`` and the grading lock (setup.sh installs exactly the lock, then seqlab), the reference
 ``solutions/``, the hidden ``graders/``, the report templates and ``grading_config.yaml``.
 Gradescope unpacks the zip into ``/autograder/source``, which students never see; inside the
 image, seqlab's isolated runner refuses student code any read of the solutions, graders and
@@ -60,11 +60,10 @@ def _render(template: str, **values) -> bytes:
     return env.get_template(template).render(**values).encode("utf-8")
 
 
-def bundle_files(*, config_path: Path | None = None, torch_version: str | None = None) -> dict[str, bytes]:
+def bundle_files(*, config_path: Path | None = None) -> dict[str, bytes]:
     """Every file of the bundle: ``{path inside the zip: bytes}``."""
     from ..config import load_config
-    from ..defaults import TORCH_CPU_INDEX as CPU_INDEX
-    from ..defaults import TORCH_VERSION as DEFAULT_TORCH
+    from ..defaults import GRADING_LOCK, PYTHON_VERSION, TORCH_CPU_INDEX, TORCH_VERSION
     from ..paths import CONFIG_PATH, GRADERS_DIR, SOLUTIONS_DIR, TEMPLATES_DIR
     from .autograder import GRADER_FAILED
 
@@ -72,7 +71,6 @@ def bundle_files(*, config_path: Path | None = None, torch_version: str | None =
     config = load_config(config_path)  # a bad config stops here, not on Gradescope
     package_dir = Path(__file__).resolve().parent.parent
     project_dir = package_dir.parent
-    torch_version = torch_version or DEFAULT_TORCH
     fallback = {
         "score": 0,
         "max_score": round(config.max_score, 4),
@@ -83,9 +81,16 @@ def bundle_files(*, config_path: Path | None = None, torch_version: str | None =
         "tests": [],
     }
     files = {
-        "setup.sh": _render("setup.sh.j2", torch_version=torch_version, cpu_index=CPU_INDEX),
+        "setup.sh": _render(
+            "setup.sh.j2",
+            torch_version=TORCH_VERSION,  # the lock's (tests/project/test_lock.py keeps them equal)
+            python_version=PYTHON_VERSION,
+            cpu_index=TORCH_CPU_INDEX,
+            grading_lock=GRADING_LOCK,
+        ),
         "run_autograder": _render("run_autograder.j2", fallback_results=json.dumps(fallback)),
         f"{COURSE_DIR}/pyproject.toml": (project_dir / "pyproject.toml").read_bytes(),
+        f"{COURSE_DIR}/{GRADING_LOCK}": (project_dir / GRADING_LOCK).read_bytes(),
         # pyproject.toml names README.md as the long description, so the build needs one.
         f"{COURSE_DIR}/README.md": (
             f"# {config.course_title or config.course_id}: seqlab autograder\n\n"
@@ -119,8 +124,8 @@ def write_zip(files: dict[str, bytes], path: Path) -> Path:
     return path
 
 
-def build_bundle(out_dir: Path, *, config_path: Path | None = None, torch_version: str | None = None) -> Path:
+def build_bundle(out_dir: Path, *, config_path: Path | None = None) -> Path:
     """Write ``OUT_DIR/autograder.zip``; returns its path."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    return write_zip(bundle_files(config_path=config_path, torch_version=torch_version), out_dir / BUNDLE_NAME)
+    return write_zip(bundle_files(config_path=config_path), out_dir / BUNDLE_NAME)

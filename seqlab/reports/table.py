@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from ..results import GradingResult
+from ..student.sandbox import NOT_SANDBOXED
 
 
 def print_table(result: GradingResult, file=None, *, failures: int = 8) -> None:
@@ -31,7 +32,8 @@ def print_table(result: GradingResult, file=None, *, failures: int = 8) -> None:
         table.add_row(escape(fn), f"[{style}]{s:.4g} / {m:.4g}[/{style}]", "ok" if s >= m - 1e-9 else "")
     console.print(table)
     for e in result.errors:
-        console.print(f"[red]error:[/red] {escape(e)}", markup=True)
+        label = "[yellow]notice:[/yellow]" if e.startswith(NOT_SANDBOXED) else "[red]error:[/red]"
+        console.print(f"{label} {escape(e)}", markup=True)
     # The first failure of each function: one line of what, one of the known mistake.
     first: dict[str, list] = {}
     for t in result.tests:

@@ -49,6 +49,8 @@ SCRATCH_BYTES = 256 << 20
 #   NPROC: counted per user namespace, so 64 leaves torch its threads and stops a fork bomb.
 RLIMITS = {"RLIMIT_NOFILE": 256, "RLIMIT_FSIZE": 64 << 20, "RLIMIT_NPROC": 64}
 UNPRIVILEGED_ID = "65534"  # nobody/nogroup
+# How Sandbox.notice starts: the reports show that line as a notice, not as a grading error.
+NOT_SANDBOXED = "not sandboxed: "
 
 
 class SandboxUnavailable(RuntimeError):
@@ -79,7 +81,7 @@ class Sandbox:
         if self.enforced:
             return ""
         return (
-            f"not sandboxed: {self.why}. Student code ran under the in-process guards only "
+            f"{NOT_SANDBOXED}{self.why}. Student code ran under the in-process guards only "
             f"(an audit hook), which a determined student can get around; see README, 'Untrusted code'."
         )
 

@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from seqlab import __version__, defaults
 from seqlab.cli import main
 
@@ -69,19 +71,20 @@ def test_the_version_is_written_once():
     assert f"## {__version__}" in (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
 
 
-def test_setup_script_installs_the_torch_of_the_defaults():
-    # scripts/setup.sh reads the version out of defaults.py with sed: run that very line.
-    line = next(
-        line for line in (ROOT / "scripts" / "setup.sh").read_text().splitlines() if line.startswith("TORCH_VERSION=")
-    )
+@pytest.mark.parametrize("name", ["TORCH_VERSION", "TORCH_CPU_INDEX", "PYTHON_VERSION", "LOCK", "GRADING_LOCK"])
+def test_the_scripts_read_the_defaults(name):
+    # scripts/*.sh and the Makefile read these out of defaults.py with sed: run that very function.
     shown = subprocess.run(
-        ["bash", "-c", f"unset SEQLAB_TORCH\n{line}\necho $TORCH_VERSION"],
+        ["bash", "-c", f". scripts/defaults.sh && defaults {name}"],
         cwd=ROOT,
         capture_output=True,
         text=True,
         check=True,
     ).stdout.strip()
-    assert shown == defaults.TORCH_VERSION
+    assert shown == getattr(defaults, name)
+
+
+def test_the_venv_has_the_torch_of_the_defaults():
     assert importlib.metadata.version("torch").split("+")[0] == defaults.TORCH_VERSION
 
 

@@ -29,6 +29,7 @@ import yaml
 from seqlab import contract
 from seqlab.cli import main
 from seqlab.config import ConfigError, load_config, parse_config
+from seqlab.defaults import GRADING_LOCK, TORCH_VERSION
 from seqlab.demo import assemble, load_bugs
 from seqlab.gradescope import BUNDLE_NAME, build_bundle
 from seqlab.gradescope.autograder import failure_results, write_results
@@ -129,10 +130,11 @@ def test_bundle_layout_and_reproducible(tmp_path):
         assert not [n for n in infos if "__pycache__" in n or n.endswith(".pyc")]
         assert not [n for n in infos if "/exam/bank/" in n or n.startswith(("course/tests/", "course/exams/"))]
         setup = zf.read("setup.sh").decode()
-    # the pinned CPU torch of seqlab/defaults.py (scripts/setup.sh reads the same line), never a bare `torch`
-    from seqlab.defaults import TORCH_VERSION
-
-    assert f'"torch=={TORCH_VERSION}+cpu"' in setup and "torch.version.cuda is None" in setup
+        lock = zf.read(f"course/{GRADING_LOCK}").decode()
+    # exactly the grading lock, hash-checked, with the CPU torch of seqlab/defaults.py in it
+    assert f'--require-hashes --no-deps -r "$COURSE/{GRADING_LOCK}"' in setup and "torch.version.cuda is None" in setup
+    assert f"\ntorch=={TORCH_VERSION}+cpu \\\n    --hash=sha256:" in lock
+    assert lock == (COURSE_ROOT / GRADING_LOCK).read_text()
     assert build_bundle(tmp_path / "b").read_bytes() == path.read_bytes()
 
 

@@ -315,6 +315,26 @@ def test_grade_without_a_sandbox_says_so_in_the_terminal_and_every_report(tmp_pa
     assert missing.returncode == 2 and "--sandbox bwrap" in missing.stderr
 
 
+def test_auto_without_bubblewrap_gives_the_real_reason_as_a_notice(tmp_path):
+    # The fallback's reason is the probe's (bubblewrap missing, with its install command), and the
+    # reports call it a notice: nobody asked for --sandbox none, and grading itself went fine.
+    submission = make_submission(tmp_path / "s")
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [str(ROOT / ".venv" / "bin" / "seqlab"), "grade", str(submission), "--out", str(out)]
+        + ["--only", "attention.causal_mask", "--quiet"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "SEQLAB_BWRAP": "/nonexistent/bwrap"},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    output = json.loads((out / "results.json").read_text())["output"]
+    assert "notice: not sandboxed: /nonexistent/bwrap is not installed" in output, output
+    assert "apt-get install bubblewrap" in output and "--sandbox none" not in output, output
+    assert "error: not sandboxed" not in output, output
+
+
 TOKEN_READER = f'''
 def sgd(w, dw, state, lr=1e-2):
     import os
