@@ -17,12 +17,9 @@ same source, values compared there).
 from __future__ import annotations
 
 import builtins
-import operator
 import string
 import sys
 import types
-
-from RestrictedPython.Guards import guarded_iter_unpack_sequence, guarded_unpack_sequence
 
 from . import rules
 from .transform import module_refusal
@@ -230,7 +227,7 @@ def guarded_getattr(obj, name, *default):
         _check_type_attribute(obj, name)
     value = getattr(obj, name, *default)
     if value is type:  # x.__class__.__class__: the guarded type, whose three-argument form is refused
-        return _TypeProxy
+        return TypeProxy
     if type(value) in _CODE_CARRIERS or type(value) is _MODULE:
         _check_value(value, f"{_describe(obj)}.{name}")
     return value
@@ -243,155 +240,14 @@ def guarded_getitem(obj, key):
     return value
 
 
-class _ForeignWrite:
-    """What ``_write_`` hands back for someone else's object: its items and public attributes
-    may be set (``p.grad = g``, ``out[t] = h``), never its private ones."""
-
-    __slots__ = ("_target",)
-
-    def __init__(self, target):
-        object.__setattr__(self, "_target", target)
-
-    def __setattr__(self, name, value):
-        if name.startswith("_"):
-            _refuse(f"setting the private attribute {name!r} of {_describe(self._target)}")
-        setattr(self._target, name, value)
-
-    def __delattr__(self, name):
-        if name.startswith("_"):
-            _refuse(f"deleting the private attribute {name!r} of {_describe(self._target)}")
-        delattr(self._target, name)
-
-    def __setitem__(self, key, value):
-        self._target[key] = value
-
-    def __delitem__(self, key):
-        del self._target[key]
-
-
-class _SettingWrite(_ForeignWrite):
-    """A module whose listed switches may be set (``torch.backends.cudnn.deterministic = True``)."""
-
-    __slots__ = ()
-
-    def __setattr__(self, name, value):
-        if name not in rules.WRITABLE_MODULE_ATTRIBUTES[self._target.__name__]:
-            _refuse(f"assignment to {self._target.__name__}.{name}", "monkeypatching changes every graded call")
-        setattr(self._target, name, value)
-
-
-def write_guard(obj):
-    """The object that ``obj.name = v`` and ``obj[k] = v`` act on."""
-    kind = type(obj)
-    if kind in _WRITE_THROUGH:
-        return obj
-    if is_own(obj):
-        return obj
-    if kind is _MODULE:
-        if obj.__name__ in rules.WRITABLE_MODULE_ATTRIBUTES:
-            return _SettingWrite(obj)
-        _refuse(f"assignment to an attribute of the module {obj.__name__}", "monkeypatching changes every graded call")
-    if isinstance(obj, type) or kind in _CODE_CARRIERS:
-        _refuse(f"assignment to an attribute of {_describe(obj)}", "monkeypatching changes every graded call")
-    return _ForeignWrite(obj)
-
-
-_INPLACE = {
-    "+=": operator.iadd,
-    "-=": operator.isub,
-    "*=": operator.imul,
-    "/=": operator.itruediv,
-    "//=": operator.ifloordiv,
-    "%=": operator.imod,
-    "**=": operator.ipow,
-    "@=": operator.imatmul,
-    "<<=": operator.ilshift,
-    ">>=": operator.irshift,
-    "&=": operator.iand,
-    "^=": operator.ixor,
-    "|=": operator.ior,
-}
-
-
-def inplace_var(op: str, target, value):
-    return _INPLACE[op](target, value)
-
-
-def aug_attr(obj, name: str, op: str, value) -> None:
-    setattr(write_guard(obj), name, _INPLACE[op](guarded_getattr(obj, name), value))
-
-
-def aug_item(obj, key, op: str, value) -> None:
-    write_guard(obj)[key] = _INPLACE[op](guarded_getitem(obj, key), value)
-
-
 def apply(function, *args, **kwargs):
     return function(*args, **kwargs)
-
-
-def _getattr_builtin(obj, name, *default):
-    return guarded_getattr(obj, name, *default)
-
-
-def _setattr_builtin(obj, name, value):
-    if type(name) is not str:
-        raise TypeError("attribute name must be a string")
-    if name.startswith("_") and not (is_own(obj) and not (name.startswith("__") and name.endswith("__"))):
-        _refuse(f"setting the attribute {name!r} of {_describe(obj)}")
-    setattr(write_guard(obj), name, value)
-
-
-def _delattr_builtin(obj, name):
-    if type(name) is not str or (name.startswith("_") and not is_own(obj)):
-        _refuse(f"deleting the attribute {name!r} of {_describe(obj)}")
-    delattr(write_guard(obj), name)
-
-
-def _hasattr_builtin(obj, name):
-    try:
-        guarded_getattr(obj, name)
-    except AttributeError:
-        return False
-    return True
-
-
-def _vars_builtin(*obj):
-    if not obj:
-        _refuse("vars() without an argument (a frame's namespace)", "pass your own object: vars(self)")
-    (target,) = obj
-    if not is_own(target) or type(target) is _MODULE:
-        _refuse(f"vars() of {_describe(target)}", "vars() is open on your own objects only")
-    return vars(target)
 
 
 def _type_builtin(*args):
     if len(args) != 1:
         _refuse("type() with three arguments (a class built from strings)", "write a class statement")
     return type(args[0])
-
-
-def make_builtins(importer) -> dict:
-    """The builtins of a submission's module: the safe ones, guarded versions of the attribute
-    builtins, every exception class, and the import statement's hook."""
-    table = {name: getattr(builtins, name) for name in rules.ALLOWED_BUILTINS if hasattr(builtins, name)}
-    table.update(
-        {
-            name: value
-            for name, value in vars(builtins).items()
-            if isinstance(value, type) and issubclass(value, BaseException)
-        }
-    )
-    table.update(
-        getattr=_getattr_builtin,
-        setattr=_setattr_builtin,
-        delattr=_delattr_builtin,
-        hasattr=_hasattr_builtin,
-        vars=_vars_builtin,
-        type=_TypeProxy,
-        __build_class__=builtins.__build_class__,
-        __import__=importer,
-    )
-    return table
 
 
 class _TypeMeta(type):
@@ -402,24 +258,8 @@ class _TypeMeta(type):
         return issubclass(subclass, type)
 
 
-class _TypeProxy(metaclass=_TypeMeta):
+class TypeProxy(metaclass=_TypeMeta):
     """``type``: ``type(x)`` and ``isinstance(c, type)`` as ever; ``type(name, bases, dict)`` refused."""
 
     def __new__(cls, *args):
         return _type_builtin(*args)
-
-
-def guard_globals() -> dict:
-    """The names the transformed code calls its guards by."""
-    return {
-        "_getattr_": guarded_getattr,
-        "_getitem_": guarded_getitem,
-        "_write_": write_guard,
-        "_getiter_": iter,
-        "_iter_unpack_sequence_": guarded_iter_unpack_sequence,
-        "_unpack_sequence_": guarded_unpack_sequence,
-        "_apply_": apply,
-        "_inplacevar_": inplace_var,
-        "_aug_attr_": aug_attr,
-        "_aug_item_": aug_item,
-    }

@@ -21,8 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import rules
-from .guards import guard_globals, make_builtins
+from .safe_builtins import make_builtins
 from .transform import Problem, SourceRefused, check, decode_source, module_refusal
+from .writes import guard_globals
 
 MAX_MODULES = 64  # seven contract modules and a few helpers; past this it is not an exercise folder
 

@@ -20,128 +20,20 @@ own tests (to show the same message before hand-in).
 from __future__ import annotations
 
 import ast
-import codecs
-import io
-import tokenize
 from dataclasses import dataclass
 
 from RestrictedPython.transformer import IOPERATOR_TO_STR, RestrictingNodeTransformer, copy_locations
 
 from . import rules
+from .names import attribute_problem, attribute_refusal, is_dunder, is_guard_name, module_refusal
+from .patterns import MatchRules
+from .scan import bound_names, import_aliases, without_self_test
+from .source import Problem, SourceRefused, decode_source
+
+__all__ = ["Checked", "CoursePolicy", "Problem", "SourceRefused", "check", "decode_source", "module_refusal"]
 
 
-@dataclass(frozen=True)
-class Problem:
-    """One break of the subset: where, which rule, and what to write instead."""
-
-    line: int
-    rule: str
-    instead: str = ""
-
-    def render(self, filename: str) -> str:
-        text = f"{filename}, line {self.line}: {self.rule}"
-        return f"{text} ({self.instead})" if self.instead else text
-
-
-class SourceRefused(ValueError):
-    """The bytes of a module cannot be read as the UTF-8 Python source they must be."""
-
-    def __init__(self, problem: Problem):
-        super().__init__(problem.rule)
-        self.problem = problem
-
-
-def decode_source(data: bytes) -> str:
-    """The text Python would compile from ``data``, or ``SourceRefused``.
-
-    The encoding is decided as Python decides it (a BOM, else a coding cookie on line 1 or 2,
-    else UTF-8), and anything but UTF-8 is refused: a ``coding: utf-7`` cookie or a Latin-1 one
-    makes the interpreter read other code than a UTF-8 reader (or a person) sees.
-    """
-    if len(data) > rules.MAX_SOURCE_BYTES:
-        raise SourceRefused(
-            Problem(1, f"{len(data)} bytes, more than {rules.MAX_SOURCE_BYTES}: not an exercise module")
-        )
-    try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    except SyntaxError as exc:
-        raise SourceRefused(Problem(exc.lineno or 1, f"unreadable encoding declaration: {exc.msg}")) from None
-    if codecs.lookup(encoding).name not in ("utf-8", "utf-8-sig"):
-        raise SourceRefused(
-            Problem(1, f"the file declares the encoding {encoding!r}", "save it as UTF-8 and remove the coding line")
-        )
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise SourceRefused(Problem(line, "bytes that are not UTF-8", "save the file as UTF-8")) from None
-    if "\x00" in text:
-        raise SourceRefused(Problem(text[: text.index("\x00")].count("\n") + 1, "a NUL character in the source"))
-    return text
-
-
-_SETATTR = frozenset({"__setattr__", "__delattr__"})  # open on ``object`` and one's own objects (guards)
-
-
-def _is_dunder(name: str) -> bool:
-    return len(name) > 4 and name.startswith("__") and name.endswith("__")
-
-
-def _is_guard_name(name: str) -> bool:
-    """``_getattr_``, ``_write_``, ...: the names the transformed code calls its guards by."""
-    return len(name) > 2 and name.startswith("_") and name.endswith("_") and not _is_dunder(name)
-
-
-def attribute_problem(name: str, *, store: bool = False) -> tuple[str, str] | None:
-    """Why the attribute ``name`` may never be reached, whatever the object, or None."""
-    if name in rules.INTERPRETER_INTERNALS:
-        return (
-            f"the interpreter's internal attribute {name!r}",
-            "frames, code and tracebacks are not part of the exercise",
-        )
-    if _is_dunder(name):
-        if store and name not in ("__doc__", "__name__", "__qualname__"):
-            return f"assignment to {name!r}", "set ordinary attributes of your own objects"
-        readable = rules.HARMLESS_DUNDERS | rules.SPECIAL_METHODS | rules.OWN_ONLY_DUNDERS | _SETATTR
-        if name not in readable:
-            return f"the dunder attribute {name!r}", "use the public API: type(x), isinstance, x.__name__"
-    if _is_guard_name(name):
-        return f"the name {name!r} is reserved for the grader's guards", "choose another name"
-    return None
-
-
-def attribute_refusal(owner: str, name: str) -> str | None:
-    """Why ``from owner import name`` (or ``owner.name`` on the module) is refused, or None."""
-    if name in rules.HARMLESS_DUNDERS:
-        return None
-    if name.startswith("_"):
-        return f"the private name {owner}.{name}"
-    if f"{owner}.{name}" in rules.DENIED_MODULES:
-        return f"{owner}.{name}: {rules.DENIED_MODULES[f'{owner}.{name}']}"
-    reason = rules.DENIED_ATTRIBUTES.get(owner, {}).get(name)
-    if reason:
-        return f"{owner}.{name}: {reason}"
-    allowed = rules.ALLOWED_ONLY.get("posixpath" if owner == "os.path" else owner)
-    if allowed is not None and name not in allowed:
-        return f"{owner}.{name} (of {owner}, only {', '.join(sorted(allowed))} are in the subset)"
-    return None
-
-
-def module_refusal(dotted: str, siblings: frozenset[str] = frozenset()) -> str | None:
-    """Why the module ``dotted`` may not be imported or held, or None."""
-    parts = dotted.split(".")
-    if parts[0] == rules.PACKAGE or (parts[0] in siblings and parts[0] not in rules.ALLOWED_MODULES):
-        return None
-    if parts[0] not in rules.ALLOWED_MODULES:
-        return f"the module {parts[0]!r} is not in the subset"
-    for depth in range(1, len(parts)):
-        refused = attribute_refusal(".".join(parts[:depth]), parts[depth])
-        if refused:
-            return refused
-    return None
-
-
-class CoursePolicy(RestrictingNodeTransformer):
+class CoursePolicy(MatchRules, RestrictingNodeTransformer):
     """RestrictedPython's transformer with this course's rules (see the module docstring)."""
 
     def __init__(
@@ -176,9 +68,9 @@ class CoursePolicy(RestrictingNodeTransformer):
     def check_name(self, node, name, allow_magic_methods=False):
         if name is None:
             return
-        if _is_guard_name(name):
+        if is_guard_name(name):
             self.refuse(node, f"the name {name!r} is reserved for the grader's guards", "choose another name")
-        elif _is_dunder(name):
+        elif is_dunder(name):
             allowed = rules.READABLE_DUNDER_NAMES | rules.BINDABLE_DUNDERS
             if allow_magic_methods and self.classes:
                 allowed = allowed | rules.SPECIAL_METHODS
@@ -355,7 +247,7 @@ class CoursePolicy(RestrictingNodeTransformer):
         return node
 
     def visit_Module(self, node: ast.Module):
-        node.body = [_without_self_test(s) for s in node.body]
+        node.body = [without_self_test(s) for s in node.body]
         return self.node_contents_visit(node)
 
     # --- imports -----------------------------------------------------------------------------
@@ -388,126 +280,6 @@ class CoursePolicy(RestrictingNodeTransformer):
                 self.refuse(node, f"from {module} import {alias.name}: {refused}", "see the rules")
         return node
 
-    # --- match statements --------------------------------------------------------------------
-
-    def _dotted_ok(self, node: ast.AST) -> None:
-        """A value or class pattern's dotted name (``Color.RED``, ``torch.Tensor``) stays a plain
-        name chain (the grammar wants one), so its attribute names are checked here instead."""
-        while isinstance(node, ast.Attribute):
-            if node.attr.startswith("_"):
-                self.refuse(node, f"the private attribute {node.attr!r} in a pattern", "match on public names")
-            node = node.value
-
-    def visit_Match(self, node: ast.Match):
-        node.subject = self.visit(node.subject)
-        node.cases = [self.visit(case) for case in node.cases]
-        return node
-
-    def visit_match_case(self, node: ast.match_case):
-        node.pattern = self.visit(node.pattern)
-        if node.guard is not None:
-            node.guard = self.visit(node.guard)
-        node.body = [self.visit(s) for s in node.body]
-        return node
-
-    def visit_MatchValue(self, node: ast.MatchValue):
-        self._dotted_ok(node.value)
-        return node
-
-    def visit_MatchSingleton(self, node):
-        return node
-
-    def visit_MatchSequence(self, node: ast.MatchSequence):
-        node.patterns = [self.visit(p) for p in node.patterns]
-        return node
-
-    def visit_MatchStar(self, node: ast.MatchStar):
-        self.check_name(node, node.name)
-        return node
-
-    def visit_MatchMapping(self, node: ast.MatchMapping):
-        for key in node.keys:
-            self._dotted_ok(key)
-        node.patterns = [self.visit(p) for p in node.patterns]
-        self.check_name(node, node.rest)
-        return node
-
-    def visit_MatchClass(self, node: ast.MatchClass):
-        self._dotted_ok(node.cls)
-        for name in node.kwd_attrs:
-            if name.startswith("_") or name in rules.INTERPRETER_INTERNALS:
-                self.refuse(node, f"the attribute {name!r} in a class pattern", "match on public attributes")
-        node.patterns = [self.visit(p) for p in node.patterns]
-        node.kwd_patterns = [self.visit(p) for p in node.kwd_patterns]
-        return node
-
-    def visit_MatchAs(self, node: ast.MatchAs):
-        self.check_name(node, node.name)
-        if node.pattern is not None:
-            node.pattern = self.visit(node.pattern)
-        return node
-
-    def visit_MatchOr(self, node: ast.MatchOr):
-        node.patterns = [self.visit(p) for p in node.patterns]
-        return node
-
-
-def _is_main_test(test: ast.AST) -> bool:
-    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
-        return False
-    sides = [test.left, test.comparators[0]]
-    return any(isinstance(s, ast.Name) and s.id == "__name__" for s in sides) and any(
-        isinstance(s, ast.Constant) and s.value == "__main__" for s in sides
-    )
-
-
-def _without_self_test(statement: ast.stmt) -> ast.stmt:
-    """``if __name__ == "__main__":`` at module level is the student's self-test: it never runs
-    when a grader or a test imports the module (its name is ``exercises.<name>``, and the subset
-    refuses assignments to ``__name__``), so it is compiled as ``pass`` and its imports (unittest,
-    argparse, timeit) are not held against the module. Run directly, it is plain Python."""
-    if isinstance(statement, ast.If) and _is_main_test(statement.test):
-        statement.body = [ast.copy_location(ast.Pass(), statement.body[0])]
-    return statement
-
-
-def _bound_names(tree: ast.AST) -> frozenset[str]:
-    """Every name the module binds anywhere: a student's own ``input`` or ``vars`` shadows the
-    builtin of that name, and then refusing the builtin would refuse their variable."""
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            names.add(node.id)
-        elif isinstance(node, ast.arg):
-            names.add(node.arg)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            names.update((a.asname or a.name).split(".")[0] for a in node.names)
-        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
-            names.add(node.name)
-    return frozenset(names)
-
-
-def _import_aliases(tree: ast.AST) -> dict[str, str]:
-    """Names bound by imports and by nothing else, with the module path each stands for."""
-    aliases: dict[str, str] = {}
-    other: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for a in node.names:
-                aliases[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            for a in node.names:
-                aliases[a.asname or a.name] = f"{node.module}.{a.name}"
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            other.add(node.id)
-        elif isinstance(node, ast.arg):
-            other.add(node.arg)
-        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-            other.add(node.name)
-    return {name: path for name, path in aliases.items() if name not in other}
-
 
 @dataclass(frozen=True)
 class Checked:
@@ -530,8 +302,8 @@ def check(text: str, filename: str, siblings: frozenset[str] = frozenset()) -> C
         isinstance(n, ast.ImportFrom) and n.module == "__future__" and any(a.name == "annotations" for a in n.names)
         for n in tree.body
     )
-    policy = CoursePolicy(siblings=siblings, bound=_bound_names(tree), lazy_annotations=lazy)
-    policy.aliases = _import_aliases(tree)
+    policy = CoursePolicy(siblings=siblings, bound=bound_names(tree), lazy_annotations=lazy)
+    policy.aliases = import_aliases(tree)
     try:
         tree = policy.visit(tree)
     except RecursionError:

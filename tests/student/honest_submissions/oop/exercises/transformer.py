@@ -1,0 +1,83 @@
+"""Transformer blocks built from small callable sublayer objects."""
+
+from __future__ import annotations
+
+import torch
+
+from .attention import causal_mask, multi_head_attention
+
+
+def layer_norm(x, weight, bias, eps=1e-5):
+    mu = x.mean(dim=-1, keepdim=True)
+    xc = x - mu
+    var = (xc * xc).mean(dim=-1, keepdim=True)
+    return xc * torch.rsqrt(var + eps) * weight + bias
+
+
+def feed_forward(x, W1, b1, W2, b2):
+    return torch.clamp(x @ W1.T + b1, min=0) @ W2.T + b2
+
+
+class _Sublayer:
+    def __init__(self, fn, norm, norm_first):
+        self._fn, self._norm, self._pre = fn, norm, norm_first
+
+    def _ln(self, x):
+        return layer_norm(x, self._norm["weight"], self._norm["bias"])
+
+    def __call__(self, x):
+        if self._pre:
+            return x + self._fn(self._ln(x))
+        return self._ln(x + self._fn(x))
+
+
+class _Attn:
+    def __init__(self, params, num_heads, mask, memory=None):
+        self._p, self._h, self._m, self._mem = params, num_heads, mask, memory
+
+    def __call__(self, x):
+        kv = x if self._mem is None else self._mem
+        return multi_head_attention(x, kv, kv, self._p, self._h, self._m)[0]
+
+
+class _FFN:
+    def __init__(self, p):
+        self._p = p
+
+    def __call__(self, x):
+        p = self._p
+        return feed_forward(x, p["W1"], p["b1"], p["W2"], p["b2"])
+
+
+class _Block:
+    def __init__(self, *sublayers):
+        self._layers = sublayers
+
+    def __len__(self):
+        return len(self._layers)
+
+    def __call__(self, x):
+        for layer in self._layers:
+            x = layer(x)
+        return x
+
+
+def encoder_block(x, params, num_heads, mask=None, norm_first=False):
+    block = _Block(
+        _Sublayer(_Attn(params["self_attn"], num_heads, mask), params["norm1"], norm_first),
+        _Sublayer(_FFN(params["ffn"]), params["norm2"], norm_first),
+    )
+    return block(x)
+
+
+def decoder_block(x, memory, params, num_heads, self_mask=None, memory_mask=None, causal=True, norm_first=False):
+    m = self_mask
+    if causal:
+        cm = causal_mask(x.shape[1], device=x.device)
+        m = cm if self_mask is None else cm & self_mask
+    block = _Block(
+        _Sublayer(_Attn(params["self_attn"], num_heads, m), params["norm1"], norm_first),
+        _Sublayer(_Attn(params["cross_attn"], num_heads, memory_mask, memory), params["norm2"], norm_first),
+        _Sublayer(_FFN(params["ffn"]), params["norm3"], norm_first),
+    )
+    return block(x)
