@@ -100,13 +100,16 @@ class GradingResult:
     device: str = "cpu"
     execution_time: float = 0.0
     errors: list[str] = field(default_factory=list)  # problems outside any one test (import errors...)
+    # how it was graded that a reader must know, not a problem of the submission (no sandbox)
+    notices: list[str] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self):
         self.errors = [clean_text(e) for e in self.errors]
+        self.notices = [clean_text(n) for n in self.notices]
         self.submission = clean_text(self.submission)
         self.meta = _clean_tree(self.meta)
-        budget = REPORT_TEXT_LIMIT - sum(len(e) for e in self.errors)
+        budget = REPORT_TEXT_LIMIT - sum(len(e) for e in self.errors + self.notices)
         for t in self.tests:
             size = len(t.output) + len(t.hint)
             if size > budget:

@@ -18,6 +18,7 @@ from ..reference import load_reference
 from ..results import GradingResult
 from ..student import open_submission
 from ..student.policy import protected_course_paths
+from ..student.sandbox import Sandbox
 from .forbidden_names import static_voids
 from .plugin import SeqlabPlugin
 from .scoring import score_records
@@ -48,29 +49,66 @@ def grade_submission(
     config: GradingConfig | None = None,
     protected_dirs: tuple = (),
     graders_dir: Path = GRADERS_DIR,
-    sandbox: str = "auto",
+    sandbox: Sandbox | str = "auto",
     static_policy: bool = True,
 ) -> GradingResult:
-    """``static_policy=False`` is for the attack bank only: it lets hostile code run so that the
-    layers beneath the policy (sandbox, audit hook) are shown to stop it on their own."""
-    import pytest
-
-    from ..student.sandbox import SandboxUnavailable
-    from ..student.sandbox import resolve as resolve_sandbox
+    """Grade ``submission`` in any shape ``seqlab.submission`` reads, through a copy of its regular
+    files (raises its SubmissionError when there is none to make). ``sandbox``: the one the
+    command line resolved (its reason kept for the reports), or a ``--sandbox`` mode to resolve
+    here. ``static_policy=False`` is for the attack bank only: it lets hostile code run so that
+    the layers beneath the policy (sandbox, audit hook) are shown to stop it on their own."""
+    from ..submission import opened, source_of
 
     started = time.perf_counter()
-    submission = Path(submission).resolve()
-    if not submission.is_dir():
-        raise GradingError(f"{submission}: not a directory")
-    if not (submission / "exercises").is_dir():
-        raise GradingError(f"{submission}: no exercises/ folder in it (a submission is a directory holding exercises/)")
     config = config or load_config()
     device = resolve_device(device)
     seed = secrets.randbelow(2**31) if seed is None else int(seed)
+    box = _sandbox(sandbox) if isolated else None
+    with opened(submission) as folder:
+        return _grade(
+            folder,
+            str(source_of(folder).resolve()),
+            started,
+            device=device,
+            seed=seed,
+            only=only,
+            isolated=isolated,
+            config=config,
+            protected_dirs=protected_dirs,
+            graders_dir=graders_dir,
+            box=box,
+            static_policy=static_policy,
+        )
+
+
+def _sandbox(sandbox: Sandbox | str) -> Sandbox:
+    from ..student.sandbox import SandboxUnavailable, resolve
+
+    if isinstance(sandbox, Sandbox):
+        return sandbox
     try:
-        box = resolve_sandbox(sandbox) if isolated else None
+        return resolve(sandbox)
     except (SandboxUnavailable, ValueError) as exc:
         raise GradingError(str(exc)) from None
+
+
+def _grade(
+    submission: Path,
+    source: str,
+    started: float,
+    *,
+    device: str,
+    seed: int,
+    only: str | None,
+    isolated: bool,
+    config: GradingConfig,
+    protected_dirs: tuple,
+    graders_dir: Path,
+    box: Sandbox | None,
+    static_policy: bool,
+) -> GradingResult:
+    import pytest
+
     reference = load_reference()
     protected = tuple(protected_course_paths(COURSE_ROOT, (*protected_dirs, SOLUTIONS_DIR, GRADERS_DIR)))
     refused = policy_violations(submission) if static_policy else {}  # before any of it runs
@@ -136,16 +174,16 @@ def grade_submission(
         if uncovered:
             raise GradingError(f"no grader test for {', '.join(uncovered)} (a full grade must cover every function)")
     tests = score_records(list(plugin.records.values()), config, static_voids(submission, config))
-    errors = [box.notice] if box is not None and box.notice else []
-    errors += [f"{m}: {e}" for m, e in load_errors.items()]
+    errors = [f"{m}: {e}" for m, e in load_errors.items()]
     errors += [f"internal grader error in {r.nodeid}: {r.message}" for r in plugin.records.values() if r.grader_error]
     return GradingResult(
         tests=tests,
-        submission=str(submission),
+        submission=source,
         seed=seed,
         device=device,
         execution_time=time.perf_counter() - started,
         errors=errors,
+        notices=[box.notice] if box is not None and box.notice else [],
         meta={
             "runner": "isolated" if isolated else "in-process",
             "only": only or "",

@@ -25,6 +25,7 @@ def to_gradescope(result: GradingResult) -> dict[str, Any]:
     if result.seed is not None:
         header.append(f"seed {result.seed} (rerun with --seed {result.seed} to reproduce)")
     header.append(f"device {result.device}")
+    header += [f"notice: {n}" for n in result.notices]
     header += [f"error: {e}" for e in result.errors]
     tests = []
     for t in result.tests:
