@@ -121,4 +121,4 @@ def test_grade_command_writes_reports_and_exits_zero(buggy_submission, tmp_path,
     code, _, stderr = _seqlab(capsys, *common, "--only", "optimizers", "--fail-under", "99.9")
     assert code == 1 and "fail-under" in stderr
     code, _, stderr = _seqlab(capsys, "grade", tmp_path / "nope")
-    assert code == 2 and "not a directory" in stderr and "Traceback" not in stderr
+    assert code == 2 and "nope: does not exist" in stderr and "Traceback" not in stderr
