@@ -154,7 +154,7 @@ def worker_main() -> None:
     os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # nothing printed can corrupt the protocol
     sys.stdout = sys.stderr
     from .config import load_config
-    from .grading import grade_submission
+    from .grading import GradingSettings, grade_submission
     from .grading.run import GradingError
     from .reports import write_all
     from .student.sandbox import Sandbox
@@ -164,8 +164,7 @@ def worker_main() -> None:
         job = json.loads(line)
         try:
             config = configs.get(job["config"]) or configs.setdefault(job["config"], load_config(job["config"]))
-            result = grade_submission(
-                job["submission"],
+            settings = GradingSettings(
                 device=job["device"],
                 seed=job["seed"],
                 isolated=not job["in_process"],
@@ -175,6 +174,7 @@ def worker_main() -> None:
                 # as the parent resolved it, reason and all: never probed again here
                 sandbox=Sandbox(**job["sandbox"]) if job.get("sandbox") else "none",
             )
+            result = grade_submission(job["submission"], settings)
             write_all(result, Path(job["out"]))
             status = {"status": "graded"}
         except (GradingError, SeqlabError) as exc:

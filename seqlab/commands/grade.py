@@ -39,7 +39,7 @@ def add_parser(subparsers) -> None:
 
 def run(args) -> int:
     from ..config import load_config
-    from ..grading import grade_submission
+    from ..grading import GradingSettings, grade_submission
     from ..grading.run import GradingError
     from ..submission import opened
 
@@ -54,8 +54,7 @@ def run(args) -> int:
             # for the copy that is graded.
             prespawn(submission / "exercises", box)
         try:
-            result = grade_submission(
-                submission,
+            settings = GradingSettings(
                 device=args.device,
                 seed=args.seed,
                 only=args.only,
@@ -64,6 +63,7 @@ def run(args) -> int:
                 protected_dirs=(str(out),),
                 sandbox=box,
             )
+            result = grade_submission(submission, settings)
         except GradingError as exc:
             raise UserError(str(exc)) from None
     from ..reports import write_all

@@ -7,6 +7,7 @@ import io
 import os
 import secrets
 import time
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import torch
@@ -39,46 +40,42 @@ def resolve_device(device: str) -> str:
     return device
 
 
-def grade_submission(
-    submission: str | Path,
-    *,
-    device: str = "cpu",
-    seed: int | None = None,
-    only: str | None = None,
-    isolated: bool = True,
-    config: GradingConfig | None = None,
-    protected_dirs: tuple = (),
-    graders_dir: Path = GRADERS_DIR,
-    sandbox: Sandbox | str = "auto",
-    static_policy: bool = True,
-) -> GradingResult:
+@dataclass(frozen=True)
+class GradingSettings:
+    """How a submission is graded: decided once (by the command line, a worker's job) and carried
+    to the grading as it is. ``sandbox``: the one the command resolved, its reason kept for the
+    reports, or a ``--sandbox`` mode to resolve here. ``static_policy=False`` is for the attack
+    bank only: it lets hostile code run so that the layers beneath the policy (sandbox, audit
+    hook) are shown to stop it on their own."""
+
+    device: str = "cpu"
+    seed: int | None = None
+    only: str | None = None
+    isolated: bool = True
+    config: GradingConfig | None = None
+    protected_dirs: tuple = ()
+    graders_dir: Path = GRADERS_DIR
+    sandbox: Sandbox | str | None = "auto"
+    static_policy: bool = True
+
+
+def grade_submission(submission: str | Path, settings: GradingSettings | None = None, **options) -> GradingResult:
     """Grade ``submission`` in any shape ``seqlab.submission`` reads, through a copy of its regular
-    files (raises its SubmissionError when there is none to make). ``sandbox``: the one the
-    command line resolved (its reason kept for the reports), or a ``--sandbox`` mode to resolve
-    here. ``static_policy=False`` is for the attack bank only: it lets hostile code run so that
-    the layers beneath the policy (sandbox, audit hook) are shown to stop it on their own."""
+    files (raises its SubmissionError when there is none to make), under ``settings`` with
+    ``options`` (GradingSettings' fields) replaced."""
     from ..submission import opened, source_of
 
     started = time.perf_counter()
-    config = config or load_config()
-    device = resolve_device(device)
-    seed = secrets.randbelow(2**31) if seed is None else int(seed)
-    box = _sandbox(sandbox) if isolated else None
+    settings = replace(settings or GradingSettings(), **options)
+    settings = replace(
+        settings,
+        config=settings.config or load_config(),
+        device=resolve_device(settings.device),
+        seed=secrets.randbelow(2**31) if settings.seed is None else int(settings.seed),
+        sandbox=_sandbox(settings.sandbox) if settings.isolated else None,
+    )
     with opened(submission) as folder:
-        return _grade(
-            folder,
-            str(source_of(folder).resolve()),
-            started,
-            device=device,
-            seed=seed,
-            only=only,
-            isolated=isolated,
-            config=config,
-            protected_dirs=protected_dirs,
-            graders_dir=graders_dir,
-            box=box,
-            static_policy=static_policy,
-        )
+        return _grade(folder, str(source_of(folder).resolve()), started, settings)
 
 
 def _sandbox(sandbox: Sandbox | str) -> Sandbox:
@@ -92,26 +89,15 @@ def _sandbox(sandbox: Sandbox | str) -> Sandbox:
         raise GradingError(str(exc)) from None
 
 
-def _grade(
-    submission: Path,
-    source: str,
-    started: float,
-    *,
-    device: str,
-    seed: int,
-    only: str | None,
-    isolated: bool,
-    config: GradingConfig,
-    protected_dirs: tuple,
-    graders_dir: Path,
-    box: Sandbox | None,
-    static_policy: bool,
-) -> GradingResult:
+def _grade(submission: Path, source: str, started: float, settings: GradingSettings) -> GradingResult:
     import pytest
 
+    config, device, seed, only, box = settings.config, settings.device, settings.seed, settings.only, settings.sandbox
+    isolated, graders_dir = settings.isolated, settings.graders_dir
+
     reference = load_reference()
-    protected = tuple(protected_course_paths(COURSE_ROOT, (*protected_dirs, SOLUTIONS_DIR, GRADERS_DIR)))
-    refused = policy_violations(submission) if static_policy else {}  # before any of it runs
+    protected = tuple(protected_course_paths(COURSE_ROOT, (*settings.protected_dirs, SOLUTIONS_DIR, GRADERS_DIR)))
+    refused = policy_violations(submission) if settings.static_policy else {}  # before any of it runs
     with open_submission(
         submission,
         reference,
