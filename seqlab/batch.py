@@ -75,7 +75,7 @@ def hand_ins(submissions_dir: Path) -> tuple[dict[str, Path], list[tuple[str, st
         if is_submission(entry):
             named.setdefault(_entry_name(entry).casefold(), []).append(entry)
         else:
-            skipped.append((entry.name, "not a folder or a .zip"))
+            skipped.append((entry.name, "hidden" if entry.name.startswith(".") else "not a folder or a .zip"))
     clashes = [entries for entries in named.values() if len(entries) > 1]
     if clashes:
         raise UserError(
