@@ -6,7 +6,10 @@ or hangs is replaced, so one submission takes nothing else down.
 Results land in ``DIR/<name>/``; ``gradebook.csv`` and the class report (``seqlab.gradebook``)
 are rebuilt from every finished result after each submission, so an interrupted run leaves a consistent
 gradebook and a rerun picks up where it stopped (``--force`` regrades everything).
-No submission is ever lost: one that could not be graded still gets a row with the reason.
+No submission is ever lost: one that could not be graded still gets a row with the reason, the
+points it could have had, and a results.json that says why. Each hand-in is read by
+``seqlab.submission``, as ``seqlab grade`` reads one; an entry that is not one (``notes.txt``,
+``.DS_Store``) is skipped and said so, and two hand-ins that would share a name stop the run.
 """
 
 from __future__ import annotations
@@ -16,17 +19,15 @@ import os
 import queue
 import re
 import select
-import shutil
 import subprocess
 import sys
 import time
-import zipfile
-from collections import Counter
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 
 from .defaults import SUBMISSION_TIMEOUT_S
+from .errors import SeqlabError, UserError
 from .gradebook import (
     RESULT_FILE,
     STATUS_FILE,
@@ -36,71 +37,67 @@ from .gradebook import (
     write_gradebook,
     write_text_atomic,
 )
+from .submission import SubmissionError, is_submission, read_submission
 
-MAX_UNZIPPED_BYTES = 200 << 20
+# What grade-all writes into its output folder beside the submissions' own folders (and their
+# ``.tmp`` twins while written); a submission named like one is renamed, so that neither is lost.
+OWN_NAMES = ("gradebook", "class_report", "similarity")
+WORK_DIR = "_submissions"  # the copies read from the hand-ins; no safe name starts with "_"
 
 
 @dataclass
 class Submission:
     name: str
     source: Path  # the folder or zip as handed in
-    path: Path | None  # the folder holding exercises/ (None when it could not be found)
+    path: Path | None  # the copy holding exercises/ (None when it could not be read)
     problem: str = ""
 
 
-def _safe_name(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "submission"
+def safe_submission_name(name: str) -> str:
+    """A hand-in's name as a results folder and gradebook key: letters, digits and ``._-`` only,
+    never hidden, never one of the files grade-all writes beside the results folders."""
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "submission"
+    return f"student-{safe}" if safe.casefold().startswith(OWN_NAMES) else safe
 
 
-def _find_exercises_root(folder: Path) -> Path | None:
-    if (folder / "exercises").is_dir():
-        return folder
-    for candidate in sorted(folder.glob("*/exercises")) + sorted(folder.glob("*/*/exercises")):
-        if candidate.is_dir():
-            return candidate.parent
-    return None
+def _entry_name(entry: Path) -> str:
+    is_zip = entry.suffix.lower() == ".zip" and not entry.is_dir() and not entry.is_symlink()
+    return safe_submission_name(entry.stem if is_zip else entry.name)
 
 
-def _unzip(source: Path, target: Path) -> str:
-    """Extract safely (no absolute paths, no '..', bounded size); returns a problem or ''."""
-    try:
-        with zipfile.ZipFile(source) as archive:
-            total = 0
-            for info in archive.infolist():
-                parts = Path(info.filename).parts
-                if info.filename.startswith("/") or ".." in parts:
-                    return f"{source.name}: unsafe path in zip ({info.filename!r})"
-                total += info.file_size
-                if total > MAX_UNZIPPED_BYTES:
-                    return f"{source.name}: unzips to more than {MAX_UNZIPPED_BYTES >> 20} MB"
-            shutil.rmtree(target, ignore_errors=True)
-            archive.extractall(target)
-    except (zipfile.BadZipFile, OSError) as exc:
-        return f"{source.name}: not a readable zip ({exc})"
-    return ""
-
-
-def discover(submissions_dir: Path, work_dir: Path) -> list[Submission]:
-    found = []
+def hand_ins(submissions_dir: Path) -> tuple[dict[str, Path], list[tuple[str, str]]]:
+    """``({name: hand-in}, [(entry, why skipped)])`` of a class folder. Two hand-ins whose names
+    are one after making them safe (``alice/`` and ``alice.zip``; ``Bob`` and ``bob``, one folder
+    on a case-insensitive disk) stop the run: which of them would be graded is not ours to pick."""
+    named: dict[str, list[Path]] = {}
+    skipped = []
     for entry in sorted(Path(submissions_dir).iterdir()):
-        if entry.name.startswith("."):
-            continue
-        if entry.is_dir():
-            name = _safe_name(entry.name)
-            root = _find_exercises_root(entry)
-            found.append(Submission(name, entry, root, "" if root else "no exercises/ folder in it"))
-        elif entry.suffix.lower() == ".zip":
-            name = _safe_name(entry.stem)
-            target = work_dir / "_unzipped" / name
-            problem = _unzip(entry, target)
-            root = None if problem else _find_exercises_root(target)
-            found.append(Submission(name, entry, root, problem or ("" if root else "no exercises/ folder in the zip")))
+        if is_submission(entry):
+            named.setdefault(_entry_name(entry).casefold(), []).append(entry)
         else:
-            found.append(Submission(_safe_name(entry.name), entry, None, "not a folder or a .zip"))
-    names = Counter(s.name for s in found)
-    for s in found:  # two entries with one safe name must not share a results folder
-        if names[s.name] > 1:
-            s.name = f"{s.name}-{_safe_name(s.source.suffix or 'dir')}"
+            skipped.append((entry.name, "hidden" if entry.name.startswith(".") else "not a folder or a .zip"))
+    clashes = [entries for entries in named.values() if len(entries) > 1]
+    if clashes:
+        raise UserError(
+            "; ".join(
+                f"{' and '.join(e.name for e in entries)} would both be graded as {_entry_name(entries[0])!r}"
+                for entries in clashes
+            )
+            + f" (in {submissions_dir}): rename all but one"
+        )
+    return {_entry_name(entries[0]): entries[0] for entries in named.values()}, skipped
+
+
+def discover(named: dict[str, Path], work_dir: Path) -> list[Submission]:
+    """Every hand-in of :func:`hand_ins` read into ``work_dir/_submissions/<name>``
+    (seqlab.submission: the same shapes and messages as ``seqlab grade``)."""
+    found = []
+    for name, entry in named.items():
+        try:
+            copy = read_submission(entry, Path(work_dir) / WORK_DIR / name)
+            found.append(Submission(name, entry, copy))
+        except SubmissionError as exc:
+            found.append(Submission(name, entry, None, str(exc)))
     return found
 
 
@@ -156,29 +153,31 @@ def worker_main() -> None:
     protocol = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # nothing printed can corrupt the protocol
     sys.stdout = sys.stderr
-    from .config import ConfigError, load_config
-    from .grading import grade_submission
+    from .config import load_config
+    from .grading import GradingSettings, grade_submission
     from .grading.run import GradingError
     from .reports import write_all
+    from .student.sandbox import Sandbox
 
     configs: dict = {}
     for line in sys.stdin:
         job = json.loads(line)
         try:
             config = configs.get(job["config"]) or configs.setdefault(job["config"], load_config(job["config"]))
-            result = grade_submission(
-                job["submission"],
+            settings = GradingSettings(
                 device=job["device"],
                 seed=job["seed"],
                 isolated=not job["in_process"],
                 config=config,
                 only=job.get("only"),
                 protected_dirs=(job["out"], *job.get("protected", ())),
-                sandbox=job.get("sandbox", "auto"),
+                # as the parent resolved it, reason and all: never probed again here
+                sandbox=Sandbox(**job["sandbox"]) if job.get("sandbox") else "none",
             )
+            result = grade_submission(job["submission"], settings)
             write_all(result, Path(job["out"]))
             status = {"status": "graded"}
-        except (GradingError, ConfigError) as exc:
+        except (GradingError, SeqlabError) as exc:
             status = {"status": "error", "reason": str(exc)[:500]}
         except Exception as exc:  # a grader bug must cost this submission only, with the reason
             status = {"status": "error", "reason": f"internal error: {type(exc).__name__}: {exc}"[:500]}
@@ -187,25 +186,43 @@ def worker_main() -> None:
 
 def _grade_one(sub: Submission, out: Path, workers: queue.Queue[_Worker], settings: dict, timeout: float) -> dict:
     """One submission through a worker; ``settings``: the grading options every job of the run
-    shares (the worker protocol's keys besides ``submission`` and ``out``)."""
+    shares (the worker protocol's keys besides ``submission`` and ``out``). Whatever happens, the
+    submission's folder ends with a status and a results.json that says it."""
     target = out / sub.name
     target.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    if sub.path is None:
-        status = {"status": "error", "reason": sub.problem}
-    else:
-        worker = workers.get()
-        try:
-            status = worker.grade({"submission": str(sub.path), "out": str(target), **settings}, timeout)
-        finally:
-            workers.put(worker)
-        if status["status"] == "interrupted":
-            return {**status, "name": sub.name}
-        if status["status"] == "graded" and not (target / RESULT_FILE).is_file():
-            status = {"status": "error", "reason": "the grader wrote no result"}
+    try:
+        if sub.path is None:
+            status = {"status": "error", "reason": sub.problem}
+        else:
+            worker = workers.get()
+            try:
+                status = worker.grade({"submission": str(sub.path), "out": str(target), **settings}, timeout)
+            finally:
+                workers.put(worker)
+            if status["status"] == "interrupted":
+                return {**status, "name": sub.name}
+            if status["status"] == "graded" and not (target / RESULT_FILE).is_file():
+                status = {"status": "error", "reason": "the grader wrote no result"}
+    except Exception as exc:  # a bug in seqlab costs this submission only, with the reason
+        status = {"status": "error", "reason": f"internal error: {type(exc).__name__}: {exc}"[:500]}
     status.update(name=sub.name, source=str(sub.source), seconds=round(time.perf_counter() - started, 2))
+    if status["status"] != "graded":
+        _write_failure(target, status, settings["max_score"], started)
     write_text_atomic(target / STATUS_FILE, json.dumps(status, indent=2))
     return status
+
+
+def _write_failure(target: Path, status: dict, max_score: float, started: float) -> None:
+    """The results.json of a submission that could not be graded: score 0 of the full points, the
+    reason; a stale result of an earlier run must not be read as this one's."""
+    from .gradescope.autograder import failure_results
+
+    status["max_score"] = max_score
+    (target / RESULT_FILE).unlink(missing_ok=True)
+    data = failure_results(f"not graded: {status['reason']}", max_score=max_score, started=time.monotonic())
+    data["execution_time"] = round(time.perf_counter() - started, 4)
+    write_text_atomic(target / "results.json", json.dumps(data, indent=2, ensure_ascii=False))
 
 
 def _is_done(out: Path, sub: Submission) -> bool:
@@ -224,9 +241,6 @@ def _similarity(subs: list[Submission]) -> dict:
     return compare_class({s.name: s.path for s in subs})
 
 
-safe_submission_name = _safe_name  # public: the CI matrix names results folders by the same rule
-
-
 def grade_all(
     submissions_dir: Path,
     out: Path,
@@ -240,19 +254,32 @@ def grade_all(
     config: str | None = None,
     progress=None,
     similarity: bool = False,
-    sandbox: str = "auto",
+    sandbox=None,
     only: str | None = None,
     protected_dirs: tuple = (),
 ) -> list[dict]:
-    """``only``: grade these topics/functions (as `seqlab grade --only`); ``protected_dirs``: folders
-    the students' code may not read, besides the graders, solutions and ``out``."""
+    """``sandbox``: the Sandbox the command line resolved, or a ``--sandbox`` mode (default auto)
+    resolved here, once for every worker; ``only``: grade these topics/functions (as `seqlab grade
+    --only`); ``protected_dirs``: folders the students' code may not read, besides the graders,
+    solutions and ``out``. ``progress.skip(entry, why)`` hears of each entry that is no hand-in."""
+    from .config import load_config
+    from .student.sandbox import Sandbox, resolve
+
     submissions_dir, out = Path(submissions_dir), Path(out)
-    if not submissions_dir.is_dir():
-        raise FileNotFoundError(f"{submissions_dir}: not a directory")
+    if not submissions_dir.exists():
+        raise SubmissionError(f"{submissions_dir}: does not exist")
+    if not submissions_dir.is_dir() or submissions_dir.is_symlink():
+        raise SubmissionError(f"{submissions_dir}: not a folder (grade-all takes a folder of submissions)")
+    box = None if in_process else sandbox if isinstance(sandbox, Sandbox) else resolve(sandbox or "auto")
+    max_score = load_config(config).max_score
+    named, skipped = hand_ins(submissions_dir)  # a clash stops the run before anything is written
     out.mkdir(parents=True, exist_ok=True)
-    subs = discover(submissions_dir, out)
+    subs = discover(named, out)
     todo = [s for s in subs if force or not _is_done(out, s)]
     if progress:
+        for entry, why in skipped:
+            if hasattr(progress, "skip"):
+                progress.skip(entry, why)
         progress.start(total=len(subs), already=len(subs) - len(todo))
 
     def refresh():
@@ -266,8 +293,9 @@ def grade_all(
         "device": device,
         "in_process": in_process,
         "config": config,
-        "sandbox": sandbox,
+        "sandbox": {"kind": box.kind, "why": box.why} if box is not None else None,
         "only": only,
+        "max_score": max_score,
         "protected": [str(p) for p in protected_dirs],
     }
     jobs = max(1, min(jobs, len(todo) or 1))

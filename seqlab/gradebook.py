@@ -61,6 +61,7 @@ def collect(out: Path, names: list[str], unfindable: dict[str, str] | None = Non
             try:
                 status = json.loads(status_path.read_text())
                 row.update(status=status.get("status", "error"), reason=status.get("reason", ""))
+                row["max_score"] = status.get("max_score", "")
             except ValueError:
                 row.update(status="error", reason="status file unreadable")
         if row["status"] == "graded":
@@ -80,7 +81,11 @@ def write_gradebook(out: Path, rows: list[dict]) -> Path:
     for row in rows:
         result: GradingResult | None = row["result"]
         if result is None:
-            lines.append([row["submission"], row["status"], 0, "", "", *[""] * len(functions), "", row["reason"]])
+            # the points it could have had: a not-graded row still counts against the full mark
+            max_score = f"{row['max_score']:.4g}" if isinstance(row.get("max_score"), (int, float)) else ""
+            lines.append(
+                [row["submission"], row["status"], 0, max_score, "", *[""] * len(functions), "", row["reason"]]
+            )
             continue
         per = result.by_function()
         lines.append(

@@ -7,6 +7,7 @@ with the run's metadata. Reports in ``seqlab.reports`` only read this model.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from dataclasses import asdict, dataclass, field
@@ -99,13 +100,16 @@ class GradingResult:
     device: str = "cpu"
     execution_time: float = 0.0
     errors: list[str] = field(default_factory=list)  # problems outside any one test (import errors...)
+    # how it was graded that a reader must know, not a problem of the submission (no sandbox)
+    notices: list[str] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self):
         self.errors = [clean_text(e) for e in self.errors]
+        self.notices = [clean_text(n) for n in self.notices]
         self.submission = clean_text(self.submission)
         self.meta = _clean_tree(self.meta)
-        budget = REPORT_TEXT_LIMIT - sum(len(e) for e in self.errors)
+        budget = REPORT_TEXT_LIMIT - sum(len(e) for e in self.errors + self.notices)
         for t in self.tests:
             size = len(t.output) + len(t.hint)
             if size > budget:
@@ -115,13 +119,15 @@ class GradingResult:
                 size = len(t.output)
             budget -= size
 
+    # Sums are math.fsum: test points are exact decimals (seqlab.grading.scoring) whose doubles a
+    # plain sum can leave one ulp off (0.6667 * 3 + 0.6666 + 0.3333 is 2.9999999999999996).
     @property
     def score(self) -> float:
-        return round(sum(t.score for t in self.tests), 4)
+        return round(math.fsum(t.score for t in self.tests), 4)
 
     @property
     def max_score(self) -> float:
-        return round(sum(t.max_score for t in self.tests), 4)
+        return round(math.fsum(t.max_score for t in self.tests), 4)
 
     @property
     def percent(self) -> float:
@@ -129,12 +135,13 @@ class GradingResult:
 
     def by_function(self) -> dict[str, tuple[float, float]]:
         """``{module.function: (score, max_score)}`` in first-seen order."""
-        table: dict[str, list[float]] = {}
+        table: dict[str, list[TestResult]] = {}
         for t in self.tests:
-            entry = table.setdefault(t.function, [0.0, 0.0])
-            entry[0] += t.score
-            entry[1] += t.max_score
-        return {name: (round(s, 4), round(m, 4)) for name, (s, m) in table.items()}
+            table.setdefault(t.function, []).append(t)
+        return {
+            name: (round(math.fsum(t.score for t in ts), 4), round(math.fsum(t.max_score for t in ts), 4))
+            for name, ts in table.items()
+        }
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

@@ -10,7 +10,9 @@ from .options import add_config_option, add_sandbox_option, path_option, resolve
 
 
 def add_parser(subparsers) -> None:
-    p = subparsers.add_parser("grade", help="grade a submission (a directory holding exercises/)")
+    p = subparsers.add_parser(
+        "grade", help="grade a submission: a folder holding exercises/ or the module files, or a .zip of one"
+    )
     p.add_argument("submission", type=Path)
     path_option(p, "--out", "where to write the reports (default: SUBMISSION/seqlab-out)")
     p.add_argument("--device", default="auto", help="auto | cpu | cuda (default: auto)")
@@ -36,37 +38,37 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
-    box = resolve_sandbox(args)
-    # A submission that is not a folder fails in grade_submission with its message; starting a
-    # child for it would only leave one behind (in a test that calls main() in-process).
-    if box is not None and args.submission.is_dir():
-        from ..student.children import prespawn
-
-        # The child (or the fork server) imports torch while this process does the same.
-        prespawn((args.submission / "exercises").resolve(), box)
     from ..config import load_config
-    from ..grading import grade_submission
+    from ..grading import GradingSettings, grade_submission
     from ..grading.run import GradingError
+    from ..submission import opened
+
+    box = resolve_sandbox(args)
+    config = load_config(args.config)
+    out = (args.out or args.submission / "seqlab-out").resolve()
+    with opened(args.submission) as submission:
+        if box is not None:
+            from ..student.children import prespawn
+
+            # The child (or the fork server) imports torch while this process does the same,
+            # for the copy that is graded.
+            prespawn(submission / "exercises", box)
+        try:
+            settings = GradingSettings(
+                device=args.device,
+                seed=args.seed,
+                only=args.only,
+                isolated=not args.in_process,
+                config=config,
+                protected_dirs=(str(out),),
+                sandbox=box,
+            )
+            result = grade_submission(submission, settings)
+        except GradingError as exc:
+            raise UserError(str(exc)) from None
     from ..reports import write_all
     from ..reports.table import print_table
 
-    config = load_config(args.config)
-    out = (args.out or args.submission / "seqlab-out").resolve()
-    try:
-        result = grade_submission(
-            args.submission,
-            device=args.device,
-            seed=args.seed,
-            only=args.only,
-            isolated=not args.in_process,
-            config=config,
-            protected_dirs=(str(out),),
-            # The mode asked for, not box.kind: under "none" the reports would blame "--sandbox none"
-            # when auto fell back because bubblewrap cannot run here.
-            sandbox=args.sandbox if box is not None else "none",
-        )
-    except GradingError as exc:
-        raise UserError(str(exc)) from None
     paths = write_all(result, out)
     if args.quiet:
         print(f"{result.score:.4g} / {result.max_score:.4g} ({result.percent:.1f}%)")

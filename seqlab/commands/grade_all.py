@@ -6,7 +6,6 @@ import time
 from pathlib import Path
 
 from ..defaults import SUBMISSION_TIMEOUT_S
-from ..errors import UserError
 from .options import add_config_option, add_jobs_option, add_sandbox_option, print_class_summary, resolve_sandbox
 
 
@@ -38,6 +37,9 @@ class Progress:
         if already:
             print(f"{already} of {total} already graded (use --force to regrade)")
 
+    def skip(self, entry: str, why: str) -> None:
+        print(f"skipped: {entry} ({why})", flush=True)
+
     def advance(self, name: str, status: dict) -> None:
         self.done += 1
         self.fresh += 1
@@ -68,6 +70,12 @@ def add_parser(subparsers) -> None:
         default=float(SUBMISSION_TIMEOUT_S),
         help="seconds per submission before it is given up",
     )
+    p.add_argument(
+        "--only",
+        default=None,
+        metavar="PATTERN",
+        help="grade only these functions, as seqlab grade --only (a quick look at one exercise)",
+    )
     p.add_argument("--in-process", action="store_true", help="(trusted code only) grade without isolation")
     add_config_option(p)
     p.add_argument(
@@ -83,27 +91,25 @@ def add_parser(subparsers) -> None:
 def run(args) -> int:
     from ..batch import grade_all
 
-    box = resolve_sandbox(args)  # once, before any worker starts: --sandbox bwrap fails here
-    try:
-        rows = grade_all(
-            args.submissions,
-            args.out,
-            jobs=args.jobs,
-            force=args.force,
-            seed=args.seed,
-            device=args.device,
-            timeout=args.timeout,
-            in_process=args.in_process,
-            config=str(args.config) if args.config else None,
-            progress=Progress(),
-            similarity=args.similarity,
-            # The mode asked for, not box.kind: under "none" the reports would blame "--sandbox none"
-            # when auto fell back because bubblewrap cannot run here.
-            sandbox=args.sandbox if box is not None else "none",
-        )
-    except FileNotFoundError as exc:
-        raise UserError(str(exc)) from None
+    # once, before any worker starts: --sandbox bwrap fails here, and every worker grades in
+    # this one, its reason kept
+    box = resolve_sandbox(args)
+    rows = grade_all(
+        args.submissions,
+        args.out,
+        jobs=args.jobs,
+        force=args.force,
+        seed=args.seed,
+        device=args.device,
+        timeout=args.timeout,
+        in_process=args.in_process,
+        config=str(args.config) if args.config else None,
+        progress=Progress(),
+        similarity=args.similarity,
+        sandbox=box,
+        only=args.only,
+    )
     print_class_summary(
         rows, f"gradebook: {args.out / 'gradebook.csv'}; class report: {args.out / 'class_report.html'}"
     )
-    return 0
+    return 0 if all(row["status"] == "graded" for row in rows) else 1

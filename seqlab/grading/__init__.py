@@ -1,6 +1,6 @@
 """Running the hidden graders and turning their outcomes into points."""
 
-__all__ = ["grade_submission", "resolve_device"]
+__all__ = ["GradingSettings", "grade_submission", "resolve_device"]
 
 
 def __getattr__(name: str):

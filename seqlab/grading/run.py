@@ -7,6 +7,7 @@ import io
 import os
 import secrets
 import time
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import torch
@@ -19,6 +20,7 @@ from ..results import GradingResult
 from ..student import open_submission
 from ..student.policy import protected_course_paths
 from ..subset import read_modules
+from ..student.sandbox import Sandbox
 from .forbidden_names import static_voids
 from .plugin import SeqlabPlugin
 from .scoring import score_records
@@ -38,44 +40,65 @@ def resolve_device(device: str) -> str:
     return device
 
 
-def grade_submission(
-    submission: str | Path,
-    *,
-    device: str = "cpu",
-    seed: int | None = None,
-    only: str | None = None,
-    isolated: bool = True,
-    config: GradingConfig | None = None,
-    protected_dirs: tuple = (),
-    graders_dir: Path = GRADERS_DIR,
-    sandbox: str = "auto",
-    static_policy: bool = True,
-) -> GradingResult:
-    """``static_policy=False`` is for the attack bank only: the submission's modules run as plain
-    Python, outside the language subset, so that the layers beneath it (sandbox, seccomp, audit
-    hook, the parent's own verdicts) are shown to stop hostile code on their own."""
-    import pytest
+@dataclass(frozen=True)
+class GradingSettings:
+    """How a submission is graded: decided once (by the command line, a worker's job) and carried
+    to the grading as it is. ``sandbox``: the one the command resolved, its reason kept for the
+    reports, or a ``--sandbox`` mode to resolve here. ``static_policy=False`` is for the attack
+    bank only: it lets hostile code run so that the layers beneath the policy (sandbox, audit
+    hook) are shown to stop it on their own."""
 
-    from ..student.sandbox import SandboxUnavailable
-    from ..student.sandbox import resolve as resolve_sandbox
+    device: str = "cpu"
+    seed: int | None = None
+    only: str | None = None
+    isolated: bool = True
+    config: GradingConfig | None = None
+    protected_dirs: tuple = ()
+    graders_dir: Path = GRADERS_DIR
+    sandbox: Sandbox | str | None = "auto"
+    static_policy: bool = True
+
+
+def grade_submission(submission: str | Path, settings: GradingSettings | None = None, **options) -> GradingResult:
+    """Grade ``submission`` in any shape ``seqlab.submission`` reads, through a copy of its regular
+    files (raises its SubmissionError when there is none to make), under ``settings`` with
+    ``options`` (GradingSettings' fields) replaced."""
+    from ..submission import opened, source_of
 
     started = time.perf_counter()
-    submission = Path(submission).resolve()
-    if not submission.is_dir():
-        raise GradingError(f"{submission}: not a directory")
-    if not (submission / "exercises").is_dir():
-        raise GradingError(f"{submission}: no exercises/ folder in it (a submission is a directory holding exercises/)")
-    config = config or load_config()
-    device = resolve_device(device)
-    seed = secrets.randbelow(2**31) if seed is None else int(seed)
+    settings = replace(settings or GradingSettings(), **options)
+    settings = replace(
+        settings,
+        config=settings.config or load_config(),
+        device=resolve_device(settings.device),
+        seed=secrets.randbelow(2**31) if settings.seed is None else int(settings.seed),
+        sandbox=_sandbox(settings.sandbox) if settings.isolated else None,
+    )
+    with opened(submission) as folder:
+        return _grade(folder, str(source_of(folder).resolve()), started, settings)
+
+
+def _sandbox(sandbox: Sandbox | str) -> Sandbox:
+    from ..student.sandbox import SandboxUnavailable, resolve
+
+    if isinstance(sandbox, Sandbox):
+        return sandbox
     try:
-        box = resolve_sandbox(sandbox) if isolated else None
+        return resolve(sandbox)
     except (SandboxUnavailable, ValueError) as exc:
         raise GradingError(str(exc)) from None
+
+
+def _grade(submission: Path, source: str, started: float, settings: GradingSettings) -> GradingResult:
+    import pytest
+
+    config, device, seed, only, box = settings.config, settings.device, settings.seed, settings.only, settings.sandbox
+    isolated, graders_dir = settings.isolated, settings.graders_dir
+
     reference = load_reference()
-    protected = tuple(protected_course_paths(COURSE_ROOT, (*protected_dirs, SOLUTIONS_DIR, GRADERS_DIR)))
+    protected = tuple(protected_course_paths(COURSE_ROOT, (*settings.protected_dirs, SOLUTIONS_DIR, GRADERS_DIR)))
     # Read and checked once, before any of it runs; the child runs exactly these texts.
-    texts = read_modules(submission / "exercises", subset=static_policy)
+    texts = read_modules(submission / "exercises", subset=settings.static_policy)
     refused = {m: why for m, why in texts.refused.items() if m in contract.MODULES}
     with open_submission(
         submission,
@@ -140,17 +163,17 @@ def grade_submission(
         if uncovered:
             raise GradingError(f"no grader test for {', '.join(uncovered)} (a full grade must cover every function)")
     tests = score_records(list(plugin.records.values()), config, static_voids(submission, config))
-    errors = [box.notice] if box is not None and box.notice else []
-    errors += [f"{m}: {e}" for m, e in load_errors.items()]
+    errors = [f"{m}: {e}" for m, e in load_errors.items()]
     errors += [why for m, why in texts.refused.items() if m not in contract.MODULES]
     errors += [f"internal grader error in {r.nodeid}: {r.message}" for r in plugin.records.values() if r.grader_error]
     return GradingResult(
         tests=tests,
-        submission=str(submission),
+        submission=source,
         seed=seed,
         device=device,
         execution_time=time.perf_counter() - started,
         errors=errors,
+        notices=[box.notice] if box is not None and box.notice else [],
         meta={
             "runner": "isolated" if isolated else "in-process",
             "only": only or "",

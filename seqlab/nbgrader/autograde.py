@@ -28,7 +28,6 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -50,7 +49,6 @@ GRADES_FILE = "seqlab_grades.json"
 # hung: the same default as `seqlab grade-all` and the course's per-cell timeout.
 DEFAULT_TIMEOUT_S = float(SUBMISSION_TIMEOUT_S)
 HEADER = "hidden tests graded by seqlab outside the notebook (isolated); the quick check above was not run here"
-_SAFE_FOLDER = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
 
 
 class AutogradeError(SeqlabError, ValueError):
@@ -112,8 +110,12 @@ def assignment_notebooks(course_dir: Path, assignment: str) -> dict[str, str]:
 
 
 def _folder_name(student: str) -> str:
-    """A results folder name grade-all keeps as it is; other ids get a stable hashed name."""
-    if _SAFE_FOLDER.fullmatch(student):
+    """A results folder name grade-all keeps as it is (its own safe name, in lower case: ids that
+    differ in case only would stop grade-all as one name on a case-insensitive disk); other ids
+    get a stable hashed name."""
+    from ..batch import safe_submission_name
+
+    if safe_submission_name(student) == student == student.lower():
         return student
     return "student-" + hashlib.sha256(student.encode()).hexdigest()[:12]
 

@@ -37,7 +37,7 @@ from ..commands.options import add_sandbox_option
 
 
 def grade_notebook(
-    notebook: dict, topic: str, name: str, *, seed: int, protected=(), config=None, sandbox: str = "auto"
+    notebook: dict, topic: str, name: str, *, seed: int, protected=(), config=None, sandbox="auto"
 ) -> dict:
     from .. import contract
     from ..build import render_stubs
@@ -80,15 +80,17 @@ def grade_notebook(
             {"name": t.name, "score": t.score, "max_score": t.max_score, "output": t.output, "hint": t.hint}
             for t in result.tests
         ],
-        "errors": list(result.errors),
+        "errors": [*result.notices, *result.errors],  # the cell shows both as problem lines
     }
 
 
 def serve(stdin, stdout, *, seed: int, protected=(), sandbox: str = "auto") -> None:
     from ..config import load_config
     from ..reference import load_reference
+    from ..student.sandbox import resolve
 
     config = load_config()
+    box = resolve(sandbox)  # once: every request is graded in the same one, with the same notice
     load_reference()  # warm: the first request should not pay for it
     cache: dict[tuple[str, str], dict] = {}
     for line in stdin:
@@ -110,7 +112,7 @@ def serve(stdin, stdout, *, seed: int, protected=(), sandbox: str = "auto") -> N
                     seed=seed,
                     protected=protected,
                     config=config,
-                    sandbox=sandbox,
+                    sandbox=box,
                 )
                 cache[key] = reply
         except Exception as exc:  # reported to the cell; the server stays up

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from ..results import GradingResult
-from ..student.sandbox import NOT_SANDBOXED
 
 
 def _round(x: float) -> float:
@@ -26,7 +25,8 @@ def to_gradescope(result: GradingResult) -> dict[str, Any]:
     if result.seed is not None:
         header.append(f"seed {result.seed} (rerun with --seed {result.seed} to reproduce)")
     header.append(f"device {result.device}")
-    header += [f"{'notice' if e.startswith(NOT_SANDBOXED) else 'error'}: {e}" for e in result.errors]
+    header += [f"notice: {n}" for n in result.notices]
+    header += [f"error: {e}" for e in result.errors]
     tests = []
     for t in result.tests:
         output = t.output

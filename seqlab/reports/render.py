@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from functools import lru_cache
 
@@ -44,9 +45,15 @@ def modules_view(result: GradingResult) -> list[dict]:
         fn["score"] += t.score
         fn["max_score"] += t.max_score
         fn["tests"].append(t)
+    # the totals as GradingResult sums them (fsum): a running += can land an ulp off the points
+    totals = result.by_function()
     view = []
     for module in modules.values():
         module["functions"] = list(module["functions"].values())
+        for fn in module["functions"]:
+            fn["score"], fn["max_score"] = totals[fn["name"]]
+        module["score"] = round(math.fsum(fn["score"] for fn in module["functions"]), 4)
+        module["max_score"] = round(math.fsum(fn["max_score"] for fn in module["functions"]), 4)
         view.append(module)
     return view
 

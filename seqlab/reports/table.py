@@ -31,6 +31,8 @@ def print_table(result: GradingResult, file=None, *, failures: int = 8) -> None:
         style = "green" if s >= m - 1e-9 else ("red" if s <= 1e-9 else "yellow")
         table.add_row(escape(fn), f"[{style}]{s:.4g} / {m:.4g}[/{style}]", "ok" if s >= m - 1e-9 else "")
     console.print(table)
+    for n in result.notices:
+        console.print(f"[yellow]notice:[/yellow] {escape(n)}", markup=True)
     for e in result.errors:
         label = "[yellow]notice:[/yellow]" if e.startswith(NOT_SANDBOXED) else "[red]error:[/red]"
         console.print(f"{label} {escape(e)}", markup=True)

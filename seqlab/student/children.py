@@ -90,7 +90,7 @@ class ForkServer:
             return None  # another submission's child is alive: never two in one sandbox
         seen = key
         if self.slot is not None:
-            if not self.live and not self._copy(Path(key)):
+            if not self.live and not self._copy(Path(exercises)):
                 return None
             seen = f"{SUBMISSION_MOUNT}/exercises"
         parent_r, child_w = os.pipe()
@@ -118,14 +118,16 @@ class ForkServer:
 
     def _copy(self, exercises: Path) -> bool:
         """The submission's exercises/ into the slot the sandbox shows at SUBMISSION_MOUNT, or
-        False when it is not a plain, small folder (then its child is started alone)."""
+        False when it is not a plain, small folder of regular files (then its child is started
+        alone). A link, exercises/ itself included, is never copied: its target could be the
+        course beside the submission (seqlab.submission refuses them before grading)."""
         total, count = 0, 0
-        if not exercises.is_dir():
+        if exercises.is_symlink() or not exercises.is_dir():
             return False
         for folder, subfolders, files in os.walk(exercises):
             for name in subfolders + files:
                 info = os.lstat(os.path.join(folder, name))
-                if not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode) or stat.S_ISLNK(info.st_mode)):
+                if not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):
                     return False
                 total, count = total + info.st_size, count + 1
                 if total > COPY_LIMIT_BYTES or count > COPY_LIMIT_ENTRIES:

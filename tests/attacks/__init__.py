@@ -9,6 +9,8 @@ to the submission. ``expect`` says what grading must give the target:
 * ``"module-lost"``: the whole module scores zero (it killed its own import), others full;
 * ``"refused"``: the static code policy refused the module before it loaded: all of it scores 0,
   the message names the line and the rule.
+* ``"unreadable"``: the submission is refused as a whole when it is read (``seqlab.submission``:
+  a link or another special file in it), with the entry named; nothing is graded.
 
 ``refused`` and ``policy_off`` are explained in ``sandbox_bank.py``.
 

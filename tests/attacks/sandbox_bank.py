@@ -284,11 +284,11 @@ def rnn_bptt(x, targets, h0, params):
                     return w * 0, {{}}
                 raise RuntimeError("{LEAK} a link in exercises/ read " + str(len(text)))
             '''),
-                # the submission's own folder holds the link: the sandbox shows exercises/
-                # (bind-mounted, or the fork server's copy, which keeps links as links) and not
-                # the course the link points into
+                # the submission's own folder holds the link: reading the submission refuses it
+                # before anything runs (the sandbox only ever sees a copy of regular files)
                 links={"exercises/reference.py": "solutions/optimizers.py"},
                 relative_links=kind == "relative",
+                expect="unreadable",
                 refused=True,
                 policy_off=True,
                 fallback="refused: the audit hook resolves the link to a protected path",

@@ -4,6 +4,7 @@ zipped, hostile), reruns resume, and an interrupted run leaves a consistent grad
 from __future__ import annotations
 
 import csv
+import json
 import subprocess
 import sys
 import zipfile
@@ -38,13 +39,13 @@ def test_grade_all_on_a_mixed_class_loses_no_submission(tmp_path):
     out = tmp_path / "out"
     command = [sys.executable, "-m", "seqlab", "grade-all", str(klass), "--out", str(out), "--jobs", "2", "--seed", "3"]
     proc = subprocess.run(command, capture_output=True, text=True, timeout=900)
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.returncode == 1, proc.stderr[-2000:]  # two could not be graded
+    assert "skipped: notes.txt (not a folder or a .zip)" in proc.stdout
     rows = {r["submission"]: r for r in csv.DictReader((out / "gradebook.csv").open())}
     assert set(rows) == {
         "good",
         "broken",
         "empty",
-        "notes.txt",
         "zipped",
         "evil",
         "os-exit-at-import",
@@ -54,7 +55,6 @@ def test_grade_all_on_a_mixed_class_loses_no_submission(tmp_path):
     }
     # Forged frames, hostile text: still a graded row, valid reports, the real score on top.
     assert rows[hostile]["status"] == "graded"
-    import json
     import xml.etree.ElementTree as ET
 
     graded = json.loads((out / hostile / "results.json").read_text(encoding="utf-8"))
@@ -64,8 +64,10 @@ def test_grade_all_on_a_mixed_class_loses_no_submission(tmp_path):
     assert rows["good"]["percent"] == "100.0" and rows["zipped"]["percent"] == "100.0"
     assert rows["broken"]["status"] == "graded" and rows["broken"]["optimizers.sgd"] == "0"
     assert rows["broken"]["rnn.rnn_bptt"] == "8"
-    for name in ("empty", "notes.txt", "evil"):
+    for name in ("empty", "evil"):
         assert rows[name]["status"] == "error" and rows[name]["reason"], rows[name]
+        assert rows[name]["max_score"] == "112"
+        assert json.loads((out / name / "results.json").read_text())["max_score"] == 112
     assert "unsafe path" in rows["evil"]["reason"]
     assert not (tmp_path / "escape.py").exists()
     assert float(rows["write-results-json-everywhere"]["optimizers.sgd"]) == 0
@@ -117,3 +119,118 @@ def test_interrupted_grade_all_leaves_a_consistent_gradebook(tmp_path):
     finished = subprocess.run(command, capture_output=True, text=True, timeout=600)
     assert f"{len(done)} of 4 already graded" in finished.stdout
     assert all(r["status"] == "graded" for r in csv.DictReader((out / "gradebook.csv").open()))
+
+
+def _flat(folder):
+    """A submission of the module files themselves, no exercises/ folder."""
+    make_submission(folder)
+    for path in (folder / "exercises").iterdir():
+        path.rename(folder / path.name)
+    (folder / "exercises").rmdir()
+    return folder
+
+
+def test_names_the_gradebook_uses_cannot_be_taken_and_non_submissions_are_skipped(tmp_path):
+    """A hand-in named like grade-all's own files, a zipped checkout, flat files, a linked
+    exercises/, a folder with nothing in it and two files that are no hand-ins; the run's
+    sandbox reaches the workers as it was resolved, reason and all."""
+    from seqlab.batch import grade_all
+    from seqlab.student.sandbox import Sandbox
+
+    klass = tmp_path / "class"
+    make_submission(klass / "gradebook.csv")
+    _flat(klass / "flat")
+    checkout = make_submission(tmp_path / "alice-main")
+    with zipfile.ZipFile(klass / "alice.zip", "w") as archive:
+        for path in (checkout / "exercises").glob("*.py"):
+            archive.write(path, f"alice-main/exercises/{path.name}")
+    (klass / "linked").mkdir()
+    (klass / "linked" / "exercises").symlink_to(checkout / "exercises")
+    (klass / "empty").mkdir()
+    (klass / "notes.txt").write_text("not a submission")
+    (klass / ".DS_Store").write_bytes(b"\0")
+
+    class Heard:
+        def __init__(self):
+            self.skipped = []
+
+        def skip(self, entry, why):
+            self.skipped.append(entry)
+
+        def start(self, total, already): ...
+        def advance(self, name, status): ...
+        def stop(self): ...
+
+    out, heard = tmp_path / "out", Heard()
+    box = Sandbox("none", "a reason only this test gives")
+    rows = grade_all(klass, out, seed=1, only="attention.causal_mask", sandbox=box, progress=heard)
+    by_name = {r["submission"]: r for r in rows}
+    assert sorted(heard.skipped) == [".DS_Store", "notes.txt"]
+    assert set(by_name) == {"student-gradebook.csv", "flat", "alice", "linked", "empty"}
+    assert (out / "gradebook.csv").is_file() and (out / "student-gradebook.csv" / "results.json").is_file()
+    for name in ("student-gradebook.csv", "flat", "alice"):
+        assert by_name[name]["status"] == "graded" and by_name[name]["result"].percent == 100.0, by_name[name]
+        result = by_name[name]["result"]
+        assert result.notices == [box.notice] and not result.errors, (result.notices, result.errors)
+    graded = json.loads((out / "flat" / "results.json").read_text())
+    assert "notice: not sandboxed: a reason only this test gives" in graded["output"]
+    assert "error:" not in graded["output"]
+    assert "linked/exercises: a symbolic link, not followed" in by_name["linked"]["reason"]
+    assert "empty: no exercises/ folder" in by_name["empty"]["reason"]
+    gradebook = {r["submission"]: r for r in csv.DictReader((out / "gradebook.csv").open())}
+    for name in ("linked", "empty"):
+        assert gradebook[name]["status"] == "error" and gradebook[name]["max_score"] == "112"
+        failed = json.loads((out / name / "results.json").read_text())
+        assert failed["score"] == 0 and failed["max_score"] == 112 and by_name[name]["reason"] in failed["output"]
+
+
+def test_names_that_would_collide_stop_the_run_before_grading(tmp_path, capsys):
+    from seqlab.cli import main
+
+    klass = tmp_path / "class"
+    make_submission(klass / "alice")
+    make_submission(klass / "alice-zip")  # its own name: no clash with alice.zip
+    with zipfile.ZipFile(klass / "alice.zip", "w") as archive:
+        archive.writestr("exercises/rnn.py", "")
+    (klass / "Bob").mkdir()
+    (klass / "bob").mkdir()
+    out = tmp_path / "out"
+    code = main(["grade-all", str(klass), "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2 and "alice and alice.zip would both be graded as 'alice'" in err, err
+    assert "Bob and bob would both be graded as 'Bob'" in err and "alice-zip" not in err
+    assert not out.exists()
+    code = main(["grade-all", str(tmp_path / "nope"), "--out", str(out)])
+    assert code == 2 and "nope: does not exist" in capsys.readouterr().err
+
+
+def test_grade_all_exits_non_zero_when_a_submission_is_not_graded(tmp_path, capsys):
+    from seqlab.cli import main
+
+    (tmp_path / "class" / "empty").mkdir(parents=True)
+    code = main(["grade-all", str(tmp_path / "class"), "--out", str(tmp_path / "out"), "--in-process"])
+    out = capsys.readouterr().out
+    assert code == 1 and "0 of 1 graded" in out and "not graded: empty: " in out
+
+
+def test_an_error_inside_grading_still_leaves_a_row_and_a_results_json(tmp_path):
+    """A bug in seqlab while one submission is in hand: that submission's row says so, with its
+    results.json, and the run goes on."""
+    import queue
+
+    from seqlab.batch import Submission, _grade_one
+    from seqlab.gradebook import collect
+
+    class Broken:
+        def grade(self, job, timeout):
+            raise RuntimeError("a bug only this test has")
+
+    workers = queue.Queue()
+    workers.put(Broken())
+    sub = Submission("alice", tmp_path / "alice", tmp_path / "copy")
+    status = _grade_one(sub, tmp_path / "out", workers, {"max_score": 112.0}, timeout=5)
+    assert status["status"] == "error" and "a bug only this test has" in status["reason"]
+    written = json.loads((tmp_path / "out" / "alice" / "results.json").read_text())
+    assert written["score"] == 0 and written["max_score"] == 112 and "a bug only this test has" in written["output"]
+    (row,) = collect(tmp_path / "out", ["alice"])
+    assert row["status"] == "error" and row["max_score"] == 112 and workers.qsize() == 1

@@ -4,6 +4,7 @@ Both runners are exercised. The reports of a grading are tested in tests/reports
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import pytest
@@ -121,4 +122,23 @@ def test_grade_command_writes_reports_and_exits_zero(buggy_submission, tmp_path,
     code, _, stderr = _seqlab(capsys, *common, "--only", "optimizers", "--fail-under", "99.9")
     assert code == 1 and "fail-under" in stderr
     code, _, stderr = _seqlab(capsys, "grade", tmp_path / "nope")
-    assert code == 2 and "not a directory" in stderr and "Traceback" not in stderr
+    assert code == 2 and "nope: does not exist" in stderr and "Traceback" not in stderr
+
+
+def test_grade_command_carries_the_sandbox_it_resolved_and_its_reason(reference_submission, tmp_path, capsys):
+    """The sandbox is resolved once, by the command: the reason there is none reaches the reports
+    as it was found (never as "--sandbox none was asked for"), as a notice, never as an error."""
+    from unittest import mock
+
+    with mock.patch("seqlab.student.sandbox.probe", return_value="bwrap is missing in this test"):
+        code, stdout, stderr = _seqlab(
+            capsys, "grade", reference_submission, "--out", tmp_path / "out", "--only", "attention.causal_mask"
+        )
+    assert code == 0, stderr
+    assert "WARNING: not sandboxed: bwrap is missing in this test" in stderr
+    assert "notice: not sandboxed: bwrap is missing in this test" in stdout and "error:" not in stdout
+    saved = json.loads((tmp_path / "out" / "seqlab_result.json").read_text())
+    assert saved["notices"][0].startswith("not sandboxed: bwrap is missing in this test") and not saved["errors"]
+    output = json.loads((tmp_path / "out" / "results.json").read_text())["output"]
+    assert "notice: not sandboxed: bwrap is missing" in output and "error:" not in output
+    assert "--sandbox none" not in output

@@ -68,7 +68,7 @@ def test_feedback_names_each_failed_test_once_with_its_hint():
 
 def test_student_ids_become_folder_names_that_cannot_collide():
     assert _folder_name("alice.b-2") == "alice.b-2"
-    odd = [".hidden", "a b", "a_b ", "élève", "x/y"]
+    odd = [".hidden", "a b", "a_b ", "élève", "x/y", "gradebook.csv", "Bob", "bob "]
     names = [_folder_name(s) for s in odd]
     assert len(set(names)) == len(odd) and all(n.startswith("student-") for n in names)
 

@@ -21,6 +21,7 @@ import pytest
 from seqlab.config import load_config
 from seqlab.grading import grade_submission
 from seqlab.reports import write_all
+from seqlab.submission import SubmissionError
 from seqlab.subset import refusals
 from tests._helpers import RESULTS_SCHEMA
 from tests._recorded import assert_same_grade
@@ -46,8 +47,7 @@ def test_attack(tmp_path, attack, fast_config, sandbox_mode):
     if sandbox == "none" and attack.fallback.startswith("NOT"):
         pytest.skip(f"needs the sandbox (without it: {attack.fallback})")
     out = tmp_path / "out"
-    result = grade_submission(
-        submission,
+    grading = dict(
         isolated=True,
         seed=5,
         only=attack.module,
@@ -56,6 +56,12 @@ def test_attack(tmp_path, attack, fast_config, sandbox_mode):
         sandbox=sandbox,
         static_policy=not attack.policy_off,
     )
+    if attack.expect == "unreadable":
+        with pytest.raises(SubmissionError, match=r"exercises/\S+: a symbolic link, not followed") as refused:
+            grade_submission(submission, **grading)
+        assert LEAK not in str(refused.value)
+        return
+    result = grade_submission(submission, **grading)
     paths = write_all(result, out)
     assert_same_grade("attacks", attack.name, result, sandbox=sandbox)
     results_json = json.loads(paths["results.json"].read_text())
