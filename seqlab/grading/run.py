@@ -19,8 +19,8 @@ from ..reference import load_reference
 from ..results import GradingResult
 from ..student import open_submission
 from ..student.policy import protected_course_paths
-from ..subset import read_modules
 from ..student.sandbox import Sandbox
+from ..subset import read_modules
 from .forbidden_names import static_voids
 from .plugin import SeqlabPlugin
 from .scoring import score_records

@@ -90,6 +90,7 @@ def test_a_module_full_of_honest_idioms_grades_as_without_them(tmp_path, module)
     assert not lost and not result.errors, (lost, result.errors[:3])
 
 
+TIMED = "selective_scan.linear_scan: O(log T) sequential steps"
 STYLES = sorted(p.name for p in (ROOT / "tests" / "student" / "honest_submissions").iterdir())
 
 
