@@ -7,8 +7,8 @@ function, or of a module-level helper it calls, even on a path the graded calls 
 Aliases are resolved (``from torch.nn import functional as F``, ``sdpa = F.sdpa``,
 ``getattr(F, "group_norm")``), so a pattern matches whatever name the student gave the operation.
 
-It reads the source as a syntax tree, never importing it; the code policy that decides whether
-a module may load at all is ``seqlab.grading.static_policy``.
+It reads the source as a syntax tree, never importing it; the language subset that decides whether
+a module may load at all, and keeps every attribute name it can read a literal, is ``seqlab.subset``.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ autograd detector and (in the isolated child) an audit hook.
 
 Everything here runs where the student's code runs, so the student can tamper with it: what it
 reports is feedback (which call was forbidden, how many operations ran). The verdicts that cost
-points are also decided in the trusted parent (``seqlab.grading.static_policy`` on the source,
+points are also decided in the trusted parent (``seqlab.subset`` on the source,
 the grader's own timing of linear_scan, values compared there).
 
 Each layer catches what the one before can miss: the TorchFunctionMode sees every torch-level

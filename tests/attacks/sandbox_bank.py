@@ -3,7 +3,7 @@ file-system, process and network routes, and forbidden operations reached by ano
 
 Every attack is graded against the real sandbox (tests/student/test_attacks.py). Two fields say how:
 
-* ``refused``: the static code policy (seqlab/grading/static_policy.py, in the parent) must
+* ``refused``: the language subset (seqlab/subset/, checked in the parent) must
   refuse the module before it loads. test_attacks checks that verdict on the source, and
   grades the attack normally: the module then scores 0 (``expect="refused"``);
 * ``policy_off``: grade with the static policy switched off, so the hostile code really runs and
