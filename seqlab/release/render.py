@@ -82,6 +82,25 @@ def course_view(config, solutions_dir: Path) -> dict:
         "forbidden": forbidden,
         "tolerances": {k: {"rtol": v.rtol, "atol": v.atol} for k, v in sorted(config.tolerances.items())},
         "limits": config.limits,
+        "subset": subset_view(),
+    }
+
+
+def subset_view() -> dict:
+    """The language subset's rules for the student README, from the tables the grader applies."""
+    from ..subset import rules
+
+    return {
+        "modules": sorted(rules.ALLOWED_MODULES.items()),
+        "only": {m: sorted(names) for m, names in sorted(rules.ALLOWED_ONLY.items()) if m != "posixpath"},
+        "path_only": sorted(rules.ALLOWED_ONLY["posixpath"]),
+        "denied_modules": sorted(rules.DENIED_MODULES.items()),
+        "denied_attributes": [
+            (owner, sorted(names)) for owner, names in sorted(rules.DENIED_ATTRIBUTES.items()) if names
+        ],
+        "refused_builtins": sorted((n, why) for n, why in rules.REFUSED_BUILTINS.items() if not n.startswith("_")),
+        "dunders": sorted(rules.HARMLESS_DUNDERS),
+        "internals": sorted(rules.INTERPRETER_INTERNALS),
     }
 
 
@@ -105,6 +124,15 @@ def _public_test_files(public_tests_dir: Path) -> dict[str, str]:
     return {f"tests/{path.name}": path.read_text(encoding="utf-8") for path in public}
 
 
+SUBSET_DIR = Path(__file__).resolve().parents[1] / "subset"
+
+
+def _subset_files() -> dict[str, str]:
+    """The language subset's own code, shipped as it is: the student's tests apply the grader's
+    rules with the grader's code and words."""
+    return {f"tests/_subset/{path.name}": path.read_text(encoding="utf-8") for path in sorted(SUBSET_DIR.glob("*.py"))}
+
+
 def render_release(
     *,
     solutions_dir: Path = SOLUTIONS_DIR,
@@ -119,7 +147,7 @@ def render_release(
     from ..config import load_config
 
     config = config or load_config()
-    files = {**_stub_files(solutions_dir), **_public_test_files(public_tests_dir)}
+    files = {**_stub_files(solutions_dir), **_public_test_files(public_tests_dir), **_subset_files()}
     context = {
         "course": course_view(config, solutions_dir),
         "torch_version": torch_version,

@@ -7,7 +7,7 @@ builtins.
 * ``guards``: what the transformed code calls at run time, in the student's process;
 * ``modules``: a submission's modules read once, checked, and served to the import system.
 
-Nothing here imports the rest of seqlab: the student release ships this package as it is, so
+Nothing here imports the rest of the package: the student release ships this folder as it is, so
 that the student's own tests apply the grader's rules in the grader's words.
 """
 

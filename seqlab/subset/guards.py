@@ -1,6 +1,6 @@
 """The runtime half of the subset: the guards the transformed code calls, and the builtins it has.
 
-``seqlab.subset.transform`` turns ``obj.name`` into ``_getattr_(obj, "name")`` and ``obj.name = v``
+The transformer (``transform.py``) turns ``obj.name`` into ``_getattr_(obj, "name")`` and ``obj.name = v``
 into ``_write_(obj).name = v``; this module supplies those functions. They decide what the
 transformer cannot: whose object ``obj`` is. A student's own functions, classes, instances and
 modules (their ``__module__`` is in the ``exercises`` package) have their private attributes

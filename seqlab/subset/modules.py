@@ -60,7 +60,7 @@ def read_modules(exercises: Path, *, subset: bool = True) -> Modules:
     """Every ``exercises/*.py`` of a submission, read once, decoded and checked.
 
     Entries that are not regular files (a symbolic link, a FIFO, a device) are refused by name,
-    never opened: a link would let a submission hand in the course's own solutions."""
+    never opened: a link would let a submission hand in the course's own reference code."""
     texts: dict[str, str] = {}
     refused: dict[str, str] = {}
     try:

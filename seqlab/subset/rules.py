@@ -237,7 +237,7 @@ ALLOWED_BUILTINS = frozenset(
         "aiter", "anext",
     }
 )  # fmt: skip
-# getattr, setattr, delattr, hasattr and vars and type exist, guarded (seqlab.subset.guards).
+# getattr, setattr, delattr, hasattr and vars and type exist, guarded (safe_builtins.py).
 GUARDED_BUILTINS = frozenset({"getattr", "setattr", "delattr", "hasattr", "vars", "type"})
 REFUSED_BUILTINS: dict[str, str] = {
     "eval": "runs a string as code",
@@ -246,7 +246,7 @@ REFUSED_BUILTINS: dict[str, str] = {
     "__import__": "imports by string (write an import statement)",
     "globals": "the module's namespace, guards included",
     "locals": "a frame's namespace",
-    "open": "files (the graders give every input as an argument)",
+    "open": "files (the tests give every input as an argument)",
     "input": "the grader has no keyboard",
     "breakpoint": "a debugger",
     "help": "an interactive helper",

@@ -3,7 +3,7 @@ RestrictedPython's restricting transformer, configured for this course.
 
 RestrictedPython rewrites every attribute read into ``_getattr_(obj, "name")``, every item read
 into ``_getitem_(obj, key)``, every attribute or item write into ``_write_(obj).name = value``,
-every iteration through ``_getiter_``; the host supplies those guards (``seqlab.subset.guards``).
+every iteration through ``_getiter_``; the host supplies those guards (``guards.py``, ``writes.py``).
 Its stock policy is Zope's: no name may start with ``_``, no annotated assignment, no
 ``nonlocal``, no augmented assignment to an attribute. A student's honest code needs all of
 those, so ``CoursePolicy`` allows them and moves the line to where the danger is: dunder names
