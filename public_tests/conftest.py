@@ -90,9 +90,17 @@ def pytest_collectreport(report):
         _STATE["errors"].append(f"{report.nodeid} could not be imported: {_import_problem(report)}")
 
 
+def _function_rows():
+    """The rows of exercise functions (``module.function``), in the order the tests ran; the
+    language-subset checks are reported with the errors, not counted as functions."""
+    rows = [(f, e) for f, e in _STATE["results"].items() if "." in f]
+    rules = [e["problem"] for f, e in _STATE["results"].items() if "." not in f and e["problem"]]
+    return rows, rules
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    rows = list(_STATE["results"].items())  # in the order the tests ran
-    errors = _STATE["errors"]
+    rows, rules = _function_rows()
+    errors = rules + _STATE["errors"]
     if not rows and not errors:
         return
     done = sum(1 for _, e in rows if e["passed"] == e["total"])

@@ -179,7 +179,10 @@ def resolve(loaded: dict[str, types.ModuleType], errors: dict[str, str], qualnam
     """The student's callable for ``qualname``, or raise ``LookupError`` with the reason."""
     module, function = qualname.split(".", 1)
     if module in errors:
-        raise LookupError(errors[module])
+        reason = errors[module]
+        if "breaks the language subset" in reason:  # the full rule and line head the report, once
+            reason = f"exercises/{module}.py was not loaded: it breaks the language subset (the report's first lines say where)"
+        raise LookupError(reason)
     fn = getattr(loaded[module], function, None)
     if fn is None:
         raise LookupError(f"exercises/{module}.py has no function {function}()")

@@ -84,7 +84,10 @@ def _check_value(value, owner: str = "") -> None:
         if not is_own(value):
             problem = module_refusal(value.__name__)
             if problem:
-                _refuse(f"{owner + ' -> ' if owner else ''}{problem}", "see the allowed modules in the rules")
+                _refuse(
+                    f"{owner + ' -> ' if owner else ''}{problem}",
+                    "README: The language subset, for the allowed modules",
+                )
     elif kind is types.BuiltinFunctionType and id(value) in _REFUSED_IDS:
         _refuse(f"the builtin {value.__name__}() reached through {owner or 'a value'}", "it is not in the subset")
     elif kind in _CODE_CARRIERS and id(value) in _denied_ids():

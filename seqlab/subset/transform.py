@@ -75,7 +75,7 @@ class CoursePolicy(MatchRules, RestrictingNodeTransformer):
             if allow_magic_methods and self.classes:
                 allowed = allowed | rules.SPECIAL_METHODS
             if name not in allowed:
-                self.refuse(node, f"the dunder name {name!r}", "special methods go inside a class; see the rules")
+                self.refuse(node, f"the dunder name {name!r}", "special methods go inside a class")
         elif name in ("builtins", "breakpoint"):
             self.refuse(node, f"the name {name!r}", rules.REFUSED_BUILTINS.get(name, "not part of the subset"))
 
@@ -139,7 +139,7 @@ class CoursePolicy(MatchRules, RestrictingNodeTransformer):
             elif foreign:
                 refused = attribute_refusal(owner, node.attr)
                 if refused and not node.attr.startswith("_"):
-                    self.refuse(node, refused, "see the rules")
+                    self.refuse(node, refused, "README: The language subset")
                 elif refused:
                     self.refuse(node, f"the private attribute {node.attr!r} of {owner}", "the public API is enough")
         node.attr = self._mangled(node.attr)
@@ -257,7 +257,9 @@ class CoursePolicy(MatchRules, RestrictingNodeTransformer):
         for alias in node.names:
             problem = module_refusal(alias.name, self.siblings)
             if problem:
-                self.refuse(node, f"import {alias.name}: {problem}", "see the allowed modules in the rules")
+                self.refuse(
+                    node, f"import {alias.name}: {problem}", "README: The language subset, for the allowed modules"
+                )
         return node
 
     def visit_ImportFrom(self, node: ast.ImportFrom):
@@ -272,12 +274,14 @@ class CoursePolicy(MatchRules, RestrictingNodeTransformer):
             return node
         problem = module_refusal(module, self.siblings)
         if problem:
-            self.refuse(node, f"from {module} import ...: {problem}", "see the allowed modules in the rules")
+            self.refuse(
+                node, f"from {module} import ...: {problem}", "README: The language subset, for the allowed modules"
+            )
             return node
         for alias in node.names:
             refused = attribute_refusal(module, alias.name)
             if refused:
-                self.refuse(node, f"from {module} import {alias.name}: {refused}", "see the rules")
+                self.refuse(node, f"from {module} import {alias.name}: {refused}", "README: The language subset")
         return node
 
 

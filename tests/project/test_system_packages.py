@@ -75,5 +75,7 @@ def test_the_escape_hatch_goes_on_and_names_what_is_missing(tmp_path):
 
 def test_make_setup_runs_it_every_time():
     # a stamp would not see a package removed; the check is one dpkg-query
-    shown = subprocess.run(["make", "-n", "-B", "setup"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    shown = subprocess.run(
+        ["make", "--no-print-directory", "-n", "-B", "setup"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout
     assert shown.splitlines()[0] == "bash scripts/system-packages.sh"

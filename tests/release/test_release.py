@@ -72,10 +72,13 @@ def test_release_contents_and_idempotence(released, tmp_path):
         "exercises/__init__.py",
         "tests/conftest.py",
         "tests/_check.py",
+        "tests/test_code_rules.py",
     }
     from seqlab.contract import MODULES
+    from seqlab.release.render import SUBSET_DIR
 
     expected |= {f"exercises/{m}.py" for m in MODULES} | {f"tests/test_{m}.py" for m in MODULES}
+    expected |= {f"tests/_subset/{p.name}" for p in SUBSET_DIR.glob("*.py")}  # the grader's own subset
     assert set(files) == expected
     assert "raise NotImplementedError()" in files["exercises/attention.py"]
     # a second release elsewhere: the same bytes; a release over the first one: nothing rewritten
