@@ -81,6 +81,7 @@ format: setup
 bench: setup
 	$(PY) benchmarks/bench_scan.py
 	$(PY) benchmarks/bench_grade.py
+	$(PY) benchmarks/bench_subset.py
 	$(PY) benchmarks/bench_batch.py
 
 lock:
