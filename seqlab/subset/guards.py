@@ -126,7 +126,7 @@ def _denied_ids() -> dict[int, str]:
     return _DENIED
 
 
-_CLASS_OWNERS = ("torch.Tensor", "numpy.ndarray")
+_CLASS_OWNERS = ("torch.Tensor", "numpy.ndarray", "logging.Logger")
 
 
 def _check_name(obj, name: str) -> None:
@@ -170,12 +170,12 @@ def _check_module_attribute(module, name: str) -> None:
         _refuse(f"{owner}.{name} is not in the subset", f"of {owner}, only {', '.join(sorted(allowed))}")
 
 
-_TYPE_DENIED_NAMES = frozenset(n for owner in ("torch.Tensor", "numpy.ndarray") for n in rules.DENIED_ATTRIBUTES[owner])
+_TYPE_DENIED_NAMES = frozenset(n for owner in _CLASS_OWNERS for n in rules.DENIED_ATTRIBUTES[owner])
 _FORMAT_NAMES = frozenset({"format", "format_map"})
 
 
 def _check_type_attribute(obj, name: str) -> None:
-    for owner in ("torch.Tensor", "numpy.ndarray"):
+    for owner in _CLASS_OWNERS:
         module_name, class_name = owner.split(".")
         cls = getattr(sys.modules.get(module_name), class_name, None)
         if cls is None or name not in rules.DENIED_ATTRIBUTES[owner]:

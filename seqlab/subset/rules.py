@@ -168,8 +168,14 @@ DENIED_ATTRIBUTES: dict[str, dict[str, str]] = {
         "setLoggerClass": "changes every logger",
         "setLogRecordFactory": "changes every record",
         "makeLogRecord": "builds records from dicts",
+        "currentframe": "returns a frame",
+        "root": "the process's root logger (use logging.getLogger(__name__))",
     },
     "json": {"load": "reads a file", "dump": "writes a file"},
+    "logging.Logger": {
+        "findCaller": "returns the call stack (the grader's frames)",
+        "manager": "every logger of the process",
+    },
     "random": {"SystemRandom": "reads the operating system's entropy"},
     "functools": {"singledispatchmethod": "dispatch on annotations evaluated from strings"},
 }

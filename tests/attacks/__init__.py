@@ -439,6 +439,11 @@ from .sandbox_bank import bank  # noqa: E402  (the bank needs Attack and CANARY_
 
 ATTACKS += bank(Attack, CANARY_DIR)
 
+from .subset_bank import bank as subset_bank  # noqa: E402
+
+# Written blind against the language subset (tests/student/test_subset_attacks.py grades them).
+SUBSET_ATTACKS = subset_bank(Attack, CANARY_DIR)
+
 
 def build(attack: Attack, target_dir):
     """The attack's submission folder under ``target_dir`` (reference solutions + the attack)."""
@@ -457,7 +462,10 @@ def build(attack: Attack, target_dir):
     for relative, content in attack.files.items():
         path = target / relative
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(content)
+        if isinstance(content, bytes):  # encodings, planted .pyc and .so files
+            path.write_bytes(content)
+        else:
+            path.write_text(content)
     from seqlab.paths import COURSE_ROOT
 
     for relative, course_path in attack.links.items():
