@@ -174,6 +174,21 @@ def hidden_points(qualname: str, notebook: str) -> float:
     return round(float(score), 6)
 
 
+def subset_problems(name: str) -> list[str]:
+    """The language subset's verdict on the notebook cell that defines ``name``, in the grader's
+    words: the exported module is checked the same way, so a rule broken here costs the topic."""
+    import linecache
+
+    from ..subset import problems_of
+
+    function = getattr(sys.modules.get("__main__"), name, None)
+    code = getattr(function, "__code__", None)
+    if code is None:
+        return []
+    cell = "".join(linecache.getlines(code.co_filename))
+    return problems_of(cell, "your answer cell") if cell else []
+
+
 @contextlib.contextmanager
 def quick_check(name: str):
     """The visible check of a test cell.
@@ -181,10 +196,15 @@ def quick_check(name: str):
     Interactive (or nbgrader validate): a failure raises, so students see it. While autograding:
     a failure and any warning are printed on stdout and the cell goes on to the hidden tests.
     """
+    problems = subset_problems(name)
     if _execution() != "autograde":
+        if problems:
+            raise AssertionError("your answer breaks the language subset the grader applies:\n" + "\n".join(problems))
         yield
         print(f"{name}: quick check passed")
         return
+    if problems:
+        print(f"{name}: quick check failed: it breaks the language subset: " + "; ".join(problems)[:800])
     stderr = io.StringIO()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
