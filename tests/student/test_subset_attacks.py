@@ -10,13 +10,15 @@ Every other module of the submission keeps its full marks: the attack costs only
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 
 from seqlab.grading import grade_submission
 from seqlab.submission import SubmissionError
 from seqlab.subset import refusals
-from tests.attacks import SUBSET_ATTACKS, build
-from tests.attacks.sandbox_bank import LEAK
+from tests.attacks import CANARY_DIR, SUBSET_ATTACKS, build
+from tests.attacks.sandbox_bank import FAKE_TOKEN, LEAK
 
 pytestmark = [pytest.mark.usefixtures("no_canaries"), pytest.mark.slow]
 
@@ -64,3 +66,47 @@ def _leaked(line: str) -> bool:
 def _why(result, attack) -> str:
     lines = [t.output[:200] for t in result.tests if t.function == attack.target and t.score > 0]
     return "; ".join(lines[:2]) or "no output"
+
+
+def _escapes(attack) -> bool:
+    """An attack that tries to leave a trace (a canary) or carry out a secret, not only to cheat."""
+    blob = attack.source + attack.prelude
+    blob += "".join(v if isinstance(v, str) else v.decode("latin-1") for v in attack.files.values())
+    return CANARY_DIR in blob or LEAK in blob or bool(attack.links)
+
+
+@functools.cache
+def _secrets() -> tuple[str, ...]:
+    """What must never reach a report: a token in the grader's environment, and the lines of the
+    reference solutions' answers (the release's leak check collects them)."""
+    from seqlab.release.leaks import collect_secrets
+
+    return (FAKE_TOKEN, *(line for line in collect_secrets().region_lines if len(line) >= 28))
+
+
+@pytest.mark.parametrize("attack", [a for a in SUBSET_ATTACKS if _escapes(a)], ids=lambda a: a.name)
+def test_subset_attack_is_held_beneath_the_subset(tmp_path, monkeypatch, attack, fast_config, sandbox_mode, canary_dir):
+    """The same attacks run as plain Python (the subset switched off): the sandbox, seccomp, the
+    audit hook and the parent's verdicts must still keep every canary and secret in. What the
+    student's own process holds (its scrubbed environment, its modules, its loggers) may then be
+    printed, and cheating on the value may earn points: keeping those out is the subset's job."""
+    if sandbox_mode != "bwrap":
+        pytest.skip("beneath the subset, only the real sandbox is claimed to hold")
+    monkeypatch.setenv("GITHUB_TOKEN", FAKE_TOKEN)
+    canary_dir.mkdir(parents=True, exist_ok=True)
+    submission = build(attack, tmp_path)
+    try:
+        result = grade_submission(
+            submission,
+            seed=5,
+            only=attack.module,
+            config=fast_config,
+            sandbox=sandbox_mode,
+            protected_dirs=(str(tmp_path),),
+            static_policy=False,
+        )
+    except SubmissionError:
+        return
+    texts = [t.output for t in result.tests] + list(result.errors)
+    found = [s for s in _secrets() for text in texts if s in " ".join(text.split())]
+    assert not found, f"{attack.name} got a secret out beneath the subset: {found[0][:200]}"
