@@ -27,7 +27,7 @@ from ..contract import MODULES
 from ..results import clean_text
 from . import codec
 from .base import Outcome, StudentCode, StudentError
-from .children import take
+from .children import retire_server_of, take
 from .spawn import Child
 
 TIMEOUT_STRIKES = 2  # after this many timeouts a function is not called again in this run
@@ -104,6 +104,7 @@ class IsolatedStudent(StudentCode):
         self.skip: dict[str, str] = dict(skip or {})
         self.sandbox = sandbox
         self._load_errors: dict[str, str] | None = None
+        self._retried = False
         self.timeouts: dict[str, int] = {}
         self.child: Child | None = None
         self.request_id, self.expected_seq, self.request_op = 0, 0, "load"
@@ -114,22 +115,25 @@ class IsolatedStudent(StudentCode):
         child = take(self.submission / "exercises", self.sandbox)
         self.child, self.fd_in, self.fd_out = child, child.fd_in, child.fd_out
         self.loaded = False
-        self._request(
-            {
-                "op": "load",
-                "exercises": child.exercises,
-                "skip": self.skip,
-                "protected": self.protected,
-                "scratch": str(child.scratch),
-                "device": self.device,
-                "tolerances": self.tolerances,
-                "limits": {
-                    "memory_mb": self.limits.memory_mb,
-                    "cpu_time_s": self.limits.cpu_time_s,
-                    "output_kb": self.limits.output_kb,
-                },
-            }
-        )
+        try:
+            self._request(
+                {
+                    "op": "load",
+                    "exercises": child.exercises,
+                    "skip": self.skip,
+                    "protected": self.protected,
+                    "scratch": str(child.scratch),
+                    "device": self.device,
+                    "tolerances": self.tolerances,
+                    "limits": {
+                        "memory_mb": self.limits.memory_mb,
+                        "cpu_time_s": self.limits.cpu_time_s,
+                        "output_kb": self.limits.output_kb,
+                    },
+                }
+            )
+        except _ChildGone:
+            pass  # dead before it read a word: the first read finds out why (_ensure_loaded)
 
     def _kill(self) -> None:
         if self.child is None:
@@ -241,6 +245,8 @@ class IsolatedStudent(StudentCode):
                         self.loaded = True
                         break
             except TimeoutError:
+                if current is None and self._retry_with_a_fresh_server():
+                    continue
                 self._kill()
                 if current is None:
                     raise StudentError("protocol", "the student process did not start in time") from None
@@ -253,10 +259,23 @@ class IsolatedStudent(StudentCode):
                     reason = self._death_reason()
                 else:
                     reason = f"broke the grading protocol ({exc})"
+                if current is None and self._retry_with_a_fresh_server():
+                    continue
                 self._kill()
                 if current is None:
                     raise StudentError("crash", f"the student process {reason} before loading anything") from None
                 self.skip[current] = f"exercises/{current}.py: importing it {reason}"
+
+    def _retry_with_a_fresh_server(self) -> bool:
+        """A forked child that failed before it loaded any module failed on what its server gave
+        it (no student code had run in it yet): the server is shut down, so this submission and the
+        next get a fresh one, and this load is tried once more. False where it was not forked, or
+        the retry is spent."""
+        if self._retried or not retire_server_of(self.child):
+            return False
+        self._retried = True
+        self._kill()
+        return True
 
     @property
     def load_errors(self) -> dict[str, str]:

@@ -514,6 +514,38 @@ def rnn_bptt(x, targets, h0, params):
             policy_off=True,
             fallback="refused: os.kill audit event (without the sandbox kill(-1) would reach every process of the uid)",
         ),
+        Attack(
+            "prlimit-lowers-the-fork-servers-limits",
+            "optimizers.sgd",
+            _sgd(f'''
+            import ctypes, os, resource, sys
+            # past the audit hook (its lists are read from its module), then the server's address
+            # space cut below what a child needs: every child it forks after would fail to start
+            sys.modules["seqlab.student.policy"].BLOCKED_EVENTS = frozenset()
+            lowered = []
+            for pid in (os.getppid(), 1):
+                for which in (resource.RLIMIT_AS, resource.RLIMIT_NOFILE):
+                    try:
+                        resource.prlimit(pid, which, (1 << 24, 1 << 24) if which == resource.RLIMIT_AS else (8, 8))
+                        lowered.append((pid, which))
+                    except OSError:
+                        pass
+            libc = ctypes.CDLL(None, use_errno=True)
+            limit = (ctypes.c_uint64 * 2)(1 << 24, 1 << 24)
+            libc.syscall.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
+            # the raw syscall, with high bits above the pid the kernel reads (32 bits of it)
+            if libc.syscall(302, (1 << 32) | os.getppid(), resource.RLIMIT_AS, limit, None) == 0:
+                lowered.append("raw")
+            if lowered:
+                raise RuntimeError("{LEAK} lowered the limits of " + str(lowered))
+            os._exit(0)  # the next call needs a fresh child: forked by a server that still works
+        '''),
+            refused=True,
+            policy_off=True,
+            fallback="NOT stopped without the sandbox: the child is the grader's own user and can lower "
+            "the limits of the grading process itself; in the sandbox the forked child's own filter "
+            "refuses prlimit64 on any process but itself, and the server retires on any changed limit",
+        ),
         # --- forbidden operations by what they compute ----------------------------------------------
         Attack(
             "group-norm-with-one-group-is-layer-norm",
