@@ -28,6 +28,7 @@ from ..results import clean_text
 from . import codec
 from .base import Outcome, StudentCode, StudentError
 from .children import retire_server_of, take
+from .cputime import cpu_seconds, host_pid
 from .spawn import Child
 
 TIMEOUT_STRIKES = 2  # after this many timeouts a function is not called again in this run
@@ -105,6 +106,7 @@ class IsolatedStudent(StudentCode):
         self.sandbox = sandbox
         self._load_errors: dict[str, str] | None = None
         self._retried = False
+        self._cpu_pid: tuple[Child, int | None] | None = None
         self.timeouts: dict[str, int] = {}
         self.child: Child | None = None
         self.request_id, self.expected_seq, self.request_op = 0, 0, "load"
@@ -281,6 +283,15 @@ class IsolatedStudent(StudentCode):
     def load_errors(self) -> dict[str, str]:
         self._ensure_loaded()
         return dict(self._load_errors or {})
+
+    def cpu_clock(self) -> tuple[object, float] | None:
+        """The child's CPU time so far, read from /proc by this process (cputime.py)."""
+        if self.child is None:
+            return None
+        if self._cpu_pid is None or self._cpu_pid[0] is not self.child:
+            self._cpu_pid = (self.child, host_pid(self.child))
+        seconds = cpu_seconds(self._cpu_pid[1]) if self._cpu_pid[1] is not None else None
+        return None if seconds is None else (self.child, seconds)
 
     # -- calls -------------------------------------------------------------------------------
     def run(self, qualname, args=(), kwargs=None, *, kernels=False, timeout=None) -> Outcome:

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import textwrap
 
+from .scan_variants import LOOPS
+
 LEAK = "SEQLAB-LEAK"
 FAKE_TOKEN = "ghp_seqlabFakeCiToken0123456789"  # put in the grader's environment by the tests
 
@@ -236,6 +238,24 @@ def rnn_bptt(x, targets, h0, params):
             expect="complexity-only",
             fallback="the same: the parent times it",
         ),
+        # loops that the old wall-clock rule let through: a loop over floats on one channel was
+        # within its margin, a cache won from the second round on the same input, and the ping
+        # was looked up with getattr (tests/attacks/scan_variants.py)
+        *[
+            Attack(
+                name,
+                "selective_scan.linear_scan",
+                LOOPS[name][1],
+                prelude=LOOPS[name][0],
+                expect="complexity-only",
+                fallback="the same: the parent measures the child's CPU time",
+            )
+            for name in (
+                "loop-over-python-floats",
+                "loop-with-a-cache-keyed-on-the-input",
+                "loop-hidden-in-a-module-getattr",
+            )
+        ],
         Attack(
             "loop-hidden-from-the-op-recorder",
             "selective_scan.linear_scan",
