@@ -133,7 +133,7 @@ def test_the_ping_runs_no_module_getattr_and_the_childs_cpu_is_read(tmp_path, sa
         + textwrap.dedent("""
         def __getattr__(name):
             import time
-            time.sleep(3)
+            time.sleep(5)
             return linear_scan
         """)
     )
@@ -142,6 +142,7 @@ def test_the_ping_runs_no_module_getattr_and_the_childs_cpu_is_read(tmp_path, sa
     for forked in ("1", "0"):
         monkeypatch.setenv("SEQLAB_FORKSERVER", forked)
         with open_submission(submission, load_reference(), limits=load_config().limits, sandbox=box) as student:
+            assert not student.load_errors  # the child started and loaded: only the calls are timed
             for name in (GRADER.PING, "selective_scan.only_via_getattr"):
                 started = time.perf_counter()
                 with pytest.raises(StudentError) as raised:
