@@ -289,17 +289,17 @@ def _cpu_between(before, after) -> float | None:
 
 
 def _timed_reference(grade, args):
-    """(CPU seconds of this thread, the answer) of the reference on ``args``."""
+    """(CPU seconds of this thread, wall seconds, the answer) of the reference on ``args``."""
     from seqlab.student.guards import OpRecorder
 
-    started = time.thread_time()
+    cpu, wall = time.thread_time(), time.perf_counter()
     with OpRecorder():  # the child's call runs under the same recorder: same per-op overhead
         expected = grade.ref(*args)
-    return time.thread_time() - started, expected
+    return time.thread_time() - cpu, time.perf_counter() - wall, expected
 
 
 def _timed_student(grade, name: str, args, timeout: float):
-    """(CPU seconds, wall seconds, outcome) of one call in the student's process."""
+    """(CPU seconds or None, wall seconds, outcome) of one call in the student's process."""
     before, started = grade.student.cpu_clock(), time.perf_counter()
     outcome = grade.student.run(name, args, {}, timeout=timeout)
     wall = time.perf_counter() - started
@@ -307,7 +307,7 @@ def _timed_student(grade, name: str, args, timeout: float):
 
 
 def _timed_ping(grade, args, timeout: float):
-    """(CPU seconds, wall seconds) of a call that runs no student code, with the same arguments."""
+    """(CPU seconds or None, wall seconds) of a call that runs no student code, same arguments."""
     from seqlab.student import StudentError
 
     before, started = grade.student.cpu_clock(), time.perf_counter()
@@ -330,17 +330,19 @@ def measure_slowdown(grade, make) -> dict:
     a wrong answer or a failure other than the timeout."""
     from seqlab.student import StudentError
 
+    grade.student.load_errors  # noqa: B018  (a child is running: its CPU time can be read)
+    # Where the student's process has no readable CPU time, both sides are timed by the wall clock.
+    cpu = grade.student.cpu_clock() is not None
     best = {"reference": float("inf"), "student": float("inf"), "ping": float("inf")}
-    clock = "cpu"
     for _ in range(TIMING_ROUNDS):
         case, args = timing_inputs(make)
-        reference, expected = _timed_reference(grade, args)
-        best["reference"] = min(best["reference"], reference)
+        *reference, expected = _timed_reference(grade, args)
+        best["reference"] = min(best["reference"], reference[0 if cpu else 1])
         timeout = min(max(TIMING_BUDGET * best["reference"], STUDENT_TIMEOUT_S[0]), STUDENT_TIMEOUT_S[1])
-        ping, ping_wall = _timed_ping(grade, args, STUDENT_TIMEOUT_S[1])
+        ping = _timed_ping(grade, args, STUDENT_TIMEOUT_S[1])[0 if cpu else 1]
         started = time.perf_counter()
         try:
-            seconds, wall, outcome = _timed_student(grade, grade.function, args, timeout)
+            *seconds, outcome = _timed_student(grade, grade.function, args, timeout)
         except StudentError as exc:
             # Stopped by the timeout (the in-process runner reports its alarm as an exception):
             # too slow, whatever the runner calls it.
@@ -351,11 +353,12 @@ def measure_slowdown(grade, make) -> dict:
             best["student"] = float("inf")
             break
         grade.check(value=outcome.value, expected=expected, case=case)
-        if seconds is None or ping is None:  # the process could not be read: the wall clock, as before
-            clock, seconds, ping = "wall", wall, ping_wall
+        student = seconds[0 if cpu else 1]
+        if student is None or ping is None:
+            continue  # the child was replaced during the call: this round has no CPU time
         best["ping"] = min(best["ping"], ping)
-        best["student"] = min(best["student"], max(seconds - min(best["ping"], best["reference"]), 0.0))
-    return {**best, "slowdown": best["student"] / best["reference"], "clock": clock}
+        best["student"] = min(best["student"], max(student - min(best["ping"], best["reference"]), 0.0))
+    return {**best, "slowdown": best["student"] / best["reference"], "clock": "cpu" if cpu else "wall"}
 
 
 @grades(
