@@ -80,10 +80,8 @@ def test_the_timing_input_puts_loops_above_the_limit_and_scans_below():
 class _RecordingStudent:
     """Stands in for the runner: the reference answers, every call's name and arguments are kept."""
 
-    load_errors: dict = {}
-
     def __init__(self):
-        self.calls = []
+        self.calls, self.load_errors = [], {}
 
     def cpu_clock(self):
         return self, time.process_time()
