@@ -6,9 +6,10 @@ Mamba's selective scan, batch-first: ``discretize`` (zero-order hold for A, Eule
 reference's answer on the same inputs; the known wrong variants below are computed here, on the
 same inputs, only when an answer is wrong, so the feedback can say which mistake it looks like.
 
-``linear_scan`` also has complexity points: the grader times the student's scan against the
-reference on the same input at T = 65536 (interleaved, fastest of each, in this trusted process;
-see MAX_SLOWDOWN); the torch operations the child counts at T=64 and T=1024 are feedback only.
+``linear_scan`` also has complexity points: the grader measures the CPU time of the student's
+scan against the reference's on fresh inputs at T = 131072 (interleaved, least of each, read by
+this trusted process; see MAX_SLOWDOWN); the torch operations the child counts at T=64 and
+T=1024 are feedback only.
 """
 
 from __future__ import annotations
@@ -220,75 +221,153 @@ def test_linear_scan_lengths(grade, make):
 
 # --- linear_scan: complexity --------------------------------------------------------------------
 
-# The verdict is the parent's own stopwatch: the student's linear_scan and the reference run
-# interleaved on the same long input (reference, student, reference, student, ...), each keeping
-# its fastest run, and the student's may be at most MAX_SLOWDOWN times the reference's. Nothing
-# the student's process reports about itself enters the verdict; the operation counts of the old
-# rule are kept as feedback only (a TorchFunctionMode the child runs can be bypassed, and a numpy
-# or pure-Python loop never calls torch at all).
+# The verdict is the parent's: the student's linear_scan and the reference run interleaved
+# (reference, ping, student; reference, ping, student; ...), each round on fresh inputs drawn
+# here, and the student's CPU time may be at most MAX_SLOWDOWN times the reference's. Nothing
+# the student's process reports about itself enters the verdict; the operation counts are
+# feedback only (a TorchFunctionMode the child runs can be bypassed, and a numpy or pure-Python
+# loop never calls torch at all).
 #
-# Why these numbers (measured here, 1 thread, with the same TorchFunctionMode on both sides):
-# at T = 65536 with one batch row and one channel, a loop costs per *step* and a log-depth scan
-# per *level*: the reference takes ~2 ms, the Hillis-Steele and recursive odd/even alternatives
-# 1.3-1.6 times that, a numpy loop ~150 times, a Python loop of torch ops ~4500 times (9 s), a
-# loop hidden behind a correct scan's dummy ops ~170 times. MAX_SLOWDOWN = 10 sits an order of
-# magnitude above the honest scans (room for the pipe to the child and its decoding, a few ms,
-# and for load) and an order of magnitude below the fastest loop.
-# Load: on a shared 2-core machine at load 12 everything is ~10x slower and a round trip to the
-# child alone costs 20-90 ms (waking a process that sleeps on a pipe), as much as the scan. So
-# each round also times a PING: the same arguments sent to a name that cannot exist (no student
-# code runs; the child decodes the arguments and answers "missing"), and the student's time is
-# counted net of the fastest ping. Minima over interleaved rounds are what load cannot inflate
-# much: it slows each side of a round alike, and one quiet moment per side is enough. Every
-# round runs (no early verdict on a fast-looking student run): a verdict taken after one round
-# would compare against a single reference time, which one descheduled moment can inflate
-# tenfold, and a loop would then pass (seen at load 13). A single call past TIMING_BUDGET times
-# the reference (clamped to STUDENT_TIMEOUT_S) is a loop for certain and ends the measurement.
-TIMING_T = 65536
-MAX_SLOWDOWN = 10.0
+# What is measured: CPU time as the kernel accounts it, the child's read by this process from
+# /proc (seqlab/student/cputime.py), the reference's as this thread's. Wall time measured the
+# machine: on the shared 2-core runner at load 12 a round trip alone took 20-90 ms, and a
+# correct scan lost its points in 2 of ~300 gradings under grade-all --jobs 2. CPU time is what
+# load barely stretches (caches are shared: up to ~2x) and what the child can neither stop
+# (the kernel counts its threads, ended ones too) nor report for itself.
+#
+# Why this input: one batch row of T = 131072 steps and 4 channels, float32 (524288 values,
+# 2 MB a tensor). A loop costs per step or per value, a log-depth scan per level and per value,
+# and each kind of loop is slowest relative to the scan in a different corner (measured, 1
+# thread, the same TorchFunctionMode on both sides; the reference takes ~3.5 ms of CPU):
+#   - a loop over time of torch operations pays ~10 us per step: ~600 times the reference;
+#   - a loop over time of numpy operations pays ~1 us per step on vectors of B*D values: ~40
+#     times here, but only 2-5 times at B*D = 1024 (wide inputs favour it: the scan's cost per
+#     value grows with them, the loop's per step does not);
+#   - a loop over Python floats pays ~30 ns per value: ~30 times here, but ~15 times with one
+#     channel at T = 65536 (the scan's fixed cost per level then dominates, and a float loop fit
+#     within the old 10x), so the input must hold a few hundred thousand values;
+#   - an honest scan that does more work than the reference, Hillis-Steele's O(T log T), takes
+#     ~6 times the reference here (its work grows with log T: 10-16 times at 8 channels and
+#     T = 65536 in float64), a recursive odd/even doubling ~2 times, a chunked scan ~3-4 times.
+# float32 halves the memory the scan streams and changes nothing for a loop over floats. T and
+# the channels are the balance of those corners. Measured through the child (one measurement,
+# grade-all --jobs 2 beside two spinning processes on the 2-core machine), every student call
+# also pays the child's codec work the ping does not (the answer and the arguments as the call
+# left them, 6 MB, ~10 ms): the reference itself measures 3-4 times, the recursive and chunked
+# scans 3-6, Hillis-Steele 6-9; the loops 25-30 (floats, with or without a cache or a
+# __getattr__), 45-48 (numpy), and the torch loop runs out of time. MAX_SLOWDOWN = 14 sits
+# ~1.6x above the slowest honest scan and ~1.8x below the fastest loop (benchmarks/bench_scan_rule.py).
+# The ping: each round also sends the same arguments to a name that cannot exist (looked up in
+# the module's namespace, so no student code runs, not even a module-level __getattr__); its
+# CPU (decoding the arguments, ~0.5 ms) is subtracted, at most one reference time: a ping the
+# student's code could still inflate (a thread that burns CPU whenever a request arrives) gains
+# them one slowdown unit, not a verdict.
+# Minima over TIMING_ROUNDS interleaved rounds: load inflates each side of a round alike, and
+# one quiet round per side is enough. Every round's answer is checked (fresh inputs: a cache
+# keyed on the input never hits, and a fast wrong answer after a right one earns nothing).
+# A measurement that says "loop" is repeated, up to MEASUREMENTS in all, and the points are
+# taken only if every one says so: an honest scan keeps them if one in three is clean, a loop
+# is slow in all three. A single call past TIMING_BUDGET times the reference (wall clock,
+# clamped to STUDENT_TIMEOUT_S) is stopped and counts as a loop measurement; after two such
+# timeouts the runner calls the function no more (isolated.TIMEOUT_STRIKES).
+TIMING_SHAPE = (1, 131072, 4)  # (B, T, D)
+TIMING_DTYPE = torch.float32
+MAX_SLOWDOWN = 14.0
 TIMING_ROUNDS = 5
+MEASUREMENTS = 3
 TIMING_BUDGET = 100.0
 STUDENT_TIMEOUT_S = (1.0, 6.0)  # floor and ceiling of the per-call timeout
 SHORT, LONG = 64, 1024  # the op counts (feedback) at two lengths
 PING = "selective_scan.-ping-"  # not an identifier: no student object can be found under it
 
 
-def _fastest_reference(grade, args) -> float:
+def _cpu_between(before, after) -> float | None:
+    """CPU seconds between two readings of the student's process (None: not the same process)."""
+    if before is None or after is None or before[0] is not after[0]:
+        return None
+    return after[1] - before[1]
+
+
+def _timed_reference(grade, args):
+    """(CPU seconds of this thread, wall seconds, the answer) of the reference on ``args``."""
     from seqlab.student.guards import OpRecorder
 
-    started = time.perf_counter()
+    cpu, wall = time.thread_time(), time.perf_counter()
     with OpRecorder():  # the child's call runs under the same recorder: same per-op overhead
-        grade.ref(*args)
-    return time.perf_counter() - started
+        expected = grade.ref(*args)
+    return time.thread_time() - cpu, time.perf_counter() - wall, expected
 
 
-def _timed_student(grade, args, timeout: float):
-    """(seconds, outcome) of one call of the student's linear_scan, timed here in the parent."""
-    started = time.perf_counter()
-    outcome = grade.student.run(grade.function, args, {}, timeout=timeout)
-    return time.perf_counter() - started, outcome
+def _timed_student(grade, name: str, args, timeout: float):
+    """(CPU seconds or None, wall seconds, outcome) of one call in the student's process."""
+    before, started = grade.student.cpu_clock(), time.perf_counter()
+    outcome = grade.student.run(name, args, {}, timeout=timeout)
+    wall = time.perf_counter() - started
+    return _cpu_between(before, grade.student.cpu_clock()), wall, outcome
 
 
-def _timed_ping(grade, args, timeout: float) -> float:
-    """Seconds of a round trip with the same arguments that runs no student code."""
+def _timed_ping(grade, args, timeout: float):
+    """(CPU seconds or None, wall seconds) of a call that runs no student code, same arguments."""
     from seqlab.student import StudentError
 
-    started = time.perf_counter()
+    before, started = grade.student.cpu_clock(), time.perf_counter()
     try:
         grade.student.run(PING, args, {}, timeout=timeout)
     except StudentError:
         pass  # "missing", as it should; any other answer still measured a round trip
-    return time.perf_counter() - started
+    wall = time.perf_counter() - started
+    return _cpu_between(before, grade.student.cpu_clock()), wall
+
+
+def timing_inputs(make, shape=TIMING_SHAPE, dtype=TIMING_DTYPE):
+    """Fresh (a, b, h0) of the timing shape: a in (0, 1) as Mamba's A_bar."""
+    case = Case(make, shape=shape, h0=True, dtype=dtype)
+    return case, (case.uniform("shape", low=0.0, high=1.0), case.randn("shape"), case.randn(shape[0], *shape[2:]))
+
+
+def measure_slowdown(grade, make) -> dict:
+    """One measurement: TIMING_ROUNDS interleaved rounds on fresh inputs. Raises GradeFailure on
+    a wrong answer or a failure other than the timeout."""
+    from seqlab.student import StudentError
+
+    grade.student.load_errors  # noqa: B018  (a child is running: its CPU time can be read)
+    # Where the student's process has no readable CPU time, both sides are timed by the wall clock.
+    cpu = grade.student.cpu_clock() is not None
+    best = {"reference": float("inf"), "student": float("inf"), "ping": float("inf")}
+    for _ in range(TIMING_ROUNDS):
+        case, args = timing_inputs(make)
+        *reference, expected = _timed_reference(grade, args)
+        best["reference"] = min(best["reference"], reference[0 if cpu else 1])
+        timeout = min(max(TIMING_BUDGET * best["reference"], STUDENT_TIMEOUT_S[0]), STUDENT_TIMEOUT_S[1])
+        ping = _timed_ping(grade, args, STUDENT_TIMEOUT_S[1])[0 if cpu else 1]
+        started = time.perf_counter()
+        try:
+            *seconds, outcome = _timed_student(grade, grade.function, args, timeout)
+        except StudentError as exc:
+            # Stopped by the timeout (the in-process runner reports its alarm as an exception):
+            # too slow, whatever the runner calls it.
+            if exc.kind != "timeout" and time.perf_counter() - started < timeout:
+                raise GradeFailure(
+                    f"selective_scan.linear_scan at T={TIMING_SHAPE[1]}: {exc.message}", rule=exc.kind
+                ) from None
+            best["student"] = float("inf")
+            break
+        grade.check(value=outcome.value, expected=expected, case=case)
+        student = seconds[0 if cpu else 1]
+        if student is None or ping is None:
+            continue  # the child was replaced during the call: this round has no CPU time
+        best["ping"] = min(best["ping"], ping)
+        best["student"] = min(best["student"], max(student - min(best["ping"], best["reference"]), 0.0))
+    return {**best, "slowdown": best["student"] / best["reference"], "clock": "cpu" if cpu else "wall"}
 
 
 @grades(
     "selective_scan.linear_scan",
-    title="O(log T) sequential steps: at T = 65536 within 10x the reference's time, timed by the grader",
+    title=f"O(log T) sequential steps: at T = {TIMING_SHAPE[1]} within {MAX_SLOWDOWN:g}x the reference's CPU time, "
+    "measured by the grader",
     complexity=True,
 )
 def test_linear_scan_complexity(grade, make):
-    from seqlab.student import StudentError
-
     counts = {}
     for T in (SHORT, LONG):
         # a in (0, 1) as Mamba's A_bar: over 1024 steps the products of a underflow float64,
@@ -305,56 +384,39 @@ def test_linear_scan_complexity(grade, make):
         counts[T] = outcome.op_count
     ratio = counts[LONG] / max(counts[SHORT], 1)
 
-    long_case = Case(make, shape=(1, TIMING_T, 1), h0=True, dtype=torch.float64)
-    args = (long_case.uniform("shape", low=0.0, high=1.0), long_case.randn("shape"), long_case.randn(1, 1))
-    reference_best = student_best = ping_best = float("inf")
-    checked = False
-    for _ in range(TIMING_ROUNDS):
-        reference_best = min(reference_best, _fastest_reference(grade, args))
-        timeout = min(max(TIMING_BUDGET * reference_best, STUDENT_TIMEOUT_S[0]), STUDENT_TIMEOUT_S[1])
-        ping_best = min(ping_best, _timed_ping(grade, args, STUDENT_TIMEOUT_S[1]))
-        started = time.perf_counter()
-        try:
-            seconds, outcome = _timed_student(grade, args, timeout)
-        except StudentError as exc:
-            # Stopped by the timeout (the in-process runner reports its alarm as an exception):
-            # too slow, whatever the runner calls it.
-            if exc.kind != "timeout" and time.perf_counter() - started < timeout:
-                raise GradeFailure(
-                    f"selective_scan.linear_scan at T={TIMING_T}: {exc.message}", rule=exc.kind
-                ) from None
-            student_best = float("inf")
-            break
-        if not checked:  # a fast wrong answer earns nothing: the long input is checked once
-            grade.check(value=outcome.value, expected=grade.ref(*args), case=long_case)
-            checked = True
-        student_best = min(student_best, max(seconds - ping_best, 0.0))
-    slowdown = student_best / reference_best
-    if slowdown > MAX_SLOWDOWN:
-        took = (
-            "did not finish within the time limit"
-            if student_best == float("inf")
-            else f"took {student_best * 1e3:.0f} ms net of the round trip to your process, {slowdown:.0f} times the "
-            f"reference's {reference_best * 1e3:.1f} ms"
-        )
-        raise GradeFailure(
-            f"selective_scan.linear_scan at T={TIMING_T} {took} (the limit is {MAX_SLOWDOWN:g} times; a log-depth "
-            f"scan takes about as long as the reference, a loop over time 100 times longer or more). The values are "
-            f"right; only the complexity points are lost. (Torch operations counted: {counts[SHORT]} at T={SHORT}, "
-            f"{counts[LONG]} at T={LONG}, {ratio:.1f} times as many.)",
-            hint="sequential loop over time: the work per step grows with T. Pair up neighbouring steps "
-            "(the affine maps (a, b) compose associatively: (a2*a1, a2*b1 + b2)) and halve the "
-            "length each level, so the number of levels is log2(T) (L5 §18.3).",
-            details={
-                "op_count": dict(counts),
-                "op_ratio": round(ratio, 2),
-                "seconds": student_best,
-                "reference_seconds": reference_best,
-                "round_trip_seconds": ping_best,
-                "max_slowdown": MAX_SLOWDOWN,
-            },
-            rule="complexity",
-        )
+    measurements = []
+    for _ in range(MEASUREMENTS):
+        measurements.append(measure_slowdown(grade, make))
+        if measurements[-1]["slowdown"] <= MAX_SLOWDOWN:
+            return
+    least = min(measurements, key=lambda m: m["slowdown"])
+    slowdown = least["slowdown"]
+    took = (
+        "did not finish within the time limit"
+        if least["student"] == float("inf")
+        else f"took {least['student'] * 1e3:.0f} ms of {least['clock'].upper()} time net of the round trip to your "
+        f"process, {slowdown:.0f} times the reference's {least['reference'] * 1e3:.1f} ms"
+    )
+    raise GradeFailure(
+        f"selective_scan.linear_scan at T={TIMING_SHAPE[1]} {took}, at best of {len(measurements)} measurements (the "
+        f"limit is {MAX_SLOWDOWN:g} times; a log-depth scan takes 1-6 times as long as the reference, a loop over time "
+        f"30 times or more). The values are right; only the complexity points are lost. (Torch operations counted: "
+        f"{counts[SHORT]} at T={SHORT}, {counts[LONG]} at T={LONG}, {ratio:.1f} times as many.)",
+        hint="sequential loop over time: the work per step grows with T. Pair up neighbouring steps "
+        "(the affine maps (a, b) compose associatively: (a2*a1, a2*b1 + b2)) and halve the "
+        "length each level, so the number of levels is log2(T) (L5 §18.3).",
+        details={
+            "op_count": dict(counts),
+            "op_ratio": round(ratio, 2),
+            "seconds": least["student"],
+            "reference_seconds": least["reference"],
+            "round_trip_seconds": least["ping"],
+            "clock": least["clock"],
+            "slowdowns": [round(m["slowdown"], 2) for m in measurements],
+            "max_slowdown": MAX_SLOWDOWN,
+        },
+        rule="complexity",
+    )
 
 
 # --- selective_scan: known wrong variants (a sequential loop with switches) --------------------

@@ -17,7 +17,7 @@ from ..config import GradingConfig, load_config
 from ..paths import COURSE_ROOT, GRADERS_DIR, SOLUTIONS_DIR
 from ..reference import load_reference
 from ..results import GradingResult
-from ..student import open_submission
+from ..student import StudentError, open_submission
 from ..student.policy import protected_course_paths
 from ..student.sandbox import Sandbox
 from ..subset import read_modules
@@ -154,7 +154,10 @@ def _grade(submission: Path, source: str, started: float, settings: GradingSetti
             torch.set_num_threads(threads)
         if exit_code == pytest.ExitCode.INTERRUPTED:  # pytest turns Ctrl-C into an exit code
             raise KeyboardInterrupt
-        load_errors = dict(student.load_errors)
+        try:
+            load_errors = dict(student.load_errors)
+        except StudentError as exc:  # no child ever loaded it: the graders' tests said so, one by one
+            load_errors = {"exercises": exc.message}
     if exit_code not in (0, 1) or plugin.collection_errors:
         detail = "; ".join(plugin.collection_errors) or sink.getvalue()[-2000:]
         raise GradingError(f"the graders could not run (pytest exit {int(exit_code)}): {detail}")

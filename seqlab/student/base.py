@@ -69,6 +69,12 @@ class StudentCode(ABC):
         """The reference's calls to ``qualname``'s declared callees on these inputs (trusted side)."""
         return record_callees(self.reference, qualname, tuple(args), dict(kwargs or {}))
 
+    def cpu_clock(self) -> tuple[object, float] | None:
+        """(whose, seconds): the CPU time the process running student code has used so far, as
+        the kernel accounts it, and whose it is (two readings of different processes, a child
+        replaced between them, make no difference); None where it cannot be read."""
+        return None
+
     def close(self) -> None:  # noqa: B027 - a hook: only runners that hold a process override it
         """Release what the runner holds (the isolated runner's child); nothing by default."""
 

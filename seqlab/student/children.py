@@ -250,6 +250,17 @@ def take(exercises: Path | None = None, sandbox=None) -> Child:
     return forked if forked is not None else spawn(exercises, sandbox)
 
 
+def retire_server_of(child: Child | None) -> bool:
+    """Shut down the server that forked ``child``, if one did (its next child, and the next
+    submission's, then come from a fresh one); False for a child started alone."""
+    handle = child.handle if child is not None else None
+    if not isinstance(handle, ForkedProcess):
+        return False
+    handle.kill()
+    handle.server.shutdown()
+    return True
+
+
 def _discard(child: Child) -> None:
     child.handle.kill()
     for fd in (child.fd_in, child.fd_out):

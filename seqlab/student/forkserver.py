@@ -9,12 +9,15 @@ the trusted parent's request. Each forked child is made what a child started alo
 * it keeps only its two pipes: every other descriptor, the server's control socket first, is
   closed before anything else runs;
 * it loads the seccomp filter itself (the server runs without it: the filter refuses fork), and
-  a second one of its own: it may signal no process but itself. Started alone it is the only
-  process in its sandbox; forked, the server is there too, and must stay out of its reach;
+  a second one of its own: it may signal no process but itself, and change no process's resource
+  limits but its own. Started alone it is the only process in its sandbox; forked, the server is
+  there too, and must stay out of its reach (a lowered address-space limit on the server is
+  inherited by every child it forks after, and would make each of them fail);
 * it starts in a fresh scratch folder in a sandbox the server has wiped of every file an earlier
   child wrote (/tmp, /dev/shm) and compared with its first look at it (the root and /dev, the
-  processes and the System V IPC objects, which the common filter keeps a child from making):
-  any other trace, and the server retires instead of forking;
+  processes and the System V IPC objects, which the common filter keeps a child from making),
+  and its own resource limits with what they were when it started: any other trace, any changed
+  limit, and the server retires instead of forking;
 * it sees its submission's ``exercises/`` read-only at ``/submission/exercises``: a copy the
   parent writes just before the fork (the server's sandbox was made before the submission was
   known, so it cannot be bind-mounted).
@@ -71,6 +74,7 @@ def serve(control_fd: int, seccomp_fd: int, sandboxed: bool) -> None:
     control = socket.socket(fileno=control_fd)
     scratch_root = os.environ["TMPDIR"]
     first_look = _look(scratch_root) if sandboxed else None
+    first_limits = _rlimits()
     children: dict[int, int | None] = {}  # pid -> exit code once reaped
 
     def reply(**message) -> None:
@@ -99,7 +103,7 @@ def serve(control_fd: int, seccomp_fd: int, sandboxed: bool) -> None:
             alive = [p for p in children if reap(p, block=False) is None]
             if alive:
                 reply(op="busy")
-            elif not _wipe_and_check(scratch_root, first_look):
+            elif _rlimits() != first_limits or not _wipe_and_check(scratch_root, first_look):
                 reply(op="retired")
                 os._exit(0)
             else:
@@ -149,7 +153,7 @@ def _become_child(libc, fds: list[int], scratch: str, program: bytes, control_fd
         tempfile.tempdir = None
         if program:
             _load_filter(libc, program)
-            _load_filter(libc, _signal_only_self(os.getpid()))
+            _load_filter(libc, _reach_only_self(os.getpid()))
         code = EXIT_UNCAUGHT
         from .child import serve
 
@@ -177,9 +181,9 @@ def _load_filter(libc, program: bytes) -> None:
         raise OSError(ctypes.get_errno(), "could not load the seccomp filter")
 
 
-def _signal_only_self(pid: int) -> bytes:
+def _reach_only_self(pid: int) -> bytes:
     """A filter that refuses every signal sent to a process other than ``pid``, directly or by
-    making another process a descriptor's owner."""
+    making another process a descriptor's owner, and every change of another process's limits."""
     import errno
 
     import pyseccomp as sc
@@ -196,11 +200,38 @@ def _signal_only_self(pid: int) -> bytes:
         rules.add_rule(sc.ERRNO(errno.EPERM), "fcntl", sc.Arg(1, sc.EQ, command))
     for request in (FIOSETOWN, SIOCSPGRP):
         rules.add_rule(sc.ERRNO(errno.EPERM), "ioctl", sc.Arg(1, sc.EQ, request))
+    # prlimit64 names its target: 0 (itself, how glibc's setrlimit and getrlimit call it) and its
+    # own pid are allowed, any other value refused. libseccomp takes one comparison per argument
+    # in a rule, so "neither 0 nor pid" is written as "above pid" plus the aligned blocks that
+    # cover 1 .. pid - 1. The comparison is on all 64 bits the register holds while the kernel
+    # reads 32: a pid with high bits set is above pid, and refused, whatever its low bits name.
+    rules.add_rule(sc.ERRNO(errno.EPERM), "prlimit64", sc.Arg(0, sc.GT, pid))
+    for value, mask in _aligned_blocks(1, pid - 1):
+        rules.add_rule(sc.ERRNO(errno.EPERM), "prlimit64", sc.Arg(0, sc.MASKED_EQ, mask, value))
     read, write = os.pipe()
     with os.fdopen(write, "wb") as sink:
         rules.export_bpf(sink)
     with os.fdopen(read, "rb") as source:
         return source.read()
+
+
+def _aligned_blocks(low: int, high: int):
+    """(value, mask) pairs whose matches (x & mask == value) are exactly low .. high: at most two
+    blocks per bit of ``high``."""
+    while low <= high:
+        size = low & -low
+        while size > high - low + 1:
+            size //= 2
+        yield low, ~(size - 1) & 0xFFFF_FFFF_FFFF_FFFF
+        low += size
+
+
+def _rlimits() -> dict[str, tuple[int, int]]:
+    """Every resource limit of this process: a child that changed one of the server's (past its
+    filter, or where there is none) would pass the change on to every child forked after."""
+    import resource
+
+    return {name: resource.getrlimit(getattr(resource, name)) for name in dir(resource) if name.startswith("RLIMIT_")}
 
 
 def _look(scratch_root: str) -> tuple:

@@ -27,7 +27,8 @@ from ..contract import MODULES
 from ..results import clean_text
 from . import codec
 from .base import Outcome, StudentCode, StudentError
-from .children import take
+from .children import retire_server_of, take
+from .cputime import cpu_seconds, host_pid
 from .spawn import Child
 
 TIMEOUT_STRIKES = 2  # after this many timeouts a function is not called again in this run
@@ -109,6 +110,8 @@ class IsolatedStudent(StudentCode):
         self.skip: dict[str, str] = dict(skip or {})
         self.sandbox = sandbox
         self._load_errors: dict[str, str] | None = None
+        self._retried = False
+        self._cpu_pid: tuple[Child, int | None] | None = None
         self.timeouts: dict[str, int] = {}
         self.child: Child | None = None
         self.request_id, self.expected_seq, self.request_op = 0, 0, "load"
@@ -119,23 +122,26 @@ class IsolatedStudent(StudentCode):
         child = take(self.submission / "exercises", self.sandbox)
         self.child, self.fd_in, self.fd_out = child, child.fd_in, child.fd_out
         self.loaded = False
-        self._request(
-            {
-                "op": "load",
-                "exercises": child.exercises,
-                "skip": self.skip,
-                "modules": self.texts.as_message(),
-                "protected": self.protected,
-                "scratch": str(child.scratch),
-                "device": self.device,
-                "tolerances": self.tolerances,
-                "limits": {
-                    "memory_mb": self.limits.memory_mb,
-                    "cpu_time_s": self.limits.cpu_time_s,
-                    "output_kb": self.limits.output_kb,
-                },
-            }
-        )
+        try:
+            self._request(
+                {
+                    "op": "load",
+                    "exercises": child.exercises,
+                    "skip": self.skip,
+                    "modules": self.texts.as_message(),
+                    "protected": self.protected,
+                    "scratch": str(child.scratch),
+                    "device": self.device,
+                    "tolerances": self.tolerances,
+                    "limits": {
+                        "memory_mb": self.limits.memory_mb,
+                        "cpu_time_s": self.limits.cpu_time_s,
+                        "output_kb": self.limits.output_kb,
+                    },
+                }
+            )
+        except _ChildGone:
+            pass  # dead before it read a word: the first read finds out why (_ensure_loaded)
 
     def _kill(self) -> None:
         if self.child is None:
@@ -247,6 +253,8 @@ class IsolatedStudent(StudentCode):
                         self.loaded = True
                         break
             except TimeoutError:
+                if current is None and self._retry_with_a_fresh_server():
+                    continue
                 self._kill()
                 if current is None:
                     raise StudentError("protocol", "the student process did not start in time") from None
@@ -259,15 +267,37 @@ class IsolatedStudent(StudentCode):
                     reason = self._death_reason()
                 else:
                     reason = f"broke the grading protocol ({exc})"
+                if current is None and self._retry_with_a_fresh_server():
+                    continue
                 self._kill()
                 if current is None:
                     raise StudentError("crash", f"the student process {reason} before loading anything") from None
                 self.skip[current] = f"exercises/{current}.py: importing it {reason}"
 
+    def _retry_with_a_fresh_server(self) -> bool:
+        """A forked child that failed before it loaded any module failed on what its server gave
+        it (no student code had run in it yet): the server is shut down, so this submission and the
+        next get a fresh one, and this load is tried once more. False where it was not forked, or
+        the retry is spent."""
+        if self._retried or not retire_server_of(self.child):
+            return False
+        self._retried = True
+        self._kill()
+        return True
+
     @property
     def load_errors(self) -> dict[str, str]:
         self._ensure_loaded()
         return dict(self._load_errors or {})
+
+    def cpu_clock(self) -> tuple[object, float] | None:
+        """The child's CPU time so far, read from /proc by this process (cputime.py)."""
+        if self.child is None:
+            return None
+        if self._cpu_pid is None or self._cpu_pid[0] is not self.child:
+            self._cpu_pid = (self.child, host_pid(self.child))
+        seconds = cpu_seconds(self._cpu_pid[1]) if self._cpu_pid[1] is not None else None
+        return None if seconds is None else (self.child, seconds)
 
     # -- calls -------------------------------------------------------------------------------
     def run(self, qualname, args=(), kwargs=None, *, kernels=False, timeout=None) -> Outcome:

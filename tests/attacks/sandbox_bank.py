@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import textwrap
 
+from .scan_variants import LOOPS
+
 LEAK = "SEQLAB-LEAK"
 FAKE_TOKEN = "ghp_seqlabFakeCiToken0123456789"  # put in the grader's environment by the tests
 
@@ -236,6 +238,24 @@ def rnn_bptt(x, targets, h0, params):
             expect="complexity-only",
             fallback="the same: the parent times it",
         ),
+        # loops that the old wall-clock rule let through: a loop over floats on one channel was
+        # within its margin, a cache won from the second round on the same input, and the ping
+        # was looked up with getattr (tests/attacks/scan_variants.py)
+        *[
+            Attack(
+                name,
+                "selective_scan.linear_scan",
+                LOOPS[name][1],
+                prelude=LOOPS[name][0],
+                expect="complexity-only",
+                fallback="the same: the parent measures the child's CPU time",
+            )
+            for name in (
+                "loop-over-python-floats",
+                "loop-with-a-cache-keyed-on-the-input",
+                "loop-hidden-in-a-module-getattr",
+            )
+        ],
         Attack(
             "loop-hidden-from-the-op-recorder",
             "selective_scan.linear_scan",
@@ -513,6 +533,38 @@ def rnn_bptt(x, targets, h0, params):
             refused=True,
             policy_off=True,
             fallback="refused: os.kill audit event (without the sandbox kill(-1) would reach every process of the uid)",
+        ),
+        Attack(
+            "prlimit-lowers-the-fork-servers-limits",
+            "optimizers.sgd",
+            _sgd(f'''
+            import ctypes, os, resource, sys
+            # past the audit hook (its lists are read from its module), then the server's address
+            # space cut below what a child needs: every child it forks after would fail to start
+            sys.modules["seqlab.student.policy"].BLOCKED_EVENTS = frozenset()
+            lowered = []
+            for pid in (os.getppid(), 1):
+                for which in (resource.RLIMIT_AS, resource.RLIMIT_NOFILE):
+                    try:
+                        resource.prlimit(pid, which, (1 << 24, 1 << 24) if which == resource.RLIMIT_AS else (8, 8))
+                        lowered.append((pid, which))
+                    except OSError:
+                        pass
+            libc = ctypes.CDLL(None, use_errno=True)
+            limit = (ctypes.c_uint64 * 2)(1 << 24, 1 << 24)
+            libc.syscall.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
+            # the raw syscall, with high bits above the pid the kernel reads (32 bits of it)
+            if libc.syscall(302, (1 << 32) | os.getppid(), resource.RLIMIT_AS, limit, None) == 0:
+                lowered.append("raw")
+            if lowered:
+                raise RuntimeError("{LEAK} lowered the limits of " + str(lowered))
+            os._exit(0)  # the next call needs a fresh child: forked by a server that still works
+        '''),
+            refused=True,
+            policy_off=True,
+            fallback="NOT stopped without the sandbox: the child is the grader's own user and can lower "
+            "the limits of the grading process itself; in the sandbox the forked child's own filter "
+            "refuses prlimit64 on any process but itself, and the server retires on any changed limit",
         ),
         # --- forbidden operations by what they compute ----------------------------------------------
         Attack(
