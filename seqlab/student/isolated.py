@@ -10,9 +10,7 @@ The channel is strict. Every request carries a fresh random id; every frame the 
 must carry that id and the next sequence number, be an op the request allows, and have the
 fields that op needs. Anything else (a stray or forged frame, a frame for another request, an
 undecodable or oversized frame, data arriving between calls) is an anomaly: the child is
-killed, the current call (if any) is lost with a "protocol" error, and the next call starts a
-fresh child.
-"""
+killed, the current call (if any) is lost with a "protocol" error, the next starts afresh."""
 
 from __future__ import annotations
 
@@ -25,6 +23,7 @@ from pathlib import Path
 
 from ..contract import MODULES
 from ..results import clean_text
+from ..subset.modules import read_modules
 from . import codec
 from .base import Outcome, StudentCode, StudentError
 from .children import retire_server_of, take
@@ -97,10 +96,8 @@ class IsolatedStudent(StudentCode):
         sandbox=None,
         texts=None,
     ):
-        from ..subset.modules import read_modules
-
         self.submission = Path(submission).resolve()
-        # What the parent read and checked, sent to the child, which never reads a module itself.
+        # what the parent read and checked, sent to the child, which never reads a module itself
         self.texts = texts if texts is not None else read_modules(self.submission / "exercises")
         self.reference = reference
         self.tolerances = tolerances

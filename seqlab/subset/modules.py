@@ -51,6 +51,9 @@ class Modules:
 
 
 def _refusal(filename: str, problems, limit: int = 3) -> str:
+    syntax = [p for p in problems if p.rule.startswith("SyntaxError")]
+    if syntax:  # not a rule of the subset: the module does not compile at all
+        return f"{filename} failed to import: {syntax[0].rule} ({filename.rsplit('/', 1)[-1]}, line {syntax[0].line})"
     shown = "; ".join(p.render(filename) for p in problems[:limit])
     more = f"; and {len(problems) - limit} more" if len(problems) > limit else ""
     return f"{filename} was not loaded: it breaks the language subset for submissions ({shown}{more})"

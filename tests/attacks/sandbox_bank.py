@@ -248,6 +248,9 @@ def rnn_bptt(x, targets, h0, params):
                 LOOPS[name][1],
                 prelude=LOOPS[name][0],
                 expect="complexity-only",
+                # a module-level __getattr__ is outside the subset: graded beneath it, for the ping
+                refused=name.endswith("module-getattr"),
+                policy_off=name.endswith("module-getattr"),
                 fallback="the same: the parent measures the child's CPU time",
             )
             for name in (

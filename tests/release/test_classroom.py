@@ -58,7 +58,8 @@ def test_public_tests_and_autograding_end_to_end(released, tmp_path):
     assert "## Public tests: 30 of 30 functions pass" in summary and "❌" not in summary
     code, output, summary = public["stubs"]
     assert code == 1 and "## Public tests: 0 of 30 functions pass" in summary
-    assert summary.count("not implemented yet") == 30 and " passed" not in output.splitlines()[-1]
+    # the stubs follow the language subset (its 8 checks pass); no function's test passes
+    assert summary.count("not implemented yet") == 30 and "0 of 30 functions pass" in summary
     code, output, summary = public["buggy"]
     assert code == 1 and "29 of 30 functions pass" in summary
     assert "| ❌ | `optimizers.adam` |" in summary

@@ -20,6 +20,7 @@ from seqlab.reference import load_reference
 from seqlab.student import StudentError, open_submission
 from seqlab.student.guards import OpRecorder
 from seqlab.student.sandbox import resolve as resolve_sandbox
+from seqlab.subset import read_modules
 from tests.attacks import ATTACKS, Attack, build
 from tests.attacks.scan_variants import HONEST, LOOPS
 from tests.mutants import ROOT, make_submission
@@ -141,7 +142,12 @@ def test_the_ping_runs_no_module_getattr_and_the_childs_cpu_is_read(tmp_path, sa
     box = resolve_sandbox(sandbox_mode)
     for forked in ("1", "0"):
         monkeypatch.setenv("SEQLAB_FORKSERVER", forked)
-        with open_submission(submission, load_reference(), limits=load_config().limits, sandbox=box) as student:
+        # a module-level __getattr__ is outside the language subset: run as plain Python here, the
+        # ping must not run it even where the subset is switched off
+        texts = read_modules(submission / "exercises", subset=False)
+        with open_submission(
+            submission, load_reference(), limits=load_config().limits, sandbox=box, texts=texts
+        ) as student:
             assert not student.load_errors  # the child started and loaded: only the calls are timed
             for name in (GRADER.PING, "selective_scan.only_via_getattr"):
                 started = time.perf_counter()

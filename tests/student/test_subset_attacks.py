@@ -37,7 +37,7 @@ def test_subset_attack_is_held(tmp_path, attack, fast_config, sandbox_mode, cana
         result = grade_submission(
             submission,
             seed=5,
-            only=attack.module,
+            only=attack.target,
             config=fast_config,
             sandbox=sandbox_mode,
             protected_dirs=(str(tmp_path),),
@@ -99,7 +99,7 @@ def test_subset_attack_is_held_beneath_the_subset(tmp_path, monkeypatch, attack,
         result = grade_submission(
             submission,
             seed=5,
-            only=attack.module,
+            only=attack.target,
             config=fast_config,
             sandbox=sandbox_mode,
             protected_dirs=(str(tmp_path),),
