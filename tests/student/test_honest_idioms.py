@@ -98,9 +98,10 @@ STYLES = sorted(p.name for p in (ROOT / "tests" / "student" / "honest_submission
 @pytest.mark.parametrize("style", STYLES)
 def test_an_honest_submission_in_any_style_scores_full_marks(style):
     """Six complete, correct submissions written blind from the release in six styles (terse,
-    verbose with debug prints and logging, helper classes, fully typed, functional, numpy-minded
-    with imports between its own modules), graded in the sandbox as a student's would be."""
-    result = grade_submission(ROOT / "tests" / "student" / "honest_submissions" / style, seed=11)
+        verbose with debug prints and logging, helper classes, fully typed, functional, numpy-minded
+        with imports between its own modules), graded in the subset (in-process: the sandbox around it
+    changes no honest grade, and the attack banks test it)."""
+    result = grade_submission(ROOT / "tests" / "student" / "honest_submissions" / style, seed=11, isolated=False)
     # The linear_scan complexity test times the scan against the reference's in wall time, which a
     # loaded machine distorts (the numpy-minded scan is log-depth but 3x the reference's time
     # alone, past the 10x limit under load): left out here until that rule measures CPU time.

@@ -33,6 +33,12 @@ def test_subset_attack_is_held(tmp_path, attack, fast_config, sandbox_mode, cana
     canary_dir.mkdir(parents=True, exist_ok=True)  # routes that can only create a file need it
     submission = build(attack, tmp_path)
     refused = refusals(submission, [attack.module])
+    if refused:
+        # Refused before any of it runs: the module is never loaded, so every function in it
+        # scores 0 (tests/student/test_sandbox.py grades that), and the test below runs the same
+        # attack beneath the subset.
+        assert "language subset" in refused[attack.module] or "failed to import" in refused[attack.module]
+        return
     try:
         result = grade_submission(
             submission,
@@ -50,7 +56,7 @@ def test_subset_attack_is_held(tmp_path, attack, fast_config, sandbox_mode, cana
     assert not leaks, f"{attack.name} got a secret out: {leaks[0][:400]}"
     scores = result.by_function()
     target, target_max = scores[attack.target]
-    if refused or attack.expect == "zero":
+    if attack.expect in ("zero", "refused"):
         assert target == 0, f"{attack.name} scored {target}/{target_max}: {_why(result, attack)}"
     else:  # complexity-only: a correct loop keeps its values' points, never the complexity points
         complexity = fast_config.rules(attack.target).complexity_points
@@ -75,6 +81,13 @@ def _escapes(attack) -> bool:
     return CANARY_DIR in blob or LEAK in blob or bool(attack.links)
 
 
+def _refused_statically(attack) -> bool:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        return bool(refusals(build(attack, folder), [attack.module]))
+
+
 @functools.cache
 def _secrets() -> tuple[str, ...]:
     """What must never reach a report: a token in the grader's environment, and the lines of the
@@ -84,7 +97,12 @@ def _secrets() -> tuple[str, ...]:
     return (FAKE_TOKEN, *(line for line in collect_secrets().region_lines if len(line) >= 28))
 
 
-@pytest.mark.parametrize("attack", [a for a in SUBSET_ATTACKS if _escapes(a)], ids=lambda a: a.name)
+# An attack the subset lets load already ran in the sandbox in the test above; beneath the subset
+# only those it refuses are new, and those that try to get out.
+BENEATH = [a for a in SUBSET_ATTACKS if _escapes(a) and _refused_statically(a)]
+
+
+@pytest.mark.parametrize("attack", BENEATH, ids=lambda a: a.name)
 def test_subset_attack_is_held_beneath_the_subset(tmp_path, monkeypatch, attack, fast_config, sandbox_mode, canary_dir):
     """The same attacks run as plain Python (the subset switched off): the sandbox, seccomp, the
     audit hook and the parent's verdicts must still keep every canary and secret in. What the
