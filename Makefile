@@ -5,6 +5,8 @@
 # root, else it stops with the apt-get command to run; SEQLAB_NO_SYSTEM_PACKAGES=1 goes on without
 # them), then .venv from the lock (scripts/setup.sh). Once done, a second run only checks.
 # While working:
+#   make test-banks  the attack banks and the runners' agreement on every known-wrong variant
+#                    (bank-marked: a few hundred sandboxed gradings, ~2.5 minutes); CI runs both
 #   make test-fast   the suite without the slow-marked tests (over a few seconds each: gradings end
 #                    to end, nbgrader round trips, fresh venvs, browsers)
 #   make lint        ruff check + ruff format --check (what CI runs; `make format` fixes)
@@ -45,7 +47,7 @@ JOBS ?= 2
 XDIST := -n $(JOBS) --dist loadgroup
 LOCK := $(shell . scripts/defaults.sh && defaults LOCK)
 
-.PHONY: setup system-packages demo test test-fast lint format check bench lock clean
+.PHONY: setup system-packages demo test test-banks test-fast lint format check bench lock clean
 
 # The system packages are checked on every run (one dpkg-query): a stamp would not see one removed.
 setup: system-packages .venv/.seqlab-installed
@@ -65,7 +67,10 @@ check: setup
 	.venv/bin/seqlab config --check
 
 test: setup
-	$(PY) -m pytest -q $(XDIST)
+	$(PY) -m pytest -q $(XDIST) -m "not bank"
+
+test-banks: setup
+	$(PY) -m pytest -q $(XDIST) -m bank
 
 test-fast: setup
 	$(PY) -m pytest -q $(XDIST) -m "not slow"

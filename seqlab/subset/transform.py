@@ -20,6 +20,7 @@ own tests (to show the same message before hand-in).
 from __future__ import annotations
 
 import ast
+import functools
 from dataclasses import dataclass
 
 from RestrictedPython.transformer import IOPERATOR_TO_STR, RestrictingNodeTransformer, copy_locations
@@ -151,9 +152,9 @@ class CoursePolicy(MatchRules, RestrictingNodeTransformer):
 
     @staticmethod
     def _call(name: str, args: list, where: ast.AST) -> ast.Call:
-        call = ast.Call(func=ast.Name(name, ast.Load()), args=args, keywords=[])
-        copy_locations(call, where)
-        return call
+        # The call takes the line of what it replaces; its new leaves get theirs from the final
+        # fix_missing_locations (RestrictedPython's copy_locations walks the whole subtree each time).
+        return ast.copy_location(ast.Call(func=ast.Name(name, ast.Load()), args=args, keywords=[]), where)
 
     def visit_Call(self, node: ast.Call):
         func = node.func
@@ -293,9 +294,11 @@ class Checked:
     problems: tuple[Problem, ...]
 
 
+@functools.lru_cache(maxsize=64)
 def check(text: str, filename: str, siblings: frozenset[str] = frozenset()) -> Checked:
     """Compile ``text`` through the course's policy. A syntax error is a problem like any other,
-    so that the student sees it with its line whichever tool they run."""
+    so that the student sees it with its line whichever tool they run. The same text is checked
+    once a process (the parent's verdict and an in-process load share one compilation)."""
     try:
         tree = ast.parse(text, filename=filename)
     except SyntaxError as exc:

@@ -28,7 +28,7 @@ from tests._recorded import assert_same_grade
 from tests.attacks import ATTACKS, build
 from tests.attacks.sandbox_bank import LEAK
 
-pytestmark = pytest.mark.usefixtures("no_canaries")
+pytestmark = [pytest.mark.usefixtures("no_canaries"), pytest.mark.bank]
 
 
 def test_bank_is_big_enough():

@@ -90,7 +90,6 @@ def test_a_module_full_of_honest_idioms_grades_as_without_them(tmp_path, module)
     assert not lost and not result.errors, (lost, result.errors[:3])
 
 
-TIMED = "selective_scan.linear_scan: O(log T) sequential steps"
 STYLES = sorted(p.name for p in (ROOT / "tests" / "student" / "honest_submissions").iterdir())
 
 
@@ -102,9 +101,6 @@ def test_an_honest_submission_in_any_style_scores_full_marks(style):
         with imports between its own modules), graded in the subset (in-process: the sandbox around it
     changes no honest grade, and the attack banks test it)."""
     result = grade_submission(ROOT / "tests" / "student" / "honest_submissions" / style, seed=11, isolated=False)
-    # The linear_scan complexity test times the scan against the reference's in wall time, which a
-    # loaded machine distorts (the numpy-minded scan is log-depth but 3x the reference's time
-    # alone, past the 10x limit under load): left out here until that rule measures CPU time.
-    lost = [t for t in result.tests if t.score < t.max_score and not t.name.startswith(TIMED)]
+    lost = [t for t in result.tests if t.score < t.max_score]
     assert not lost, [(t.name, t.output[:300]) for t in lost]
     assert not result.errors, result.errors

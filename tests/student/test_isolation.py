@@ -19,6 +19,9 @@ from seqlab.student.sandbox import resolve as resolve_sandbox
 from tests.attacks.channel_and_oracle import PACKS, build_pack
 from tests.mutants import ROOT, all_variants, make_submission, replace_function
 
+# Every known-wrong variant graded by both runners: a bank, run by `make test-banks`.
+pytestmark = pytest.mark.bank
+
 # The known-wrong variants by function; round i of the packing takes each function's i-th variant.
 MUTANTS_BY_FUNCTION = defaultdict(list)
 for _mutant in all_variants("MUTANTS"):

@@ -20,7 +20,7 @@ from seqlab.subset import refusals
 from tests.attacks import CANARY_DIR, SUBSET_ATTACKS, build
 from tests.attacks.sandbox_bank import FAKE_TOKEN, LEAK
 
-pytestmark = [pytest.mark.usefixtures("no_canaries"), pytest.mark.slow]
+pytestmark = [pytest.mark.usefixtures("no_canaries"), pytest.mark.slow, pytest.mark.bank]
 
 
 def test_the_bank_is_big_enough():
