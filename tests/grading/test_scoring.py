@@ -37,6 +37,7 @@ def buggy_submission(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.bank  # twenty sandboxed gradings: make test-banks
 def test_reference_scores_full_marks_with_twenty_fresh_seeds(reference_submission):
     """Fresh seeds (none given): 20 runs, always 100%; seeds differ between runs."""
     seeds = set()

@@ -94,6 +94,7 @@ STYLES = sorted(p.name for p in (ROOT / "tests" / "student" / "honest_submission
 
 
 @pytest.mark.slow
+@pytest.mark.bank  # six full gradings: make test-banks
 @pytest.mark.parametrize("style", STYLES)
 def test_an_honest_submission_in_any_style_scores_full_marks(style):
     """Six complete, correct submissions written blind from the release in six styles (terse,
