@@ -39,17 +39,8 @@ def test_subset_attack_is_held(tmp_path, attack, fast_config, sandbox_mode, cana
         # attack beneath the subset.
         assert "language subset" in refused[attack.module] or "failed to import" in refused[attack.module]
         return
-    try:
-        result = grade_submission(
-            submission,
-            seed=5,
-            only=attack.target,
-            config=fast_config,
-            sandbox=sandbox_mode,
-            protected_dirs=(str(tmp_path),),
-        )
-    except SubmissionError as exc:  # links, special files, floods: refused whole, unread
-        assert "exercises" in str(exc) or attack.name in str(exc), exc
+    result = _grade(submission, attack, fast_config, sandbox_mode, subset=True)
+    if result is None:
         return
     texts = [t.output for t in result.tests] + list(result.errors)
     leaks = [line for text in texts for line in text.splitlines() if _leaked(line)]
@@ -61,6 +52,31 @@ def test_subset_attack_is_held(tmp_path, attack, fast_config, sandbox_mode, cana
     else:  # complexity-only: a correct loop keeps its values' points, never the complexity points
         complexity = fast_config.rules(attack.target).complexity_points
         assert target <= target_max - complexity, f"{attack.name} kept the complexity points"
+
+
+def _grade(submission, attack, config, sandbox: str, *, subset: bool):
+    """The attack's target graded in the sandbox (the subset on or off), the grader's environment
+    holding a token; None when the submission reader refused it whole (links, special files,
+    floods), which it must do naming the entry."""
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("GITHUB_TOKEN", FAKE_TOKEN)
+        try:
+            result = grade_submission(
+                submission,
+                seed=5,
+                only=attack.target,
+                config=config,
+                sandbox=sandbox,
+                protected_dirs=(str(submission.parent),),
+                static_policy=subset,
+            )
+        except SubmissionError as exc:
+            assert "exercises" in str(exc) or attack.name in str(exc), exc
+            return None
+    texts = [t.output for t in result.tests] + list(result.errors)
+    found = [s for s in _secrets() for text in texts if s in " ".join(text.split())]
+    assert not found, f"{attack.name} got a secret out: {found[0][:200]}"
+    return result
 
 
 def _leaked(line: str) -> bool:
@@ -103,28 +119,12 @@ BENEATH = [a for a in SUBSET_ATTACKS if _escapes(a) and _refused_statically(a)]
 
 
 @pytest.mark.parametrize("attack", BENEATH, ids=lambda a: a.name)
-def test_subset_attack_is_held_beneath_the_subset(tmp_path, monkeypatch, attack, fast_config, sandbox_mode, canary_dir):
+def test_subset_attack_is_held_beneath_the_subset(tmp_path, attack, fast_config, sandbox_mode, canary_dir):
     """The same attacks run as plain Python (the subset switched off): the sandbox, seccomp, the
     audit hook and the parent's verdicts must still keep every canary and secret in. What the
     student's own process holds (its scrubbed environment, its modules, its loggers) may then be
     printed, and cheating on the value may earn points: keeping those out is the subset's job."""
     if sandbox_mode != "bwrap":
         pytest.skip("beneath the subset, only the real sandbox is claimed to hold")
-    monkeypatch.setenv("GITHUB_TOKEN", FAKE_TOKEN)
     canary_dir.mkdir(parents=True, exist_ok=True)
-    submission = build(attack, tmp_path)
-    try:
-        result = grade_submission(
-            submission,
-            seed=5,
-            only=attack.target,
-            config=fast_config,
-            sandbox=sandbox_mode,
-            protected_dirs=(str(tmp_path),),
-            static_policy=False,
-        )
-    except SubmissionError:
-        return
-    texts = [t.output for t in result.tests] + list(result.errors)
-    found = [s for s in _secrets() for text in texts if s in " ".join(text.split())]
-    assert not found, f"{attack.name} got a secret out beneath the subset: {found[0][:200]}"
+    _grade(build(attack, tmp_path), attack, fast_config, sandbox_mode, subset=False)  # no secret, no canary
