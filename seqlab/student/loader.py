@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ..contract import MODULES, SIGNATURES
 from ..results import MESSAGE_LIMIT
-from ..subset.modules import Modules, install, read_modules
+from ..subset.modules import REFUSED, Modules, install, read_modules
 
 PACKAGE = "exercises"
 # A module has no business keeping files open once imported; a few (a cached handle, a lazily
@@ -180,8 +180,8 @@ def resolve(loaded: dict[str, types.ModuleType], errors: dict[str, str], qualnam
     module, function = qualname.split(".", 1)
     if module in errors:
         reason = errors[module]
-        if "breaks the language subset" in reason:  # the full rule and line head the report, once
-            reason = f"exercises/{module}.py was not loaded: it breaks the language subset (the report's first lines say where)"
+        if REFUSED in reason:  # the full rule and line head the report, once
+            reason = f"exercises/{module}.py was not loaded: it {REFUSED} (the report's first lines say where)"
         raise LookupError(reason)
     fn = getattr(loaded[module], function, None)
     if fn is None:

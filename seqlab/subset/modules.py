@@ -25,6 +25,9 @@ from .safe_builtins import make_builtins
 from .transform import Problem, SourceRefused, check, decode_source, module_refusal
 from .writes import guard_globals
 
+# Every refusal of a module by the subset says this, and only such a refusal: the per-test
+# messages shorten it to a pointer at the report's head, where it is given once in full.
+REFUSED = "breaks the language subset"
 MAX_MODULES = 64  # seven contract modules and a few helpers; past this it is not an exercise folder
 
 
@@ -38,9 +41,6 @@ class Modules:
     texts: dict[str, str] = field(default_factory=dict)
     refused: dict[str, str] = field(default_factory=dict)
     subset: bool = True
-
-    def message(self, module: str) -> str:
-        return self.refused[module]
 
     def as_message(self) -> dict:
         return {"texts": dict(self.texts), "refused": dict(self.refused), "subset": self.subset}
@@ -56,7 +56,7 @@ def _refusal(filename: str, problems, limit: int = 3) -> str:
         return f"{filename} failed to import: {syntax[0].rule} ({filename.rsplit('/', 1)[-1]}, line {syntax[0].line})"
     shown = "; ".join(p.render(filename) for p in problems[:limit])
     more = f"; and {len(problems) - limit} more" if len(problems) > limit else ""
-    return f"{filename} was not loaded: it breaks the language subset for submissions ({shown}{more})"
+    return f"{filename} was not loaded: it {REFUSED} for submissions ({shown}{more})"
 
 
 def read_modules(exercises: Path, *, subset: bool = True) -> Modules:
