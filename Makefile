@@ -47,7 +47,7 @@ JOBS ?= 2
 XDIST := -n $(JOBS) --dist loadgroup
 LOCK := $(shell . scripts/defaults.sh && defaults LOCK)
 
-.PHONY: setup system-packages demo test test-banks test-fast lint format check bench lock clean
+.PHONY: setup system-packages demo test test-banks test-fast lint typecheck format check bench lock clean
 
 # The system packages are checked on every run (one dpkg-query): a stamp would not see one removed.
 setup: system-packages .venv/.seqlab-installed
@@ -78,6 +78,10 @@ test-fast: setup
 lint: setup
 	.venv/bin/ruff check .
 	.venv/bin/ruff format --check .
+
+# mypy over seqlab/ (pyproject.toml's [tool.mypy]: strict on the student and grading sides).
+typecheck: setup
+	.venv/bin/mypy
 
 format: setup
 	.venv/bin/ruff check --fix .
