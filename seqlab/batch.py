@@ -155,7 +155,6 @@ def worker_main() -> None:
     sys.stdout = sys.stderr
     from .config import load_config
     from .grading import GradingSettings, grade_submission
-    from .grading.run import GradingError
     from .reports import write_all
     from .student.sandbox import Sandbox
 
@@ -177,7 +176,7 @@ def worker_main() -> None:
             result = grade_submission(job["submission"], settings)
             write_all(result, Path(job["out"]))
             status = {"status": "graded"}
-        except (GradingError, SeqlabError) as exc:
+        except SeqlabError as exc:  # this process's entry point: the row says what the CLI would
             status = {"status": "error", "reason": str(exc)[:500]}
         except Exception as exc:  # a grader bug must cost this submission only, with the reason
             status = {"status": "error", "reason": f"internal error: {type(exc).__name__}: {exc}"[:500]}

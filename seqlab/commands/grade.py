@@ -5,7 +5,6 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ..errors import UserError
 from .options import add_config_option, add_sandbox_option, path_option, resolve_sandbox
 
 
@@ -40,7 +39,6 @@ def add_parser(subparsers) -> None:
 def run(args) -> int:
     from ..config import load_config
     from ..grading import GradingSettings, grade_submission
-    from ..grading.run import GradingError
     from ..submission import opened
 
     box = resolve_sandbox(args)
@@ -53,19 +51,16 @@ def run(args) -> int:
             # The child (or the fork server) imports torch while this process does the same,
             # for the copy that is graded.
             prespawn(submission / "exercises", box)
-        try:
-            settings = GradingSettings(
-                device=args.device,
-                seed=args.seed,
-                only=args.only,
-                isolated=not args.in_process,
-                config=config,
-                protected_dirs=(str(out),),
-                sandbox=box,
-            )
-            result = grade_submission(submission, settings)
-        except GradingError as exc:
-            raise UserError(str(exc)) from None
+        settings = GradingSettings(
+            device=args.device,
+            seed=args.seed,
+            only=args.only,
+            isolated=not args.in_process,
+            config=config,
+            protected_dirs=(str(out),),
+            sandbox=box,
+        )
+        result = grade_submission(submission, settings)
     from ..reports import write_all
     from ..reports.table import print_table
 

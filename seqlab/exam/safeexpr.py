@@ -569,6 +569,17 @@ def equivalent(
     numeric = _numeric_check(expected, answer, syms, seed=seed, points=points, rtol=rtol, atol=atol)
     if numeric == "differs":
         return Verdict(False, "differs")
+    symbolic = _symbolic_verdict(expected, answer, seconds)
+    if symbolic is not None:
+        return symbolic
+    if numeric == "undefined":
+        return Verdict(False, "undefined")
+    return Verdict(True, "numeric")
+
+
+def _symbolic_verdict(expected, answer, seconds: float) -> Verdict | None:
+    """Step 2 of :func:`equivalent`: a proof either way, or None when simplify cannot decide in
+    ``seconds`` (then the numeric agreement decides)."""
     try:
         diff = run_with_timeout(lambda: _zero_test(expected - answer), seconds)
         if diff == 0:
@@ -578,12 +589,12 @@ def equivalent(
             if value is not None and value != 0:
                 return Verdict(False, "differs")
     except TimeLimitExceeded:
-        pass
-    except Exception:
-        pass
-    if numeric == "undefined":
-        return Verdict(False, "undefined")
-    return Verdict(True, "numeric")
+        return None  # undecided in time: the numeric check of step 1 decides
+    except Exception:  # sympy gave up on this form (its ways are many: PoleError, polynomial errors, ...)
+        # Not being able to reduce an answer says nothing about it: a student's answer is never
+        # marked wrong because simplify failed on it, and the numeric check of step 1 decides.
+        return None
+    return None
 
 
 def _zero_test(diff):

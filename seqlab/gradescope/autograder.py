@@ -173,8 +173,8 @@ def main(argv: list[str] | None = None) -> int:
             from ..config import load_config
 
             max_score = load_config(args.config).max_score
-        except Exception:
-            pass
+        except Exception:  # the page still goes out, out of 0; the log says why
+            traceback.print_exc()
         data = failure_results(GRADER_FAILED, max_score=max_score, started=started)
     write_results(data, results_path)
     print(f"wrote {results_path}: {data['score']:g} / {data['max_score']:g}")

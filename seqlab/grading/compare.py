@@ -140,7 +140,7 @@ def matches(actual: Any, candidate: Any, tol: Tolerance) -> bool:
     """Whether ``actual`` has the structure of ``candidate`` and its values within ``tol``."""
     try:
         return structure_problem(actual, candidate, "x") is None and value_mismatch(actual, candidate, tol, "x") is None
-    except Exception:
+    except Exception:  # a value that cannot even be compared with the candidate does not match it
         return False
 
 

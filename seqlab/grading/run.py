@@ -14,6 +14,7 @@ import torch
 
 from .. import contract
 from ..config import GradingConfig, load_config
+from ..errors import SeqlabError
 from ..paths import COURSE_ROOT, GRADERS_DIR, SOLUTIONS_DIR
 from ..reference import load_reference
 from ..results import GradingResult
@@ -26,7 +27,7 @@ from .plugin import SeqlabPlugin
 from .scoring import score_records
 
 
-class GradingError(RuntimeError):
+class GradingError(SeqlabError, RuntimeError):
     """The grader itself could not run (not the submission's fault)."""
 
 
@@ -79,14 +80,9 @@ def grade_submission(submission: str | Path, settings: GradingSettings | None = 
 
 
 def _sandbox(sandbox: Sandbox | str) -> Sandbox:
-    from ..student.sandbox import SandboxUnavailable, resolve
+    from ..student.sandbox import resolve
 
-    if isinstance(sandbox, Sandbox):
-        return sandbox
-    try:
-        return resolve(sandbox)
-    except (SandboxUnavailable, ValueError) as exc:
-        raise GradingError(str(exc)) from None
+    return sandbox if isinstance(sandbox, Sandbox) else resolve(sandbox)
 
 
 def _grade(submission: Path, source: str, started: float, settings: GradingSettings) -> GradingResult:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from .. import contract
 from ..errors import SeqlabError
-from ..regions import BEGIN, SOLUTION_REGIONS, SolutionRegionError, clear_solutions
+from ..regions import BEGIN, SOLUTION_REGIONS, clear_solutions
 
 
 class SourceError(SeqlabError, ValueError):
@@ -163,10 +163,7 @@ def parse_topic(path: Path, topic: str | None = None) -> TopicSource:
         end = starts[i + 1] - 1 if i + 1 < len(groups) else len(lines)
         chunk_text = "".join(lines[starts[i] - 1 : end]).strip("\n") + "\n"
         name = _bound_name(group[0])
-        try:
-            answer_regions = SOLUTION_REGIONS.regions(chunk_text, filename=f"{path}:{name}")
-        except SolutionRegionError as exc:
-            raise SourceError(str(exc)) from None
+        answer_regions = SOLUTION_REGIONS.regions(chunk_text, filename=f"{path}:{name}")
         qualname = f"{topic}.{name}" if f"{topic}.{name}" in contract.SIGNATURES and len(group) == 1 else None
         if qualname and not answer_regions:
             raise SourceError(f"{path}: {qualname} has no {BEGIN} region, so students would have nothing to write")

@@ -165,8 +165,8 @@ def record_callees(
             reference(qualname)(*_clone(tuple(args)), **_clone(dict(kwargs)))
     except _BudgetSpent:
         pass  # the budget ends the recording where it got to
-    except Exception:
-        pass
+    except Exception:  # the reference failing on these inputs: its own call in the grader reports it
+        return recording  # what it recorded until then is still right (the docstring)
     finally:
         for namespace, key, value in reversed(replaced):
             namespace[key] = value

@@ -33,6 +33,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import SeqlabError
 from .policy import is_course_checkout
 
 MODES = ("auto", "bwrap", "none")
@@ -53,8 +54,9 @@ UNPRIVILEGED_ID = "65534"  # nobody/nogroup
 NOT_SANDBOXED = "not sandboxed: "
 
 
-class SandboxUnavailable(RuntimeError):
-    """``--sandbox bwrap`` was asked for and bubblewrap cannot run here."""
+class SandboxUnavailable(SeqlabError, RuntimeError):
+    """The sandbox asked for cannot be had: an unknown mode, or ``--sandbox bwrap`` where
+    bubblewrap cannot run."""
 
 
 @dataclass(frozen=True)
@@ -229,9 +231,10 @@ def probe() -> str:
 
 
 def resolve(mode: str = "auto") -> Sandbox:
-    """The sandbox for ``--sandbox MODE``; raises SandboxUnavailable for ``bwrap`` without one."""
+    """The sandbox for ``--sandbox MODE``; raises SandboxUnavailable for an unknown mode, and
+    for ``bwrap`` without one."""
     if mode not in MODES:
-        raise ValueError(f"unknown sandbox {mode!r} (use {', '.join(MODES)})")
+        raise SandboxUnavailable(f"unknown sandbox {mode!r} (use {', '.join(MODES)})")
     if mode == "none":
         return Sandbox("none", "--sandbox none was asked for")
     problem = probe()

@@ -151,8 +151,8 @@ def test_resolve_falls_back_loudly_and_bwrap_fails_without_it(monkeypatch):
         with pytest.raises(sandbox.SandboxUnavailable, match="bwrap"):
             sandbox.resolve("bwrap")
         assert sandbox.resolve("none").notice.startswith("not sandboxed: --sandbox none")
-        with pytest.raises(ValueError):
-            sandbox.resolve("docker")
+        with pytest.raises(sandbox.SandboxUnavailable, match="unknown sandbox 'docker'"):
+            sandbox.resolve("docker")  # as SEQLAB_NBGRADER_SANDBOX may say: reported, not a traceback
     finally:
         sandbox.probe.cache_clear()
 

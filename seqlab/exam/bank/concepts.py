@@ -11,14 +11,15 @@ from pathlib import Path
 
 import yaml
 
+from ...errors import SeqlabError
 from ...paths import COURSE_ROOT
 from ..model import CHOICE, TRUEFALSE, Question, register
 
 CONCEPTS_PATH = COURSE_ROOT / "exams" / "concepts.yaml"
 
 
-class ConceptError(ValueError):
-    pass
+class ConceptError(SeqlabError, ValueError):
+    """A malformed entry of the concept questions' file; the message names the entry."""
 
 
 def option_text(text: str) -> str:
