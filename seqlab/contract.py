@@ -74,10 +74,10 @@ def split(qualname: str) -> tuple[str, str]:
     return module, function
 
 
-# "Calls between functions" (shared/curriculum.md): the only calls from one contract function
-# to another that get a correct callee during grading, and only where the student's call is one
-# the reference itself makes on the test's own inputs (seqlab.student.recording). Any other call
-# between contract functions runs the student's own code.
+# The course contract's "Calls between functions": the only calls from one contract function to
+# another that get a correct callee during grading, and only where the student's call is one the
+# reference itself makes on the test's own inputs (seqlab/student/callees.py records them). Any
+# other call between contract functions runs the student's own code.
 DECLARED_CALLEES: dict[str, tuple[str, ...]] = {
     "rnn.rnn_forward": ("rnn.rnn_cell",),
     "rnn.rnn_bptt": ("rnn.rnn_forward", "rnn.softmax_cross_entropy"),

@@ -194,7 +194,7 @@ def block_formula(p):
     return sympy.expand(_block(p["kind"], E, F))
 
 
-# --------------------------------------------------------------------------- issue 12: exam focus
+# ------------------------------------------------------------------------------------- exam focus
 # The order of residual and LayerNorm in a block (W8 §15.2): post-LN (the notes' "Add & LayerNorm")
 # against pre-LN.
 
