@@ -13,6 +13,7 @@
 #                    scripts/commit-base (scripts/check-commits.sh); what CI runs
 #                    (`make format` fixes the first two)
 #   make typecheck   mypy over seqlab/ (pyproject.toml's [tool.mypy])
+#   make docs        the documentation site of docs/ into site/ (mkdocs build --strict)
 #   make lock        regenerate the pinned, hashed locks from pyproject.toml (scripts/lock.sh), on
 #                    purpose only: after changing a dependency or TORCH_VERSION; commit the result
 # On a machine with an NVIDIA GPU: bash scripts/gpu-check.sh (the CUDA path, one summary line).
@@ -32,7 +33,7 @@ JOBS ?= 2
 XDIST := -n $(JOBS) --dist loadgroup
 LOCK := $(shell . scripts/defaults.sh && defaults LOCK)
 
-.PHONY: setup system-packages demo test test-banks test-fast lint typecheck format check bench lock clean
+.PHONY: setup system-packages demo test test-banks test-fast lint typecheck docs format check bench lock clean
 
 # The system packages are checked on every run (one dpkg-query): a stamp would not see one removed.
 setup: system-packages .venv/.seqlab-installed
@@ -69,6 +70,10 @@ lint: setup
 typecheck: setup
 	.venv/bin/mypy
 
+# The site of docs/ (mkdocs.yml) into site/; --strict: a warning or a broken link fails it.
+docs: setup
+	.venv/bin/mkdocs build --strict
+
 format: setup
 	.venv/bin/ruff check --fix .
 	.venv/bin/ruff format .
@@ -83,4 +88,4 @@ lock:
 	bash scripts/lock.sh
 
 clean:
-	rm -rf .venv seqlab-out
+	rm -rf .venv seqlab-out site

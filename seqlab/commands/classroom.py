@@ -68,8 +68,7 @@ def run_ci_workflow(args) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text, encoding="utf-8")
     print(
-        f"wrote {args.out}; next: add the roster ({args.roster}) and the STUDENT_REPOS_TOKEN secret, "
-        f"see the README's 'For instructors: autograding on GitHub'"
+        f"wrote {args.out}; next: add the roster ({args.roster}) and the STUDENT_REPOS_TOKEN secret, see docs/github.md"
     )
     return 0
 

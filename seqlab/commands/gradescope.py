@@ -26,6 +26,6 @@ def run(args) -> int:
     print(f"wrote {path} ({count} files, {size / 1024:.0f} KiB; {config.max_score:g} points)")
     print(
         "next: on Gradescope, create a Programming Assignment with an autograder, upload this zip, "
-        "and set the assignment's total to the same points (README: 'Grading on Gradescope')"
+        "and set the assignment's total to the same points (docs/gradescope.md)"
     )
     return 0

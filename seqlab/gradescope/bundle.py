@@ -96,8 +96,7 @@ def bundle_files(*, config_path: Path | None = None) -> dict[str, bytes]:
         # pyproject.toml names README.md as the long description, so the build needs one.
         f"{COURSE_DIR}/README.md": (
             f"# {config.course_title or config.course_id}: seqlab autograder\n\n"
-            "Written by `seqlab gradescope`; see the course repository's README, "
-            'section "Grading on Gradescope".\n'
+            "Written by `seqlab gradescope`; see the course repository's docs/gradescope.md.\n"
         ).encode(),
         f"{COURSE_DIR}/grading_config.yaml": config_path.read_bytes(),
     }

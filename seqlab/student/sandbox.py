@@ -84,7 +84,7 @@ class Sandbox:
             return ""
         return (
             f"{NOT_SANDBOXED}{self.why}. Student code ran under the in-process guards only "
-            f"(an audit hook), which a determined student can get around; see README, 'Untrusted code'."
+            f"(an audit hook), which a determined student can get around; see docs/threat-model.md."
         )
 
 

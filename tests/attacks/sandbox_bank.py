@@ -12,7 +12,7 @@ Every attack is graded against the real sandbox (tests/student/test_attacks.py).
   appears in the report, and the test fails on it) or leaves a canary file.
 
 ``fallback`` documents what ``--sandbox none`` (no bubblewrap: the audit hook and the static
-policy only) does with the same attack; the README's threat model is written from it.
+policy only) does with the same attack; docs/threat-model.md is written from it.
 """
 
 from __future__ import annotations

@@ -360,7 +360,7 @@ print(json.dumps([t.output for t in result.tests] + list(result.errors)))
 @pytest.mark.parametrize("mode", ["bwrap", "none"])
 def test_a_ci_token_in_the_graders_environment(tmp_path, mode):
     """With the sandbox the token never reaches student code; without it, /proc/<parent>/environ
-    gives it away (what the README warns about: the fallback needs a clean environment)."""
+    gives it away (what docs/threat-model.md warns about: the fallback needs a clean environment)."""
     if mode == "bwrap":
         need_bwrap()
     from tests.mutants import Variant
