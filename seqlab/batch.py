@@ -22,9 +22,10 @@ import select
 import subprocess
 import sys
 import time
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .defaults import SUBMISSION_TIMEOUT_S
 from .errors import SeqlabError, UserError
@@ -106,10 +107,10 @@ class _Worker:
     once. It runs only trusted code (each submission still gets its own fresh student child);
     if it dies or hangs, it is replaced and only the submission in hand is affected."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.proc: subprocess.Popen | None = None
 
-    def _start(self) -> None:
+    def _start(self) -> subprocess.Popen:
         self.proc = subprocess.Popen(
             [sys.executable, "-c", "from seqlab.batch import worker_main; worker_main()"],
             stdin=subprocess.PIPE,
@@ -118,6 +119,7 @@ class _Worker:
             text=True,
             bufsize=1,
         )
+        return self.proc
 
     def stop(self) -> None:
         if self.proc is not None:
@@ -126,21 +128,21 @@ class _Worker:
             self.proc = None
 
     def grade(self, job: dict, timeout: float) -> dict:
-        if self.proc is None or self.proc.poll() is not None:
-            self._start()
+        proc = self.proc if self.proc is not None and self.proc.poll() is None else self._start()
+        assert proc.stdin is not None and proc.stdout is not None  # started with both pipes
         try:
-            self.proc.stdin.write(json.dumps(job) + "\n")
-            self.proc.stdin.flush()
+            proc.stdin.write(json.dumps(job) + "\n")
+            proc.stdin.flush()
         except (BrokenPipeError, OSError):
             self.stop()
             return {"status": "error", "reason": "the grading process could not be reached"}
-        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        ready, _, _ = select.select([proc.stdout], [], [], timeout)
         if not ready:
             self.stop()
             return {"status": "error", "reason": f"grading took longer than {timeout:g} s"}
-        line = self.proc.stdout.readline()
+        line = proc.stdout.readline()
         if not line:
-            code = self.proc.wait()
+            code = proc.wait()
             self.proc = None
             if code in (130, -2):  # interrupted (Ctrl-C): not done, a rerun grades it
                 return {"status": "interrupted"}
@@ -190,6 +192,7 @@ def _grade_one(sub: Submission, out: Path, workers: queue.Queue[_Worker], settin
     target = out / sub.name
     target.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
+    status: dict[str, Any]
     try:
         if sub.path is None:
             status = {"status": "error", "reason": sub.problem}
@@ -302,7 +305,7 @@ def grade_all(
     for _ in range(jobs):
         workers.put(_Worker())
     pool = ThreadPoolExecutor(max_workers=jobs)
-    pending = {}
+    pending: dict[Future, Submission] = {}
     try:
         backlog = list(todo)
         while backlog or pending:

@@ -82,7 +82,7 @@ class Question:
 
     id: str
     kind: str
-    sample: Callable[[random.Random], dict]
+    sample: Callable[..., dict]  # (rng), or (rng, form) for a question with forms
     answer: Callable[[dict], Any]
     template: str
     title: str
@@ -157,6 +157,7 @@ def fair_draw(
         mistakes = q.mistakes(params) if q.mistakes else {}
     if q.kind == NUMERIC:
         tol = tolerance or q.tolerance
+        assert tol is not None  # numeric questions state their tolerance (model.register refuses one without)
         expected = _entries(answer)
         # an entry that is exactly 0 is the key (a masked weight); a tiny nonzero one would accept 0
         if any(e != 0.0 and tol.accepts(0.0, e) for e in expected):

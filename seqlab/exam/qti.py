@@ -171,8 +171,10 @@ def variant_item(v: Variant, student: str) -> ET.Element:
         ET.SubElement(condition, "varequal", respident="response1").text = str(v.answer)
         _full_marks(_outcomes(item), condition)
         return item
-    key, lo, hi = numeric_range(v.key, v.tolerance)
-    _material(presentation, f"<p><em>Answer:</em> one number, graded {v.tolerance.describe()} of the key.</p>")
+    tol = v.tolerance
+    assert tol is not None  # numeric questions state their tolerance (model.register refuses one without)
+    key, lo, hi = numeric_range(v.key, tol)
+    _material(presentation, f"<p><em>Answer:</em> one number, graded {tol.describe()} of the key.</p>")
     response = ET.SubElement(presentation, "response_str", ident="response1", rcardinality="Single")
     ET.SubElement(ET.SubElement(response, "render_fib", fibtype="Decimal"), "response_label", ident="answer1")
     condition = ET.Element("conditionvar")
@@ -210,7 +212,7 @@ def variant_pool_xml(instances: list[ExamInstance]) -> tuple[bytes, list[Skipped
     root = ET.Element("questestinterop", xmlns=QTI_NS)
     assessment = ET.SubElement(root, "assessment", ident="seqlab-variants", title=f"{exam.title} (variants)")
     top = ET.SubElement(assessment, "section", ident="root_section")
-    groups: dict[str, tuple[ET.Element, set[str]]] = {}
+    groups: dict[str, tuple[ET.Element, set[bytes]]] = {}
     skipped = []
     pools = {p.name: p for p in exam.pools}
     for eq in exam.questions:
@@ -231,7 +233,9 @@ def variant_pool_xml(instances: list[ExamInstance]) -> tuple[bytes, list[Skipped
                 continue
             group, seen = groups[eq.pool or eq.id]
             item = variant_item(v, inst.student)
-            body = ET.tostring(item.find("presentation")) + ET.tostring(item.find("resprocessing"))
+            presentation, processing = item.find("presentation"), item.find("resprocessing")
+            assert presentation is not None and processing is not None  # variant_item writes both
+            body = ET.tostring(presentation) + ET.tostring(processing)
             if body in seen:  # two students with the same parameters: one variant is enough
                 continue
             seen.add(body)
@@ -271,7 +275,8 @@ def write_qti(
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     path = out / name
-    idents, skipped_all = [], []
+    idents: list[str] = []
+    skipped_all: list[Skipped] = []
     with zipfile.ZipFile(path, "w") as zf:
         if variant_pool:
             data, skipped_all = variant_pool_xml(instances)

@@ -38,6 +38,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import sympy
 
@@ -156,7 +157,7 @@ def check_text(text: object) -> str:
 class _Checker:
     """Gate 4 and 5: walk the tree, accept only whitelisted nodes, bound magnitudes."""
 
-    def __init__(self, symbols: Mapping[str, object], constants: Mapping[str, object], allow_list: bool):
+    def __init__(self, symbols: Mapping[str, object], constants: Mapping[str, Any], allow_list: bool):
         self.symbols = symbols
         self.constants = constants
         self.allow_list = allow_list
@@ -261,10 +262,12 @@ class _Checker:
             return True, None
         _, exponent = self.visit(node.right, exp_depth)
         bsym, base = self.visit(node.left, exp_depth)
+        assert exponent is not None  # an exponent with a symbol in it returned above
         if bsym:
             if abs(exponent) > MAX_EXPONENT:
                 raise AnswerRejected(f"answer rejected: exponents above {MAX_EXPONENT} are not allowed")
             return True, None
+        assert base is not None  # no symbol in it: visit gave its value
         return False, self._float_binop(node.op, base, exponent)
 
     def _float_binop(self, op: ast.operator, a: float, b: float) -> float:
@@ -340,6 +343,7 @@ def _build(node: ast.AST, symbols: Mapping[str, sympy.Symbol], constants: Mappin
             return a / b
         return a**b
     if isinstance(node, ast.Call):
+        assert isinstance(node.func, ast.Name)  # _Checker admits calls of the listed names only
         fn = FUNCTIONS[node.func.id][0]
         return fn(*[_build(a, symbols, constants) for a in node.args])
     raise AssertionError(f"unchecked node {type(node).__name__}")  # pragma: no cover
@@ -458,7 +462,7 @@ def _feval(e, values) -> float:
             raise ValueError("complex")
         return float(r)
     f = e.func
-    table = {
+    table: dict[Any, Callable[..., float]] = {
         sympy.exp: math.exp,
         sympy.log: math.log,
         sympy.tanh: math.tanh,

@@ -79,7 +79,7 @@ class TopicSource:
         for stmt in tree.body:
             if (
                 isinstance(stmt, ast.Expr)
-                and isinstance(getattr(stmt, "value", None), ast.Constant)
+                and isinstance(stmt.value, ast.Constant)
                 and isinstance(stmt.value.value, str)
                 and stmt is tree.body[0]
             ):
@@ -151,12 +151,13 @@ def parse_topic(path: Path, topic: str | None = None) -> TopicSource:
             groups.append([stmt])
         else:
             groups[-1].append(stmt)
-    header_end = body[first_def - 1].end_lineno if first_def else 0
+    # end_lineno is None only on nodes built by hand; these come from ast.parse
+    header_end = (body[first_def - 1].end_lineno or 0) if first_def else 0
     starts = []
     floor = header_end
     for group in groups:
         starts.append(start_of(group[0], floor))
-        floor = group[-1].end_lineno
+        floor = group[-1].end_lineno or floor
     header = "".join(lines[: starts[0] - 1])
     chunks = []
     for i, group in enumerate(groups):

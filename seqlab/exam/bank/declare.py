@@ -27,17 +27,19 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from ...tolerance import Tolerance
 from ..model import NUMERIC, SYMBOLIC, Mistake, Question, register
 
 # the facts the stacked lines gathered, on the answer function until the top line registers them
 _FACTS = "__exam_question_facts__"
+# Every line of the stack hands the answer function on as it is, so its name keeps its type.
+Answer = TypeVar("Answer", bound=Callable[..., Any])
 
 
-def _fact(name: str, value: Any) -> Callable:
-    def add(answer: Callable) -> Callable:
+def _fact(name: str, value: Any) -> Callable[[Answer], Answer]:
+    def add(answer: Answer) -> Answer:
         facts = answer.__dict__.setdefault(_FACTS, {})
         if facts is None:
             raise ValueError(f"{answer.__qualname__}: {name} is declared above the question's kind; put it under")
@@ -52,23 +54,23 @@ def _fact(name: str, value: Any) -> Callable:
     return add
 
 
-def cites(*tags: str) -> Callable:
+def cites(*tags: str) -> Callable[[Answer], Answer]:
     return _fact("sections", tags)
 
 
-def exercises(*names: str) -> Callable:
+def exercises(*names: str) -> Callable[[Answer], Answer]:
     return _fact("exercises", names)
 
 
-def forms(*names: str) -> Callable:
+def forms(*names: str) -> Callable[[Answer], Answer]:
     return _fact("forms", names)
 
 
-def valid_when(rule: Callable[[dict], bool]) -> Callable:
+def valid_when(rule: Callable[[dict], bool]) -> Callable[[Answer], Answer]:
     return _fact("valid", rule)
 
 
-def equivalents(other: Callable[[dict], list[str]]) -> Callable:
+def equivalents(other: Callable[[dict], list[str]]) -> Callable[[Answer], Answer]:
     return _fact("equivalents", other)
 
 
@@ -79,7 +81,7 @@ def mistake(
     *,
     when: Callable[[dict], bool] | None = None,
     **switch: Any,
-) -> Callable:
+) -> Callable[[Answer], Answer]:
     if (value is None) == (not switch):
         raise ValueError(f"mistake {name!r}: give its value function or the answer's switch, one of the two")
     return _fact("mistakes", (name, feedback, value, when, switch))
@@ -109,8 +111,8 @@ def _topic(module: str) -> str:
     return module.split(".bank.", 1)[1].split(".")[0] if ".bank." in module else module.rsplit(".", 1)[-1]
 
 
-def _register(id: str, kind: str, sample: Callable, **declared) -> Callable:
-    def wrap(answer: Callable) -> Callable:
+def _register(id: str, kind: str, sample: Callable, **declared: Any) -> Callable[[Answer], Answer]:
+    def wrap(answer: Answer) -> Answer:
         facts = dict(answer.__dict__.get(_FACTS) or {})
         mistakes = facts.pop("mistakes", None)
         register(
@@ -134,11 +136,11 @@ def _register(id: str, kind: str, sample: Callable, **declared) -> Callable:
     return wrap
 
 
-def numeric(id: str, sample: Callable, tolerance: Tolerance, *, hint: str = "") -> Callable:
+def numeric(id: str, sample: Callable, tolerance: Tolerance, *, hint: str = "") -> Callable[[Answer], Answer]:
     """A question answered by a number or a list of numbers, graded within ``tolerance``."""
     return _register(id, NUMERIC, sample, tolerance=tolerance, answer_hint=hint)
 
 
-def formula(id: str, sample: Callable, symbols: Callable) -> Callable:
+def formula(id: str, sample: Callable, symbols: Callable) -> Callable[[Answer], Answer]:
     """A question answered by a formula in ``symbols(params)``, graded by equivalence."""
     return _register(id, SYMBOLIC, sample, symbols=symbols)

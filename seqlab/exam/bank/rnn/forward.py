@@ -160,7 +160,7 @@ def ce_loss(p):
 @numeric("rnn.ce_grad", _sample_ce, FOUR_DIGITS, hint="three numbers, dL/do_0, dL/do_1, dL/do_2")
 @cites("L5 §3.2")
 @exercises("rnn.softmax_cross_entropy", "rnn.rnn_bptt")
-@mistake("sign", "the sign is flipped: the gradient is p - y", lambda p: [-x for x in ce_grad(p)])
+@mistake("sign", "the sign is flipped: the gradient is p - y", lambda p: [-x for x in ce_grad(p)])  # type: ignore[has-type]  # its own name in its decorator
 def ce_grad(p):
     """Gradient of softmax cross-entropy."""
     logits = t([p["logits"]]).requires_grad_(True)

@@ -186,7 +186,7 @@ def _ln_symbols(p):
 @mistake(
     "no_norms",
     "each LayerNorm has 2E parameters",
-    lambda p: sympy.expand(_block(p["kind"], *(s.sympy() for s in _ln_symbols(p)), norms=False)),
+    lambda p: sympy.expand(_block(p["kind"], _ln_symbols(p)[0].sympy(), _ln_symbols(p)[1].sympy(), norms=False)),
 )
 def block_formula(p):
     """Transformer block size as a formula."""
