@@ -9,6 +9,7 @@ import secrets
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -54,13 +55,13 @@ class GradingSettings:
     only: str | None = None
     isolated: bool = True
     config: GradingConfig | None = None
-    protected_dirs: tuple = ()
+    protected_dirs: tuple[str | Path, ...] = ()
     graders_dir: Path = GRADERS_DIR
     sandbox: Sandbox | str | None = "auto"
     static_policy: bool = True
 
 
-def grade_submission(submission: str | Path, settings: GradingSettings | None = None, **options) -> GradingResult:
+def grade_submission(submission: str | Path, settings: GradingSettings | None = None, **options: Any) -> GradingResult:
     """Grade ``submission`` in any shape ``seqlab.submission`` reads, through a copy of its regular
     files (raises its SubmissionError when there is none to make), under ``settings`` with
     ``options`` (GradingSettings' fields) replaced."""
@@ -79,16 +80,18 @@ def grade_submission(submission: str | Path, settings: GradingSettings | None = 
         return _grade(folder, str(source_of(folder).resolve()), started, settings)
 
 
-def _sandbox(sandbox: Sandbox | str) -> Sandbox:
+def _sandbox(sandbox: Sandbox | str | None) -> Sandbox:
     from ..student.sandbox import resolve
 
-    return sandbox if isinstance(sandbox, Sandbox) else resolve(sandbox)
+    return sandbox if isinstance(sandbox, Sandbox) else resolve(str(sandbox))
 
 
 def _grade(submission: Path, source: str, started: float, settings: GradingSettings) -> GradingResult:
     import pytest
 
     config, device, seed, only, box = settings.config, settings.device, settings.seed, settings.only, settings.sandbox
+    # grade_submission resolved them: a config, a seed, a Sandbox (None in-process)
+    assert config is not None and seed is not None and not isinstance(box, str)
     isolated, graders_dir = settings.isolated, settings.graders_dir
 
     reference = load_reference()
