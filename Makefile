@@ -9,9 +9,9 @@
 #                    (bank-marked: a few hundred sandboxed gradings); CI runs both
 #   make test-fast   the suite without the slow-marked tests (over a few seconds each: gradings end
 #                    to end, nbgrader round trips, fresh venvs, browsers)
-#   make lint        ruff check + ruff format --check, and the commit subjects after
-#                    scripts/commit-base (scripts/check-commits.sh); what CI runs
-#                    (`make format` fixes the first two)
+#   make lint        ruff check + ruff format --check, mypy (pyproject.toml's [tool.mypy]) and
+#                    the commit subjects after scripts/commit-base (scripts/check-commits.sh);
+#                    what CI runs (`make format` fixes the first two)
 #   make typecheck   mypy over seqlab/ (pyproject.toml's [tool.mypy])
 #   make docs        the documentation site of docs/ into site/ (mkdocs build --strict)
 #   make lock        regenerate the pinned, hashed locks from pyproject.toml (scripts/lock.sh), on
@@ -64,9 +64,10 @@ test-fast: setup
 lint: setup
 	.venv/bin/ruff check .
 	.venv/bin/ruff format --check .
+	.venv/bin/mypy
 	bash scripts/check-commits.sh
 
-# mypy over seqlab/ (pyproject.toml's [tool.mypy]: strict on the student and grading sides).
+# mypy alone (make lint runs it too): seqlab/, strictly on the student and grading sides.
 typecheck: setup
 	.venv/bin/mypy
 

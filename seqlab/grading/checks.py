@@ -155,7 +155,7 @@ class Grade:
         """Run the student's function; applies the gates that do not need the expected value."""
         self.calls += 1
         try:
-            outcome = self.student.run(self.function, args, kwargs, kernels=self.kernels)
+            outcome: Outcome = self.student.run(self.function, args, kwargs, kernels=self.kernels)
         except StudentError as exc:
             self._void_if_forbidden(exc.ops)
             output = f"\n(printed: {exc.output.strip()[:500]})" if exc.output.strip() else ""

@@ -40,6 +40,11 @@ import stat
 import sys
 import tempfile
 import time
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # annotations only: the server imports ctypes when it loads the filter
+    import ctypes
+    from collections.abc import Callable, Iterator
 
 SUBMISSION_MOUNT = "/submission"  # where a sandboxed forked child sees its submission
 # What a submission may hold for it to be copied into the server's sandbox: far above any
@@ -77,7 +82,7 @@ def serve(control_fd: int, seccomp_fd: int, sandboxed: bool) -> None:
     first_limits = _rlimits()
     children: dict[int, int | None] = {}  # pid -> exit code once reaped
 
-    def reply(**message) -> None:
+    def reply(**message: Any) -> None:
         control.send(json.dumps(message).encode())
 
     def reap(pid: int, block: bool) -> int | None:
@@ -133,7 +138,7 @@ PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
 
 
-def _become_child(libc, fds: list[int], scratch: str, program: bytes, control_fd: int) -> None:
+def _become_child(libc: ctypes.CDLL, fds: list[int], scratch: str, program: bytes, control_fd: int) -> None:
     """In the forked process: close what is not ours, fence ourselves in, then be the child."""
     code = EXIT_SETUP_FAILED
     try:
@@ -168,7 +173,7 @@ def _become_child(libc, fds: list[int], scratch: str, program: bytes, control_fd
     os._exit(code)
 
 
-def _load_filter(libc, program: bytes) -> None:
+def _load_filter(libc: ctypes.CDLL, program: bytes) -> None:
     import ctypes
 
     class SockFprog(ctypes.Structure):
@@ -215,7 +220,7 @@ def _reach_only_self(pid: int) -> bytes:
         return source.read()
 
 
-def _aligned_blocks(low: int, high: int):
+def _aligned_blocks(low: int, high: int) -> Iterator[tuple[int, int]]:
     """(value, mask) pairs whose matches (x & mask == value) are exactly low .. high: at most two
     blocks per bit of ``high``."""
     while low <= high:
@@ -234,14 +239,14 @@ def _rlimits() -> dict[str, tuple[int, int]]:
     return {name: resource.getrlimit(getattr(resource, name)) for name in dir(resource) if name.startswith("RLIMIT_")}
 
 
-def _look(scratch_root: str) -> tuple:
+def _look(scratch_root: str) -> tuple[Any, ...]:
     """What an earlier child could have left in the sandbox: every entry of the tmpfs file systems
     bwrap made (the root, /dev and /tmp, which hold its skeleton: the folders on the way to each
     read-only mount, under /tmp too when the course lives there), the running processes and the
     System V IPC objects.
     Mounts are not entered; /dev/shm and the scratch root, whose contents are wiped, count only
     by their presence."""
-    entries = []
+    entries: list[tuple[str, str | int, int, int, int, int]] = []
     for top in ("/", "/dev", "/tmp"):
         device = os.lstat(top).st_dev
         for folder, subfolders, files in os.walk(top):
@@ -275,7 +280,7 @@ def _ipc_objects() -> list[str]:
     return found
 
 
-def _wipe_and_check(scratch_root: str, first_look: tuple | None) -> bool:
+def _wipe_and_check(scratch_root: str, first_look: tuple[Any, ...] | None) -> bool:
     """Remove what earlier children wrote and check nothing else of them is left; without a
     sandbox (``first_look`` None) only their scratch folders, the rest being the host's."""
     known = {entry[0] for entry in first_look[0]} if first_look is not None else set()
@@ -314,7 +319,7 @@ def _remove_new(top: str, known: set[str], scratch_root: str) -> None:
         subfolders[:] = kept
 
 
-def _make_writable_and_retry(function, path, _exc_info) -> None:
+def _make_writable_and_retry(function: Callable[[str], object], path: str, _exc_info: object) -> None:
     parent = os.path.dirname(path)
     os.chmod(parent, stat.S_IRWXU)
     if os.path.isdir(path) and not os.path.islink(path):

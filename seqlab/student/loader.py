@@ -15,7 +15,9 @@ import os
 import sys
 import traceback
 import types
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from ..contract import MODULES, SIGNATURES
 from ..results import MESSAGE_LIMIT
@@ -86,10 +88,10 @@ class Placeholder:
     import (``from .attention import multi_head_attention`` works); calling it without a
     substitute raises with the original load error."""
 
-    def __init__(self, qualname: str, reason: str):
+    def __init__(self, qualname: str, reason: str) -> None:
         self.qualname, self.reason = qualname, reason
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         raise ImportError(f"{self.qualname} is unavailable: {self.reason}")
 
 
@@ -100,10 +102,10 @@ def unload() -> None:
 
 def load_submission(
     exercises_dir: Path,
-    modules=MODULES,
+    modules: tuple[str, ...] = MODULES,
     *,
     skip: dict[str, str] | None = None,
-    on_module=None,
+    on_module: Callable[[str], object] | None = None,
     texts: Modules | None = None,
 ) -> tuple[dict[str, types.ModuleType], dict[str, str]]:
     """Import ``exercises/<module>.py`` for every contract module, from ``texts``: what the
@@ -167,15 +169,18 @@ def load_submission(
             stand_in(
                 module, f"exercises/{module}.py failed to import: {_short_traceback(exc, str(exercises_dir / module))}"
             )
-            mod = exc = None  # the module's objects (and the files they hold) must be collectable
+            # the module's objects (and the files they hold) must be collectable before the release
+            mod = None
+            del exc
             _release_fds(fds_before)
             continue
+        assert mod is not None  # imported: a failure went on to the next module above
         setattr(package, module, mod)
         loaded[module] = mod
     return loaded, errors
 
 
-def resolve(loaded: dict[str, types.ModuleType], errors: dict[str, str], qualname: str):
+def resolve(loaded: dict[str, types.ModuleType], errors: dict[str, str], qualname: str) -> Callable[..., Any]:
     """The student's callable for ``qualname``, or raise ``LookupError`` with the reason."""
     module, function = qualname.split(".", 1)
     if module in errors:
@@ -183,7 +188,7 @@ def resolve(loaded: dict[str, types.ModuleType], errors: dict[str, str], qualnam
         if REFUSED in reason:  # the full rule and line head the report, once
             reason = f"exercises/{module}.py was not loaded: it {REFUSED} (the report's first lines say where)"
         raise LookupError(reason)
-    fn = getattr(loaded[module], function, None)
+    fn: Callable[..., Any] | None = getattr(loaded[module], function, None)
     if fn is None:
         raise LookupError(f"exercises/{module}.py has no function {function}()")
     if not callable(fn):

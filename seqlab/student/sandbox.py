@@ -30,6 +30,7 @@ import os
 import resource
 import subprocess
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -145,7 +146,7 @@ def bwrap_command(
     exercises: str | Path | None,
     scratch: str | Path,
     seccomp_fd: int | None = None,
-    mounts=(),
+    mounts: Iterable[tuple[str, str]] = (),
 ) -> list[str]:
     """``argv`` (the child's command line) wrapped in bwrap with the allow-list above, plus
     ``mounts``: (host folder, where the sandbox sees it) pairs, read-only (the fork server's
@@ -174,8 +175,8 @@ def bwrap_command(
         args += ["--ro-bind", path, path]
     seqlab_parent = Path(__file__).resolve().parents[2]
     for relative in CHILD_CODE:
-        path = seqlab_parent / relative
-        args += ["--ro-bind", str(path), str(path)]
+        code = seqlab_parent / relative
+        args += ["--ro-bind", str(code), str(code)]
     if exercises is not None:
         args += ["--ro-bind", str(exercises), str(exercises)]
     for host, seen in mounts:
