@@ -34,6 +34,7 @@ from typing import Any
 from ..seeds import derived_rng
 from ..tolerance import Tolerance
 from . import sections as _sections
+from .errors import QuestionError
 from .safeexpr import Sym
 
 NUMERIC, SYMBOLIC, CHOICE, TRUEFALSE = "numeric", "symbolic", "choice", "truefalse"
@@ -109,17 +110,17 @@ REGISTRY: dict[str, Question] = {}
 
 def register(q: Question) -> Question:
     if q.id in REGISTRY:
-        raise ValueError(f"duplicate question id {q.id!r}")
+        raise QuestionError(f"duplicate question id {q.id!r}")
     if q.kind not in KINDS:
-        raise ValueError(f"{q.id}: unknown kind {q.kind!r}")
+        raise QuestionError(f"{q.id}: unknown kind {q.kind!r}")
     if not q.sections:
-        raise ValueError(f"{q.id}: no notes section tag")
+        raise QuestionError(f"{q.id}: no notes section tag")
     for tag in q.sections:
         _sections.validate_tag(tag)
     if q.kind == NUMERIC and q.tolerance is None:
-        raise ValueError(f"{q.id}: a numeric question states its tolerance")
+        raise QuestionError(f"{q.id}: a numeric question states its tolerance")
     if q.kind == SYMBOLIC and q.symbols is None:
-        raise ValueError(f"{q.id}: a symbolic question declares its symbols")
+        raise QuestionError(f"{q.id}: a symbolic question declares its symbols")
     REGISTRY[q.id] = q
     return q
 

@@ -30,6 +30,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from ...tolerance import Tolerance
+from ..errors import QuestionError
 from ..model import NUMERIC, SYMBOLIC, Mistake, Question, register
 
 # the facts the stacked lines gathered, on the answer function until the top line registers them
@@ -42,11 +43,11 @@ def _fact(name: str, value: Any) -> Callable[[Answer], Answer]:
     def add(answer: Answer) -> Answer:
         facts = answer.__dict__.setdefault(_FACTS, {})
         if facts is None:
-            raise ValueError(f"{answer.__qualname__}: {name} is declared above the question's kind; put it under")
+            raise QuestionError(f"{answer.__qualname__}: {name} is declared above the question's kind; put it under")
         if name == "mistakes":  # lines apply bottom-up: prepend to keep the written order
             facts["mistakes"] = [value, *facts.get("mistakes", [])]
         elif name in facts:
-            raise ValueError(f"{answer.__qualname__}: {name} declared twice")
+            raise QuestionError(f"{answer.__qualname__}: {name} declared twice")
         else:
             facts[name] = value
         return answer
@@ -83,7 +84,7 @@ def mistake(
     **switch: Any,
 ) -> Callable[[Answer], Answer]:
     if (value is None) == (not switch):
-        raise ValueError(f"mistake {name!r}: give its value function or the answer's switch, one of the two")
+        raise QuestionError(f"mistake {name!r}: give its value function or the answer's switch, one of the two")
     return _fact("mistakes", (name, feedback, value, when, switch))
 
 
@@ -103,7 +104,9 @@ def _named_mistakes(declared: list[tuple], answer: Callable) -> Callable[[dict],
 def _title(answer: Callable) -> str:
     lines = (answer.__doc__ or "").strip().splitlines()
     if not lines:
-        raise ValueError(f"{answer.__qualname__}: the answer function's docstring is the question's title; write one")
+        raise QuestionError(
+            f"{answer.__qualname__}: the answer function's docstring is the question's title; write one"
+        )
     return lines[0].strip().removesuffix(".")
 
 
