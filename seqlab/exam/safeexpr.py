@@ -522,7 +522,7 @@ def run_with_timeout(fn: Callable[[], object], seconds: float):
     if threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer"):
         with time_limit(seconds):
             return fn()
-    box: dict[str, object] = {}
+    box: dict[str, Any] = {}
 
     def target():
         try:
@@ -536,7 +536,7 @@ def run_with_timeout(fn: Callable[[], object], seconds: float):
     if worker.is_alive():
         raise TimeLimitExceeded()  # the daemon thread is abandoned; its result is ignored
     if "error" in box:
-        raise box["error"]  # type: ignore[misc]
+        raise box["error"]
     return box.get("value")
 
 

@@ -6,6 +6,7 @@ comment or a page cites and that is gone sends the reader nowhere.
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 
@@ -62,6 +63,7 @@ def _exists(cited: str) -> bool:
     return path.exists() or path.with_suffix(".py").exists()
 
 
+@functools.cache
 def _module_exists(dotted: str) -> bool:
     """``seqlab.a.b`` is a module or package, or a name defined at the top of the longest one."""
     parts = dotted.split(".")
