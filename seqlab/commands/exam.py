@@ -100,7 +100,7 @@ def _exam(path: Path):
 
 def _students(args) -> list[str]:
     from ..errors import UserError
-    from ..exam.variants import StudentIdError, check_student_id
+    from ..exam.draws import StudentIdError, check_student_id
 
     ids = list(args.student)
     if args.students is not None:
@@ -192,8 +192,9 @@ def _print_result(result, file=None) -> None:
 
 def run_grade(args) -> int:
     from ..errors import UserError
-    from ..exam.grading import AnswersError, grade_file
-    from ..exam.variants import StudentIdError
+    from ..exam.draws import StudentIdError
+    from ..exam.errors import AnswersError
+    from ..exam.paper import grade_file
     from ..reports import write_all
 
     exam = _exam(args.exam)
@@ -213,7 +214,8 @@ def run_grade(args) -> int:
 
 def run_grade_all(args) -> int:
     from ..errors import UserError
-    from ..exam.grading import AnswersError, grade_folder, gradebook_csv, load_roster
+    from ..exam.errors import AnswersError
+    from ..exam.grading import grade_folder, gradebook_csv, load_roster
     from ..gradebook import write_text_atomic
     from ..reports import write_all
 
@@ -248,8 +250,10 @@ def run_grade_all(args) -> int:
 
 def run_check(args) -> int:
     from ..errors import UserError
-    from ..exam.grading import AnswersError, check_answers, check_readable, load_answers, load_shapes
-    from ..exam.variants import StudentIdError, check_student_id
+    from ..exam.answers import check_readable, load_answers, load_shapes
+    from ..exam.draws import StudentIdError, check_student_id
+    from ..exam.errors import AnswersError
+    from ..exam.paper import check_answers
 
     try:
         claimed, answers = load_answers(args.answers, require_student=False)

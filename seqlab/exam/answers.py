@@ -22,7 +22,7 @@ import sympy
 import yaml
 
 from .draws import StudentIdError, check_student_id
-from .errors import AnswersError
+from .errors import AnswersError, yaml_problem
 from .marking import answer_text, choice_letter, count_problem, truefalse_value
 from .model import CHOICE, NUMERIC, SYMBOLIC
 from .safeexpr import AnswerRejected, parse, parse_numbers
@@ -50,9 +50,7 @@ def load_answers(path: str | Path, *, require_student: bool = True) -> tuple[str
         loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
         data = yaml.load(text, Loader=loader)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
-        raise AnswersError(f"{path}: not valid YAML{where}: {getattr(exc, 'problem', None) or exc}") from None
+        raise AnswersError(f"{path}: {yaml_problem(exc, text)}") from None
     return answers_from_data(data, str(path), require_student=require_student)
 
 

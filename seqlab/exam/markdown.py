@@ -9,7 +9,6 @@ the notebook, PDF, QTI) are made from this Markdown and the context it is render
 from __future__ import annotations
 
 from functools import cache
-from typing import TYPE_CHECKING
 
 import jinja2
 import sympy
@@ -19,9 +18,7 @@ from ..paths import TEMPLATES_DIR
 from .draws import format_number
 from .marking import earning_entries
 from .model import CHOICE, NUMERIC, SYMBOLIC, TRUEFALSE, Variant, mistake_words
-
-if TYPE_CHECKING:  # variants renders through this module; the paper type is for annotations only
-    from .variants import ExamInstance
+from .variants import ExamInstance
 
 EXAM_TEMPLATES = TEMPLATES_DIR / "exam"
 
@@ -81,6 +78,14 @@ def render_question(v: Variant) -> tuple[str, str]:
     return text, _block(template, "solution", context)
 
 
+def render_texts(inst: ExamInstance) -> ExamInstance:
+    """Fill in each variant's text and solution (once): what every output that shows them calls."""
+    for v in inst.variants:
+        if not v.text:
+            v.text, v.solution = render_question(v)
+    return inst
+
+
 def answer_format(v: Variant) -> str:
     """How to write the answer, for the line under each question."""
     q = v.question
@@ -137,6 +142,7 @@ def partial_credit_rule(v: Variant, eq) -> str:
 def paper_context(inst: ExamInstance) -> dict:
     """What every template of a paper renders (Markdown, key, the PDF's page): its parts with each
     variant, how to write the answer and the partial-credit rule, and the exam's policies."""
+    render_texts(inst)
     parts: list[dict] = []
     for eq, v in zip(inst.questions, inst.variants):
         if not parts or parts[-1]["title"] != eq.part:

@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
 
 from .markdown import PARTIAL_CREDIT_POLICY, ROUNDING_POLICY, answer_format, partial_credit_rule
 from .marking import answer_shapes
-
-if TYPE_CHECKING:
-    from .variants import ExamInstance
+from .variants import ExamInstance
 
 
 def _grade_id(text: str) -> str:
@@ -79,7 +76,7 @@ def exam_notebook(inst: ExamInstance):
             "code",
             "# Check before hand-in: the grader's own parser reports answers it cannot read\n"
             "# (syntax, number of entries); it never says whether an answer is right.\n"
-            "import json\nfrom seqlab.exam.grading import check_readable\n"
+            "import json\nfrom seqlab.exam.answers import check_readable\n"
             f"problems = check_readable(json.loads({shapes!r}), answers)",
             "check",
             locked,

@@ -28,7 +28,7 @@ def grade_answers(
     exam: Exam, student: str, answers: dict[str, Any], *, instance: ExamInstance | None = None, source: str = ""
 ) -> GradingResult:
     start = time.perf_counter()
-    inst = instance or make_instance(exam, student, render=False)
+    inst = instance or make_instance(exam, student)
     tests: list[TestResult] = []
     errors: list[str] = []
     unknown = sorted(set(answers) - set(exam.ids()))
@@ -85,7 +85,7 @@ def _shown(raw: Any) -> Any:
 def check_answers(exam: Exam, student: str, answers: dict[str, Any]) -> list[str]:
     """What ``seqlab exam check`` reports: every answer the grader could not read, by number,
     through the same parser and shape rules as grading. Never whether an answer is right."""
-    inst = make_instance(exam, student, render=False)
+    inst = make_instance(exam, student)
     problems = []
     unknown = sorted(set(answers) - set(exam.ids()))
     if unknown:

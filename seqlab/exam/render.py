@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import yaml
 
@@ -17,9 +16,7 @@ from .html import exam_html, key_html
 from .markdown import exam_markdown, key_markdown
 from .marking import answer_shapes
 from .notebook import exam_notebook
-
-if TYPE_CHECKING:
-    from .variants import ExamInstance
+from .variants import ExamInstance
 
 
 def key_answers(inst: ExamInstance) -> dict:

@@ -5,11 +5,12 @@ from __future__ import annotations
 import pytest
 
 from seqlab.exam.bank import load_bank
+from seqlab.exam.draws import format_answer, sample_params
 from seqlab.exam.examfile import Exam, ExamQuestion, all_questions_exam
-from seqlab.exam.grading import grade_variant
+from seqlab.exam.marking import grade_variant
 from seqlab.exam.model import CHOICE, KINDS, NUMERIC, REGISTRY, SYMBOLIC, TRUEFALSE
 from seqlab.exam.sections import SECTIONS
-from seqlab.exam.variants import format_answer, make_variant, sample_params
+from seqlab.exam.variants import make_variant
 
 load_bank()
 STUDENTS = ["s0001", "s0002", "s0003", "ab12cd", "z9"]
@@ -25,7 +26,7 @@ def _variant(qid: str, student: str, **partial):
         mistakes=partial.get("mistakes", {}),
     )
     exam = Exam(title="t", seed=7, questions=(eq,), parts=("test",))
-    return make_variant(exam, eq, student, 1, render=False)
+    return make_variant(exam, eq, student, 1)
 
 
 def test_bank_size_kinds_and_sections():

@@ -65,7 +65,7 @@ def _exam_ids(student: str) -> list[str]:
     from seqlab.exam.examfile import load_exam
     from seqlab.exam.variants import make_instance
 
-    return [v.id for v in make_instance(load_exam(DEFAULT_EXAM), student, render=False).variants]
+    return [v.id for v in make_instance(load_exam(DEFAULT_EXAM), student).variants]
 
 
 def test_notebook_is_valid_nbgrader(tmp_path):
@@ -178,7 +178,7 @@ def test_check_names_each_syntax_problem_by_number_and_never_correctness(tmp_pat
     assert main(["exam", "check", str(tmp_path / "key-c1.yaml"), "--student", "c1"]) == 0
     assert capsys.readouterr().out.strip() == "all answers readable"
 
-    inst = make_instance(load_exam(DEFAULT_EXAM), "c1", render=False)
+    inst = make_instance(load_exam(DEFAULT_EXAM), "c1")
     number = {v.id: v.number for v in inst.variants}
     first_vector = next(v for v in inst.variants if isinstance(v.answer, list) and len(v.answer) > 1)
     first_scalar = next(v for v in inst.variants if v.question.kind == "numeric" and not isinstance(v.answer, list))

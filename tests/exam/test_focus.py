@@ -11,10 +11,11 @@ from seqlab.cli import main
 from seqlab.exam.bank import load_bank
 from seqlab.exam.bank.rnn import _param_grads_by_hand
 from seqlab.exam.coverage import EXAM_FOCUS, missing_focus
+from seqlab.exam.draws import format_answer, sample_params
 from seqlab.exam.examfile import Exam, ExamQuestion, exam_from_dict
-from seqlab.exam.grading import grade_variant
+from seqlab.exam.marking import grade_variant
 from seqlab.exam.model import REGISTRY
-from seqlab.exam.variants import format_answer, make_variant, sample_params
+from seqlab.exam.variants import make_variant
 from seqlab.paths import DEFAULT_EXAM as FINAL_EXAM
 
 load_bank()

@@ -8,11 +8,13 @@ import json
 import yaml
 
 from seqlab.cli import main
+from seqlab.exam.draws import format_answer
 from seqlab.exam.examfile import exam_from_dict
-from seqlab.exam.grading import BatchRow, grade_answers
+from seqlab.exam.grading import BatchRow
 from seqlab.exam.items import analyse, groups_svg
+from seqlab.exam.paper import grade_answers
 from seqlab.exam.render import key_answers
-from seqlab.exam.variants import format_answer, make_instance
+from seqlab.exam.variants import make_instance
 
 QUIZ = {
     "title": "Item analysis quiz",
@@ -66,7 +68,7 @@ def _class(tmp_path):
     answers_dir.mkdir()
     for i in range(30):
         student, ability = f"s{i:03d}", i / 29
-        inst = make_instance(exam, student, render=False)
+        inst = make_instance(exam, student)
         answers = dict(key_answers(inst)["answers"])
         for v in inst.variants:
             if v.id == INVERTED:
@@ -114,7 +116,7 @@ def test_a_question_asked_of_too_few_students_is_not_judged():
     exam = exam_from_dict(QUIZ)
     rows = []
     for student in ("a1", "a2", "a3"):
-        inst = make_instance(exam, student, render=False)
+        inst = make_instance(exam, student)
         rows.append(
             BatchRow(
                 f"{student}.yaml",

@@ -14,7 +14,7 @@ import torch
 from ..model import EXACT, FOUR_DIGITS
 from ..safeexpr import Sym
 from ._util import decs, floats, mat, mha_param_shapes, ref, shape_numel, t
-from .declare import cites, equivalents, exercises, forms, formula, mistake, numeric
+from .declare import cites, equivalents, exercises, forms, formula, minutes, mistake, numeric, own_entries
 
 
 def _sdpa(q, k, v=None, mask=None):
@@ -40,6 +40,7 @@ def _unscaled(p):
 @cites("W8 §8.2", "L5 §15", "L7-8 (Lecture 8) §二.2", "W8 §8.1", "W8 §19")
 @exercises("attention.scaled_dot_product_attention")
 @mistake("no_scaling", "the scores must be divided by sqrt(d) = sqrt(2)", _unscaled)
+@minutes(4)
 def sdpa_weights(p):
     """Scaled dot-product attention weights."""
     _, w = _sdpa([p["q"]], p["K"])
@@ -63,6 +64,7 @@ def _sample_output(rng):
     "the output is a weighted sum of the values V, not the keys",
     lambda p: floats(_sdpa(p["Q"], p["K"])[0][p["row"] - 1]),
 )
+@minutes(5)
 def sdpa_output(p):
     """Attention output for one of several queries."""
     out, _ = _sdpa(p["Q"], p["K"], p["V"])
@@ -82,6 +84,7 @@ def _sample_causal(rng):
 @cites("W8 §12", "L7-8 (Lecture 8) §三", "W8 §10.1", "W8 §16.2")
 @exercises("attention.causal_mask", "attention.scaled_dot_product_attention")
 @mistake("no_mask", "without the mask the query sees future positions", masked=False)
+@minutes(4)
 def causal_weights(p, masked=True):
     """Masked self-attention weights."""
     mask = ref("attention").causal_mask(3) if masked else None
@@ -115,6 +118,7 @@ def _sample_additive(rng):
     "W8 §6",
 )
 @exercises("attention.additive_attention")
+@minutes(5)
 def additive(p):
     """Bahdanau (additive) attention."""
     context, weights = ref("attention").additive_attention(
@@ -128,10 +132,10 @@ def additive(p):
 
 def _sample_memory(rng):
     return {
-        "B": rng.choice((1, 8, 16, 32)),
+        "B": rng.randint(1, 32),  # wide ranges: no size shared by a class (test_sharing.py)
         "heads": rng.choice((8, 12, 16)),
-        "N": rng.choice((512, 1024, 2048, 4096)),
-        "M": rng.choice((512, 1024, 2048, 4096)),
+        "N": 256 * rng.randint(2, 16),
+        "M": 256 * rng.randint(2, 16),
         "dtype": rng.choice(("float32", "float16")),
     }
 
@@ -140,6 +144,7 @@ def _sample_memory(rng):
 @cites("W8 §14", "L5 §17", "L7-8 (Lecture 8) §五", "W8 §18", "L5 §14")
 @exercises("attention.multi_head_attention")
 @mistake("one_head", "every head has its own N x M weights", heads=False)
+@minutes(2)
 def memory(p, heads=True):
     """Memory of the attention matrix."""
     shape = {"weights": (p["B"], p["heads"] if heads else 1, p["N"], p["M"])}  # multi_head_attention's weights
@@ -158,6 +163,7 @@ def _mem_symbols(p):
 @forms("self", "cross")
 @equivalents(lambda p: ["h*B*N^2", "(N*h)*(B*N)"] if p["self"] else ["h*B*M*N", "(N*h)*(B*M)"])
 @mistake("one_head", "every head has its own attention matrix", heads=False)
+@minutes(2)
 def memory_formula(p, heads=True):
     """Attention memory as a formula."""
     s = {x.name: x.sympy() for x in _mem_symbols(p)}
@@ -167,8 +173,10 @@ def memory_formula(p, heads=True):
 # --------------------------------------------------------------------------- multi-head
 
 
+# E takes about 370 values, so no count is shared by a class (test_sharing.py); the heads divide it.
 def _sample_mha_params(rng):
-    return {"E": rng.choice((64, 128, 256, 512, 768)), "heads": rng.choice((4, 8, 16))}
+    E = 4 * rng.randint(32, 400)
+    return {"E": E, "heads": rng.choice([h for h in (2, 4, 8, 16) if E % h == 0])}
 
 
 @numeric("attn.mha_params", _sample_mha_params, EXACT, hint="an integer")
@@ -176,6 +184,7 @@ def _sample_mha_params(rng):
 @exercises("attention.multi_head_attention")
 @mistake("per_head", "the heads split E into blocks of E/h: the projections are E x E in total", per_head=True)
 @mistake("no_output", "the output projection W_o, b_o counts too", output=False)
+@minutes(2)
 def mha_params(p, per_head=False, output=True):
     """Parameters of multi-head attention."""
     shapes = {name: shape for name, shape in mha_param_shapes(p["E"]).items() if output or not name.endswith("_o")}
@@ -201,6 +210,7 @@ def _sample_mha_shapes(rng, form):
 @cites("W8 §13.1", "L5 §16", "W8 §16.2", "L7-8 (Lecture 8) §三", "W8 §13")
 @exercises("attention.multi_head_attention")
 @forms(*MHA_CASES)
+@minutes(2)
 def mha_shapes(p):
     """Shapes inside multi-head cross-attention."""
     B, L, S, E, h = p["B"], p["L"], p["S"], p["E"], p["heads"]
@@ -238,6 +248,7 @@ def _var_symbols(p):
     }[p["case"]]
 )
 @mistake("std", "that is the standard deviation; the question asks for the variance", form="sqrt")
+@minutes(2)
 def var_qk(p, form="right"):
     """Why divide by sqrt(d)."""
     s = {x.name: x.sympy() for x in _var_symbols(p)}
@@ -280,6 +291,8 @@ def _sample_qkv(rng):
     "the query comes from W_Q and the keys from W_K (q_1 . k_j, not k_1 . q_j)",
     swap_qk=True,
 )
+@own_entries()
+@minutes(5)
 def qkv_projection(p, project=(True, True, True), scale=True, swap_qk=False):
     """Self-attention from the Q/K/V projections.
 

@@ -7,11 +7,16 @@ symbols)`` (a formula in ``symbols(params)``, graded by equivalence). ``attn.mem
 ``bank/attention.py`` shows the whole shape. The answer function's docstring is the question's
 title (its first line, without the final period), as a command's docstring is its help.
 
-The facts, each optional except ``cites``:
+The facts, each optional except ``cites`` and ``minutes``:
 
 - ``cites(*tags)``        the notes' sections it examines (``sections.validate_tag`` checks each);
 - ``exercises(*names)``   the student functions (``topic.function``) it practises;
 - ``forms(*names)``       forms of unequal difficulty; the sampler then takes ``(rng, form)``;
+- ``minutes(n)``          the minutes a prepared student needs (required): about 5 for a
+                          multi-step calculation, 2-3 for one computation, a count or a formula;
+                          an exam file's duration bounds the sum over any draw (``examfile``);
+- ``own_entries()``       no key entry may be 0 or a number the question prints (a draw where one
+                          is, by chance, is drawn again): per-entry credit pays every entry;
 - ``valid_when(rule)``    the question's own validity rule on top of ``model.fair_draw``'s;
 - ``equivalents(other)``  ``other(params)``: other correct forms of a formula (tests, the key);
 - ``mistake(name, feedback, value)``: a named wrong answer, ``value(params)``; or
@@ -58,6 +63,14 @@ def cites(*tags: str) -> Callable:
 
 def exercises(*names: str) -> Callable:
     return _fact("exercises", names)
+
+
+def minutes(n: float) -> Callable:
+    return _fact("minutes", float(n))
+
+
+def own_entries() -> Callable:
+    return _fact("own_entries", True)
 
 
 def forms(*names: str) -> Callable:

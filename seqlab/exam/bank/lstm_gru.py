@@ -17,7 +17,7 @@ import torch
 from ..model import EXACT, FOUR_DIGITS
 from ..safeexpr import Sym
 from ._util import dec, decs, floats, ref, shape_numel, t
-from .declare import cites, equivalents, exercises, forms, formula, mistake, numeric
+from .declare import cites, equivalents, exercises, forms, formula, minutes, mistake, numeric, own_entries
 
 GATES = {"lstm": 4, "gru": 3}
 
@@ -43,8 +43,8 @@ def _recurrent_shapes(cell, D, H, layers=1, directions=1, biases=2):
 # Forms: one or two directions; one per exam, and the text names the case asked.
 def _sample_lstm_count(rng, form):
     return {
-        "D": rng.choice((16, 32, 64, 100, 128)),
-        "H": rng.choice((32, 64, 128, 256)),
+        "D": rng.randint(10, 200),  # wide ranges: no count shared by a class (test_sharing.py)
+        "H": 8 * rng.randint(4, 40),
         "layers": 2,
         "bidirectional": form == "bidirectional",
     }
@@ -71,6 +71,7 @@ def _lstm_count_same_input(p):
 @mistake(
     "same_input", "the second layer reads the first layer's outputs, not the D input features", _lstm_count_same_input
 )
+@minutes(2)
 def lstm_param_count(p):
     """Parameters of a two-layer LSTM."""
     return _lstm_count(p)
@@ -90,6 +91,7 @@ def _sample_gru_count(rng):
 @exercises("lstm_gru.gru_forward")
 @mistake("one_bias", "PyTorch keeps two bias vectors, b_ih and b_hh", lambda p: _lstm_count(p, "gru", biases=1))
 @mistake("as_lstm", "a GRU has three gate blocks (r, z, n)", lambda p: _lstm_count(p, "lstm"))
+@minutes(2)
 def gru_param_count(p):
     """Parameters of a GRU."""
     return _lstm_count(p, "gru")
@@ -108,6 +110,7 @@ def _formula_symbols(p):
     lambda p: ([f"{GATES[p['cell']]}*H*(D + H + 2)", f"{GATES[p['cell']]}*(H*D + H^2) + {2 * GATES[p['cell']]}*H"])
 )
 @mistake("one_bias", "PyTorch keeps two bias vectors, b_ih and b_hh", biases=1)
+@minutes(2)
 def lstm_param_count_formula(p, biases=2):
     """LSTM or GRU size as a formula."""
     D, H = (s.sympy() for s in _formula_symbols(p))
@@ -137,6 +140,8 @@ def _lstm_no_output_gate(p):
 @cites("L5 §7.1", "L5 §7.2", "L5 §7.3", "L5 §7.4", "L5 §7.5", "L7-8 (Lecture 7) §五.1")
 @exercises("lstm_gru.lstm_cell")
 @mistake("no_output_gate", "h_t = o_t * tanh(C_t): the output gate is missing", _lstm_no_output_gate)
+@own_entries()
+@minutes(5)
 def lstm_cell_update(p):
     """One LSTM step by hand."""
     zeros = torch.zeros(4, dtype=torch.float64)
@@ -166,8 +171,9 @@ def _sample_gates(rng):
 @cites("L5 §7.4", "L5 §7.5", "L5 §7.2", "L5 §7.3", "L7-8 (Lecture 7) §五.1")
 @exercises("lstm_gru.lstm_cell")
 @mistake("no_tanh", "h_t = o_t * tanh(C_t): tanh is missing", tanh=False)
+@minutes(4)
 def lstm_gates_given(p, tanh=True):
-    """LSTM cell and hidden state from the gates."""
+    """An LSTM step from given gates."""
     c = t(p["f"]) * t(p["c_prev"]) + t(p["i"]) * t(p["g"])  # the additive cell path
     h = t(p["o"]) * (torch.tanh(c) if tanh else c)
     return floats(c) + floats(h)
@@ -196,6 +202,7 @@ def _sample_gru(rng):
     form="notes",
 )
 @mistake("swapped_z", "z keeps the old state: h = (1 - z) * n + z * h_prev", form="swapped")
+@minutes(4)
 def gru_update(p, form="pytorch"):
     """One GRU step by hand."""
     if form == "pytorch":
@@ -238,6 +245,7 @@ def _path_symbols(p):
     ]
 )
 @mistake("sum", "the factors multiply along the path", lambda p: sum(s.sympy() for s in _path_symbols(p)))
+@minutes(2)
 def lstm_cell_path(p):
     """The LSTM cell-state gradient path."""
     return sympy.Mul(*[s.sympy() for s in _path_symbols(p)])

@@ -14,7 +14,7 @@ import sympy
 from ..model import FOUR_DIGITS
 from ..safeexpr import Sym
 from ._util import decs, floats, ref, t
-from .declare import cites, equivalents, exercises, forms, formula, mistake, numeric
+from .declare import cites, equivalents, exercises, forms, formula, minutes, mistake, numeric, own_entries
 
 LRS = (0.1, 0.05, 0.2, 0.5)
 
@@ -65,6 +65,7 @@ def _ascent(p):
 @cites("W8 §1.1")
 @exercises("optimizers.sgd")
 @mistake("ascent", "this moves along the gradient (ascent); SGD subtracts lr times the gradient", _ascent)
+@minutes(3)
 def sgd_step(p):
     """One SGD step."""
     return _steps("sgd", p["w"], [p["dw"]], lr=p["lr"])
@@ -77,6 +78,8 @@ def sgd_step(p):
 @cites("W8 §1.2")
 @exercises("optimizers.sgd_momentum")
 @mistake("no_momentum", "this is plain SGD twice: the second step must use v2 = mu*v1 + g2", lambda p: _two("sgd", p))
+@own_entries()
+@minutes(5)
 def momentum_steps(p):
     """Two steps of SGD with momentum."""
     return _two("sgd_momentum", p, momentum=p["mu"])
@@ -98,6 +101,8 @@ def _unit_steps(p):
     "the denominator must use the running sum G = g1^2 + g2^2, not only the current gradient",
     _unit_steps,
 )
+@own_entries()
+@minutes(5)
 def adagrad_steps(p):
     """Two AdaGrad steps."""
     return _two("adagrad", p, eps=1e-10)
@@ -116,6 +121,8 @@ def adagrad_steps(p):
     "this accumulates g^2 like AdaGrad; RMSProp keeps the moving average s = alpha*s + (1-alpha)*g^2",
     adagrad_steps,
 )
+@own_entries()
+@minutes(5)
 def rmsprop_steps(p):
     """Two RMSProp steps."""
     return _two("rmsprop", p, alpha=p["alpha"], eps=1e-8)
@@ -167,6 +174,8 @@ def _adam_sign_steps(p):
 @mistake(
     "sign_steps", "only the first step moves by lr*sign(g): at t = 2 the moments mix g_1 and g_2", _adam_sign_steps
 )
+@own_entries()
+@minutes(6)
 def adam_steps(p):
     """Adam with bias correction."""
     return _steps("adam", p["w"], p["grads"], lr=p["lr"], betas=(p["beta1"], p["beta2"]), eps=1e-8)
@@ -197,6 +206,8 @@ def _value_clipped(p):
     "changes the direction; norm clipping rescales the whole vector",
     _value_clipped,
 )
+@own_entries()
+@minutes(3)
 def clip_vector(p):
     """Gradient norm clipping."""
     clipped, _ = ref("optimizers").clip_grad_norm([t(p["g"])], p["max_norm"])
@@ -221,6 +232,7 @@ def _bias_symbols(p):
 @equivalents(lambda p: [f"(1 - {_bias_symbols(p)[0].name}^t)^(-1)", f"-1/({_bias_symbols(p)[0].name}**t - 1)"])
 @mistake("denominator", "that is the denominator; the estimate is divided by it", form="denominator")
 @mistake("no_power", "the correction depends on the step: beta^t, not beta", form="no_power")
+@minutes(2)
 def bias_correction(p, form="right"):
     """Adam's bias-correction factor."""
     beta, tt = (s.sympy() for s in _bias_symbols(p))
@@ -242,6 +254,7 @@ def _clip_symbols(p):
 @forms("factor", "component")
 @equivalents(lambda p: ["tau*n^(-1)", "1/(n/tau)"] if p["form"] == "factor" else ["g*tau*n^(-1)", "g/(n/tau)"])
 @mistake("inverted", "inverted: the gradient must shrink to norm tau", form="inverted")
+@minutes(2)
 def clip_scale(p, form="right"):
     """The clipping scale factor."""
     syms = [s.sympy() for s in _clip_symbols(p)]
@@ -263,6 +276,7 @@ def _adagrad_decay_symbols(p):
     "G grows like t*g^2, so its square root grows like sqrt(t)",
     lambda p: _adagrad_decay_symbols(p)[0].sympy() / _adagrad_decay_symbols(p)[1].sympy(),
 )
+@minutes(2)
 def adagrad_decay(p):
     """AdaGrad's shrinking step."""
     lr, tt = (s.sympy() for s in _adagrad_decay_symbols(p))

@@ -13,7 +13,7 @@ import sympy
 from ..model import EXACT, FOUR_DIGITS
 from ..safeexpr import Sym
 from ._util import dec, decs, floats, ref, t
-from .declare import cites, equivalents, exercises, forms, formula, mistake, numeric
+from .declare import cites, equivalents, exercises, forms, formula, minutes, mistake, numeric, own_entries
 
 
 def _sample_disc(rng):
@@ -28,6 +28,7 @@ def _euler(p):
 @cites("L5 §18.1", "L5 §18.2", "L5 §18")
 @exercises("selective_scan.discretize")
 @mistake("euler_A", "A_bar is exp(delta*A) (zero-order hold), not 1 + delta*A", _euler)
+@minutes(3)
 def discretize(p):
     """Discretizing a state-space model."""
     A_bar, B_bar = ref("selective_scan").discretize(t([[[p["delta"]]]]), t([[p["A"]]]), t([[[p["B"]]]]))
@@ -49,6 +50,7 @@ def _sample_scan(rng):
 @cites("L5 §18.2", "L5 §18.1", "L7-8 (Lecture 7) §七")
 @exercises("selective_scan.selective_scan")
 @mistake("no_skip", "the skip term D*u_t is part of y_t", skip=False)
+@minutes(4)
 def scan_output(p, skip=True):
     """A selective scan by hand."""
     u, delta = t([[[x] for x in p["u"]]]), t([[[x] for x in p["delta"]]])
@@ -69,6 +71,8 @@ def _from_zero(p):
 @cites("L5 §18.3", "L5 §5.1", "L5 §18.1")
 @exercises("selective_scan.linear_scan")
 @mistake("no_h0", "the recurrence starts from the given h_0, not from 0", _from_zero)
+@own_entries()
+@minutes(4)
 def linear_recurrence(p):
     """A few steps of a linear recurrence."""
     return floats(ref("selective_scan").linear_scan(t([p["a"]]), t([p["b"]]), t([p["h0"]])))
@@ -90,6 +94,7 @@ def _scan_depth(T: int) -> int:
 )
 @cites("L5 §18.3", "L7-8 (Lecture 7) §七", "L5 §19")
 @exercises("selective_scan.linear_scan")
+@minutes(1.5)
 def scan_depth(p):
     """Sequential steps of a parallel scan."""
     return [float(p["T"]), float(_scan_depth(p["T"]))]
@@ -97,9 +102,9 @@ def scan_depth(p):
 
 def _sample_kv(rng):
     return {
-        "layers": rng.choice((12, 24, 32)),
-        "E": rng.choice((768, 1024, 4096)),
-        "T": rng.choice((1024, 4096, 32768)),
+        "layers": rng.randint(6, 48),  # wide ranges: no size shared by a class (test_sharing.py)
+        "E": 256 * rng.randint(2, 24),
+        "T": 1024 * rng.randint(1, 32),
         "bytes": rng.choice((2, 4)),
     }
 
@@ -108,6 +113,7 @@ def _sample_kv(rng):
 @cites("L7-8 (Lecture 7) §七", "L5 §18", "L5 §14", "W8 §14")
 @exercises("selective_scan.selective_scan")
 @mistake("keys_only", "the cache stores both keys and values", both=False)
+@minutes(2)
 def kv_cache(p, both=True):
     """The KV cache that Mamba avoids."""
     per_token = (2 if both else 1) * p["layers"] * p["E"] * p["bytes"]  # a key and a value per layer
@@ -142,6 +148,7 @@ def _unroll_equivalents(p):
     drop_h0=True,
     when=lambda p: p["what"] == "state",
 )
+@minutes(2)
 def unroll(p, drop_h0=False):
     """Unrolling a time-varying linear recurrence."""
     s = {x.name: x.sympy() for x in _unroll_symbols(p)}

@@ -14,23 +14,27 @@ import torch
 
 from ...model import EXACT, FOUR_DIGITS, REGISTRY, fair_draw
 from .._util import dec, decs, floats, mat, ref, t
-from ..declare import cites, exercises, mistake, numeric, valid_when
+from ..declare import cites, exercises, minutes, mistake, numeric, own_entries, valid_when
 from .gradients import _bptt, _sample_bptt
 
 # --------------------------------------------------------------------------- embedding, decoding
 
 
 def _sample_embedding(rng):
-    return {"E": mat(rng, 4, 3, -2, 2), "k": rng.randint(0, 3)}
+    return {"E": mat(rng, 4, 3, -2, 2), "W_xh": mat(rng, 2, 3), "k": rng.randint(0, 3)}
 
 
-@numeric("rnn.embedding_lookup", _sample_embedding, FOUR_DIGITS, hint="three numbers")
+# The answer is the input's term W_xh x_t of the hidden pre-activation, not the embedding row
+# itself: a row of the printed E could be copied.
+@numeric("rnn.embedding_lookup", _sample_embedding, FOUR_DIGITS, hint="two numbers, the entries of W_xh x_t")
 @cites("L7-8 (Lecture 7) §三", "W8 §4")
 @exercises("positional.embed_tokens", "rnn.greedy_decode")
+@own_entries()
+@minutes(3)
 def embedding_lookup(p):
-    """One-hot times the embedding matrix."""
+    """The embedded token as the RNN's input."""
     onehot = torch.nn.functional.one_hot(torch.tensor(p["k"]), 4).to(torch.float64)
-    return floats(onehot @ t(p["E"]))
+    return floats(t(p["W_xh"]) @ (onehot @ t(p["E"])))
 
 
 def _greedy_margin(p) -> float:
@@ -65,6 +69,7 @@ def _sample_greedy(rng):
 @numeric("rnn.greedy_decode", _sample_greedy, EXACT, hint="two token indices")
 @cites("W8 §4", "W8 §3.3", "L5 §4", "L7-8 (Lecture 7) §三")
 @exercises("rnn.greedy_decode")
+@minutes(6)
 def greedy_decode(p):
     """Greedy generation from a character RNN."""
     params = {k: t(p[k]) for k in ("W_xh", "W_hh", "b_h", "W_hy", "b_y")}
@@ -122,14 +127,17 @@ def _sample_param_grads(rng):
     "dL/dw sums delta_t * h_{t-1} (the state the weight multiplied), not h_t",
     lambda p: _param_grads_by_hand(p, h_index=0),
 )
+@own_entries()
+@minutes(6)
 def bptt_param_grads(p):
-    """BPTT: gradients of u, w and b."""
+    """Backpropagating through time to u, w and b."""
     grads = _bptt(p)[1]
     return [floats(grads["W_xh"])[0], floats(grads["W_hh"])[0], floats(grads["b_h"])[0]]
 
 
-# Validity: the general rule, which with exact tolerances makes the key and the three named
-# mistakes (greedy argmax, no temperature, multiplying by the temperature) four different tokens,
+# Validity: the general rule, which makes the key and the three named mistakes (greedy argmax, no
+# temperature, multiplying by the temperature) four different tokens (the probabilities could
+# coincide, the token indices differ by at least 1),
 # so the feedback names the mistake made; and its own rule: u is at least 0.02 from every
 # cumulative boundary, so rounding the probabilities to two places cannot move the answer.
 # Four different tokens are rare (about 1 draw in 200 with u drawn freely), so u is drawn among
@@ -146,8 +154,8 @@ def _token_draw_valid(p) -> bool:
     return fair_draw(q, p, q.answer(p))
 
 
-# The values of u at which the key and the three mistakes are four different tokens. The tolerance
-# is exact, so fair_draw refuses every other u (a mistake equal to the key or to another mistake);
+# The values of u at which the key and the three mistakes are four different tokens; fair_draw
+# refuses every other u (a mistake's token equal to the key's or to another mistake's);
 # only these few (about 1 in 200) are put to it, which keeps fair_draw the judge and makes a draw
 # ~10 times cheaper: the fairness test draws this question for 2000 students.
 def _four_token_us(p) -> list[float]:
@@ -207,21 +215,41 @@ def _greedy_token(p):
     return float(max(range(4), key=lambda i: p["logits"][i]))
 
 
-@numeric("rnn.sample_token", _sample_token_params, EXACT, hint="a token index, 0-3")
+def _token_and_probability(cdf, u) -> list[float]:
+    """The sampled token and its probability under the distribution ``cdf`` is the running sum of."""
+    k = int(_inverse_cdf(cdf, u))
+    return [float(k), cdf[k] - (cdf[k - 1] if k else 0.0)]
+
+
+# The answer is the token and its probability: the token alone takes 4 values, so a class would
+# share it by the quarter; the probability makes each student's key their own and shows the
+# softmax at the temperature was computed, not guessed.
+@numeric(
+    "rnn.sample_token", _sample_token_params, FOUR_DIGITS, hint="two numbers: the token index, then its probability"
+)
 @cites("W8 §4", "W8 §3.3", "L5 §4")
 @exercises("rnn.greedy_decode")
 @valid_when(_sample_token_valid)
-@mistake("greedy", "generation samples from the distribution; the argmax is greedy decoding", _greedy_token)
+@mistake(
+    "greedy",
+    "generation samples from the distribution; the argmax is greedy decoding",
+    lambda p: [_greedy_token(p), _probability(_key_cdf(p), int(_greedy_token(p)))],
+)
 @mistake(
     "no_temperature",
     "divide the logits by the temperature before the softmax",
-    lambda p: _inverse_cdf(_no_temperature_cdf(p), p["u"]),
+    lambda p: _token_and_probability(_no_temperature_cdf(p), p["u"]),
 )
 @mistake(
     "times_temperature",
     "the logits are divided by the temperature, not multiplied",
-    lambda p: _inverse_cdf(_times_temperature_cdf(p), p["u"]),
+    lambda p: _token_and_probability(_times_temperature_cdf(p), p["u"]),
 )
+@minutes(3)
 def sample_token(p):
     """Sampling the next token at generation time."""
-    return _inverse_cdf(_key_cdf(p), p["u"])
+    return _token_and_probability(_key_cdf(p), p["u"])
+
+
+def _probability(cdf, k: int) -> float:
+    return cdf[k] - (cdf[k - 1] if k else 0.0)

@@ -11,7 +11,7 @@ import torch
 from ...model import EXACT, FOUR_DIGITS, Tolerance
 from ...safeexpr import Sym
 from .._util import dec, decs, floats, ref, t
-from ..declare import cites, equivalents, exercises, forms, formula, mistake, numeric, valid_when
+from ..declare import cites, equivalents, exercises, forms, formula, minutes, mistake, numeric, own_entries, valid_when
 
 # --------------------------------------------------------------------------- BPTT by hand
 
@@ -54,6 +54,8 @@ def _bptt(p):
 @cites("L5 §3.3", "L5 §3.1", "L5 §3", "L7-8 (Lecture 7) §二.2")
 @exercises("rnn.rnn_bptt")
 @forms("b_y", "W_hy")
+@own_entries()
+@minutes(5)
 def bptt_output_grad(p):
     """BPTT: output-layer gradient."""
     return floats(_bptt(p)[1][p["target"]])
@@ -63,8 +65,9 @@ def bptt_output_grad(p):
 @cites("L5 §3.4", "L5 §3.5", "L5 §3", "L7-8 (Lecture 7) §二.2", "L5 §20")
 @exercises("rnn.rnn_bptt")
 @forms("W_hh", "h0", "b_h", "W_xh")
+@minutes(6)
 def bptt_hidden_grad(p):
-    """BPTT: recurrent-weight and initial-state gradients."""
+    """One gradient by backpropagation through time."""
     return floats(_bptt(p)[1][p["target"]])[0]
 
 
@@ -95,6 +98,7 @@ def _recursion_symbols(p):
     form="no_tanh",
     when=lambda p: not p["last"],
 )
+@minutes(2)
 def hidden_grad_recursion(p, form="right"):
     """The hidden-state gradient recursion."""
     s = {x.name: x.sympy() for x in _recursion_symbols(p)}
@@ -111,8 +115,9 @@ def hidden_grad_recursion(p, form="right"):
 def _sample_eigen(rng):
     direction = rng.choice(("plus", "minus"))
     while True:
-        a, b = dec(rng, -1, 1.2), dec(rng, -0.6, 0.6, nonzero=True)
-        k = rng.choice((5, 10, 20, 30))
+        # two decimals and any k in 5-30: the keys spread over a class (test_sharing.py)
+        a, b = dec(rng, -1, 1.2, places=2), dec(rng, -0.6, 0.6, places=2, nonzero=True)
+        k = rng.randint(5, 30)
         lam = abs(a + b if direction == "plus" else a - b)  # the eigenvalue along the chosen direction
         # clearly exploding or vanishing, but a factor a calculator shows without underflow
         if 0.3 <= lam <= 1.6 and abs(lam - 1) > 0.05 and 1e-4 <= lam**k <= 1e5:
@@ -124,8 +129,9 @@ def _sample_eigen(rng):
 @cites("L5 §5.1", "L5 §5", "L7-8 (Lecture 7) §四", "L5 §20")
 @exercises("rnn.rnn_bptt")
 @mistake("linear", "the factor compounds: lambda^k, not k*lambda", power=False)
+@minutes(3)
 def eigen_growth(p, power=True):
-    """Exploding and vanishing gradients."""
+    """Gradient growth over k steps."""
     W = t([[p["a"], p["b"]], [p["b"], p["a"]]])
     u = t([1.0, 1.0 if p["direction"] == "plus" else -1.0])
     if not power:
@@ -144,6 +150,7 @@ def _sample_power(rng):
 @exercises("rnn.rnn_bptt")
 @equivalents(lambda p: [f"w^{p['k'] - 1}*w", f"exp({p['k']}*log(w))"])
 @mistake("linear", "the Jacobians multiply: w^k, not k*w", lambda p: p["k"] * Sym("w", 0.3, 1.6).sympy())
+@minutes(2)
 def linear_power(p):
     """Gradient through a linear recurrence."""
     return Sym("w", 0.3, 1.6).sympy() ** p["k"]
@@ -165,6 +172,7 @@ def _tanh_symbols(p):
     ]
 )
 @mistake("no_deriv", "each step also multiplies by tanh' = 1 - h^2", with_deriv=False)
+@minutes(2)
 def tanh_jacobian(p, with_deriv=True):
     """Gradient through tanh steps."""
     s = [x.sympy() for x in _tanh_symbols(p)]
@@ -192,6 +200,7 @@ def _tbptt_valid(p):
 @cites("L7-8 (Lecture 7) §二.3", "L7-8 (Lecture 7) §二")
 @exercises("rnn.truncated_bptt")
 @valid_when(_tbptt_valid)
+@minutes(2)
 def truncated_chunks(p):
     """Truncated BPTT bookkeeping."""
     starts = list(range(0, p["T"], p["chunk"]))  # the cuts truncated_bptt makes

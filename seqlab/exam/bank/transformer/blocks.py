@@ -12,7 +12,7 @@ import torch
 from ...model import EXACT, FOUR_DIGITS
 from ...safeexpr import Sym
 from .._util import decs, floats, mat, mha_param_shapes, ref, shape_numel, t
-from ..declare import cites, equivalents, exercises, forms, formula, mistake, numeric, valid_when
+from ..declare import cites, equivalents, exercises, forms, formula, minutes, mistake, numeric, own_entries, valid_when
 
 # --------------------------------------------------------------------------- block sizes
 
@@ -34,9 +34,10 @@ def _block(kind, E, F, norms=True):
 
 
 # Validity (tf.encoder_params): at least two layers; with one, the ``one_layer`` mistake is the key.
+# E takes about 220 values (no count shared by a class, test_sharing.py); the heads divide it.
 def _sample_block(rng):
-    E = rng.choice((128, 256, 512))
-    return {"E": E, "F": rng.choice((2, 4)) * E, "layers": rng.choice((2, 6)), "heads": rng.choice((4, 8))}
+    E = 8 * rng.randint(16, 240)
+    return {"E": E, "F": rng.choice((2, 4)) * E, "layers": rng.choice((2, 4, 6, 8, 12)), "heads": rng.choice((4, 8))}
 
 
 @numeric("tf.encoder_params", _sample_block, EXACT, hint="an integer")
@@ -48,6 +49,7 @@ def _sample_block(rng):
     lambda p: float(p["layers"] * _block("encoder", p["E"], p["F"], norms=False)),
 )
 @mistake("one_layer", "multiply by the number of layers", lambda p: float(_block("encoder", p["E"], p["F"])))
+@minutes(3)
 def encoder_params(p):
     """Parameters of a Transformer encoder."""
     return float(p["layers"] * _block("encoder", p["E"], p["F"]))
@@ -61,6 +63,7 @@ def encoder_params(p):
     "the decoder block also has cross-attention and a third LayerNorm",
     lambda p: float(_block("encoder", p["E"], p["F"])),
 )
+@minutes(2)
 def decoder_params(p):
     """Parameters of a Transformer decoder block."""
     return float(_block("decoder", p["E"], p["F"]))
@@ -83,6 +86,7 @@ def _ln_unbiased(p):
 @cites("W8 §15.3")
 @exercises("transformer.layer_norm")
 @mistake("unbiased", "LayerNorm uses the biased variance (divide by 4, not 3)", _ln_unbiased)
+@minutes(4)
 def layer_norm(p):
     """LayerNorm of one token."""
     return floats(ref("transformer").layer_norm(t([p["x"]]), t(p["gamma"]), t(p["beta"]), eps=1e-5))
@@ -109,6 +113,8 @@ def _ffn_no_relu(p):
 @cites("W8 §15.3", "L7-8 (Lecture 8) §四.1")
 @exercises("transformer.feed_forward")
 @mistake("no_relu", "apply ReLU to the hidden layer", _ffn_no_relu)
+@own_entries()
+@minutes(4)
 def ffn(p):
     """The position-wise feed-forward network."""
     return floats(ref("transformer").feed_forward(t([p["x"]]), t(p["W1"]), t(p["b1"]), t(p["W2"]), t(p["b2"])))
@@ -134,6 +140,7 @@ def _sample_caption(rng, form):
 @cites("W8 §17", "W8 §16.1", "W8 §16.2", "W8 §16")
 @exercises("transformer.decoder_block", "attention.multi_head_attention")
 @forms("cross_weights", "output")
+@minutes(2)
 def caption_shapes(p):
     """Shapes in a captioning Transformer."""
     B, T, E, h = p["B"], p["T"], p["E"], p["heads"]
@@ -154,17 +161,25 @@ def caption_shapes(p):
 
 
 # Forms: with or without a [CLS] token (one more token to count); one per exam.
+# A rectangular image of 8-40 patches a side: about 500 token counts, none shared by a class.
 def _sample_vit(rng, form):
-    return {"size": rng.choice((224, 256, 384)), "patch": rng.choice((16, 32)), "cls": form == "cls"}
+    patch = rng.choice((8, 14, 16, 32))
+    return {
+        "height": patch * rng.randint(8, 40),
+        "width": patch * rng.randint(8, 40),
+        "patch": patch,
+        "cls": form == "cls",
+    }
 
 
 @numeric("tf.vit_tokens", _sample_vit, EXACT, hint="two integers: tokens, attention weights per head")
 @cites("W8 §17", "W8 §14")
 @exercises("attention.multi_head_attention")
 @forms("cls", "no_cls")
+@minutes(2)
 def vit_tokens(p):
     """Vision Transformer tokens."""
-    n = (p["size"] // p["patch"]) ** 2 + (1 if p["cls"] else 0)
+    n = (p["height"] // p["patch"]) * (p["width"] // p["patch"]) + (1 if p["cls"] else 0)
     return [float(n), float(n * n)]
 
 
@@ -188,6 +203,7 @@ def _ln_symbols(p):
     "each LayerNorm has 2E parameters",
     lambda p: sympy.expand(_block(p["kind"], *(s.sympy() for s in _ln_symbols(p)), norms=False)),
 )
+@minutes(3)
 def block_formula(p):
     """Transformer block size as a formula."""
     E, F = (s.sympy() for s in _ln_symbols(p))
@@ -238,6 +254,7 @@ def _sample_norm_order(rng):
     _norm_orders_swapped,
 )
 @mistake("no_residual", "both forms keep the residual path x + ...", residual=False)
+@minutes(5)
 def norm_order(p, residual=True):
     """Post-LN and pre-LN blocks."""
     x = t(p["x"])

@@ -14,7 +14,7 @@ import torch
 from ...model import FOUR_DIGITS
 from ...safeexpr import Sym
 from .._util import decs, floats, ref, t
-from ..declare import cites, equivalents, exercises, formula, mistake, numeric
+from ..declare import cites, equivalents, exercises, formula, minutes, mistake, numeric
 
 # --------------------------------------------------------------------------- positional encoding
 
@@ -48,6 +48,7 @@ def _pe_wrong(p, swap=False, index_as_i=False, half=False, degrees=False):
 )
 @mistake("half_exponent", "the exponent is 2i/d, not i/d", lambda p: _pe_wrong(p, half=True))
 @mistake("degrees", "the angle is in radians", lambda p: _pe_wrong(p, degrees=True))
+@minutes(2)
 def sinusoidal_entry(p):
     """An entry of the sinusoidal positional encoding."""
     pe = ref("positional").sinusoidal_encoding(p["p"] + 1, p["d"], dtype=torch.float64)
@@ -68,6 +69,7 @@ def _pe_symbols(p):
     ]
 )
 @mistake("swapped", "even columns are sines, odd columns cosines", swap=True)
+@minutes(2)
 def sinusoidal_formula(p, swap=False):
     """The sinusoidal encoding as a formula."""
     pp, i, d = (s.sympy() for s in _pe_symbols(p))
@@ -84,6 +86,7 @@ def _sample_embed(rng):
 @cites("W8 §11.1", "W8 §15.1", "L7-8 (Lecture 7) §三", "W8 §10.3")
 @exercises("positional.embed_tokens", "positional.sinusoidal_encoding")
 @mistake("no_scale", "the embedding is scaled by sqrt(d) = 2 before adding PE", scale=False)
+@minutes(2)
 def embed_entry(p, scale=True):
     """Token embedding plus positional encoding."""
     d = 4
