@@ -158,7 +158,7 @@ def _print_pdfs(instances, out, *, key: bool) -> None:
 
 
 def run_qti(args) -> int:
-    from ..exam.qti import write_qti
+    from ..exam.qti_package import write_qti
     from ..exam.variants import make_instance
 
     exam = _exam(args.exam)
@@ -237,9 +237,11 @@ def run_grade_all(args) -> int:
         else:
             print(f"error: {row.reason}", file=sys.stderr)
     write_text_atomic(out / "gradebook.csv", gradebook_csv(exam, rows))
-    from ..exam.items import write_item_analysis
+    from ..exam.items import class_notice, write_item_analysis
 
     write_item_analysis(exam, rows, out)
+    if class_notice(rows):
+        print(f"note: {class_notice(rows)}")
     bad = sum(1 for r in rows if r.result is None)
     print(
         f"graded {len(rows) - bad} of {len(rows)} answers file(s); gradebook: {out / 'gradebook.csv'}; "

@@ -98,12 +98,18 @@ def load_shapes(path: str | Path) -> tuple[str, list[dict]]:
 
 
 def check_readable(shapes: list[dict], answers: dict[str, Any], *, quiet: bool = False) -> list[str]:
-    """The readability check itself (CLI and notebook): one line per unreadable answer."""
-    problems = []
+    """The readability check itself: one line per unreadable answer, by question number, and one
+    line for every question not answered yet (a list of 40 "no answer" lines buries the two real
+    problems)."""
+    problems, unanswered = [], []
     for shape in shapes:
         problem = readability_problem(shape, answers.get(shape["id"]))
-        if problem:
+        if problem == "no answer":
+            unanswered.append(str(shape["number"]))
+        elif problem:
             problems.append(f"answer {shape['number']} ({shape['id']}): {problem}")
+    if unanswered:
+        problems.append(f"no answer yet to question(s) {', '.join(unanswered)} ({len(unanswered)} of {len(shapes)})")
     if not quiet:
         print("\n".join(problems) if problems else "all answers readable")
     return problems

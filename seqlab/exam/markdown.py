@@ -118,6 +118,48 @@ PARTIAL_CREDIT_POLICY = (
     "stated fraction. Everything else earns full points or none."
 )
 ROUNDING_POLICY = "Keep full precision in intermediate steps and round only the final answer; give integers exactly."
+ANSWER_SYNTAX = (
+    "Write each answer as text. Numbers may be written as simple arithmetic (`1/3`, `sqrt(2)/2`, "
+    "`2.5e-3`); lists of numbers are separated by commas; formulas use `+ - * / ^`, parentheses, the "
+    "functions `sqrt exp log tanh sigmoid sin cos` and the constant `e` (or `exp(1)`), with the symbol "
+    "names the question gives; write every product with `*` (`2*x`, not `2x`)."
+)
+CHECK_ADVICE = (
+    "Before handing in, run the check written next to this paper, `python3 check-{student}.py "
+    "answers-{student}.yaml` (standard Python, nothing to install; the notebook has a check cell): "
+    "it reports, by question number, answers it cannot read, never whether an answer is right."
+)
+
+
+def paper_rules(inst: ExamInstance) -> list[tuple[str, str]]:
+    """Every paper-wide rule, (name, Markdown), in the order the paper states them: what each
+    medium (Markdown, HTML, PDF, notebook, LMS quiz) prints before the questions, from here alone."""
+    exam = inst.exam
+    rules = []
+    if exam.duration:
+        rules.append(
+            (
+                "Time",
+                f"{exam.duration:g} minutes. The questions are planned for {inst.minutes:g} minutes of work; "
+                "each question's points follow its length.",
+            )
+        )
+    rules += [(aid.capitalize(), allowed[:1].upper() + allowed[1:].rstrip(".") + ".") for aid, allowed in exam.aids]
+    if exam.conventions:
+        rules.append(("Conventions", exam.conventions))
+    if exam.instructions:
+        rules.append(("Grading", exam.instructions.strip()))
+    rules += [
+        ("Writing answers", ANSWER_SYNTAX),
+        ("Checking", CHECK_ADVICE.format(student=inst.student)),
+        ("Rounding", ROUNDING_POLICY),
+        ("Partial credit", PARTIAL_CREDIT_POLICY),
+    ]
+    return rules
+
+
+def rules_markdown(inst: ExamInstance) -> str:
+    return "\n\n".join(f"**{name}.** {' '.join(text.split())}" for name, text in paper_rules(inst))
 
 
 def partial_credit_rule(v: Variant, eq) -> str:
@@ -158,6 +200,7 @@ def paper_context(inst: ExamInstance) -> dict:
         "max_score": inst.exam.max_score,
         "partial_policy": PARTIAL_CREDIT_POLICY,
         "rounding_policy": ROUNDING_POLICY,
+        "rules": rules_markdown(inst),
     }
 
 

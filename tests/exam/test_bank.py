@@ -7,6 +7,7 @@ import pytest
 from seqlab.exam.bank import load_bank
 from seqlab.exam.draws import format_answer, sample_params
 from seqlab.exam.examfile import Exam, ExamQuestion, all_questions_exam
+from seqlab.exam.markdown import render_texts
 from seqlab.exam.marking import grade_variant
 from seqlab.exam.model import CHOICE, KINDS, NUMERIC, REGISTRY, SYMBOLIC, TRUEFALSE
 from seqlab.exam.sections import SECTIONS
@@ -81,7 +82,7 @@ def test_every_question_renders_and_its_key_scores_full_marks():
     from seqlab.exam.variants import make_instance
 
     for student in STUDENTS[:2]:
-        inst = make_instance(exam, student)
+        inst = render_texts(make_instance(exam, student))
         for v in inst.variants:
             assert v.text.strip(), v.id
             assert "{{" not in v.text and "{%" not in v.text

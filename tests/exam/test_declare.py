@@ -5,7 +5,18 @@ from __future__ import annotations
 
 import pytest
 
-from seqlab.exam.bank.declare import cites, equivalents, exercises, forms, formula, mistake, numeric, valid_when
+from seqlab.exam.bank.declare import (
+    cites,
+    equivalents,
+    exercises,
+    forms,
+    formula,
+    minutes,
+    mistake,
+    numeric,
+    own_entries,
+    valid_when,
+)
 from seqlab.exam.model import FOUR_DIGITS, NUMERIC, REGISTRY, SYMBOLIC
 from seqlab.exam.safeexpr import Sym
 
@@ -34,6 +45,8 @@ def test_each_line_declares_one_fact_and_mistakes_keep_their_order(scratch_ids):
     @mistake("doubled", "the answer is not doubled", doubled=True)
     @mistake("negated", "the sign is kept", lambda p: -p["x"])
     @mistake("only_large", "shown only in the large form", lambda p: 0.0, when=lambda p: p["form"] == "large")
+    @own_entries()
+    @minutes(2.5)
     def declared(p, doubled=False):
         """A declared question.
 
@@ -50,6 +63,7 @@ def test_each_line_declares_one_fact_and_mistakes_keep_their_order(scratch_ids):
     assert {n: m.value for n, m in q.mistakes(small).items()} == {"doubled": 6.0, "negated": -3}
     assert list(q.mistakes(large)) == ["doubled", "negated", "only_large"]
     assert q.mistakes(small)["doubled"].feedback == "the answer is not doubled"
+    assert q.minutes == 2.5 and q.own_entries
 
 
 def test_a_formula_declares_its_symbols_and_equivalent_forms(scratch_ids):
@@ -61,6 +75,7 @@ def test_a_formula_declares_its_symbols_and_equivalent_forms(scratch_ids):
     @formula("test.formula", lambda rng: {"k": 3}, symbols)
     @cites("L5 §5.1")
     @equivalents(lambda p: [f"w*w^{p['k'] - 1}"])
+    @minutes(2)
     def power(p):
         """A power."""
         return symbols(p)[0].sympy() ** p["k"]
@@ -77,6 +92,7 @@ def test_a_fact_above_the_kind_line_is_refused(scratch_ids):
         @exercises("rnn.rnn_cell")
         @numeric("test.misplaced", lambda rng: {}, FOUR_DIGITS)
         @cites("L5 §5.1")
+        @minutes(1)
         def misplaced(p):
             """Misplaced."""
             return 1.0
@@ -92,6 +108,19 @@ def test_a_question_without_a_title_is_refused(scratch_ids):
             return 1.0
 
     assert "test.untitled" not in REGISTRY
+
+
+def test_a_question_without_its_minutes_is_refused(scratch_ids):
+    scratch_ids.append("test.untimed")
+    with pytest.raises(ValueError, match="declares the minutes it takes"):
+
+        @numeric("test.untimed", lambda rng: {}, FOUR_DIGITS)
+        @cites("L5 §5.1")
+        def untimed(p):
+            """Untimed."""
+            return 1.0
+
+    assert "test.untimed" not in REGISTRY
 
 
 def test_a_fact_declared_twice_is_refused():

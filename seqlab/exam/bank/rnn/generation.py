@@ -135,9 +135,9 @@ def bptt_param_grads(p):
     return [floats(grads["W_xh"])[0], floats(grads["W_hh"])[0], floats(grads["b_h"])[0]]
 
 
-# Validity: the general rule, which makes the key and the three named mistakes (greedy argmax, no
-# temperature, multiplying by the temperature) four different tokens (the probabilities could
-# coincide, the token indices differ by at least 1),
+# Validity: its own rule makes the key and the three named mistakes (greedy argmax, no
+# temperature, multiplying by the temperature) four different tokens (the probability alone
+# would tell them apart for the general rule, but the token is what the question is about),
 # so the feedback names the mistake made; and its own rule: u is at least 0.02 from every
 # cumulative boundary, so rounding the probabilities to two places cannot move the answer.
 # Four different tokens are rare (about 1 draw in 200 with u drawn freely), so u is drawn among
@@ -170,7 +170,9 @@ def _four_token_us(p) -> list[float]:
 
 
 def _sample_token_valid(p):
-    return min(abs(p["u"] - c) for c in _key_cdf(p)[:-1]) >= 0.02
+    cdfs = (_key_cdf(p), _no_temperature_cdf(p), _times_temperature_cdf(p))
+    tokens = {_greedy_token(p), *(_inverse_cdf(cdf, p["u"]) for cdf in cdfs)}
+    return len(tokens) == 4 and min(abs(p["u"] - c) for c in _key_cdf(p)[:-1]) >= 0.02
 
 
 # The key's distribution and the two temperature mistakes', each written once: the answer, the
