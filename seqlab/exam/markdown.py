@@ -1,8 +1,8 @@
 """A paper as Markdown: each question's text and worked solution, the exam and the key.
 
-Every text comes from a jinja2 template in ``templates/exam/``: one per question
-(``questions/<id>.md.j2`` with a ``question`` and a ``solution`` block, or the shared concept
-templates), and ``exam.md.j2`` / ``key.md.j2`` for the whole paper. The other outputs (HTML,
+Every text comes from a jinja2 template: one per question with a ``question`` and a ``solution``
+block, written beside its generator (``declare.text``) or in ``templates/exam/questions/<id>.md.j2``
+(or the shared concept templates), and ``templates/exam/exam.md.j2`` / ``key.md.j2`` for the paper. The other outputs (HTML,
 the notebook, PDF, QTI) are made from this Markdown and the context it is rendered with.
 """
 
@@ -68,13 +68,20 @@ def _block(template: jinja2.Template, name: str, context: dict) -> str:
     return "".join(template.blocks[name](template.new_context(context))).strip()
 
 
+@cache
+def _inline(question_id: str, source: str) -> jinja2.Template:
+    return environment().from_string(source)
+
+
 def render_question(v: Variant) -> tuple[str, str]:
-    """The question text and its worked solution (Markdown)."""
-    template = environment().get_template(v.question.template)
+    """The question text and its worked solution (Markdown): the template written beside the
+    generator (``declare.text``), or its file under ``templates/exam/questions/``."""
+    q = v.question
+    template = _inline(q.id, q.text) if q.text else environment().get_template(q.template)
     context = {"p": v.params, "q": v.question, "answer": v.answer, "key": v.key}
     text = _block(template, "question", context)
     if not text:
-        raise ValueError(f"{v.question.template}: empty question block")
+        raise ValueError(f"{v.question.template or v.question.id}: empty question block")
     return text, _block(template, "solution", context)
 
 

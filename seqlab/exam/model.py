@@ -105,6 +105,8 @@ class Question:
     minutes: float = 0.0
     # no key entry is 0 or a number the question prints: per-entry credit then pays every entry
     own_entries: bool = False
+    # the text template written beside the generator (``declare.text``); "" = the ``template`` file
+    text: str = ""
 
     def syms(self, params: dict) -> tuple[Sym, ...]:
         return tuple(self.symbols(params)) if self.symbols else ()

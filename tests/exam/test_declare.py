@@ -15,6 +15,7 @@ from seqlab.exam.bank.declare import (
     mistake,
     numeric,
     own_entries,
+    text,
     valid_when,
 )
 from seqlab.exam.model import FOUR_DIGITS, NUMERIC, REGISTRY, SYMBOLIC
@@ -138,3 +139,34 @@ def test_a_fact_declared_twice_is_refused():
 def test_a_mistake_is_its_value_or_the_answer_switched_never_both(how):
     with pytest.raises(ValueError, match="its value function or the answer's switch"):
         mistake("wrong", "feedback", **how)
+
+
+def test_a_new_question_is_one_declaration_and_one_exam_line(scratch_ids, tmp_path):
+    """The walkthrough for a question: its declaration (text beside the generator) in a bank module
+    and its line in an exam file; nothing else is written (no template file, no table)."""
+    from seqlab.exam.examfile import exam_from_dict
+    from seqlab.exam.markdown import exam_markdown, key_markdown
+    from seqlab.exam.paper import grade_answers
+    from seqlab.exam.render import key_answers
+    from seqlab.exam.variants import make_instance
+
+    scratch_ids.append("toy.double")
+
+    @numeric("toy.double", lambda rng: {"x": rng.randint(2, 90) / 10}, FOUR_DIGITS, hint="one number")
+    @text(
+        r"""
+        {% block question %}What is twice $x = {{ p.x|num }}$?{% endblock %}
+        {% block solution %}$2x = {{ answer|num }}$.{% endblock %}
+        """
+    )
+    @cites("L5 §5.1")
+    @minutes(1)
+    def double(p):
+        """Twice a number."""
+        return 2 * p["x"]
+
+    exam = exam_from_dict({"title": "toy", "seed": 3, "duration": 5, "parts": [{"questions": ["toy.double"]}]})
+    inst = make_instance(exam, "s1")
+    assert "What is twice $x = " in exam_markdown(inst) and "$2x = " in key_markdown(inst)
+    assert grade_answers(exam, "s1", key_answers(inst)["answers"]).percent == 100.0
+    assert REGISTRY["toy.double"].template == "" and not list(tmp_path.iterdir())

@@ -17,6 +17,9 @@ The facts, each optional except ``cites`` and ``minutes``:
                           an exam file's duration bounds the sum over any draw (``examfile``);
 - ``own_entries()``       no key entry may be 0 or a number the question prints (a draw where one
                           is, by chance, is drawn again): per-entry credit pays every entry;
+- ``text(template)``      the question's text as a jinja2 template, a ``question`` block and a
+                          ``solution`` block (``markdown.render_question``): written here, a new
+                          question is this one declaration and its line in an exam file;
 - ``valid_when(rule)``    the question's own validity rule on top of ``model.fair_draw``'s;
 - ``equivalents(other)``  ``other(params)``: other correct forms of a formula (tests, the key);
 - ``mistake(name, feedback, value)``: a named wrong answer, ``value(params)``; or
@@ -25,7 +28,8 @@ The facts, each optional except ``cites`` and ``minutes``:
   ``when=rule``: only draws where ``rule(params)`` holds can show it. They keep their written order.
 
 The topic is the bank module's (a topic split into a package, ``bank/rnn/``, is still one topic);
-the text template is ``templates/exam/questions/<id>.md.j2``.
+the text template is the ``text`` fact, else the file ``templates/exam/questions/<id>.md.j2`` (for
+texts that share a part with others through ``{% include %}``).
 """
 
 from __future__ import annotations
@@ -71,6 +75,10 @@ def minutes(n: float) -> Callable:
 
 def own_entries() -> Callable:
     return _fact("own_entries", True)
+
+
+def text(template: str) -> Callable:
+    return _fact("text", template.strip() + "\n")
 
 
 def forms(*names: str) -> Callable:
@@ -134,7 +142,7 @@ def _register(id: str, kind: str, sample: Callable, **declared) -> Callable:
                 sections=facts.pop("sections", ()),
                 sample=sample,
                 answer=answer,
-                template=f"questions/{id}.md.j2",
+                template="" if "text" in facts else f"questions/{id}.md.j2",
                 mistakes=_named_mistakes(mistakes, answer) if mistakes else None,
                 topic=_topic(answer.__module__),
                 **declared,

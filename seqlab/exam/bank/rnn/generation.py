@@ -14,7 +14,7 @@ import torch
 
 from ...model import EXACT, FOUR_DIGITS, REGISTRY, fair_draw
 from .._util import dec, decs, floats, mat, ref, t
-from ..declare import cites, exercises, minutes, mistake, numeric, own_entries, valid_when
+from ..declare import cites, exercises, minutes, mistake, numeric, own_entries, text, valid_when
 from .gradients import _bptt, _sample_bptt
 
 # --------------------------------------------------------------------------- embedding, decoding
@@ -27,6 +27,21 @@ def _sample_embedding(rng):
 # The answer is the input's term W_xh x_t of the hidden pre-activation, not the embedding row
 # itself: a row of the printed E could be copied.
 @numeric("rnn.embedding_lookup", _sample_embedding, FOUR_DIGITS, hint="two numbers, the entries of W_xh x_t")
+@text(
+    r"""
+{% block question %}
+A vocabulary of $V = 4$ tokens (indices 0-3) is embedded with the matrix (one row per token)
+$$E = {{ p.E|mat }},$$
+and an RNN reads the embedded tokens: at step $t$ its input $x_t$ is the embedding of the token
+read, and the input's term of the pre-activation is $W_{xh} x_t$ with
+$$W_{xh} = {{ p.W_xh|mat }}.$$
+The token read at step $t$ is token {{ p.k }} (one-hot vector $e_{ {{- p.k -}} }$, so $x_t^\top = e_{ {{- p.k -}} }^\top E$). What is $W_{xh} x_t$?
+{% endblock %}
+{% block solution %}
+The one-hot product selects row {{ p.k }} of $E$ (an embedding layer is a table lookup), and $W_{xh}$ maps it: ${{ answer|vec }}$.
+{% endblock %}
+"""
+)
 @cites("L7-8 (Lecture 7) §三", "W8 §4")
 @exercises("positional.embed_tokens", "rnn.greedy_decode")
 @own_entries()
