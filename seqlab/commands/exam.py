@@ -179,10 +179,11 @@ def run_qti(args) -> int:
 
 def _print_result(result, file=None) -> None:
     file = file or sys.stdout
-    for t in result.tests:
+    for t in result.tests:  # in paper order, each by its number and id
         mark = "ok " if t.status == "passed" else ("~  " if t.score > 0 else "-- ")
+        number = t.details.get("question", "")
         print(
-            f"{mark}{t.score:5.4g} / {t.max_score:<4.4g} {t.name.split(':', 1)[0][len('exam.') :]}: {t.output}",
+            f"{mark}{t.score:5.4g} / {t.max_score:<4.4g} Q{number} {t.name.split(':', 1)[0][len('exam.') :]}: {t.output}",
             file=file,
         )
     for e in result.errors:
