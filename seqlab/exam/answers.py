@@ -9,7 +9,8 @@ An answers file is YAML (JSON is YAML too)::
       concept.bottleneck: "B"
 
 A file that cannot be read raises ``AnswersError`` naming the file and the problem; the
-readability check (``seqlab exam check`` and the exam notebook) uses the grader's own parsers.
+readability check (``seqlab exam check``) uses the grader's own parsers; the check students run
+without seqlab (``check_script``, also the notebook's check cell) is held to the same verdicts.
 """
 
 from __future__ import annotations

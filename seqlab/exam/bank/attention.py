@@ -250,7 +250,7 @@ def _var_symbols(p):
 @mistake("std", "that is the standard deviation; the question asks for the variance", form="sqrt")
 @minutes(2)
 def var_qk(p, form="right"):
-    """Why divide by sqrt(d)."""
+    """The variance of an attention score."""
     s = {x.name: x.sympy() for x in _var_symbols(p)}
     d = s["d"]
     if p["case"] == "unit":

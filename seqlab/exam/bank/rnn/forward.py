@@ -124,7 +124,7 @@ def _sample_shapes(rng, form):
 @forms(*SHAPE_CASES)
 @minutes(1.5)
 def shapes(p):
-    """Shapes in RNN task types."""
+    """The shape of a tensor in one RNN task."""
     R = ref("rnn")
     B, T, D, H, C = p["B"], p["T"], p["D"], p["H"], p["C"]
     x, h0 = torch.zeros(B, T, D, dtype=torch.float64), torch.zeros(B, H, dtype=torch.float64)
