@@ -10,9 +10,11 @@ import json
 import subprocess
 import sys
 
+import pytest
 import yaml
 
-from seqlab.exam.answers import check_readable
+from seqlab.exam.answers import check_readable, load_answers
+from seqlab.exam.errors import AnswersError
 from seqlab.exam.examfile import load_exam
 from seqlab.exam.marking import answer_shapes
 from seqlab.exam.render import answers_yaml, check_script, key_answers
@@ -71,5 +73,7 @@ def test_the_standalone_check_agrees_with_the_grader_by_question_number(tmp_path
     assert f"(0 of {len(inst.variants)})" not in _run(tmp_path, "nb.json")[1]
     (tmp_path / "open.yaml").write_text('student: c7\nanswers:\n  rnn.ce_loss: "1.5\n  attn.var_qk: "d"\n')
     assert _run(tmp_path, "open.yaml")[1].startswith("open.yaml: line 3: a quoted string opened on this line")
+    with pytest.raises(AnswersError, match="not valid YAML at line 3: a quoted string opened on this line"):
+        load_answers(tmp_path / "open.yaml")  # the grader names the same line
     (tmp_path / "other.yaml").write_text("student: c8\nanswers: {}\n")
     assert "write student: 'c7'" in _run(tmp_path, "other.yaml")[1]
