@@ -135,8 +135,15 @@ def grade_folder(exam: Exam, folder: str | Path, roster: dict[str, str] | None =
 
 
 def gradebook_csv(exam: Exam, rows: list[BatchRow]) -> str:
-    """One row per answers file: student, status, totals, one column per question, reason."""
+    """One row per answers file: student, status, totals, one column per question, reason. A question's
+    column is headed by its number on the papers and its id (``Q12 rnn.shapes``); a pool's
+    candidates share their slot's number."""
     ids = exam.ids()
+    numbers: dict[str, int] = {}
+    for row in rows:
+        for t in row.result.tests if row.result is not None else ():
+            numbers.setdefault(t.name.split(":", 1)[0][len("exam.") :], t.details.get("question"))
+    headers = [f"Q{numbers[q]} {q}" if numbers.get(q) else q for q in ids]
     lines = []
     for row in sorted(rows, key=lambda r: (r.status != "graded", r.student, r.file)):
         if row.result is None:
@@ -170,4 +177,4 @@ def gradebook_csv(exam: Exam, rows: list[BatchRow]) -> str:
                 "; ".join(result.errors)[:300],
             ]
         )
-    return csv_text(["student", "status", "total", "max_score", "percent", *ids, "flag", "file", "reason"], lines)
+    return csv_text(["student", "status", "total", "max_score", "percent", *headers, "flag", "file", "reason"], lines)

@@ -1,7 +1,8 @@
 """Grading one paper: every question of one student's variant, as one ``GradingResult``.
 
-One ``TestResult`` per question (named ``exam.<question id>: <title>``) in the shared result
-model, so the Gradescope writer and the gradebook work as for code grading.
+One ``TestResult`` per question, in paper order, named ``exam.<question id>: Q<number> <title>``
+(the id and the number the paper prints), in the shared result model, so the Gradescope writer
+and the gradebook work as for code grading.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ def grade_answers(
         shown = _shown(answers.get(v.id))
         tests.append(
             TestResult(
-                name=f"exam.{v.id}: {v.question.title}",
+                name=f"exam.{v.id}: Q{v.number} {v.question.title}",
                 score=round(mark.score, 4),
                 max_score=v.points,
                 output=mark.output,

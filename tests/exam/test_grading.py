@@ -194,7 +194,8 @@ def test_answers_file_problems_are_named_and_the_batch_goes_on(tmp_path):
     book = list(csv.reader(io.StringIO(gradebook_csv(EXAM, rows))))
     header = book[0]
     assert header[:5] == ["student", "status", "total", "max_score", "percent"]
-    assert header[5:-3] == EXAM.ids() and header[-3:] == ["flag", "file", "reason"]
+    assert [h.split(" ")[-1] for h in header[5:-3]] == EXAM.ids() and header[-3:] == ["flag", "file", "reason"]
+    assert header[5] == f"Q1 {EXAM.ids()[0]}"  # each column by its number on the paper and its id
     graded = [row for row in book[1:] if row[1] == "graded"]
     assert [row[0] for row in graded if row[4] == "100.0"] == ["s100", "s101", "s104", "s105", "s106"]
     assert sum(1 for row in book[1:] if row[1] == "error") == 3

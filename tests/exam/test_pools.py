@@ -90,8 +90,9 @@ def test_answers_to_questions_not_drawn_are_ignored_with_a_note_and_gradebook_le
     rows = list(
         csv.DictReader(io.StringIO(gradebook_csv(exam, [BatchRow("a.yaml", "s0001", "graded", result=result)])))
     )
-    assert rows[0][not_drawn] == ""
-    assert all(rows[0][q] != "" for q in drawn)
+    column = {header.split(" ")[-1]: header for header in rows[0]}  # "Q3 opt.adam_steps": number and id
+    assert rows[0][column[not_drawn]] == "" and column[not_drawn] == not_drawn  # drawn by no one: no number
+    assert all(rows[0][column[v.id]] != "" and column[v.id] == f"Q{v.number} {v.id}" for v in inst.variants)
 
 
 @pytest.mark.parametrize(
