@@ -22,6 +22,7 @@ from typing import Any
 import sympy
 import yaml
 
+from .check_script import report
 from .draws import StudentIdError, check_student_id
 from .errors import AnswersError, yaml_problem
 from .marking import answer_text, choice_letter, count_problem, truefalse_value
@@ -102,15 +103,7 @@ def check_readable(shapes: list[dict], answers: dict[str, Any], *, quiet: bool =
     """The readability check itself: one line per unreadable answer, by question number, and one
     line for every question not answered yet (a list of 40 "no answer" lines buries the two real
     problems)."""
-    problems, unanswered = [], []
-    for shape in shapes:
-        problem = readability_problem(shape, answers.get(shape["id"]))
-        if problem == "no answer":
-            unanswered.append(str(shape["number"]))
-        elif problem:
-            problems.append(f"answer {shape['number']} ({shape['id']}): {problem}")
-    if unanswered:
-        problems.append(f"no answer yet to question(s) {', '.join(unanswered)} ({len(unanswered)} of {len(shapes)})")
+    problems = report(shapes, lambda shape: readability_problem(shape, answers.get(shape["id"])))
     if not quiet:
         print("\n".join(problems) if problems else "all answers readable")
     return problems

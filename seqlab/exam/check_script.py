@@ -169,19 +169,19 @@ def read_answers(text):
     return student, answers
 
 
-def problems(answers):
-    lines, unanswered = [], []
-    for shape in PAPER["questions"]:
-        problem = answer_problem(shape, answers.get(shape["id"]))
-        if problem == "no answer":
-            unanswered.append(str(shape["number"]))
-        elif problem:
-            lines.append(f"answer {shape['number']} ({shape['id']}): {problem}")
+def report(shapes, problem_of):
+    """One line per unreadable answer, by question number, and one line for every question not
+    answered yet (``seqlab exam check`` reports through this too, with the grader's parsers)."""
+    found = [(shape, problem_of(shape)) for shape in shapes]
+    lines = [f"answer {s['number']} ({s['id']}): {p}" for s, p in found if p and p != "no answer"]
+    unanswered = [str(s["number"]) for s, p in found if p == "no answer"]
     if unanswered:
-        lines.append(
-            f"no answer yet to question(s) {', '.join(unanswered)} ({len(unanswered)} of {len(PAPER['questions'])})"
-        )
+        lines.append(f"no answer yet to question(s) {', '.join(unanswered)} ({len(unanswered)} of {len(shapes)})")
     return lines
+
+
+def problems(answers):
+    return report(PAPER["questions"], lambda shape: answer_problem(shape, answers.get(shape["id"])))
 
 
 def main(argv):

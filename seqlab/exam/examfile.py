@@ -86,15 +86,14 @@ class Exam:
 def load_exam(path: str | Path) -> Exam:
     load_bank()
     path = Path(path)
+    text = ""
     try:
         text = path.read_text(encoding="utf-8")
+        return exam_from_dict(yaml.safe_load(text), str(path))
     except OSError as exc:
         raise ExamError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
+    except yaml.YAMLError as exc:  # the line to fix, where the parser knows it
         raise ExamError(f"{path}: {yaml_problem(exc, text)}") from None
-    return exam_from_dict(data, str(path))
 
 
 def _err(source: str, where: str, what: str) -> ExamError:

@@ -129,7 +129,7 @@ def register(q: Question) -> Question:
     if q.kind == SYMBOLIC and q.symbols is None:
         raise ValueError(f"{q.id}: a symbolic question declares its symbols")
     if not q.minutes > 0:
-        raise ValueError(f"{q.id}: a question declares the minutes it takes (``minutes(n)``)")
+        raise ValueError(f"{q.id}: a question declares the minutes it takes (``minutes=`` of its kind line)")
     REGISTRY[q.id] = q
     return q
 

@@ -11,7 +11,6 @@ from seqlab.exam.bank.declare import (
     exercises,
     forms,
     formula,
-    minutes,
     mistake,
     numeric,
     own_entries,
@@ -38,7 +37,7 @@ def _sample(rng, form):
 def test_each_line_declares_one_fact_and_mistakes_keep_their_order(scratch_ids):
     scratch_ids.append("test.declared")
 
-    @numeric("test.declared", _sample, FOUR_DIGITS, hint="one number")
+    @numeric("test.declared", _sample, FOUR_DIGITS, hint="one number", minutes=2.5)
     @cites("W8 §8.2", "L5 §15")
     @exercises("attention.scaled_dot_product_attention")
     @forms("small", "large")
@@ -47,7 +46,6 @@ def test_each_line_declares_one_fact_and_mistakes_keep_their_order(scratch_ids):
     @mistake("negated", "the sign is kept", lambda p: -p["x"])
     @mistake("only_large", "shown only in the large form", lambda p: 0.0, when=lambda p: p["form"] == "large")
     @own_entries()
-    @minutes(2.5)
     def declared(p, doubled=False):
         """A declared question.
 
@@ -73,10 +71,9 @@ def test_a_formula_declares_its_symbols_and_equivalent_forms(scratch_ids):
     def symbols(p):
         return (Sym("w", 0.5, 2.0),)
 
-    @formula("test.formula", lambda rng: {"k": 3}, symbols)
+    @formula("test.formula", lambda rng: {"k": 3}, symbols, minutes=2)
     @cites("L5 §5.1")
     @equivalents(lambda p: [f"w*w^{p['k'] - 1}"])
-    @minutes(2)
     def power(p):
         """A power."""
         return symbols(p)[0].sympy() ** p["k"]
@@ -91,37 +88,28 @@ def test_a_fact_above_the_kind_line_is_refused(scratch_ids):
     with pytest.raises(ValueError, match="declared above the question's kind"):
 
         @exercises("rnn.rnn_cell")
-        @numeric("test.misplaced", lambda rng: {}, FOUR_DIGITS)
+        @numeric("test.misplaced", lambda rng: {}, FOUR_DIGITS, minutes=1)
         @cites("L5 §5.1")
-        @minutes(1)
         def misplaced(p):
             """Misplaced."""
             return 1.0
 
 
-def test_a_question_without_a_title_is_refused(scratch_ids):
-    scratch_ids.append("test.untitled")
-    with pytest.raises(ValueError, match="docstring is the question's title"):
+@pytest.mark.parametrize(
+    "doc, minutes, message",
+    [(None, 1, "docstring is the question's title"), ("Untimed.", 0, "declares the minutes it takes")],
+    ids=["no title", "no minutes"],
+)
+def test_a_question_without_its_title_or_minutes_is_refused(scratch_ids, doc, minutes, message):
+    scratch_ids.append("test.refused")
 
-        @numeric("test.untitled", lambda rng: {}, FOUR_DIGITS)
-        @cites("L5 §5.1")
-        def untitled(p):
-            return 1.0
+    def answer(p):
+        return 1.0
 
-    assert "test.untitled" not in REGISTRY
-
-
-def test_a_question_without_its_minutes_is_refused(scratch_ids):
-    scratch_ids.append("test.untimed")
-    with pytest.raises(ValueError, match="declares the minutes it takes"):
-
-        @numeric("test.untimed", lambda rng: {}, FOUR_DIGITS)
-        @cites("L5 §5.1")
-        def untimed(p):
-            """Untimed."""
-            return 1.0
-
-    assert "test.untimed" not in REGISTRY
+    answer.__doc__ = doc
+    with pytest.raises(ValueError, match=message):
+        numeric("test.refused", lambda rng: {}, FOUR_DIGITS, minutes=minutes)(cites("L5 §5.1")(answer))
+    assert "test.refused" not in REGISTRY
 
 
 def test_a_fact_declared_twice_is_refused():
@@ -152,7 +140,7 @@ def test_a_new_question_is_one_declaration_and_one_exam_line(scratch_ids, tmp_pa
 
     scratch_ids.append("toy.double")
 
-    @numeric("toy.double", lambda rng: {"x": rng.randint(2, 90) / 10}, FOUR_DIGITS, hint="one number")
+    @numeric("toy.double", lambda rng: {"x": rng.randint(2, 90) / 10}, FOUR_DIGITS, hint="one number", minutes=1)
     @text(
         r"""
         {% block question %}What is twice $x = {{ p.x|num }}$?{% endblock %}
@@ -160,7 +148,6 @@ def test_a_new_question_is_one_declaration_and_one_exam_line(scratch_ids, tmp_pa
         """
     )
     @cites("L5 §5.1")
-    @minutes(1)
     def double(p):
         """Twice a number."""
         return 2 * p["x"]

@@ -14,7 +14,7 @@ import torch
 from ..model import EXACT, FOUR_DIGITS
 from ..safeexpr import Sym
 from ._util import decs, floats, mat, mha_param_shapes, ref, shape_numel, t
-from .declare import cites, equivalents, exercises, forms, formula, minutes, mistake, numeric, own_entries
+from .declare import cites, equivalents, exercises, forms, formula, mistake, numeric, own_entries
 
 
 def _sdpa(q, k, v=None, mask=None):
@@ -36,11 +36,12 @@ def _unscaled(p):
     return floats(torch.softmax(scores, dim=0))
 
 
-@numeric("attn.sdpa_weights", _sample_weights, FOUR_DIGITS, hint="three numbers, the weights of keys 1, 2, 3")
+@numeric(
+    "attn.sdpa_weights", _sample_weights, FOUR_DIGITS, hint="three numbers, the weights of keys 1, 2, 3", minutes=4
+)
 @cites("W8 §8.2", "L5 §15", "L7-8 (Lecture 8) §二.2", "W8 §8.1", "W8 §19")
 @exercises("attention.scaled_dot_product_attention")
 @mistake("no_scaling", "the scores must be divided by sqrt(d) = sqrt(2)", _unscaled)
-@minutes(4)
 def sdpa_weights(p):
     """Scaled dot-product attention weights."""
     _, w = _sdpa([p["q"]], p["K"])
@@ -56,7 +57,7 @@ def _sample_output(rng):
     }
 
 
-@numeric("attn.sdpa_output", _sample_output, FOUR_DIGITS, hint="two numbers, the output row")
+@numeric("attn.sdpa_output", _sample_output, FOUR_DIGITS, hint="two numbers, the output row", minutes=5)
 @cites("W8 §9", "W8 §8.3", "L7-8 (Lecture 8) §二.1", "L7-8 (Lecture 8) §二.2", "L7-8 (Lecture 8) §二")
 @exercises("attention.scaled_dot_product_attention")
 @mistake(
@@ -64,7 +65,6 @@ def _sample_output(rng):
     "the output is a weighted sum of the values V, not the keys",
     lambda p: floats(_sdpa(p["Q"], p["K"])[0][p["row"] - 1]),
 )
-@minutes(5)
 def sdpa_output(p):
     """Attention output for one of several queries."""
     out, _ = _sdpa(p["Q"], p["K"], p["V"])
@@ -80,11 +80,16 @@ def _sample_causal(rng):
     return {"X": mat(rng, 3, 2, -2, 2), "row": 2}
 
 
-@numeric("attn.causal_weights", _sample_causal, FOUR_DIGITS, hint="three numbers, the weights on positions 1, 2, 3")
+@numeric(
+    "attn.causal_weights",
+    _sample_causal,
+    FOUR_DIGITS,
+    hint="three numbers, the weights on positions 1, 2, 3",
+    minutes=4,
+)
 @cites("W8 §12", "L7-8 (Lecture 8) §三", "W8 §10.1", "W8 §16.2")
 @exercises("attention.causal_mask", "attention.scaled_dot_product_attention")
 @mistake("no_mask", "without the mask the query sees future positions", masked=False)
-@minutes(4)
 def causal_weights(p, masked=True):
     """Masked self-attention weights."""
     mask = ref("attention").causal_mask(3) if masked else None
@@ -105,7 +110,9 @@ def _sample_additive(rng):
     }
 
 
-@numeric("attn.additive", _sample_additive, FOUR_DIGITS, hint="four numbers: the three weights, then the context")
+@numeric(
+    "attn.additive", _sample_additive, FOUR_DIGITS, hint="four numbers: the three weights, then the context", minutes=5
+)
 @cites(
     "L7-8 (Lecture 8) §一.1",
     "L7-8 (Lecture 8) §一",
@@ -118,7 +125,6 @@ def _sample_additive(rng):
     "W8 §6",
 )
 @exercises("attention.additive_attention")
-@minutes(5)
 def additive(p):
     """Bahdanau (additive) attention."""
     context, weights = ref("attention").additive_attention(
@@ -140,11 +146,10 @@ def _sample_memory(rng):
     }
 
 
-@numeric("attn.memory", _sample_memory, FOUR_DIGITS, hint="one number, in MiB (2^20 bytes)")
+@numeric("attn.memory", _sample_memory, FOUR_DIGITS, hint="one number, in MiB (2^20 bytes)", minutes=2)
 @cites("W8 §14", "L5 §17", "L7-8 (Lecture 8) §五", "W8 §18", "L5 §14")
 @exercises("attention.multi_head_attention")
 @mistake("one_head", "every head has its own N x M weights", heads=False)
-@minutes(2)
 def memory(p, heads=True):
     """Memory of the attention matrix."""
     shape = {"weights": (p["B"], p["heads"] if heads else 1, p["N"], p["M"])}  # multi_head_attention's weights
@@ -157,13 +162,12 @@ def _mem_symbols(p):
     return tuple(Sym(n, 1, 64, integer=True) for n in names)
 
 
-@formula("attn.memory_formula", lambda rng, form: {"self": form == "self"}, _mem_symbols)
+@formula("attn.memory_formula", lambda rng, form: {"self": form == "self"}, _mem_symbols, minutes=2)
 @cites("W8 §14", "L5 §17", "L5 §18", "L7-8 (Lecture 8) §五")
 @exercises("attention.multi_head_attention")
 @forms("self", "cross")
 @equivalents(lambda p: ["h*B*N^2", "(N*h)*(B*N)"] if p["self"] else ["h*B*M*N", "(N*h)*(B*M)"])
 @mistake("one_head", "every head has its own attention matrix", heads=False)
-@minutes(2)
 def memory_formula(p, heads=True):
     """Attention memory as a formula."""
     s = {x.name: x.sympy() for x in _mem_symbols(p)}
@@ -179,12 +183,11 @@ def _sample_mha_params(rng):
     return {"E": E, "heads": rng.choice([h for h in (2, 4, 8, 16) if E % h == 0])}
 
 
-@numeric("attn.mha_params", _sample_mha_params, EXACT, hint="an integer")
+@numeric("attn.mha_params", _sample_mha_params, EXACT, hint="an integer", minutes=2)
 @cites("W8 §13.1", "L5 §16", "W8 §13")
 @exercises("attention.multi_head_attention")
 @mistake("per_head", "the heads split E into blocks of E/h: the projections are E x E in total", per_head=True)
 @mistake("no_output", "the output projection W_o, b_o counts too", output=False)
-@minutes(2)
 def mha_params(p, per_head=False, output=True):
     """Parameters of multi-head attention."""
     shapes = {name: shape for name, shape in mha_param_shapes(p["E"]).items() if output or not name.endswith("_o")}
@@ -206,11 +209,10 @@ def _sample_mha_shapes(rng, form):
     }
 
 
-@numeric("attn.mha_shapes", _sample_mha_shapes, EXACT, hint="the shape as integers")
+@numeric("attn.mha_shapes", _sample_mha_shapes, EXACT, hint="the shape as integers", minutes=2)
 @cites("W8 §13.1", "L5 §16", "W8 §16.2", "L7-8 (Lecture 8) §三", "W8 §13")
 @exercises("attention.multi_head_attention")
 @forms(*MHA_CASES)
-@minutes(2)
 def mha_shapes(p):
     """Shapes inside multi-head cross-attention."""
     B, L, S, E, h = p["B"], p["L"], p["S"], p["E"], p["heads"]
@@ -236,7 +238,7 @@ def _var_symbols(p):
     return (Sym("d", 1, 64, integer=True),) + ((Sym("sigma", 0.2, 3.0),) if p["case"] == "sigma" else ())
 
 
-@formula("attn.var_qk", lambda rng, form: {"case": form}, _var_symbols)
+@formula("attn.var_qk", lambda rng, form: {"case": form}, _var_symbols, minutes=2)
 @cites("W8 §8.2", "L5 §15", "L7-8 (Lecture 8) §二.2", "W8 §19", "L5 §20")
 @exercises("attention.scaled_dot_product_attention")
 @forms("unit", "sigma", "scaled")
@@ -248,7 +250,6 @@ def _var_symbols(p):
     }[p["case"]]
 )
 @mistake("std", "that is the standard deviation; the question asks for the variance", form="sqrt")
-@minutes(2)
 def var_qk(p, form="right"):
     """The variance of an attention score."""
     s = {x.name: x.sympy() for x in _var_symbols(p)}
@@ -272,7 +273,7 @@ def _sample_qkv(rng):
     return {"X": mat(rng, 2, 2, -2, 2), "W_Q": mat(rng, 2, 2), "W_K": mat(rng, 2, 2), "W_V": mat(rng, 2, 2)}
 
 
-@numeric("attn.qkv_projection", _sample_qkv, FOUR_DIGITS, hint="the two entries of y_1")
+@numeric("attn.qkv_projection", _sample_qkv, FOUR_DIGITS, hint="the two entries of y_1", minutes=5)
 @cites("W8 §9", "W8 §10.1", "W8 §8.2", "L7-8 (Lecture 8) §二.1", "L5 §15")
 @exercises("attention.scaled_dot_product_attention", "attention.multi_head_attention")
 @mistake(
@@ -292,7 +293,6 @@ def _sample_qkv(rng):
     swap_qk=True,
 )
 @own_entries()
-@minutes(5)
 def qkv_projection(p, project=(True, True, True), scale=True, swap_qk=False):
     """Self-attention from the Q/K/V projections.
 

@@ -13,7 +13,7 @@ import sympy
 from ..model import EXACT, FOUR_DIGITS
 from ..safeexpr import Sym
 from ._util import dec, decs, floats, ref, t
-from .declare import cites, equivalents, exercises, forms, formula, minutes, mistake, numeric, own_entries
+from .declare import cites, equivalents, exercises, forms, formula, mistake, numeric, own_entries
 
 
 def _sample_disc(rng):
@@ -24,11 +24,10 @@ def _euler(p):
     return [1 + p["delta"] * p["A"], p["delta"] * p["B"]]
 
 
-@numeric("ssm.discretize", _sample_disc, FOUR_DIGITS, hint="two numbers, A_bar then B_bar")
+@numeric("ssm.discretize", _sample_disc, FOUR_DIGITS, hint="two numbers, A_bar then B_bar", minutes=3)
 @cites("L5 §18.1", "L5 §18.2", "L5 §18")
 @exercises("selective_scan.discretize")
 @mistake("euler_A", "A_bar is exp(delta*A) (zero-order hold), not 1 + delta*A", _euler)
-@minutes(3)
 def discretize(p):
     """Discretizing a state-space model."""
     A_bar, B_bar = ref("selective_scan").discretize(t([[[p["delta"]]]]), t([[p["A"]]]), t([[[p["B"]]]]))
@@ -46,11 +45,10 @@ def _sample_scan(rng):
     }
 
 
-@numeric("ssm.scan_output", _sample_scan, FOUR_DIGITS, hint="two numbers, y_1 and y_2")
+@numeric("ssm.scan_output", _sample_scan, FOUR_DIGITS, hint="two numbers, y_1 and y_2", minutes=4)
 @cites("L5 §18.2", "L5 §18.1", "L7-8 (Lecture 7) §七")
 @exercises("selective_scan.selective_scan")
 @mistake("no_skip", "the skip term D*u_t is part of y_t", skip=False)
-@minutes(4)
 def scan_output(p, skip=True):
     """A selective scan by hand."""
     u, delta = t([[[x] for x in p["u"]]]), t([[[x] for x in p["delta"]]])
@@ -67,12 +65,11 @@ def _from_zero(p):
     return floats(ref("selective_scan").linear_scan(t([[p["a"]]]), t([[p["b"]]])))
 
 
-@numeric("ssm.linear_recurrence", _sample_linear, FOUR_DIGITS, hint="three numbers, h_1, h_2, h_3")
+@numeric("ssm.linear_recurrence", _sample_linear, FOUR_DIGITS, hint="three numbers, h_1, h_2, h_3", minutes=4)
 @cites("L5 §18.3", "L5 §5.1", "L5 §18.1")
 @exercises("selective_scan.linear_scan")
 @mistake("no_h0", "the recurrence starts from the given h_0, not from 0", _from_zero)
 @own_entries()
-@minutes(4)
 def linear_recurrence(p):
     """A few steps of a linear recurrence."""
     return floats(ref("selective_scan").linear_scan(t([p["a"]]), t([p["b"]]), t([p["h0"]])))
@@ -91,10 +88,10 @@ def _scan_depth(T: int) -> int:
     lambda rng: {"T": rng.choice((100, 1000, 1024, 4096, 5000, 65536, 100000))},
     EXACT,
     hint="two integers",
+    minutes=1.5,
 )
 @cites("L5 §18.3", "L7-8 (Lecture 7) §七", "L5 §19")
 @exercises("selective_scan.linear_scan")
-@minutes(1.5)
 def scan_depth(p):
     """Sequential steps of a parallel scan."""
     return [float(p["T"]), float(_scan_depth(p["T"]))]
@@ -109,11 +106,10 @@ def _sample_kv(rng):
     }
 
 
-@numeric("ssm.kv_cache", _sample_kv, FOUR_DIGITS, hint="one number, in MiB (2^20 bytes)")
+@numeric("ssm.kv_cache", _sample_kv, FOUR_DIGITS, hint="one number, in MiB (2^20 bytes)", minutes=2)
 @cites("L7-8 (Lecture 7) §七", "L5 §18", "L5 §14", "W8 §14")
 @exercises("selective_scan.selective_scan")
 @mistake("keys_only", "the cache stores both keys and values", both=False)
-@minutes(2)
 def kv_cache(p, both=True):
     """The KV cache that Mamba avoids."""
     per_token = (2 if both else 1) * p["layers"] * p["E"] * p["bytes"]  # a key and a value per layer
@@ -137,7 +133,7 @@ def _unroll_equivalents(p):
     return ["*".join(reversed(a)), "(" + "*".join(a) + ")^2/(" + "*".join(a) + ")"]
 
 
-@formula("ssm.unroll", lambda rng, form: {"T": 3, "what": form}, _unroll_symbols)
+@formula("ssm.unroll", lambda rng, form: {"T": 3, "what": form}, _unroll_symbols, minutes=2)
 @cites("L5 §18.3", "L5 §18.2")
 @exercises("selective_scan.linear_scan")
 @forms("state", "gradient")
@@ -148,7 +144,6 @@ def _unroll_equivalents(p):
     drop_h0=True,
     when=lambda p: p["what"] == "state",
 )
-@minutes(2)
 def unroll(p, drop_h0=False):
     """Unrolling a time-varying linear recurrence."""
     s = {x.name: x.sympy() for x in _unroll_symbols(p)}

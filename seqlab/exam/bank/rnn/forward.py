@@ -13,7 +13,7 @@ import torch
 from ...model import EXACT, FOUR_DIGITS
 from ...safeexpr import Sym
 from .._util import decs, floats, mat, ref, shape_numel, t
-from ..declare import cites, equivalents, exercises, forms, formula, minutes, mistake, numeric, own_entries
+from ..declare import cites, equivalents, exercises, forms, formula, mistake, numeric, own_entries
 
 
 def _rnn_shapes(D, H, C, output=True):
@@ -37,12 +37,11 @@ def _sample_count(rng):
     }
 
 
-@numeric("rnn.param_count", _sample_count, EXACT, hint="an integer")
+@numeric("rnn.param_count", _sample_count, EXACT, hint="an integer", minutes=2)
 @cites("L5 §2.1", "W8 §2.2", "L7-8 (Lecture 7) §一.2", "L7-8 (Lecture 7) §四")
 @exercises("rnn.rnn_forward", "rnn.rnn_bptt")
 @mistake("times_T", "the weights are shared by all time steps: the count does not grow with T", shared=False)
 @mistake("no_bias", "the two bias vectors b_h and b_y count too", bias=False)
-@minutes(2)
 def param_count(p, bias=True, shared=True):
     """Parameters of an Elman RNN."""
     shapes = {k: v for k, v in _rnn_shapes(p["D"], p["H"], p["C"]).items() if bias or not k.startswith("b")}
@@ -55,7 +54,7 @@ def _count_sym_symbols(p):
 
 
 # Forms: with or without the output layer (one more term to count); one per exam.
-@formula("rnn.param_count_formula", lambda rng, form: {"output": form == "with_output"}, _count_sym_symbols)
+@formula("rnn.param_count_formula", lambda rng, form: {"output": form == "with_output"}, _count_sym_symbols, minutes=2)
 @cites("L5 §2.1", "L5 §0")
 @exercises("rnn.rnn_forward")
 @forms("with_output", "hidden_only")
@@ -63,7 +62,6 @@ def _count_sym_symbols(p):
     lambda p: ["H*(D + H + 1) + C*(H + 1)", "(D+H+1)*H + C*H + C"] if p["output"] else ["H*(D+H+1)", "H^2 + H*D + H"]
 )
 @mistake("no_bias", "the bias vectors count too", bias=False)
-@minutes(2)
 def param_count_formula(p, bias=True):
     """RNN parameter count as a formula."""
     syms = [s.sympy() for s in _count_sym_symbols(p)] + [None]
@@ -88,12 +86,11 @@ def _cell_pre(p):
     return floats(t(p["x"]) @ t(p["W_xh"]).T + t(p["h_prev"]) @ t(p["W_hh"]).T + t(p["b_h"]))
 
 
-@numeric("rnn.cell_step", _sample_cell, FOUR_DIGITS, hint="two numbers, the entries of h_t")
+@numeric("rnn.cell_step", _sample_cell, FOUR_DIGITS, hint="two numbers, the entries of h_t", minutes=4)
 @cites("W8 §2.2", "L5 §2.1", "L7-8 (Lecture 7) §一.2", "W8 §3")
 @exercises("rnn.rnn_cell")
 @mistake("no_tanh", "that is the pre-activation; apply tanh", _cell_pre)
 @own_entries()
-@minutes(4)
 def cell_step(p):
     """One step of a vanilla RNN."""
     h = ref("rnn").rnn_cell(t([p["x"]]), t([p["h_prev"]]), t(p["W_xh"]), t(p["W_hh"]), t(p["b_h"]))
@@ -118,11 +115,10 @@ def _sample_shapes(rng, form):
     }
 
 
-@numeric("rnn.shapes", _sample_shapes, EXACT, hint="the shape as integers, e.g. 2, 3, 4")
+@numeric("rnn.shapes", _sample_shapes, EXACT, hint="the shape as integers, e.g. 2, 3, 4", minutes=1.5)
 @cites("W8 §3.1", "W8 §3.2", "L5 §1.1", "L5 §10", "L7-8 (Lecture 7) §一.1", "W8 §3")
 @exercises("rnn.rnn_forward", "rnn.birnn_forward")
 @forms(*SHAPE_CASES)
-@minutes(1.5)
 def shapes(p):
     """The shape of a tensor in one RNN task."""
     R = ref("rnn")
@@ -155,21 +151,19 @@ def _ce(p):
     return ref("rnn").softmax_cross_entropy(t([p["logits"]]), torch.tensor([p["target"]]))
 
 
-@numeric("rnn.ce_loss", _sample_ce, FOUR_DIGITS, hint="one number")
+@numeric("rnn.ce_loss", _sample_ce, FOUR_DIGITS, hint="one number", minutes=2)
 @cites("L5 §2.2", "W8 §4", "L7-8 (Lecture 7) §二.1")
 @exercises("rnn.softmax_cross_entropy")
 @mistake("log2", "the loss uses the natural log, not log2", lambda p: float(_ce(p)) / math.log(2))
-@minutes(2)
 def ce_loss(p):
     """Cross-entropy of one prediction."""
     return float(_ce(p))
 
 
-@numeric("rnn.ce_grad", _sample_ce, FOUR_DIGITS, hint="three numbers, dL/do_0, dL/do_1, dL/do_2")
+@numeric("rnn.ce_grad", _sample_ce, FOUR_DIGITS, hint="three numbers, dL/do_0, dL/do_1, dL/do_2", minutes=3)
 @cites("L5 §3.2")
 @exercises("rnn.softmax_cross_entropy", "rnn.rnn_bptt")
 @mistake("sign", "the sign is flipped: the gradient is p - y", lambda p: [-x for x in ce_grad(p)])
-@minutes(3)
 def ce_grad(p):
     """Gradient of softmax cross-entropy."""
     logits = t([p["logits"]]).requires_grad_(True)
@@ -193,7 +187,7 @@ def _sample_ce_sym(rng):
     return {"C": C, "y": y, "j": j}
 
 
-@formula("rnn.ce_grad_formula", _sample_ce_sym, _ce_sym_symbols)
+@formula("rnn.ce_grad_formula", _sample_ce_sym, _ce_sym_symbols, minutes=2)
 @cites("L5 §3.2", "L5 §20")
 @exercises("rnn.softmax_cross_entropy", "rnn.rnn_bptt")
 @equivalents(
@@ -214,7 +208,6 @@ def _sample_ce_sym(rng):
     "the gradient is p_j - 1 for the target class and p_j for the others",
     lambda p: ce_grad_formula(p, indicator=p["j"] != p["y"]),
 )
-@minutes(2)
 def ce_grad_formula(p, sign=1, indicator=None):
     """Softmax cross-entropy gradient as a formula."""
     o = [s.sympy() for s in _ce_sym_symbols(p)]

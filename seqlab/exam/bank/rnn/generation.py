@@ -14,7 +14,7 @@ import torch
 
 from ...model import EXACT, FOUR_DIGITS, REGISTRY, fair_draw
 from .._util import dec, decs, floats, mat, ref, t
-from ..declare import cites, exercises, minutes, mistake, numeric, own_entries, text, valid_when
+from ..declare import cites, exercises, mistake, numeric, own_entries, text, valid_when
 from .gradients import _bptt, _sample_bptt
 
 # --------------------------------------------------------------------------- embedding, decoding
@@ -26,7 +26,7 @@ def _sample_embedding(rng):
 
 # The answer is the input's term W_xh x_t of the hidden pre-activation, not the embedding row
 # itself: a row of the printed E could be copied.
-@numeric("rnn.embedding_lookup", _sample_embedding, FOUR_DIGITS, hint="two numbers, the entries of W_xh x_t")
+@numeric("rnn.embedding_lookup", _sample_embedding, FOUR_DIGITS, hint="two numbers, the entries of W_xh x_t", minutes=3)
 @text(
     r"""
 {% block question %}
@@ -45,7 +45,6 @@ The one-hot product selects row {{ p.k }} of $E$ (an embedding layer is a table 
 @cites("L7-8 (Lecture 7) §三", "W8 §4")
 @exercises("positional.embed_tokens", "rnn.greedy_decode")
 @own_entries()
-@minutes(3)
 def embedding_lookup(p):
     """The embedded token as the RNN's input."""
     onehot = torch.nn.functional.one_hot(torch.tensor(p["k"]), 4).to(torch.float64)
@@ -81,10 +80,9 @@ def _sample_greedy(rng):
             return p
 
 
-@numeric("rnn.greedy_decode", _sample_greedy, EXACT, hint="two token indices")
+@numeric("rnn.greedy_decode", _sample_greedy, EXACT, hint="two token indices", minutes=6)
 @cites("W8 §4", "W8 §3.3", "L5 §4", "L7-8 (Lecture 7) §三")
 @exercises("rnn.greedy_decode")
-@minutes(6)
 def greedy_decode(p):
     """Greedy generation from a character RNN."""
     params = {k: t(p[k]) for k in ("W_xh", "W_hh", "b_h", "W_hy", "b_y")}
@@ -124,7 +122,7 @@ def _sample_param_grads(rng):
     return _sample_bptt(rng, ("all",))
 
 
-@numeric("rnn.bptt_param_grads", _sample_param_grads, FOUR_DIGITS, hint="dL/du, dL/dw, dL/db in this order")
+@numeric("rnn.bptt_param_grads", _sample_param_grads, FOUR_DIGITS, hint="dL/du, dL/dw, dL/db in this order", minutes=6)
 @cites("L5 §3.5", "L5 §3.4", "L5 §3", "L7-8 (Lecture 7) §二.2")
 @exercises("rnn.rnn_bptt")
 @mistake(
@@ -143,7 +141,6 @@ def _sample_param_grads(rng):
     lambda p: _param_grads_by_hand(p, h_index=0),
 )
 @own_entries()
-@minutes(6)
 def bptt_param_grads(p):
     """Backpropagating through time to u, w and b."""
     grads = _bptt(p)[1]
@@ -242,7 +239,11 @@ def _token_and_probability(cdf, u) -> list[float]:
 # share it by the quarter; the probability makes each student's key their own and shows the
 # softmax at the temperature was computed, not guessed.
 @numeric(
-    "rnn.sample_token", _sample_token_params, FOUR_DIGITS, hint="two numbers: the token index, then its probability"
+    "rnn.sample_token",
+    _sample_token_params,
+    FOUR_DIGITS,
+    hint="two numbers: the token index, then its probability",
+    minutes=3,
 )
 @cites("W8 §4", "W8 §3.3", "L5 §4")
 @exercises("rnn.greedy_decode")
@@ -262,7 +263,6 @@ def _token_and_probability(cdf, u) -> list[float]:
     "the logits are divided by the temperature, not multiplied",
     lambda p: _token_and_probability(_times_temperature_cdf(p), p["u"]),
 )
-@minutes(3)
 def sample_token(p):
     """Sampling the next token at generation time."""
     return _token_and_probability(_key_cdf(p), p["u"])

@@ -12,7 +12,7 @@ import torch
 from ...model import EXACT, FOUR_DIGITS
 from ...safeexpr import Sym
 from .._util import decs, floats, mat, mha_param_shapes, ref, shape_numel, t
-from ..declare import cites, equivalents, exercises, forms, formula, minutes, mistake, numeric, own_entries, valid_when
+from ..declare import cites, equivalents, exercises, forms, formula, mistake, numeric, own_entries, valid_when
 
 # --------------------------------------------------------------------------- block sizes
 
@@ -40,7 +40,7 @@ def _sample_block(rng):
     return {"E": E, "F": rng.choice((2, 4)) * E, "layers": rng.choice((2, 4, 6, 8, 12)), "heads": rng.choice((4, 8))}
 
 
-@numeric("tf.encoder_params", _sample_block, EXACT, hint="an integer")
+@numeric("tf.encoder_params", _sample_block, EXACT, hint="an integer", minutes=3)
 @cites("W8 §15.2", "W8 §15", "W8 §15.3", "L5 §17", "L7-8 (Lecture 8) §四.1", "L7-8 (Lecture 8) §四")
 @exercises("transformer.encoder_block")
 @mistake(
@@ -49,13 +49,12 @@ def _sample_block(rng):
     lambda p: float(p["layers"] * _block("encoder", p["E"], p["F"], norms=False)),
 )
 @mistake("one_layer", "multiply by the number of layers", lambda p: float(_block("encoder", p["E"], p["F"])))
-@minutes(3)
 def encoder_params(p):
     """Parameters of a Transformer encoder."""
     return float(p["layers"] * _block("encoder", p["E"], p["F"]))
 
 
-@numeric("tf.decoder_params", lambda rng: {**_sample_block(rng), "layers": 1}, EXACT, hint="an integer")
+@numeric("tf.decoder_params", lambda rng: {**_sample_block(rng), "layers": 1}, EXACT, hint="an integer", minutes=2)
 @cites("W8 §16.2", "W8 §16", "L5 §17")
 @exercises("transformer.decoder_block")
 @mistake(
@@ -63,7 +62,6 @@ def encoder_params(p):
     "the decoder block also has cross-attention and a third LayerNorm",
     lambda p: float(_block("encoder", p["E"], p["F"])),
 )
-@minutes(2)
 def decoder_params(p):
     """Parameters of a Transformer decoder block."""
     return float(_block("decoder", p["E"], p["F"]))
@@ -82,11 +80,10 @@ def _ln_unbiased(p):
     return floats(y * t(p["gamma"]) + t(p["beta"]))
 
 
-@numeric("tf.layer_norm", _sample_ln, FOUR_DIGITS, hint="four numbers")
+@numeric("tf.layer_norm", _sample_ln, FOUR_DIGITS, hint="four numbers", minutes=4)
 @cites("W8 §15.3")
 @exercises("transformer.layer_norm")
 @mistake("unbiased", "LayerNorm uses the biased variance (divide by 4, not 3)", _ln_unbiased)
-@minutes(4)
 def layer_norm(p):
     """LayerNorm of one token."""
     return floats(ref("transformer").layer_norm(t([p["x"]]), t(p["gamma"]), t(p["beta"]), eps=1e-5))
@@ -109,12 +106,11 @@ def _ffn_no_relu(p):
     return floats(hidden @ t(p["W2"]).T + t(p["b2"]))
 
 
-@numeric("tf.ffn", _sample_ffn, FOUR_DIGITS, hint="two numbers")
+@numeric("tf.ffn", _sample_ffn, FOUR_DIGITS, hint="two numbers", minutes=4)
 @cites("W8 §15.3", "L7-8 (Lecture 8) §四.1")
 @exercises("transformer.feed_forward")
 @mistake("no_relu", "apply ReLU to the hidden layer", _ffn_no_relu)
 @own_entries()
-@minutes(4)
 def ffn(p):
     """The position-wise feed-forward network."""
     return floats(ref("transformer").feed_forward(t([p["x"]]), t(p["W1"]), t(p["b1"]), t(p["W2"]), t(p["b2"])))
@@ -136,11 +132,10 @@ def _sample_caption(rng, form):
     }
 
 
-@numeric("tf.caption_shapes", _sample_caption, EXACT, hint="the shape as integers")
+@numeric("tf.caption_shapes", _sample_caption, EXACT, hint="the shape as integers", minutes=2)
 @cites("W8 §17", "W8 §16.1", "W8 §16.2", "W8 §16")
 @exercises("transformer.decoder_block", "attention.multi_head_attention")
 @forms("cross_weights", "output")
-@minutes(2)
 def caption_shapes(p):
     """Shapes in a captioning Transformer."""
     B, T, E, h = p["B"], p["T"], p["E"], p["heads"]
@@ -172,11 +167,10 @@ def _sample_vit(rng, form):
     }
 
 
-@numeric("tf.vit_tokens", _sample_vit, EXACT, hint="two integers: tokens, attention weights per head")
+@numeric("tf.vit_tokens", _sample_vit, EXACT, hint="two integers: tokens, attention weights per head", minutes=2)
 @cites("W8 §17", "W8 §14")
 @exercises("attention.multi_head_attention")
 @forms("cls", "no_cls")
-@minutes(2)
 def vit_tokens(p):
     """Vision Transformer tokens."""
     n = (p["height"] // p["patch"]) * (p["width"] // p["patch"]) + (1 if p["cls"] else 0)
@@ -187,7 +181,7 @@ def _ln_symbols(p):
     return (Sym("E", 1, 64, integer=True), Sym("F", 1, 256, integer=True))
 
 
-@formula("tf.block_formula", lambda rng, form: {"kind": form}, _ln_symbols)
+@formula("tf.block_formula", lambda rng, form: {"kind": form}, _ln_symbols, minutes=3)
 @cites("W8 §15.2", "W8 §15.3")
 @exercises("transformer.encoder_block", "transformer.decoder_block")
 @forms("encoder", "decoder")
@@ -203,7 +197,6 @@ def _ln_symbols(p):
     "each LayerNorm has 2E parameters",
     lambda p: sympy.expand(_block(p["kind"], *(s.sympy() for s in _ln_symbols(p)), norms=False)),
 )
-@minutes(3)
 def block_formula(p):
     """Transformer block size as a formula."""
     E, F = (s.sympy() for s in _ln_symbols(p))
@@ -244,7 +237,9 @@ def _sample_norm_order(rng):
     return {"x": decs(rng, 3, -2, 2), "a": decs(rng, 3, -1.5, 1.5, nonzero=True), "c": decs(rng, 3, -1, 1)}
 
 
-@numeric("tf.norm_order", _sample_norm_order, FOUR_DIGITS, hint="the post-LN output first, then the pre-LN output")
+@numeric(
+    "tf.norm_order", _sample_norm_order, FOUR_DIGITS, hint="the post-LN output first, then the pre-LN output", minutes=5
+)
 @cites("W8 §15.2", "W8 §15.3", "L7-8 (Lecture 8) §四.1", "L5 §17")
 @exercises("transformer.encoder_block", "transformer.layer_norm")
 @valid_when(_spread_enough)
@@ -254,7 +249,6 @@ def _sample_norm_order(rng):
     _norm_orders_swapped,
 )
 @mistake("no_residual", "both forms keep the residual path x + ...", residual=False)
-@minutes(5)
 def norm_order(p, residual=True):
     """Post-LN and pre-LN blocks."""
     x = t(p["x"])

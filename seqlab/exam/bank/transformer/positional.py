@@ -14,7 +14,7 @@ import torch
 from ...model import FOUR_DIGITS
 from ...safeexpr import Sym
 from .._util import decs, floats, ref, t
-from ..declare import cites, equivalents, exercises, formula, minutes, mistake, numeric
+from ..declare import cites, equivalents, exercises, formula, mistake, numeric
 
 # --------------------------------------------------------------------------- positional encoding
 
@@ -39,7 +39,7 @@ def _pe_wrong(p, swap=False, index_as_i=False, half=False, degrees=False):
     return math.sin(angle) if sine else math.cos(angle)
 
 
-@numeric("pos.sinusoidal_entry", _sample_pe, FOUR_DIGITS, hint="one number")
+@numeric("pos.sinusoidal_entry", _sample_pe, FOUR_DIGITS, hint="one number", minutes=2)
 @cites("W8 §11.3", "W8 §11")
 @exercises("positional.sinusoidal_encoding")
 @mistake("swapped", "even columns are sines, odd columns cosines", lambda p: _pe_wrong(p, swap=True))
@@ -48,7 +48,6 @@ def _pe_wrong(p, swap=False, index_as_i=False, half=False, degrees=False):
 )
 @mistake("half_exponent", "the exponent is 2i/d, not i/d", lambda p: _pe_wrong(p, half=True))
 @mistake("degrees", "the angle is in radians", lambda p: _pe_wrong(p, degrees=True))
-@minutes(2)
 def sinusoidal_entry(p):
     """An entry of the sinusoidal positional encoding."""
     pe = ref("positional").sinusoidal_encoding(p["p"] + 1, p["d"], dtype=torch.float64)
@@ -59,7 +58,7 @@ def _pe_symbols(p):
     return (Sym("p", 0, 50, integer=True), Sym("i", 0, 8, integer=True), Sym("d", 16, 64, integer=True))
 
 
-@formula("pos.sinusoidal_formula", lambda rng: {"column": rng.choice(("even", "odd"))}, _pe_symbols)
+@formula("pos.sinusoidal_formula", lambda rng: {"column": rng.choice(("even", "odd"))}, _pe_symbols, minutes=2)
 @cites("W8 §11.3")
 @exercises("positional.sinusoidal_encoding")
 @equivalents(
@@ -69,7 +68,6 @@ def _pe_symbols(p):
     ]
 )
 @mistake("swapped", "even columns are sines, odd columns cosines", swap=True)
-@minutes(2)
 def sinusoidal_formula(p, swap=False):
     """The sinusoidal encoding as a formula."""
     pp, i, d = (s.sympy() for s in _pe_symbols(p))
@@ -82,11 +80,10 @@ def _sample_embed(rng):
     return {"row": decs(rng, 4, -1, 1), "token": rng.randint(0, 9), "pos": rng.randint(0, 5)}
 
 
-@numeric("pos.embed_entry", _sample_embed, FOUR_DIGITS, hint="four numbers")
+@numeric("pos.embed_entry", _sample_embed, FOUR_DIGITS, hint="four numbers", minutes=2)
 @cites("W8 §11.1", "W8 §15.1", "L7-8 (Lecture 7) §三", "W8 §10.3")
 @exercises("positional.embed_tokens", "positional.sinusoidal_encoding")
 @mistake("no_scale", "the embedding is scaled by sqrt(d) = 2 before adding PE", scale=False)
-@minutes(2)
 def embed_entry(p, scale=True):
     """Token embedding plus positional encoding."""
     d = 4
