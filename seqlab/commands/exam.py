@@ -78,7 +78,8 @@ def add_parser(subparsers) -> None:
     qti.add_argument(
         "--variant-pool",
         action="store_true",
-        help="one quiz whose questions are groups of the students' variants (the LMS draws one)",
+        help="one quiz whose questions are groups of the students' variants, the LMS drawing one per "
+        "student: the route for Canvas, which cannot assign a quiz per student in bulk",
     )
     qti.set_defaults(func=run_qti)
 
