@@ -78,7 +78,8 @@ def add_parser(subparsers) -> None:
     qti.add_argument(
         "--variant-pool",
         action="store_true",
-        help="one quiz whose questions are groups of the students' variants (the LMS draws one)",
+        help="one quiz whose questions are groups of the students' variants, the LMS drawing one per "
+        "student: the route for Canvas, which cannot assign a quiz per student in bulk",
     )
     qti.set_defaults(func=run_qti)
 
@@ -96,7 +97,7 @@ def _exam(path: Path):
 
 def _students(args) -> list[str]:
     from ..errors import UserError
-    from ..exam.variants import check_student_id
+    from ..exam.draws import check_student_id
 
     ids = list(args.student)
     if args.students is not None:
@@ -147,7 +148,7 @@ def _print_pdfs(instances, out, *, key: bool) -> None:
 
 
 def run_qti(args) -> int:
-    from ..exam.qti import write_qti
+    from ..exam.qti_package import write_qti
     from ..exam.variants import make_instance
 
     exam = _exam(args.exam)
@@ -168,10 +169,11 @@ def run_qti(args) -> int:
 
 def _print_result(result, file=None) -> None:
     file = file or sys.stdout
-    for t in result.tests:
+    for t in result.tests:  # in paper order, each by its number and id
         mark = "ok " if t.status == "passed" else ("~  " if t.score > 0 else "-- ")
+        number = t.details.get("question", "")
         print(
-            f"{mark}{t.score:5.4g} / {t.max_score:<4.4g} {t.name.split(':', 1)[0][len('exam.') :]}: {t.output}",
+            f"{mark}{t.score:5.4g} / {t.max_score:<4.4g} Q{number} {t.name.split(':', 1)[0][len('exam.') :]}: {t.output}",
             file=file,
         )
     for e in result.errors:
@@ -180,7 +182,7 @@ def _print_result(result, file=None) -> None:
 
 
 def run_grade(args) -> int:
-    from ..exam.grading import grade_file
+    from ..exam.paper import grade_file
     from ..reports import write_all
 
     result = grade_file(_exam(args.exam), args.answers, student=args.student)
@@ -214,9 +216,11 @@ def run_grade_all(args) -> int:
         else:
             print(f"error: {row.reason}", file=sys.stderr)
     write_text_atomic(out / "gradebook.csv", gradebook_csv(exam, rows))
-    from ..exam.items import write_item_analysis
+    from ..exam.items import class_notice, write_item_analysis
 
     write_item_analysis(exam, rows, out)
+    if class_notice(rows):
+        print(f"note: {class_notice(rows)}")
     bad = sum(1 for r in rows if r.result is None)
     print(
         f"graded {len(rows) - bad} of {len(rows)} answers file(s); gradebook: {out / 'gradebook.csv'}; "
@@ -227,8 +231,9 @@ def run_grade_all(args) -> int:
 
 def run_check(args) -> int:
     from ..errors import UserError
-    from ..exam.grading import check_answers, check_readable, load_answers, load_shapes
-    from ..exam.variants import check_student_id
+    from ..exam.answers import check_readable, load_answers, load_shapes
+    from ..exam.draws import check_student_id
+    from ..exam.paper import check_answers
 
     claimed, answers = load_answers(args.answers, require_student=False)
     if args.shapes is not None:
