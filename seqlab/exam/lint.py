@@ -111,9 +111,8 @@ def _leaks(inst: ExamInstance) -> list[Finding]:
             if b is a:
                 continue
             tol = b.tolerance
-            if tol is None:  # not a numeric question: no key a printed number could give away
-                continue
             for key in telling_keys(b):
+                assert tol is not None  # telling keys are numeric questions', which state their tolerance
                 if any(_significant(x) >= 3 and tol.accepts(x, key) for x in printed):
                     out.append(
                         Finding(inst.student, a.number, a.id, "leak", f"prints {key:g}, question {b.number}'s key")

@@ -158,9 +158,11 @@ _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 def protected_course_paths(course_root: Path | str | None = None, extra: Iterable[Path | str | None] = ()) -> list[str]:
     """The course's secrets (COURSE_SECRETS under ``course_root``) plus ``extra`` (output folders,
     an nbgrader course)."""
-    from ..paths import COURSE_ROOT
+    if course_root is None:  # only then: policy.py also loads where seqlab.paths is not mounted (the child)
+        from ..paths import COURSE_ROOT
 
-    root = Path(COURSE_ROOT if course_root is None else course_root)
+        course_root = COURSE_ROOT
+    root = Path(course_root)
     return [str(root / name) for name in COURSE_SECRETS] + [str(p) for p in extra if p]
 
 
