@@ -32,8 +32,8 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
 
-    from seqlab.build import strip_markers
     from seqlab.grading import grade_submission
+    from seqlab.regions import strip_markers
     from seqlab.subset import check, read_modules
 
     with tempfile.TemporaryDirectory() as tmp:

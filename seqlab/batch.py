@@ -32,7 +32,6 @@ from .gradebook import (
     RESULT_FILE,
     STATUS_FILE,
     collect,
-    gradebook_from_results,  # noqa: F401 - callers have found it here
     write_class_report,
     write_gradebook,
     write_text_atomic,

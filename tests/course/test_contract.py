@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from seqlab import build, contract
-from seqlab.build import SolutionRegionError, clear_solutions
+from seqlab.regions import SolutionRegionError, clear_solutions
 
 ROOT = Path(__file__).resolve().parents[2]
 

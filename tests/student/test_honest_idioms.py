@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from seqlab import contract
-from seqlab.build import strip_markers
 from seqlab.grading import grade_submission
+from seqlab.regions import strip_markers
 from seqlab.subset import check
 from tests.student.honest_idioms import IDIOMS
 
