@@ -33,7 +33,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ..commands.options import add_sandbox_option
+from ..student.sandbox import MODES, MODES_HELP
 
 
 def grade_notebook(
@@ -126,7 +126,7 @@ def main(argv=None) -> None:
     parser.add_argument("--seed", type=int, required=True)
     parser.add_argument("--protect", action="append", default=[], help="paths the student's code may not read")
     # the notice of a missing sandbox reaches the notebook cell as a problem line
-    add_sandbox_option(parser)
+    parser.add_argument("--sandbox", choices=MODES, default="auto", help=MODES_HELP)
     args = parser.parse_args(argv)
     # The protocol owns the real stdout; anything else printed goes to stderr (discarded by the kernel).
     protocol = os.fdopen(os.dup(1), "w", encoding="utf-8")
