@@ -20,7 +20,7 @@ import pytest
 import torch
 
 from seqlab.config import load_config
-from seqlab.grading.run import grade_submission
+from seqlab.grading import grade_submission, grading_settings
 from seqlab.reference import load_reference
 from seqlab.student import children, open_submission
 from seqlab.student.forkserver.client import ForkedProcess
@@ -83,7 +83,7 @@ def test_forked_and_alone_give_the_same_grades(tmp_path, box, monkeypatch):
         for i, variant in enumerate([None, *variants]):
             submission = make_submission(tmp_path / f"{switch}-{i}", variant)
             module = variant.module if variant else "optimizers"
-            result = grade_submission(submission, isolated=True, seed=3, only=module, sandbox=box.kind)
+            result = grade_submission(submission, grading_settings(isolated=True, seed=3, only=module, sandbox=box))
             graded[switch, i] = [
                 (t.name, t.score, t.max_score, t.status, t.output.replace(str(submission), "<s>")) for t in result.tests
             ]

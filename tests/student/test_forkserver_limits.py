@@ -20,7 +20,7 @@ import jsonschema
 import pytest
 
 from seqlab.config import load_config
-from seqlab.grading.run import grade_submission
+from seqlab.grading import grade_submission, grading_settings
 from seqlab.reports import write_all
 from seqlab.student import children
 from seqlab.student.forkserver.client import ForkedProcess, ForkServer
@@ -130,7 +130,7 @@ def test_a_changed_limit_retires_the_server(tmp_path, box):
 
 
 def _graded(submission, out: Path, **options):
-    result = grade_submission(submission, isolated=True, seed=5, only="optimizers", **options)
+    result = grade_submission(submission, grading_settings(isolated=True, seed=5, only="optimizers", **options))
     paths = write_all(result, out)
     jsonschema.validate(json.loads(paths["results.json"].read_text()), RESULTS_SCHEMA)
     return result
