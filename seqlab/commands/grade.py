@@ -5,7 +5,6 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ..errors import UserError
 from .options import add_config_option, add_sandbox_option, grading_settings_of, path_option
 
 
@@ -38,7 +37,7 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
-    from ..grading import GradingError, grade_submission
+    from ..grading import grade_submission
     from ..submission import opened
 
     out = (args.out or args.submission / "seqlab-out").resolve()
@@ -50,10 +49,7 @@ def run(args) -> int:
             # The child (or the fork server) imports torch while this process does the same,
             # for the copy that is graded.
             prespawn(submission / "exercises", settings.sandbox)
-        try:
-            result = grade_submission(submission, settings)
-        except GradingError as exc:
-            raise UserError(str(exc)) from None
+        result = grade_submission(submission, settings)
     from ..reports import write_all
     from ..reports.table import print_table
 

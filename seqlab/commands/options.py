@@ -44,20 +44,17 @@ def grading_settings_of(args, *, protected_dirs=()):
     """The one GradingSettings of a grading command's options (``--config``, ``--in-process``,
     ``--sandbox``, ``--device``, ``--seed``, ``--only``), each checked now, before any grading
     starts: a bad device or a missing bubblewrap fails here, once, naming the option."""
-    from ..grading import GradingError, grading_settings
+    from ..grading import grading_settings
 
-    try:
-        return grading_settings(
-            config=args.config,
-            isolated=not args.in_process,
-            sandbox=resolve_sandbox(args),
-            device=args.device,
-            seed=args.seed,
-            only=args.only,
-            protected_dirs=protected_dirs,
-        )
-    except GradingError as exc:
-        raise UserError(str(exc)) from None
+    return grading_settings(
+        config=args.config,
+        isolated=not args.in_process,
+        sandbox=resolve_sandbox(args),
+        device=args.device,
+        seed=args.seed,
+        only=args.only,
+        protected_dirs=protected_dirs,
+    )
 
 
 def _at_least_one(text: str) -> int:

@@ -11,12 +11,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..config import GradingConfig, load_config
+from ..errors import SeqlabError
 from ..paths import GRADERS_DIR
 from ..student.sandbox import Sandbox
 
 
-class GradingError(RuntimeError):
-    """The grader itself could not run (not the submission's fault)."""
+class GradingError(SeqlabError, RuntimeError):
+    """The grader itself could not run (not the submission's fault), or an option of the
+    grading names something that is not there (a device, a sandbox)."""
 
 
 @dataclass(frozen=True)

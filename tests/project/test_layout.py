@@ -4,6 +4,7 @@ included), down the layers below, and no module is longer than a few screens."""
 from __future__ import annotations
 
 import ast
+from functools import cache
 from pathlib import Path
 
 import seqlab
@@ -61,6 +62,7 @@ def imported_modules(path: Path, modules: set[str], *, type_checking: bool = Fal
     return found
 
 
+@cache  # read-only after it is built; three tests walk it
 def import_graph(*, type_checking: bool = False) -> dict[str, set[str]]:
     paths = sorted(PACKAGE_DIR.rglob("*.py"))
     modules = {module_name(p) for p in paths}
