@@ -3,9 +3,10 @@
 A copy of the course gets a toy exercise, ``transformer.rms_norm``, written into exactly its
 solution, its grader, its notebook prose and the config. Then ``seqlab build`` writes the stub
 (generated, not written by hand), and the course's own checks and a grading must accept it:
-``build --check``, ``config --check``, the reference scoring full marks and a known-wrong
-version losing points with its mistake named. The contract (its signature, its topic), the
-public tests and the mutant bank are not touched: they follow from these files.
+``build --check``, ``config --check``, the reference scoring full marks, and the wrong
+submission its grader's mistake table describes (tests/mutants/derived.py) losing points with
+the mistake named. The contract (its signature, its topic), the public tests and the mutant
+bank are not touched: they follow from these files.
 
 ``toy_course`` builds the copy; ``add_toy_exercise`` is the exercise half, and a toy question
 goes in beside it the same way (its files, then the commands that check it).
@@ -21,6 +22,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from tests.mutants.derived import derived_mutants
 
 ROOT = Path(__file__).resolve().parents[2]
 # What a course is on disk (seqlab.paths); the package itself is not copied, only pointed at it.
@@ -83,11 +86,6 @@ Over the last axis only, with `eps` inside the square root; no mean is subtracte
 CONFIG_ENTRY = """  transformer.rms_norm:
     points: 2
     forbidden: ["torch.nn.functional.rms_norm", "torch.rms_norm", "torch.nn.RMSNorm*"]
-"""
-
-WRONG = """
-def rms_norm(x, weight, eps=1e-6):
-    return x / ((x * x).mean(dim=-1, keepdim=True) + eps) * weight
 """
 
 
@@ -162,6 +160,8 @@ def test_a_new_exercise_takes_four_files(tmp_path):
     right = graded(course, submission(course, tmp_path / "right"))
     tests = [t for t in right["tests"] if "rms_norm" in t["name"]]
     assert tests and right["score"] == right["max_score"] == 2, right
-    wrong = graded(course, submission(course, tmp_path / "wrong", WRONG))
+    # the known-wrong submission is the grader's own mistake row, written as a student's function
+    (mutant,) = [m for m in derived_mutants(course) if m.function == "transformer.rms_norm"]
+    wrong = graded(course, submission(course, tmp_path / "wrong", mutant.source))
     assert wrong["score"] < wrong["max_score"], wrong
-    assert any("square root forgotten" in t["output"] for t in wrong["tests"]), wrong["tests"]
+    assert any(mutant.hint in t["output"] for t in wrong["tests"]), wrong["tests"]

@@ -21,22 +21,21 @@ import textwrap
 import types
 import warnings
 from functools import cache
+from pathlib import Path
 
 import pytest
 
 from seqlab import contract
 from tests.mutants import ROOT, Variant
 
-GRADERS = ROOT / "graders"
 # What a derived submission imports itself; any other global a variant reads must be a function
 # or a plain constant of its grader module.
 PROVIDED = {"torch": "import torch", "math": "import math", "F": "import torch.nn.functional as F"}
 
 
 @cache
-def grader_module(topic: str) -> types.ModuleType:
-    path = GRADERS / f"test_{topic}.py"
-    spec = importlib.util.spec_from_file_location(f"_derived_graders_{topic}", path)
+def grader_module(path: Path) -> types.ModuleType:
+    spec = importlib.util.spec_from_file_location(f"_derived_graders_{abs(hash(path))}_{path.stem}", path)
     module = importlib.util.module_from_spec(spec)
     with warnings.catch_warnings():  # its @grades marks are registered by the grading plugin, not here
         warnings.simplefilter("ignore", pytest.PytestUnknownMarkWarning)
@@ -55,20 +54,19 @@ def _tables(tree: ast.Module) -> list[tuple[str, str]]:
     return sorted(set(found))
 
 
-def _contract_function(topic: str, variant) -> str | None:
+def _contract_function(signatures: dict[str, str], topic: str, variant) -> str | None:
     """The contract function whose parameters the variant starts with, in order and by name."""
     params = [p.name for p in inspect.signature(variant).parameters.values() if p.kind is p.POSITIONAL_OR_KEYWORD]
-    for qualname in contract.functions_of(topic):
-        wanted = list(inspect.signature(_signature_stub(qualname)).parameters)
-        if params == wanted:
+    for qualname, signature in signatures.items():
+        if qualname.startswith(f"{topic}.") and params == _parameters(signature):
             return qualname
     return None
 
 
-def _signature_stub(qualname: str):
+def _parameters(signature: str) -> list[str]:
     namespace: dict = {}
-    exec(f"import torch\ndef f{contract.SIGNATURES[qualname]}: pass", namespace)
-    return namespace["f"]
+    exec(f"import torch\ndef f{signature}: pass", namespace)
+    return list(inspect.signature(namespace["f"]).parameters)
 
 
 def _helpers(module: types.ModuleType, fn) -> list[str] | None:
@@ -98,22 +96,24 @@ def _helpers(module: types.ModuleType, fn) -> list[str] | None:
     return order if visit(fn.__name__) else None
 
 
-def derived_mutants(topics=None) -> list[Variant]:
+def derived_mutants(course: Path = ROOT) -> list[Variant]:
+    """Every mutant the mistake tables of ``course``'s graders give (this course by default)."""
+    table = contract.table() if course == ROOT else contract.read(course / "solutions")
     found = []
-    for topic in topics or contract.MODULES:
-        if not (GRADERS / f"test_{topic}.py").is_file():
+    for topic in table["modules"]:
+        path = course / "graders" / f"test_{topic}.py"
+        if not path.is_file():
             continue
-        module = grader_module(topic)
-        tree = ast.parse((GRADERS / f"test_{topic}.py").read_text(encoding="utf-8"))
-        for rows_name, variant_name in _tables(tree):
+        module = grader_module(path)
+        for rows_name, variant_name in _tables(ast.parse(path.read_text(encoding="utf-8"))):
             variant = vars(module)[variant_name]
-            qualname = _contract_function(topic, variant)
+            qualname = _contract_function(table["signatures"], topic, variant)
             helpers = _helpers(module, variant) if qualname else None
             if helpers is None:
                 continue
-            function = contract.split(qualname)[1]
-            params = contract.SIGNATURES[qualname][1:-1]
-            passed = ", ".join(f"{p}={p}" for p in inspect.signature(_signature_stub(qualname)).parameters)
+            function = qualname.split(".", 1)[1]
+            params = table["signatures"][qualname][1:-1]
+            passed = ", ".join(f"{p}={p}" for p in _parameters(table["signatures"][qualname]))
             for name, switches, _explain in vars(module)[rows_name]:
                 if not isinstance(switches, dict):
                     continue
