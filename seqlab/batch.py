@@ -14,18 +14,16 @@ points it could have had, and a results.json that says why. Each hand-in is read
 
 from __future__ import annotations
 
-import base64
 import json
-import os
-import pickle
 import queue
 import re
-import select
+import socket
 import subprocess
 import sys
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
+from multiprocessing.connection import Connection
 from pathlib import Path
 
 from .defaults import SUBMISSION_TIMEOUT_S
@@ -106,65 +104,74 @@ def discover(named: dict[str, Path], work_dir: Path) -> list[Submission]:
 class _Worker:
     """A grading process that lives across submissions: it imports torch, pytest and the graders
     once. It runs only trusted code (each submission still gets its own fresh student child);
-    if it dies or hangs, it is replaced and only the submission in hand is affected."""
+    if it dies or hangs, it is replaced and only the submission in hand is affected.
+
+    Jobs and answers are pickled frames on a socket pair (multiprocessing.connection): both
+    ends are seqlab's own, so a job carries its GradingSettings as they are, and nothing the
+    worker prints can be mistaken for an answer."""
 
     def __init__(self):
         self.proc: subprocess.Popen | None = None
+        self.channel: Connection | None = None
 
     def _start(self) -> None:
+        ours, theirs = socket.socketpair()
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", "from seqlab.batch import worker_main; worker_main()"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
+            [sys.executable, "-c", f"from seqlab.batch import worker_main; worker_main({theirs.fileno()})"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
-            text=True,
-            bufsize=1,
+            pass_fds=[theirs.fileno()],
         )
+        theirs.close()
+        self.channel = Connection(ours.detach())
 
     def stop(self) -> None:
         if self.proc is not None:
             self.proc.kill()
             self.proc.wait()
             self.proc = None
+        if self.channel is not None:
+            self.channel.close()
+            self.channel = None
 
     def grade(self, job: dict, timeout: float) -> dict:
         if self.proc is None or self.proc.poll() is not None:
+            self.stop()
             self._start()
         try:
-            self.proc.stdin.write(json.dumps(job) + "\n")
-            self.proc.stdin.flush()
-        except (BrokenPipeError, OSError):
+            self.channel.send(job)
+        except OSError:
             self.stop()
             return {"status": "error", "reason": "the grading process could not be reached"}
-        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
-        if not ready:
-            self.stop()
-            return {"status": "error", "reason": f"grading took longer than {timeout:g} s"}
-        line = self.proc.stdout.readline()
-        if not line:
+        try:
+            if not self.channel.poll(timeout):
+                self.stop()
+                return {"status": "error", "reason": f"grading took longer than {timeout:g} s"}
+            return self.channel.recv()
+        except (EOFError, OSError):
             code = self.proc.wait()
-            self.proc = None
+            self.stop()
             if code in (130, -2):  # interrupted (Ctrl-C): not done, a rerun grades it
                 return {"status": "interrupted"}
             return {"status": "error", "reason": f"the grading process died (exit {code})"}
-        return json.loads(line)
 
 
-def worker_main() -> None:
-    """Grade the jobs read from stdin, one JSON line each; answer one JSON line each. A job's
-    ``settings`` are the parent's GradingSettings as they are (pickled: this process is ours and
-    trusted), so nothing is read or probed again here."""
-    protocol = os.fdopen(os.dup(1), "w", buffering=1)
-    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # nothing printed can corrupt the protocol
-    sys.stdout = sys.stderr
+def worker_main(fd: int) -> None:
+    """Grade the jobs read from the channel ``fd``, answering each with its status; a job's
+    ``settings`` are the parent's GradingSettings as they are, so nothing is read or probed
+    again here."""
     from .grading import GradingError, grade_submission
     from .reports import write_all
 
-    for line in sys.stdin:
-        job = json.loads(line)
+    channel = Connection(fd)
+    while True:
         try:
-            settings = pickle.loads(base64.b64decode(job["settings"]))
-            settings = replace(settings, protected_dirs=(job["out"], *settings.protected_dirs))
+            job = channel.recv()
+        except EOFError:  # the parent is gone
+            return
+        try:
+            settings = replace(job["settings"], protected_dirs=(job["out"], *job["settings"].protected_dirs))
             result = grade_submission(job["submission"], settings)
             write_all(result, Path(job["out"]))
             status = {"status": "graded"}
@@ -172,7 +179,7 @@ def worker_main() -> None:
             status = {"status": "error", "reason": str(exc)[:500]}
         except Exception as exc:  # a grader bug must cost this submission only, with the reason
             status = {"status": "error", "reason": f"internal error: {type(exc).__name__}: {exc}"[:500]}
-        protocol.write(json.dumps(status) + "\n")
+        channel.send(status)
 
 
 def _grade_one(sub: Submission, out: Path, workers: queue.Queue[_Worker], job: dict, timeout: float) -> dict:
@@ -272,7 +279,7 @@ def grade_all(
         return rows
 
     rows = refresh()
-    job = {"settings": base64.b64encode(pickle.dumps(settings)).decode(), "max_score": max_score}
+    job = {"settings": settings, "max_score": max_score}
     jobs = max(1, min(run.jobs, len(todo) or 1))
     workers: queue.Queue[_Worker] = queue.Queue()
     for _ in range(jobs):
