@@ -263,7 +263,11 @@ def test_linear_scan_lengths(grade, make):
 # student's code could still inflate (a thread that burns CPU whenever a request arrives) gains
 # them one slowdown unit, not a verdict.
 # Minima over TIMING_ROUNDS interleaved rounds: load inflates each side of a round alike, and
-# one quiet round per side is enough. Every round's answer is checked (fresh inputs: a cache
+# one quiet round per side is enough. The rounds stop early, after EARLY_ROUNDS, once the
+# slowdown so far is within EARLY_ACCEPT: more rounds could only lower the student's minimum and
+# rarely the reference's by that much, and no loop measured below 25 times, so the early accept
+# takes nothing from an honest scan (it only accepts) and gives nothing to a loop; it saves three
+# of five rounds for the scans that are clearly log-depth. Every round's answer is checked (fresh inputs: a cache
 # keyed on the input never hits, and a fast wrong answer after a right one earns nothing).
 # A measurement that says "loop" is repeated, up to MEASUREMENTS in all, and the points are
 # taken only if every one says so: an honest scan keeps them if one in three is clean, a loop
@@ -274,6 +278,8 @@ TIMING_SHAPE = (1, 131072, 4)  # (B, T, D)
 TIMING_DTYPE = torch.float32
 MAX_SLOWDOWN = 14.0
 TIMING_ROUNDS = 5
+EARLY_ROUNDS = 2
+EARLY_ACCEPT = MAX_SLOWDOWN / 2
 MEASUREMENTS = 3
 TIMING_BUDGET = 100.0
 STUDENT_TIMEOUT_S = (1.0, 6.0)  # floor and ceiling of the per-call timeout
@@ -334,6 +340,7 @@ def measure_slowdown(grade, make) -> dict:
     # Where the student's process has no readable CPU time, both sides are timed by the wall clock.
     cpu = grade.student.cpu_clock() is not None
     best = {"reference": float("inf"), "student": float("inf"), "ping": float("inf")}
+    rounds = 0  # the rounds that measured both sides
     for _ in range(TIMING_ROUNDS):
         case, args = timing_inputs(make)
         *reference, expected = _timed_reference(grade, args)
@@ -358,6 +365,9 @@ def measure_slowdown(grade, make) -> dict:
             continue  # the child was replaced during the call: this round has no CPU time
         best["ping"] = min(best["ping"], ping)
         best["student"] = min(best["student"], max(student - min(best["ping"], best["reference"]), 0.0))
+        rounds += 1
+        if rounds >= EARLY_ROUNDS and best["student"] <= EARLY_ACCEPT * best["reference"]:
+            break
     return {**best, "slowdown": best["student"] / best["reference"], "clock": "cpu" if cpu else "wall"}
 
 

@@ -78,7 +78,8 @@ def add_parser(subparsers) -> None:
     qti.add_argument(
         "--variant-pool",
         action="store_true",
-        help="one quiz whose questions are groups of the students' variants (the LMS draws one)",
+        help="one quiz whose questions are groups of the students' variants, the LMS drawing one per "
+        "student: the route for Canvas, which cannot assign a quiz per student in bulk",
     )
     qti.set_defaults(func=run_qti)
 
@@ -100,7 +101,7 @@ def _exam(path: Path):
 
 def _students(args) -> list[str]:
     from ..errors import UserError
-    from ..exam.variants import StudentIdError, check_student_id
+    from ..exam.draws import StudentIdError, check_student_id
 
     ids = list(args.student)
     if args.students is not None:
@@ -158,7 +159,7 @@ def _print_pdfs(instances, out, *, key: bool) -> None:
 
 
 def run_qti(args) -> int:
-    from ..exam.qti import write_qti
+    from ..exam.qti_package import write_qti
     from ..exam.variants import make_instance
 
     exam = _exam(args.exam)
@@ -179,10 +180,11 @@ def run_qti(args) -> int:
 
 def _print_result(result, file=None) -> None:
     file = file or sys.stdout
-    for t in result.tests:
+    for t in result.tests:  # in paper order, each by its number and id
         mark = "ok " if t.status == "passed" else ("~  " if t.score > 0 else "-- ")
+        number = t.details.get("question", "")
         print(
-            f"{mark}{t.score:5.4g} / {t.max_score:<4.4g} {t.name.split(':', 1)[0][len('exam.') :]}: {t.output}",
+            f"{mark}{t.score:5.4g} / {t.max_score:<4.4g} Q{number} {t.name.split(':', 1)[0][len('exam.') :]}: {t.output}",
             file=file,
         )
     for e in result.errors:
@@ -192,8 +194,9 @@ def _print_result(result, file=None) -> None:
 
 def run_grade(args) -> int:
     from ..errors import UserError
-    from ..exam.grading import AnswersError, grade_file
-    from ..exam.variants import StudentIdError
+    from ..exam.draws import StudentIdError
+    from ..exam.errors import AnswersError
+    from ..exam.paper import grade_file
     from ..reports import write_all
 
     exam = _exam(args.exam)
@@ -213,7 +216,8 @@ def run_grade(args) -> int:
 
 def run_grade_all(args) -> int:
     from ..errors import UserError
-    from ..exam.grading import AnswersError, grade_folder, gradebook_csv, load_roster
+    from ..exam.errors import AnswersError
+    from ..exam.grading import grade_folder, gradebook_csv, load_roster
     from ..gradebook import write_text_atomic
     from ..reports import write_all
 
@@ -235,9 +239,11 @@ def run_grade_all(args) -> int:
         else:
             print(f"error: {row.reason}", file=sys.stderr)
     write_text_atomic(out / "gradebook.csv", gradebook_csv(exam, rows))
-    from ..exam.items import write_item_analysis
+    from ..exam.items import class_notice, write_item_analysis
 
     write_item_analysis(exam, rows, out)
+    if class_notice(rows):
+        print(f"note: {class_notice(rows)}")
     bad = sum(1 for r in rows if r.result is None)
     print(
         f"graded {len(rows) - bad} of {len(rows)} answers file(s); gradebook: {out / 'gradebook.csv'}; "
@@ -248,8 +254,10 @@ def run_grade_all(args) -> int:
 
 def run_check(args) -> int:
     from ..errors import UserError
-    from ..exam.grading import AnswersError, check_answers, check_readable, load_answers, load_shapes
-    from ..exam.variants import StudentIdError, check_student_id
+    from ..exam.answers import check_readable, load_answers, load_shapes
+    from ..exam.draws import StudentIdError, check_student_id
+    from ..exam.errors import AnswersError
+    from ..exam.paper import check_answers
 
     try:
         claimed, answers = load_answers(args.answers, require_student=False)

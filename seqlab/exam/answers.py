@@ -9,7 +9,8 @@ An answers file is YAML (JSON is YAML too)::
       concept.bottleneck: "B"
 
 A file that cannot be read raises ``AnswersError`` naming the file and the problem; the
-readability check (``seqlab exam check`` and the exam notebook) uses the grader's own parsers.
+readability check (``seqlab exam check``) uses the grader's own parsers; the check students run
+without seqlab (``check_script``, also the notebook's check cell) is held to the same verdicts.
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ from typing import Any
 import sympy
 import yaml
 
+from .check_script import report
 from .draws import StudentIdError, check_student_id
-from .errors import AnswersError
+from .errors import AnswersError, yaml_problem
 from .marking import answer_text, choice_letter, count_problem, truefalse_value
 from .model import CHOICE, NUMERIC, SYMBOLIC
 from .safeexpr import AnswerRejected, parse, parse_numbers
@@ -50,9 +52,7 @@ def load_answers(path: str | Path, *, require_student: bool = True) -> tuple[str
         loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
         data = yaml.load(text, Loader=loader)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
-        raise AnswersError(f"{path}: not valid YAML{where}: {getattr(exc, 'problem', None) or exc}") from None
+        raise AnswersError(f"{path}: {yaml_problem(exc, text)}") from None
     return answers_from_data(data, str(path), require_student=require_student)
 
 
@@ -100,12 +100,10 @@ def load_shapes(path: str | Path) -> tuple[str, list[dict]]:
 
 
 def check_readable(shapes: list[dict], answers: dict[str, Any], *, quiet: bool = False) -> list[str]:
-    """The readability check itself (CLI and notebook): one line per unreadable answer."""
-    problems = []
-    for shape in shapes:
-        problem = readability_problem(shape, answers.get(shape["id"]))
-        if problem:
-            problems.append(f"answer {shape['number']} ({shape['id']}): {problem}")
+    """The readability check itself: one line per unreadable answer, by question number, and one
+    line for every question not answered yet (a list of 40 "no answer" lines buries the two real
+    problems)."""
+    problems = report(shapes, lambda shape: readability_problem(shape, answers.get(shape["id"])))
     if not quiet:
         print("\n".join(problems) if problems else "all answers readable")
     return problems

@@ -4,6 +4,12 @@
 title: Sequence models, final exam
 seed: 20261215              # with the student id, fixes every parameter of every variant
 visibility: after_published # Gradescope visibility of per-question feedback
+duration: 120               # minutes; no student's questions may declare more in total
+aids:                       # printed on every paper, in every medium
+  calculator: a scientific calculator is allowed
+  computer: only to read the paper and type the answers file
+conventions: |              # stated once on the paper; every question's text follows them
+  Classes and tokens are numbered from 0, time steps from 1 ...
 parts:
   - title: Optimizers
     questions:
@@ -16,8 +22,9 @@ parts:
       - {id: rnn.shapes, form: bidirectional}  # questions with forms: the same form for everyone
 ```
 
-``load_exam`` checks everything (unknown ids, unknown mistakes, bad points) and reports
-``file: where: what`` so the instructor can fix the file.
+``load_exam`` checks everything (unknown ids, unknown mistakes, bad points, a draw whose declared
+minutes exceed the duration) and reports ``file: where: what`` so the instructor can fix the
+file; a YAML syntax error names the line where the parser found it.
 """
 
 from __future__ import annotations
@@ -30,9 +37,9 @@ import yaml
 
 from .bank import load_bank
 from .draws import sample_params
-from .errors import ExamError
+from .errors import ExamError, yaml_problem
 from .model import CHOICE, NUMERIC, REGISTRY, TRUEFALSE, Question, Tolerance
-from .pools import is_pool_entry, paper_max_score, parse_pool
+from .pools import is_pool_entry, parse_pool
 
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
 
@@ -63,11 +70,14 @@ class Exam:
     visibility: str = "after_published"
     path: str = ""
     pools: tuple = ()  # pools.Pool: every candidate of a pool is in ``questions``
+    duration: float = 0.0  # minutes; 0: not stated (the bank preview)
+    aids: tuple[tuple[str, str], ...] = ()  # (aid, what is allowed), in the file's order
+    conventions: str = ""
 
     @property
     def max_score(self) -> float:
-        """Points of one student's paper (pools count ``draw * points``)."""
-        return paper_max_score(self)
+        """Points of one student's paper: the questions outside pools plus ``draw * points`` per pool."""
+        return sum(q.points for q in self.questions if not q.pool) + sum(p.max_score for p in self.pools)
 
     def ids(self) -> list[str]:
         return [q.id for q in self.questions]
@@ -76,13 +86,14 @@ class Exam:
 def load_exam(path: str | Path) -> Exam:
     load_bank()
     path = Path(path)
+    text = ""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        return exam_from_dict(yaml.safe_load(text), str(path))
     except OSError as exc:
         raise ExamError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except yaml.YAMLError as exc:
-        raise ExamError(f"{path}: not valid YAML: {exc}") from None
-    return exam_from_dict(data, str(path))
+    except yaml.YAMLError as exc:  # the line to fix, where the parser knows it
+        raise ExamError(f"{path}: {yaml_problem(exc, text)}") from None
 
 
 def _err(source: str, where: str, what: str) -> ExamError:
@@ -96,7 +107,7 @@ def exam_from_dict(data: Any, source: str = "<exam>") -> Exam:
     for key in ("title", "seed", "parts"):
         if key not in data:
             raise _err(source, key, "missing")
-    unknown = set(data) - {"title", "seed", "parts", "instructions", "visibility"}
+    unknown = set(data) - {"title", "seed", "parts", "instructions", "visibility", "duration", "aids", "conventions"}
     if unknown:
         raise _err(source, ", ".join(sorted(unknown)), "unknown key(s)")
     seed = data["seed"]
@@ -128,7 +139,7 @@ def exam_from_dict(data: Any, source: str = "<exam>") -> Exam:
             questions.append(_question(entry, f"{where}.questions[{j}]", title, source, seen))
     if not questions:
         raise _err(source, "parts", "no questions")
-    return Exam(
+    exam = Exam(
         title=str(data["title"]),
         seed=seed,
         questions=tuple(questions),
@@ -137,7 +148,45 @@ def exam_from_dict(data: Any, source: str = "<exam>") -> Exam:
         visibility=visibility,
         path=source,
         pools=tuple(pools),
+        duration=_duration(data.get("duration", 0), source),
+        aids=_aids(data.get("aids") or {}, source),
+        conventions=str(data.get("conventions") or "").strip(),
     )
+    if exam.duration and most_minutes(exam) > exam.duration:
+        raise _err(
+            source,
+            "duration",
+            f"a paper's questions declare up to {most_minutes(exam):g} minutes, more than the "
+            f"{exam.duration:g} minutes of the exam: take questions out or raise the duration",
+        )
+    return exam
+
+
+def _duration(value: Any, source: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise _err(source, "duration", "must be the exam's length in minutes")
+    return float(value)
+
+
+def _aids(value: Any, source: str) -> tuple[tuple[str, str], ...]:
+    if not isinstance(value, dict) or not all(isinstance(v, str) and v.strip() for v in value.values()):
+        raise _err(source, "aids", "must map an aid (calculator, computer, notes) to what is allowed")
+    return tuple((str(k), v.strip()) for k, v in value.items())
+
+
+def most_minutes(exam: Exam) -> float:
+    """The most minutes any paper's questions declare: every question outside a pool, and each pool's
+    ``draw`` longest candidates (the worst draw a student can get)."""
+    fixed = sum(eq.question.minutes for eq in exam.questions if not eq.pool)
+    pooled = 0.0
+    for pool in exam.pools:
+        longest = sorted((eq.question.minutes for eq in exam.questions if eq.pool == pool.name), reverse=True)
+        pooled += sum(longest[: pool.draw])
+    return fixed + pooled
+
+
+def paper_minutes(questions: list[ExamQuestion]) -> float:
+    return sum(eq.question.minutes for eq in questions)
 
 
 def _question(entry: Any, where: str, part: str, source: str, seen: set[str]) -> ExamQuestion:
@@ -211,12 +260,11 @@ def _question(entry: Any, where: str, part: str, source: str, seen: set[str]) ->
 
 
 def all_questions_exam(seed: int | str = 0, points: float = 1.0) -> Exam:
-    """Every question of the bank, one part per topic (tests, coverage, the bank preview)."""
+    """Every question of the bank, one part per topic (tests, coverage, the bank preview); no partial
+    credit is stated (an exam file states it, where the lint finds every entry earns it)."""
     load_bank()
     parts: dict[str, list[ExamQuestion]] = {}
     for q in REGISTRY.values():
-        parts.setdefault(q.topic, []).append(
-            ExamQuestion(question=q, points=points, part=q.topic, per_element=q.kind == NUMERIC)
-        )
+        parts.setdefault(q.topic, []).append(ExamQuestion(question=q, points=points, part=q.topic))
     questions = tuple(eq for group in parts.values() for eq in group)
     return Exam(title="Question bank (every question)", seed=seed, questions=questions, parts=tuple(parts))

@@ -1,8 +1,7 @@
 """Grading a class's exam: every answers file of a hand-in folder, and the gradebook.
 
 The layers below, along the data flow: ``answers`` reads and checks a file, ``marking`` marks
-one answer per kind, ``paper`` grades one student's paper. Their public names are re-exported
-here, where the CLI, the exam notebook and the tests have always found them.
+one answer per kind, ``paper`` grades one student's paper; callers import each from its layer.
 """
 
 from __future__ import annotations
@@ -15,40 +14,11 @@ from typing import Any
 
 from ..gradebook import csv_text
 from ..results import GradingResult
-from .answers import MAX_FILE_BYTES, answers_from_data, check_readable, load_answers, load_shapes, readability_problem
+from .answers import load_answers
 from .draws import StudentIdError, check_student_id
 from .errors import AnswersError
 from .examfile import Exam
-from .marking import Mark, answer_shapes, count_problem, earning_entries, given_numbers, grade_variant
-from .paper import check_answers, grade_answers, grade_file
-
-# the names callers import from here: this module's own, and the layers' it re-exports
-__all__ = [
-    "ANSWER_SUFFIXES",
-    "HANDED_IN_PREFIX",
-    "MAX_FILE_BYTES",
-    "AnswersError",
-    "BatchRow",
-    "Mark",
-    "answer_files",
-    "answer_shapes",
-    "answers_from_data",
-    "check_answers",
-    "check_readable",
-    "count_problem",
-    "earning_entries",
-    "given_numbers",
-    "grade_answers",
-    "grade_file",
-    "grade_folder",
-    "grade_variant",
-    "gradebook_csv",
-    "load_answers",
-    "load_roster",
-    "load_shapes",
-    "owner_from_name",
-    "readability_problem",
-]
+from .paper import grade_answers
 
 
 @dataclass
@@ -165,8 +135,15 @@ def grade_folder(exam: Exam, folder: str | Path, roster: dict[str, str] | None =
 
 
 def gradebook_csv(exam: Exam, rows: list[BatchRow]) -> str:
-    """One row per answers file: student, status, totals, one column per question, reason."""
+    """One row per answers file: student, status, totals, one column per question, reason. A question's
+    column is headed by its number on the papers and its id (``Q12 rnn.shapes``); a pool's
+    candidates share their slot's number."""
     ids = exam.ids()
+    numbers: dict[str, int] = {}
+    for row in rows:
+        for t in row.result.tests if row.result is not None else ():
+            numbers.setdefault(t.name.split(":", 1)[0][len("exam.") :], t.details.get("question"))
+    headers = [f"Q{numbers[q]} {q}" if numbers.get(q) else q for q in ids]
     lines = []
     for row in sorted(rows, key=lambda r: (r.status != "graded", r.student, r.file)):
         if row.result is None:
@@ -200,4 +177,4 @@ def gradebook_csv(exam: Exam, rows: list[BatchRow]) -> str:
                 "; ".join(result.errors)[:300],
             ]
         )
-    return csv_text(["student", "status", "total", "max_score", "percent", *ids, "flag", "file", "reason"], lines)
+    return csv_text(["student", "status", "total", "max_score", "percent", *headers, "flag", "file", "reason"], lines)

@@ -9,12 +9,9 @@ from __future__ import annotations
 import html
 import re
 from functools import lru_cache
-from typing import TYPE_CHECKING
 
 from .markdown import environment, exam_markdown, key_markdown
-
-if TYPE_CHECKING:
-    from .variants import ExamInstance
+from .variants import ExamInstance
 
 _INLINE_MATH = re.compile(r'<span class="math">\\\((.*?)\\\)</span>', re.S)
 _BLOCK_MATH = re.compile(r'<div class="math">\$\$(.*?)\$\$</div>', re.S)

@@ -92,7 +92,10 @@ def analyse(exam: Exam, rows: list) -> list[ItemStats]:
         counts = Counter(t.details.get("mistake") for t, _ in had if t.details.get("mistake"))
         item.mistakes = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP_MISTAKES]
         if len(had) < MIN_STUDENTS:
-            item.flag = f"too few students ({len(had)} < {MIN_STUDENTS}) to judge discrimination"
+            # a small class gets one notice (class_notice), not the same flag on every question;
+            # a pool's question few students drew, in a class large enough, is flagged
+            if len(graded) >= MIN_STUDENTS:
+                item.flag = f"too few students ({len(had)} < {MIN_STUDENTS}) to judge discrimination"
             continue
         item.r_rest = _pearson(fractions, rest)
         order = sorted(range(len(had)), key=lambda i: rest[i])
@@ -113,6 +116,17 @@ def analyse(exam: Exam, rows: list) -> list[ItemStats]:
         elif item.r_rest < FLAG_BELOW:
             item.flag = f"near-zero discrimination (r = {item.r_rest:.2f} < {FLAG_BELOW})"
     return stats
+
+
+def class_notice(rows: list) -> str:
+    """One line for a class too small to judge any question's discrimination ("" otherwise)."""
+    graded = sum(1 for r in rows if r.result is not None)
+    if graded >= MIN_STUDENTS:
+        return ""
+    return (
+        f"item analysis: {graded} graded paper(s), fewer than {MIN_STUDENTS}: no question's "
+        "discrimination is judged (means and mistakes are still listed)"
+    )
 
 
 def _fmt(x: float | None, digits: int = 3) -> str:
@@ -211,6 +225,7 @@ def class_report_html(exam: Exam, rows: list, stats: list[ItemStats]) -> str:
         "group_share": GROUP_SHARE,
         "min_students": MIN_STUDENTS,
         "flagged": [s for s in stats if s.flag],
+        "notice": class_notice(rows),
     }
     return environment().get_template("class_report.html.j2").render(context).rstrip() + "\n"
 

@@ -1,15 +1,14 @@
 """A paper as Markdown: each question's text and worked solution, the exam and the key.
 
-Every text comes from a jinja2 template in ``templates/exam/``: one per question
-(``questions/<id>.md.j2`` with a ``question`` and a ``solution`` block, or the shared concept
-templates), and ``exam.md.j2`` / ``key.md.j2`` for the whole paper. The other outputs (HTML,
+Every text comes from a jinja2 template: one per question with a ``question`` and a ``solution``
+block, written beside its generator (``declare.text``) or in ``templates/exam/questions/<id>.md.j2``
+(or the shared concept templates), and ``templates/exam/exam.md.j2`` / ``key.md.j2`` for the paper. The other outputs (HTML,
 the notebook, PDF, QTI) are made from this Markdown and the context it is rendered with.
 """
 
 from __future__ import annotations
 
 from functools import cache
-from typing import TYPE_CHECKING
 
 import jinja2
 import sympy
@@ -19,9 +18,7 @@ from ..paths import TEMPLATES_DIR
 from .draws import format_number
 from .marking import earning_entries
 from .model import CHOICE, NUMERIC, SYMBOLIC, TRUEFALSE, Variant, mistake_words
-
-if TYPE_CHECKING:  # variants renders through this module; the paper type is for annotations only
-    from .variants import ExamInstance
+from .variants import ExamInstance
 
 EXAM_TEMPLATES = TEMPLATES_DIR / "exam"
 
@@ -71,14 +68,29 @@ def _block(template: jinja2.Template, name: str, context: dict) -> str:
     return "".join(template.blocks[name](template.new_context(context))).strip()
 
 
+@cache
+def _inline(question_id: str, source: str) -> jinja2.Template:
+    return environment().from_string(source)
+
+
 def render_question(v: Variant) -> tuple[str, str]:
-    """The question text and its worked solution (Markdown)."""
-    template = environment().get_template(v.question.template)
+    """The question text and its worked solution (Markdown): the template written beside the
+    generator (``declare.text``), or its file under ``templates/exam/questions/``."""
+    q = v.question
+    template = _inline(q.id, q.text) if q.text else environment().get_template(q.template)
     context = {"p": v.params, "q": v.question, "answer": v.answer, "key": v.key}
     text = _block(template, "question", context)
     if not text:
-        raise ValueError(f"{v.question.template}: empty question block")
+        raise ValueError(f"{v.question.template or v.question.id}: empty question block")
     return text, _block(template, "solution", context)
+
+
+def render_texts(inst: ExamInstance) -> ExamInstance:
+    """Fill in each variant's text and solution (once): what every output that shows them calls."""
+    for v in inst.variants:
+        if not v.text:
+            v.text, v.solution = render_question(v)
+    return inst
 
 
 def answer_format(v: Variant) -> str:
@@ -113,6 +125,48 @@ PARTIAL_CREDIT_POLICY = (
     "stated fraction. Everything else earns full points or none."
 )
 ROUNDING_POLICY = "Keep full precision in intermediate steps and round only the final answer; give integers exactly."
+ANSWER_SYNTAX = (
+    "Write each answer as text. Numbers may be written as simple arithmetic (`1/3`, `sqrt(2)/2`, "
+    "`2.5e-3`); lists of numbers are separated by commas; formulas use `+ - * / ^`, parentheses, the "
+    "functions `sqrt exp log tanh sigmoid sin cos` and the constant `e` (or `exp(1)`), with the symbol "
+    "names the question gives; write every product with `*` (`2*x`, not `2x`)."
+)
+CHECK_ADVICE = (
+    "Before handing in, run the check written next to this paper, `python3 check-{student}.py "
+    "answers-{student}.yaml` (standard Python, nothing to install; the notebook has a check cell): "
+    "it reports, by question number, answers it cannot read, never whether an answer is right."
+)
+
+
+def paper_rules(inst: ExamInstance) -> list[tuple[str, str]]:
+    """Every paper-wide rule, (name, Markdown), in the order the paper states them: what each
+    medium (Markdown, HTML, PDF, notebook, LMS quiz) prints before the questions, from here alone."""
+    exam = inst.exam
+    rules = []
+    if exam.duration:
+        rules.append(
+            (
+                "Time",
+                f"{exam.duration:g} minutes. The questions are planned for {inst.minutes:g} minutes of work; "
+                "each question's points follow its length.",
+            )
+        )
+    rules += [(aid.capitalize(), allowed[:1].upper() + allowed[1:].rstrip(".") + ".") for aid, allowed in exam.aids]
+    if exam.conventions:
+        rules.append(("Conventions", exam.conventions))
+    if exam.instructions:
+        rules.append(("Grading", exam.instructions.strip()))
+    rules += [
+        ("Writing answers", ANSWER_SYNTAX),
+        ("Checking", CHECK_ADVICE.format(student=inst.student)),
+        ("Rounding", ROUNDING_POLICY),
+        ("Partial credit", PARTIAL_CREDIT_POLICY),
+    ]
+    return rules
+
+
+def rules_markdown(inst: ExamInstance) -> str:
+    return "\n\n".join(f"**{name}.** {' '.join(text.split())}" for name, text in paper_rules(inst))
 
 
 def partial_credit_rule(v: Variant, eq) -> str:
@@ -137,6 +191,7 @@ def partial_credit_rule(v: Variant, eq) -> str:
 def paper_context(inst: ExamInstance) -> dict:
     """What every template of a paper renders (Markdown, key, the PDF's page): its parts with each
     variant, how to write the answer and the partial-credit rule, and the exam's policies."""
+    render_texts(inst)
     parts: list[dict] = []
     for eq, v in zip(inst.questions, inst.variants):
         if not parts or parts[-1]["title"] != eq.part:
@@ -152,6 +207,7 @@ def paper_context(inst: ExamInstance) -> dict:
         "max_score": inst.exam.max_score,
         "partial_policy": PARTIAL_CREDIT_POLICY,
         "rounding_policy": ROUNDING_POLICY,
+        "rules": rules_markdown(inst),
     }
 
 

@@ -8,14 +8,12 @@ symbols) are also what ``seqlab exam check`` applies, so a student's check and t
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .draws import format_number
-from .model import CHOICE, NUMERIC, SYMBOLIC, Variant
+from .model import CHOICE, NUMERIC, SYMBOLIC, Variant, given_numbers
 from .safeexpr import MAX_LENGTH, AnswerRejected, equivalent, parse, parse_numbers
-
-if TYPE_CHECKING:  # a paper is drawn above this module; its type is for annotations only
-    from .variants import ExamInstance
+from .variants import ExamInstance
 
 
 @dataclass
@@ -118,19 +116,6 @@ def _numeric(v: Variant, text: str) -> Mark:
     where = f"entr{'y' if len(wrong) == 1 else 'ies'} {', '.join(wrong)} " if len(expected) > 1 else ""
     msg = f"incorrect: {where}not {tol.describe()} of the key ({key})"
     return Mark(credit, "; ".join([msg] + notes), "partial" if credit else "incorrect", details)
-
-
-def given_numbers(params: Any) -> list[float]:
-    """Every number printed in a question: its parameters, flattened (strings and flags skipped)."""
-    if isinstance(params, bool):
-        return []
-    if isinstance(params, (int, float)):
-        return [float(params)]
-    if isinstance(params, dict):
-        return [x for value in params.values() for x in given_numbers(value)]
-    if isinstance(params, (list, tuple)):
-        return [x for value in params for x in given_numbers(value)]
-    return []
 
 
 def earning_entries(v: Variant) -> list[bool]:

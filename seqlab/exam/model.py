@@ -16,7 +16,9 @@ Fairness by construction: every draw must be *valid* before a student sees it. T
 (``fair_draw``) holds for every numeric and symbolic question: each of the question's named
 mistakes is distinguishable from the key (for numbers, more than ``MISTAKE_MARGIN`` tolerances
 away in some entry, and the mistakes apart from each other too; for formulas, different at
-sample points), and no nonzero key entry is so small that the answer 0 would be accepted. A
+sample points), and no nonzero key entry is so small that the answer 0 would be accepted; a
+question declared with ``own_entries`` also has no key entry that 0 or a printed number would
+match (so per-entry credit on it pays for every entry, see ``marking.earning_entries``). A
 question adds its own rule with ``valid=`` (documented next to its generator). A draw that
 breaks either rule is thrown away and the same generator draws again, so the variant stays a
 pure function of (exam seed, student id). A question with harder and easier *forms* lists them
@@ -99,6 +101,12 @@ class Question:
     valid: Callable[[dict], bool] | None = None
     # forms of unequal difficulty: ``sample(rng, form)`` draws one; every student of an exam gets the same
     forms: tuple[str, ...] = ()
+    # the minutes a prepared student needs, reading included: an exam's draws must fit its duration
+    minutes: float = 0.0
+    # no key entry is 0 or a number the question prints: per-entry credit then pays every entry
+    own_entries: bool = False
+    # the text template written beside the generator (``declare.text``); "" = the ``template`` file
+    text: str = ""
 
     def syms(self, params: dict) -> tuple[Sym, ...]:
         return tuple(self.symbols(params)) if self.symbols else ()
@@ -120,8 +128,23 @@ def register(q: Question) -> Question:
         raise ValueError(f"{q.id}: a numeric question states its tolerance")
     if q.kind == SYMBOLIC and q.symbols is None:
         raise ValueError(f"{q.id}: a symbolic question declares its symbols")
+    if not q.minutes > 0:
+        raise ValueError(f"{q.id}: a question declares the minutes it takes (``minutes=`` of its kind line)")
     REGISTRY[q.id] = q
     return q
+
+
+def given_numbers(params: Any) -> list[float]:
+    """Every number printed in a question: its parameters, flattened (strings and flags skipped)."""
+    if isinstance(params, bool):
+        return []
+    if isinstance(params, (int, float)):
+        return [float(params)]
+    if isinstance(params, dict):
+        return [x for value in params.values() for x in given_numbers(value)]
+    if isinstance(params, (list, tuple)):
+        return [x for value in params for x in given_numbers(value)]
+    return []
 
 
 def _entries(value) -> list[float]:
@@ -160,6 +183,10 @@ def fair_draw(
         expected = _entries(answer)
         # an entry that is exactly 0 is the key (a masked weight); a tiny nonzero one would accept 0
         if any(e != 0.0 and tol.accepts(0.0, e) for e in expected):
+            return False
+        # a question whose entries are its own: a draw where one could be copied is drawn again
+        given = [0.0, *given_numbers(params)]
+        if q.own_entries and any(tol.accepts(x, e) for e in expected for x in given):
             return False
         values = [_entries(m.value) for m in mistakes.values()]
         if not all(_apart(v, expected, tol) for v in values):

@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
 
-from .markdown import PARTIAL_CREDIT_POLICY, ROUNDING_POLICY, answer_format, partial_credit_rule
-from .marking import answer_shapes
-
-if TYPE_CHECKING:
-    from .variants import ExamInstance
+from .markdown import answer_format, partial_credit_rule, render_texts, rules_markdown
+from .variants import ExamInstance
 
 
 def _grade_id(text: str) -> str:
@@ -35,6 +31,7 @@ def exam_notebook(inst: ExamInstance):
     """
     import nbformat
 
+    render_texts(inst)
     nb = nbformat.v4.new_notebook()
     nb["metadata"] = {
         "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
@@ -48,7 +45,7 @@ def exam_notebook(inst: ExamInstance):
             f"# {inst.exam.title}\n\nStudent: `{inst.student}`\n\n"
             "Write each answer as a string in the cell below its question, run the check cell (it reports "
             "answers the grader cannot read, never whether they are right), then run the last cell: "
-            f"it saves `answers.yaml`, the file you hand in.\n\n{ROUNDING_POLICY} {PARTIAL_CREDIT_POLICY}",
+            f"it saves `answers.yaml`, the file you hand in.\n\n{rules_markdown(inst)}",
             "header",
             locked,
         ),
@@ -73,14 +70,15 @@ def exam_notebook(inst: ExamInstance):
                 {"grade": False, "solution": True, "locked": False},
             )
         )
-    shapes = json.dumps(answer_shapes(inst), sort_keys=True)
     cells.append(
         _cell(
             "code",
-            "# Check before hand-in: the grader's own parser reports answers it cannot read\n"
-            "# (syntax, number of entries); it never says whether an answer is right.\n"
-            "import json\nfrom seqlab.exam.grading import check_readable\n"
-            f"problems = check_readable(json.loads({shapes!r}), answers)",
+            "# Check before hand-in: the check written next to this notebook reports, by question\n"
+            "# number, answers the grader cannot read; it never says whether an answer is right.\n"
+            "import json, subprocess, sys\n"
+            'with open("answers-check.json", "w") as f:\n'
+            f'    json.dump({{"student": {json.dumps(inst.student)}, "answers": answers}}, f)\n'
+            f'subprocess.run([sys.executable, "check-{inst.student}.py", "answers-check.json"])',
             "check",
             locked,
         )

@@ -1,7 +1,8 @@
 """Grading one paper: every question of one student's variant, as one ``GradingResult``.
 
-One ``TestResult`` per question (named ``exam.<question id>: <title>``) in the shared result
-model, so the Gradescope writer and the gradebook work as for code grading.
+One ``TestResult`` per question, in paper order, named ``exam.<question id>: Q<number> <title>``
+(the id and the number the paper prints), in the shared result model, so the Gradescope writer
+and the gradebook work as for code grading.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ def grade_answers(
     exam: Exam, student: str, answers: dict[str, Any], *, instance: ExamInstance | None = None, source: str = ""
 ) -> GradingResult:
     start = time.perf_counter()
-    inst = instance or make_instance(exam, student, render=False)
+    inst = instance or make_instance(exam, student)
     tests: list[TestResult] = []
     errors: list[str] = []
     unknown = sorted(set(answers) - set(exam.ids()))
@@ -45,7 +46,7 @@ def grade_answers(
         shown = _shown(answers.get(v.id))
         tests.append(
             TestResult(
-                name=f"exam.{v.id}: {v.question.title}",
+                name=f"exam.{v.id}: Q{v.number} {v.question.title}",
                 score=round(mark.score, 4),
                 max_score=v.points,
                 output=mark.output,
@@ -85,7 +86,7 @@ def _shown(raw: Any) -> Any:
 def check_answers(exam: Exam, student: str, answers: dict[str, Any]) -> list[str]:
     """What ``seqlab exam check`` reports: every answer the grader could not read, by number,
     through the same parser and shape rules as grading. Never whether an answer is right."""
-    inst = make_instance(exam, student, render=False)
+    inst = make_instance(exam, student)
     problems = []
     unknown = sorted(set(answers) - set(exam.ids()))
     if unknown:

@@ -85,7 +85,7 @@ def paper_html(inst: ExamInstance, *, key: bool = False) -> str:
     context = paper_context(inst)
     context.update(
         key=key,
-        instructions=typeset(inst.exam.instructions) if inst.exam.instructions else "",
+        rules_html=typeset(context["rules"]),
         html={v.id: typeset(v.text) for v in inst.variants},
         solution_html={v.id: typeset(v.solution) if v.solution else "" for v in inst.variants} if key else {},
         space={v.id: answer_space(v) for v in inst.variants},

@@ -26,13 +26,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..seeds import derived_rng
 from .errors import ExamError
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .examfile import Exam, ExamQuestion
 
 POOL_KEYS = {"pool", "draw", "points", "questions"}
 
@@ -63,9 +60,11 @@ def parse_pool(
     source: str,
     seen: set[str],
     seen_pools: set[str],
-    parse_question: Callable[..., ExamQuestion],
-) -> tuple[Pool, list[ExamQuestion]]:
-    """The pool and its questions (tagged with the pool's name), or ``ExamError`` naming the problem."""
+    parse_question: Callable[..., Any],
+) -> tuple[Pool, list[Any]]:
+    """The pool and its questions (tagged with the pool's name), or ``ExamError`` naming the problem.
+    ``parse_question`` is the exam file's own (``examfile``, which calls this): the questions are its
+    ``ExamQuestion``, this module only reads their id, points and kind and names their pool."""
 
     def err(at: str, what: str) -> ExamError:
         return ExamError(f"{source}: {at}: {what}")
@@ -119,18 +118,3 @@ def drawn_ids(pool: Pool, exam_seed: int | str, student: str) -> frozenset[str]:
     """The pool's questions this student gets: SHA-256 seeded, never Python's salted ``hash``."""
     rng = derived_rng(exam_seed, student, "pool", pool.name)
     return frozenset(rng.sample(pool.ids, pool.draw))
-
-
-def questions_for(exam: Exam, student: str) -> list[ExamQuestion]:
-    """The questions on this student's paper, in file order."""
-    if not exam.pools:
-        return list(exam.questions)
-    chosen: set[str] = set()
-    for pool in exam.pools:
-        chosen |= drawn_ids(pool, exam.seed, student)
-    return [q for q in exam.questions if not q.pool or q.id in chosen]
-
-
-def paper_max_score(exam: Exam) -> float:
-    """Points of one paper: the questions outside pools plus ``draw * points`` per pool."""
-    return sum(q.points for q in exam.questions if not q.pool) + sum(p.max_score for p in exam.pools)

@@ -15,17 +15,28 @@ Which questions travel:
 - ``truefalse``   -> ``true_false_question``;
 - ``numeric`` with a single number -> ``numerical_question`` with the range key +- tolerance
   (the exam's tolerance: ``abs + rel * |key|``), in decimal on the key's printed digits
-  (``numeric_range``), so the package has the same bytes on every machine.
+  (``numeric_range``), so the package has the same bytes on every machine;
+- ``numeric`` with n numbers and per-entry credit on the paper -> a question group (a ``section``
+  drawing all n) of n ``numerical_question`` items, entry i of n each, worth points/n: the
+  paper's own rule (each entry 1/n of the points; the lint makes sure no entry is copyable).
 
-Which do not, and why: vector answers (an LMS numeric item holds one number, and splitting a
-vector into items would change the question and its partial credit), and symbolic answers (no
-LMS item type checks algebraic equivalence). They stay on the paper/HTML exam; the package's
-``qti-skipped.txt`` (beside the zip) and the command's output list them.
+Which do not, and why: a vector the paper grades all or nothing (an LMS scores each item on its
+own, so it would pay for part of the answer), a vector in a variant pool (Canvas's groups do not
+nest), and symbolic answers: no LMS item type checks algebraic equivalence, and Canvas's formula
+question asks for a number at drawn values, another question. They stay on the paper/HTML exam;
+the package's ``qti-skipped.txt`` (beside the zip) and the command's output list them.
+
+Every quiz starts with a ``text_only_question`` holding the paper's rules (``markdown.paper_rules``:
+time, aids, conventions, answer syntax, rounding, partial credit), and every item carries its
+answer format and partial-credit line, as the paper prints them.
 
 One quiz per student (``--students``): each is that student's variant, the same parameters and
-keys as the paper exam, assigned to that student in the LMS. Or (``--variant-pool``) one quiz in
-which each question is a question group holding the variants of the listed ids, one drawn per
-attempt by the LMS (Canvas's "pick 1 from the group"). Math is MathML, as in the HTML
+keys as the paper exam, assigned to that student in the LMS (one quiz per student to assign by
+hand). Or (``--variant-pool``, the route for Canvas, where quizzes cannot be assigned to students
+in bulk) one quiz in which each question is a question group holding the variants of the listed
+ids, one drawn per attempt by the LMS (Canvas's "pick 1 from the group"): import it once, publish
+it to the whole course; the LMS, not the student id, then picks each student's variant and grades
+it, and ``seqlab exam grade`` is not involved. Math is MathML, as in the HTML
 exam (Canvas and Moodle keep MathML through their HTML sanitizers and browsers draw it natively):
 no TeX is left for the LMS to typeset or show raw. The zip is byte-reproducible.
 """
@@ -34,19 +45,18 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-import zipfile
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, localcontext
-from pathlib import Path
 
 from ..tolerance import Tolerance
+from .draws import format_number
 from .html import markdown_to_html
+from .markdown import answer_format, partial_credit_rule, render_texts, rules_markdown
+from .marking import expected_entries
 from .model import CHOICE, NUMERIC, TRUEFALSE, Variant
 from .variants import ExamInstance
 
 QTI_NS = "http://www.imsglobal.org/xsd/ims_qtiasiv1p2"
-CP_NS = "http://www.imsglobal.org/xsd/imsccv1p1/imscp_v1p1"
-_ZIP_TIME = (2020, 1, 1, 0, 0, 0)  # fixed: the same exam gives the same bytes
 
 
 @dataclass(frozen=True)
@@ -56,19 +66,31 @@ class Skipped:
     reason: str
 
 
-def travels(v: Variant) -> str:
-    """'' when the variant can become an LMS item, else why not."""
+def travels(v: Variant, *, pooled: bool = False) -> str:
+    """'' when the variant can become LMS items, else why not (``pooled``: in a variant pool)."""
     kind = v.question.kind
     if kind in (CHOICE, TRUEFALSE):
         return ""
     if kind == NUMERIC:
-        if isinstance(v.answer, list) and len(v.answer) > 1:
-            return f"a vector of {len(v.answer)} numbers: an LMS numeric item holds one number"
+        if _entries(v) > 1 and pooled:
+            return f"a vector of {_entries(v)} numbers in a variant pool: Canvas's question groups do not nest"
+        if _entries(v) > 1 and not v.partial.get("per_element"):
+            return f"a vector of {_entries(v)} numbers graded all or nothing: an LMS scores each entry's item alone"
         return ""
     return "a formula: no LMS item type checks algebraic equivalence"
 
 
-def _ident(text: str) -> str:
+def _entries(v: Variant) -> int:
+    return len(v.answer) if isinstance(v.answer, list) else 1
+
+
+def _question_text(v: Variant, eq) -> str:
+    """The question's text as the paper prints it, with its answer format and partial credit."""
+    rule = partial_credit_rule(v, eq) if eq is not None else ""
+    return f"{v.text}\n\n*Answer:* {answer_format(v)}" + (f"\n\n*Partial credit:* {rule}." if rule else "")
+
+
+def safe_ident(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", text)[:120]
 
 
@@ -83,7 +105,7 @@ def _material(parent: ET.Element, html: str) -> None:
 
 def _metadata(item: ET.Element, question_type: str, points: float) -> None:
     meta = ET.SubElement(ET.SubElement(item, "itemmetadata"), "qtimetadata")
-    for label, entry in (("question_type", question_type), ("points_possible", f"{points:g}")):
+    for label, entry in (("question_type", question_type), ("points_possible", f"{points:.10g}")):
         field = ET.SubElement(meta, "qtimetadatafield")
         ET.SubElement(field, "fieldlabel").text = label
         ET.SubElement(field, "fieldentry").text = entry
@@ -145,9 +167,36 @@ def _plain(d: Decimal) -> str:
     return "0" if text in ("-0", "") else text
 
 
-def variant_item(v: Variant, student: str) -> ET.Element:
-    """One QTI item for a variant that travels (see ``travels``)."""
-    item = ET.Element("item", ident=_ident(f"{student}-{v.id}"), title=f"{v.number}. {v.question.title}")
+def rules_item(inst: ExamInstance) -> ET.Element:
+    """The quiz's first item: the paper's rules, as a question that asks nothing."""
+    item = ET.Element("item", ident=safe_ident(f"{inst.student}-rules"), title="Rules of this exam")
+    _metadata(item, "text_only_question", 0)
+    _material(ET.SubElement(item, "presentation"), _html(rules_markdown(inst)))
+    return item
+
+
+def variant_items(v: Variant, student: str, eq=None) -> list[ET.Element]:
+    """The QTI items of a variant that travels: one, or one per entry of a vector (``travels``)."""
+    if v.question.kind != NUMERIC or _entries(v) == 1:
+        return [variant_item(v, student, eq)]
+    n, keys = _entries(v), [format_number(x) for x in expected_entries(v)]
+    items = []
+    for i, key in enumerate(keys):
+        item = ET.Element(
+            "item", ident=safe_ident(f"{student}-{v.id}-{i + 1}"), title=f"{v.number}. {v.question.title} ({i + 1}/{n})"
+        )
+        _metadata(item, "numerical_question", v.points / n)
+        presentation = ET.SubElement(item, "presentation")
+        text = _question_text(v, eq) if i == 0 else f"Question {v.number}, continued."
+        _material(presentation, _html(text + f"\n\nThis item takes **entry {i + 1} of the {n}**."))
+        _numeric_response(item, presentation, key, v)
+        items.append(item)
+    return items
+
+
+def variant_item(v: Variant, student: str, eq=None) -> ET.Element:
+    """One QTI item for a variant that travels as one item (see ``travels``)."""
+    item = ET.Element("item", ident=safe_ident(f"{student}-{v.id}"), title=f"{v.number}. {v.question.title}")
     kind = v.question.kind
     question_type = {
         CHOICE: "multiple_choice_question",
@@ -157,7 +206,7 @@ def variant_item(v: Variant, student: str) -> ET.Element:
     _metadata(item, question_type, v.points)
     presentation = ET.SubElement(item, "presentation")
     # a choice question's rendered text lists its options; in the LMS they are the response labels
-    _material(presentation, _html(v.params["stem"] if kind == CHOICE else v.text))
+    _material(presentation, _html(v.params["stem"] if kind == CHOICE else _question_text(v, eq)))
     if kind in (CHOICE, TRUEFALSE):
         if kind == CHOICE:
             labels = [(chr(ord("A") + i), text) for i, text in enumerate(v.params["options"])]
@@ -171,7 +220,12 @@ def variant_item(v: Variant, student: str) -> ET.Element:
         ET.SubElement(condition, "varequal", respident="response1").text = str(v.answer)
         _full_marks(_outcomes(item), condition)
         return item
-    key, lo, hi = numeric_range(v.key, v.tolerance)
+    _numeric_response(item, presentation, v.key, v)
+    return item
+
+
+def _numeric_response(item: ET.Element, presentation: ET.Element, printed_key: str, v: Variant) -> None:
+    key, lo, hi = numeric_range(printed_key, v.tolerance)
     _material(presentation, f"<p><em>Answer:</em> one number, graded {v.tolerance.describe()} of the key.</p>")
     response = ET.SubElement(presentation, "response_str", ident="response1", rcardinality="Single")
     ET.SubElement(ET.SubElement(response, "render_fib", fibtype="Decimal"), "response_label", ident="answer1")
@@ -182,21 +236,34 @@ def variant_item(v: Variant, student: str) -> ET.Element:
     ET.SubElement(both, "vargte", respident="response1").text = lo
     ET.SubElement(both, "varlte", respident="response1").text = hi
     _full_marks(_outcomes(item), condition)
-    return item
 
 
 def assessment_xml(inst: ExamInstance) -> tuple[bytes, list[Skipped]]:
-    ident = _ident(f"seqlab-{inst.student}")
+    render_texts(inst)
+    ident = safe_ident(f"seqlab-{inst.student}")
     root = ET.Element("questestinterop", xmlns=QTI_NS)
     assessment = ET.SubElement(root, "assessment", ident=ident, title=f"{inst.exam.title} ({inst.student})")
     section = ET.SubElement(assessment, "section", ident="root_section")
+    section.append(rules_item(inst))
     skipped = []
-    for v in inst.variants:
+    for v, eq in zip(inst.variants, inst.questions):
         why = travels(v)
         if why:
             skipped.append(Skipped(inst.student, v.id, why))
             continue
-        section.append(variant_item(v, inst.student))
+        items = variant_items(v, inst.student, eq)
+        if len(items) == 1:
+            section.append(items[0])
+            continue
+        # a vector: one question group drawing all its entries' items, each worth points / n
+        group = ET.SubElement(
+            section, "section", ident=safe_ident(f"{inst.student}-{v.id}"), title=f"Question {v.number}"
+        )
+        selection = ET.SubElement(ET.SubElement(group, "selection_ordering"), "selection")
+        ET.SubElement(selection, "selection_number").text = str(len(items))
+        extension = ET.SubElement(selection, "selection_extension")
+        ET.SubElement(extension, "points_per_item").text = f"{v.points / len(items):.10g}"
+        group.extend(items)
     ET.indent(root)
     return ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n", skipped
 
@@ -207,6 +274,8 @@ def variant_pool_xml(instances: list[ExamInstance]) -> tuple[bytes, list[Skipped
     student id, then decides who gets which variant, and the LMS grades. A pool of the exam file
     becomes one group drawing ``draw`` of all its candidates' variants."""
     exam = instances[0].exam
+    for inst in instances:
+        render_texts(inst)
     root = ET.Element("questestinterop", xmlns=QTI_NS)
     assessment = ET.SubElement(root, "assessment", ident="seqlab-variants", title=f"{exam.title} (variants)")
     top = ET.SubElement(assessment, "section", ident="root_section")
@@ -217,7 +286,7 @@ def variant_pool_xml(instances: list[ExamInstance]) -> tuple[bytes, list[Skipped
         name = eq.pool or eq.id
         if name in groups:
             continue
-        group = ET.SubElement(top, "section", ident=_ident(f"group-{name}"), title=name)
+        group = ET.SubElement(top, "section", ident=safe_ident(f"group-{name}"), title=name)
         selection = ET.SubElement(ET.SubElement(group, "selection_ordering"), "selection")
         ET.SubElement(selection, "selection_number").text = str(pools[name].draw if eq.pool else 1)
         extension = ET.SubElement(selection, "selection_extension")
@@ -225,12 +294,12 @@ def variant_pool_xml(instances: list[ExamInstance]) -> tuple[bytes, list[Skipped
         groups[name] = (group, set())
     for inst in instances:
         for v, eq in zip(inst.variants, inst.questions):
-            why = travels(v)
+            why = travels(v, pooled=True)
             if why:
                 skipped.append(Skipped(inst.student, v.id, why))
                 continue
             group, seen = groups[eq.pool or eq.id]
-            item = variant_item(v, inst.student)
+            item = variant_item(v, inst.student, eq)
             body = ET.tostring(item.find("presentation")) + ET.tostring(item.find("resprocessing"))
             if body in seen:  # two students with the same parameters: one variant is enough
                 continue
@@ -241,51 +310,3 @@ def variant_pool_xml(instances: list[ExamInstance]) -> tuple[bytes, list[Skipped
             top.remove(group)
     ET.indent(root)
     return ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n", skipped
-
-
-def manifest_xml(idents: list[str]) -> bytes:
-    root = ET.Element("manifest", identifier="seqlab-exam", xmlns=CP_NS)
-    ET.SubElement(root, "organizations")
-    resources = ET.SubElement(root, "resources")
-    for ident in idents:
-        resource = ET.SubElement(
-            resources, "resource", identifier=ident, type="imsqti_xmlv1p2", href=f"{ident}/{ident}.xml"
-        )
-        ET.SubElement(resource, "file", href=f"{ident}/{ident}.xml")
-    ET.indent(root)
-    return ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n"
-
-
-def _add(zf: zipfile.ZipFile, name: str, data: bytes) -> None:
-    info = zipfile.ZipInfo(name, date_time=_ZIP_TIME)
-    info.compress_type = zipfile.ZIP_DEFLATED
-    info.external_attr = 0o644 << 16
-    zf.writestr(info, data)
-
-
-def write_qti(
-    instances: list[ExamInstance], out: Path, name: str = "exam-qti.zip", *, variant_pool: bool = False
-) -> tuple[Path, list[Skipped]]:
-    """One zip with one quiz per student (or, with ``variant_pool``, one quiz drawing from the
-    students' variants); returns its path and the questions that cannot travel."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / name
-    idents, skipped_all = [], []
-    with zipfile.ZipFile(path, "w") as zf:
-        if variant_pool:
-            data, skipped_all = variant_pool_xml(instances)
-            _add(zf, "seqlab-variants/seqlab-variants.xml", data)
-            idents.append("seqlab-variants")
-        for inst in instances if not variant_pool else ():
-            ident = _ident(f"seqlab-{inst.student}")
-            data, skipped = assessment_xml(inst)
-            _add(zf, f"{ident}/{ident}.xml", data)
-            idents.append(ident)
-            skipped_all += skipped
-        _add(zf, "imsmanifest.xml", manifest_xml(idents))
-    # beside the package, not in it: an LMS importer may refuse files the manifest does not list
-    lines = ["Questions that stay on the paper/HTML exam (an LMS quiz cannot check them):"]
-    lines += sorted({f"{s.question}: {s.reason}" for s in skipped_all}) or ["none"]
-    (out / "qti-skipped.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path, skipped_all

@@ -2,24 +2,19 @@
 
 The exam (Markdown, the HTML page, the notebook if asked), the blank answers file, the check
 shapes, and the key (YAML to grade, Markdown, HTML). The texts come from ``markdown``, ``html``
-and ``notebook``; output is byte-for-byte reproducible: no dates, no random ids, sorted YAML keys.
+and ``notebook``; output is byte-for-byte reproducible: no dates, no random ids; answers files in paper order, each line keyed by id and numbered.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-import yaml
 
 from .html import exam_html, key_html
 from .markdown import exam_markdown, key_markdown
 from .marking import answer_shapes
 from .notebook import exam_notebook
-
-if TYPE_CHECKING:
-    from .variants import ExamInstance
+from .variants import ExamInstance
 
 
 def key_answers(inst: ExamInstance) -> dict:
@@ -27,18 +22,38 @@ def key_answers(inst: ExamInstance) -> dict:
     return {"student": inst.student, "answers": {v.id: v.key for v in inst.variants}}
 
 
-def dump_yaml(data) -> str:
-    return yaml.safe_dump(data, sort_keys=True, allow_unicode=True, default_flow_style=False, width=100)
+def answers_yaml(inst: ExamInstance, header: str, values: dict[str, str]) -> str:
+    """An answers file in paper order, each line keyed by the question's id and numbered as the
+    paper numbers it; the values JSON-quoted (a JSON string is a YAML double-quoted one)."""
+    lines = [f"# {header}", f"student: {json.dumps(inst.student)}", "answers:"]
+    lines += [
+        f"  {v.id}: {json.dumps(values.get(v.id, ''), ensure_ascii=False)}  # question {v.number}"
+        for v in inst.variants
+    ]
+    return "\n".join(lines) + "\n"
 
 
 def blank_answers(inst: ExamInstance) -> str:
-    lines = [
-        f"# Answers for {inst.exam.title}: fill in each answer between the quotes.",
-        f"student: {json.dumps(inst.student)}",
-        "answers:",
-    ]
-    lines += [f'  {v.id}: ""' for v in inst.variants]
-    return "\n".join(lines) + "\n"
+    return answers_yaml(inst, f"Answers for {inst.exam.title}: fill in each answer between the quotes.", {})
+
+
+def check_script(inst: ExamInstance) -> str:
+    """``check-ID.py``: ``check_script``'s source with this paper's answer shapes and the answer
+    syntax's limits filled in (never the key)."""
+    from . import check_script as script
+    from .safeexpr import ALPHABET, FUNCTIONS, MAX_DEPTH, MAX_LENGTH
+
+    paper = {
+        "student": inst.student,
+        "questions": answer_shapes(inst),
+        "functions": {name: nargs for name, (_, nargs, _) in sorted(FUNCTIONS.items())},
+        "alphabet": "".join(sorted(ALPHABET)),
+        "max_length": MAX_LENGTH,
+        "max_depth": MAX_DEPTH,
+    }
+    source = Path(script.__file__).read_text(encoding="utf-8")
+    filled = "PAPER: dict = json.loads(" + repr(json.dumps(paper, sort_keys=True)) + ")"
+    return "#!/usr/bin/env python3\n" + source.replace("PAPER: dict = {}", filled, 1)
 
 
 def write_exam(inst: ExamInstance, out: Path, *, notebook: bool = False, html: bool = True) -> list[Path]:
@@ -52,6 +67,7 @@ def write_exam(inst: ExamInstance, out: Path, *, notebook: bool = False, html: b
         (f"exam-{sid}.md", exam_markdown(inst)),
         (f"answers-{sid}.yaml", blank_answers(inst)),
         (f"check-{sid}.json", shapes),
+        (f"check-{sid}.py", check_script(inst)),
     ):
         (out / name).write_text(text, encoding="utf-8")
         written.append(out / name)
@@ -72,11 +88,8 @@ def write_key(inst: ExamInstance, out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     sid = inst.student
     key_yaml = out / f"key-{sid}.yaml"
-    key_yaml.write_text(
-        f"# Answer key for {inst.exam.title}; `seqlab exam grade` on this file gives full marks.\n"
-        + dump_yaml(key_answers(inst)),
-        encoding="utf-8",
-    )
+    header = f"Answer key for {inst.exam.title}; `seqlab exam grade` on this file gives full marks."
+    key_yaml.write_text(answers_yaml(inst, header, key_answers(inst)["answers"]), encoding="utf-8")
     key_md = out / f"key-{sid}.md"
     key_md.write_text(key_markdown(inst), encoding="utf-8")
     key_page = out / f"key-{sid}.html"

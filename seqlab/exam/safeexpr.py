@@ -153,6 +153,14 @@ def check_text(text: object) -> str:
     return text.replace("^", "**")
 
 
+def _short(text: str) -> str:
+    return text if len(text) <= 20 else "..."
+
+
+def _function_call(node: ast.Call) -> bool:
+    return isinstance(node.func, ast.Name) and node.func.id in FUNCTIONS
+
+
 class _Checker:
     """Gate 4 and 5: walk the tree, accept only whitelisted nodes, bound magnitudes."""
 
@@ -197,6 +205,11 @@ class _Checker:
             sym, val = self.visit(node.operand, exp_depth)
             return sym, (None if val is None else -val if isinstance(node.op, ast.USub) else val)
         if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
+            right = node.right
+            if isinstance(node.op, ast.Pow) and isinstance(right, ast.Call) and not _function_call(right):
+                # w^3(1-h^2): Python reads w ** (3 called on (1-h^2)); the student meant (w^3)*(1-h^2)
+                power = _short(ast.unparse(node.left)) + "^" + _short(ast.unparse(right.func)).replace("**", "^")
+                raise AnswerRejected(f"answer rejected: implicit multiplication: write {power}*(...)")
             if isinstance(node.op, ast.Pow):
                 return self._pow(node, exp_depth)
             _, lval = self.visit(node.left, exp_depth)
@@ -205,21 +218,16 @@ class _Checker:
                 return False, self._float_binop(node.op, lval, rval)
             return True, None
         if isinstance(node, ast.Call):
-            if (
-                isinstance(node.func, ast.Constant)
-                or (
-                    isinstance(node.func, ast.Name) and (node.func.id in self.symbols or node.func.id in self.constants)
-                )
-                or isinstance(node.func, ast.BinOp)
-            ):
-                # 2(x+1), x(y+1), (a+b)(c+d): Python reads a call, the student meant a product
-                left = ast.unparse(node.func) if len(ast.unparse(node.func)) <= 20 else "..."
+            if not isinstance(node.func, ast.Name) or node.func.id in self.symbols or node.func.id in self.constants:
+                # 2(x+1), x(y+1), (a+b)(c+d), tanh(x)(1-x): Python reads a call, the student meant
+                # a product; whatever stands before the bracket, the hint is the same
+                left = _short(ast.unparse(node.func)).replace("**", "^")
                 left = f"({left})" if isinstance(node.func, ast.BinOp) else left
                 raise AnswerRejected(f"answer rejected: implicit multiplication: write {left}*(...)")
-            if not isinstance(node.func, ast.Name) or node.func.id not in FUNCTIONS:
-                what = node.func.id if isinstance(node.func, ast.Name) else "this expression"
+            if node.func.id not in FUNCTIONS:
                 raise AnswerRejected(
-                    f"answer rejected: calling {what!r} is not allowed (functions: {', '.join(sorted(FUNCTIONS))})"
+                    f"answer rejected: calling {node.func.id!r} is not allowed (functions: "
+                    f"{', '.join(sorted(FUNCTIONS))}); for a product write {node.func.id}*(...)"
                 )
             if node.keywords:
                 raise AnswerRejected("answer rejected: keyword arguments are not allowed")

@@ -1,62 +1,40 @@
-"""One exam per student: the paper's questions (after pools) drawn and, when asked, rendered.
+"""One exam per student: the paper's questions (after pools), each drawn for that student.
 
 Every draw is ``draws.draw``'s pure function of (exam seed, student id, question id), so the same
-exam for the same student gives the same bytes on any machine. The per-question names
-(``draw``, ``sample_params``, ``check_student_id``, ``format_answer``, ...) are re-exported here,
-where callers have always found them.
+exam for the same student gives the same parameters and keys on any machine. This is the paper's
+data: nothing here renders. The texts are the renderers' (``markdown.render_texts`` fills them in,
+and every output that shows a text calls it), so grading a class draws without templates.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .draws import (
-    FORM_KEY,
-    MAX_DRAWS,
-    STUDENT_ID,
-    DrawError,
-    StudentIdError,
-    check_student_id,
-    draw,
-    exam_form,
-    format_answer,
-    format_number,
-    one_thread,
-    sample_params,
-)
+from .draws import check_student_id, draw, exam_form, format_answer, one_thread
+from .errors import ExamError
 from .examfile import Exam, ExamQuestion
-from .markdown import render_question
 from .model import CHOICE, NUMERIC, TRUEFALSE, Variant
-from .pools import questions_for
-
-# the names callers import from here: this module's own, and the per-question draws' it re-exports
-__all__ = [
-    "FORM_KEY",
-    "MAX_DRAWS",
-    "STUDENT_ID",
-    "DrawError",
-    "ExamInstance",
-    "StudentIdError",
-    "check_student_id",
-    "draw",
-    "exam_form",
-    "format_answer",
-    "format_number",
-    "make_instance",
-    "make_variant",
-    "one_thread",
-    "sample_params",
-]
+from .pools import drawn_ids
 
 
-def make_variant(exam: Exam, eq: ExamQuestion, student: str, number: int, *, render: bool = True) -> Variant:
+def questions_for(exam: Exam, student: str) -> list[ExamQuestion]:
+    """The questions on this student's paper, in file order (a pool's drawn ones among them)."""
+    if not exam.pools:
+        return list(exam.questions)
+    chosen: set[str] = set()
+    for pool in exam.pools:
+        chosen |= drawn_ids(pool, exam.seed, student)
+    return [q for q in exam.questions if not q.pool or q.id in chosen]
+
+
+def make_variant(exam: Exam, eq: ExamQuestion, student: str, number: int) -> Variant:
     q = eq.question
     params, answer, mistakes = draw(q, exam.seed, student, form=eq.form, tolerance=eq.tolerance)
     if q.kind == NUMERIC and isinstance(answer, tuple):
         answer = list(answer)
     if q.kind in (CHOICE, TRUEFALSE):
         answer = str(answer)
-    variant = Variant(
+    return Variant(
         question=q,
         number=number,
         points=eq.points,
@@ -68,9 +46,6 @@ def make_variant(exam: Exam, eq: ExamQuestion, student: str, number: int, *, ren
         form=exam_form(q, exam.seed, eq.form),
         mistakes=dict(mistakes),
     )
-    if render:
-        variant.text, variant.solution = render_question(variant)
-    return variant
 
 
 @dataclass
@@ -83,10 +58,20 @@ class ExamInstance:
     def by_id(self) -> dict[str, Variant]:
         return {v.id: v for v in self.variants}
 
+    @property
+    def minutes(self) -> float:
+        return sum(eq.question.minutes for eq in self.questions)
 
-def make_instance(exam: Exam, student: str, *, render: bool = True) -> ExamInstance:
+
+def make_instance(exam: Exam, student: str) -> ExamInstance:
     student = check_student_id(student)
     questions = questions_for(exam, student)
     with one_thread():
-        variants = [make_variant(exam, eq, student, i + 1, render=render) for i, eq in enumerate(questions)]
-    return ExamInstance(exam=exam, student=student, variants=variants, questions=questions)
+        variants = [make_variant(exam, eq, student, i + 1) for i, eq in enumerate(questions)]
+    inst = ExamInstance(exam=exam, student=student, variants=variants, questions=questions)
+    if exam.duration and inst.minutes > exam.duration:  # load_exam refuses such an exam already
+        raise ExamError(
+            f"{exam.path or exam.title}: duration: {student}'s paper declares {inst.minutes:g} minutes, "
+            f"more than the {exam.duration:g} of the exam"
+        )
+    return inst

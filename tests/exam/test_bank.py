@@ -5,11 +5,13 @@ from __future__ import annotations
 import pytest
 
 from seqlab.exam.bank import load_bank
+from seqlab.exam.draws import format_answer, sample_params
 from seqlab.exam.examfile import Exam, ExamQuestion, all_questions_exam
-from seqlab.exam.grading import grade_variant
+from seqlab.exam.markdown import render_texts
+from seqlab.exam.marking import grade_variant
 from seqlab.exam.model import CHOICE, KINDS, NUMERIC, REGISTRY, SYMBOLIC, TRUEFALSE
 from seqlab.exam.sections import SECTIONS
-from seqlab.exam.variants import format_answer, make_variant, sample_params
+from seqlab.exam.variants import make_variant
 
 load_bank()
 STUDENTS = ["s0001", "s0002", "s0003", "ab12cd", "z9"]
@@ -25,7 +27,7 @@ def _variant(qid: str, student: str, **partial):
         mistakes=partial.get("mistakes", {}),
     )
     exam = Exam(title="t", seed=7, questions=(eq,), parts=("test",))
-    return make_variant(exam, eq, student, 1, render=False)
+    return make_variant(exam, eq, student, 1)
 
 
 def test_bank_size_kinds_and_sections():
@@ -80,7 +82,7 @@ def test_every_question_renders_and_its_key_scores_full_marks():
     from seqlab.exam.variants import make_instance
 
     for student in STUDENTS[:2]:
-        inst = make_instance(exam, student)
+        inst = render_texts(make_instance(exam, student))
         for v in inst.variants:
             assert v.text.strip(), v.id
             assert "{{" not in v.text and "{%" not in v.text

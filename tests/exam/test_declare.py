@@ -5,7 +5,18 @@ from __future__ import annotations
 
 import pytest
 
-from seqlab.exam.bank.declare import cites, equivalents, exercises, forms, formula, mistake, numeric, valid_when
+from seqlab.exam.bank.declare import (
+    cites,
+    equivalents,
+    exercises,
+    forms,
+    formula,
+    mistake,
+    numeric,
+    own_entries,
+    text,
+    valid_when,
+)
 from seqlab.exam.model import FOUR_DIGITS, NUMERIC, REGISTRY, SYMBOLIC
 from seqlab.exam.safeexpr import Sym
 
@@ -26,7 +37,7 @@ def _sample(rng, form):
 def test_each_line_declares_one_fact_and_mistakes_keep_their_order(scratch_ids):
     scratch_ids.append("test.declared")
 
-    @numeric("test.declared", _sample, FOUR_DIGITS, hint="one number")
+    @numeric("test.declared", _sample, FOUR_DIGITS, hint="one number", minutes=2.5)
     @cites("W8 §8.2", "L5 §15")
     @exercises("attention.scaled_dot_product_attention")
     @forms("small", "large")
@@ -34,6 +45,7 @@ def test_each_line_declares_one_fact_and_mistakes_keep_their_order(scratch_ids):
     @mistake("doubled", "the answer is not doubled", doubled=True)
     @mistake("negated", "the sign is kept", lambda p: -p["x"])
     @mistake("only_large", "shown only in the large form", lambda p: 0.0, when=lambda p: p["form"] == "large")
+    @own_entries()
     def declared(p, doubled=False):
         """A declared question.
 
@@ -50,6 +62,7 @@ def test_each_line_declares_one_fact_and_mistakes_keep_their_order(scratch_ids):
     assert {n: m.value for n, m in q.mistakes(small).items()} == {"doubled": 6.0, "negated": -3}
     assert list(q.mistakes(large)) == ["doubled", "negated", "only_large"]
     assert q.mistakes(small)["doubled"].feedback == "the answer is not doubled"
+    assert q.minutes == 2.5 and q.own_entries
 
 
 def test_a_formula_declares_its_symbols_and_equivalent_forms(scratch_ids):
@@ -58,7 +71,7 @@ def test_a_formula_declares_its_symbols_and_equivalent_forms(scratch_ids):
     def symbols(p):
         return (Sym("w", 0.5, 2.0),)
 
-    @formula("test.formula", lambda rng: {"k": 3}, symbols)
+    @formula("test.formula", lambda rng: {"k": 3}, symbols, minutes=2)
     @cites("L5 §5.1")
     @equivalents(lambda p: [f"w*w^{p['k'] - 1}"])
     def power(p):
@@ -75,23 +88,28 @@ def test_a_fact_above_the_kind_line_is_refused(scratch_ids):
     with pytest.raises(ValueError, match="declared above the question's kind"):
 
         @exercises("rnn.rnn_cell")
-        @numeric("test.misplaced", lambda rng: {}, FOUR_DIGITS)
+        @numeric("test.misplaced", lambda rng: {}, FOUR_DIGITS, minutes=1)
         @cites("L5 §5.1")
         def misplaced(p):
             """Misplaced."""
             return 1.0
 
 
-def test_a_question_without_a_title_is_refused(scratch_ids):
-    scratch_ids.append("test.untitled")
-    with pytest.raises(ValueError, match="docstring is the question's title"):
+@pytest.mark.parametrize(
+    "doc, minutes, message",
+    [(None, 1, "docstring is the question's title"), ("Untimed.", 0, "declares the minutes it takes")],
+    ids=["no title", "no minutes"],
+)
+def test_a_question_without_its_title_or_minutes_is_refused(scratch_ids, doc, minutes, message):
+    scratch_ids.append("test.refused")
 
-        @numeric("test.untitled", lambda rng: {}, FOUR_DIGITS)
-        @cites("L5 §5.1")
-        def untitled(p):
-            return 1.0
+    def answer(p):
+        return 1.0
 
-    assert "test.untitled" not in REGISTRY
+    answer.__doc__ = doc
+    with pytest.raises(ValueError, match=message):
+        numeric("test.refused", lambda rng: {}, FOUR_DIGITS, minutes=minutes)(cites("L5 §5.1")(answer))
+    assert "test.refused" not in REGISTRY
 
 
 def test_a_fact_declared_twice_is_refused():
@@ -109,3 +127,33 @@ def test_a_fact_declared_twice_is_refused():
 def test_a_mistake_is_its_value_or_the_answer_switched_never_both(how):
     with pytest.raises(ValueError, match="its value function or the answer's switch"):
         mistake("wrong", "feedback", **how)
+
+
+def test_a_new_question_is_one_declaration_and_one_exam_line(scratch_ids, tmp_path):
+    """The walkthrough for a question: its declaration (text beside the generator) in a bank module
+    and its line in an exam file; nothing else is written (no template file, no table)."""
+    from seqlab.exam.examfile import exam_from_dict
+    from seqlab.exam.markdown import exam_markdown, key_markdown
+    from seqlab.exam.paper import grade_answers
+    from seqlab.exam.render import key_answers
+    from seqlab.exam.variants import make_instance
+
+    scratch_ids.append("toy.double")
+
+    @numeric("toy.double", lambda rng: {"x": rng.randint(2, 90) / 10}, FOUR_DIGITS, hint="one number", minutes=1)
+    @text(
+        r"""
+        {% block question %}What is twice $x = {{ p.x|num }}$?{% endblock %}
+        {% block solution %}$2x = {{ answer|num }}$.{% endblock %}
+        """
+    )
+    @cites("L5 §5.1")
+    def double(p):
+        """Twice a number."""
+        return 2 * p["x"]
+
+    exam = exam_from_dict({"title": "toy", "seed": 3, "duration": 5, "parts": [{"questions": ["toy.double"]}]})
+    inst = make_instance(exam, "s1")
+    assert "What is twice $x = " in exam_markdown(inst) and "$2x = " in key_markdown(inst)
+    assert grade_answers(exam, "s1", key_answers(inst)["answers"]).percent == 100.0
+    assert REGISTRY["toy.double"].template == "" and not list(tmp_path.iterdir())

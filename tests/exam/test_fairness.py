@@ -14,10 +14,11 @@ import re
 import pytest
 
 from seqlab.exam.bank import load_bank
+from seqlab.exam.draws import exam_form, one_thread, sample_params
 from seqlab.exam.examfile import Exam, ExamQuestion, load_exam
 from seqlab.exam.model import CHOICE, MISTAKE_MARGIN, NUMERIC, REGISTRY, SYMBOLIC
 from seqlab.exam.safeexpr import equivalent
-from seqlab.exam.variants import exam_form, make_variant, one_thread, sample_params
+from seqlab.exam.variants import make_variant
 from seqlab.paths import DEFAULT_EXAM
 
 load_bank()
@@ -55,7 +56,7 @@ def _unfair(exam: Exam, eq: ExamQuestion) -> list[str]:
     q = eq.question
     with one_thread():
         for student in STUDENTS:
-            v = make_variant(exam, eq, student, 1, render=False)
+            v = make_variant(exam, eq, student, 1)
             if q.kind == NUMERIC:
                 expected = _as_list(v.answer)
                 for e in expected:
@@ -104,11 +105,11 @@ def test_bank_mistakes_distinguishable_and_zero_never_accepted(qid, form):
 def test_every_student_of_an_exam_gets_the_same_form():
     for eq in FINAL.questions:
         if eq.question.forms:
-            forms = {make_variant(FINAL, eq, s, 1, render=False).form for s in STUDENTS[:20]}
+            forms = {make_variant(FINAL, eq, s, 1).form for s in STUDENTS[:20]}
             assert forms == {exam_form(eq.question, FINAL.seed, eq.form)} and None not in forms, eq.id
     # and the form really reaches the parameters: the shapes question asks one case of everyone
     eq = next(e for e in FINAL.questions if e.id == "rnn.shapes")
-    assert len({make_variant(FINAL, eq, s, 1, render=False).params["case"] for s in STUDENTS[:50]}) == 1
+    assert len({make_variant(FINAL, eq, s, 1).params["case"] for s in STUDENTS[:50]}) == 1
 
 
 # --------------------------------------------------------------------------- multiple choice
@@ -165,8 +166,8 @@ def test_final_exam_choice_questions_are_all_checked():
 
 
 def test_each_question_rule_holds_and_an_impossible_rule_is_reported():
+    from seqlab.exam.draws import DrawError, draw
     from seqlab.exam.model import Question
-    from seqlab.exam.variants import DrawError, draw
 
     ruled = [q for q in REGISTRY.values() if q.valid is not None]
     assert ruled, "at least one question adds a rule of its own"

@@ -11,10 +11,12 @@ from seqlab.cli import main
 from seqlab.exam.bank import load_bank
 from seqlab.exam.bank.rnn import _param_grads_by_hand
 from seqlab.exam.coverage import EXAM_FOCUS, missing_focus
+from seqlab.exam.draws import format_answer, sample_params
 from seqlab.exam.examfile import Exam, ExamQuestion, exam_from_dict
-from seqlab.exam.grading import grade_variant
+from seqlab.exam.markdown import render_question
+from seqlab.exam.marking import grade_variant
 from seqlab.exam.model import REGISTRY
-from seqlab.exam.variants import format_answer, make_variant, sample_params
+from seqlab.exam.variants import make_variant
 from seqlab.paths import DEFAULT_EXAM as FINAL_EXAM
 
 load_bank()
@@ -31,6 +33,7 @@ def test_key_scores_full_and_each_named_mistake_is_recognised(qid):
     exam = Exam(title="t", seed=5, questions=(eq,), parts=("A",))
     for student in IDS[:15]:
         v = make_variant(exam, eq, student, 1)
+        v.text, v.solution = render_question(v)
         assert v.text and v.solution and "{{" not in v.text
         assert grade_variant(v, v.key).score == 2
         mistakes = q.mistakes(v.params)
@@ -73,7 +76,7 @@ def _final_without(qid: str) -> dict:
 
 
 def test_a_focus_section_without_a_main_topic_question_is_reported():
-    assert missing_focus(exam_from_dict(_final_without("attn.qkv_projection"))) == ["W8 §9"]
+    assert missing_focus(exam_from_dict(_final_without("ssm.kv_cache"))) == ["L7-8 (Lecture 7) §七"]
     # a pool counts only when every candidate examines the section: mix in an off-topic one
     data = copy.deepcopy(_final_without("tf.vit_tokens"))
     for part in data["parts"]:

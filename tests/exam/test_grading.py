@@ -10,18 +10,14 @@ from pathlib import Path
 import pytest
 import yaml
 
+from seqlab.exam.answers import answers_from_data, load_answers
+from seqlab.exam.draws import format_answer
+from seqlab.exam.errors import AnswersError
 from seqlab.exam.examfile import exam_from_dict, load_exam
-from seqlab.exam.grading import (
-    AnswersError,
-    answers_from_data,
-    grade_answers,
-    grade_file,
-    grade_folder,
-    gradebook_csv,
-    load_answers,
-)
+from seqlab.exam.grading import grade_folder, gradebook_csv
+from seqlab.exam.paper import grade_answers, grade_file
 from seqlab.exam.render import key_answers
-from seqlab.exam.variants import format_answer, make_instance
+from seqlab.exam.variants import make_instance
 from seqlab.paths import COURSE_ROOT, DEFAULT_EXAM
 
 EXAM = load_exam(DEFAULT_EXAM)
@@ -57,7 +53,7 @@ def _by_id(result):
 
 
 def test_partial_credit_feedback_and_zero_for_wrong():
-    inst = make_instance(SMALL, "s42", render=False)
+    inst = make_instance(SMALL, "s42")
     v = inst.by_id()
     adam, sgd = v["opt.adam_steps"], v["opt.sgd_step"]
     no_bc = adam.question.mistakes(adam.params)["no_bias_correction"].value
@@ -88,7 +84,7 @@ def test_partial_credit_feedback_and_zero_for_wrong():
 
 
 def test_tolerance_and_arithmetic_in_numeric_answers():
-    inst = make_instance(SMALL, "s7", render=False)
+    inst = make_instance(SMALL, "s7")
     sgd = inst.by_id()["opt.sgd_step"]
     close = ", ".join(repr(x * (1 + 5e-4)) for x in sgd.answer)  # inside 0.1%
     far = ", ".join(repr(x * 1.01 + 0.01) for x in sgd.answer)  # outside
@@ -135,7 +131,7 @@ def test_injection_answers_score_zero_with_a_message_and_run_nothing(tmp_path, m
     targets = [next(q for q in ids if kinds[q] == k) for k in ("numeric", "symbolic", "choice", "truefalse")]
     # s1's paper drawn once: the injections are in the answers, and drawing the whole exam anew for
     # each of them was most of this test's time
-    inst = make_instance(EXAM, "s1", render=False)
+    inst = make_instance(EXAM, "s1")
     for target in targets:
         for text in INJECTIONS:
             answer = text.replace("{canary}", str(canary))
@@ -167,7 +163,7 @@ def test_answers_file_problems_are_named_and_the_batch_goes_on(tmp_path):
     folder.mkdir()
     good = ["s100", "s101", "s104"]
     for s in good:
-        inst = make_instance(EXAM, s, render=False)
+        inst = make_instance(EXAM, s)
         (folder / f"{s}.yaml").write_text(yaml.safe_dump(key_answers(inst)))
     (folder / "broken.yaml").write_text("student: s102\nanswers: [unclosed\n")
     (folder / "nostudent.yaml").write_text("answers: {}\n")
@@ -176,11 +172,9 @@ def test_answers_file_problems_are_named_and_the_batch_goes_on(tmp_path):
     (folder / "answers-list.yaml").write_text("student: s103\nanswers: [1, 2]\n")
     (folder / "dup.yaml").write_text(yaml.safe_dump({"student": "s104", "answers": {}}))
     (folder / "notes.txt").write_text("ignored")
-    (folder / "answers-s106.yaml").write_text(yaml.safe_dump(key_answers(make_instance(EXAM, "s106", render=False))))
+    (folder / "answers-s106.yaml").write_text(yaml.safe_dump(key_answers(make_instance(EXAM, "s106"))))
     (folder / "s105").mkdir()  # a per-student hand-in folder
-    (folder / "s105" / "answers.yaml").write_text(
-        yaml.safe_dump(key_answers(make_instance(EXAM, "s105", render=False)))
-    )
+    (folder / "s105" / "answers.yaml").write_text(yaml.safe_dump(key_answers(make_instance(EXAM, "s105"))))
     rows = grade_folder(EXAM, folder)
     by_file = {r.file: r for r in rows}
     assert len(rows) == 11
@@ -188,7 +182,7 @@ def test_answers_file_problems_are_named_and_the_batch_goes_on(tmp_path):
         assert by_file[name].result.percent == 100.0 and not by_file[name].flag
     assert by_file["s105/answers.yaml"].student == "s105"
     reasons = {f: by_file[f].reason for f in by_file if by_file[f].status == "error"}
-    assert "not valid YAML (line 3" in reasons["broken.yaml"]
+    assert "not valid YAML at line 3" in reasons["broken.yaml"]
     assert "must be a mapping" in reasons["list.yaml"]
     assert "'answers' must map" in reasons["answers-list.yaml"]
     assert all(f in r for f, r in reasons.items())  # each message names its file
@@ -200,7 +194,8 @@ def test_answers_file_problems_are_named_and_the_batch_goes_on(tmp_path):
     book = list(csv.reader(io.StringIO(gradebook_csv(EXAM, rows))))
     header = book[0]
     assert header[:5] == ["student", "status", "total", "max_score", "percent"]
-    assert header[5:-3] == EXAM.ids() and header[-3:] == ["flag", "file", "reason"]
+    assert [h.split(" ")[-1] for h in header[5:-3]] == EXAM.ids() and header[-3:] == ["flag", "file", "reason"]
+    assert header[5] == f"Q1 {EXAM.ids()[0]}"  # each column by its number on the paper and its id
     graded = [row for row in book[1:] if row[1] == "graded"]
     assert [row[0] for row in graded if row[4] == "100.0"] == ["s100", "s101", "s104", "s105", "s106"]
     assert sum(1 for row in book[1:] if row[1] == "error") == 3
@@ -212,7 +207,7 @@ def test_a_file_claiming_another_id_is_graded_as_its_owner_and_flagged(tmp_path)
     folder = tmp_path / "answers"
     folder.mkdir()
     for s in ("s200", "s201"):
-        (folder / f"{s}.yaml").write_text(yaml.safe_dump(key_answers(make_instance(EXAM, "s200", render=False))))
+        (folder / f"{s}.yaml").write_text(yaml.safe_dump(key_answers(make_instance(EXAM, "s200"))))
     rows = {r.student: r for r in grade_folder(EXAM, folder)}
     assert rows["s200"].result.percent == 100.0 and not rows["s200"].flag
     impostor = rows["s201"]
@@ -231,7 +226,7 @@ def test_a_file_claiming_another_id_is_graded_as_its_owner_and_flagged(tmp_path)
 
 
 def test_grade_file_checks_the_student(tmp_path):
-    inst = make_instance(EXAM, "s5", render=False)
+    inst = make_instance(EXAM, "s5")
     path = tmp_path / "a.yaml"
     path.write_text(yaml.safe_dump(key_answers(inst)))
     assert grade_file(EXAM, path).percent == 100.0
@@ -254,7 +249,7 @@ def test_results_json_matches_the_gradescope_schema(tmp_path):
 
     from seqlab.reports import gradescope
 
-    inst = make_instance(EXAM, "s77", render=False)
+    inst = make_instance(EXAM, "s77")
     answers = key_answers(inst)["answers"]
     answers[EXAM.ids()[0]] = "oops"
     result = grade_answers(EXAM, "s77", answers, instance=inst)
@@ -270,7 +265,7 @@ def test_results_json_matches_the_gradescope_schema(tmp_path):
 
 
 def test_grading_is_deterministic():
-    inst = make_instance(EXAM, "s3", render=False)
+    inst = make_instance(EXAM, "s3")
     answers = {q: "1" for q in EXAM.ids()}
     a = grade_answers(EXAM, "s3", answers, instance=inst)
     b = grade_answers(EXAM, "s3", answers)
@@ -316,13 +311,13 @@ def test_entries_copied_from_the_question_earn_nothing():
     """Issue 11: per-entry credit pays for the idea, not for B and T copied into a shape or the
     zero of a masked row; only a fully right answer reaches full marks."""
     from seqlab.exam.examfile import Exam, ExamQuestion
-    from seqlab.exam.grading import grade_variant
+    from seqlab.exam.marking import grade_variant
     from seqlab.exam.model import REGISTRY
     from seqlab.exam.variants import make_variant
 
     def variant(qid, form=None):
         eq = ExamQuestion(question=REGISTRY[qid], points=3.0, part="p", per_element=True, form=form)
-        return make_variant(Exam(title="t", seed=5, questions=(eq,), parts=("p",)), eq, "s1", 1, render=False)
+        return make_variant(Exam(title="t", seed=5, questions=(eq,), parts=("p",)), eq, "s1", 1)
 
     shape = variant("rnn.shapes", "bidirectional")
     B, T, twice_h = shape.answer

@@ -8,11 +8,13 @@ import json
 import yaml
 
 from seqlab.cli import main
+from seqlab.exam.draws import format_answer
 from seqlab.exam.examfile import exam_from_dict
-from seqlab.exam.grading import BatchRow, grade_answers
-from seqlab.exam.items import analyse, groups_svg
+from seqlab.exam.grading import BatchRow
+from seqlab.exam.items import analyse, class_notice, class_report_html, groups_svg
+from seqlab.exam.paper import grade_answers
 from seqlab.exam.render import key_answers
-from seqlab.exam.variants import format_answer, make_instance
+from seqlab.exam.variants import make_instance
 
 QUIZ = {
     "title": "Item analysis quiz",
@@ -66,7 +68,7 @@ def _class(tmp_path):
     answers_dir.mkdir()
     for i in range(30):
         student, ability = f"s{i:03d}", i / 29
-        inst = make_instance(exam, student, render=False)
+        inst = make_instance(exam, student)
         answers = dict(key_answers(inst)["answers"])
         for v in inst.variants:
             if v.id == INVERTED:
@@ -110,11 +112,11 @@ def test_grade_all_writes_item_analysis_with_discrimination_and_flags(tmp_path):
     assert html.count('<tr class="flagged">') == 2
 
 
-def test_a_question_asked_of_too_few_students_is_not_judged():
+def test_a_class_too_small_gets_one_notice_not_a_flag_per_question():
     exam = exam_from_dict(QUIZ)
     rows = []
     for student in ("a1", "a2", "a3"):
-        inst = make_instance(exam, student, render=False)
+        inst = make_instance(exam, student)
         rows.append(
             BatchRow(
                 f"{student}.yaml",
@@ -124,8 +126,10 @@ def test_a_question_asked_of_too_few_students_is_not_judged():
             )
         )
     stats = analyse(exam, rows)
-    assert all(s.r_rest is None and "too few students" in s.flag for s in stats)
+    assert all(s.r_rest is None and not s.flag for s in stats)
     assert stats[0].mean == 1.0 and stats[0].full == 1.0
+    assert "3 graded paper(s)" in class_notice(rows)
+    assert "3 graded paper(s), fewer than 8" in class_report_html(exam, rows, stats)
 
 
 def test_group_plot_is_inline_svg_with_three_bars():

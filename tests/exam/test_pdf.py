@@ -63,7 +63,7 @@ def test_render_pdf_every_question_answer_box_and_page_number(tmp_path):
     for number, page in enumerate(pages, 1):
         assert f"Student {student}" in page and f"Page {number} of {len(pages)}" in page, number
     text = " ".join(pages)
-    for v in make_instance(load_exam(FINAL_EXAM), student, render=False).variants:
+    for v in make_instance(load_exam(FINAL_EXAM), student).variants:
         assert f"Question {v.number} ({v.points:g} point" in text and v.question.title in text, v.id
         assert f"Answer {v.number}" in text, v.id  # the box to write in
     assert "$" not in text and "\\frac" not in text and "\\begin" not in text  # math typeset, not raw TeX
@@ -117,7 +117,7 @@ def test_key_pdf_holds_answers_and_solutions(tmp_path):
     assert main(["exam", "key", "--exam", str(exam_path), "--student", "s001", "--out", str(out), "--pdf"]) == 0
     pages = _pages(out / "key-s001.pdf")
     text = " ".join(pages)
-    inst = make_instance(exam_from_dict(QUIZ), "s001", render=False)
+    inst = make_instance(exam_from_dict(QUIZ), "s001")
     assert "answer key" in text and "第七讲" in text and "§七" in text
     for v in inst.variants:
         assert f"Answer: {v.key}" in text, v.id

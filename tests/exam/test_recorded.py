@@ -45,12 +45,13 @@ import pytest
 import yaml
 
 from seqlab.exam.bank import load_bank
+from seqlab.exam.draws import format_answer
 from seqlab.exam.examfile import Exam, ExamQuestion, all_questions_exam, load_exam
 from seqlab.exam.model import REGISTRY
 from seqlab.exam.pdf import paper_html
 from seqlab.exam.qti import assessment_xml, variant_pool_xml
 from seqlab.exam.render import write_exam, write_key
-from seqlab.exam.variants import ExamInstance, format_answer, make_instance
+from seqlab.exam.variants import ExamInstance, make_instance
 from seqlab.paths import COURSE_ROOT
 
 RECORDING = Path(__file__).parents[1] / "recorded" / "exams" / "digests.json"

@@ -184,6 +184,12 @@ def test_slow_simplify_falls_back_to_the_numeric_check(monkeypatch):
         ("(x+1)(x-1)", "implicit multiplication: write (x + 1)*(...)"),
         ("x y", "implicit multiplication: write x*y"),
         ("2 sqrt(x)", "implicit multiplication: write 2*sqrt(...)"),
+        # a power or a call before a bracket: Python reads a call of what stands before it
+        ("x^3(1-x^2)", "implicit multiplication: write x^3*(...)"),
+        ("x^(2)(x)", "implicit multiplication: write x^2*(...)"),
+        ("tanh(x)(1-x)", "implicit multiplication: write tanh(x)*(...)"),
+        ("sqrt(2)(3)", "implicit multiplication: write sqrt(2)*(...)"),
+        ("h(1-x)", "for a product write h*(...)"),
         ("x^", "the expression ends with an operator"),
         ("x */ 2", "two operators in a row"),
         ("x = 2", "character '=' is not allowed"),

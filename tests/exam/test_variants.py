@@ -7,14 +7,15 @@ import random
 
 import pytest
 
+from seqlab.exam.draws import StudentIdError
 from seqlab.exam.examfile import ExamError, exam_from_dict, load_exam
-from seqlab.exam.grading import grade_answers
 from seqlab.exam.html import exam_html
 from seqlab.exam.markdown import exam_markdown, key_markdown
 from seqlab.exam.model import rng_for
 from seqlab.exam.notebook import exam_notebook
+from seqlab.exam.paper import grade_answers
 from seqlab.exam.render import key_answers
-from seqlab.exam.variants import StudentIdError, make_instance
+from seqlab.exam.variants import make_instance
 from seqlab.paths import DEFAULT_EXAM as FINAL_EXAM
 
 EXAM = load_exam(FINAL_EXAM)
@@ -27,7 +28,7 @@ def test_fifty_students_keys_score_full_and_parameters_differ():
     assert len(set(STUDENTS)) == 50
     params_seen: dict[str, list] = {}
     for student in STUDENTS:
-        inst = make_instance(EXAM, student, render=False)
+        inst = make_instance(EXAM, student)
         result = grade_answers(EXAM, student, key_answers(inst)["answers"], instance=inst)
         assert result.score == result.max_score == EXAM.max_score, (
             student,

@@ -14,7 +14,7 @@ import torch
 from ..model import EXACT, FOUR_DIGITS
 from ..safeexpr import Sym
 from ._util import decs, floats, mat, mha_param_shapes, ref, shape_numel, t
-from .declare import cites, equivalents, exercises, forms, formula, mistake, numeric
+from .declare import cites, equivalents, exercises, forms, formula, mistake, numeric, own_entries
 
 
 def _sdpa(q, k, v=None, mask=None):
@@ -36,7 +36,9 @@ def _unscaled(p):
     return floats(torch.softmax(scores, dim=0))
 
 
-@numeric("attn.sdpa_weights", _sample_weights, FOUR_DIGITS, hint="three numbers, the weights of keys 1, 2, 3")
+@numeric(
+    "attn.sdpa_weights", _sample_weights, FOUR_DIGITS, hint="three numbers, the weights of keys 1, 2, 3", minutes=4
+)
 @cites("W8 §8.2", "L5 §15", "L7-8 (Lecture 8) §二.2", "W8 §8.1", "W8 §19")
 @exercises("attention.scaled_dot_product_attention")
 @mistake("no_scaling", "the scores must be divided by sqrt(d) = sqrt(2)", _unscaled)
@@ -55,7 +57,7 @@ def _sample_output(rng):
     }
 
 
-@numeric("attn.sdpa_output", _sample_output, FOUR_DIGITS, hint="two numbers, the output row")
+@numeric("attn.sdpa_output", _sample_output, FOUR_DIGITS, hint="two numbers, the output row", minutes=5)
 @cites("W8 §9", "W8 §8.3", "L7-8 (Lecture 8) §二.1", "L7-8 (Lecture 8) §二.2", "L7-8 (Lecture 8) §二")
 @exercises("attention.scaled_dot_product_attention")
 @mistake(
@@ -78,7 +80,13 @@ def _sample_causal(rng):
     return {"X": mat(rng, 3, 2, -2, 2), "row": 2}
 
 
-@numeric("attn.causal_weights", _sample_causal, FOUR_DIGITS, hint="three numbers, the weights on positions 1, 2, 3")
+@numeric(
+    "attn.causal_weights",
+    _sample_causal,
+    FOUR_DIGITS,
+    hint="three numbers, the weights on positions 1, 2, 3",
+    minutes=4,
+)
 @cites("W8 §12", "L7-8 (Lecture 8) §三", "W8 §10.1", "W8 §16.2")
 @exercises("attention.causal_mask", "attention.scaled_dot_product_attention")
 @mistake("no_mask", "without the mask the query sees future positions", masked=False)
@@ -102,7 +110,9 @@ def _sample_additive(rng):
     }
 
 
-@numeric("attn.additive", _sample_additive, FOUR_DIGITS, hint="four numbers: the three weights, then the context")
+@numeric(
+    "attn.additive", _sample_additive, FOUR_DIGITS, hint="four numbers: the three weights, then the context", minutes=5
+)
 @cites(
     "L7-8 (Lecture 8) §一.1",
     "L7-8 (Lecture 8) §一",
@@ -128,15 +138,15 @@ def additive(p):
 
 def _sample_memory(rng):
     return {
-        "B": rng.choice((1, 8, 16, 32)),
+        "B": rng.randint(1, 32),  # wide ranges: no size shared by a class (test_sharing.py)
         "heads": rng.choice((8, 12, 16)),
-        "N": rng.choice((512, 1024, 2048, 4096)),
-        "M": rng.choice((512, 1024, 2048, 4096)),
+        "N": 256 * rng.randint(2, 16),
+        "M": 256 * rng.randint(2, 16),
         "dtype": rng.choice(("float32", "float16")),
     }
 
 
-@numeric("attn.memory", _sample_memory, FOUR_DIGITS, hint="one number, in MiB (2^20 bytes)")
+@numeric("attn.memory", _sample_memory, FOUR_DIGITS, hint="one number, in MiB (2^20 bytes)", minutes=2)
 @cites("W8 §14", "L5 §17", "L7-8 (Lecture 8) §五", "W8 §18", "L5 §14")
 @exercises("attention.multi_head_attention")
 @mistake("one_head", "every head has its own N x M weights", heads=False)
@@ -152,7 +162,7 @@ def _mem_symbols(p):
     return tuple(Sym(n, 1, 64, integer=True) for n in names)
 
 
-@formula("attn.memory_formula", lambda rng, form: {"self": form == "self"}, _mem_symbols)
+@formula("attn.memory_formula", lambda rng, form: {"self": form == "self"}, _mem_symbols, minutes=2)
 @cites("W8 §14", "L5 §17", "L5 §18", "L7-8 (Lecture 8) §五")
 @exercises("attention.multi_head_attention")
 @forms("self", "cross")
@@ -167,11 +177,13 @@ def memory_formula(p, heads=True):
 # --------------------------------------------------------------------------- multi-head
 
 
+# E takes about 370 values, so no count is shared by a class (test_sharing.py); the heads divide it.
 def _sample_mha_params(rng):
-    return {"E": rng.choice((64, 128, 256, 512, 768)), "heads": rng.choice((4, 8, 16))}
+    E = 4 * rng.randint(32, 400)
+    return {"E": E, "heads": rng.choice([h for h in (2, 4, 8, 16) if E % h == 0])}
 
 
-@numeric("attn.mha_params", _sample_mha_params, EXACT, hint="an integer")
+@numeric("attn.mha_params", _sample_mha_params, EXACT, hint="an integer", minutes=2)
 @cites("W8 §13.1", "L5 §16", "W8 §13")
 @exercises("attention.multi_head_attention")
 @mistake("per_head", "the heads split E into blocks of E/h: the projections are E x E in total", per_head=True)
@@ -197,7 +209,7 @@ def _sample_mha_shapes(rng, form):
     }
 
 
-@numeric("attn.mha_shapes", _sample_mha_shapes, EXACT, hint="the shape as integers")
+@numeric("attn.mha_shapes", _sample_mha_shapes, EXACT, hint="the shape as integers", minutes=2)
 @cites("W8 §13.1", "L5 §16", "W8 §16.2", "L7-8 (Lecture 8) §三", "W8 §13")
 @exercises("attention.multi_head_attention")
 @forms(*MHA_CASES)
@@ -226,7 +238,7 @@ def _var_symbols(p):
     return (Sym("d", 1, 64, integer=True),) + ((Sym("sigma", 0.2, 3.0),) if p["case"] == "sigma" else ())
 
 
-@formula("attn.var_qk", lambda rng, form: {"case": form}, _var_symbols)
+@formula("attn.var_qk", lambda rng, form: {"case": form}, _var_symbols, minutes=2)
 @cites("W8 §8.2", "L5 §15", "L7-8 (Lecture 8) §二.2", "W8 §19", "L5 §20")
 @exercises("attention.scaled_dot_product_attention")
 @forms("unit", "sigma", "scaled")
@@ -239,7 +251,7 @@ def _var_symbols(p):
 )
 @mistake("std", "that is the standard deviation; the question asks for the variance", form="sqrt")
 def var_qk(p, form="right"):
-    """Why divide by sqrt(d)."""
+    """The variance of an attention score."""
     s = {x.name: x.sympy() for x in _var_symbols(p)}
     d = s["d"]
     if p["case"] == "unit":
@@ -261,7 +273,7 @@ def _sample_qkv(rng):
     return {"X": mat(rng, 2, 2, -2, 2), "W_Q": mat(rng, 2, 2), "W_K": mat(rng, 2, 2), "W_V": mat(rng, 2, 2)}
 
 
-@numeric("attn.qkv_projection", _sample_qkv, FOUR_DIGITS, hint="the two entries of y_1")
+@numeric("attn.qkv_projection", _sample_qkv, FOUR_DIGITS, hint="the two entries of y_1", minutes=5)
 @cites("W8 §9", "W8 §10.1", "W8 §8.2", "L7-8 (Lecture 8) §二.1", "L5 §15")
 @exercises("attention.scaled_dot_product_attention", "attention.multi_head_attention")
 @mistake(
@@ -280,6 +292,7 @@ def _sample_qkv(rng):
     "the query comes from W_Q and the keys from W_K (q_1 . k_j, not k_1 . q_j)",
     swap_qk=True,
 )
+@own_entries()
 def qkv_projection(p, project=(True, True, True), scale=True, swap_qk=False):
     """Self-attention from the Q/K/V projections.
 

@@ -15,6 +15,8 @@ from ...paths import COURSE_ROOT
 from ..model import CHOICE, TRUEFALSE, Question, register
 
 CONCEPTS_PATH = COURSE_ROOT / "exams" / "concepts.yaml"
+# reading a stem and four options and choosing one; an entry that needs longer says ``minutes:``
+CONCEPT_MINUTES = 1.0
 
 
 class ConceptError(ValueError):
@@ -100,6 +102,7 @@ def load(path: Path = CONCEPTS_PATH) -> list[Question]:
                     template=f"questions/concept_{kind}.md.j2",
                     exercises=tuple(entry.get("exercises", ())),
                     topic="concepts",
+                    minutes=float(entry.get("minutes", CONCEPT_MINUTES)),
                 )
             )
         )

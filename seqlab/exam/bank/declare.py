@@ -1,9 +1,11 @@
 """How the bank declares a question: one line per fact, stacked over the function that answers it.
 
 The top line names the kind and registers the question (``model.register``) with everything the
-lines under it declared: ``numeric(id, sample, tolerance, hint=)`` (a number or a list of
-numbers, graded within ``tolerance``; ``hint`` says how to write it) or ``formula(id, sample,
-symbols)`` (a formula in ``symbols(params)``, graded by equivalence). ``attn.memory`` in
+lines under it declared: ``numeric(id, sample, tolerance, minutes=, hint=)`` (a number or a list
+of numbers, graded within ``tolerance``; ``hint`` says how to write it) or ``formula(id, sample,
+symbols, minutes=)`` (a formula in ``symbols(params)``, graded by equivalence). ``minutes`` is
+the time a prepared student needs (about 5 for a multi-step calculation, 2-3 for one
+computation, a count or a formula): an exam file's duration bounds the sum over any draw. ``attn.memory`` in
 ``bank/attention.py`` shows the whole shape. The answer function's docstring is the question's
 title (its first line, without the final period), as a command's docstring is its help.
 
@@ -12,6 +14,11 @@ The facts, each optional except ``cites``:
 - ``cites(*tags)``        the notes' sections it examines (``sections.validate_tag`` checks each);
 - ``exercises(*names)``   the student functions (``topic.function``) it practises;
 - ``forms(*names)``       forms of unequal difficulty; the sampler then takes ``(rng, form)``;
+- ``own_entries()``       no key entry may be 0 or a number the question prints (a draw where one
+                          is, by chance, is drawn again): per-entry credit pays every entry;
+- ``text(template)``      the question's text as a jinja2 template, a ``question`` block and a
+                          ``solution`` block (``markdown.render_question``): written here, a new
+                          question is this one declaration and its line in an exam file;
 - ``valid_when(rule)``    the question's own validity rule on top of ``model.fair_draw``'s;
 - ``equivalents(other)``  ``other(params)``: other correct forms of a formula (tests, the key);
 - ``mistake(name, feedback, value)``: a named wrong answer, ``value(params)``; or
@@ -20,7 +27,8 @@ The facts, each optional except ``cites``:
   ``when=rule``: only draws where ``rule(params)`` holds can show it. They keep their written order.
 
 The topic is the bank module's (a topic split into a package, ``bank/rnn/``, is still one topic);
-the text template is ``templates/exam/questions/<id>.md.j2``.
+the text template is the ``text`` fact, else the file ``templates/exam/questions/<id>.md.j2`` (for
+texts that share a part with others through ``{% include %}``).
 """
 
 from __future__ import annotations
@@ -58,6 +66,14 @@ def cites(*tags: str) -> Callable:
 
 def exercises(*names: str) -> Callable:
     return _fact("exercises", names)
+
+
+def own_entries() -> Callable:
+    return _fact("own_entries", True)
+
+
+def text(template: str) -> Callable:
+    return _fact("text", template.strip() + "\n")
 
 
 def forms(*names: str) -> Callable:
@@ -121,7 +137,7 @@ def _register(id: str, kind: str, sample: Callable, **declared) -> Callable:
                 sections=facts.pop("sections", ()),
                 sample=sample,
                 answer=answer,
-                template=f"questions/{id}.md.j2",
+                template="" if "text" in facts else f"questions/{id}.md.j2",
                 mistakes=_named_mistakes(mistakes, answer) if mistakes else None,
                 topic=_topic(answer.__module__),
                 **declared,
@@ -134,11 +150,11 @@ def _register(id: str, kind: str, sample: Callable, **declared) -> Callable:
     return wrap
 
 
-def numeric(id: str, sample: Callable, tolerance: Tolerance, *, hint: str = "") -> Callable:
+def numeric(id: str, sample: Callable, tolerance: Tolerance, *, minutes: float, hint: str = "") -> Callable:
     """A question answered by a number or a list of numbers, graded within ``tolerance``."""
-    return _register(id, NUMERIC, sample, tolerance=tolerance, answer_hint=hint)
+    return _register(id, NUMERIC, sample, tolerance=tolerance, answer_hint=hint, minutes=float(minutes))
 
 
-def formula(id: str, sample: Callable, symbols: Callable) -> Callable:
+def formula(id: str, sample: Callable, symbols: Callable, *, minutes: float) -> Callable:
     """A question answered by a formula in ``symbols(params)``, graded by equivalence."""
-    return _register(id, SYMBOLIC, sample, symbols=symbols)
+    return _register(id, SYMBOLIC, sample, symbols=symbols, minutes=float(minutes))

@@ -17,7 +17,7 @@ import torch
 from ..model import EXACT, FOUR_DIGITS
 from ..safeexpr import Sym
 from ._util import dec, decs, floats, ref, shape_numel, t
-from .declare import cites, equivalents, exercises, forms, formula, mistake, numeric
+from .declare import cites, equivalents, exercises, forms, formula, mistake, numeric, own_entries
 
 GATES = {"lstm": 4, "gru": 3}
 
@@ -43,8 +43,8 @@ def _recurrent_shapes(cell, D, H, layers=1, directions=1, biases=2):
 # Forms: one or two directions; one per exam, and the text names the case asked.
 def _sample_lstm_count(rng, form):
     return {
-        "D": rng.choice((16, 32, 64, 100, 128)),
-        "H": rng.choice((32, 64, 128, 256)),
+        "D": rng.randint(10, 200),  # wide ranges: no count shared by a class (test_sharing.py)
+        "H": 8 * rng.randint(4, 40),
         "layers": 2,
         "bidirectional": form == "bidirectional",
     }
@@ -62,7 +62,7 @@ def _lstm_count_same_input(p):
     return float(p["layers"] * one_layer)
 
 
-@numeric("lstm.param_count", _sample_lstm_count, EXACT, hint="an integer")
+@numeric("lstm.param_count", _sample_lstm_count, EXACT, hint="an integer", minutes=2)
 @cites("L5 §7.1", "L5 §9", "L5 §10", "L5 §11", "L7-8 (Lecture 7) §五.1")
 @exercises("lstm_gru.lstm_forward", "rnn.birnn_forward")
 @forms("unidirectional", "bidirectional")
@@ -85,7 +85,7 @@ def _sample_gru_count(rng):
     }
 
 
-@numeric("gru.param_count", _sample_gru_count, EXACT, hint="an integer")
+@numeric("gru.param_count", _sample_gru_count, EXACT, hint="an integer", minutes=2)
 @cites("L5 §8", "L5 §9")
 @exercises("lstm_gru.gru_forward")
 @mistake("one_bias", "PyTorch keeps two bias vectors, b_ih and b_hh", lambda p: _lstm_count(p, "gru", biases=1))
@@ -100,7 +100,7 @@ def _formula_symbols(p):
 
 
 # Forms: LSTM or GRU (equal difficulty, but the exam still gives everyone the same cell).
-@formula("lstm.param_count_formula", lambda rng, form: {"cell": form}, _formula_symbols)
+@formula("lstm.param_count_formula", lambda rng, form: {"cell": form}, _formula_symbols, minutes=2)
 @cites("L5 §9", "L5 §7.1", "L5 §8")
 @exercises("lstm_gru.lstm_cell", "lstm_gru.gru_cell")
 @forms("lstm", "gru")
@@ -133,10 +133,11 @@ def _lstm_no_output_gate(p):
     return [c, math.tanh(c)]
 
 
-@numeric("lstm.cell_update", _sample_lstm_cell, FOUR_DIGITS, hint="two numbers, C_t then h_t")
+@numeric("lstm.cell_update", _sample_lstm_cell, FOUR_DIGITS, hint="two numbers, C_t then h_t", minutes=5)
 @cites("L5 §7.1", "L5 §7.2", "L5 §7.3", "L5 §7.4", "L5 §7.5", "L7-8 (Lecture 7) §五.1")
 @exercises("lstm_gru.lstm_cell")
 @mistake("no_output_gate", "h_t = o_t * tanh(C_t): the output gate is missing", _lstm_no_output_gate)
+@own_entries()
 def lstm_cell_update(p):
     """One LSTM step by hand."""
     zeros = torch.zeros(4, dtype=torch.float64)
@@ -162,12 +163,18 @@ def _sample_gates(rng):
     }
 
 
-@numeric("lstm.gates_given", _sample_gates, FOUR_DIGITS, hint="four numbers: C_t (2 entries), then h_t (2 entries)")
+@numeric(
+    "lstm.gates_given",
+    _sample_gates,
+    FOUR_DIGITS,
+    hint="four numbers: C_t (2 entries), then h_t (2 entries)",
+    minutes=4,
+)
 @cites("L5 §7.4", "L5 §7.5", "L5 §7.2", "L5 §7.3", "L7-8 (Lecture 7) §五.1")
 @exercises("lstm_gru.lstm_cell")
 @mistake("no_tanh", "h_t = o_t * tanh(C_t): tanh is missing", tanh=False)
 def lstm_gates_given(p, tanh=True):
-    """LSTM cell and hidden state from the gates."""
+    """An LSTM step from given gates."""
     c = t(p["f"]) * t(p["c_prev"]) + t(p["i"]) * t(p["g"])  # the additive cell path
     h = t(p["o"]) * (torch.tanh(c) if tanh else c)
     return floats(c) + floats(h)
@@ -187,7 +194,7 @@ def _sample_gru(rng):
     }
 
 
-@numeric("gru.update", _sample_gru, FOUR_DIGITS, hint="one number, h_t")
+@numeric("gru.update", _sample_gru, FOUR_DIGITS, hint="one number, h_t", minutes=4)
 @cites("L5 §8", "L5 §8.1", "L5 §8.2")
 @exercises("lstm_gru.gru_cell")
 @mistake(
@@ -227,7 +234,7 @@ def _path_symbols(p):
     return tuple(Sym(f"f{i}", 0.05, 0.99) for i in range(1, p["k"] + 1))
 
 
-@formula("lstm.cell_path", lambda rng, form: {"k": int(form)}, _path_symbols)
+@formula("lstm.cell_path", lambda rng, form: {"k": int(form)}, _path_symbols, minutes=2)
 @cites("L7-8 (Lecture 7) §五.2", "L7-8 (Lecture 7) §六", "L5 §7.4", "L5 §7.2")
 @exercises("lstm_gru.lstm_cell")
 @forms("2", "3", "4")

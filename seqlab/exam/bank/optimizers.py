@@ -14,7 +14,7 @@ import sympy
 from ..model import FOUR_DIGITS
 from ..safeexpr import Sym
 from ._util import decs, floats, ref, t
-from .declare import cites, equivalents, exercises, forms, formula, mistake, numeric
+from .declare import cites, equivalents, exercises, forms, formula, mistake, numeric, own_entries
 
 LRS = (0.1, 0.05, 0.2, 0.5)
 
@@ -61,7 +61,7 @@ def _ascent(p):
     return [w + p["lr"] * g for w, g in zip(p["w"], p["dw"])]
 
 
-@numeric("opt.sgd_step", _sample_sgd, FOUR_DIGITS, hint="three numbers, w1, w2, w3")
+@numeric("opt.sgd_step", _sample_sgd, FOUR_DIGITS, hint="three numbers, w1, w2, w3", minutes=3)
 @cites("W8 §1.1")
 @exercises("optimizers.sgd")
 @mistake("ascent", "this moves along the gradient (ascent); SGD subtracts lr times the gradient", _ascent)
@@ -73,10 +73,17 @@ def sgd_step(p):
 # --------------------------------------------------------------------------- two steps: momentum, AdaGrad, RMSProp
 
 
-@numeric("opt.momentum_steps", _two_steps(LRS, mu=(0.9, 0.5, 0.8)), FOUR_DIGITS, hint="two numbers, the entries of w_2")
+@numeric(
+    "opt.momentum_steps",
+    _two_steps(LRS, mu=(0.9, 0.5, 0.8)),
+    FOUR_DIGITS,
+    hint="two numbers, the entries of w_2",
+    minutes=5,
+)
 @cites("W8 §1.2")
 @exercises("optimizers.sgd_momentum")
 @mistake("no_momentum", "this is plain SGD twice: the second step must use v2 = mu*v1 + g2", lambda p: _two("sgd", p))
+@own_entries()
 def momentum_steps(p):
     """Two steps of SGD with momentum."""
     return _two("sgd_momentum", p, momentum=p["mu"])
@@ -90,7 +97,7 @@ def _unit_steps(p):
     return w
 
 
-@numeric("opt.adagrad_steps", _two_steps(LRS), FOUR_DIGITS, hint="two numbers, the entries of w_2")
+@numeric("opt.adagrad_steps", _two_steps(LRS), FOUR_DIGITS, hint="two numbers, the entries of w_2", minutes=5)
 @cites("W8 §1.3")
 @exercises("optimizers.adagrad")
 @mistake(
@@ -98,6 +105,7 @@ def _unit_steps(p):
     "the denominator must use the running sum G = g1^2 + g2^2, not only the current gradient",
     _unit_steps,
 )
+@own_entries()
 def adagrad_steps(p):
     """Two AdaGrad steps."""
     return _two("adagrad", p, eps=1e-10)
@@ -108,6 +116,7 @@ def adagrad_steps(p):
     _two_steps((0.01, 0.05, 0.1), alpha=(0.9, 0.5, 0.8)),
     FOUR_DIGITS,
     hint="two numbers, the entries of w_2",
+    minutes=5,
 )
 @cites("W8 §1.4")
 @exercises("optimizers.rmsprop")
@@ -116,6 +125,7 @@ def adagrad_steps(p):
     "this accumulates g^2 like AdaGrad; RMSProp keeps the moving average s = alpha*s + (1-alpha)*g^2",
     adagrad_steps,
 )
+@own_entries()
 def rmsprop_steps(p):
     """Two RMSProp steps."""
     return _two("rmsprop", p, alpha=p["alpha"], eps=1e-8)
@@ -156,7 +166,9 @@ def _adam_sign_steps(p):
     return w
 
 
-@numeric("opt.adam_steps", _sample_adam, FOUR_DIGITS, hint="two numbers, the entries of w after the last step")
+@numeric(
+    "opt.adam_steps", _sample_adam, FOUR_DIGITS, hint="two numbers, the entries of w after the last step", minutes=6
+)
 @cites("W8 §1.5")
 @exercises("optimizers.adam")
 @mistake(
@@ -167,6 +179,7 @@ def _adam_sign_steps(p):
 @mistake(
     "sign_steps", "only the first step moves by lr*sign(g): at t = 2 the moments mix g_1 and g_2", _adam_sign_steps
 )
+@own_entries()
 def adam_steps(p):
     """Adam with bias correction."""
     return _steps("adam", p["w"], p["grads"], lr=p["lr"], betas=(p["beta1"], p["beta2"]), eps=1e-8)
@@ -187,7 +200,7 @@ def _value_clipped(p):
 
 # Validity: ||g|| > tau (else the ``unclipped`` mistake is the key: nothing to clip), and some
 # entry exceeds tau (else value clipping, the ``elementwise`` mistake, changes nothing).
-@numeric("opt.clip_vector", _sample_clip, FOUR_DIGITS, hint="three numbers, the clipped gradient")
+@numeric("opt.clip_vector", _sample_clip, FOUR_DIGITS, hint="three numbers, the clipped gradient", minutes=3)
 @cites("L5 §6.1", "L7-8 (Lecture 7) §四")
 @exercises("optimizers.clip_grad_norm")
 @mistake("unclipped", "the norm is above the threshold, so the gradient is rescaled", lambda p: list(p["g"]))
@@ -197,6 +210,7 @@ def _value_clipped(p):
     "changes the direction; norm clipping rescales the whole vector",
     _value_clipped,
 )
+@own_entries()
 def clip_vector(p):
     """Gradient norm clipping."""
     clipped, _ = ref("optimizers").clip_grad_norm([t(p["g"])], p["max_norm"])
@@ -215,7 +229,7 @@ def _bias_symbols(p):
     return (Sym(beta, 0.5, 0.99), Sym("t", 1, 12, integer=True))
 
 
-@formula("opt.bias_correction", _sample_bias, _bias_symbols)
+@formula("opt.bias_correction", _sample_bias, _bias_symbols, minutes=2)
 @cites("W8 §1.5")
 @exercises("optimizers.adam")
 @equivalents(lambda p: [f"(1 - {_bias_symbols(p)[0].name}^t)^(-1)", f"-1/({_bias_symbols(p)[0].name}**t - 1)"])
@@ -236,7 +250,7 @@ def _clip_symbols(p):
     return out + ((Sym("g", -2.0, 2.0),) if p["form"] == "component" else ())
 
 
-@formula("opt.clip_scale", _sample_clip_sym, _clip_symbols)
+@formula("opt.clip_scale", _sample_clip_sym, _clip_symbols, minutes=2)
 @cites("L5 §6.1")
 @exercises("optimizers.clip_grad_norm")
 @forms("factor", "component")
@@ -254,7 +268,7 @@ def _adagrad_decay_symbols(p):
     return (Sym("lr", 0.001, 1.0), Sym("t", 1, 50, integer=True))
 
 
-@formula("opt.adagrad_decay", lambda rng: {"g": rng.choice((0.5, 1, 2, 3))}, _adagrad_decay_symbols)
+@formula("opt.adagrad_decay", lambda rng: {"g": rng.choice((0.5, 1, 2, 3))}, _adagrad_decay_symbols, minutes=2)
 @cites("W8 §1.3", "W8 §1.4")
 @exercises("optimizers.adagrad")
 @equivalents(lambda p: ["lr*t^(-1/2)", "lr*sqrt(t)/t"])

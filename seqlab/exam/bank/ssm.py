@@ -13,7 +13,7 @@ import sympy
 from ..model import EXACT, FOUR_DIGITS
 from ..safeexpr import Sym
 from ._util import dec, decs, floats, ref, t
-from .declare import cites, equivalents, exercises, forms, formula, mistake, numeric
+from .declare import cites, equivalents, exercises, forms, formula, mistake, numeric, own_entries
 
 
 def _sample_disc(rng):
@@ -24,7 +24,7 @@ def _euler(p):
     return [1 + p["delta"] * p["A"], p["delta"] * p["B"]]
 
 
-@numeric("ssm.discretize", _sample_disc, FOUR_DIGITS, hint="two numbers, A_bar then B_bar")
+@numeric("ssm.discretize", _sample_disc, FOUR_DIGITS, hint="two numbers, A_bar then B_bar", minutes=3)
 @cites("L5 §18.1", "L5 §18.2", "L5 §18")
 @exercises("selective_scan.discretize")
 @mistake("euler_A", "A_bar is exp(delta*A) (zero-order hold), not 1 + delta*A", _euler)
@@ -45,7 +45,7 @@ def _sample_scan(rng):
     }
 
 
-@numeric("ssm.scan_output", _sample_scan, FOUR_DIGITS, hint="two numbers, y_1 and y_2")
+@numeric("ssm.scan_output", _sample_scan, FOUR_DIGITS, hint="two numbers, y_1 and y_2", minutes=4)
 @cites("L5 §18.2", "L5 §18.1", "L7-8 (Lecture 7) §七")
 @exercises("selective_scan.selective_scan")
 @mistake("no_skip", "the skip term D*u_t is part of y_t", skip=False)
@@ -65,10 +65,11 @@ def _from_zero(p):
     return floats(ref("selective_scan").linear_scan(t([[p["a"]]]), t([[p["b"]]])))
 
 
-@numeric("ssm.linear_recurrence", _sample_linear, FOUR_DIGITS, hint="three numbers, h_1, h_2, h_3")
+@numeric("ssm.linear_recurrence", _sample_linear, FOUR_DIGITS, hint="three numbers, h_1, h_2, h_3", minutes=4)
 @cites("L5 §18.3", "L5 §5.1", "L5 §18.1")
 @exercises("selective_scan.linear_scan")
 @mistake("no_h0", "the recurrence starts from the given h_0, not from 0", _from_zero)
+@own_entries()
 def linear_recurrence(p):
     """A few steps of a linear recurrence."""
     return floats(ref("selective_scan").linear_scan(t([p["a"]]), t([p["b"]]), t([p["h0"]])))
@@ -87,6 +88,7 @@ def _scan_depth(T: int) -> int:
     lambda rng: {"T": rng.choice((100, 1000, 1024, 4096, 5000, 65536, 100000))},
     EXACT,
     hint="two integers",
+    minutes=1.5,
 )
 @cites("L5 §18.3", "L7-8 (Lecture 7) §七", "L5 §19")
 @exercises("selective_scan.linear_scan")
@@ -97,14 +99,14 @@ def scan_depth(p):
 
 def _sample_kv(rng):
     return {
-        "layers": rng.choice((12, 24, 32)),
-        "E": rng.choice((768, 1024, 4096)),
-        "T": rng.choice((1024, 4096, 32768)),
+        "layers": rng.randint(6, 48),  # wide ranges: no size shared by a class (test_sharing.py)
+        "E": 256 * rng.randint(2, 24),
+        "T": 1024 * rng.randint(1, 32),
         "bytes": rng.choice((2, 4)),
     }
 
 
-@numeric("ssm.kv_cache", _sample_kv, FOUR_DIGITS, hint="one number, in MiB (2^20 bytes)")
+@numeric("ssm.kv_cache", _sample_kv, FOUR_DIGITS, hint="one number, in MiB (2^20 bytes)", minutes=2)
 @cites("L7-8 (Lecture 7) §七", "L5 §18", "L5 §14", "W8 §14")
 @exercises("selective_scan.selective_scan")
 @mistake("keys_only", "the cache stores both keys and values", both=False)
@@ -131,7 +133,7 @@ def _unroll_equivalents(p):
     return ["*".join(reversed(a)), "(" + "*".join(a) + ")^2/(" + "*".join(a) + ")"]
 
 
-@formula("ssm.unroll", lambda rng, form: {"T": 3, "what": form}, _unroll_symbols)
+@formula("ssm.unroll", lambda rng, form: {"T": 3, "what": form}, _unroll_symbols, minutes=2)
 @cites("L5 §18.3", "L5 §18.2")
 @exercises("selective_scan.linear_scan")
 @forms("state", "gradient")

@@ -14,23 +14,41 @@ import torch
 
 from ...model import EXACT, FOUR_DIGITS, REGISTRY, fair_draw
 from .._util import dec, decs, floats, mat, ref, t
-from ..declare import cites, exercises, mistake, numeric, valid_when
+from ..declare import cites, exercises, mistake, numeric, own_entries, text, valid_when
 from .gradients import _bptt, _sample_bptt
 
 # --------------------------------------------------------------------------- embedding, decoding
 
 
 def _sample_embedding(rng):
-    return {"E": mat(rng, 4, 3, -2, 2), "k": rng.randint(0, 3)}
+    return {"E": mat(rng, 4, 3, -2, 2), "W_xh": mat(rng, 2, 3), "k": rng.randint(0, 3)}
 
 
-@numeric("rnn.embedding_lookup", _sample_embedding, FOUR_DIGITS, hint="three numbers")
+# The answer is the input's term W_xh x_t of the hidden pre-activation, not the embedding row
+# itself: a row of the printed E could be copied.
+@numeric("rnn.embedding_lookup", _sample_embedding, FOUR_DIGITS, hint="two numbers, the entries of W_xh x_t", minutes=3)
+@text(
+    r"""
+{% block question %}
+A vocabulary of $V = 4$ tokens (indices 0-3) is embedded with the matrix (one row per token)
+$$E = {{ p.E|mat }},$$
+and an RNN reads the embedded tokens: at step $t$ its input $x_t$ is the embedding of the token
+read, and the input's term of the pre-activation is $W_{xh} x_t$ with
+$$W_{xh} = {{ p.W_xh|mat }}.$$
+The token read at step $t$ is token {{ p.k }} (one-hot vector $e_{ {{- p.k -}} }$, so $x_t^\top = e_{ {{- p.k -}} }^\top E$). What is $W_{xh} x_t$?
+{% endblock %}
+{% block solution %}
+The one-hot product selects row {{ p.k }} of $E$ (an embedding layer is a table lookup), and $W_{xh}$ maps it: ${{ answer|vec }}$.
+{% endblock %}
+"""
+)
 @cites("L7-8 (Lecture 7) §三", "W8 §4")
 @exercises("positional.embed_tokens", "rnn.greedy_decode")
+@own_entries()
 def embedding_lookup(p):
-    """One-hot times the embedding matrix."""
+    """The embedded token as the RNN's input."""
     onehot = torch.nn.functional.one_hot(torch.tensor(p["k"]), 4).to(torch.float64)
-    return floats(onehot @ t(p["E"]))
+    return floats(t(p["W_xh"]) @ (onehot @ t(p["E"])))
 
 
 def _greedy_margin(p) -> float:
@@ -62,7 +80,7 @@ def _sample_greedy(rng):
             return p
 
 
-@numeric("rnn.greedy_decode", _sample_greedy, EXACT, hint="two token indices")
+@numeric("rnn.greedy_decode", _sample_greedy, EXACT, hint="two token indices", minutes=6)
 @cites("W8 §4", "W8 §3.3", "L5 §4", "L7-8 (Lecture 7) §三")
 @exercises("rnn.greedy_decode")
 def greedy_decode(p):
@@ -104,7 +122,7 @@ def _sample_param_grads(rng):
     return _sample_bptt(rng, ("all",))
 
 
-@numeric("rnn.bptt_param_grads", _sample_param_grads, FOUR_DIGITS, hint="dL/du, dL/dw, dL/db in this order")
+@numeric("rnn.bptt_param_grads", _sample_param_grads, FOUR_DIGITS, hint="dL/du, dL/dw, dL/db in this order", minutes=6)
 @cites("L5 §3.5", "L5 §3.4", "L5 §3", "L7-8 (Lecture 7) §二.2")
 @exercises("rnn.rnn_bptt")
 @mistake(
@@ -122,14 +140,16 @@ def _sample_param_grads(rng):
     "dL/dw sums delta_t * h_{t-1} (the state the weight multiplied), not h_t",
     lambda p: _param_grads_by_hand(p, h_index=0),
 )
+@own_entries()
 def bptt_param_grads(p):
-    """BPTT: gradients of u, w and b."""
+    """Backpropagating through time to u, w and b."""
     grads = _bptt(p)[1]
     return [floats(grads["W_xh"])[0], floats(grads["W_hh"])[0], floats(grads["b_h"])[0]]
 
 
-# Validity: the general rule, which with exact tolerances makes the key and the three named
-# mistakes (greedy argmax, no temperature, multiplying by the temperature) four different tokens,
+# Validity: its own rule makes the key and the three named mistakes (greedy argmax, no
+# temperature, multiplying by the temperature) four different tokens (the probability alone
+# would tell them apart for the general rule, but the token is what the question is about),
 # so the feedback names the mistake made; and its own rule: u is at least 0.02 from every
 # cumulative boundary, so rounding the probabilities to two places cannot move the answer.
 # Four different tokens are rare (about 1 draw in 200 with u drawn freely), so u is drawn among
@@ -146,8 +166,8 @@ def _token_draw_valid(p) -> bool:
     return fair_draw(q, p, q.answer(p))
 
 
-# The values of u at which the key and the three mistakes are four different tokens. The tolerance
-# is exact, so fair_draw refuses every other u (a mistake equal to the key or to another mistake);
+# The values of u at which the key and the three mistakes are four different tokens; fair_draw
+# refuses every other u (a mistake's token equal to the key's or to another mistake's);
 # only these few (about 1 in 200) are put to it, which keeps fair_draw the judge and makes a draw
 # ~10 times cheaper: the fairness test draws this question for 2000 students.
 def _four_token_us(p) -> list[float]:
@@ -162,7 +182,9 @@ def _four_token_us(p) -> list[float]:
 
 
 def _sample_token_valid(p):
-    return min(abs(p["u"] - c) for c in _key_cdf(p)[:-1]) >= 0.02
+    cdfs = (_key_cdf(p), _no_temperature_cdf(p), _times_temperature_cdf(p))
+    tokens = {_greedy_token(p), *(_inverse_cdf(cdf, p["u"]) for cdf in cdfs)}
+    return len(tokens) == 4 and min(abs(p["u"] - c) for c in _key_cdf(p)[:-1]) >= 0.02
 
 
 # The key's distribution and the two temperature mistakes', each written once: the answer, the
@@ -207,21 +229,44 @@ def _greedy_token(p):
     return float(max(range(4), key=lambda i: p["logits"][i]))
 
 
-@numeric("rnn.sample_token", _sample_token_params, EXACT, hint="a token index, 0-3")
+def _token_and_probability(cdf, u) -> list[float]:
+    """The sampled token and its probability under the distribution ``cdf`` is the running sum of."""
+    k = int(_inverse_cdf(cdf, u))
+    return [float(k), cdf[k] - (cdf[k - 1] if k else 0.0)]
+
+
+# The answer is the token and its probability: the token alone takes 4 values, so a class would
+# share it by the quarter; the probability makes each student's key their own and shows the
+# softmax at the temperature was computed, not guessed.
+@numeric(
+    "rnn.sample_token",
+    _sample_token_params,
+    FOUR_DIGITS,
+    hint="two numbers: the token index, then its probability",
+    minutes=3,
+)
 @cites("W8 §4", "W8 §3.3", "L5 §4")
 @exercises("rnn.greedy_decode")
 @valid_when(_sample_token_valid)
-@mistake("greedy", "generation samples from the distribution; the argmax is greedy decoding", _greedy_token)
+@mistake(
+    "greedy",
+    "generation samples from the distribution; the argmax is greedy decoding",
+    lambda p: [_greedy_token(p), _probability(_key_cdf(p), int(_greedy_token(p)))],
+)
 @mistake(
     "no_temperature",
     "divide the logits by the temperature before the softmax",
-    lambda p: _inverse_cdf(_no_temperature_cdf(p), p["u"]),
+    lambda p: _token_and_probability(_no_temperature_cdf(p), p["u"]),
 )
 @mistake(
     "times_temperature",
     "the logits are divided by the temperature, not multiplied",
-    lambda p: _inverse_cdf(_times_temperature_cdf(p), p["u"]),
+    lambda p: _token_and_probability(_times_temperature_cdf(p), p["u"]),
 )
 def sample_token(p):
     """Sampling the next token at generation time."""
-    return _inverse_cdf(_key_cdf(p), p["u"])
+    return _token_and_probability(_key_cdf(p), p["u"])
+
+
+def _probability(cdf, k: int) -> float:
+    return cdf[k] - (cdf[k - 1] if k else 0.0)

@@ -11,7 +11,7 @@ import torch
 from ...model import EXACT, FOUR_DIGITS, Tolerance
 from ...safeexpr import Sym
 from .._util import dec, decs, floats, ref, t
-from ..declare import cites, equivalents, exercises, forms, formula, mistake, numeric, valid_when
+from ..declare import cites, equivalents, exercises, forms, formula, mistake, numeric, own_entries, valid_when
 
 # --------------------------------------------------------------------------- BPTT by hand
 
@@ -49,22 +49,29 @@ def _bptt(p):
 
 # Forms: which gradient is asked (each is a different sum over the steps); one per exam.
 @numeric(
-    "rnn.bptt_output_grad", lambda rng, form: _sample_bptt(rng, (form,)), FOUR_DIGITS, hint="two numbers, one per class"
+    "rnn.bptt_output_grad",
+    lambda rng, form: _sample_bptt(rng, (form,)),
+    FOUR_DIGITS,
+    hint="two numbers, one per class",
+    minutes=5,
 )
 @cites("L5 §3.3", "L5 §3.1", "L5 §3", "L7-8 (Lecture 7) §二.2")
 @exercises("rnn.rnn_bptt")
 @forms("b_y", "W_hy")
+@own_entries()
 def bptt_output_grad(p):
     """BPTT: output-layer gradient."""
     return floats(_bptt(p)[1][p["target"]])
 
 
-@numeric("rnn.bptt_hidden_grad", lambda rng, form: _sample_bptt(rng, (form,)), FOUR_DIGITS, hint="one number")
+@numeric(
+    "rnn.bptt_hidden_grad", lambda rng, form: _sample_bptt(rng, (form,)), FOUR_DIGITS, hint="one number", minutes=6
+)
 @cites("L5 §3.4", "L5 §3.5", "L5 §3", "L7-8 (Lecture 7) §二.2", "L5 §20")
 @exercises("rnn.rnn_bptt")
 @forms("W_hh", "h0", "b_h", "W_xh")
 def bptt_hidden_grad(p):
-    """BPTT: recurrent-weight and initial-state gradients."""
+    """One gradient by backpropagation through time."""
     return floats(_bptt(p)[1][p["target"]])[0]
 
 
@@ -79,7 +86,7 @@ def _recursion_symbols(p):
     return base if p["last"] else base + (Sym("w", -2, 2), Sym("h_next", -0.9, 0.9), Sym("g_next", -2, 2))
 
 
-@formula("rnn.hidden_grad_recursion", _sample_recursion, _recursion_symbols)
+@formula("rnn.hidden_grad_recursion", _sample_recursion, _recursion_symbols, minutes=2)
 @cites("L5 §3.4", "L5 §20")
 @exercises("rnn.rnn_bptt")
 @equivalents(
@@ -111,8 +118,9 @@ def hidden_grad_recursion(p, form="right"):
 def _sample_eigen(rng):
     direction = rng.choice(("plus", "minus"))
     while True:
-        a, b = dec(rng, -1, 1.2), dec(rng, -0.6, 0.6, nonzero=True)
-        k = rng.choice((5, 10, 20, 30))
+        # two decimals and any k in 5-30: the keys spread over a class (test_sharing.py)
+        a, b = dec(rng, -1, 1.2, places=2), dec(rng, -0.6, 0.6, places=2, nonzero=True)
+        k = rng.randint(5, 30)
         lam = abs(a + b if direction == "plus" else a - b)  # the eigenvalue along the chosen direction
         # clearly exploding or vanishing, but a factor a calculator shows without underflow
         if 0.3 <= lam <= 1.6 and abs(lam - 1) > 0.05 and 1e-4 <= lam**k <= 1e5:
@@ -120,12 +128,14 @@ def _sample_eigen(rng):
     return {"a": a, "b": b, "k": k, "direction": direction}
 
 
-@numeric("rnn.eigen_growth", _sample_eigen, Tolerance(rtol=1e-3, atol=0.0), hint="one number, the ratio of norms")
+@numeric(
+    "rnn.eigen_growth", _sample_eigen, Tolerance(rtol=1e-3, atol=0.0), hint="one number, the ratio of norms", minutes=3
+)
 @cites("L5 §5.1", "L5 §5", "L7-8 (Lecture 7) §四", "L5 §20")
 @exercises("rnn.rnn_bptt")
 @mistake("linear", "the factor compounds: lambda^k, not k*lambda", power=False)
 def eigen_growth(p, power=True):
-    """Exploding and vanishing gradients."""
+    """Gradient growth over k steps."""
     W = t([[p["a"], p["b"]], [p["b"], p["a"]]])
     u = t([1.0, 1.0 if p["direction"] == "plus" else -1.0])
     if not power:
@@ -139,7 +149,7 @@ def _sample_power(rng):
     return {"k": rng.randint(3, 12)}
 
 
-@formula("rnn.linear_power", _sample_power, lambda p: (Sym("w", 0.3, 1.6),))
+@formula("rnn.linear_power", _sample_power, lambda p: (Sym("w", 0.3, 1.6),), minutes=2)
 @cites("L5 §5.1")
 @exercises("rnn.rnn_bptt")
 @equivalents(lambda p: [f"w^{p['k'] - 1}*w", f"exp({p['k']}*log(w))"])
@@ -154,7 +164,7 @@ def _tanh_symbols(p):
     return (Sym("w", -2, 2),) + tuple(Sym(f"h{i}", -0.9, 0.9) for i in range(1, p["k"] + 1))
 
 
-@formula("rnn.tanh_jacobian", lambda rng, form: {"k": int(form)}, _tanh_symbols)
+@formula("rnn.tanh_jacobian", lambda rng, form: {"k": int(form)}, _tanh_symbols, minutes=2)
 @cites("L5 §5.2", "L5 §3.4", "L5 §6.2")
 @exercises("rnn.rnn_bptt")
 @forms("2", "3")
@@ -188,7 +198,7 @@ def _tbptt_valid(p):
     return p["T"] % p["chunk"] != 0
 
 
-@numeric("rnn.truncated_chunks", _sample_tbptt, EXACT, hint="three integers")
+@numeric("rnn.truncated_chunks", _sample_tbptt, EXACT, hint="three integers", minutes=2)
 @cites("L7-8 (Lecture 7) §二.3", "L7-8 (Lecture 7) §二")
 @exercises("rnn.truncated_bptt")
 @valid_when(_tbptt_valid)

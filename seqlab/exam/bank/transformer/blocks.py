@@ -12,7 +12,7 @@ import torch
 from ...model import EXACT, FOUR_DIGITS
 from ...safeexpr import Sym
 from .._util import decs, floats, mat, mha_param_shapes, ref, shape_numel, t
-from ..declare import cites, equivalents, exercises, forms, formula, mistake, numeric, valid_when
+from ..declare import cites, equivalents, exercises, forms, formula, mistake, numeric, own_entries, valid_when
 
 # --------------------------------------------------------------------------- block sizes
 
@@ -34,12 +34,13 @@ def _block(kind, E, F, norms=True):
 
 
 # Validity (tf.encoder_params): at least two layers; with one, the ``one_layer`` mistake is the key.
+# E takes about 220 values (no count shared by a class, test_sharing.py); the heads divide it.
 def _sample_block(rng):
-    E = rng.choice((128, 256, 512))
-    return {"E": E, "F": rng.choice((2, 4)) * E, "layers": rng.choice((2, 6)), "heads": rng.choice((4, 8))}
+    E = 8 * rng.randint(16, 240)
+    return {"E": E, "F": rng.choice((2, 4)) * E, "layers": rng.choice((2, 4, 6, 8, 12)), "heads": rng.choice((4, 8))}
 
 
-@numeric("tf.encoder_params", _sample_block, EXACT, hint="an integer")
+@numeric("tf.encoder_params", _sample_block, EXACT, hint="an integer", minutes=3)
 @cites("W8 §15.2", "W8 §15", "W8 §15.3", "L5 §17", "L7-8 (Lecture 8) §四.1", "L7-8 (Lecture 8) §四")
 @exercises("transformer.encoder_block")
 @mistake(
@@ -53,7 +54,7 @@ def encoder_params(p):
     return float(p["layers"] * _block("encoder", p["E"], p["F"]))
 
 
-@numeric("tf.decoder_params", lambda rng: {**_sample_block(rng), "layers": 1}, EXACT, hint="an integer")
+@numeric("tf.decoder_params", lambda rng: {**_sample_block(rng), "layers": 1}, EXACT, hint="an integer", minutes=2)
 @cites("W8 §16.2", "W8 §16", "L5 §17")
 @exercises("transformer.decoder_block")
 @mistake(
@@ -79,7 +80,7 @@ def _ln_unbiased(p):
     return floats(y * t(p["gamma"]) + t(p["beta"]))
 
 
-@numeric("tf.layer_norm", _sample_ln, FOUR_DIGITS, hint="four numbers")
+@numeric("tf.layer_norm", _sample_ln, FOUR_DIGITS, hint="four numbers", minutes=4)
 @cites("W8 §15.3")
 @exercises("transformer.layer_norm")
 @mistake("unbiased", "LayerNorm uses the biased variance (divide by 4, not 3)", _ln_unbiased)
@@ -105,10 +106,11 @@ def _ffn_no_relu(p):
     return floats(hidden @ t(p["W2"]).T + t(p["b2"]))
 
 
-@numeric("tf.ffn", _sample_ffn, FOUR_DIGITS, hint="two numbers")
+@numeric("tf.ffn", _sample_ffn, FOUR_DIGITS, hint="two numbers", minutes=4)
 @cites("W8 §15.3", "L7-8 (Lecture 8) §四.1")
 @exercises("transformer.feed_forward")
 @mistake("no_relu", "apply ReLU to the hidden layer", _ffn_no_relu)
+@own_entries()
 def ffn(p):
     """The position-wise feed-forward network."""
     return floats(ref("transformer").feed_forward(t([p["x"]]), t(p["W1"]), t(p["b1"]), t(p["W2"]), t(p["b2"])))
@@ -130,7 +132,7 @@ def _sample_caption(rng, form):
     }
 
 
-@numeric("tf.caption_shapes", _sample_caption, EXACT, hint="the shape as integers")
+@numeric("tf.caption_shapes", _sample_caption, EXACT, hint="the shape as integers", minutes=2)
 @cites("W8 §17", "W8 §16.1", "W8 §16.2", "W8 §16")
 @exercises("transformer.decoder_block", "attention.multi_head_attention")
 @forms("cross_weights", "output")
@@ -154,17 +156,24 @@ def caption_shapes(p):
 
 
 # Forms: with or without a [CLS] token (one more token to count); one per exam.
+# A rectangular image of 8-40 patches a side: about 500 token counts, none shared by a class.
 def _sample_vit(rng, form):
-    return {"size": rng.choice((224, 256, 384)), "patch": rng.choice((16, 32)), "cls": form == "cls"}
+    patch = rng.choice((8, 14, 16, 32))
+    return {
+        "height": patch * rng.randint(8, 40),
+        "width": patch * rng.randint(8, 40),
+        "patch": patch,
+        "cls": form == "cls",
+    }
 
 
-@numeric("tf.vit_tokens", _sample_vit, EXACT, hint="two integers: tokens, attention weights per head")
+@numeric("tf.vit_tokens", _sample_vit, EXACT, hint="two integers: tokens, attention weights per head", minutes=2)
 @cites("W8 §17", "W8 §14")
 @exercises("attention.multi_head_attention")
 @forms("cls", "no_cls")
 def vit_tokens(p):
     """Vision Transformer tokens."""
-    n = (p["size"] // p["patch"]) ** 2 + (1 if p["cls"] else 0)
+    n = (p["height"] // p["patch"]) * (p["width"] // p["patch"]) + (1 if p["cls"] else 0)
     return [float(n), float(n * n)]
 
 
@@ -172,7 +181,7 @@ def _ln_symbols(p):
     return (Sym("E", 1, 64, integer=True), Sym("F", 1, 256, integer=True))
 
 
-@formula("tf.block_formula", lambda rng, form: {"kind": form}, _ln_symbols)
+@formula("tf.block_formula", lambda rng, form: {"kind": form}, _ln_symbols, minutes=3)
 @cites("W8 §15.2", "W8 §15.3")
 @exercises("transformer.encoder_block", "transformer.decoder_block")
 @forms("encoder", "decoder")
@@ -228,7 +237,9 @@ def _sample_norm_order(rng):
     return {"x": decs(rng, 3, -2, 2), "a": decs(rng, 3, -1.5, 1.5, nonzero=True), "c": decs(rng, 3, -1, 1)}
 
 
-@numeric("tf.norm_order", _sample_norm_order, FOUR_DIGITS, hint="the post-LN output first, then the pre-LN output")
+@numeric(
+    "tf.norm_order", _sample_norm_order, FOUR_DIGITS, hint="the post-LN output first, then the pre-LN output", minutes=5
+)
 @cites("W8 §15.2", "W8 §15.3", "L7-8 (Lecture 8) §四.1", "L5 §17")
 @exercises("transformer.encoder_block", "transformer.layer_norm")
 @valid_when(_spread_enough)

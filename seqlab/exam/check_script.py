@@ -1,0 +1,207 @@
+"""The answers check a student runs without installing anything: ``python3 check-ID.py answers-ID.yaml``.
+
+``render`` writes this file's source next to each paper with ``PAPER`` filled in (the shapes of
+the answers, never the key, and the answer syntax's limits from ``safeexpr``), so the file is
+the whole check: the standard library only, no network, no seqlab. It reads the answers file
+(the YAML ``render`` writes, or the notebook's JSON), and reports by question number every answer
+the grader could not read: the syntax (``safeexpr``'s whitelist, written again here with Python's
+own ``ast``), the number of entries, the letters. ``tests/exam/test_check_script.py`` runs it with
+``python3 -I -S`` (no site packages) against the grader's own check on keys and planted mistakes.
+It never says whether an answer is right. Kept to the standard library on purpose: a test
+imports nothing else from it.
+"""
+
+import ast
+import json
+import re
+import sys
+
+PAPER: dict = {}
+
+_IMPLICIT = (
+    re.compile(r"(?<![A-Za-z_0-9.])(\d+(?:\.\d*)?)\s*([A-Za-z_][A-Za-z_0-9]*|\()"),
+    re.compile(r"(\))\s*([A-Za-z_][A-Za-z_0-9]*|\d+|\()"),
+    re.compile(r"([A-Za-z_][A-Za-z_0-9]*)\s+([A-Za-z_][A-Za-z_0-9]*|\d+)"),
+)
+
+
+def _hint(source):
+    for pattern in _IMPLICIT:
+        m = pattern.search(source)
+        if m and not (pattern is _IMPLICIT[0] and re.fullmatch(r"[eE]\d*", m.group(2))):
+            return "implicit multiplication: write a * between the factors"
+    return "not a valid expression (check operators and brackets)"
+
+
+def _walk(node, names, allow_list):
+    if isinstance(node, (ast.Tuple, ast.List)):
+        if not allow_list or not node.elts:
+            raise ValueError("a single expression is expected, not a list")
+        for elt in node.elts:
+            _walk(elt, names, False)
+        return
+    if isinstance(node, ast.Constant):
+        if isinstance(node.value, bool) or not isinstance(node.value, (int, float)):
+            raise ValueError("only numbers are allowed as constants")
+        return
+    if isinstance(node, ast.Name):
+        if node.id in PAPER["functions"]:
+            raise ValueError(f"{node.id} must be called, e.g. {node.id}(x)")
+        if node.id not in names:
+            allowed = ", ".join(sorted(n for n in names if n not in ("pi", "E", "e"))) or "none"
+            raise ValueError(f"unknown name {node.id!r} (symbols allowed here: {allowed})")
+        return
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.UAdd, ast.USub)):
+        return _walk(node.operand, names, False)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)):
+        _walk(node.left, names, False)
+        return _walk(node.right, names, False)
+    if isinstance(node, ast.Call):
+        name = node.func.id if isinstance(node.func, ast.Name) else None
+        if name not in PAPER["functions"]:
+            raise ValueError("implicit multiplication: write a * between the factors")
+        if node.keywords or len(node.args) != PAPER["functions"][name]:
+            raise ValueError(f"{name} takes {PAPER['functions'][name]} argument(s)")
+        for arg in node.args:
+            _walk(arg, names, False)
+        return
+    raise ValueError("this kind of expression is not allowed")
+
+
+def expression_problem(text, names, allow_list=False):
+    """'' when the grader's parser reads ``text``, else why not."""
+    text = text.strip()
+    if len(text) > PAPER["max_length"]:
+        return f"longer than {PAPER['max_length']} characters"
+    bad = sorted({c for c in text if c not in PAPER["alphabet"]})
+    if bad:
+        return f"character {bad[0]!r} is not allowed (use numbers, symbol names, + - * / ^ and parentheses)"
+    if "__" in text:
+        return "names with '__' are not allowed"
+    depth, stack = 0, []
+    for c in text:
+        if c in "([":
+            stack.append(c)
+            depth = max(depth, len(stack))
+        elif c in ")]" and (not stack or stack.pop() != {")": "(", "]": "["}[c]):
+            return "unbalanced brackets"
+    if stack:
+        return "unbalanced brackets"
+    if depth > PAPER["max_depth"]:
+        return f"brackets nested deeper than {PAPER['max_depth']}"
+    source = text.replace("^", "**")
+    try:
+        tree = ast.parse(source, mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return _hint(source)
+    try:
+        _walk(tree.body, names, allow_list)
+    except ValueError as exc:
+        return str(exc)
+    except RecursionError:
+        return "too deeply nested"
+    return ""
+
+
+def answer_problem(shape, raw):
+    """The shape rules of ``marking``: '' when readable, else why not."""
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return "no answer"
+    if isinstance(raw, list):
+        raw = ", ".join(str(x) for x in raw)
+    text = str(raw).strip()
+    kind = shape["kind"]
+    if kind == "numeric":
+        problem = expression_problem(text, {"pi", "E", "e"}, allow_list=True)
+        if problem:
+            return problem
+        tree = ast.parse(text.replace("^", "**"), mode="eval").body
+        got = len(tree.elts) if isinstance(tree, (ast.Tuple, ast.List)) else 1
+        want = shape["entries"]
+        return "" if got == want else f"expected {want} number{'s' if want > 1 else ''}, got {got}"
+    if kind == "symbolic":
+        names = set(shape["symbols"]) | ({"pi", "E", "e"} - set(shape["symbols"]))
+        return expression_problem(text, names)
+    if kind == "choice":
+        letters = [chr(ord("A") + i) for i in range(shape["options"])]
+        ok = text.strip("()[]. ").upper() in letters
+        return "" if ok else f"give one letter, {letters[0]}-{letters[-1]}"
+    ok = text.strip(".").lower() in {"true", "t", "yes", "y", "1", "false", "f", "no", "n", "0"}
+    return "" if ok else "give true or false"
+
+
+def _scalar(value, number):
+    value = value.strip()
+    if value.startswith('"'):
+        end = re.match(r'"(?:[^"\\]|\\.)*"', value)
+        if not end:
+            raise ValueError(f"line {number}: a quoted string opened on this line is not closed")
+        return json.loads(end.group(0))
+    if value.startswith("'"):
+        end = re.match(r"'(?:[^']|'')*'", value)
+        if not end:
+            raise ValueError(f"line {number}: a quoted string opened on this line is not closed")
+        return end.group(0)[1:-1].replace("''", "'")
+    return value.split(" #", 1)[0].strip()
+
+
+def read_answers(text):
+    """(student, {id: answer}) from the answers file: JSON, or the flat YAML ``render`` writes."""
+    if text.lstrip().startswith("{"):
+        data = json.loads(text)
+        return str(data.get("student", "")), dict(data.get("answers") or {})
+    student, answers, inside = "", {}, False
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        m = re.match(r"^(\s*)([A-Za-z0-9_.@-]+)\s*:(.*)$", line)
+        if not m:
+            raise ValueError(f'line {number}: cannot read this line; write   question.id: "answer"')
+        indent, key, value = m.groups()
+        if not indent and key == "answers":
+            inside = True
+        elif not indent and key == "student":
+            student = str(_scalar(value, number))
+        elif indent and inside:
+            answers[key] = _scalar(value, number)
+        else:
+            raise ValueError(f"line {number}: only 'student:' and 'answers:' belong at the left margin")
+    return student, answers
+
+
+def report(shapes, problem_of):
+    """One line per unreadable answer, by question number, and one line for every question not
+    answered yet (``seqlab exam check`` reports through this too, with the grader's parsers)."""
+    found = [(shape, problem_of(shape)) for shape in shapes]
+    lines = [f"answer {s['number']} ({s['id']}): {p}" for s, p in found if p and p != "no answer"]
+    unanswered = [str(s["number"]) for s, p in found if p == "no answer"]
+    if unanswered:
+        lines.append(f"no answer yet to question(s) {', '.join(unanswered)} ({len(unanswered)} of {len(shapes)})")
+    return lines
+
+
+def problems(answers):
+    return report(PAPER["questions"], lambda shape: answer_problem(shape, answers.get(shape["id"])))
+
+
+def main(argv):
+    if len(argv) != 2:
+        print(f"usage: python3 {argv[0]} answers-{PAPER['student']}.yaml")
+        return 2
+    try:
+        with open(argv[1], encoding="utf-8") as f:
+            student, answers = read_answers(f.read())
+    except (OSError, ValueError) as exc:
+        print(f"{argv[1]}: {exc}")
+        return 1
+    found = problems(answers)
+    if student != PAPER["student"]:
+        found.insert(0, f"the file says student: {student!r}; write student: {PAPER['student']!r}")
+    print("\n".join(found) if found else "all answers readable")
+    if found:
+        print("only readability is checked, never whether an answer is right")
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,145 @@
+"""The same rules on every medium: each paper-wide rule and each question's partial-credit line, in
+the words the Markdown prints them, is in the HTML page, the notebook, the LMS quiz and the PDF.
+
+Words are compared, not markup: the formulas inside a rule ($h_0$) are typeset differently by
+each medium (MathML, SVG, none), so they are left out, and a rule is found when its words occur
+in order within a window a little longer than the rule (a page header may interrupt a PDF).
+"""
+
+from __future__ import annotations
+
+import html.parser
+import re
+import shutil
+import subprocess
+import xml.etree.ElementTree as ET
+import zipfile
+
+import pytest
+
+from seqlab.exam.examfile import load_exam
+from seqlab.exam.html import exam_html
+from seqlab.exam.markdown import ROUNDING_POLICY, exam_markdown, paper_rules, partial_credit_rule, render_texts
+from seqlab.exam.notebook import exam_notebook
+from seqlab.exam.qti import assessment_xml, travels
+from seqlab.exam.variants import make_instance
+from seqlab.paths import DEFAULT_EXAM
+from tests.exam.test_recorded import STUDENTS
+
+EXAM = load_exam(DEFAULT_EXAM)
+
+
+def words(text: str) -> list[str]:
+    text = re.sub(r"\$\$.*?\$\$|\$[^$]*\$", " ", text, flags=re.S)
+    return re.findall(r"[a-z]{3,}", text.lower())
+
+
+class _Text(html.parser.HTMLParser):
+    """An HTML page's words as a reader sees them: no tags, no TeX annotations."""
+
+    def __init__(self):
+        super().__init__()
+        self.parts, self.skip = [], 0
+
+    def handle_starttag(self, tag, attrs):
+        self.skip += tag == "annotation"
+
+    def handle_endtag(self, tag):
+        self.skip -= tag == "annotation"
+
+    def handle_data(self, data):
+        if not self.skip:
+            self.parts.append(data)
+
+
+def html_words(page: str) -> list[str]:
+    reader = _Text()
+    reader.feed(page)
+    return words(" ".join(reader.parts))
+
+
+def carries(medium: list[str], rule: list[str]) -> bool:
+    """``rule``'s words in order in ``medium``, within a window of twice the rule's length."""
+    for start in (i for i, w in enumerate(medium) if rule and w == rule[0]):
+        j, end = 0, min(len(medium), start + 2 * len(rule) + 10)
+        for w in medium[start:end]:
+            if w == rule[j]:
+                j += 1
+                if j == len(rule):
+                    return True
+    return False
+
+
+def instructions(inst, travelling_only=False) -> dict[str, list[str]]:
+    """What every medium must carry: the paper's rules and each question's partial credit."""
+    wanted = {name: words(text) for name, text in paper_rules(inst)}
+    for v, eq in zip(inst.variants, inst.questions):
+        rule = partial_credit_rule(v, eq)
+        if rule and not (travelling_only and travels(v)):
+            wanted[f"question {v.number}: partial credit"] = words(rule)
+    return wanted
+
+
+def media(inst) -> dict[str, list[str]]:
+    notebook = exam_notebook(inst)
+    quiz, _ = assessment_xml(inst)
+    mattexts = [m.text or "" for m in ET.fromstring(quiz).iter("{http://www.imsglobal.org/xsd/ims_qtiasiv1p2}mattext")]
+    return {
+        "markdown": words(exam_markdown(inst)),
+        "html": html_words(exam_html(inst)),
+        "notebook": words("\n".join(c.source for c in notebook.cells if c.cell_type == "markdown")),
+        "qti": html_words(" ".join(mattexts)),
+    }
+
+
+def missing(inst, found: dict[str, list[str]]) -> list[str]:
+    gaps = []
+    for medium, text in found.items():
+        for name, rule in instructions(inst, travelling_only=medium == "qti").items():
+            if not carries(text, rule):
+                gaps.append(f"{inst.student} {medium}: {name}")
+    return gaps
+
+
+def test_every_medium_carries_every_rule_for_one_paper():
+    inst = render_texts(make_instance(EXAM, STUDENTS[0]))
+    assert not missing(inst, media(inst))
+    # time, aids, conventions, rounding and partial credit are among them
+    names = {name for name, _ in paper_rules(inst)}
+    assert {"Time", "Calculator", "Computer", "Conventions", "Rounding", "Partial credit"} <= names
+    assert any(name.endswith("partial credit") for name in instructions(inst))
+
+
+def test_a_rule_left_out_is_noticed():
+    inst = render_texts(make_instance(EXAM, STUDENTS[1]))
+    found = media(inst)
+    page = exam_html(inst)
+    assert ROUNDING_POLICY in page
+    found["html"] = html_words(page.replace(ROUNDING_POLICY, ""))
+    assert missing(inst, found) == [f"{inst.student} html: Rounding"]
+
+
+@pytest.mark.bank  # 25 papers in four media and 25 PDFs: minutes (WeasyPrint lays out each paper)
+@pytest.mark.skipif(shutil.which("pdftotext") is None, reason="pdftotext (poppler-utils) is not installed")
+def test_every_medium_carries_every_rule_for_25_papers(tmp_path):
+    from seqlab.exam.pdf import write_pdfs
+
+    gaps = []
+    for student in STUDENTS:
+        inst = render_texts(make_instance(EXAM, student))
+        found = media(inst)
+        (pdf,) = [p for p in write_pdfs([inst], tmp_path) if p.name == f"exam-{student}.pdf"]
+        text = subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+        found["pdf"] = words(text)
+        gaps += missing(inst, found)
+    assert not gaps, gaps[:20]
+
+
+def test_qti_quiz_zip_holds_the_same_rules(tmp_path):
+    from seqlab.exam.qti_package import write_qti
+
+    inst = render_texts(make_instance(EXAM, STUDENTS[2]))
+    path, _ = write_qti([inst], tmp_path)
+    with zipfile.ZipFile(path) as zf:
+        xml = zf.read(f"seqlab-{inst.student}/seqlab-{inst.student}.xml")
+    assert xml == assessment_xml(inst)[0]
