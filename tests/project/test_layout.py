@@ -112,24 +112,8 @@ def test_the_graph_sees_function_level_and_relative_imports():
     assert "seqlab.grading" in graph["seqlab.batch"]  # inside worker_main
 
 
-# Packages whose type-checking imports still close a cycle: the exam's paper type is defined
-# above the renderers that annotate with it, until the exam data model stands apart from them.
-TYPE_CHECKING_CYCLES_ALLOWED = ("seqlab.exam.",)
-
-
-def test_seqlab_has_no_import_cycle():
-    cycle = find_cycle(import_graph())
-    assert not cycle, "import cycle: " + " -> ".join(cycle)
-
-
-def test_no_import_cycle_even_through_type_checking_imports():
-    graph = {
-        name: {
-            t for t in targets if not any(name.startswith(p) and t.startswith(p) for p in TYPE_CHECKING_CYCLES_ALLOWED)
-        }
-        for name, targets in import_graph(type_checking=True).items()
-    }
-    cycle = find_cycle(graph)
+def test_seqlab_has_no_import_cycle_even_through_type_checking_imports():
+    cycle = find_cycle(import_graph(type_checking=True))
     assert not cycle, "import cycle (type-checking imports included): " + " -> ".join(cycle)
 
 
