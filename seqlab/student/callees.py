@@ -32,7 +32,7 @@ from typing import Any
 
 import torch
 
-from ..contract import SIGNATURES, declared_callees
+from .. import contract
 from .trees import clone_tree
 
 # Trusted work in the parent runs the reference once more on the test's own (small) inputs: a
@@ -53,7 +53,7 @@ class _BudgetSpent(BaseException):
 def contract_signature(qualname: str) -> Signature:
     """The contract's signature of ``qualname`` as an ``inspect.Signature`` (trusted text)."""
     namespace: dict[str, Any] = {"torch": torch}
-    exec(f"def _f{SIGNATURES[qualname]}: pass", namespace)
+    exec(f"def _f{contract.SIGNATURES[qualname]}: pass", namespace)
     return signature(namespace["_f"])
 
 
@@ -125,7 +125,7 @@ def record_callees(
     copies; a failure of the reference, or a spent time or size budget, ends the recording where
     it got to (every entry kept is still a correct result on the reference's own arguments).
     """
-    callees = declared_callees(qualname)
+    callees = contract.declared_callees(qualname)
     if not callees:
         return []
     originals = {id(reference(name)): name for name in callees}

@@ -17,7 +17,7 @@ import traceback
 import types
 from pathlib import Path
 
-from ..contract import MODULES, SIGNATURES
+from .. import contract
 from ..results import MESSAGE_LIMIT
 from ..subset.modules import REFUSED, Modules, install, read_modules
 
@@ -100,7 +100,7 @@ def unload() -> None:
 
 def load_submission(
     exercises_dir: Path,
-    modules=MODULES,
+    modules=None,
     *,
     skip: dict[str, str] | None = None,
     on_module=None,
@@ -116,6 +116,7 @@ def load_submission(
     isolated runner skipping a module whose import hung or killed the process);
     ``on_module(name)`` is called before each.
     """
+    modules = contract.MODULES if modules is None else modules
     skip = dict(skip or {})
     exercises_dir = Path(exercises_dir)
     texts = texts if texts is not None else read_modules(exercises_dir)
@@ -127,7 +128,7 @@ def load_submission(
 
     def placeholder_module(module: str, reason: str) -> types.ModuleType:
         stand_in = types.ModuleType(f"{PACKAGE}.{module}")
-        for qualname in SIGNATURES:
+        for qualname in contract.SIGNATURES:
             if qualname.startswith(module + "."):
                 setattr(stand_in, qualname.split(".", 1)[1], Placeholder(qualname, reason))
         return stand_in
@@ -196,7 +197,7 @@ def contract_objects(loaded: dict[str, types.ModuleType], errors: dict[str, str]
     placeholder standing in for a broken module's function (so a sibling that imported it
     still gets a correct callee swapped in), or None."""
     objects: dict[str, object] = {}
-    for qualname in SIGNATURES:
+    for qualname in contract.SIGNATURES:
         module, function = qualname.split(".", 1)
         holder = loaded.get(module) or sys.modules.get(f"{PACKAGE}.{module}")
         obj = getattr(holder, function, None) if holder is not None else None
