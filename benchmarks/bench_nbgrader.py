@@ -60,10 +60,10 @@ def make_class(course: Path, topics: list[str], students: int, seed: int) -> dic
     """Write submitted/<student>/<topic>/<topic>.ipynb; returns what each student did per function."""
     import nbformat
 
-    from seqlab.build import strip_markers
     from seqlab.nbgrader.export import answer_id
     from seqlab.nbgrader.source import load_topics
     from seqlab.paths import SOLUTIONS_DIR
+    from seqlab.regions import strip_markers
     from tests.mutants import all_variants
 
     sources = {t.topic: t for t in load_topics(SOLUTIONS_DIR)}

@@ -132,7 +132,8 @@ def main() -> int:
     parser.add_argument("--busy", type=int, default=2, help="extra spinning processes during the run (2)")
     args = parser.parse_args()
 
-    from seqlab.batch import grade_all
+    from seqlab.batch import ClassRun, grade_all
+    from seqlab.grading import grading_settings
     from seqlab.student.sandbox import probe
 
     if probe():
@@ -159,14 +160,8 @@ def main() -> int:
 
         started = time.perf_counter()
         try:
-            grade_all(
-                submissions,
-                out,
-                jobs=args.jobs,
-                only="selective_scan.linear_scan",
-                sandbox="bwrap",
-                progress=Progress(),
-            )
+            settings = grading_settings(only="selective_scan.linear_scan", sandbox="bwrap")
+            grade_all(submissions, out, settings, ClassRun(jobs=args.jobs), progress=Progress())
         finally:
             for spinner in spinners:
                 spinner.kill()

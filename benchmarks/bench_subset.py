@@ -32,8 +32,8 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
 
-    from seqlab.build import strip_markers
-    from seqlab.grading import grade_submission
+    from seqlab.grading import grade_submission, grading_settings
+    from seqlab.regions import strip_markers
     from seqlab.subset import check, read_modules
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -41,12 +41,12 @@ def main() -> int:
         (submission / "exercises").mkdir()
         for path in sorted((ROOT / "solutions").glob("*.py")):
             (submission / "exercises" / path.name).write_text(strip_markers(path.read_text()))
-        grade_submission(submission, isolated=False, seed=1)  # warm: imports, caches
+        grade_submission(submission, grading_settings(isolated=False, seed=1))  # warm: imports, caches
         times: dict[str, list[float]] = {"subset": [], "plain": [], "check": []}
         for _ in range(args.rounds):
             for name, subset in (("subset", True), ("plain", False)):
                 started = time.perf_counter()
-                result = grade_submission(submission, isolated=False, seed=1, static_policy=subset)
+                result = grade_submission(submission, grading_settings(isolated=False, seed=1, static_policy=subset))
                 times[name].append(time.perf_counter() - started)
                 assert result.score == result.max_score, (name, result.score)
             check.cache_clear()  # the check is cached per text within a process: time it afresh

@@ -15,17 +15,16 @@ points it could have had, and a results.json that says why. Each hand-in is read
 from __future__ import annotations
 
 import json
-import os
 import queue
 import re
-import select
+import socket
 import subprocess
 import sys
 import time
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from dataclasses import dataclass, replace
+from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
 
 from .defaults import SUBMISSION_TIMEOUT_S
 from .errors import SeqlabError, UserError
@@ -33,11 +32,11 @@ from .gradebook import (
     RESULT_FILE,
     STATUS_FILE,
     collect,
-    gradebook_from_results,  # noqa: F401 - callers have found it here
     write_class_report,
     write_gradebook,
     write_text_atomic,
 )
+from .grading.settings import GradingSettings
 from .submission import SubmissionError, is_submission, read_submission
 
 # What grade-all writes into its output folder beside the submissions' own folders (and their
@@ -105,101 +104,98 @@ def discover(named: dict[str, Path], work_dir: Path) -> list[Submission]:
 class _Worker:
     """A grading process that lives across submissions: it imports torch, pytest and the graders
     once. It runs only trusted code (each submission still gets its own fresh student child);
-    if it dies or hangs, it is replaced and only the submission in hand is affected."""
+    if it dies or hangs, it is replaced and only the submission in hand is affected.
 
-    def __init__(self) -> None:
+    Jobs and answers are pickled frames on a socket pair (multiprocessing.connection): both
+    ends are seqlab's own, so a job carries its GradingSettings as they are, and nothing the
+    worker prints can be mistaken for an answer."""
+
+    def __init__(self):
         self.proc: subprocess.Popen | None = None
+        self.channel: Connection | None = None
 
-    def _start(self) -> subprocess.Popen:
+    def _start(self) -> None:
+        ours, theirs = socket.socketpair()
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", "from seqlab.batch import worker_main; worker_main()"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
+            [sys.executable, "-c", f"from seqlab.batch import worker_main; worker_main({theirs.fileno()})"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
-            text=True,
-            bufsize=1,
+            pass_fds=[theirs.fileno()],
         )
-        return self.proc
+        theirs.close()
+        self.channel = Connection(ours.detach())
 
     def stop(self) -> None:
         if self.proc is not None:
             self.proc.kill()
             self.proc.wait()
             self.proc = None
+        if self.channel is not None:
+            self.channel.close()
+            self.channel = None
 
     def grade(self, job: dict, timeout: float) -> dict:
-        proc = self.proc if self.proc is not None and self.proc.poll() is None else self._start()
-        assert proc.stdin is not None and proc.stdout is not None  # started with both pipes
+        if self.proc is None or self.proc.poll() is not None:
+            self.stop()
+            self._start()
         try:
-            proc.stdin.write(json.dumps(job) + "\n")
-            proc.stdin.flush()
-        except (BrokenPipeError, OSError):
+            self.channel.send(job)
+        except OSError:
             self.stop()
             return {"status": "error", "reason": "the grading process could not be reached"}
-        ready, _, _ = select.select([proc.stdout], [], [], timeout)
-        if not ready:
+        try:
+            if not self.channel.poll(timeout):
+                self.stop()
+                return {"status": "error", "reason": f"grading took longer than {timeout:g} s"}
+            return self.channel.recv()
+        except (EOFError, OSError):
+            code = self.proc.wait()
             self.stop()
-            return {"status": "error", "reason": f"grading took longer than {timeout:g} s"}
-        line = proc.stdout.readline()
-        if not line:
-            code = proc.wait()
-            self.proc = None
             if code in (130, -2):  # interrupted (Ctrl-C): not done, a rerun grades it
                 return {"status": "interrupted"}
             return {"status": "error", "reason": f"the grading process died (exit {code})"}
-        return json.loads(line)
 
 
-def worker_main() -> None:
-    """Grade the jobs read from stdin, one JSON line each; answer one JSON line each."""
-    protocol = os.fdopen(os.dup(1), "w", buffering=1)
-    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # nothing printed can corrupt the protocol
-    sys.stdout = sys.stderr
-    from .config import load_config
-    from .grading import GradingSettings, grade_submission
+def worker_main(fd: int) -> None:
+    """Grade the jobs read from the channel ``fd``, answering each with its status; a job's
+    ``settings`` are the parent's GradingSettings as they are, so nothing is read or probed
+    again here."""
+    from .grading import GradingError, grade_submission
     from .reports import write_all
-    from .student.sandbox import Sandbox
 
-    configs: dict = {}
-    for line in sys.stdin:
-        job = json.loads(line)
+    channel = Connection(fd)
+    while True:
         try:
-            config = configs.get(job["config"]) or configs.setdefault(job["config"], load_config(job["config"]))
-            settings = GradingSettings(
-                device=job["device"],
-                seed=job["seed"],
-                isolated=not job["in_process"],
-                config=config,
-                only=job.get("only"),
-                protected_dirs=(job["out"], *job.get("protected", ())),
-                # as the parent resolved it, reason and all: never probed again here
-                sandbox=Sandbox(**job["sandbox"]) if job.get("sandbox") else "none",
-            )
+            job = channel.recv()
+        except EOFError:  # the parent is gone
+            return
+        try:
+            settings = replace(job["settings"], protected_dirs=(job["out"], *job["settings"].protected_dirs))
             result = grade_submission(job["submission"], settings)
             write_all(result, Path(job["out"]))
             status = {"status": "graded"}
-        except SeqlabError as exc:  # this process's entry point: the row says what the CLI would
+        except (GradingError, SeqlabError) as exc:
             status = {"status": "error", "reason": str(exc)[:500]}
         except Exception as exc:  # a grader bug must cost this submission only, with the reason
             status = {"status": "error", "reason": f"internal error: {type(exc).__name__}: {exc}"[:500]}
-        protocol.write(json.dumps(status) + "\n")
+        channel.send(status)
 
 
-def _grade_one(sub: Submission, out: Path, workers: queue.Queue[_Worker], settings: dict, timeout: float) -> dict:
-    """One submission through a worker; ``settings``: the grading options every job of the run
-    shares (the worker protocol's keys besides ``submission`` and ``out``). Whatever happens, the
-    submission's folder ends with a status and a results.json that says it."""
+def _grade_one(sub: Submission, out: Path, workers: queue.Queue[_Worker], job: dict, timeout: float) -> dict:
+    """One submission through a worker; ``job``: what every job of the run shares (the settings,
+    the full points). Whatever happens, the submission's folder ends with a status and a
+    results.json that says it."""
     target = out / sub.name
     target.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    status: dict[str, Any]
     try:
         if sub.path is None:
             status = {"status": "error", "reason": sub.problem}
         else:
             worker = workers.get()
             try:
-                status = worker.grade({"submission": str(sub.path), "out": str(target), **settings}, timeout)
+                status = worker.grade({"submission": str(sub.path), "out": str(target), **job}, timeout)
             finally:
                 workers.put(worker)
             if status["status"] == "interrupted":
@@ -210,7 +206,7 @@ def _grade_one(sub: Submission, out: Path, workers: queue.Queue[_Worker], settin
         status = {"status": "error", "reason": f"internal error: {type(exc).__name__}: {exc}"[:500]}
     status.update(name=sub.name, source=str(sub.source), seconds=round(time.perf_counter() - started, 2))
     if status["status"] != "graded":
-        _write_failure(target, status, settings["max_score"], started)
+        _write_failure(target, status, job["max_score"], started)
     write_text_atomic(target / STATUS_FILE, json.dumps(status, indent=2))
     return status
 
@@ -243,41 +239,34 @@ def _similarity(subs: list[Submission]) -> dict:
     return compare_class({s.name: s.path for s in subs})
 
 
-def grade_all(
-    submissions_dir: Path,
-    out: Path,
-    *,
-    jobs: int = 1,
-    force: bool = False,
-    seed: int | None = None,
-    device: str = "cpu",
-    timeout: float = SUBMISSION_TIMEOUT_S,
-    in_process: bool = False,
-    config: str | None = None,
-    progress=None,
-    similarity: bool = False,
-    sandbox=None,
-    only: str | None = None,
-    protected_dirs: tuple = (),
-) -> list[dict]:
-    """``sandbox``: the Sandbox the command line resolved, or a ``--sandbox`` mode (default auto)
-    resolved here, once for every worker; ``only``: grade these topics/functions (as `seqlab grade
-    --only`); ``protected_dirs``: folders the students' code may not read, besides the graders,
-    solutions and ``out``. ``progress.skip(entry, why)`` hears of each entry that is no hand-in."""
-    from .config import load_config
-    from .student.sandbox import Sandbox, resolve
+@dataclass(frozen=True)
+class ClassRun:
+    """How a class is run, beside how each hand-in is graded: ``jobs`` submissions at once,
+    ``force`` regrades those already graded, ``timeout`` seconds per submission, ``similarity``
+    adds the per-function similarity of the class to its report."""
 
+    jobs: int = 1
+    force: bool = False
+    timeout: float = SUBMISSION_TIMEOUT_S
+    similarity: bool = False
+
+
+def grade_all(
+    submissions_dir: Path, out: Path, settings: GradingSettings, run: ClassRun = ClassRun(), progress=None
+) -> list[dict]:
+    """Every hand-in of ``submissions_dir`` graded under ``settings`` (a GradingSettings; every
+    worker grades under it as it is) into ``out``. ``progress.skip(entry, why)`` hears of each
+    entry that is no hand-in."""
     submissions_dir, out = Path(submissions_dir), Path(out)
     if not submissions_dir.exists():
         raise SubmissionError(f"{submissions_dir}: does not exist")
     if not submissions_dir.is_dir() or submissions_dir.is_symlink():
         raise SubmissionError(f"{submissions_dir}: not a folder (grade-all takes a folder of submissions)")
-    box = None if in_process else sandbox if isinstance(sandbox, Sandbox) else resolve(sandbox or "auto")
-    max_score = load_config(config).max_score
+    max_score = settings.config.max_score
     named, skipped = hand_ins(submissions_dir)  # a clash stops the run before anything is written
     out.mkdir(parents=True, exist_ok=True)
     subs = discover(named, out)
-    todo = [s for s in subs if force or not _is_done(out, s)]
+    todo = [s for s in subs if run.force or not _is_done(out, s)]
     if progress:
         for entry, why in skipped:
             if hasattr(progress, "skip"):
@@ -290,28 +279,19 @@ def grade_all(
         return rows
 
     rows = refresh()
-    settings = {
-        "seed": seed,
-        "device": device,
-        "in_process": in_process,
-        "config": config,
-        "sandbox": {"kind": box.kind, "why": box.why} if box is not None else None,
-        "only": only,
-        "max_score": max_score,
-        "protected": [str(p) for p in protected_dirs],
-    }
-    jobs = max(1, min(jobs, len(todo) or 1))
+    job = {"settings": settings, "max_score": max_score}
+    jobs = max(1, min(run.jobs, len(todo) or 1))
     workers: queue.Queue[_Worker] = queue.Queue()
     for _ in range(jobs):
         workers.put(_Worker())
     pool = ThreadPoolExecutor(max_workers=jobs)
-    pending: dict[Future, Submission] = {}
+    pending = {}
     try:
         backlog = list(todo)
         while backlog or pending:
             while backlog and len(pending) < jobs:
                 sub = backlog.pop(0)
-                pending[pool.submit(_grade_one, sub, out, workers, settings, timeout)] = sub
+                pending[pool.submit(_grade_one, sub, out, workers, job, run.timeout)] = sub
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in done:
                 sub = pending.pop(future)
@@ -325,7 +305,7 @@ def grade_all(
             workers.get().stop()
         rows = refresh()
         # Source text only, parsed in this trusted process and never run: see seqlab/similarity.py.
-        similar = _similarity(subs) if similarity else None
+        similar = _similarity(subs) if run.similarity else None
         write_class_report(out, rows, similar)
         if progress:
             progress.stop()

@@ -13,21 +13,7 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
-# Re-exported: callers that build stubs or assemble submissions import them from here.
-from .regions import BEGIN, END, SolutionRegionError, clear_solutions, strip_markers, stub_module
-
-__all__ = [
-    "BEGIN",
-    "END",
-    "SolutionRegionError",
-    "StubFile",
-    "build",
-    "clear_solutions",
-    "render_stubs",
-    "replace_function",
-    "stale_files",
-    "strip_markers",
-]
+from .regions import stub_module
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,7 @@ import argparse
 import importlib
 import sys
 
-from .errors import SeqlabError, UserError
-
-__all__ = ["COMMAND_MODULES", "UserError", "main", "make_parser"]  # UserError: for older imports
+from .errors import SeqlabError
 
 # Modules that contribute commands, in the order `seqlab --help` lists them.
 COMMAND_MODULES = (

@@ -1,107 +1,116 @@
-"""The student-facing contract as data: the 30 functions, their modules and signatures.
+"""The student-facing contract as data, read from ``solutions/``: nothing here is written twice.
 
-Graders, the stub builder, the release, the nbgrader course and the tests all read the list of
-functions from here, so a function added to the course is added in one place. Each function's
-full contract (the math, every argument's shape and dtype, the PyTorch built-in it must agree
-with) is the docstring of its reference in ``solutions/<module>.py``, copied verbatim into the
-stub students get. A signature here never changes once students have it.
+- ``MODULES``: the topics in teaching order, the one declaration ``TOPICS`` of
+  ``solutions/__init__.py`` (copied into the stubs' ``exercises/__init__.py``);
+- ``SIGNATURES``: every public ``def`` of ``solutions/<topic>.py``, in file order, with its
+  parameters exactly as written there (a function added to a solution module is a contract
+  function; a helper students get for free starts with ``_``);
+- ``DECLARED_CALLEES``: the contract functions each reference calls ("Calls between functions"
+  in the student contract). During grading those calls, where the student's call is one the
+  reference makes on the test's own inputs, get a correct callee (seqlab/student/callees.py);
+  any other call between contract functions runs the student's own code.
+
+The files are parsed, never imported, so reading the contract runs no course code. Each
+function's full contract (the math, every argument's shape and dtype, the PyTorch built-in it
+must agree with) is its docstring, copied verbatim into the stub students get. A signature
+never changes once students have it.
+
+A student's child process cannot see ``solutions/``: its parent hands it the table it read
+(:func:`table`, :func:`install`) before any of the child's code asks for it.
 """
 
 from __future__ import annotations
 
-MODULES = (
-    "optimizers",
-    "rnn",
-    "lstm_gru",
-    "attention",
-    "positional",
-    "transformer",
-    "selective_scan",
-)
+import ast
+from pathlib import Path
+from typing import Any
 
-# qualified name -> the signature exactly as the contract states it (parameters only).
-SIGNATURES: dict[str, str] = {
-    "optimizers.sgd": "(w, dw, state, lr=0.01)",
-    "optimizers.sgd_momentum": "(w, dw, state, lr=0.01, momentum=0.9)",
-    "optimizers.adagrad": "(w, dw, state, lr=0.01, eps=1e-10)",
-    "optimizers.rmsprop": "(w, dw, state, lr=0.01, alpha=0.99, eps=1e-08)",
-    "optimizers.adam": "(w, dw, state, lr=0.001, betas=(0.9, 0.999), eps=1e-08)",
-    "optimizers.clip_grad_norm": "(grads, max_norm)",
-    "rnn.rnn_cell": "(x, h_prev, W_xh, W_hh, b_h)",
-    "rnn.rnn_forward": "(x, h0, W_xh, W_hh, b_h)",
-    "rnn.softmax_cross_entropy": "(logits, targets)",
-    "rnn.rnn_bptt": "(x, targets, h0, params)",
-    "rnn.truncated_bptt": "(x, targets, h0, params, chunk)",
-    "rnn.birnn_forward": "(x, h0_fwd, h0_bwd, params_fwd, params_bwd)",
-    "rnn.greedy_decode": "(params, embedding, h0, start_token, steps)",
-    "lstm_gru.lstm_cell": "(x, h_prev, c_prev, W_ih, W_hh, b_ih, b_hh)",
-    "lstm_gru.lstm_forward": "(x, h0, c0, W_ih, W_hh, b_ih, b_hh)",
-    "lstm_gru.gru_cell": "(x, h_prev, W_ih, W_hh, b_ih, b_hh)",
-    "lstm_gru.gru_forward": "(x, h0, W_ih, W_hh, b_ih, b_hh)",
-    "attention.additive_attention": "(query, keys, W_q, W_k, v, mask=None)",
-    "attention.scaled_dot_product_attention": "(q, k, v, mask=None)",
-    "attention.causal_mask": "(T, device=None)",
-    "attention.multi_head_attention": "(query, key, value, params, num_heads, mask=None)",
-    "positional.sinusoidal_encoding": "(num_positions, d_model, device=None, dtype=torch.float32)",
-    "positional.embed_tokens": "(tokens, embedding, pe)",
-    "transformer.layer_norm": "(x, weight, bias, eps=1e-05)",
-    "transformer.feed_forward": "(x, W1, b1, W2, b2)",
-    "transformer.encoder_block": "(x, params, num_heads, mask=None, norm_first=False)",
-    "transformer.decoder_block": (
-        "(x, memory, params, num_heads, self_mask=None, memory_mask=None, causal=True, norm_first=False)"
-    ),
-    "selective_scan.discretize": "(delta, A, B)",
-    "selective_scan.linear_scan": "(a, b, h0=None)",
-    "selective_scan.selective_scan": (
-        "(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False, return_last_state=False)"
-    ),
-}
+_TABLE: dict[str, Any] | None = None
+_VIEWS: dict[str, Any] = {}
 
-FUNCTIONS: tuple[str, ...] = tuple(SIGNATURES)
+
+def read(solutions_dir: Path) -> dict[str, Any]:
+    """The contract of the course whose solutions are in ``solutions_dir``, as plain data."""
+    topics = _topics(solutions_dir / "__init__.py")
+    signatures: dict[str, str] = {}
+    calls: dict[str, list[str]] = {}
+    for topic in topics:
+        tree = ast.parse((solutions_dir / f"{topic}.py").read_text(encoding="utf-8"))
+        defs = [n for n in tree.body if isinstance(n, ast.FunctionDef) and not n.name.startswith("_")]
+        names = {d.name: f"{topic}.{d.name}" for d in defs}
+        for node in tree.body:  # from .attention import multi_head_attention
+            if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module in topics:
+                names.update({a.asname or a.name: f"{node.module}.{a.name}" for a in node.names})
+        for d in defs:
+            signatures[names[d.name]] = f"({ast.unparse(d.args)})"
+            calls[names[d.name]] = [
+                names[n.func.id]
+                for n in ast.walk(d)
+                if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in names
+            ]
+    order = list(signatures)
+    callees = {
+        q: sorted({c for c in called if c != q and c in signatures}, key=order.index) for q, called in calls.items()
+    }
+    return {"modules": list(topics), "signatures": signatures, "callees": {q: c for q, c in callees.items() if c}}
+
+
+def _topics(init: Path) -> tuple[str, ...]:
+    for node in ast.parse(init.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and [getattr(t, "id", "") for t in node.targets] == ["TOPICS"]:
+            return tuple(ast.literal_eval(node.value))
+    raise LookupError(f"{init}: no TOPICS = (...) naming the topics in teaching order")
+
+
+def table() -> dict[str, Any]:
+    """This process's contract: the one ``install``-ed, else the course's own, read once."""
+    if _TABLE is None:
+        from .paths import SOLUTIONS_DIR
+
+        install(read(SOLUTIONS_DIR))
+    return _TABLE
+
+
+def install(contract: dict[str, Any]) -> None:
+    """Use ``contract`` (a :func:`table` sent over by a trusted parent) in this process."""
+    global _TABLE
+    signatures = dict(contract["signatures"])
+    callees = {q: tuple(c) for q, c in contract["callees"].items()}
+    _TABLE = {
+        "modules": list(contract["modules"]),
+        "signatures": dict(signatures),
+        "callees": {q: list(c) for q, c in callees.items()},
+    }
+    _VIEWS.update(
+        MODULES=tuple(contract["modules"]),
+        SIGNATURES=signatures,
+        FUNCTIONS=tuple(signatures),
+        DECLARED_CALLEES=callees,
+    )
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("MODULES", "SIGNATURES", "FUNCTIONS", "DECLARED_CALLEES"):
+        table()
+        return _VIEWS[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def functions_of(module: str) -> list[str]:
     """Qualified names of the contract functions in ``module``, in contract order."""
-    return [name for name in FUNCTIONS if split(name)[0] == module]
+    return [name for name in table()["signatures"] if name.partition(".")[0] == module]
 
 
 def split(qualname: str) -> tuple[str, str]:
     """``"attention.causal_mask"`` -> ``("attention", "causal_mask")``; KeyError for a name that is
     not a contract function, so a typo fails where it is made."""
     module, _, function = qualname.partition(".")
-    if module not in MODULES or qualname not in SIGNATURES:
+    if qualname not in table()["signatures"]:
         raise KeyError(f"{qualname!r} is not a contract function")
     return module, function
 
 
-# The course contract's "Calls between functions": the only calls from one contract function to
-# another that get a correct callee during grading, and only where the student's call is one the
-# reference itself makes on the test's own inputs (seqlab/student/callees.py records them). Any
-# other call between contract functions runs the student's own code.
-DECLARED_CALLEES: dict[str, tuple[str, ...]] = {
-    "rnn.rnn_forward": ("rnn.rnn_cell",),
-    "rnn.rnn_bptt": ("rnn.rnn_forward", "rnn.softmax_cross_entropy"),
-    "rnn.truncated_bptt": ("rnn.rnn_forward", "rnn.rnn_bptt"),
-    "rnn.birnn_forward": ("rnn.rnn_forward",),
-    "rnn.greedy_decode": ("rnn.rnn_cell",),
-    "lstm_gru.lstm_forward": ("lstm_gru.lstm_cell",),
-    "lstm_gru.gru_forward": ("lstm_gru.gru_cell",),
-    "attention.multi_head_attention": ("attention.scaled_dot_product_attention",),
-    "transformer.encoder_block": (
-        "attention.multi_head_attention",
-        "transformer.layer_norm",
-        "transformer.feed_forward",
-    ),
-    "transformer.decoder_block": (
-        "attention.multi_head_attention",
-        "transformer.layer_norm",
-        "transformer.feed_forward",
-        "attention.causal_mask",
-    ),
-    "selective_scan.selective_scan": ("selective_scan.discretize", "selective_scan.linear_scan"),
-}
-
-
 def declared_callees(qualname: str) -> tuple[str, ...]:
     """The contract functions ``qualname`` may call and get a correct callee for (maybe none)."""
-    return DECLARED_CALLEES.get(qualname, ())
+    table()
+    return _VIEWS["DECLARED_CALLEES"].get(qualname, ())

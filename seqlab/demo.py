@@ -9,8 +9,9 @@ import shutil
 from pathlib import Path
 
 from . import contract
-from .build import replace_function, strip_markers
+from .build import replace_function
 from .paths import EXAMPLES_DIR, SOLUTIONS_DIR
+from .regions import strip_markers
 
 
 def load_bugs(path: Path = EXAMPLES_DIR / "demo_bugs.py") -> list[tuple[str, str, str, str]]:

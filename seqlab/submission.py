@@ -31,7 +31,7 @@ from pathlib import Path, PurePosixPath
 from .contract import MODULES
 from .errors import SeqlabError
 from .gradescope.upload import MAX_ENTRIES, MAX_EXTRACTED_BYTES, SKIPPED_DIRS
-from .student.forkserver import COPY_LIMIT_BYTES, COPY_LIMIT_ENTRIES
+from .student.forkserver.protocol import COPY_LIMIT_BYTES, COPY_LIMIT_ENTRIES
 
 MODULE_FILES = tuple(f"{module}.py" for module in MODULES)
 NESTING = 2  # folders around exercises/: a checkout (alice-main/) inside a hand-in folder

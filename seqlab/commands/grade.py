@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from .options import add_config_option, add_sandbox_option, path_option, resolve_sandbox
+from .options import add_config_option, add_sandbox_option, grading_settings_of, path_option
 
 
 def add_parser(subparsers) -> None:
@@ -37,29 +37,18 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
-    from ..config import load_config
-    from ..grading import GradingSettings, grade_submission
+    from ..grading import grade_submission
     from ..submission import opened
 
-    box = resolve_sandbox(args)
-    config = load_config(args.config)
     out = (args.out or args.submission / "seqlab-out").resolve()
+    settings = grading_settings_of(args, protected_dirs=(out,))
     with opened(args.submission) as submission:
-        if box is not None:
+        if settings.sandbox is not None:
             from ..student.children import prespawn
 
             # The child (or the fork server) imports torch while this process does the same,
             # for the copy that is graded.
-            prespawn(submission / "exercises", box)
-        settings = GradingSettings(
-            device=args.device,
-            seed=args.seed,
-            only=args.only,
-            isolated=not args.in_process,
-            config=config,
-            protected_dirs=(str(out),),
-            sandbox=box,
-        )
+            prespawn(submission / "exercises", settings.sandbox)
         result = grade_submission(submission, settings)
     from ..reports import write_all
     from ..reports.table import print_table

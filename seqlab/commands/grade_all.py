@@ -6,7 +6,13 @@ import time
 from pathlib import Path
 
 from ..defaults import SUBMISSION_TIMEOUT_S
-from .options import add_config_option, add_jobs_option, add_sandbox_option, print_class_summary, resolve_sandbox
+from .options import (
+    add_config_option,
+    add_jobs_option,
+    add_sandbox_option,
+    grading_settings_of,
+    print_class_summary,
+)
 
 
 class Progress:
@@ -89,26 +95,13 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
-    from ..batch import grade_all
+    from ..batch import ClassRun, grade_all
 
-    # once, before any worker starts: --sandbox bwrap fails here, and every worker grades in
-    # this one, its reason kept
-    box = resolve_sandbox(args)
-    rows = grade_all(
-        args.submissions,
-        args.out,
-        jobs=args.jobs,
-        force=args.force,
-        seed=args.seed,
-        device=args.device,
-        timeout=args.timeout,
-        in_process=args.in_process,
-        config=str(args.config) if args.config else None,
-        progress=Progress(),
-        similarity=args.similarity,
-        sandbox=box,
-        only=args.only,
-    )
+    # once, before any worker starts: --sandbox bwrap fails here, and every worker grades in this
+    # one, its reason kept
+    settings = grading_settings_of(args)
+    run = ClassRun(jobs=args.jobs, force=args.force, timeout=args.timeout, similarity=args.similarity)
+    rows = grade_all(args.submissions, args.out, settings, run, progress=Progress())
     print_class_summary(
         rows, f"gradebook: {args.out / 'gradebook.csv'}; class report: {args.out / 'class_report.html'}"
     )

@@ -2,8 +2,8 @@
 
 A command module declares its own arguments; an option two commands share (``--sandbox``,
 ``--jobs``, ``--config``), the spelling of an optional file argument, and the closing lines of a
-class run (how many were graded, which were not and why) live here. The nbgrader grading server
-takes ``--sandbox`` through the same function, so its choices are the ones ``seqlab grade`` has.
+class run (how many were graded, which were not and why) live here. ``--sandbox``'s choices and
+help are seqlab.student.sandbox's, which the nbgrader grading server reads too.
 Nothing heavy is imported at module level: every ``seqlab`` command and the server import this.
 """
 
@@ -13,31 +13,48 @@ import argparse
 import sys
 from pathlib import Path
 
-SANDBOX_HELP = (
-    "kernel sandbox for student code: bwrap (bubblewrap; fail without it), none (the in-process "
-    "guards only), auto (bwrap when it works, else none with a warning; default)"
-)
+from ..errors import UserError
 
 
 def add_sandbox_option(parser: argparse.ArgumentParser, *, note: str = "") -> None:
     """``--sandbox auto|bwrap|none``; ``note`` says what is particular to this command."""
-    from ..student.sandbox import MODES
+    from ..student.sandbox import MODES, MODES_HELP
 
-    parser.add_argument("--sandbox", choices=MODES, default="auto", help=SANDBOX_HELP + (f"; {note}" if note else ""))
+    parser.add_argument("--sandbox", choices=MODES, default="auto", help=MODES_HELP + (f"; {note}" if note else ""))
 
 
 def resolve_sandbox(args):
     """The sandbox the student's process will run in (None with ``--in-process``); says loudly on
     stderr when there is none. A missing bubblewrap under ``--sandbox bwrap`` fails here, once,
     before any grading starts."""
-    from ..student.sandbox import resolve
+    from ..student.sandbox import SandboxUnavailable, resolve
 
     if args.in_process:
         return None
-    box = resolve(args.sandbox)
+    try:
+        box = resolve(args.sandbox)
+    except SandboxUnavailable as exc:
+        raise UserError(str(exc)) from None
     if box.notice:
         print(f"WARNING: {box.notice}", file=sys.stderr, flush=True)
     return box
+
+
+def grading_settings_of(args, *, protected_dirs=()):
+    """The one GradingSettings of a grading command's options (``--config``, ``--in-process``,
+    ``--sandbox``, ``--device``, ``--seed``, ``--only``), each checked now, before any grading
+    starts: a bad device or a missing bubblewrap fails here, once, naming the option."""
+    from ..grading import grading_settings
+
+    return grading_settings(
+        config=args.config,
+        isolated=not args.in_process,
+        sandbox=resolve_sandbox(args),
+        device=args.device,
+        seed=args.seed,
+        only=args.only,
+        protected_dirs=protected_dirs,
+    )
 
 
 def _at_least_one(text: str) -> int:

@@ -7,92 +7,39 @@ import io
 import os
 import secrets
 import time
-from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 import torch
 
 from .. import contract
-from ..config import GradingConfig, load_config
-from ..errors import SeqlabError
 from ..paths import COURSE_ROOT, GRADERS_DIR, SOLUTIONS_DIR
 from ..reference import load_reference
 from ..results import GradingResult
 from ..student import StudentError, open_submission
 from ..student.policy import protected_course_paths
-from ..student.sandbox import Sandbox
 from ..subset import read_modules
 from .forbidden_names import static_voids
 from .plugin import SeqlabPlugin
 from .scoring import score_records
+from .settings import GradingError, GradingSettings
 
 
-class GradingError(SeqlabError, RuntimeError):
-    """The grader itself could not run (not the submission's fault)."""
-
-
-def resolve_device(device: str) -> str:
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if device.startswith("cuda") and not torch.cuda.is_available():
-        raise GradingError("--device cuda was asked for, but torch sees no CUDA device here")
-    if device not in ("cpu",) and not device.startswith("cuda"):
-        raise GradingError(f"unknown device {device!r} (use auto, cpu or cuda)")
-    return device
-
-
-@dataclass(frozen=True)
-class GradingSettings:
-    """How a submission is graded: decided once (by the command line, a worker's job) and carried
-    to the grading as it is. ``sandbox``: the one the command resolved, its reason kept for the
-    reports, or a ``--sandbox`` mode to resolve here. ``static_policy=False`` is for the attack
-    bank only: it lets hostile code run so that the layers beneath the policy (sandbox, audit
-    hook) are shown to stop it on their own."""
-
-    device: str = "cpu"
-    seed: int | None = None
-    only: str | None = None
-    isolated: bool = True
-    config: GradingConfig | None = None
-    protected_dirs: tuple[str | Path, ...] = ()
-    graders_dir: Path = GRADERS_DIR
-    sandbox: Sandbox | str | None = "auto"
-    static_policy: bool = True
-
-
-def grade_submission(submission: str | Path, settings: GradingSettings | None = None, **options: Any) -> GradingResult:
+def grade_submission(submission: str | Path, settings: GradingSettings) -> GradingResult:
     """Grade ``submission`` in any shape ``seqlab.submission`` reads, through a copy of its regular
-    files (raises its SubmissionError when there is none to make), under ``settings`` with
-    ``options`` (GradingSettings' fields) replaced."""
+    files (raises its SubmissionError when there is none to make), under ``settings``."""
     from ..submission import opened, source_of
 
     started = time.perf_counter()
-    settings = replace(settings or GradingSettings(), **options)
-    settings = replace(
-        settings,
-        config=settings.config or load_config(),
-        device=resolve_device(settings.device),
-        seed=secrets.randbelow(2**31) if settings.seed is None else int(settings.seed),
-        sandbox=_sandbox(settings.sandbox) if settings.isolated else None,
-    )
     with opened(submission) as folder:
         return _grade(folder, str(source_of(folder).resolve()), started, settings)
-
-
-def _sandbox(sandbox: Sandbox | str | None) -> Sandbox:
-    from ..student.sandbox import resolve
-
-    return sandbox if isinstance(sandbox, Sandbox) else resolve(str(sandbox))
 
 
 def _grade(submission: Path, source: str, started: float, settings: GradingSettings) -> GradingResult:
     import pytest
 
-    config, device, seed, only, box = settings.config, settings.device, settings.seed, settings.only, settings.sandbox
-    # grade_submission resolved them: a config, a seed, a Sandbox (None in-process)
-    assert config is not None and seed is not None and not isinstance(box, str)
+    config, device, only, box = settings.config, settings.device, settings.only, settings.sandbox
     isolated, graders_dir = settings.isolated, settings.graders_dir
+    seed = secrets.randbelow(2**31) if settings.seed is None else settings.seed
 
     reference = load_reference()
     protected = tuple(protected_course_paths(COURSE_ROOT, (*settings.protected_dirs, SOLUTIONS_DIR, GRADERS_DIR)))

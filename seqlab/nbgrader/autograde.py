@@ -220,7 +220,8 @@ def autograde(
     timeout: float = DEFAULT_TIMEOUT_S,
     progress=None,
 ) -> AutogradeReport:
-    from ..batch import grade_all
+    from ..batch import ClassRun, grade_all
+    from ..grading import grading_settings
 
     course_dir = Path(course_dir).resolve()
     if not (course_dir / "nbgrader_config.py").is_file():
@@ -245,18 +246,8 @@ def autograde(
     try:
         outcomes, folders, missing = _export_class(submitted, exports, notebooks, handed_in, empty)
         graded_topics = [t for t in contract.MODULES if any(t in ts for ts in topics.values())]
-        rows = grade_all(
-            exports,
-            results,
-            jobs=jobs,
-            force=True,
-            seed=seed,
-            device="cpu",
-            timeout=timeout,
-            only=",".join(graded_topics),
-            protected_dirs=(course_dir,),
-            progress=progress,
-        )
+        settings = grading_settings(seed=seed, only=",".join(graded_topics), protected_dirs=(course_dir,))
+        rows = grade_all(exports, results, settings, ClassRun(jobs=jobs, force=True, timeout=timeout), progress)
         by_folder = {row["submission"]: row for row in rows}
         grades = {}
         for student, outcome in outcomes.items():

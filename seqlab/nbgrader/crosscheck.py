@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 from .course import CourseError, read_seed
@@ -21,7 +22,7 @@ TOLERANCE = 1e-4
 
 
 def crosscheck(course_dir: Path, assignment: str, *, students=None, keep: Path | None = None) -> list[dict]:
-    from ..grading import grade_submission
+    from ..grading import grade_submission, grading_settings
 
     course_dir = Path(course_dir)
     seed = read_seed(course_dir)
@@ -30,6 +31,7 @@ def crosscheck(course_dir: Path, assignment: str, *, students=None, keep: Path |
     gradebook = function_scores(course_dir, assignment)
     work = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="seqlab-crosscheck-"))
     rows = []
+    settings = grading_settings(seed=seed, protected_dirs=(course_dir.resolve(),))
     try:
         for student, nb_scores in sorted(gradebook.items()):
             if students and student not in students:
@@ -39,14 +41,7 @@ def crosscheck(course_dir: Path, assignment: str, *, students=None, keep: Path |
                 continue
             report = export_submission([folder], work / student)
             topics = sorted(report.modules)
-            result = grade_submission(
-                work / student,
-                device="cpu",
-                seed=seed,
-                only=",".join(topics) or assignment,
-                isolated=True,
-                protected_dirs=(str(course_dir.resolve()),),
-            )
+            result = grade_submission(work / student, replace(settings, only=",".join(topics) or assignment))
             ours = result.by_function()
             differences = {}
             for qualname, (score, _max) in nb_scores.items():

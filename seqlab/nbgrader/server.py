@@ -31,14 +31,14 @@ import os
 import shutil
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
-from ..commands.options import add_sandbox_option
+from ..student.sandbox import MODES, MODES_HELP
 
 
-def grade_notebook(
-    notebook: dict, topic: str, name: str, *, seed: int, protected=(), config=None, sandbox="auto"
-) -> dict:
+def grade_notebook(notebook: dict, topic: str, name: str, settings) -> dict:
+    """One notebook's topic graded under ``settings`` (a GradingSettings), this topic only."""
     from .. import contract
     from ..build import render_stubs
     from ..grading import grade_submission
@@ -58,21 +58,12 @@ def grade_notebook(
             if stub.name != f"{topic}.py":
                 (exercises / stub.name).write_text(stub.text, encoding="utf-8")
         (exercises / f"{topic}.py").write_text(module.text, encoding="utf-8")
-        result = grade_submission(
-            scratch,
-            device="cpu",
-            seed=seed,
-            only=topic,
-            isolated=True,
-            config=config,
-            protected_dirs=tuple(str(p) for p in protected if p),
-            sandbox=sandbox,
-        )
+        result = grade_submission(scratch, replace(settings, only=topic))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return {
         "ok": True,
-        "seed": seed,
+        "seed": settings.seed,
         "digest": module.digest,
         "missing": module.missing,
         "functions": {name: [score, max_score] for name, (score, max_score) in result.by_function().items()},
@@ -85,12 +76,11 @@ def grade_notebook(
 
 
 def serve(stdin, stdout, *, seed: int, protected=(), sandbox: str = "auto") -> None:
-    from ..config import load_config
+    from ..grading import grading_settings
     from ..reference import load_reference
-    from ..student.sandbox import resolve
 
-    config = load_config()
-    box = resolve(sandbox)  # once: every request is graded in the same one, with the same notice
+    # once: every request is graded in the same sandbox, with the same notice
+    settings = grading_settings(seed=seed, protected_dirs=protected, sandbox=sandbox)
     load_reference()  # warm: the first request should not pay for it
     cache: dict[tuple[str, str], dict] = {}
     for line in stdin:
@@ -105,15 +95,7 @@ def serve(stdin, stdout, *, seed: int, protected=(), sandbox: str = "auto") -> N
             key = (request["topic"], json.dumps(answer_cells(request["notebook"]), sort_keys=True))
             reply = cache.get(key)
             if reply is None:
-                reply = grade_notebook(
-                    request["notebook"],
-                    request["topic"],
-                    request.get("name", "notebook"),
-                    seed=seed,
-                    protected=protected,
-                    config=config,
-                    sandbox=box,
-                )
+                reply = grade_notebook(request["notebook"], request["topic"], request.get("name", "notebook"), settings)
                 cache[key] = reply
         except Exception as exc:  # reported to the cell; the server stays up
             reply = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
@@ -126,7 +108,7 @@ def main(argv=None) -> None:
     parser.add_argument("--seed", type=int, required=True)
     parser.add_argument("--protect", action="append", default=[], help="paths the student's code may not read")
     # the notice of a missing sandbox reaches the notebook cell as a problem line
-    add_sandbox_option(parser)
+    parser.add_argument("--sandbox", choices=MODES, default="auto", help=MODES_HELP)
     args = parser.parse_args(argv)
     # The protocol owns the real stdout; anything else printed goes to stderr (discarded by the kernel).
     protocol = os.fdopen(os.dup(1), "w", encoding="utf-8")

@@ -57,28 +57,13 @@ def open_submission(
 
     limits = limits or Limits()
     tolerances = {name: (float(t.rtol), float(t.atol)) for name, t in (tolerances or load_config().tolerances).items()}
+    both = {"skip": skip, "texts": texts, "tolerances": tolerances}
     if isolated:
         from .isolated import IsolatedStudent
 
-        return IsolatedStudent(
-            submission,
-            reference,
-            limits=limits,
-            device=device,
-            protected_dirs=protected_dirs,
-            skip=skip,
-            sandbox=sandbox,
-            tolerances=tolerances,
-            texts=texts,
-        )
+        isolation = {"limits": limits, "device": device, "protected_dirs": protected_dirs, "sandbox": sandbox}
+        return IsolatedStudent(submission, reference, **isolation, **both)
     from .inprocess import InProcessStudent
 
-    return InProcessStudent(
-        submission,
-        reference,
-        tolerances=tolerances,
-        call_timeout=limits.call_timeout_s,
-        output_limit=int(limits.output_kb * 1024),
-        skip=skip,
-        texts=texts,
-    )
+    timing = {"call_timeout": limits.call_timeout_s, "output_limit": int(limits.output_kb * 1024)}
+    return InProcessStudent(submission, reference, **timing, **both)

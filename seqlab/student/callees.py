@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from ..contract import SIGNATURES, declared_callees
+from .. import contract
 from .trees import clone_tree
 
 if TYPE_CHECKING:
@@ -58,7 +58,7 @@ class _BudgetSpent(BaseException):
 def contract_signature(qualname: str) -> Signature:
     """The contract's signature of ``qualname`` as an ``inspect.Signature`` (trusted text)."""
     namespace: dict[str, Any] = {"torch": torch}
-    exec(f"def _f{SIGNATURES[qualname]}: pass", namespace)
+    exec(f"def _f{contract.SIGNATURES[qualname]}: pass", namespace)
     return signature(namespace["_f"])
 
 
@@ -130,7 +130,7 @@ def record_callees(
     copies; a failure of the reference, or a spent time or size budget, ends the recording where
     it got to (every entry kept is still a correct result on the reference's own arguments).
     """
-    callees = declared_callees(qualname)
+    callees = contract.declared_callees(qualname)
     if not callees:
         return []
     originals = {id(reference(name)): name for name in callees}

@@ -39,7 +39,7 @@ def _write_all(fd: int, data: bytes) -> None:
 
 def prepare() -> None:
     """Everything the child does before it knows its submission: import torch and our own code,
-    leave the course checkout's sys.path, warm the codec. A fork server (forkserver.py) does this
+    leave the course checkout's sys.path, warm the codec. A fork server (seqlab.student.forkserver) does this
     once and forks a child per submission from it; a child started alone does it first."""
     import torch
 
@@ -97,6 +97,7 @@ def serve(fd_in: int, fd_out: int) -> None:
     """Load the submission the parent names and answer its calls, until told to exit."""
     import resource
 
+    from seqlab import contract
     from seqlab.student import codec
     from seqlab.student.guards import install_audit_hook
     from seqlab.student.invoke import CallFailed, CappedText, invoke
@@ -116,6 +117,7 @@ def serve(fd_in: int, fd_out: int) -> None:
 
     request = receive()
     assert request["op"] == "load"
+    contract.install(request["contract"])
     limits = request["limits"]
     memory = int(limits["memory_mb"]) << 20
     if memory and request["device"] == "cpu":  # CUDA needs a huge virtual address space

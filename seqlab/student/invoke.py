@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-from ..contract import declared_callees
+from .. import contract
 from .callees import CalleeSession
 from .guards import CallWatch
 
@@ -102,7 +102,7 @@ def install_stand_ins(
     """
     by_identity = {
         id(functions[name]): name
-        for name in declared_callees(graded)
+        for name in contract.declared_callees(graded)
         if name != graded and functions.get(name) is not None
     }
     stand_ins = {name: session.stand_in(name, functions[name]) for name in by_identity.values()}

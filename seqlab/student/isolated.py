@@ -1,7 +1,7 @@
 """Student code in a separate, limited child process (the default runner).
 
-The parent keeps the reference solutions, the inputs and every comparison; the child gets
-copies of the arguments (and the recording of the reference's calls to the declared callees,
+The parent keeps the reference solutions, the inputs and every comparison; the child gets the
+contract, copies of the arguments (and the reference's recorded calls to the declared callees,
 seqlab.student.callees) and returns plain data (seqlab.student.codec). A hang, a crash, a huge
 allocation or a flood of output costs the current call: the parent records why, kills the
 child's whole process group, and starts a fresh child for the next call.
@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..contract import MODULES
+from .. import contract
 from ..results import clean_text
 from ..subset.modules import read_modules
 from . import codec
@@ -87,6 +87,7 @@ class IsolatedStudent(StudentCode):
             self._request(
                 {
                     "op": "load",
+                    "contract": contract.table(),
                     "exercises": child.exercises,
                     "skip": self.skip,
                     "modules": self.texts.as_message(),
@@ -94,11 +95,7 @@ class IsolatedStudent(StudentCode):
                     "scratch": str(child.scratch),
                     "device": self.device,
                     "tolerances": self.tolerances,
-                    "limits": {
-                        "memory_mb": self.limits.memory_mb,
-                        "cpu_time_s": self.limits.cpu_time_s,
-                        "output_kb": self.limits.output_kb,
-                    },
+                    "limits": {k: getattr(self.limits, k) for k in ("memory_mb", "cpu_time_s", "output_kb")},
                 }
             )
         except _ChildGone:
@@ -203,7 +200,7 @@ class IsolatedStudent(StudentCode):
                     if message["op"] == "loading":
                         # Modules load in contract order, each announced once: a forged announcement
                         # can only move forward, so skipping the module at fault always ends.
-                        order = [m for m in MODULES if m not in self.skip]
+                        order = [m for m in contract.MODULES if m not in self.skip]
                         module = message["module"]
                         if module not in order or (current is not None and order.index(module) <= order.index(current)):
                             raise Anomaly(f"an out-of-order 'loading' frame ({module[:40]!r})")

@@ -15,11 +15,9 @@ import os
 import sys
 import traceback
 import types
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-from ..contract import MODULES, SIGNATURES
+from .. import contract
 from ..results import MESSAGE_LIMIT
 from ..subset.modules import REFUSED, Modules, install, read_modules
 
@@ -88,10 +86,10 @@ class Placeholder:
     import (``from .attention import multi_head_attention`` works); calling it without a
     substitute raises with the original load error."""
 
-    def __init__(self, qualname: str, reason: str) -> None:
+    def __init__(self, qualname: str, reason: str):
         self.qualname, self.reason = qualname, reason
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args, **kwargs):
         raise ImportError(f"{self.qualname} is unavailable: {self.reason}")
 
 
@@ -102,10 +100,10 @@ def unload() -> None:
 
 def load_submission(
     exercises_dir: Path,
-    modules: tuple[str, ...] = MODULES,
+    modules=None,
     *,
     skip: dict[str, str] | None = None,
-    on_module: Callable[[str], object] | None = None,
+    on_module=None,
     texts: Modules | None = None,
 ) -> tuple[dict[str, types.ModuleType], dict[str, str]]:
     """Import ``exercises/<module>.py`` for every contract module, from ``texts``: what the
@@ -118,6 +116,7 @@ def load_submission(
     isolated runner skipping a module whose import hung or killed the process);
     ``on_module(name)`` is called before each.
     """
+    modules = contract.MODULES if modules is None else modules
     skip = dict(skip or {})
     exercises_dir = Path(exercises_dir)
     texts = texts if texts is not None else read_modules(exercises_dir)
@@ -129,7 +128,7 @@ def load_submission(
 
     def placeholder_module(module: str, reason: str) -> types.ModuleType:
         stand_in = types.ModuleType(f"{PACKAGE}.{module}")
-        for qualname in SIGNATURES:
+        for qualname in contract.SIGNATURES:
             if qualname.startswith(module + "."):
                 setattr(stand_in, qualname.split(".", 1)[1], Placeholder(qualname, reason))
         return stand_in
@@ -169,18 +168,15 @@ def load_submission(
             stand_in(
                 module, f"exercises/{module}.py failed to import: {_short_traceback(exc, str(exercises_dir / module))}"
             )
-            # the module's objects (and the files they hold) must be collectable before the release
-            mod = None
-            del exc
+            mod = exc = None  # the module's objects (and the files they hold) must be collectable
             _release_fds(fds_before)
             continue
-        assert mod is not None  # imported: a failure went on to the next module above
         setattr(package, module, mod)
         loaded[module] = mod
     return loaded, errors
 
 
-def resolve(loaded: dict[str, types.ModuleType], errors: dict[str, str], qualname: str) -> Callable[..., Any]:
+def resolve(loaded: dict[str, types.ModuleType], errors: dict[str, str], qualname: str):
     """The student's callable for ``qualname``, or raise ``LookupError`` with the reason."""
     module, function = qualname.split(".", 1)
     if module in errors:
@@ -188,7 +184,7 @@ def resolve(loaded: dict[str, types.ModuleType], errors: dict[str, str], qualnam
         if REFUSED in reason:  # the full rule and line head the report, once
             reason = f"exercises/{module}.py was not loaded: it {REFUSED} (the report's first lines say where)"
         raise LookupError(reason)
-    fn: Callable[..., Any] | None = getattr(loaded[module], function, None)
+    fn = getattr(loaded[module], function, None)
     if fn is None:
         raise LookupError(f"exercises/{module}.py has no function {function}()")
     if not callable(fn):
@@ -201,7 +197,7 @@ def contract_objects(loaded: dict[str, types.ModuleType], errors: dict[str, str]
     placeholder standing in for a broken module's function (so a sibling that imported it
     still gets a correct callee swapped in), or None."""
     objects: dict[str, object] = {}
-    for qualname in SIGNATURES:
+    for qualname in contract.SIGNATURES:
         module, function = qualname.split(".", 1)
         holder = loaded.get(module) or sys.modules.get(f"{PACKAGE}.{module}")
         obj = getattr(holder, function, None) if holder is not None else None

@@ -38,6 +38,10 @@ from ..errors import SeqlabError
 from .policy import is_course_checkout
 
 MODES = ("auto", "bwrap", "none")
+MODES_HELP = (
+    "kernel sandbox for student code: bwrap (bubblewrap; fail without it), none (the in-process "
+    "guards only), auto (bwrap when it works, else none with a warning; default)"
+)
 BWRAP = os.environ.get("SEQLAB_BWRAP", "/usr/bin/bwrap")
 # The seqlab files the child imports (relative to the folder holding the seqlab package).
 CHILD_CODE = ("seqlab/__init__.py", "seqlab/contract.py", "seqlab/results.py", "seqlab/student", "seqlab/subset")

@@ -1,7 +1,7 @@
 """Starting the student's child process alone, importable without torch.
 
 A child started alone is its own interpreter: it spends ~1.3 s of CPU importing torch before it
-can do anything (a fork server, forkserver.py, pays that once for many children). With a kernel
+can do anything (a fork server, seqlab.student.forkserver, pays that once for many children). With a kernel
 sandbox (``sandbox.py``) it starts inside bwrap, which mounts the submission's ``exercises/``
 when it starts: a prespawned child (children.py) serves only the submission (and the sandbox)
 it was started for. The fork server starts the same way (``launch``).

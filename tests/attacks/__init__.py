@@ -58,7 +58,7 @@ def _reference_def(module: str, name: str, *, as_name: str) -> str:
     import ast
     from pathlib import Path
 
-    from seqlab.build import strip_markers
+    from seqlab.regions import strip_markers
 
     text = strip_markers((Path(__file__).resolve().parents[2] / "solutions" / f"{module}.py").read_text())
     node = next(n for n in ast.parse(text).body if isinstance(n, ast.FunctionDef) and n.name == name)

@@ -135,6 +135,7 @@ def test_names_the_gradebook_uses_cannot_be_taken_and_non_submissions_are_skippe
     exercises/, a folder with nothing in it and two files that are no hand-ins; the run's
     sandbox reaches the workers as it was resolved, reason and all."""
     from seqlab.batch import grade_all
+    from seqlab.grading import grading_settings
     from seqlab.student.sandbox import Sandbox
 
     klass = tmp_path / "class"
@@ -163,7 +164,8 @@ def test_names_the_gradebook_uses_cannot_be_taken_and_non_submissions_are_skippe
 
     out, heard = tmp_path / "out", Heard()
     box = Sandbox("none", "a reason only this test gives")
-    rows = grade_all(klass, out, seed=1, only="attention.causal_mask", sandbox=box, progress=heard)
+    settings = grading_settings(seed=1, only="attention.causal_mask", sandbox=box)
+    rows = grade_all(klass, out, settings, progress=heard)
     by_name = {r["submission"]: r for r in rows}
     assert sorted(heard.skipped) == [".DS_Store", "notes.txt"]
     assert set(by_name) == {"student-gradebook.csv", "flat", "alice", "linked", "empty"}

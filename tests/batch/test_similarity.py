@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from seqlab import similarity
-from seqlab.build import replace_function, strip_markers
+from seqlab.build import replace_function
 from seqlab.cli import main
 from seqlab.paths import COURSE_ROOT, EXERCISES_DIR, SOLUTIONS_DIR
+from seqlab.regions import strip_markers
 from tests.mutants import all_variants
 
 FUNCTION = "attention.scaled_dot_product_attention"

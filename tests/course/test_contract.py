@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from seqlab import build, contract
-from seqlab.build import SolutionRegionError, clear_solutions
+from seqlab.regions import SolutionRegionError, clear_solutions
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -113,3 +113,24 @@ def test_clear_solutions_rule():
         clear_solutions("    ### BEGIN SOLUTION\n    x = 1\n")
     with pytest.raises(SolutionRegionError, match="without a matching"):
         clear_solutions("    ### END SOLUTION\n")
+
+
+def test_the_contract_is_read_from_the_solutions_defs(tmp_path):
+    """Topics from TOPICS, signatures as written, callees from the calls each reference makes
+    (across topics by a relative import); helpers starting with ``_`` are not exercises."""
+    (tmp_path / "__init__.py").write_text('TOPICS = ("a", "b")\n')
+    (tmp_path / "a.py").write_text("def f(x, eps=1e-6):\n    return _g(x)\n\n\ndef _g(x):\n    return x\n")
+    (tmp_path / "b.py").write_text(
+        "from .a import f\n\n\ndef h(x, *, n=2):\n    return f(x) + k(x)\n\n\ndef k(x):\n    return h(x)\n"
+    )
+    read = contract.read(tmp_path)
+    assert read["modules"] == ["a", "b"]
+    assert read["signatures"] == {"a.f": "(x, eps=1e-06)", "b.h": "(x, *, n=2)", "b.k": "(x)"}
+    assert read["callees"] == {"b.h": ["a.f", "b.k"], "b.k": ["b.h"]}
+
+
+def test_the_table_a_child_is_sent_is_the_parents_contract():
+    # the child's copy of the table (sent in its load message) is the parent's, plain data
+    assert contract.table()["signatures"] == contract.SIGNATURES
+    assert tuple(contract.table()["modules"]) == contract.MODULES
+    assert contract.declared_callees("rnn.rnn_bptt") == ("rnn.rnn_forward", "rnn.softmax_cross_entropy")

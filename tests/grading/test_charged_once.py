@@ -16,7 +16,7 @@ import pytest
 
 from seqlab.build import replace_function
 from seqlab.config import load_config
-from seqlab.grading import grade_submission
+from seqlab.grading import grade_submission, grading_settings
 from seqlab.grading.checks import Grade, Voided
 from tests.mutants import all_variants, make_submission
 
@@ -39,9 +39,12 @@ def _submission(target, *variants):
 def test_forbidden_callee_does_not_void_its_buggy_caller(tmp_path, isolated):
     mask_bug = _variant(DECODER, "replaces self_mask")
     forbidden_norm = _variant("transformer.layer_norm", "F.layer_norm")
-    alone = grade_submission(_submission(tmp_path / "a", mask_bug), isolated=isolated, seed=7, only="transformer")
+    alone = grade_submission(
+        _submission(tmp_path / "a", mask_bug), grading_settings(isolated=isolated, seed=7, only="transformer")
+    )
     both = grade_submission(
-        _submission(tmp_path / "b", mask_bug, forbidden_norm), isolated=isolated, seed=7, only="transformer"
+        _submission(tmp_path / "b", mask_bug, forbidden_norm),
+        grading_settings(isolated=isolated, seed=7, only="transformer"),
     )
     decoder_alone, decoder_both = alone.by_function()[DECODER], both.by_function()[DECODER]
     assert 0 < decoder_alone[0] < decoder_alone[1], decoder_alone

@@ -7,12 +7,12 @@ import pytest
 from seqlab.cli import main
 from seqlab.config import load_config
 from seqlab.demo import assemble, load_bugs
-from seqlab.grading import grade_submission
+from seqlab.grading import grade_submission, grading_settings
 
 
 @pytest.mark.slow  # ~3 s: a whole grading
 def test_demo_loses_points_only_where_the_bugs_are(tmp_path):
-    result = grade_submission(assemble(tmp_path), isolated=False, seed=2)
+    result = grade_submission(assemble(tmp_path), grading_settings(isolated=False, seed=2))
     bugs = {function: hint for function, _, hint, _ in load_bugs()}
     lost = {f for f, (s, m) in result.by_function().items() if s < m}
     assert lost == set(bugs)

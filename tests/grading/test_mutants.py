@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from seqlab.config import load_config
-from seqlab.grading import grade_submission
+from seqlab.grading import grade_submission, grading_settings
 from tests._recorded import assert_same_grade
 from tests.mutants import all_variants, make_submission
 
@@ -36,7 +36,7 @@ CONFIG = load_config()
 def _grade(tmp_path, variant, seed):
     submission = make_submission(tmp_path / "submission", variant)
     only = ",".join([variant.module, *CALLERS[variant.module]])
-    return grade_submission(submission, isolated=False, seed=seed, only=only, config=CONFIG)
+    return grade_submission(submission, grading_settings(isolated=False, seed=seed, only=only, config=CONFIG))
 
 
 def test_enough_variants():

@@ -12,7 +12,7 @@ import pytest
 from seqlab import contract
 from seqlab.cli import main
 from seqlab.config import load_config
-from seqlab.grading import grade_submission
+from seqlab.grading import grade_submission, grading_settings
 from tests._helpers import make_buggy_submission
 from tests.mutants import ROOT, make_submission
 
@@ -43,7 +43,7 @@ def test_reference_scores_full_marks_with_twenty_fresh_seeds(reference_submissio
     seeds = set()
     config = load_config()  # read once for the 20 gradings (frozen): each would re-read the same YAML
     for _ in range(20):
-        result = grade_submission(reference_submission, isolated=False, config=config)
+        result = grade_submission(reference_submission, grading_settings(isolated=False, config=config))
         failed = [(t.name, t.output[:200]) for t in result.tests if t.status != "passed"]
         assert not failed and result.percent == 100.0, (result.seed, failed[:3])
         seeds.add(result.seed)
@@ -51,14 +51,14 @@ def test_reference_scores_full_marks_with_twenty_fresh_seeds(reference_submissio
 
 
 def test_reference_full_marks_isolated(reference_submission):
-    result = grade_submission(reference_submission, isolated=True, seed=123)
+    result = grade_submission(reference_submission, grading_settings(isolated=True, seed=123))
     assert result.percent == 100.0, [(t.name, t.output[:200]) for t in result.tests if t.status != "passed"][:5]
     assert set(result.by_function()) == set(contract.FUNCTIONS)
 
 
 @pytest.mark.parametrize("isolated", [False, True], ids=["in-process", "isolated"])
 def test_stubs_score_zero_with_not_implemented_everywhere(stub_submission, isolated):
-    result = grade_submission(stub_submission, isolated=isolated, seed=3)
+    result = grade_submission(stub_submission, grading_settings(isolated=isolated, seed=3))
     assert result.score == 0 and result.max_score == pytest.approx(112)
     for test in result.tests:
         assert "not implemented" in test.output, (test.name, test.output)
@@ -69,10 +69,10 @@ def test_stubs_score_zero_with_not_implemented_everywhere(stub_submission, isola
 def test_buggy_submission_scores_are_reproducible(buggy_submission):
     """20 gradings with one seed give identical per-test scores; the bugs cost their functions only."""
     config = load_config()  # read once for the 20 gradings (frozen): each would re-read the same YAML
-    first = grade_submission(buggy_submission, isolated=False, seed=99, config=config)
+    first = grade_submission(buggy_submission, grading_settings(isolated=False, seed=99, config=config))
     scores = [t.score for t in first.tests]
     for _ in range(19):
-        again = grade_submission(buggy_submission, isolated=False, seed=99, config=config)
+        again = grade_submission(buggy_submission, grading_settings(isolated=False, seed=99, config=config))
         assert [t.score for t in again.tests] == scores
     bugs = set(buggy_submission.joinpath("bugs.txt").read_text().split())
     lost = {f for f, (s, m) in first.by_function().items() if s < m}
@@ -89,7 +89,7 @@ def test_broken_and_missing_modules_cost_only_their_part(tmp_path):
     (submission / "exercises" / "attention.py").write_text(  # transformer imports from it
         (submission / "exercises" / "attention.py").read_text() + "\nraise RuntimeError('oops at import')\n"
     )
-    result = grade_submission(submission, isolated=True, seed=4)
+    result = grade_submission(submission, grading_settings(isolated=True, seed=4))
     scores = result.by_function()
     for qualname, (score, max_score) in scores.items():
         module = qualname.split(".")[0]

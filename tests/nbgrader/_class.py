@@ -23,12 +23,12 @@ import nbformat
 import pytest
 
 from seqlab import contract
-from seqlab.build import strip_markers
 from seqlab.config import load_config
 from seqlab.nbgrader.course import build_course
 from seqlab.nbgrader.export import answer_id, grade_cell_id
 from seqlab.nbgrader.source import load_topics
 from seqlab.paths import GRADERS_DIR, SOLUTIONS_DIR
+from seqlab.regions import strip_markers
 
 SEED = 20260501
 VENV_BIN = Path(sys.executable).parent

@@ -23,7 +23,7 @@ import pytest
 import torch
 
 from seqlab import contract
-from seqlab.build import clear_solutions, render_stubs, strip_markers
+from seqlab.build import render_stubs
 from seqlab.config import load_config
 from seqlab.nbgrader import provided
 from seqlab.nbgrader.course import build_course
@@ -31,6 +31,7 @@ from seqlab.nbgrader.export import answer_id, export_submission, export_topic, g
 from seqlab.nbgrader.gradebook import function_scores
 from seqlab.paths import GRADERS_DIR, SOLUTIONS_DIR
 from seqlab.reference import load_reference
+from seqlab.regions import clear_solutions, strip_markers
 from tests.nbgrader._class import (
     BUGGY,
     NBGRADER,

@@ -1,8 +1,10 @@
-"""The package's shape: imports go one way (no cycle, function-level imports included)."""
+"""The package's shape: imports go one way (no cycle, function-level and type-checking imports
+included), down the layers below, and no module is longer than a few screens."""
 
 from __future__ import annotations
 
 import ast
+from functools import cache
 from pathlib import Path
 
 import seqlab
@@ -22,16 +24,17 @@ def _is_type_checking(node: ast.If) -> bool:
     )
 
 
-def imported_modules(path: Path, modules: set[str]) -> set[str]:
+def imported_modules(path: Path, modules: set[str], *, type_checking: bool = False) -> set[str]:
     """The seqlab modules ``path`` imports anywhere (top level or inside a function). Imports
-    under ``if TYPE_CHECKING:`` are left out: they never run, so they cannot form a cycle."""
+    under ``if TYPE_CHECKING:`` count only with ``type_checking``: they never run, but a cycle
+    through one is still two modules that each need the other to be read."""
     name = module_name(path)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     tree = ast.parse(path.read_text(encoding="utf-8"))
     skipped = {
         id(n)
         for node in ast.walk(tree)
-        if isinstance(node, ast.If) and _is_type_checking(node)
+        if not type_checking and isinstance(node, ast.If) and _is_type_checking(node)
         for child in node.body
         for n in ast.walk(child)
     }
@@ -59,10 +62,11 @@ def imported_modules(path: Path, modules: set[str]) -> set[str]:
     return found
 
 
-def import_graph() -> dict[str, set[str]]:
+@cache  # read-only after it is built; three tests walk it
+def import_graph(*, type_checking: bool = False) -> dict[str, set[str]]:
     paths = sorted(PACKAGE_DIR.rglob("*.py"))
     modules = {module_name(p) for p in paths}
-    graph = {module_name(p): imported_modules(p, modules) for p in paths}
+    graph = {module_name(p): imported_modules(p, modules, type_checking=type_checking) for p in paths}
     # a package's __init__ running is a side effect of importing any of its modules, not an edge
     # the module chose; cycles through a package's own __init__ re-exports are not import cycles
     for name, targets in graph.items():
@@ -108,9 +112,45 @@ def test_the_graph_sees_function_level_and_relative_imports():
     assert "seqlab.grading" in graph["seqlab.batch"]  # inside worker_main
 
 
-def test_seqlab_has_no_import_cycle():
-    cycle = find_cycle(import_graph())
-    assert not cycle, "import cycle: " + " -> ".join(cycle)
+def test_seqlab_has_no_import_cycle_even_through_type_checking_imports():
+    cycle = find_cycle(import_graph(type_checking=True))
+    assert not cycle, "import cycle (type-checking imports included): " + " -> ".join(cycle)
+
+
+# The layers of seqlab, lowest first: each top-level module or package (``seqlab.X``) is in
+# exactly one, and imports only from its own layer or a lower one.
+LAYERS = {
+    # plain data and the course's one facts: what everything else reads
+    "foundation": {"seqlab", "errors", "defaults", "paths", "tolerance", "seeds", "results", "templating"}
+    | {"contract", "regions"},
+    # the course as read from disk: config, references, the language subset, stubs
+    "course": {"config", "reference", "subset", "build", "similarity", "demo"},
+    # running student code
+    "student": {"student"},
+    # grading one hand-in (or one exam paper) and writing what it earned
+    "grading": {"grading", "grader_index", "submission", "reports", "gradebook", "gradescope", "exam"},
+    # a class: many hand-ins, the student repository, the nbgrader course
+    "class": {"batch", "classroom", "release", "nbgrader"},
+    # the command line
+    "commands": {"commands", "cli", "__main__"},
+}
+
+
+def layer_of(module: str) -> int:
+    unit = module.split(".")[1] if "." in module else module
+    ranks = [rank for rank, units in enumerate(LAYERS.values()) if unit in units]
+    assert len(ranks) == 1, f"{module}: in {len(ranks)} layers of LAYERS (name it in exactly one)"
+    return ranks[0]
+
+
+def test_no_import_runs_up_the_layers():
+    upward = sorted(
+        f"{name} -> {target}"
+        for name, targets in import_graph(type_checking=True).items()
+        for target in targets
+        if layer_of(target) > layer_of(name)
+    )
+    assert not upward, "imports from a higher layer (tests/project/test_layout.py LAYERS): " + ", ".join(upward)
 
 
 # A module is at most about a few screens (docs/DESIGN.md): past that it usually does two jobs.

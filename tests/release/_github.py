@@ -15,8 +15,8 @@ from pathlib import Path
 import yaml
 
 from seqlab import release as rel
-from seqlab.build import strip_markers
 from seqlab.paths import SOLUTIONS_DIR
+from seqlab.regions import strip_markers
 
 VENV_BIN = Path(sys.executable).parent
 

@@ -10,8 +10,8 @@ import sys
 import pytest
 
 from seqlab import contract
-from seqlab.build import strip_markers
 from seqlab.paths import SOLUTIONS_DIR
+from seqlab.regions import strip_markers
 from seqlab.subset import refusals
 
 # One rule a module, so that one run of the public tests shows seven refusals at once.

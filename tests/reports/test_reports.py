@@ -11,7 +11,7 @@ import jsonschema
 import pytest
 
 from seqlab import contract
-from seqlab.grading import grade_submission
+from seqlab.grading import grade_submission, grading_settings
 from seqlab.reports import write_all
 from tests._helpers import RESULTS_SCHEMA, make_buggy_submission
 
@@ -23,7 +23,7 @@ def buggy_submission(tmp_path):
 
 
 def test_reports_are_well_formed(buggy_submission, tmp_path):
-    result = grade_submission(buggy_submission, isolated=False, seed=5)
+    result = grade_submission(buggy_submission, grading_settings(isolated=False, seed=5))
     paths = write_all(result, tmp_path)
     data = json.loads(paths["results.json"].read_text())
     jsonschema.validate(data, RESULTS_SCHEMA)

@@ -19,7 +19,7 @@ import jsonschema
 import pytest
 
 from seqlab.config import load_config
-from seqlab.grading import grade_submission
+from seqlab.grading import grade_submission, grading_settings
 from seqlab.reports import write_all
 from seqlab.submission import SubmissionError
 from seqlab.subset import refusals
@@ -58,10 +58,10 @@ def test_attack(tmp_path, attack, fast_config, sandbox_mode):
     )
     if attack.expect == "unreadable":
         with pytest.raises(SubmissionError, match=r"exercises/\S+: a symbolic link, not followed") as refused:
-            grade_submission(submission, **grading)
+            grade_submission(submission, grading_settings(**grading))
         assert LEAK not in str(refused.value)
         return
-    result = grade_submission(submission, **grading)
+    result = grade_submission(submission, grading_settings(**grading))
     paths = write_all(result, out)
     assert_same_grade("attacks", attack.name, result, sandbox=sandbox)
     results_json = json.loads(paths["results.json"].read_text())

@@ -1,4 +1,4 @@
-"""The fork server (seqlab/student/forkserver.py): a forked child is a child started alone.
+"""The fork server (seqlab/student/forkserver/): a forked child is a child started alone.
 
 Each probe is a student's ``optimizers.sgd`` that looks at its surroundings and returns what it
 found in its state dict; it runs in a real forked child, in the real sandbox, with the real
@@ -20,10 +20,10 @@ import pytest
 import torch
 
 from seqlab.config import load_config
-from seqlab.grading.run import grade_submission
+from seqlab.grading import grade_submission, grading_settings
 from seqlab.reference import load_reference
 from seqlab.student import children, open_submission
-from seqlab.student.children import ForkedProcess
+from seqlab.student.forkserver.client import ForkedProcess
 from seqlab.student.sandbox import bwrap_command
 from seqlab.student.sandbox import resolve as resolve_sandbox
 from seqlab.student.spawn import DirectProcess
@@ -83,7 +83,7 @@ def test_forked_and_alone_give_the_same_grades(tmp_path, box, monkeypatch):
         for i, variant in enumerate([None, *variants]):
             submission = make_submission(tmp_path / f"{switch}-{i}", variant)
             module = variant.module if variant else "optimizers"
-            result = grade_submission(submission, isolated=True, seed=3, only=module, sandbox=box.kind)
+            result = grade_submission(submission, grading_settings(isolated=True, seed=3, only=module, sandbox=box))
             graded[switch, i] = [
                 (t.name, t.score, t.max_score, t.status, t.output.replace(str(submission), "<s>")) for t in result.tests
             ]
@@ -276,21 +276,21 @@ def test_the_wipe_keeps_what_bwrap_mounted_under_tmp(tmp_path, box):
     code = f"""
 import json, os, sys
 sys.path.insert(0, {str(ROOT)!r})
-from seqlab.student.forkserver import _look, _wipe_and_check
+from seqlab.student.forkserver.traces import look, wipe_and_check
 scratch = {scratch!r}
-first = _look(scratch)
+first = look(scratch)
 os.mknod("/tmp/left-by-a-child")
 os.mknod(os.path.join(scratch, "left-in-scratch"))
-ok = _wipe_and_check(scratch, first)
+ok = wipe_and_check(scratch, first)
 tmp = sorted(os.listdir("/tmp"))
 import ctypes  # no filter here: an IPC object as one made past it would be
 libc = ctypes.CDLL(None, use_errno=True)
 segment = libc.shmget(0x5E91AB, 4096, 0o1600)
-ipc_ok = _wipe_and_check(scratch, first)
+ipc_ok = wipe_and_check(scratch, first)
 libc.shmctl(segment, 0, None)  # IPC_RMID
-ipc_gone_ok = _wipe_and_check(scratch, first)
+ipc_gone_ok = wipe_and_check(scratch, first)
 os.mknod("/tmp/under-tmp/left-beside-the-mount")  # in bwrap's skeleton: removed, and it retires
-beside_ok = _wipe_and_check(scratch, first)
+beside_ok = wipe_and_check(scratch, first)
 print(json.dumps({{"ok": ok, "beside_ok": beside_ok, "ipc_ok": ipc_ok, "ipc_gone_ok": ipc_gone_ok, "kept": open("/tmp/under-tmp/course/kept.txt").read(),
                   "tmp": tmp, "beside": sorted(os.listdir("/tmp/under-tmp"))}}))
 """

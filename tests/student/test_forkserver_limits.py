@@ -20,10 +20,10 @@ import jsonschema
 import pytest
 
 from seqlab.config import load_config
-from seqlab.grading.run import grade_submission
+from seqlab.grading import grade_submission, grading_settings
 from seqlab.reports import write_all
 from seqlab.student import children
-from seqlab.student.children import ForkedProcess
+from seqlab.student.forkserver.client import ForkedProcess, ForkServer
 from seqlab.student.sandbox import resolve as resolve_sandbox
 from seqlab.student.spawn import DirectProcess
 from tests._helpers import RESULTS_SCHEMA
@@ -43,7 +43,7 @@ def test_a_forked_childs_filter_refuses_other_processes_limits():
         pytest.skip("the raw syscall number below is x86_64's")
     import ctypes
 
-    from seqlab.student.forkserver import _load_filter, _reach_only_self
+    from seqlab.student.forkserver.server import load_filter, reach_only_self
 
     read, write = os.pipe()
     pid = os.fork()
@@ -52,7 +52,7 @@ def test_a_forked_childs_filter_refuses_other_processes_limits():
         try:
             libc = ctypes.CDLL(None, use_errno=True)
             libc.prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS: what bwrap sets for the real child
-            _load_filter(libc, _reach_only_self(os.getpid()))
+            load_filter(libc, reach_only_self(os.getpid()))
             nofile = resource.getrlimit(resource.RLIMIT_NOFILE)
 
             def attempt(name, fn):
@@ -130,7 +130,7 @@ def test_a_changed_limit_retires_the_server(tmp_path, box):
 
 
 def _graded(submission, out: Path, **options):
-    result = grade_submission(submission, isolated=True, seed=5, only="optimizers", **options)
+    result = grade_submission(submission, grading_settings(isolated=True, seed=5, only="optimizers", **options))
     paths = write_all(result, out)
     jsonschema.validate(json.loads(paths["results.json"].read_text()), RESULTS_SCHEMA)
     return result
@@ -160,7 +160,7 @@ def test_a_forked_child_dead_before_loading_costs_nothing_and_retires_its_server
     honest = make_submission(tmp_path / "honest")
     assert _graded(honest, tmp_path / "warm", sandbox=box.kind).score > 0  # the server is up
     first_server = children.server_for(box)
-    real_fork = children.ForkServer.fork
+    real_fork = ForkServer.fork
     killed = []
 
     def fork_and_kill_the_first(self, exercises):
@@ -170,7 +170,7 @@ def test_a_forked_child_dead_before_loading_costs_nothing_and_retires_its_server
             self._ask({"op": "kill", "pid": child.handle.pid})
         return child
 
-    monkeypatch.setattr(children.ForkServer, "fork", fork_and_kill_the_first)
+    monkeypatch.setattr(ForkServer, "fork", fork_and_kill_the_first)
     result = _graded(honest, tmp_path / "out", sandbox=box.kind)
     assert killed and result.score == result.max_score, result.errors
     assert children.server_for(box) is not first_server

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from seqlab import contract
-from seqlab.build import strip_markers
-from seqlab.grading import grade_submission
+from seqlab.grading import grade_submission, grading_settings
+from seqlab.regions import strip_markers
 from seqlab.subset import check
 from tests.student.honest_idioms import IDIOMS
 
@@ -85,7 +85,7 @@ def test_a_module_full_of_honest_idioms_grades_as_without_them(tmp_path, module)
     (submission / "exercises").mkdir(parents=True)
     for other in contract.MODULES:
         (submission / "exercises" / f"{other}.py").write_text(source if other == module else reference(other))
-    result = grade_submission(submission, isolated=False, seed=3, only=module)
+    result = grade_submission(submission, grading_settings(isolated=False, seed=3, only=module))
     lost = {f: s for f, s in result.by_function().items() if s[0] != s[1]}
     assert not lost and not result.errors, (lost, result.errors[:3])
 
@@ -101,7 +101,9 @@ def test_an_honest_submission_in_any_style_scores_full_marks(style):
         verbose with debug prints and logging, helper classes, fully typed, functional, numpy-minded
         with imports between its own modules), graded in the subset (in-process: the sandbox around it
     changes no honest grade, and the attack banks test it)."""
-    result = grade_submission(ROOT / "tests" / "student" / "honest_submissions" / style, seed=11, isolated=False)
+    result = grade_submission(
+        ROOT / "tests" / "student" / "honest_submissions" / style, grading_settings(seed=11, isolated=False)
+    )
     lost = [t for t in result.tests if t.score < t.max_score]
     assert not lost, [(t.name, t.output[:300]) for t in lost]
     assert not result.errors, result.errors

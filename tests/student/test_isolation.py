@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from seqlab.grading import grade_submission
+from seqlab.grading import grade_submission, grading_settings
 from seqlab.student.children import prespawn
 from seqlab.student.sandbox import resolve as resolve_sandbox
 from tests.attacks.channel_and_oracle import PACKS, build_pack
@@ -64,6 +64,6 @@ def test_runners_agree_on_references_stubs_and_every_known_wrong_variant(tmp_pat
     submission = build_submission(name, tmp_path)
     # the isolated grading's child (or fork server) imports torch while the in-process one runs
     prespawn(submission / "exercises", resolve_sandbox("auto"))
-    fast = grade_submission(submission, isolated=False, seed=31)
-    safe = grade_submission(submission, isolated=True, seed=31)
+    fast = grade_submission(submission, grading_settings(isolated=False, seed=31))
+    safe = grade_submission(submission, grading_settings(isolated=True, seed=31))
     assert _scores(fast) == _scores(safe), name

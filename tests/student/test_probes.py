@@ -12,7 +12,7 @@ import jsonschema
 import pytest
 
 from seqlab.contract import FUNCTIONS
-from seqlab.grading import grade_submission
+from seqlab.grading import grade_submission, grading_settings
 from seqlab.reports import write_all
 from seqlab.reports.render import environment
 from tests._helpers import RESULTS_SCHEMA
@@ -44,15 +44,17 @@ def graded_pack(tmp_path_factory, fast_config, sandbox_mode):
             out = root / "out"
             result = grade_submission(
                 submission,
-                isolated=True,
-                seed=5,
-                config=fast_config,
-                only=",".join(sorted({p.module for p in pack.probes})),
-                protected_dirs=(str(out),),
-                sandbox=sandbox_mode,
-                # the probes use os, sys and frames on purpose: they test the
-                # channel and the callees underneath the static policy
-                static_policy=False,
+                grading_settings(
+                    isolated=True,
+                    seed=5,
+                    config=fast_config,
+                    only=",".join(sorted({p.module for p in pack.probes})),
+                    protected_dirs=(str(out),),
+                    sandbox=sandbox_mode,
+                    # the probes use os, sys and frames on purpose: they test the
+                    # channel and the callees underneath the static policy
+                    static_policy=False,
+                ),
             )
             done[pack.name] = (result, write_all(result, out))
         return done[pack.name]
@@ -167,7 +169,10 @@ def test_routes_compute_the_answer_over_correct_callees(tmp_path):
         submission = build_pack(pack, tmp_path / str(i), base="reference", probes=probes + oracles)
         # static_policy=False: the control's stand-ins import seqlab to play the old oracle
         result = grade_submission(
-            submission, isolated=False, seed=5, static_policy=False, only=",".join(sorted({p.module for p in probes}))
+            submission,
+            grading_settings(
+                isolated=False, seed=5, static_policy=False, only=",".join(sorted({p.module for p in probes}))
+            ),
         )
         scores = result.by_function()
         for route in probes:
@@ -184,7 +189,9 @@ def test_honest_blocks_over_a_wrong_multi_head_attention_keep_full_marks(tmp_pat
         if m.function == "attention.multi_head_attention" and m.description == "interleaved heads"
     )
     submission = make_submission(tmp_path / "wrong-mha", wrong)
-    result = grade_submission(submission, isolated=True, seed=5, config=fast_config, only="attention,transformer")
+    result = grade_submission(
+        submission, grading_settings(isolated=True, seed=5, config=fast_config, only="attention,transformer")
+    )
     scores = result.by_function()
     assert scores["attention.multi_head_attention"][0] < scores["attention.multi_head_attention"][1]
     for block in ("transformer.encoder_block", "transformer.decoder_block"):

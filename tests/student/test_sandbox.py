@@ -267,9 +267,9 @@ def test_a_refused_module_is_never_loaded_and_costs_only_itself(tmp_path):
     submission = make_submission(tmp_path / "s")
     path = submission / "exercises" / "positional.py"
     path.write_text(path.read_text() + f"\nimport os\nos.makedirs('{tmp_path / 'ran'}')\n")
-    from seqlab.grading import grade_submission
+    from seqlab.grading import grade_submission, grading_settings
 
-    result = grade_submission(submission, only="positional,optimizers.sgd", seed=1, sandbox="none")
+    result = grade_submission(submission, grading_settings(only="positional,optimizers.sgd", seed=1, sandbox="none"))
     assert not (tmp_path / "ran").exists(), "the module ran although the policy refused it"
     scores = result.by_function()
     assert all(scores[q][0] == 0 for q in contract.functions_of("positional"))
@@ -350,8 +350,10 @@ def sgd(w, dw, state, lr=1e-2):
 '''
 DRIVER = r"""
 import json, sys
-from seqlab.grading import grade_submission
-result = grade_submission(sys.argv[1], only="optimizers.sgd", seed=1, sandbox=sys.argv[2], static_policy=False)
+from seqlab.grading import grade_submission, grading_settings
+result = grade_submission(
+    sys.argv[1], grading_settings(only="optimizers.sgd", seed=1, sandbox=sys.argv[2], static_policy=False)
+)
 print(json.dumps([t.output for t in result.tests] + list(result.errors)))
 """
 

@@ -14,8 +14,8 @@ import pytest
 import torch
 
 from seqlab.config import load_config
+from seqlab.grading import grade_submission, grading_settings
 from seqlab.grading.case import Make
-from seqlab.grading.run import grade_submission
 from seqlab.reference import load_reference
 from seqlab.student import StudentError, open_submission
 from seqlab.student.guards import OpRecorder
@@ -189,5 +189,7 @@ def test_honest_scans_keep_the_complexity_points(tmp_path, name, sandbox_mode):
     prelude, source = HONEST[name]
     attack = Attack(name, "selective_scan.linear_scan", source, prelude=prelude, expect="full")
     submission = build(attack, tmp_path) if source else make_submission(tmp_path / name)
-    result = grade_submission(submission, seed=5, only="selective_scan.linear_scan", sandbox=sandbox_mode)
+    result = grade_submission(
+        submission, grading_settings(seed=5, only="selective_scan.linear_scan", sandbox=sandbox_mode)
+    )
     assert result.score == result.max_score, [t.output for t in result.tests if t.score < t.max_score]

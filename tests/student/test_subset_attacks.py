@@ -14,7 +14,7 @@ import functools
 
 import pytest
 
-from seqlab.grading import grade_submission
+from seqlab.grading import grade_submission, grading_settings
 from seqlab.submission import SubmissionError
 from seqlab.subset import refusals
 from tests.attacks import CANARY_DIR, SUBSET_ATTACKS, build
@@ -63,12 +63,14 @@ def _grade(submission, attack, config, sandbox: str, *, subset: bool):
         try:
             result = grade_submission(
                 submission,
-                seed=5,
-                only=attack.target,
-                config=config,
-                sandbox=sandbox,
-                protected_dirs=(str(submission.parent),),
-                static_policy=subset,
+                grading_settings(
+                    seed=5,
+                    only=attack.target,
+                    config=config,
+                    sandbox=sandbox,
+                    protected_dirs=(str(submission.parent),),
+                    static_policy=subset,
+                ),
             )
         except SubmissionError as exc:
             assert "exercises" in str(exc) or attack.name in str(exc), exc

@@ -1,0 +1,107 @@
+"""How a submission is graded, decided once: the command line (or a test, or the nbgrader server)
+turns its options into one frozen :class:`GradingSettings` with :func:`grading_settings`, and
+that object travels whole to the grading, to grade-all's workers and to the student's runner.
+Nothing downstream parses a string again: the device is checked, the config read and the
+sandbox probed here, so a problem is reported once, with the option that caused it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..config import GradingConfig, load_config
+from ..errors import SeqlabError
+from ..paths import GRADERS_DIR
+from ..student.sandbox import Sandbox
+
+
+class GradingError(SeqlabError, RuntimeError):
+    """The grader itself could not run (not the submission's fault), or an option of the
+    grading names something that is not there (a device, a sandbox)."""
+
+
+@dataclass(frozen=True)
+class GradingSettings:
+    """Every choice a grading depends on, each already checked.
+
+    ``sandbox`` None means in-process (trusted code only); otherwise the sandbox the student's
+    child runs in, with the reason it is not enforced where it is not. ``seed`` None: a fresh
+    seed for each grading, reported in its result. ``static_policy=False`` is for the attack
+    bank only: it lets hostile code run so that the layers beneath the policy (sandbox, audit
+    hook) are shown to stop it on their own."""
+
+    config: GradingConfig
+    sandbox: Sandbox | None
+    device: str = "cpu"
+    seed: int | None = None
+    only: str | None = None
+    protected_dirs: tuple[str, ...] = ()
+    graders_dir: Path = GRADERS_DIR
+    static_policy: bool = True
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.config, GradingConfig):
+            raise TypeError(f"config must be a GradingConfig, not {type(self.config).__name__}")
+        if self.sandbox is not None and not isinstance(self.sandbox, Sandbox):
+            raise TypeError(f"sandbox must be a resolved Sandbox or None, not {self.sandbox!r}")
+        if self.device != "cpu" and not self.device.startswith("cuda"):
+            raise TypeError(f"device must be a resolved device (cpu, cuda), not {self.device!r}")
+
+    @property
+    def isolated(self) -> bool:
+        return self.sandbox is not None
+
+
+def grading_settings(
+    *,
+    config: GradingConfig | str | Path | None = None,
+    isolated: bool = True,
+    sandbox: Sandbox | str | None = "auto",
+    device: str = "cpu",
+    seed: int | None = None,
+    only: str | None = None,
+    protected_dirs=(),
+    graders_dir: Path = GRADERS_DIR,
+    static_policy: bool = True,
+) -> GradingSettings:
+    """The settings for these options, each checked here and only here: ``config`` a path (None:
+    the course's grading_config.yaml) or a config already read; ``sandbox`` a ``--sandbox`` mode
+    (probed now) or a Sandbox already resolved, unused in-process; ``device`` auto, cpu or cuda."""
+    if not isinstance(config, GradingConfig):
+        config = load_config(config)
+    return GradingSettings(
+        config=config,
+        sandbox=resolve_sandbox(sandbox) if isolated else None,
+        device=resolve_device(device),
+        seed=None if seed is None else int(seed),
+        only=only,
+        protected_dirs=tuple(str(p) for p in protected_dirs if p),
+        graders_dir=Path(graders_dir),
+        static_policy=static_policy,
+    )
+
+
+def resolve_sandbox(sandbox: Sandbox | str | None) -> Sandbox:
+    from ..student.sandbox import SandboxUnavailable, resolve
+
+    if isinstance(sandbox, Sandbox):
+        return sandbox
+    try:
+        return resolve(sandbox or "auto")
+    except (SandboxUnavailable, ValueError) as exc:
+        raise GradingError(str(exc)) from None
+
+
+def resolve_device(device: str) -> str:
+    if device == "cpu":
+        return device  # without importing torch: grade-all's parent never needs it
+    if device != "auto" and not device.startswith("cuda"):
+        raise GradingError(f"unknown device {device!r} (use auto, cpu or cuda)")
+    import torch
+
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if not torch.cuda.is_available():
+        raise GradingError("--device cuda was asked for, but torch sees no CUDA device here")
+    return device
