@@ -57,13 +57,29 @@ def open_submission(
 
     limits = limits or Limits()
     tolerances = {name: (float(t.rtol), float(t.atol)) for name, t in (tolerances or load_config().tolerances).items()}
-    both = {"skip": skip, "texts": texts, "tolerances": tolerances}
+    # Keywords spelled out, not gathered in dicts: each is then checked against its runner's type.
     if isolated:
         from .isolated import IsolatedStudent
 
-        isolation = {"limits": limits, "device": device, "protected_dirs": protected_dirs, "sandbox": sandbox}
-        return IsolatedStudent(submission, reference, **isolation, **both)
+        return IsolatedStudent(
+            submission,
+            reference,
+            limits=limits,
+            device=device,
+            protected_dirs=protected_dirs,
+            sandbox=sandbox,
+            skip=skip,
+            texts=texts,
+            tolerances=tolerances,
+        )
     from .inprocess import InProcessStudent
 
-    timing = {"call_timeout": limits.call_timeout_s, "output_limit": int(limits.output_kb * 1024)}
-    return InProcessStudent(submission, reference, **timing, **both)
+    return InProcessStudent(
+        submission,
+        reference,
+        call_timeout=limits.call_timeout_s,
+        output_limit=int(limits.output_kb * 1024),
+        skip=skip,
+        texts=texts,
+        tolerances=tolerances,
+    )
