@@ -7,6 +7,7 @@ sandbox probed here, so a problem is reported once, with the option that caused 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,7 +62,7 @@ def grading_settings(
     device: str = "cpu",
     seed: int | None = None,
     only: str | None = None,
-    protected_dirs=(),
+    protected_dirs: Iterable[str | Path | None] = (),
     graders_dir: Path = GRADERS_DIR,
     static_policy: bool = True,
 ) -> GradingSettings:

@@ -65,7 +65,12 @@ class TopicSource:
         """``{"attention": ["causal_mask", "multi_head_attention"]}`` for ``from .attention import ...``."""
         found: dict[str, list[str]] = {}
         for stmt in self.header_imports():
-            if isinstance(stmt, ast.ImportFrom) and stmt.level == 1 and stmt.module in contract.MODULES:
+            if (
+                isinstance(stmt, ast.ImportFrom)
+                and stmt.level == 1
+                and stmt.module is not None
+                and stmt.module in contract.MODULES
+            ):
                 found.setdefault(stmt.module, []).extend(a.name for a in stmt.names)
         return found
 
