@@ -6,10 +6,14 @@
 # them), then .venv from the lock (scripts/setup.sh). Once done, a second run only checks.
 # While working:
 #   make test-banks  the attack banks and the runners' agreement on every known-wrong variant
-#                    (bank-marked: a few hundred sandboxed gradings, ~2.5 minutes); CI runs both
+#                    (bank-marked: a few hundred sandboxed gradings); CI runs both
 #   make test-fast   the suite without the slow-marked tests (over a few seconds each: gradings end
 #                    to end, nbgrader round trips, fresh venvs, browsers)
-#   make lint        ruff check + ruff format --check (what CI runs; `make format` fixes)
+#   make lint        ruff check + ruff format --check, mypy (pyproject.toml's [tool.mypy]) and
+#                    the commit subjects after scripts/commit-base (scripts/check-commits.sh);
+#                    what CI runs (`make format` fixes the first two)
+#   make typecheck   mypy over seqlab/ (pyproject.toml's [tool.mypy])
+#   make docs        the documentation site of docs/ into site/ (mkdocs build --strict)
 #   make lock        regenerate the pinned, hashed locks from pyproject.toml (scripts/lock.sh), on
 #                    purpose only: after changing a dependency or TORCH_VERSION; commit the result
 # On a machine with an NVIDIA GPU: bash scripts/gpu-check.sh (the CUDA path, one summary line).
@@ -19,27 +23,9 @@ PY := .venv/bin/python
 # (the probe packs), stay on one worker; every other test is spread one by one, the slow ones
 # first (tests/conftest.py, which also writes the group where pytest 9.2 reads it: pytest-xdist
 # 3.8 alone lost every group, so each worker rebuilt the groups' fixtures).
-#
-#
-# Measured for issue 14 on the quiet 2-core machine (the CPU is the whole machine's over the run,
-# read from /proc/stat; process accounting, `accton`, says which processes spent it):
-#   before   5:51   677 CPU s   every isolated grading started its own interpreter: ~1.3 s of CPU
-#                               for `import torch`, about 170 times, a third of the suite
-#   then     4:18-4:23  488-506 CPU s   children forked from one fork server per worker
-#                               (seqlab/student/forkserver.py); commands that need no torch do not
-#                               import it; CLI tests in-process; cheaper recorders and exam draws
-#   now      3:26-3:31  405 CPU s   no rfc3987-syntax in the venv (scripts/setup.sh: 0.9 s in every
-#                               process that loads nbformat); the two nbgrader end-to-end tests
-#                               share one autograded class; the Gradescope image compiles only what
-#                               grading imports; rnn.sample_token's draws and the PDF test cheaper
-# Both workers are busy to the end and the CPU is saturated (idle ~20 s), so the floor is the
-# suite's CPU over two cores. About a quarter of it is the end-to-end tests of real tools: the
-# Gradescope image in a fresh venv and its runs (38 CPU s), nbgrader's class, round trip and
-# autograde comparison (35), the release's fresh venv (20), GitHub Classroom's runner (14), the
-# browser (27 with Chromium); the sandboxed students' processes take about 90, the graders in the
-# workers 150 (the mutant bank 26, the exam fairness over 1000 students 20, twenty fresh-seed
-# gradings 18). JOBS=3 measured the same: a third worker's collection and fork server cost what
-# the idle time gives back, and it loads the timing rule's stopwatch.
+# Two is also the measured best: the suite's CPU over two cores is its floor (both workers stay
+# busy to the end), and a third worker's collection and fork server cost what the idle time gives
+# back. `benchmarks/bench_suite.py` measures the suite's wall and CPU time for any JOBS.
 # The build and config checks run inside the suite (tests/course/test_contract.py,
 # tests/grading/test_config.py, tests/project/test_light_commands.py), in parallel with the
 # rest; `make check` runs them alone.
@@ -47,7 +33,7 @@ JOBS ?= 2
 XDIST := -n $(JOBS) --dist loadgroup
 LOCK := $(shell . scripts/defaults.sh && defaults LOCK)
 
-.PHONY: setup system-packages demo test test-banks test-fast lint format check bench lock clean
+.PHONY: setup system-packages demo test test-banks test-fast lint typecheck docs format check bench lock clean
 
 # The system packages are checked on every run (one dpkg-query): a stamp would not see one removed.
 setup: system-packages .venv/.seqlab-installed
@@ -78,6 +64,16 @@ test-fast: setup
 lint: setup
 	.venv/bin/ruff check .
 	.venv/bin/ruff format --check .
+	.venv/bin/mypy
+	bash scripts/check-commits.sh
+
+# mypy alone (make lint runs it too): seqlab/, strictly on the student and grading sides.
+typecheck: setup
+	.venv/bin/mypy
+
+# The site of docs/ (mkdocs.yml) into site/; --strict: a warning or a broken link fails it.
+docs: setup
+	.venv/bin/mkdocs build --strict
 
 format: setup
 	.venv/bin/ruff check --fix .
@@ -93,4 +89,4 @@ lock:
 	bash scripts/lock.sh
 
 clean:
-	rm -rf .venv seqlab-out
+	rm -rf .venv seqlab-out site

@@ -2,7 +2,7 @@
 
 Rounds alternate the two settings (jobs 1, jobs 2, jobs 1, ...) on the same 20 submissions
 (references, stubs and buggy ones, a realistic class) and compare median wall times.
-Floor (issue 4): throughput with 2 jobs >= 1.7x that with 1 job on a 2-core machine.
+Floor: throughput with 2 jobs >= 1.7x that with 1 job on a 2-core machine.
 
     .venv/bin/python benchmarks/bench_batch.py [--rounds 1] [--submissions 20]
 """

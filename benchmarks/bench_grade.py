@@ -5,7 +5,7 @@ default where bwrap works), the isolated grade without it (``--sandbox none``) a
 in-process grade, each as a fresh process, so every side pays interpreter start-up alike.
 Rounds are interleaved and the medians compared, because these machines are noisy.
 
-Floor (issues 3, 4 and 10): the full grade, sandboxed, isolated and in-process, within 3x the
+Floor: the full grade, sandboxed, isolated and in-process, within 3x the
 torch import.
 Exits 1 when a median ratio is above 3.
 

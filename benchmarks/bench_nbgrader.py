@@ -8,7 +8,7 @@ after the hand-in, so both graders start from the same files: nbgrader autograde
 other (one `seqlab nbgrader autograde COURSE TOPIC... --jobs 2`). Then the two gradebooks are
 compared function by function (every generated submission is honest, so they must be identical)
 and the ratio of the wall times is printed.
-Floor (issue 13): seqlab >= 10x faster on a class of at least 20 students.
+Floor: seqlab >= 10x faster on a class of at least 20 students.
 
     .venv/bin/python benchmarks/bench_nbgrader.py [--students 20] [--topics optimizers,rnn] [--jobs 2] [--keep DIR]
 

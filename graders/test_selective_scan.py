@@ -244,8 +244,8 @@ def test_linear_scan_lengths(grade, make):
 #     times here, but only 2-5 times at B*D = 1024 (wide inputs favour it: the scan's cost per
 #     value grows with them, the loop's per step does not);
 #   - a loop over Python floats pays ~30 ns per value: ~30 times here, but ~15 times with one
-#     channel at T = 65536 (the scan's fixed cost per level then dominates, and a float loop fit
-#     within the old 10x), so the input must hold a few hundred thousand values;
+#     channel at T = 65536 (the scan's fixed cost per level then dominates, and a float loop fits
+#     within a 10x margin), so the input must hold a few hundred thousand values;
 #   - an honest scan that does more work than the reference, Hillis-Steele's O(T log T), takes
 #     ~6 times the reference here (its work grows with log T: 10-16 times at 8 channels and
 #     T = 65536 in float64), a recursive odd/even doubling ~2 times, a chunked scan ~3-4 times.

@@ -21,10 +21,11 @@ import socket
 import subprocess
 import sys
 import time
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection
 from pathlib import Path
+from typing import Any
 
 from .defaults import SUBMISSION_TIMEOUT_S
 from .errors import SeqlabError, UserError
@@ -110,7 +111,7 @@ class _Worker:
     ends are seqlab's own, so a job carries its GradingSettings as they are, and nothing the
     worker prints can be mistaken for an answer."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.proc: subprocess.Popen | None = None
         self.channel: Connection | None = None
 
@@ -139,6 +140,7 @@ class _Worker:
         if self.proc is None or self.proc.poll() is not None:
             self.stop()
             self._start()
+        assert self.proc is not None and self.channel is not None  # _start made both
         try:
             self.channel.send(job)
         except OSError:
@@ -191,7 +193,7 @@ def _grade_one(sub: Submission, out: Path, workers: queue.Queue[_Worker], job: d
     started = time.perf_counter()
     try:
         if sub.path is None:
-            status = {"status": "error", "reason": sub.problem}
+            status: dict[str, Any] = {"status": "error", "reason": sub.problem}
         else:
             worker = workers.get()
             try:
@@ -285,7 +287,7 @@ def grade_all(
     for _ in range(jobs):
         workers.put(_Worker())
     pool = ThreadPoolExecutor(max_workers=jobs)
-    pending = {}
+    pending: dict[Future[dict[str, Any]], Submission] = {}
     try:
         backlog = list(todo)
         while backlog or pending:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from .batch import safe_submission_name
 from .defaults import PYTHON_VERSION, SUBMISSION_TIMEOUT_S, TORCH_CPU_INDEX, TORCH_VERSION
+from .errors import SeqlabError
 from .gradebook import STATUS_FILE, gradebook_from_results
 from .paths import TEMPLATES_DIR
 from .release.render import template_environment
@@ -55,25 +56,34 @@ def render_grade_workflow(
 _REPO_URL = re.compile(r"(?:https?://github\.com/|git@github\.com:)?([\w.-]+/[\w.-]+?)(?:\.git)?/?$")
 
 
+class ClassroomError(SeqlabError, ValueError):
+    """A roster or an uploads folder the matrix cannot be built from; the message names it."""
+
+
 def read_roster(path: Path) -> list[dict]:
     """Rows of a roster CSV: ``name,repo[,ref]``, or GitHub Classroom's grades export
     (``github_username`` / ``roster_identifier``, ``student_repository_url``)."""
+    try:
+        with Path(path).open(newline="", encoding="utf-8-sig") as f:
+            return _roster_rows(path, list(csv.DictReader(f)))
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise ClassroomError(f"{path}: cannot read the roster ({getattr(exc, 'strerror', None) or exc})") from None
+
+
+def _roster_rows(path: Path, rows: list[dict]) -> list[dict]:
     entries = []
-    with Path(path).open(newline="", encoding="utf-8-sig") as f:
-        for lineno, row in enumerate(csv.DictReader(f), start=2):
-            row = {(k or "").strip(): (v or "").strip() for k, v in row.items()}
-            repo = row.get("repo") or row.get("repository") or row.get("student_repository_url") or ""
-            match = _REPO_URL.match(repo)
-            if not match:
-                raise ValueError(
-                    f"{path}:{lineno}: no repository (a 'repo' column with owner/name, or "
-                    f"'student_repository_url'), got {repo!r}"
-                )
-            repo = match.group(1)
-            name = (
-                row.get("name") or row.get("roster_identifier") or row.get("github_username") or repo.split("/", 1)[1]
+    for lineno, row in enumerate(rows, start=2):
+        row = {(k or "").strip(): (v or "").strip() for k, v in row.items()}
+        repo = row.get("repo") or row.get("repository") or row.get("student_repository_url") or ""
+        match = _REPO_URL.match(repo)
+        if not match:
+            raise ClassroomError(
+                f"{path}:{lineno}: no repository (a 'repo' column with owner/name, or "
+                f"'student_repository_url'), got {repo!r}"
             )
-            entries.append({"name": safe_submission_name(name), "repo": repo, "ref": row.get("ref", ""), "upload": ""})
+        repo = match.group(1)
+        name = row.get("name") or row.get("roster_identifier") or row.get("github_username") or repo.split("/", 1)[1]
+        entries.append({"name": safe_submission_name(name), "repo": repo, "ref": row.get("ref", ""), "upload": ""})
     return entries
 
 
@@ -95,17 +105,17 @@ def build_matrix(*, roster: Path | None = None, uploads: Path | None = None, ref
             name = safe_submission_name(item.stem if item.is_file() else item.name)
             entries.append({"name": name, "repo": "", "ref": "", "upload": Path(uploads, item.name).as_posix()})
     if not entries:
-        raise ValueError(f"no submissions: neither a roster at {roster} nor folders or zips in {uploads}")
+        raise ClassroomError(f"no submissions: neither a roster at {roster} nor folders or zips in {uploads}")
     seen: dict[str, int] = {}
     for entry in entries:
         if entry["name"] in seen:
-            raise ValueError(
+            raise ClassroomError(
                 f"two submissions are both named {entry['name']!r}; names must be unique "
                 f"(they name the results folders)"
             )
         seen[entry["name"]] = 1
     if len(entries) > MAX_MATRIX:
-        raise ValueError(
+        raise ClassroomError(
             f"{len(entries)} submissions, but one GitHub Actions matrix runs at most {MAX_MATRIX} jobs; "
             f"split the roster into several files and run the workflow once per file"
         )

@@ -31,8 +31,8 @@ class Limits:
     call_timeout_s: float = 10.0
     import_timeout_s: float = 30.0
     cpu_time_s: float = 120.0
-    memory_mb: int = 6144
-    output_kb: int = 64
+    memory_mb: float = 6144  # every limit is read as a number (_number); the users round
+    output_kb: float = 64
 
 
 @dataclass(frozen=True)

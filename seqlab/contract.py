@@ -68,6 +68,7 @@ def table() -> dict[str, Any]:
         from .paths import SOLUTIONS_DIR
 
         install(read(SOLUTIONS_DIR))
+    assert _TABLE is not None  # install() sets it
     return _TABLE
 
 

@@ -16,6 +16,7 @@ from .regions import strip_markers
 
 def load_bugs(path: Path = EXAMPLES_DIR / "demo_bugs.py") -> list[tuple[str, str, str, str]]:
     spec = importlib.util.spec_from_file_location("_seqlab_demo_bugs", path)
+    assert spec is not None and spec.loader is not None  # a .py path always has a source loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return list(module.BUGS)

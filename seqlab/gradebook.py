@@ -22,6 +22,7 @@ import statistics
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 from . import contract
 from .results import GradingResult
@@ -55,7 +56,7 @@ def collect(out: Path, names: list[str], unfindable: dict[str, str] | None = Non
     rows = []
     for name in names:
         folder = out / name
-        row = {"submission": name, "status": "pending", "reason": "", "result": None}
+        row: dict[str, Any] = {"submission": name, "status": "pending", "reason": "", "result": None}
         status_path = folder / STATUS_FILE
         if status_path.is_file():
             try:

@@ -29,6 +29,7 @@ class Reference:
         for module in MODULES:
             name = f"{PACKAGE}.{module}"
             spec = importlib.util.spec_from_file_location(name, self.solutions_dir / f"{module}.py")
+            assert spec is not None and spec.loader is not None  # a .py path always has a source loader
             mod = importlib.util.module_from_spec(spec)
             sys.modules[name] = mod
             spec.loader.exec_module(mod)

@@ -89,7 +89,9 @@ class SolutionRegions:
 
     def regions(self, source: str, filename: str = "<source>") -> list[Region]:
         """Every region of ``source``, in order (validates that the markers pair up)."""
-        found, begin_line, indent, body = [], 0, "", []
+        found: list[Region] = []
+        body: list[str] = []
+        begin_line, indent = 0, ""
         for lineno, line, kind, marker_indent in self._walk(source, filename):
             if kind == "begin":
                 begin_line, indent, body = lineno, marker_indent, []

@@ -171,7 +171,7 @@ def winnow(hashes: list[int], window: int = WINDOW) -> dict[int, list[int]]:
     return dict(selected)
 
 
-def _function_node(tree: ast.Module, name: str) -> ast.FunctionDef | None:
+def _function_node(tree: ast.Module, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
     # The last top-level definition is the one Python binds, so it is the one graded.
     found = None
     for node in tree.body:
@@ -180,7 +180,9 @@ def _function_node(tree: ast.Module, name: str) -> ast.FunctionDef | None:
     return found
 
 
-def _docstring_range(node: ast.FunctionDef, first_line: int) -> tuple[tuple[int, int], tuple[int, int]] | None:
+def _docstring_range(
+    node: ast.FunctionDef | ast.AsyncFunctionDef, first_line: int
+) -> tuple[tuple[int, int], tuple[int, int]] | None:
     if (
         node.body
         and isinstance(node.body[0], ast.Expr)
@@ -188,7 +190,8 @@ def _docstring_range(node: ast.FunctionDef, first_line: int) -> tuple[tuple[int,
         and isinstance(node.body[0].value.value, str)
     ):
         doc = node.body[0]
-        return (doc.lineno - first_line + 1, doc.col_offset), (doc.end_lineno - first_line + 1, doc.end_col_offset)
+        end_line, end_col = doc.end_lineno or doc.lineno, doc.end_col_offset or 0  # set by ast.parse
+        return (doc.lineno - first_line + 1, doc.col_offset), (end_line - first_line + 1, end_col)
     return None
 
 

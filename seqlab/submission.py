@@ -237,7 +237,7 @@ _copies: dict[Path, Path] = {}  # copy made here -> what it was read from
 
 
 @contextlib.contextmanager
-def opened(source: Path) -> Iterator[Path]:
+def opened(source: str | Path) -> Iterator[Path]:
     """``source`` read into a temporary copy for the length of the block. A copy this process made
     and still holds is its own copy: the one a command prespawned a child for is the one graded."""
     source = Path(source)

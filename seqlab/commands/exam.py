@@ -90,18 +90,14 @@ def add_parser(subparsers) -> None:
 
 
 def _exam(path: Path):
-    from ..errors import UserError
-    from ..exam.examfile import ExamError, load_exam
+    from ..exam.examfile import load_exam
 
-    try:
-        return load_exam(path)
-    except ExamError as exc:
-        raise UserError(str(exc)) from None
+    return load_exam(path)
 
 
 def _students(args) -> list[str]:
     from ..errors import UserError
-    from ..exam.draws import StudentIdError, check_student_id
+    from ..exam.draws import check_student_id
 
     ids = list(args.student)
     if args.students is not None:
@@ -112,10 +108,7 @@ def _students(args) -> list[str]:
         ids += [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
     if not ids:
         raise UserError("give at least one --student ID (or --students FILE)")
-    try:
-        return list(dict.fromkeys(check_student_id(s) for s in ids))
-    except StudentIdError as exc:
-        raise UserError(str(exc)) from None
+    return list(dict.fromkeys(check_student_id(s) for s in ids))
 
 
 def run_render(args) -> int:
@@ -148,13 +141,9 @@ def _write_papers(args, write, *, key: bool) -> int:
 
 
 def _print_pdfs(instances, out, *, key: bool) -> None:
-    from ..errors import UserError
-    from ..exam.pdf import PdfError, write_pdfs
+    from ..exam.pdf import write_pdfs
 
-    try:
-        paths = write_pdfs(instances, out, key=key)
-    except PdfError as exc:
-        raise UserError(str(exc)) from None
+    paths = write_pdfs(instances, out, key=key)
     print("PDF: " + ", ".join(str(p) for p in paths))
 
 
@@ -193,17 +182,10 @@ def _print_result(result, file=None) -> None:
 
 
 def run_grade(args) -> int:
-    from ..errors import UserError
-    from ..exam.draws import StudentIdError
-    from ..exam.errors import AnswersError
     from ..exam.paper import grade_file
     from ..reports import write_all
 
-    exam = _exam(args.exam)
-    try:
-        result = grade_file(exam, args.answers, student=args.student)
-    except (AnswersError, StudentIdError) as exc:
-        raise UserError(str(exc)) from None
+    result = grade_file(_exam(args.exam), args.answers, student=args.student)
     if args.quiet:
         print(f"{result.submission}: {result.score:.4g} / {result.max_score:.4g} ({result.percent:.1f}%)")
     else:
@@ -215,18 +197,13 @@ def run_grade(args) -> int:
 
 
 def run_grade_all(args) -> int:
-    from ..errors import UserError
-    from ..exam.errors import AnswersError
     from ..exam.grading import grade_folder, gradebook_csv, load_roster
     from ..gradebook import write_text_atomic
     from ..reports import write_all
 
     exam = _exam(args.exam)
-    try:
-        roster = load_roster(args.roster) if args.roster is not None else None
-        rows = grade_folder(exam, args.answers_dir, roster)
-    except AnswersError as exc:
-        raise UserError(str(exc)) from None
+    roster = load_roster(args.roster) if args.roster is not None else None
+    rows = grade_folder(exam, args.answers_dir, roster)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     for row in rows:
@@ -255,24 +232,20 @@ def run_grade_all(args) -> int:
 def run_check(args) -> int:
     from ..errors import UserError
     from ..exam.answers import check_readable, load_answers, load_shapes
-    from ..exam.draws import StudentIdError, check_student_id
-    from ..exam.errors import AnswersError
+    from ..exam.draws import check_student_id
     from ..exam.paper import check_answers
 
-    try:
-        claimed, answers = load_answers(args.answers, require_student=False)
-        if args.shapes is not None:
-            student, shapes = load_shapes(args.shapes)
-            if args.student is not None and check_student_id(args.student) != student:
-                raise UserError(f"{args.shapes} is student {student!r}'s, not {args.student!r}'s")
-            problems = check_readable(shapes, answers, quiet=True)
-        else:
-            if args.student is None:
-                raise UserError("give --student ID (with --exam) or --shapes check-ID.json")
-            student = check_student_id(args.student)
-            problems = check_answers(_exam(args.exam), student, answers)
-    except (AnswersError, StudentIdError) as exc:
-        raise UserError(str(exc)) from None
+    claimed, answers = load_answers(args.answers, require_student=False)
+    if args.shapes is not None:
+        student, shapes = load_shapes(args.shapes)
+        if args.student is not None and check_student_id(args.student) != student:
+            raise UserError(f"{args.shapes} is student {student!r}'s, not {args.student!r}'s")
+        problems = check_readable(shapes, answers, quiet=True)
+    else:
+        if args.student is None:
+            raise UserError("give --student ID (with --exam) or --shapes check-ID.json")
+        student = check_student_id(args.student)
+        problems = check_answers(_exam(args.exam), student, answers)
     if claimed != student:
         problems.insert(0, f"the file says student: {claimed!r}; write student: {student!r}")
     for line in problems:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import zipfile
 from pathlib import Path
 
-from ..errors import UserError
 from .options import add_config_option
 
 
@@ -18,18 +17,15 @@ def add_parser(subparsers) -> None:
 
 def run(args) -> int:
     from ..config import load_config
-    from ..gradescope import BundleError, build_bundle
+    from ..gradescope import build_bundle
 
-    try:
-        path = build_bundle(args.out_dir, config_path=args.config)
-    except BundleError as exc:
-        raise UserError(str(exc)) from None
+    path = build_bundle(args.out_dir, config_path=args.config)
     config = load_config(args.config)
     with zipfile.ZipFile(path) as zf:
         count, size = len(zf.infolist()), path.stat().st_size
     print(f"wrote {path} ({count} files, {size / 1024:.0f} KiB; {config.max_score:g} points)")
     print(
         "next: on Gradescope, create a Programming Assignment with an autograder, upload this zip, "
-        "and set the assignment's total to the same points (README: 'Grading on Gradescope')"
+        "and set the assignment's total to the same points (docs/gradescope.md)"
     )
     return 0

@@ -180,10 +180,7 @@ def _export(args) -> int:
 def _crosscheck(args) -> int:
     from ..nbgrader.crosscheck import crosscheck
 
-    try:
-        rows = crosscheck(args.course_dir, args.assignment, students=args.student, keep=args.keep)
-    except (FileNotFoundError, ValueError) as exc:
-        raise UserError(str(exc)) from None
+    rows = crosscheck(args.course_dir, args.assignment, students=args.student, keep=args.keep)
     differ = 0
     for row in rows:
         status = "same" if row["same"] else "DIFFERENT"

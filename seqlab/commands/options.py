@@ -13,8 +13,6 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..errors import UserError
-
 
 def add_sandbox_option(parser: argparse.ArgumentParser, *, note: str = "") -> None:
     """``--sandbox auto|bwrap|none``; ``note`` says what is particular to this command."""
@@ -27,14 +25,11 @@ def resolve_sandbox(args):
     """The sandbox the student's process will run in (None with ``--in-process``); says loudly on
     stderr when there is none. A missing bubblewrap under ``--sandbox bwrap`` fails here, once,
     before any grading starts."""
-    from ..student.sandbox import SandboxUnavailable, resolve
+    from ..student.sandbox import resolve
 
     if args.in_process:
         return None
-    try:
-        box = resolve(args.sandbox)
-    except SandboxUnavailable as exc:
-        raise UserError(str(exc)) from None
+    box = resolve(args.sandbox)  # SandboxUnavailable: a SeqlabError naming --sandbox's mode
     if box.notice:
         print(f"WARNING: {box.notice}", file=sys.stderr, flush=True)
     return box

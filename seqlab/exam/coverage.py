@@ -57,8 +57,8 @@ def coverage_rows() -> list[tuple[str, str, list[str], list[str]]]:
 # Sections the notes mark as an exam focus: the final exam must examine each as a MAIN topic
 # (a question's first section tag; a question on a subsection counts for its parent). Sources:
 # W8's star table ("期末考重点", line 28) and "期末高频考点速记" (§19); L5's headings marked
-# ★★★★★ (必考核心) or ★★★★ (高频重点) and "期末复习抓重点" (§20); and the items issue 12 found
-# unexamined. One place: `seqlab exam coverage --check` and the tests read this table.
+# ★★★★★ (必考核心) or ★★★★ (高频重点) and "期末复习抓重点" (§20); and the items a review of the
+# bank found unexamined. One place: `seqlab exam coverage --check` and the tests read this table.
 EXAM_FOCUS: dict[str, str] = {
     "W8 §1.2": "optimizer recap (★★★, choice/short answer): Momentum",
     "W8 §1.3": "optimizer recap (★★★, choice/short answer): AdaGrad",

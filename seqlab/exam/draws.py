@@ -16,13 +16,14 @@ from functools import lru_cache
 
 import sympy
 
+from ..errors import SeqlabError
 from .model import NUMERIC, REGISTRY, SYMBOLIC, Question, Tolerance, fair_draw, rng_for
 
 STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
 
 
-class StudentIdError(ValueError):
-    pass
+class StudentIdError(SeqlabError, ValueError):
+    """A student id that cannot name a paper; the message quotes it."""
 
 
 def check_student_id(student: object) -> str:
@@ -41,8 +42,9 @@ MAX_DRAWS = 200
 FORM_KEY = "*form*"
 
 
-class DrawError(RuntimeError):
-    """A generator found no valid draw: its validity rule cannot be met."""
+class DrawError(SeqlabError, RuntimeError):
+    """A generator found no valid draw: its validity rule cannot be met (the question's author
+    fixes the rule; the message names the question)."""
 
 
 def exam_form(q: Question, exam_seed, form: str | None = None) -> str | None:

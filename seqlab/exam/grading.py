@@ -139,7 +139,7 @@ def gradebook_csv(exam: Exam, rows: list[BatchRow]) -> str:
     column is headed by its number on the papers and its id (``Q12 rnn.shapes``); a pool's
     candidates share their slot's number."""
     ids = exam.ids()
-    numbers: dict[str, int] = {}
+    numbers: dict[str, int | None] = {}
     for row in rows:
         for t in row.result.tests if row.result is not None else ():
             numbers.setdefault(t.name.split(":", 1)[0][len("exam.") :], t.details.get("question"))

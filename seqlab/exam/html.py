@@ -53,6 +53,7 @@ def markdown_to_html(text: str, math=tex_to_mathml) -> str:
     import mistune
 
     rendered = mistune.create_markdown(escape=True, plugins=["table", "math"])(text)
+    assert isinstance(rendered, str)  # the HTML renderer's output (an AST only without one)
     rendered = _BLOCK_MATH.sub(lambda m: math(html.unescape(m.group(1)).strip(), display=True), rendered)
     return _INLINE_MATH.sub(lambda m: math(html.unescape(m.group(1))), rendered)
 

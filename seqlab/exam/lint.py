@@ -112,6 +112,7 @@ def _leaks(inst: ExamInstance) -> list[Finding]:
                 continue
             tol = b.tolerance
             for key in telling_keys(b):
+                assert tol is not None  # telling keys are numeric questions', which state their tolerance
                 if any(_significant(x) >= 3 and tol.accepts(x, key) for x in printed):
                     out.append(
                         Finding(inst.student, a.number, a.id, "leak", f"prints {key:g}, question {b.number}'s key")
@@ -144,9 +145,10 @@ def _printed_vectors(params) -> list[list[float]]:
 def _copyable(v: Variant) -> str:
     if v.question.kind != NUMERIC or not isinstance(v.answer, list) or len(v.answer) < 2:
         return ""
-    key = expected_entries(v)
+    key, tol = expected_entries(v), v.tolerance
+    assert tol is not None  # numeric questions state their tolerance (model.register refuses one without)
     for printed in _printed_vectors(v.params):
-        if len(printed) == len(key) and all(v.tolerance.accepts(x, e) for x, e in zip(printed, key)):
+        if len(printed) == len(key) and all(tol.accepts(x, e) for x, e in zip(printed, key)):
             return f"the key {v.key} is printed in the question"
     return ""
 

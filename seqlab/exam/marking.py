@@ -85,6 +85,7 @@ def _numeric(v: Variant, text: str) -> Mark:
     got = parse_numbers(text)
     expected = expected_entries(v)
     tol = v.tolerance
+    assert tol is not None  # numeric questions state their tolerance (model.register refuses one without)
     key = ", ".join(format_number(x) for x in expected)
     if len(got) != len(expected):
         return Mark(0.0, f"{count_problem(len(expected), len(got))}; key: {key}", "wrong-count")
@@ -123,7 +124,9 @@ def earning_entries(v: Variant) -> list[bool]:
     idea. An entry is copyable, and earns nothing, when writing 0 or a number printed in the
     question would be accepted for it (B and T of a shape, the masked zeros of a causal row)."""
     given = [0.0] + given_numbers(v.params)
-    return [not any(v.tolerance.accepts(x, e) for x in given) for e in expected_entries(v)]
+    tol = v.tolerance
+    assert tol is not None  # numeric questions state their tolerance (model.register refuses one without)
+    return [not any(tol.accepts(x, e) for x in given) for e in expected_entries(v)]
 
 
 def _symbolic(v: Variant, text: str, seed: int) -> Mark:

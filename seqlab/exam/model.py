@@ -36,6 +36,7 @@ from typing import Any
 from ..seeds import derived_rng
 from ..tolerance import Tolerance
 from . import sections as _sections
+from .errors import QuestionError
 from .safeexpr import Sym
 
 NUMERIC, SYMBOLIC, CHOICE, TRUEFALSE = "numeric", "symbolic", "choice", "truefalse"
@@ -84,7 +85,7 @@ class Question:
 
     id: str
     kind: str
-    sample: Callable[[random.Random], dict]
+    sample: Callable[..., dict]  # (rng), or (rng, form) for a question with forms
     answer: Callable[[dict], Any]
     template: str
     title: str
@@ -117,19 +118,19 @@ REGISTRY: dict[str, Question] = {}
 
 def register(q: Question) -> Question:
     if q.id in REGISTRY:
-        raise ValueError(f"duplicate question id {q.id!r}")
+        raise QuestionError(f"duplicate question id {q.id!r}")
     if q.kind not in KINDS:
-        raise ValueError(f"{q.id}: unknown kind {q.kind!r}")
+        raise QuestionError(f"{q.id}: unknown kind {q.kind!r}")
     if not q.sections:
-        raise ValueError(f"{q.id}: no notes section tag")
+        raise QuestionError(f"{q.id}: no notes section tag")
     for tag in q.sections:
         _sections.validate_tag(tag)
     if q.kind == NUMERIC and q.tolerance is None:
-        raise ValueError(f"{q.id}: a numeric question states its tolerance")
+        raise QuestionError(f"{q.id}: a numeric question states its tolerance")
     if q.kind == SYMBOLIC and q.symbols is None:
-        raise ValueError(f"{q.id}: a symbolic question declares its symbols")
+        raise QuestionError(f"{q.id}: a symbolic question declares its symbols")
     if not q.minutes > 0:
-        raise ValueError(f"{q.id}: a question declares the minutes it takes (``minutes=`` of its kind line)")
+        raise QuestionError(f"{q.id}: a question declares the minutes it takes (``minutes=`` of its kind line)")
     REGISTRY[q.id] = q
     return q
 
@@ -180,6 +181,7 @@ def fair_draw(
         mistakes = q.mistakes(params) if q.mistakes else {}
     if q.kind == NUMERIC:
         tol = tolerance or q.tolerance
+        assert tol is not None  # numeric questions state their tolerance (model.register refuses one without)
         expected = _entries(answer)
         # an entry that is exactly 0 is the key (a masked weight); a tiny nonzero one would accept 0
         if any(e != 0.0 and tol.accepts(0.0, e) for e in expected):

@@ -101,6 +101,7 @@ def check_answers(exam: Exam, student: str, answers: dict[str, Any]) -> list[str
 
 def grade_file(exam: Exam, path: str | Path, student: str | None = None) -> GradingResult:
     file_student, answers = load_answers(path)
+    assert file_student is not None  # require_student: load_answers refuses a file without one
     if student is not None and check_student_id(student) != file_student:
         raise AnswersError(f"{path}: the file is for student {file_student!r}, not {student!r}")
     return grade_answers(exam, file_student, answers, source=str(path))

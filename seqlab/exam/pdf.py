@@ -22,6 +22,7 @@ import shutil
 from functools import lru_cache
 from pathlib import Path
 
+from ..errors import SeqlabError
 from .html import markdown_to_html
 from .markdown import environment, paper_context
 from .model import NUMERIC, SYMBOLIC
@@ -31,7 +32,7 @@ from .variants import ExamInstance
 MATH_PX = 14.5
 
 
-class PdfError(RuntimeError):
+class PdfError(SeqlabError, RuntimeError):
     """The PDF engine is missing or a formula cannot be typeset; the message says which."""
 
 

@@ -225,8 +225,10 @@ def variant_item(v: Variant, student: str, eq=None) -> ET.Element:
 
 
 def _numeric_response(item: ET.Element, presentation: ET.Element, printed_key: str, v: Variant) -> None:
-    key, lo, hi = numeric_range(printed_key, v.tolerance)
-    _material(presentation, f"<p><em>Answer:</em> one number, graded {v.tolerance.describe()} of the key.</p>")
+    tol = v.tolerance
+    assert tol is not None  # numeric questions state their tolerance (model.register refuses one without)
+    key, lo, hi = numeric_range(printed_key, tol)
+    _material(presentation, f"<p><em>Answer:</em> one number, graded {tol.describe()} of the key.</p>")
     response = ET.SubElement(presentation, "response_str", ident="response1", rcardinality="Single")
     ET.SubElement(ET.SubElement(response, "render_fib", fibtype="Decimal"), "response_label", ident="answer1")
     condition = ET.Element("conditionvar")
@@ -279,7 +281,7 @@ def variant_pool_xml(instances: list[ExamInstance]) -> tuple[bytes, list[Skipped
     root = ET.Element("questestinterop", xmlns=QTI_NS)
     assessment = ET.SubElement(root, "assessment", ident="seqlab-variants", title=f"{exam.title} (variants)")
     top = ET.SubElement(assessment, "section", ident="root_section")
-    groups: dict[str, tuple[ET.Element, set[str]]] = {}
+    groups: dict[str, tuple[ET.Element, set[bytes]]] = {}
     skipped = []
     pools = {p.name: p for p in exam.pools}
     for eq in exam.questions:
@@ -300,7 +302,9 @@ def variant_pool_xml(instances: list[ExamInstance]) -> tuple[bytes, list[Skipped
                 continue
             group, seen = groups[eq.pool or eq.id]
             item = variant_item(v, inst.student, eq)
-            body = ET.tostring(item.find("presentation")) + ET.tostring(item.find("resprocessing"))
+            presentation, processing = item.find("presentation"), item.find("resprocessing")
+            assert presentation is not None and processing is not None  # variant_item writes both
+            body = ET.tostring(presentation) + ET.tostring(processing)
             if body in seen:  # two students with the same parameters: one variant is enough
                 continue
             seen.add(body)

@@ -45,7 +45,8 @@ def write_qti(
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     path = out / name
-    idents, skipped_all = [], []
+    idents: list[str] = []
+    skipped_all: list[Skipped] = []
     with zipfile.ZipFile(path, "w") as zf:
         if variant_pool:
             data, skipped_all = variant_pool_xml(instances)

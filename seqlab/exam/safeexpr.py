@@ -38,6 +38,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import sympy
 
@@ -164,7 +165,7 @@ def _function_call(node: ast.Call) -> bool:
 class _Checker:
     """Gate 4 and 5: walk the tree, accept only whitelisted nodes, bound magnitudes."""
 
-    def __init__(self, symbols: Mapping[str, object], constants: Mapping[str, object], allow_list: bool):
+    def __init__(self, symbols: Mapping[str, object], constants: Mapping[str, Any], allow_list: bool):
         self.symbols = symbols
         self.constants = constants
         self.allow_list = allow_list
@@ -269,10 +270,12 @@ class _Checker:
             return True, None
         _, exponent = self.visit(node.right, exp_depth)
         bsym, base = self.visit(node.left, exp_depth)
+        assert exponent is not None  # an exponent with a symbol in it returned above
         if bsym:
             if abs(exponent) > MAX_EXPONENT:
                 raise AnswerRejected(f"answer rejected: exponents above {MAX_EXPONENT} are not allowed")
             return True, None
+        assert base is not None  # no symbol in it: visit gave its value
         return False, self._float_binop(node.op, base, exponent)
 
     def _float_binop(self, op: ast.operator, a: float, b: float) -> float:
@@ -348,6 +351,7 @@ def _build(node: ast.AST, symbols: Mapping[str, sympy.Symbol], constants: Mappin
             return a / b
         return a**b
     if isinstance(node, ast.Call):
+        assert isinstance(node.func, ast.Name)  # _Checker admits calls of the listed names only
         fn = FUNCTIONS[node.func.id][0]
         return fn(*[_build(a, symbols, constants) for a in node.args])
     raise AssertionError(f"unchecked node {type(node).__name__}")  # pragma: no cover
@@ -466,7 +470,7 @@ def _feval(e, values) -> float:
             raise ValueError("complex")
         return float(r)
     f = e.func
-    table = {
+    table: dict[Any, Callable[..., float]] = {
         sympy.exp: math.exp,
         sympy.log: math.log,
         sympy.tanh: math.tanh,
@@ -526,7 +530,7 @@ def run_with_timeout(fn: Callable[[], object], seconds: float):
     if threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer"):
         with time_limit(seconds):
             return fn()
-    box: dict[str, object] = {}
+    box: dict[str, Any] = {}
 
     def target():
         try:
@@ -540,7 +544,7 @@ def run_with_timeout(fn: Callable[[], object], seconds: float):
     if worker.is_alive():
         raise TimeLimitExceeded()  # the daemon thread is abandoned; its result is ignored
     if "error" in box:
-        raise box["error"]  # type: ignore[misc]
+        raise box["error"]
     return box.get("value")
 
 
@@ -577,6 +581,17 @@ def equivalent(
     numeric = _numeric_check(expected, answer, syms, seed=seed, points=points, rtol=rtol, atol=atol)
     if numeric == "differs":
         return Verdict(False, "differs")
+    symbolic = _symbolic_verdict(expected, answer, seconds)
+    if symbolic is not None:
+        return symbolic
+    if numeric == "undefined":
+        return Verdict(False, "undefined")
+    return Verdict(True, "numeric")
+
+
+def _symbolic_verdict(expected, answer, seconds: float) -> Verdict | None:
+    """Step 2 of :func:`equivalent`: a proof either way, or None when simplify cannot decide in
+    ``seconds`` (then the numeric agreement decides)."""
     try:
         diff = run_with_timeout(lambda: _zero_test(expected - answer), seconds)
         if diff == 0:
@@ -586,12 +601,12 @@ def equivalent(
             if value is not None and value != 0:
                 return Verdict(False, "differs")
     except TimeLimitExceeded:
-        pass
-    except Exception:
-        pass
-    if numeric == "undefined":
-        return Verdict(False, "undefined")
-    return Verdict(True, "numeric")
+        return None  # undecided in time: the numeric check of step 1 decides
+    except Exception:  # sympy gave up on this form (its ways are many: PoleError, polynomial errors, ...)
+        # Not being able to reduce an answer says nothing about it: a student's answer is never
+        # marked wrong because simplify failed on it, and the numeric check of step 1 decides.
+        return None
+    return None
 
 
 def _zero_test(diff):

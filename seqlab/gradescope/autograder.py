@@ -27,6 +27,7 @@ import sys
 import tempfile
 import time
 import traceback
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +45,7 @@ def autograder_root(cli_root: str | None = None) -> Path:
     return Path(cli_root or os.environ.get("AUTOGRADER_ROOT") or DEFAULT_ROOT)
 
 
-def failure_results(message: str, *, max_score: float, started: float, notes: list[str] = ()) -> dict[str, Any]:
+def failure_results(message: str, *, max_score: float, started: float, notes: Sequence[str] = ()) -> dict[str, Any]:
     """A results.json for a submission that could not be graded: score 0 and the reason.
 
     Always visible at once, whatever the config's visibility: a student whose upload could not be
@@ -128,8 +129,8 @@ def autograde(root: Path, config_path: Path | None, started: float) -> dict[str,
     from .upload import find_exercises, stage
 
     config = load_config(config_path)
-    with tempfile.TemporaryDirectory(prefix="seqlab-gradescope-") as work:
-        work = Path(work)
+    with tempfile.TemporaryDirectory(prefix="seqlab-gradescope-") as folder:
+        work = Path(folder)
         upload = find_exercises(root / "submission", work / "unzipped")
         if not upload.problem:
             stage(upload, work / "submission")
@@ -173,8 +174,8 @@ def main(argv: list[str] | None = None) -> int:
             from ..config import load_config
 
             max_score = load_config(args.config).max_score
-        except Exception:
-            pass
+        except Exception:  # the page still goes out, out of 0; the log says why
+            traceback.print_exc()
         data = failure_results(GRADER_FAILED, max_score=max_score, started=started)
     write_results(data, results_path)
     print(f"wrote {results_path}: {data['score']:g} / {data['max_score']:g}")

@@ -16,6 +16,8 @@ import os
 import zipfile
 from pathlib import Path
 
+from ..errors import SeqlabError
+
 BUNDLE_NAME = "autograder.zip"
 COURSE_DIR = "course"  # where the course sits inside the zip (and /autograder/source)
 _EPOCH = (1980, 1, 1, 0, 0, 0)  # zip's earliest time: fixed so that two builds are identical
@@ -24,7 +26,7 @@ EXCLUDED_FROM_PACKAGE = ("exam/bank",)  # folders of seqlab/ that grading never 
 EXECUTABLES = {"setup.sh", "run_autograder"}
 
 
-class BundleError(RuntimeError):
+class BundleError(SeqlabError, RuntimeError):
     """The bundle could not be built (a missing course folder, a bad config)."""
 
 
@@ -94,8 +96,7 @@ def bundle_files(*, config_path: Path | None = None) -> dict[str, bytes]:
         # pyproject.toml names README.md as the long description, so the build needs one.
         f"{COURSE_DIR}/README.md": (
             f"# {config.course_title or config.course_id}: seqlab autograder\n\n"
-            "Written by `seqlab gradescope`; see the course repository's README, "
-            'section "Grading on Gradescope".\n'
+            "Written by `seqlab gradescope`; see the course repository's docs/gradescope.md.\n"
         ).encode(),
         f"{COURSE_DIR}/grading_config.yaml": config_path.read_bytes(),
     }

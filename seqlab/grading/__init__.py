@@ -1,9 +1,11 @@
 """Running the hidden graders and turning their outcomes into points."""
 
+from typing import Any
+
 __all__ = ["GradingError", "GradingSettings", "grade_submission", "grading_settings"]
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     # The grading run imports torch; reached through the package only when asked for, so that a
     # light submodule (the plugin collecting graders for `seqlab config`) does not pay for it.
     if name == "grade_submission":

@@ -21,20 +21,22 @@ class Make:
     """Random inputs drawn on the CPU from the test's generator, then moved to the device, so
     a seed means the same numbers on every device (the graders' ``make`` fixture)."""
 
-    def __init__(self, gen: torch.Generator, device: torch.device):
+    def __init__(self, gen: torch.Generator, device: torch.device) -> None:
         self.gen, self.device = gen, device
 
-    def randn(self, *shape, dtype=torch.float64, scale: float = 1.0):
+    def randn(self, *shape: int, dtype: torch.dtype = torch.float64, scale: float = 1.0) -> torch.Tensor:
         return (torch.randn(*shape, generator=self.gen, dtype=torch.float64) * scale).to(self.device, dtype)
 
-    def uniform(self, *shape, low=0.0, high=1.0, dtype=torch.float64):
+    def uniform(
+        self, *shape: int, low: float = 0.0, high: float = 1.0, dtype: torch.dtype = torch.float64
+    ) -> torch.Tensor:
         x = torch.rand(*shape, generator=self.gen, dtype=torch.float64) * (high - low) + low
         return x.to(self.device, dtype)
 
-    def randint(self, high: int, *shape, low: int = 0):
+    def randint(self, high: int, *shape: int, low: int = 0) -> torch.Tensor:
         return torch.randint(low, high, shape, generator=self.gen).to(self.device)
 
-    def mask(self, *shape, p_keep: float = 0.7):
+    def mask(self, *shape: int, p_keep: float = 0.7) -> torch.Tensor:
         return (torch.rand(*shape, generator=self.gen) < p_keep).to(self.device)
 
     def integer(self, low: int, high: int) -> int:
@@ -42,10 +44,10 @@ class Make:
         return int(torch.randint(low, high + 1, (), generator=self.gen))
 
 
-def describe_case(**params) -> str:
+def describe_case(**params: Any) -> str:
     """``B=2, T=5, float64``: how a case is named in feedback (a dtype by its name, a True
     option by its name alone, False and None options left out)."""
-    parts = []
+    parts: list[str] = []
     for key, value in params.items():
         if isinstance(value, torch.dtype):
             parts.append(str(value).replace("torch.", ""))
@@ -59,8 +61,9 @@ def describe_case(**params) -> str:
 
 
 class Case:
-    def __init__(self, make, /, **params: Any):
-        self.make, self.params, self.notes = make, dict(params), []
+    def __init__(self, make: Make, /, **params: Any) -> None:
+        self.make, self.params = make, dict(params)
+        self.notes: list[str] = []
 
     def __getattr__(self, name: str) -> Any:
         params = self.__dict__.get("params", {})
@@ -79,13 +82,14 @@ class Case:
     # -- drawing ---------------------------------------------------------------------------------
     @property
     def dtype(self) -> torch.dtype:
-        return self.params.get("dtype", torch.float64)
+        dtype: torch.dtype = self.params.get("dtype", torch.float64)
+        return dtype
 
     @property
     def device(self) -> torch.device:
         return self.make.device
 
-    def shape(self, *dims: str | int | tuple) -> tuple[int, ...]:
+    def shape(self, *dims: str | int | tuple[int, ...]) -> tuple[int, ...]:
         """The shape whose dimensions are these sizes of the case (names) or ints."""
         shape: list[int] = []
         for dim in dims:
@@ -93,17 +97,21 @@ class Case:
             shape.extend(size if isinstance(size, tuple) else (size,))
         return tuple(shape)
 
-    def randn(self, *dims, scale: float = 1.0, dtype: torch.dtype | None = None) -> torch.Tensor:
+    def randn(
+        self, *dims: str | int | tuple[int, ...], scale: float = 1.0, dtype: torch.dtype | None = None
+    ) -> torch.Tensor:
         return self.make.randn(*self.shape(*dims), dtype=dtype or self.dtype, scale=scale)
 
-    def uniform(self, *dims, low: float = 0.0, high: float = 1.0, dtype: torch.dtype | None = None) -> torch.Tensor:
+    def uniform(
+        self, *dims: str | int | tuple[int, ...], low: float = 0.0, high: float = 1.0, dtype: torch.dtype | None = None
+    ) -> torch.Tensor:
         return self.make.uniform(*self.shape(*dims), low=low, high=high, dtype=dtype or self.dtype)
 
-    def randint(self, high: str | int, *dims) -> torch.Tensor:
+    def randint(self, high: str | int, *dims: str | int | tuple[int, ...]) -> torch.Tensor:
         """Integers in [0, high) (``high`` a size of the case, e.g. the vocabulary "V")."""
         return self.make.randint(self.shape(high)[0], *self.shape(*dims))
 
-    def mask(self, *dims, p_keep: float = 0.7) -> torch.Tensor:
+    def mask(self, *dims: str | int | tuple[int, ...], p_keep: float = 0.7) -> torch.Tensor:
         return self.make.mask(*self.shape(*dims), p_keep=p_keep)
 
     def integer(self, low: int, high: int) -> int:

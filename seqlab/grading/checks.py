@@ -58,7 +58,7 @@ _NOT_GIVEN = object()
 class GradeFailure(AssertionError):
     """A test failed for a reason the student can act on."""
 
-    def __init__(self, message: str, *, hint: str = "", details: dict | None = None, rule: str = ""):
+    def __init__(self, message: str, *, hint: str = "", details: dict[str, Any] | None = None, rule: str = "") -> None:
         super().__init__(message)
         self.message, self.hint, self.details, self.rule = message, hint, dict(details or {}), rule
 
@@ -81,7 +81,7 @@ def param_names(qualname: str) -> list[str]:
 
 # --- the parts of a returned tuple ----------------------------------------------------------------
 
-Names = tuple  # ("hs", ("h_T", "c_T")): the names of a returned tuple's items, nested for a nested tuple
+Names = tuple[Any, ...]  # ("hs", ("h_T", "c_T")): the names of a returned tuple's items, nested for a nested tuple
 
 
 def _render(names: Names) -> str:
@@ -101,21 +101,24 @@ def _arity_problem(value: Any, names: Names) -> str | None:
     return None
 
 
-def _named_parts(names: Names, at: tuple = ()) -> list[tuple[str, tuple]]:
+At = tuple[Any, ...]  # where a part sits in the returned tree: (1, 0) is value[1][0], (0, "W") a key
+
+
+def _named_parts(names: Names, at: At = ()) -> list[tuple[str, At]]:
     """``[("hs", (0,)), ("h_T", (1, 0)), ("c_T", (1, 1))]`` for ``("hs", ("h_T", "c_T"))``."""
-    parts = []
+    parts: list[tuple[str, At]] = []
     for i, name in enumerate(names):
         parts += _named_parts(name, (*at, i)) if isinstance(name, tuple) else [(name, (*at, i))]
     return parts
 
 
-def _pick(tree: Any, at: tuple) -> Any:
+def _pick(tree: Any, at: At) -> Any:
     for key in at:
         tree = tree[key]
     return tree
 
 
-def _pick_or_none(tree: Any, at: tuple) -> Any:
+def _pick_or_none(tree: Any, at: At) -> Any:
     """A mistake's part, or None where its output has no such part (then it names nothing)."""
     try:
         return _pick(tree, at)
@@ -132,7 +135,7 @@ class Grade:
 
     function: str
     student: Any
-    reference: Callable[[str], Callable]
+    reference: Callable[[str], Callable[..., Any]]
     tolerances: dict[str, Tolerance]
     forbidden_match: Callable[[str], str | None]
     kernels: bool = False
@@ -144,15 +147,15 @@ class Grade:
     calls: int = 0
 
     # -- running -----------------------------------------------------------------------------
-    def ref(self, *args, **kwargs):
+    def ref(self, *args: Any, **kwargs: Any) -> Any:
         """The reference's answer for the graded function on these arguments."""
         return self.reference(self.function)(*args, **kwargs)
 
-    def run(self, *args, **kwargs) -> Outcome:
+    def run(self, *args: Any, **kwargs: Any) -> Outcome:
         """Run the student's function; applies the gates that do not need the expected value."""
         self.calls += 1
         try:
-            outcome = self.student.run(self.function, args, kwargs, kernels=self.kernels)
+            outcome: Outcome = self.student.run(self.function, args, kwargs, kernels=self.kernels)
         except StudentError as exc:
             self._void_if_forbidden(exc.ops)
             output = f"\n(printed: {exc.output.strip()[:500]})" if exc.output.strip() else ""
@@ -178,7 +181,7 @@ class Grade:
             )
         return outcome
 
-    def unpack(self, value: Any, names: Names) -> tuple:
+    def unpack(self, value: Any, names: Names) -> tuple[Any, ...]:
         """The arity gate: ``value`` must be a tuple of ``len(names)`` items (nested names: a
         nested tuple there too). Returns it as a tuple."""
         problem = _arity_problem(value, names)
@@ -186,7 +189,7 @@ class Grade:
             raise GradeFailure(f"{self.function} should return a tuple ({_render(names)}){problem}", rule=SHAPE_RULE)
         return tuple(value)
 
-    def _void_if_forbidden(self, ops: dict) -> None:
+    def _void_if_forbidden(self, ops: dict[str, Any]) -> None:
         for key in sorted(ops):
             name, inside = split_scope(key)
             pattern = self.forbidden_match(name)
@@ -211,7 +214,7 @@ class Grade:
     # -- comparing ---------------------------------------------------------------------------
     def check(
         self,
-        *args,
+        *args: Any,
         case: Case | str,
         mistakes: Callable[..., list[Mistake]] | Iterable[Mistake] = (),
         value: Any = _NOT_GIVEN,
@@ -221,7 +224,7 @@ class Grade:
         only: tuple[str, ...] | None = None,
         tol: Tolerance | None = None,
         what: str = "output",
-        **kwargs,
+        **kwargs: Any,
     ) -> Any:
         """Compare the student's answer with the expected one; returns the student's value.
 
@@ -284,7 +287,18 @@ class Grade:
             raise failures[0]
         return value
 
-    def _failure(self, case, problem, value, at, named, tol, *, rule="", details=None) -> GradeFailure:
+    def _failure(
+        self,
+        case: str,
+        problem: str,
+        value: Any,
+        at: At,
+        named: LazyMistakes,
+        tol: Tolerance,
+        *,
+        rule: str = "",
+        details: dict[str, Any] | None = None,
+    ) -> GradeFailure:
         """The failure of the part at ``at``, naming the first mistake whose part it matches."""
         mistakes = [Mistake(m.name, _pick_or_none(m.output, at), m.explain, m.tol) for m in named()]
         found = first_match(_pick(value, at), mistakes, tol)
@@ -302,9 +316,9 @@ class Grade:
             self.notes.append(note)
 
 
-def _split_dicts(parts: list[tuple[str, tuple]], expected: Any) -> list[tuple[str, tuple]]:
+def _split_dicts(parts: list[tuple[str, At]], expected: Any) -> list[tuple[str, At]]:
     """Each dict-valued part replaced by one part per key (structure already checked equal)."""
-    split = []
+    split: list[tuple[str, At]] = []
     for label, at in parts:
         part = _pick(expected, at)
         split += [(f"{label}[{key!r}]", (*at, key)) for key in part] if isinstance(part, dict) else [(label, at)]

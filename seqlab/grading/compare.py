@@ -8,8 +8,9 @@ place in the tree by a path such as ``grads['W_hh']`` or ``output[1]``.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import torch
 
@@ -24,7 +25,10 @@ def _items(actual: Any, expected: Any, path: str) -> list[tuple[Any, Any, str]]:
     return [(a, e, f"{path}[{i}]") for i, (a, e) in enumerate(zip(actual, expected))]
 
 
-def _first(findings) -> Any:
+Finding = TypeVar("Finding")
+
+
+def _first(findings: Iterable[Finding | None]) -> Finding | None:
     """The first finding that is not None, evaluating no further (a generator stays lazy)."""
     return next((found for found in findings if found is not None), None)
 
@@ -61,7 +65,7 @@ def structure_problem(actual: Any, expected: Any, path: str) -> str | None:
     return _first(structure_problem(a, e, p) for a, e, p in _items(actual, expected, path))
 
 
-def _fmt_index(index) -> str:
+def _fmt_index(index: Sequence[Any]) -> str:
     return "(" + ", ".join(str(int(i)) for i in index) + ")" if len(index) != 1 else f"({int(index[0])},)"
 
 
@@ -72,7 +76,7 @@ class Mismatch:
     path: str
     max_abs: float
     max_rel: float
-    index: tuple
+    index: tuple[int, ...]
     got: float
     want: float
     bad: int
@@ -140,7 +144,7 @@ def matches(actual: Any, candidate: Any, tol: Tolerance) -> bool:
     """Whether ``actual`` has the structure of ``candidate`` and its values within ``tol``."""
     try:
         return structure_problem(actual, candidate, "x") is None and value_mismatch(actual, candidate, tol, "x") is None
-    except Exception:
+    except Exception:  # a value that cannot even be compared with the candidate does not match it
         return False
 
 

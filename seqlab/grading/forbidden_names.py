@@ -29,21 +29,21 @@ _ROOTS = ("torch", "numpy", "os", "sys", "subprocess", "ctypes", "inspect", "gc"
 class _AliasResolver(ast.NodeVisitor):
     """Collects module-level names bound to torch objects: imports and simple assignments."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.aliases: dict[str, str] = {}
 
-    def visit_Import(self, node):
+    def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
             root = alias.name.split(".")[0]
             if root in _ROOTS:
                 self.aliases[alias.asname or root] = alias.name if alias.asname else root
 
-    def visit_ImportFrom(self, node):
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         if node.module and node.module.split(".")[0] in _ROOTS and node.level == 0:
             for alias in node.names:
                 self.aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
 
-    def visit_Assign(self, node):
+    def visit_Assign(self, node: ast.Assign) -> None:
         target = node.targets[0] if len(node.targets) == 1 else None
         if isinstance(target, ast.Name):
             dotted = dotted_name(node.value, self.aliases)

@@ -36,23 +36,25 @@ class Mistake:
         return f"{self.name}: {self.explain}"
 
 
-def variant_output(fn: Callable, *args, **kwargs) -> Any:
+def variant_output(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """A known-wrong variant's output on these inputs, or None where it cannot even run on them
     (a variant written for one shape may fail on another: then it simply names nothing)."""
     try:
         with torch.no_grad():
             return fn(*args, **kwargs)
-    except Exception:
+    except Exception:  # the docstring's case: a variant that cannot run here names nothing
         return None
 
 
-def from_table(table: Iterable[tuple[str, Any, str]], variant: Callable | None = None) -> Callable[..., list[Mistake]]:
+def from_table(
+    table: Iterable[tuple[str, Any, str]], variant: Callable[..., Any] | None = None
+) -> Callable[..., list[Mistake]]:
     """A source of mistakes from rows ``(name, how, explanation)``, evaluated on the checked
     call's own arguments: ``how`` is a function of those arguments, or, with ``variant``, the
     keyword switches that turn ``variant`` into the mistake (``variant(*args, **kwargs, **how)``)."""
     rows = list(table)
 
-    def build(*args, **kwargs) -> list[Mistake]:
+    def build(*args: Any, **kwargs: Any) -> list[Mistake]:
         found = []
         for name, how, explain in rows:
             output = (
@@ -79,7 +81,9 @@ class LazyMistakes:
     the student's failure stands as it is, with the variant's error kept for the instructor.
     """
 
-    def __init__(self, source: Callable[..., list[Mistake]] | Iterable[Mistake], args: tuple, kwargs: dict):
+    def __init__(
+        self, source: Callable[..., list[Mistake]] | Iterable[Mistake], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> None:
         self.source, self.args, self.kwargs = source, args, kwargs
         self.built: list[Mistake] | None = None
         self.error = ""

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import fnmatch
 from dataclasses import dataclass, field
+from typing import Any, Literal
 
 import pytest
 
@@ -39,7 +40,7 @@ class TestRecord:
     message: str = ""
     hint: str = ""
     rule: str = ""
-    details: dict = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)
     grader_error: bool = False
 
 
@@ -48,7 +49,7 @@ def derived_seed(seed: int, nodeid: str) -> int:
     return derive_seed(seed, nodeid, nbytes=8) & ((1 << 63) - 1)
 
 
-def marker_problem(marker) -> str | None:
+def marker_problem(marker: pytest.Mark) -> str | None:
     """What is wrong with a ``@grades`` marker's data, or None."""
     if len(marker.args) != 1 or not isinstance(marker.args[0], str):
         return "@grades takes one positional argument, the contract function ('module.function')"
@@ -68,8 +69,8 @@ def marker_problem(marker) -> str | None:
     return None
 
 
-def _title(item, marker) -> str:
-    title = marker.kwargs["title"].strip()
+def _title(item: pytest.Item, marker: pytest.Mark) -> str:
+    title: str = marker.kwargs["title"].strip()
     callspec = getattr(item, "callspec", None)
     if callspec is not None and callspec.id:
         title += f" [{callspec.id}]"
@@ -77,7 +78,9 @@ def _title(item, marker) -> str:
 
 
 class SeqlabPlugin:
-    def __init__(self, *, student, reference, config, device, seed: int, only: str | None = None):
+    def __init__(
+        self, *, student: Any, reference: Any, config: Any, device: str, seed: int, only: str | None = None
+    ) -> None:
         self.student, self.reference, self.config = student, reference, config
         self.device, self.seed, self.only = device, seed, only
         self.records: dict[str, TestRecord] = {}
@@ -85,7 +88,9 @@ class SeqlabPlugin:
         self.__name__ = "seqlab"  # the name pluggy registers it under; graders/conftest.py looks it up
 
     # -- collection --------------------------------------------------------------------------
-    def pytest_collection_modifyitems(self, session, config, items):
+    def pytest_collection_modifyitems(
+        self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+    ) -> None:
         keep, drop = [], []
         for item in items:
             marker = item.get_closest_marker("grades")
@@ -122,17 +127,19 @@ class SeqlabPlugin:
         if drop:
             config.hook.pytest_deselected(items=drop)
 
-    def pytest_collectreport(self, report):
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
             self.collection_errors.append(f"{report.nodeid}: grader failed to load: {report.longreprtext[-800:]}")
 
     # -- outcomes ----------------------------------------------------------------------------
     @pytest.hookimpl(tryfirst=True)
-    def pytest_runtest_makereport(self, item, call):
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> pytest.TestReport:
         """Record the outcome, and build pytest's report ourselves: its default one renders a
         long traceback with source and tensor reprs for every failure (5 s for a class of
         failures), and nothing here reads it."""
         excinfo = call.excinfo
+        outcome: Literal["passed", "failed", "skipped"]
+        longrepr: str | tuple[str, int, str] | None
         if excinfo is None:
             outcome, longrepr = "passed", None
         elif isinstance(excinfo.value, pytest.skip.Exception):
@@ -140,6 +147,7 @@ class SeqlabPlugin:
         else:
             outcome, longrepr = "failed", f"{type(excinfo.value).__name__}: {str(excinfo.value)[:500]}"
         self._record(item, call, outcome)
+        assert call.when != "collect"  # pytest makes reports of collection elsewhere
         return pytest.TestReport(
             item.nodeid,
             item.location,
@@ -152,13 +160,14 @@ class SeqlabPlugin:
             stop=call.stop,
         )
 
-    def _record(self, item, call, outcome: str) -> None:
+    def _record(self, item: pytest.Item, call: pytest.CallInfo[None], outcome: str) -> None:
         record = self.records.get(item.nodeid)
         if record is None or call.when not in ("setup", "call"):
             return
         if call.when == "setup" and outcome == "passed":
             return
         if outcome == "skipped":
+            assert call.excinfo is not None  # a skip is raised
             record.message = f"skipped: {call.excinfo.value}"
             record.rule = "skipped"
             return
@@ -173,6 +182,7 @@ class SeqlabPlugin:
         # (`seqlab config`) must not pay for it; a test that ran has loaded them already.
         from .checks import GradeFailure, NotGradable, Voided
 
+        assert call.excinfo is not None  # not passed, not skipped: it raised
         exc = call.excinfo.value
         if isinstance(exc, GradeFailure):
             record.message, record.hint, record.rule, record.details = exc.message, exc.hint, exc.rule, exc.details

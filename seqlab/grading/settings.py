@@ -7,6 +7,7 @@ sandbox probed here, so a problem is reported once, with the option that caused 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,7 +62,7 @@ def grading_settings(
     device: str = "cpu",
     seed: int | None = None,
     only: str | None = None,
-    protected_dirs=(),
+    protected_dirs: Iterable[str | Path | None] = (),
     graders_dir: Path = GRADERS_DIR,
     static_policy: bool = True,
 ) -> GradingSettings:
@@ -83,14 +84,11 @@ def grading_settings(
 
 
 def resolve_sandbox(sandbox: Sandbox | str | None) -> Sandbox:
-    from ..student.sandbox import SandboxUnavailable, resolve
+    from ..student.sandbox import resolve
 
     if isinstance(sandbox, Sandbox):
         return sandbox
-    try:
-        return resolve(sandbox or "auto")
-    except (SandboxUnavailable, ValueError) as exc:
-        raise GradingError(str(exc)) from None
+    return resolve(sandbox or "auto")  # its SandboxUnavailable is a SeqlabError naming the mode
 
 
 def resolve_device(device: str) -> str:

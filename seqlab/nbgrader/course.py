@@ -25,6 +25,7 @@ import json
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .. import contract
 from ..config import GradingConfig, load_config
@@ -63,7 +64,7 @@ def _meta(grade_id: str, *, grade=False, solution=False, locked=False, points=No
     }
     if grade:
         nb["points"] = points
-    meta = {"nbgrader": nb}
+    meta: dict[str, Any] = {"nbgrader": nb}
     if locked:
         meta.update(deletable=False, editable=False)
     return meta
@@ -125,7 +126,8 @@ def build_notebook(source: TopicSource, config: GradingConfig, *, env, number: i
     topic = source.topic
     functions = source.functions
     nb_name = f"{topic}.ipynb"
-    points = {c.qualname: config.rules(c.qualname).points for c in functions}
+    qualnames = [c.qualname for c in functions if c.qualname]  # every one: functions are the named chunks
+    points = {q: config.rules(q).points for q in qualnames}
     cells = []
     view = dict(
         topic=topic,
@@ -133,7 +135,7 @@ def build_notebook(source: TopicSource, config: GradingConfig, *, env, number: i
         total=total,
         title=tmpl.macro("title"),
         intro=tmpl.macro("intro"),
-        functions=[{"name": c.name, "qualname": c.qualname, "points": points[c.qualname]} for c in functions],
+        functions=[{"name": c.name, "qualname": q, "points": points[q]} for c, q in zip(functions, qualnames)],
         total_points=sum(points.values()),
         provided=source.cross_topic_imports(),
         notebook=nb_name,

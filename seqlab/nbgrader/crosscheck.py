@@ -14,7 +14,7 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-from .course import read_seed
+from .course import CourseError, read_seed
 from .export import export_submission
 from .gradebook import function_scores
 
@@ -27,7 +27,7 @@ def crosscheck(course_dir: Path, assignment: str, *, students=None, keep: Path |
     course_dir = Path(course_dir)
     seed = read_seed(course_dir)
     if seed is None:
-        raise ValueError(f"{course_dir}: no seed recorded (was it written by `seqlab nbgrader`?)")
+        raise CourseError(f"{course_dir}: no seed recorded (was it written by `seqlab nbgrader`?)")
     gradebook = function_scores(course_dir, assignment)
     work = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="seqlab-crosscheck-"))
     rows = []

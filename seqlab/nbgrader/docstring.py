@@ -69,7 +69,8 @@ def parse_docstring(doc: str) -> Doc:
         i += 1
     out.summary = rst_to_markdown(" ".join(summary))
     free: list[str] = []
-    section, section_lines = None, []
+    section: str | None = None
+    section_lines: list[str] = []
 
     def close_section():
         nonlocal section, section_lines
@@ -137,6 +138,7 @@ def _parse_args(lines: list[str]) -> list[tuple[str, str, str]]:
         if match and indent <= 4:
             for part in _split_compound(text):
                 m = _ARG.match(part)
+                assert m is not None  # _split_compound cuts the line where each part's match starts
                 args.append((m["names"].strip(), m["type"].strip(), rst_to_markdown(m["desc"].strip())))
         elif args:
             name, typ, desc = args[-1]

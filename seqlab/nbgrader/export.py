@@ -81,7 +81,7 @@ def notebook_topic(notebook: dict) -> str | None:
         if prefix in contract.MODULES:
             counts[prefix] = counts.get(prefix, 0) + 1
     if counts:
-        return max(counts, key=counts.get)
+        return max(counts, key=lambda topic: counts[topic])
     topic = ((notebook.get("metadata") or {}).get("seqlab") or {}).get("topic")
     return topic if topic in contract.MODULES else None
 

@@ -21,6 +21,10 @@ class NoGradebookError(SeqlabError, FileNotFoundError):
     """The course folder has no gradebook.db yet: nothing has been released or graded there."""
 
 
+class MissingAssignmentError(SeqlabError, ValueError):
+    """The gradebook holds no assignment of that name."""
+
+
 def gradebook_url(course_dir: Path) -> str:
     """The SQLAlchemy URL of the course's existing gradebook (nbgrader's default place)."""
     database = Path(course_dir).resolve() / "gradebook.db"
@@ -39,11 +43,14 @@ def qualname_of(grade_id: str) -> str | None:
 
 def function_scores(course_dir: Path, assignment: str) -> dict[str, dict[str, tuple[float, float]]]:
     """``{student: {qualname: (auto_score, max_score)}}`` for one assignment."""
-    from nbgrader.api import Gradebook
+    from nbgrader.api import Gradebook, MissingEntry
 
     scores: dict[str, dict[str, tuple[float, float]]] = {}
     with Gradebook(gradebook_url(course_dir)) as gb:
-        assignment_row = gb.find_assignment(assignment)
+        try:
+            assignment_row = gb.find_assignment(assignment)
+        except MissingEntry:
+            raise MissingAssignmentError(f"{course_dir}: no assignment {assignment!r} in gradebook.db") from None
         for submission in assignment_row.submissions:
             table = scores.setdefault(submission.student.id, {})
             for notebook in submission.notebooks:

@@ -75,7 +75,7 @@ def _spawn_server(seed: int, course_root: str | None) -> subprocess.Popen:
         cwd=home if os.path.isdir(home) else "/",
         close_fds=True,
     )
-    if log:
+    if not isinstance(stderr, int):  # the log file: the server holds its own copy now
         stderr.close()
     _state["seed"], _state["course_root"] = int(seed), course_root
     return _server
@@ -117,10 +117,12 @@ def _ask(request: dict) -> dict:
                 raise RuntimeError("the seqlab grading server is gone (did code in the notebook stop it?)")
             seed = int(os.environ.get("SEQLAB_NBGRADER_SEED", "0"))
             _spawn_server(seed, None)
+        server = _server
+        assert server is not None and server.stdin is not None and server.stdout is not None  # spawned with pipes
         try:
-            _server.stdin.write(json.dumps(request) + "\n")
-            _server.stdin.flush()
-            line = _server.stdout.readline()
+            server.stdin.write(json.dumps(request) + "\n")
+            server.stdin.flush()
+            line = server.stdout.readline()
         except (OSError, ValueError) as exc:
             raise RuntimeError(f"lost the seqlab grading server ({exc})") from None
     if not line:

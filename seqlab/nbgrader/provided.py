@@ -16,13 +16,14 @@ An answer that imports from here is not an answer: importing this module from th
 from __future__ import annotations
 
 import sys
+import types
 
 import torch
 import torch.nn.functional as F
 
 
 def _imported_by_a_submission() -> bool:
-    frame = sys._getframe(1)
+    frame: types.FrameType | None = sys._getframe(1)
     while frame is not None:
         name = frame.f_globals.get("__name__", "")
         if name == "exercises" or name.startswith("exercises."):

@@ -101,7 +101,7 @@ def collect_secrets(
     import yaml
 
     secrets = Secrets()
-    # The contract's function names are public (curriculum.md): a grader line that only names
+    # The contract's function names are public (the stubs carry them): a grader line that only names
     # one, as a formatted `@grades(` marker's first argument does, gives nothing away.
     public: set[str] = {f'"{name}"{end}' for name in SIGNATURES for end in ("", ",")}
     regions = []

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
+from typing import Any
 
 from .. import contract, templating
 from ..build import render_stubs
@@ -24,7 +25,7 @@ DEFAULT_PROJECT = "sequence-models-exercises"
 def template_environment(templates_dir: Path, *, workflow: bool = False):
     """The jinja2 environment of the student files and both workflows; workflow templates use
     ``[= =]`` / ``[% %]`` so GitHub's own ``${{ }}`` expressions stay literal."""
-    delimiters = (
+    delimiters: dict[str, Any] = (
         dict(
             variable_start_string="[=",
             variable_end_string="=]",

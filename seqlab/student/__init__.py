@@ -5,10 +5,22 @@ Imports are lazy so that ``seqlab.student.spawn`` can start the child before tor
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # for the type checker only: at run time the names load lazily (__getattr__)
+    from pathlib import Path
+
+    from ..config import Limits
+    from ..reference import Reference
+    from ..subset.modules import Modules
+    from .base import Outcome, StudentCode, StudentError
+    from .sandbox import Sandbox
+    from .trees import clone_tree
+
 __all__ = ["Outcome", "StudentCode", "StudentError", "clone_tree", "open_submission"]
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> Any:
     if name in ("Outcome", "StudentCode", "StudentError"):
         from . import base
 
@@ -21,18 +33,18 @@ def __getattr__(name):
 
 
 def open_submission(
-    submission,
-    reference,
+    submission: Path,
+    reference: Reference,
     *,
     isolated: bool = True,
     device: str = "cpu",
-    limits=None,
-    protected_dirs=(),
-    skip=None,
-    sandbox=None,
-    tolerances=None,
-    texts=None,
-):
+    limits: Limits | None = None,
+    protected_dirs: tuple[str | Path, ...] = (),
+    skip: dict[str, str] | None = None,
+    sandbox: Sandbox | None = None,
+    tolerances: dict[str, Any] | None = None,
+    texts: Modules | None = None,
+) -> StudentCode:
     """Load ``submission`` (a directory holding ``exercises/``) behind the graders' handle.
 
     ``skip``: module -> why it must not be loaded (the static policy's verdicts); ``sandbox``: the
@@ -45,13 +57,29 @@ def open_submission(
 
     limits = limits or Limits()
     tolerances = {name: (float(t.rtol), float(t.atol)) for name, t in (tolerances or load_config().tolerances).items()}
-    both = {"skip": skip, "texts": texts, "tolerances": tolerances}
+    # Keywords spelled out, not gathered in dicts: each is then checked against its runner's type.
     if isolated:
         from .isolated import IsolatedStudent
 
-        isolation = {"limits": limits, "device": device, "protected_dirs": protected_dirs, "sandbox": sandbox}
-        return IsolatedStudent(submission, reference, **isolation, **both)
+        return IsolatedStudent(
+            submission,
+            reference,
+            limits=limits,
+            device=device,
+            protected_dirs=protected_dirs,
+            sandbox=sandbox,
+            skip=skip,
+            texts=texts,
+            tolerances=tolerances,
+        )
     from .inprocess import InProcessStudent
 
-    timing = {"call_timeout": limits.call_timeout_s, "output_limit": int(limits.output_kb * 1024)}
-    return InProcessStudent(submission, reference, **timing, **both)
+    return InProcessStudent(
+        submission,
+        reference,
+        call_timeout=limits.call_timeout_s,
+        output_limit=int(limits.output_kb * 1024),
+        skip=skip,
+        texts=texts,
+        tolerances=tolerances,
+    )

@@ -22,7 +22,7 @@ class StudentError(Exception):
     here, at the boundary (seqlab.results.clean_text), whichever runner produced it.
     """
 
-    def __init__(self, kind: str, message: str, ops: dict | None = None, output: str = ""):
+    def __init__(self, kind: str, message: str, ops: dict[str, Any] | None = None, output: str = "") -> None:
         message, output = clean_text(message), clean_text(output)
         super().__init__(message)
         self.kind, self.message, self.ops, self.output = kind, message, dict(ops or {}), output
@@ -33,8 +33,8 @@ class Outcome:
     """What one call produced: the value, the arguments as the call left them, and what it did."""
 
     value: Any
-    args: tuple
-    kwargs: dict
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
     aliased: list[str] = field(default_factory=list)
     ops: dict[str, int] = field(default_factory=dict)  # torch functions / kernels seen -> count
     op_count: int = 0  # torch-level calls (the complexity rule)
@@ -52,8 +52,8 @@ class StudentCode(ABC):
     def run(
         self,
         qualname: str,
-        args: tuple = (),
-        kwargs: dict | None = None,
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
         *,
         kernels: bool = False,
         timeout: float | None = None,
@@ -65,7 +65,7 @@ class StudentCode(ABC):
         function has forbidden operations). Raises ``StudentError``.
         """
 
-    def recording(self, qualname: str, args: tuple, kwargs: dict) -> list[dict]:
+    def recording(self, qualname: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[dict[str, Any]]:
         """The reference's calls to ``qualname``'s declared callees on these inputs (trusted side)."""
         return record_callees(self.reference, qualname, tuple(args), dict(kwargs or {}))
 
@@ -78,8 +78,8 @@ class StudentCode(ABC):
     def close(self) -> None:  # noqa: B027 - a hook: only runners that hold a process override it
         """Release what the runner holds (the isolated runner's child); nothing by default."""
 
-    def __enter__(self):
+    def __enter__(self) -> StudentCode:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()

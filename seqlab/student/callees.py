@@ -25,15 +25,20 @@ from __future__ import annotations
 import contextlib
 import signal
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import cache
 from inspect import Signature, signature
-from typing import Any
+from types import FrameType
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from .. import contract
 from .trees import clone_tree
+
+if TYPE_CHECKING:
+    from ..reference import Reference
+    from .guards import CallWatch
 
 # Trusted work in the parent runs the reference once more on the test's own (small) inputs: a
 # few milliseconds for every graded case. 10 s is the student's own call_timeout_s, so a case
@@ -57,7 +62,7 @@ def contract_signature(qualname: str) -> Signature:
     return signature(namespace["_f"])
 
 
-def bind_arguments(qualname: str, args: tuple, kwargs: dict) -> dict | None:
+def bind_arguments(qualname: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any] | None:
     """``{parameter: value}`` with defaults filled in, or None when the call does not bind."""
     try:
         bound = contract_signature(qualname).bind(*args, **kwargs)
@@ -88,14 +93,14 @@ RETRY_S = 0.05
 
 
 @contextlib.contextmanager
-def time_budget(seconds: float | None, exception: type[BaseException]):
+def time_budget(seconds: float | None, exception: type[BaseException]) -> Iterator[None]:
     """Raise ``exception`` in the main thread after ``seconds`` (no limit off the main thread)."""
     if not seconds or threading.current_thread() is not threading.main_thread():
         yield
         return
     active = [True]
 
-    def fire(signum, frame):
+    def fire(signum: int, frame: FrameType | None) -> None:
         if active[0]:
             raise exception()
 
@@ -110,14 +115,14 @@ def time_budget(seconds: float | None, exception: type[BaseException]):
 
 
 def record_callees(
-    reference,
+    reference: Reference,
     qualname: str,
-    args: tuple,
-    kwargs: dict,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
     *,
     time_s: float = RECORD_TIME_BUDGET_S,
     size_bytes: int = RECORD_SIZE_BUDGET_BYTES,
-) -> list[dict]:
+) -> list[dict[str, Any]]:
     """The calls the reference of ``qualname`` makes to its declared callees on these inputs.
 
     Each entry is ``{"callee", "arguments", "result"}``, in the order made. Only the function's
@@ -129,11 +134,11 @@ def record_callees(
     if not callees:
         return []
     originals = {id(reference(name)): name for name in callees}
-    recording: list[dict] = []
+    recording: list[dict[str, Any]] = []
     state = {"depth": 0, "bytes": 0}
 
-    def recorder(name: str, original: Callable) -> Callable:
-        def wrapped(*a, **k):
+    def recorder(name: str, original: Callable[..., Any]) -> Callable[..., Any]:
+        def wrapped(*a: Any, **k: Any) -> Any:
             if state["depth"]:
                 return original(*a, **k)
             arguments = bind_arguments(name, a, k)
@@ -165,8 +170,8 @@ def record_callees(
             reference(qualname)(*_clone(tuple(args)), **_clone(dict(kwargs)))
     except _BudgetSpent:
         pass  # the budget ends the recording where it got to
-    except Exception:
-        pass
+    except Exception:  # the reference failing on these inputs: its own call in the grader reports it
+        return recording  # what it recorded until then is still right (the docstring)
     finally:
         for namespace, key, value in reversed(replaced):
             namespace[key] = value
@@ -231,13 +236,18 @@ class CalleeSession:
     that runs the student's code, further contract calls run the student's code too.
     """
 
-    def __init__(self, recording: list[dict], tolerances: dict[str, tuple[float, float]], watch=None):
+    def __init__(
+        self,
+        recording: list[dict[str, Any]],
+        tolerances: dict[str, tuple[float, float]],
+        watch: CallWatch | None = None,
+    ) -> None:
         self.tolerances = tolerances
         self.watch = watch
-        self.pending: dict[str, list[dict]] = {}
+        self.pending: dict[str, list[dict[str, Any]]] = {}
         for entry in recording:
             self.pending.setdefault(entry["callee"], []).append(entry)
-        self.matched: dict[str, list[dict]] = {}
+        self.matched: dict[str, list[dict[str, Any]]] = {}
         self.depth = 0
         self.open = True
 
@@ -246,7 +256,7 @@ class CalleeSession:
         self.open = False
         self.pending, self.matched = {}, {}
 
-    def match(self, callee: str, args: tuple, kwargs: dict):
+    def match(self, callee: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[bool, Any]:
         """``(True, recorded result)`` for a call the reference made, else ``(False, None)``."""
         arguments = bind_arguments(callee, args, kwargs)
         if arguments is None:
@@ -262,17 +272,17 @@ class CalleeSession:
                 return True, entry["result"]
         return False, None
 
-    def stand_in(self, callee: str, own: Callable | None) -> Callable:
+    def stand_in(self, callee: str, own: Callable[..., Any] | None) -> Callable[..., Any]:
         session = self
 
-        def run_own(*args, **kwargs):
+        def run_own(*args: Any, **kwargs: Any) -> Any:
             if own is None:
                 raise NotImplementedError(f"{callee} is missing from the submission")
             inside = session.watch.inside(callee) if session.watch is not None else contextlib.nullcontext()
             with inside:
                 return own(*args, **kwargs)
 
-        def stand_in(*args, **kwargs):
+        def stand_in(*args: Any, **kwargs: Any) -> Any:
             if not session.open or session.depth:
                 return run_own(*args, **kwargs)
             paused = session.watch.paused() if session.watch is not None else contextlib.nullcontext()

@@ -1,9 +1,9 @@
 """Where the student's next child comes from: prespawned, forked, or started alone.
 
 ``take`` gives ``IsolatedStudent`` a child for a submission: one ``prespawn`` started for it,
-else one forked by this process's fork server (seqlab.student.forkserver, which says what makes a forked
-child the same as one started alone), else one started alone (spawn.py). The fork server is
-skipped, and the child started alone, whenever the server is switched off
+else one forked by this process's fork server (seqlab.student.forkserver, which says what
+makes a forked child the same as one started alone), else one started alone (spawn.py). The
+fork server is skipped, and the child started alone, whenever the server is switched off
 (``SEQLAB_FORKSERVER=0``), not ready, busy with another submission's live child, retired, dead,
 or the submission's folder is not a small plain one it can copy.
 """
@@ -12,22 +12,27 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .forkserver.client import ForkedProcess, server_for
 from .spawn import Child, child_key, spawn
 
+if TYPE_CHECKING:
+    from .sandbox import Sandbox
+
 _prespawned: list[Child] = []
 
 
-def prespawn(exercises: Path | None = None, sandbox=None) -> None:
+def prespawn(exercises: Path | None = None, sandbox: Sandbox | None = None) -> None:
     """Get the next child's torch import going now, overlapping the caller's own start-up: start
-    the fork server (seqlab.student.forkserver), or where there is none, one child for this submission and
-    sandbox, which the next IsolatedStudent for them takes instead of starting its own."""
+    the fork server (seqlab.student.forkserver), or where there is none, one child for this
+    submission and sandbox, which the next IsolatedStudent for them takes instead of starting its
+    own."""
     if server_for(sandbox) is None and not _prespawned:
         _prespawned.append(spawn(exercises, sandbox))
 
 
-def take(exercises: Path | None = None, sandbox=None) -> Child:
+def take(exercises: Path | None = None, sandbox: Sandbox | None = None) -> Child:
     """A child for this submission: a prespawned one, else forked by this process's fork server,
     else one started alone."""
     key = child_key(exercises, sandbox)

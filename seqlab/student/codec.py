@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import struct
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -101,7 +102,10 @@ def encode(message: Any, *, request: int, seq: int) -> bytes:
     return struct.pack(">Q", len(body)) + body
 
 
-def _decode(node: Any, tensors: dict[str, torch.Tensor], depth: int, device_map) -> Any:
+DeviceMap = Callable[[str], torch.device]  # a device name as sent -> the device to put it on
+
+
+def _decode(node: Any, tensors: dict[str, torch.Tensor], depth: int, device_map: DeviceMap) -> Any:
     if depth > MAX_DEPTH:
         raise CodecError("value nested too deeply")
     if node is None or isinstance(node, (bool, str)):
@@ -148,7 +152,7 @@ def default_device(name: str) -> torch.device:
     return device
 
 
-def decode(body: bytes, device_map=default_device) -> tuple[int, int, Any]:
+def decode(body: bytes, device_map: DeviceMap = default_device) -> tuple[int, int, Any]:
     """``(request id, seq, message)`` from a frame body; any problem is a ``CodecError``."""
     try:
         from safetensors.torch import load
@@ -181,7 +185,7 @@ def decode(body: bytes, device_map=default_device) -> tuple[int, int, Any]:
         raise CodecError(f"undecodable frame ({type(exc).__name__}: {str(exc)[:200]})") from None
 
 
-def read_frame(read_exact) -> bytes:
+def read_frame(read_exact: Callable[[int], bytes]) -> bytes:
     """Read one frame body with ``read_exact(n) -> bytes`` (raises EOFError when the peer is gone).
 
     The length is checked before anything is allocated for the body."""

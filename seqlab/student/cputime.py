@@ -17,6 +17,10 @@ CPU the process used, so the larger is too.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .spawn import Child
 
 
 def _children(pid: int) -> list[int]:
@@ -42,11 +46,13 @@ def _namespace_pids(pid: int) -> list[int]:
     return []
 
 
-def host_pid(child) -> int | None:
+def host_pid(child: Child) -> int | None:
     """The pid, in this process's namespace, of the Python that serves ``child`` (a
     ``spawn.Child``), or None where it cannot be found (then the caller has no CPU time)."""
     handle = child.handle
     server = getattr(handle, "server", None)
+    root: int
+    inner: int | None
     if server is None:  # started alone: its Popen is bwrap, or the Python itself
         root, inner = handle.proc.pid, None
     else:  # forked: the server's sandbox numbers it handle.pid

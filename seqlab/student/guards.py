@@ -17,6 +17,8 @@ from __future__ import annotations
 import contextlib
 import types
 from collections import Counter
+from collections.abc import Iterator
+from typing import Any
 
 import torch
 from torch.overrides import TorchFunctionMode, resolve_name
@@ -46,17 +48,17 @@ def split_scope(key: str) -> tuple[str, tuple[str, ...]]:
 # object can answer for another; the entry holds the object, so its id stays its own.
 _NAMES: dict[tuple[int, str], tuple[object, str]] = {}
 _NAMES_KEPT = 4096  # torch's public API is ~2,000 functions and properties; a flood just starts over
-_GETTER = type(torch.Tensor.shape.__get__)  # method-wrapper
+_GETTER = type(torch.Tensor.shape.__get__)  # type: ignore[attr-defined]  # a getset descriptor at run time, a Size in the stubs
 
 
-def torch_function_name(func) -> str:
+def torch_function_name(func: Any) -> str:
     getter = type(func) is _GETTER and isinstance(func.__self__, types.GetSetDescriptorType)
     owner = func.__self__ if getter else func
     key = (id(owner), getattr(func, "__name__", ""))
     known = _NAMES.get(key)
     if known is not None and known[0] is owner:
         return known[1]
-    name = resolve_name(func)
+    name: str | None = resolve_name(func)
     if not name:  # not torch's own: named afresh each time (its attributes may change)
         module = getattr(func, "__module__", None) or ""
         qualname = getattr(func, "__qualname__", None) or getattr(func, "__name__", None) or repr(func)
@@ -83,11 +85,13 @@ class _Counter:
 class OpRecorder(TorchFunctionMode, _Counter):
     """Counts every torch function called while active (the complexity rule counts these)."""
 
-    def __init__(self, scope: list[str] | None = None):
+    def __init__(self, scope: list[str] | None = None) -> None:
         super().__init__()
         self._start_counting(scope)
 
-    def __torch_function__(self, func, types, args=(), kwargs=None):
+    def __torch_function__(
+        self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None
+    ) -> Any:
         if not self.paused:  # paused: trusted work (callee matching), not named at all
             self._count(torch_function_name(func))
         return func(*args, **(kwargs or {}))
@@ -96,8 +100,8 @@ class OpRecorder(TorchFunctionMode, _Counter):
 class KernelRecorder(TorchDispatchMode, _Counter):
     """Records the aten kernels reached, whatever Python path led there."""
 
-    def __init__(self, scope: list[str] | None = None):
-        super().__init__()
+    def __init__(self, scope: list[str] | None = None) -> None:
+        super().__init__()  # type: ignore[no-untyped-call]  # torch leaves TorchDispatchMode unannotated
         self._start_counting(scope)
 
     @classmethod
@@ -106,7 +110,9 @@ class KernelRecorder(TorchDispatchMode, _Counter):
         # imports all of dynamo (~4 s, 800 modules). Nothing here is ever compiled.
         return False
 
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+    def __torch_dispatch__(
+        self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None
+    ) -> Any:
         if not self.paused:
             packet = getattr(func, "overloadpacket", func)
             self._count(f"aten.{getattr(packet, '__name__', func)}")
@@ -116,34 +122,34 @@ class KernelRecorder(TorchDispatchMode, _Counter):
 class AutogradDetector:
     """Fires when autograd records a graph: ``saved_tensors_hooks`` are called on every save."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.used = False
         self.paused = 0
 
-    def _pack(self, tensor):
+    def _pack(self, tensor: torch.Tensor) -> torch.Tensor:
         if not self.paused:
             self.used = True
         return tensor
 
     @staticmethod
-    def _unpack(tensor):
+    def _unpack(tensor: torch.Tensor) -> torch.Tensor:
         return tensor
 
-    def context(self):
+    def context(self) -> torch.autograd.graph.saved_tensors_hooks:
         return torch.autograd.graph.saved_tensors_hooks(self._pack, self._unpack)
 
 
 class CallWatch:
     """All recorders of one graded call, entered and paused together."""
 
-    def __init__(self, *, kernels: bool):
+    def __init__(self, *, kernels: bool) -> None:
         self.scope: list[str] = []  # the declared callees whose student code is running, outermost first
         self.ops = OpRecorder(self.scope)
         self.kernels = KernelRecorder(self.scope) if kernels else None
         self.autograd = AutogradDetector()
 
     @contextlib.contextmanager
-    def active(self):
+    def active(self) -> Iterator[CallWatch]:
         with contextlib.ExitStack() as stack:
             stack.enter_context(self.autograd.context())
             if self.kernels is not None:
@@ -152,7 +158,7 @@ class CallWatch:
             yield self
 
     @contextlib.contextmanager
-    def paused(self):
+    def paused(self) -> Iterator[None]:
         """Trusted work inside a watched call (a correct callee) is not charged to the student."""
         recorders = [r for r in (self.ops, self.kernels, self.autograd) if r is not None]
         for r in recorders:
@@ -164,7 +170,7 @@ class CallWatch:
                 r.paused -= 1
 
     @contextlib.contextmanager
-    def inside(self, callee: str):
+    def inside(self, callee: str) -> Iterator[None]:
         """The student's own code of ``callee`` runs (see SCOPE_MARK)."""
         self.scope.append(callee)
         try:
@@ -172,7 +178,7 @@ class CallWatch:
         finally:
             self.scope.pop()
 
-    def report(self) -> dict:
+    def report(self) -> dict[str, Any]:
         names = Counter(self.ops.counts)
         if self.kernels is not None:
             names.update({k: v for k, v in self.kernels.counts.items()})

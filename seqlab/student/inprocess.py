@@ -7,12 +7,16 @@ submission could read the graders' memory), so ``seqlab grade`` isolates by defa
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from .base import Outcome, StudentCode, StudentError
 from .callees import time_budget
 from .invoke import CallFailed, invoke
 from .loader import contract_objects, load_submission, resolve
 from .trees import clone_tree
+
+if TYPE_CHECKING:
+    from ..subset.modules import Modules
 
 
 class _Timeout(BaseException):
@@ -23,14 +27,14 @@ class InProcessStudent(StudentCode):
     def __init__(
         self,
         submission: Path,
-        reference,
+        reference: Any,
         *,
         tolerances: dict[str, tuple[float, float]],
         call_timeout: float | None = 10.0,
         output_limit: int = 65536,
         skip: dict[str, str] | None = None,
-        texts=None,
-    ):
+        texts: Modules | None = None,
+    ) -> None:
         self.submission = Path(submission)
         self.reference = reference
         self.tolerances = tolerances
@@ -44,7 +48,15 @@ class InProcessStudent(StudentCode):
 
         return self, time.process_time()  # student code runs here: this process's CPU
 
-    def run(self, qualname, args=(), kwargs=None, *, kernels=False, timeout=None) -> Outcome:
+    def run(
+        self,
+        qualname: str,
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+        *,
+        kernels: bool = False,
+        timeout: float | None = None,
+    ) -> Outcome:
         try:
             fn = resolve(self.modules, self.load_errors, qualname)
         except LookupError as exc:

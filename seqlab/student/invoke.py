@@ -11,7 +11,7 @@ import io
 import sys
 import traceback
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
@@ -24,13 +24,14 @@ from .guards import CallWatch
 class CappedText(io.TextIOBase):
     """A stdout/stderr stand-in that keeps the first ``limit`` characters and counts the rest."""
 
-    def __init__(self, limit: int):
-        self.limit, self.parts, self.kept, self.dropped = limit, [], 0, 0
+    def __init__(self, limit: int) -> None:
+        self.limit, self.kept, self.dropped = limit, 0, 0
+        self.parts: list[str] = []
 
     def writable(self) -> bool:
         return True
 
-    def write(self, text) -> int:
+    def write(self, text: object) -> int:
         text = str(text)
         room = self.limit - self.kept
         if room > 0:
@@ -44,7 +45,7 @@ class CappedText(io.TextIOBase):
         return out + (f"\n[... {self.dropped} more characters of output dropped]" if self.dropped else "")
 
 
-def _tensors(obj: Any, path: str = ""):
+def _tensors(obj: Any, path: str = "") -> Iterator[tuple[str, torch.Tensor]]:
     if isinstance(obj, torch.Tensor):
         yield path or "value", obj
     elif isinstance(obj, (list, tuple)):
@@ -55,14 +56,14 @@ def _tensors(obj: Any, path: str = ""):
             yield from _tensors(item, f"{path}[{key!r}]")
 
 
-def _storage_key(t: torch.Tensor):
+def _storage_key(t: torch.Tensor) -> tuple[str, int] | None:
     try:
         return (t.device.type, t.untyped_storage().data_ptr())
     except Exception:  # a tensor subclass without storage: nothing to alias
         return None
 
 
-def aliased_outputs(value: Any, args: tuple, kwargs: dict) -> list[str]:
+def aliased_outputs(value: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[str]:
     """Paths of returned tensors that are an argument or share its memory (a view)."""
     inputs = {}
     for path, t in _tensors((args, kwargs)):
@@ -75,7 +76,7 @@ def aliased_outputs(value: Any, args: tuple, kwargs: dict) -> list[str]:
 class CallFailed(Exception):
     """The student's code raised; carries a short, student-facing account."""
 
-    def __init__(self, kind: str, message: str, report: dict):
+    def __init__(self, kind: str, message: str, report: dict[str, Any]):
         super().__init__(message)
         self.kind, self.message, self.report = kind, message, report
 
@@ -93,7 +94,7 @@ def student_traceback(exc: BaseException) -> str:
 
 def install_stand_ins(
     modules: dict[str, types.ModuleType], functions: dict[str, Any], graded: str, session: CalleeSession
-) -> list[tuple[dict, str, Any]]:
+) -> list[tuple[dict[str, Any], str, Any]]:
     """Point every module-level name bound to a declared callee of ``graded`` at its stand-in.
 
     Only declared callees get one (seqlab.contract.DECLARED_CALLEES); every other contract
@@ -105,7 +106,7 @@ def install_stand_ins(
         if name != graded and functions.get(name) is not None
     }
     stand_ins = {name: session.stand_in(name, functions[name]) for name in by_identity.values()}
-    replaced = []
+    replaced: list[tuple[dict[str, Any], str, Any]] = []
     for module in list(modules.values()):
         namespace = module.__dict__
         for key, value in list(namespace.items()):
@@ -116,24 +117,24 @@ def install_stand_ins(
     return replaced
 
 
-def restore(replaced) -> None:
+def restore(replaced: list[tuple[dict[str, Any], str, Any]]) -> None:
     for namespace, key, value in reversed(replaced):
         namespace[key] = value
 
 
 def invoke(
-    fn: Callable,
-    args: tuple,
-    kwargs: dict,
+    fn: Callable[..., Any],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
     *,
     graded: str,
-    modules: dict,
-    functions: dict,
-    recording: list[dict],
+    modules: dict[str, Any],
+    functions: dict[str, Any],
+    recording: list[dict[str, Any]],
     tolerances: dict[str, tuple[float, float]],
     kernels: bool,
     output_limit: int,
-) -> dict:
+) -> dict[str, Any]:
     """Call ``fn(*args, **kwargs)``; the arguments must already be the student's own copies.
 
     ``recording`` is what the reference's declared callees returned on this test's inputs

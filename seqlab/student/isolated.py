@@ -20,15 +20,24 @@ import select
 import signal
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from .. import contract
 from ..results import clean_text
 from ..subset.modules import read_modules
 from . import codec
+from .answers import Anomaly, check_answer
 from .base import Outcome, StudentCode, StudentError
 from .children import retire_server_of, take
 from .cputime import cpu_seconds, host_pid
 from .spawn import Child
+
+if TYPE_CHECKING:
+    import torch
+
+    from ..config import Limits
+    from ..subset.modules import Modules
+    from .sandbox import Sandbox
 
 TIMEOUT_STRIKES = 2  # after this many timeouts a function is not called again in this run
 
@@ -37,65 +46,20 @@ class _ChildGone(Exception):
     pass
 
 
-class _Anomaly(Exception):
-    """The child broke the protocol."""
-
-
-# The ops a child may send in answer to each request, and the fields (with their types) each needs.
-_ANSWERS = {
-    "load": {"loading": {"module": str}, "loaded": {"errors": dict}},
-    "call": {
-        "result": {
-            "value": object,
-            "args": list,
-            "kwargs": dict,
-            "aliased": list,
-            "ops": dict,
-            "op_count": int,
-            "output": str,
-        },
-        "error": {"kind": str, "message": str, "ops": dict, "output": str},
-    },
-}
-_ERROR_KINDS = {"not_implemented", "missing", "exception", "timeout", "crash", "memory", "protocol"}
-
-
-def _check_answer(request_op: str, message) -> dict:
-    if not isinstance(message, dict) or not isinstance(message.get("op"), str):
-        raise _Anomaly("a frame without an op")
-    fields = _ANSWERS[request_op].get(message["op"])
-    if fields is None:
-        raise _Anomaly(f"unexpected op {message['op'][:40]!r} in answer to {request_op!r}")
-    if set(message) != {"op", *fields}:
-        raise _Anomaly(f"malformed {message['op']!r} frame")
-    for key, kind in fields.items():
-        if not isinstance(message[key], kind) or (kind is int and isinstance(message[key], bool)):
-            raise _Anomaly(f"malformed {message['op']!r} frame ({key})")
-    if message["op"] == "error" and message["kind"] not in _ERROR_KINDS:
-        raise _Anomaly("unknown error kind")
-    if "ops" in message and not all(isinstance(k, str) and type(v) is int for k, v in message["ops"].items()):
-        raise _Anomaly("malformed op counts")
-    if "aliased" in message and not all(isinstance(p, str) for p in message["aliased"]):
-        raise _Anomaly("malformed aliasing report")
-    if "errors" in message and not all(isinstance(k, str) and isinstance(v, str) for k, v in message["errors"].items()):
-        raise _Anomaly("malformed load errors")
-    return message
-
-
 class IsolatedStudent(StudentCode):
     def __init__(
         self,
         submission: Path,
-        reference,
+        reference: Any,
         *,
-        limits,
+        limits: Limits,
         tolerances: dict[str, tuple[float, float]],
         device: str = "cpu",
-        protected_dirs=(),
-        skip=None,
-        sandbox=None,
-        texts=None,
-    ):
+        protected_dirs: tuple[str | Path, ...] = (),
+        skip: dict[str, str] | None = None,
+        sandbox: Sandbox | None = None,
+        texts: Modules | None = None,
+    ) -> None:
         self.submission = Path(submission).resolve()
         # what the parent read and checked, sent to the child, which never reads a module itself
         self.texts = texts if texts is not None else read_modules(self.submission / "exercises")
@@ -171,7 +135,7 @@ class IsolatedStudent(StudentCode):
         self._kill()
 
     # -- framing -----------------------------------------------------------------------------
-    def _request(self, message) -> None:
+    def _request(self, message: dict[str, Any]) -> None:
         """Send a request under a fresh id; the child's answers must carry it, numbered from 0."""
         self.request_id, self.expected_seq, self.request_op = secrets.randbits(62), 0, message["op"]
         data = codec.encode(message, request=self.request_id, seq=0)
@@ -182,7 +146,7 @@ class IsolatedStudent(StudentCode):
         except (BrokenPipeError, OSError):
             raise _ChildGone() from None
 
-    def _receive(self, deadline: float):
+    def _receive(self, deadline: float) -> dict[str, Any]:
         def read_exact(n: int) -> bytes:
             chunks, left = [], n
             while left:
@@ -201,11 +165,11 @@ class IsolatedStudent(StudentCode):
 
         request, seq, message = codec.decode(codec.read_frame(read_exact), device_map=self._device_map)
         if request != self.request_id or seq != self.expected_seq:
-            raise _Anomaly(
+            raise Anomaly(
                 f"a frame for request {request} #{seq} while answering {self.request_id} #{self.expected_seq}"
             )
         self.expected_seq += 1
-        return _check_answer(self.request_op, message)
+        return check_answer(self.request_op, message)
 
     def _stray_data(self) -> bool:
         """Anything readable from the child between requests (a frame nobody asked for, or EOF)."""
@@ -215,7 +179,7 @@ class IsolatedStudent(StudentCode):
             return True
         return bool(ready)
 
-    def _device_map(self, name: str):
+    def _device_map(self, name: str) -> torch.device:
         import torch
 
         device = torch.device(name)
@@ -239,7 +203,7 @@ class IsolatedStudent(StudentCode):
                         order = [m for m in contract.MODULES if m not in self.skip]
                         module = message["module"]
                         if module not in order or (current is not None and order.index(module) <= order.index(current)):
-                            raise _Anomaly(f"an out-of-order 'loading' frame ({module[:40]!r})")
+                            raise Anomaly(f"an out-of-order 'loading' frame ({module[:40]!r})")
                         current = module
                         deadline = time.monotonic() + self.limits.import_timeout_s
                     elif message["op"] == "loaded":
@@ -256,7 +220,7 @@ class IsolatedStudent(StudentCode):
                     f"exercises/{current}.py: importing it took longer than "
                     f"{self.limits.import_timeout_s:g} s (a loop at module level?)"
                 )
-            except (_ChildGone, codec.CodecError, _Anomaly) as exc:
+            except (_ChildGone, codec.CodecError, Anomaly) as exc:
                 if isinstance(exc, _ChildGone):
                     reason = self._death_reason()
                 else:
@@ -280,7 +244,7 @@ class IsolatedStudent(StudentCode):
         return True
 
     @property
-    def load_errors(self) -> dict[str, str]:
+    def load_errors(self) -> dict[str, str]:  # type: ignore[override]  # read when first asked: the child loads lazily
         self._ensure_loaded()
         return dict(self._load_errors or {})
 
@@ -294,7 +258,15 @@ class IsolatedStudent(StudentCode):
         return None if seconds is None else (self.child, seconds)
 
     # -- calls -------------------------------------------------------------------------------
-    def run(self, qualname, args=(), kwargs=None, *, kernels=False, timeout=None) -> Outcome:
+    def run(
+        self,
+        qualname: str,
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+        *,
+        kernels: bool = False,
+        timeout: float | None = None,
+    ) -> Outcome:
         if self.timeouts.get(qualname, 0) >= TIMEOUT_STRIKES:
             raise StudentError("timeout", f"timed out {TIMEOUT_STRIKES} times already in this run; not called again")
         timeout = timeout or self.limits.call_timeout_s
@@ -328,7 +300,7 @@ class IsolatedStudent(StudentCode):
             reason = self._death_reason()
             self._kill()
             raise StudentError("crash", f"the call {reason}") from None
-        except (codec.CodecError, _Anomaly) as exc:
+        except (codec.CodecError, Anomaly) as exc:
             self._kill()
             raise StudentError(
                 "protocol",

@@ -15,7 +15,9 @@ import os
 import sys
 import traceback
 import types
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from .. import contract
 from ..results import MESSAGE_LIMIT
@@ -89,7 +91,7 @@ class Placeholder:
     def __init__(self, qualname: str, reason: str):
         self.qualname, self.reason = qualname, reason
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         raise ImportError(f"{self.qualname} is unavailable: {self.reason}")
 
 
@@ -100,10 +102,10 @@ def unload() -> None:
 
 def load_submission(
     exercises_dir: Path,
-    modules=None,
+    modules: tuple[str, ...] | None = None,
     *,
     skip: dict[str, str] | None = None,
-    on_module=None,
+    on_module: Callable[[str], object] | None = None,
     texts: Modules | None = None,
 ) -> tuple[dict[str, types.ModuleType], dict[str, str]]:
     """Import ``exercises/<module>.py`` for every contract module, from ``texts``: what the
@@ -125,6 +127,7 @@ def load_submission(
     package = sys.modules[PACKAGE]
     loaded: dict[str, types.ModuleType] = {}
     errors: dict[str, str] = {}
+    mod: types.ModuleType | None = None
 
     def placeholder_module(module: str, reason: str) -> types.ModuleType:
         stand_in = types.ModuleType(f"{PACKAGE}.{module}")
@@ -168,7 +171,8 @@ def load_submission(
             stand_in(
                 module, f"exercises/{module}.py failed to import: {_short_traceback(exc, str(exercises_dir / module))}"
             )
-            mod = exc = None  # the module's objects (and the files they hold) must be collectable
+            mod = None  # the module's objects (and the files they hold) must be collectable
+            del exc
             _release_fds(fds_before)
             continue
         setattr(package, module, mod)
@@ -176,7 +180,7 @@ def load_submission(
     return loaded, errors
 
 
-def resolve(loaded: dict[str, types.ModuleType], errors: dict[str, str], qualname: str):
+def resolve(loaded: dict[str, types.ModuleType], errors: dict[str, str], qualname: str) -> Callable[..., Any]:
     """The student's callable for ``qualname``, or raise ``LookupError`` with the reason."""
     module, function = qualname.split(".", 1)
     if module in errors:
@@ -184,7 +188,7 @@ def resolve(loaded: dict[str, types.ModuleType], errors: dict[str, str], qualnam
         if REFUSED in reason:  # the full rule and line head the report, once
             reason = f"exercises/{module}.py was not loaded: it {REFUSED} (the report's first lines say where)"
         raise LookupError(reason)
-    fn = getattr(loaded[module], function, None)
+    fn: object = getattr(loaded[module], function, None)
     if fn is None:
         raise LookupError(f"exercises/{module}.py has no function {function}()")
     if not callable(fn):

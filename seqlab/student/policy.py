@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 
-def is_course_checkout(folder: str | os.PathLike) -> bool:
+def is_course_checkout(folder: str | os.PathLike[str]) -> bool:
     """``folder`` holds seqlab beside the course (an editable install): on sys.path it would let
     student code import the solutions, and the sandbox mounts only the child's code from it. From
     a plain install (the Gradescope image) seqlab sits in site-packages, which the child needs."""
@@ -153,16 +155,18 @@ WRITING_EVENTS = frozenset(
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 
 
-def protected_course_paths(course_root: Path | str | None = None, extra=()) -> list[str]:
+def protected_course_paths(course_root: Path | str | None = None, extra: Iterable[Path | str | None] = ()) -> list[str]:
     """The course's secrets (COURSE_SECRETS under ``course_root``) plus ``extra`` (output folders,
     an nbgrader course)."""
-    if course_root is None:
-        from ..paths import COURSE_ROOT as course_root
+    if course_root is None:  # only then: policy.py also loads where seqlab.paths is not mounted (the child)
+        from ..paths import COURSE_ROOT
+
+        course_root = COURSE_ROOT
     root = Path(course_root)
     return [str(root / name) for name in COURSE_SECRETS] + [str(p) for p in extra if p]
 
 
-def _real(path) -> str | None:
+def _real(path: Any) -> str | None:  # any audit event's argument: what is not a path gives None
     if path is None or isinstance(path, int):
         return None
     try:
@@ -179,7 +183,7 @@ class PathPolicy:
     """Which paths are off limits: the most specific matching root decides (so a kernel's own
     folder inside the nbgrader course stays usable)."""
 
-    def __init__(self, protected, allowed=(), writable: str | None = None):
+    def __init__(self, protected: Iterable[str], allowed: Iterable[str] = (), writable: str | None = None) -> None:
         self.protected = sorted({r for r in (_real(p) for p in protected if p) if r}, key=len, reverse=True)
         self.allowed = sorted({r for r in (_real(p) for p in allowed if p) if r}, key=len, reverse=True)
         self.writable = _real(writable) if writable else None
@@ -210,7 +214,7 @@ _CHANGED_INDICES = {
 }
 
 
-def _is_write(event: str, args: tuple, index: int) -> bool:
+def _is_write(event: str, args: tuple[Any, ...], index: int) -> bool:
     if event in WRITING_EVENTS:
         return index in _CHANGED_INDICES.get(event, (0,))
     if event != "open" or len(args) < 3:
@@ -222,11 +226,11 @@ def _is_write(event: str, args: tuple, index: int) -> bool:
 
 
 def install_audit_hook(
-    protected,
+    protected: Iterable[str],
     *,
-    allowed=(),
+    allowed: Iterable[str] = (),
     writable: str | None = None,
-    signal_pids=(),
+    signal_pids: Iterable[int] = (),
     refusal: type[Exception] = PermissionError,
     context: str = "while grading",
 ) -> PathPolicy:
@@ -241,7 +245,7 @@ def install_audit_hook(
     signal_pids = frozenset(int(p) for p in signal_pids)
     isdir = os.path.isdir
 
-    def hook(event: str, args: tuple) -> None:
+    def hook(event: str, args: tuple[Any, ...]) -> None:
         if event in ("os.kill", "os.killpg") and args and args[0] in signal_pids:
             return
         if event in BLOCKED_EVENTS or event.startswith(BLOCKED_PREFIXES):
@@ -270,11 +274,11 @@ def install_audit_hook(
         import _posixsubprocess
         import subprocess
 
-        def refused(*args, **kwargs):
+        def refused(*args: Any, **kwargs: Any) -> Any:
             raise refusal(f"seqlab: starting processes is not allowed {context}")
 
         _posixsubprocess.fork_exec = refused
-        subprocess._fork_exec = refused
+        subprocess._fork_exec = refused  # type: ignore[attr-defined]  # private, and not in the stubs
     except ImportError:
         pass
     sys.addaudithook(hook)

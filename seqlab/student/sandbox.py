@@ -30,9 +30,11 @@ import os
 import resource
 import subprocess
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import SeqlabError
 from .policy import is_course_checkout
 
 MODES = ("auto", "bwrap", "none")
@@ -57,8 +59,9 @@ UNPRIVILEGED_ID = "65534"  # nobody/nogroup
 NOT_SANDBOXED = "not sandboxed: "
 
 
-class SandboxUnavailable(RuntimeError):
-    """``--sandbox bwrap`` was asked for and bubblewrap cannot run here."""
+class SandboxUnavailable(SeqlabError, RuntimeError):
+    """The sandbox asked for cannot be had: an unknown mode, or ``--sandbox bwrap`` where
+    bubblewrap cannot run."""
 
 
 @dataclass(frozen=True)
@@ -86,7 +89,7 @@ class Sandbox:
             return ""
         return (
             f"{NOT_SANDBOXED}{self.why}. Student code ran under the in-process guards only "
-            f"(an audit hook), which a determined student can get around; see README, 'Untrusted code'."
+            f"(an audit hook), which a determined student can get around; see docs/threat-model.md."
         )
 
 
@@ -147,7 +150,7 @@ def bwrap_command(
     exercises: str | Path | None,
     scratch: str | Path,
     seccomp_fd: int | None = None,
-    mounts=(),
+    mounts: Iterable[tuple[str, str]] = (),
 ) -> list[str]:
     """``argv`` (the child's command line) wrapped in bwrap with the allow-list above, plus
     ``mounts``: (host folder, where the sandbox sees it) pairs, read-only (the fork server's
@@ -176,8 +179,8 @@ def bwrap_command(
         args += ["--ro-bind", path, path]
     seqlab_parent = Path(__file__).resolve().parents[2]
     for relative in CHILD_CODE:
-        path = seqlab_parent / relative
-        args += ["--ro-bind", str(path), str(path)]
+        code = seqlab_parent / relative
+        args += ["--ro-bind", str(code), str(code)]
     if exercises is not None:
         args += ["--ro-bind", str(exercises), str(exercises)]
     for host, seen in mounts:
@@ -233,9 +236,10 @@ def probe() -> str:
 
 
 def resolve(mode: str = "auto") -> Sandbox:
-    """The sandbox for ``--sandbox MODE``; raises SandboxUnavailable for ``bwrap`` without one."""
+    """The sandbox for ``--sandbox MODE``; raises SandboxUnavailable for an unknown mode, and
+    for ``bwrap`` without one."""
     if mode not in MODES:
-        raise ValueError(f"unknown sandbox {mode!r} (use {', '.join(MODES)})")
+        raise SandboxUnavailable(f"unknown sandbox {mode!r} (use {', '.join(MODES)})")
     if mode == "none":
         return Sandbox("none", "--sandbox none was asked for")
     problem = probe()

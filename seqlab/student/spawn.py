@@ -13,8 +13,13 @@ import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .sandbox import Sandbox
 
 # Environment the child may see: enough to run torch, nothing that identifies or authorises.
 ENV_PASS = (
@@ -31,19 +36,19 @@ ENV_PASS = (
 
 @dataclass
 class Child:
-    handle: object  # DirectProcess or forkserver.ForkedProcess: poll(), wait(timeout), kill()
+    handle: Any  # DirectProcess or forkserver.ForkedProcess: poll(), wait(timeout), kill()
     fd_in: int  # parent reads here
     fd_out: int  # parent writes here
     scratch: Path  # its working folder, as the child sees it
     exercises: str  # the submission's exercises/, as the child sees it
-    key: tuple = ()  # (exercises folder, sandbox) it was started for
+    key: tuple[Any, ...] = ()  # (exercises folder, sandbox) it was started for
 
 
 class DirectProcess:
     """A child started alone: its Popen, with exit codes as Popen's (-N for a signal) whether or
     not bwrap stands between (bwrap reports a signal N as 128 + N)."""
 
-    def __init__(self, proc: subprocess.Popen, scratch: Path, sandboxed: bool) -> None:
+    def __init__(self, proc: subprocess.Popen[bytes], scratch: Path, sandboxed: bool) -> None:
         self.proc, self.scratch, self.sandboxed = proc, scratch, sandboxed
 
     def _code(self, code: int | None) -> int | None:
@@ -91,7 +96,16 @@ def child_environment(scratch: Path) -> dict[str, str]:
     return env
 
 
-def launch(code: str, *args: str, scratch: Path, sandbox=None, exercises=None, mounts=(), pass_fds=(), seccomp_fd=None):
+def launch(
+    code: str,
+    *args: str,
+    scratch: Path,
+    sandbox: Sandbox | None = None,
+    exercises: Path | None = None,
+    mounts: Iterable[tuple[str, str]] = (),
+    pass_fds: Iterable[int] = (),
+    seccomp_fd: int | None = None,
+) -> subprocess.Popen[bytes]:
     """Start ``code`` (with ``args`` in its sys.argv) as the student's process: ``python -I`` with
     seqlab importable, the minimal environment, in ``scratch``, in its own session, in bwrap where
     the sandbox is enforced (rlimits set before it starts). A child started alone and the fork
@@ -121,11 +135,11 @@ def launch(code: str, *args: str, scratch: Path, sandbox=None, exercises=None, m
             preexec_fn=preexec,
         )
     finally:
-        if debug_err:
+        if not isinstance(stderr, int):  # the debug file: the process holds its own copy now
             stderr.close()
 
 
-def spawn(exercises: Path | None = None, sandbox=None) -> Child:
+def spawn(exercises: Path | None = None, sandbox: Sandbox | None = None) -> Child:
     """A child started alone: its own interpreter (and sandbox)."""
     scratch = Path(tempfile.mkdtemp(prefix="seqlab-student-"))
     parent_r, child_w = os.pipe()
@@ -155,7 +169,7 @@ def spawn(exercises: Path | None = None, sandbox=None) -> Child:
     )
 
 
-def child_key(exercises, sandbox) -> tuple:
+def child_key(exercises: Path | str | None, sandbox: Sandbox | None) -> tuple[Any, ...]:
     """What a child started alone serves: its submission (where the sandbox mounts it) and sandbox."""
     enforced = sandbox is not None and sandbox.enforced
     return (str(Path(exercises).resolve()) if enforced and exercises else "", enforced)

@@ -39,7 +39,7 @@ class SubsetViolation(Exception):
 
 def _where() -> str:
     """'exercises/rnn.py, line 12: ' for the student's frame that called the guard."""
-    frame = sys._getframe(2)
+    frame: types.FrameType | None = sys._getframe(2)
     while frame is not None and rules.PACKAGE not in (frame.f_code.co_filename or ""):
         frame = frame.f_back
     if frame is None:
@@ -189,7 +189,7 @@ class _GuardedFormatter(string.Formatter):
     the format string is data, and data must not reach further than code can."""
 
     def get_field(self, field_name, args, kwargs):
-        import _string
+        import _string  # type: ignore[import-not-found]  # CPython's own, behind string.Formatter: no stub
 
         first, rest = _string.formatter_field_name_split(field_name)
         obj = self.get_value(first, args, kwargs)

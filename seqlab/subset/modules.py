@@ -94,8 +94,8 @@ def read_modules(exercises: Path, *, subset: bool = True) -> Modules:
             refused[name] = f"{filename} cannot be read ({exc.strerror or exc})"
             continue
         texts[name] = text
-    for name in candidates[MAX_MODULES:]:
-        refused[name.name[:-3]] = f"{rules.PACKAGE}/{name.name} was not loaded: more than {MAX_MODULES} modules"
+    for entry in candidates[MAX_MODULES:]:
+        refused[entry.name[:-3]] = f"{rules.PACKAGE}/{entry.name} was not loaded: more than {MAX_MODULES} modules"
     if subset:
         siblings = frozenset(texts) | frozenset(refused)
         for name in list(texts):
@@ -166,6 +166,7 @@ class ModuleFinder(importlib.abc.MetaPathFinder):
         module.__dict__.update(guard_globals())
         module.__dict__["__builtins__"] = make_builtins(self.guarded_import)
         module.__dict__["__file__"] = filename
+        assert verdict.code is not None  # no problems: it compiled
         exec(verdict.code, module.__dict__)
 
     def guarded_import(self, name, globals=None, locals=None, fromlist=(), level=0):

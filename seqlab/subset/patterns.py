@@ -6,12 +6,19 @@ guards never see) must be public."""
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING, Any
 
 from . import rules
 
 
 class MatchRules:
     """Mixed into ``CoursePolicy``: it provides ``refuse``, ``check_name`` and ``visit``."""
+
+    if TYPE_CHECKING:  # what the mixin uses of CoursePolicy, declared for the type checker only
+
+        def refuse(self, node: ast.AST, rule: str, instead: str = "") -> None: ...
+        def check_name(self, node: Any, name: str | None, allow_magic_methods: bool = False) -> None: ...
+        def visit(self, node: ast.AST) -> Any: ...
 
     # --- match statements --------------------------------------------------------------------
 

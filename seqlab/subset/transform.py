@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import types
 from dataclasses import dataclass
 
 from RestrictedPython.transformer import IOPERATOR_TO_STR, RestrictingNodeTransformer, copy_locations
@@ -290,7 +291,7 @@ class CoursePolicy(MatchRules, RestrictingNodeTransformer):
 class Checked:
     """A module's verdict: the code object to run, or the problems that keep it from loading."""
 
-    code: object | None
+    code: types.CodeType | None
     problems: tuple[Problem, ...]
 
 

@@ -12,7 +12,7 @@ Every attack is graded against the real sandbox (tests/student/test_attacks.py).
   appears in the report, and the test fails on it) or leaves a canary file.
 
 ``fallback`` documents what ``--sandbox none`` (no bubblewrap: the audit hook and the static
-policy only) does with the same attack; the README's threat model is written from it.
+policy only) does with the same attack; docs/threat-model.md is written from it.
 """
 
 from __future__ import annotations
@@ -238,9 +238,9 @@ def rnn_bptt(x, targets, h0, params):
             expect="complexity-only",
             fallback="the same: the parent times it",
         ),
-        # loops that the old wall-clock rule let through: a loop over floats on one channel was
-        # within its margin, a cache won from the second round on the same input, and the ping
-        # was looked up with getattr (tests/attacks/scan_variants.py)
+        # loops that a wall-clock rule lets through: a loop over floats on one channel is
+        # within its margin, a cache wins from the second round on the same input, and the ping
+        # is looked up with getattr (tests/attacks/scan_variants.py)
         *[
             Attack(
                 name,

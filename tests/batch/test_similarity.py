@@ -1,4 +1,4 @@
-"""`grade-all --similarity`: similar code per function, a lead for a human (issue 13 item 5)."""
+"""`grade-all --similarity`: similar code per function, a lead for a human."""
 
 from __future__ import annotations
 

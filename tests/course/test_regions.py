@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from seqlab import build, contract
-from seqlab.nbgrader.source import SourceError, load_topics, parse_topic
+from seqlab.nbgrader.source import load_topics, parse_topic
 from seqlab.paths import EXERCISES_DIR, SOLUTIONS_DIR
 from seqlab.regions import (
     PROVIDED_HEADER,
@@ -137,8 +137,9 @@ def test_notebook_answer_cells_are_the_same_stubs():
             assert chunk.stub.strip() in stub_text, f"{topic.topic}.{chunk.name}"
 
 
-def test_nbgrader_reports_a_broken_region_as_a_source_error(tmp_path):
+def test_nbgrader_reports_a_broken_region_as_it_is(tmp_path):
+    # The region's own error, not re-wrapped: it already names the file, the function and the line.
     path = tmp_path / "rnn.py"
     path.write_text((SOLUTIONS_DIR / "rnn.py").read_text(encoding="utf-8").replace("    ### END SOLUTION\n", "", 1))
-    with pytest.raises(SourceError, match="never closed"):
+    with pytest.raises(SolutionRegionError, match=r"rnn\.py:\w+:\d+: .* is never closed"):
         parse_topic(path, "rnn")

@@ -1,4 +1,4 @@
-"""Equal difficulty by construction, checked over 1000 students (issue 11).
+"""Equal difficulty by construction, checked over 1000 students.
 
 For every numeric and symbolic question of exams/final.yaml and of the whole bank (every form):
 each named mistake is distinguishable from the key (a numeric one by more than MISTAKE_MARGIN

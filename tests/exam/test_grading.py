@@ -202,7 +202,7 @@ def test_answers_file_problems_are_named_and_the_batch_goes_on(tmp_path):
 
 
 def test_a_file_claiming_another_id_is_graded_as_its_owner_and_flagged(tmp_path):
-    """Issue 11: s201 hands in a copy of s200's key, which says student: s200. It is graded
+    """s201 hands in a copy of s200's key, which says student: s200. It is graded
     against s201's own variant (so it does not score s200's 100%), and the gradebook flags it."""
     folder = tmp_path / "answers"
     folder.mkdir()
@@ -308,7 +308,7 @@ def test_nested_yaml_answers_are_refused_cheaply(tmp_path):
 
 
 def test_entries_copied_from_the_question_earn_nothing():
-    """Issue 11: per-entry credit pays for the idea, not for B and T copied into a shape or the
+    """Per-entry credit pays for the idea, not for B and T copied into a shape or the
     zero of a masked row; only a fully right answer reaches full marks."""
     from seqlab.exam.examfile import Exam, ExamQuestion
     from seqlab.exam.marking import grade_variant

@@ -35,7 +35,7 @@ QUIZ = {
 
 @pytest.fixture(autouse=True)
 def _poppler():
-    # poppler-utils is a CI dependency (README): without it the PDF cannot be read back, which fails
+    # poppler-utils is a CI dependency (scripts/system-packages.sh): without it the PDF cannot be read back, which fails
     assert shutil.which("pdftotext") and shutil.which("pdftoppm"), "install poppler-utils (pdftotext, pdftoppm)"
 
 

@@ -107,7 +107,7 @@ def test_exam_file_errors_name_the_place(data, message):
 
 
 def test_rendered_exam_and_key_show_math_offline():
-    """Issue 11, item 7 (no browser here; the headless-Chromium test is tests/reports/test_browser.py):
+    """An exam room may have no network (the headless-Chromium test is tests/reports/test_browser.py):
     LaTeX becomes MathML at render time, no external URL, no raw TeX left in the visible text."""
     import html as html_module
     import re

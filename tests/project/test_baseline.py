@@ -1,6 +1,6 @@
 """The project's own plumbing: dependencies declared, one version, one copy of each default.
 
-Each check here stands for a policy that used to be written in several places and drifted.
+Each check here stands for a policy that drifts when it is written in several places.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 student code away from secrets, and runs here for real: collect -> three grading jobs in
 parallel -> gradebook on three uploaded submissions (reference 100%, stubs 0, one bug in adam),
 after the student workflow's public tests on the same three released repositories. The matrix
-comes from a classroom roster, and the README's autograding section quotes the workflow."""
+comes from a classroom roster, and docs/github.md quotes the workflow."""
 
 from __future__ import annotations
 
@@ -145,13 +145,12 @@ def test_matrix_from_a_classroom_roster_and_missing_results(tmp_path):
 
 
 def test_instructor_doc_matches_the_workflow_and_the_config():
-    """The README's GitHub autograding section quotes the workflow's commands and the points per topic."""
+    """docs/github.md quotes the workflow's commands and the points per topic."""
     from seqlab.config import load_config
     from seqlab.contract import MODULES, functions_of
 
-    readme = (COURSE_ROOT / "README.md").read_text()
-    doc = readme[readme.index("## For instructors: autograding on GitHub") : readme.index("## Development")]
-    assert doc.startswith("## For instructors: autograding on GitHub\n")
+    doc = (COURSE_ROOT / "docs" / "github.md").read_text(encoding="utf-8")
+    assert doc.startswith("# For instructors: autograding on GitHub\n")
     wf = load_workflow(classroom.render_grade_workflow())
     for job, step_id in (("grade", "grade"), ("gradebook", "assemble"), ("collect", "matrix")):
         command = next(s for s in wf["jobs"][job]["steps"] if s.get("id") == step_id)["run"]

@@ -154,7 +154,7 @@ def test_leak_check_names_file_line_and_reason():
 
 def test_a_contract_name_on_a_line_of_its_own_is_public():
     """ruff puts a long @grades marker's function name on a line of its own; the public tests
-    name the same function the same way (curriculum.md is public), which is no leak."""
+    name the same function the same way (the contract is public), which is no leak."""
     secrets = rel.collect_secrets()
     assert '"attention.scaled_dot_product_attention",' not in secrets.grader_lines
     shipped = {"tests/test_attention.py": '    out = call(\n        "attention.scaled_dot_product_attention",\n    )\n'}

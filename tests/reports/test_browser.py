@@ -1,5 +1,5 @@
 """The reports and the exam as a reader gets them: a real headless Chromium, offline, at phone
-and desktop widths, with axe-core's accessibility check (issue 13 item 3, issue 11 item 7).
+and desktop widths, with axe-core's accessibility check.
 
 Skips with "no browser found: install chromium" where there is none; fails instead when CI
 is set. Screenshots go to $SEQLAB_BROWSER_ARTIFACTS (default: a folder in the temp dir) and
@@ -151,7 +151,7 @@ def test_class_report_reads_offline_at_every_width(browser, graded_class, viewpo
 
 @pytest.mark.parametrize("viewport", WIDTHS)
 def test_exam_shows_math_without_the_network(browser, exam_page, viewport):
-    """Issue 11 item 7: an exam room may have no internet, so math must render from the page
+    """An exam room may have no internet, so math must render from the page
     itself (e.g. MathML written at render time)."""
     visit = browser.visit(exam_page, viewport, "exam")
     _assert_reads_offline(visit)

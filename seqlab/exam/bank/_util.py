@@ -10,6 +10,7 @@ import sys
 import torch
 
 from ...paths import COURSE_ROOT
+from ..errors import ExamError
 
 
 def ref(module: str):
@@ -20,7 +21,7 @@ def ref(module: str):
     try:
         return importlib.import_module(f"solutions.{module}")
     except ImportError as exc:  # pragma: no cover - only while solutions/ is being written
-        raise RuntimeError(f"the exam needs the reference solutions/{module}.py: {exc}") from exc
+        raise ExamError(f"the exam needs the reference solutions/{module}.py: {exc}") from exc
 
 
 def t(x) -> torch.Tensor:

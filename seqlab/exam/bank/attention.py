@@ -261,7 +261,7 @@ def var_qk(p, form="right"):
     return {"right": sympy.Integer(1), "sqrt": 1 / sympy.sqrt(d)}[form]
 
 
-# --------------------------------------------------------------------------- issue 12: exam focus
+# ------------------------------------------------------------------------------------- exam focus
 # The Q/K/V projections of self-attention (W8 §9, §10.1): Q, K and V all come from the same input.
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import yaml
 
+from ...errors import SeqlabError
 from ...paths import COURSE_ROOT
 from ..model import CHOICE, TRUEFALSE, Question, register
 
@@ -19,8 +20,8 @@ CONCEPTS_PATH = COURSE_ROOT / "exams" / "concepts.yaml"
 CONCEPT_MINUTES = 1.0
 
 
-class ConceptError(ValueError):
-    pass
+class ConceptError(SeqlabError, ValueError):
+    """A malformed entry of the concept questions' file; the message names the entry."""
 
 
 def option_text(text: str) -> str:

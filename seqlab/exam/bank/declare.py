@@ -35,24 +35,27 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from ...tolerance import Tolerance
+from ..errors import QuestionError
 from ..model import NUMERIC, SYMBOLIC, Mistake, Question, register
 
 # the facts the stacked lines gathered, on the answer function until the top line registers them
 _FACTS = "__exam_question_facts__"
+# Every line of the stack hands the answer function on as it is, so its name keeps its type.
+Answer = TypeVar("Answer", bound=Callable[..., Any])
 
 
-def _fact(name: str, value: Any) -> Callable:
-    def add(answer: Callable) -> Callable:
+def _fact(name: str, value: Any) -> Callable[[Answer], Answer]:
+    def add(answer: Answer) -> Answer:
         facts = answer.__dict__.setdefault(_FACTS, {})
         if facts is None:
-            raise ValueError(f"{answer.__qualname__}: {name} is declared above the question's kind; put it under")
+            raise QuestionError(f"{answer.__qualname__}: {name} is declared above the question's kind; put it under")
         if name == "mistakes":  # lines apply bottom-up: prepend to keep the written order
             facts["mistakes"] = [value, *facts.get("mistakes", [])]
         elif name in facts:
-            raise ValueError(f"{answer.__qualname__}: {name} declared twice")
+            raise QuestionError(f"{answer.__qualname__}: {name} declared twice")
         else:
             facts[name] = value
         return answer
@@ -60,31 +63,31 @@ def _fact(name: str, value: Any) -> Callable:
     return add
 
 
-def cites(*tags: str) -> Callable:
+def cites(*tags: str) -> Callable[[Answer], Answer]:
     return _fact("sections", tags)
 
 
-def exercises(*names: str) -> Callable:
+def exercises(*names: str) -> Callable[[Answer], Answer]:
     return _fact("exercises", names)
 
 
-def own_entries() -> Callable:
+def own_entries() -> Callable[[Answer], Answer]:
     return _fact("own_entries", True)
 
 
-def text(template: str) -> Callable:
+def text(template: str) -> Callable[[Answer], Answer]:
     return _fact("text", template.strip() + "\n")
 
 
-def forms(*names: str) -> Callable:
+def forms(*names: str) -> Callable[[Answer], Answer]:
     return _fact("forms", names)
 
 
-def valid_when(rule: Callable[[dict], bool]) -> Callable:
+def valid_when(rule: Callable[[dict], bool]) -> Callable[[Answer], Answer]:
     return _fact("valid", rule)
 
 
-def equivalents(other: Callable[[dict], list[str]]) -> Callable:
+def equivalents(other: Callable[[dict], list[str]]) -> Callable[[Answer], Answer]:
     return _fact("equivalents", other)
 
 
@@ -95,9 +98,9 @@ def mistake(
     *,
     when: Callable[[dict], bool] | None = None,
     **switch: Any,
-) -> Callable:
+) -> Callable[[Answer], Answer]:
     if (value is None) == (not switch):
-        raise ValueError(f"mistake {name!r}: give its value function or the answer's switch, one of the two")
+        raise QuestionError(f"mistake {name!r}: give its value function or the answer's switch, one of the two")
     return _fact("mistakes", (name, feedback, value, when, switch))
 
 
@@ -117,7 +120,9 @@ def _named_mistakes(declared: list[tuple], answer: Callable) -> Callable[[dict],
 def _title(answer: Callable) -> str:
     lines = (answer.__doc__ or "").strip().splitlines()
     if not lines:
-        raise ValueError(f"{answer.__qualname__}: the answer function's docstring is the question's title; write one")
+        raise QuestionError(
+            f"{answer.__qualname__}: the answer function's docstring is the question's title; write one"
+        )
     return lines[0].strip().removesuffix(".")
 
 
@@ -125,8 +130,8 @@ def _topic(module: str) -> str:
     return module.split(".bank.", 1)[1].split(".")[0] if ".bank." in module else module.rsplit(".", 1)[-1]
 
 
-def _register(id: str, kind: str, sample: Callable, **declared) -> Callable:
-    def wrap(answer: Callable) -> Callable:
+def _register(id: str, kind: str, sample: Callable, **declared: Any) -> Callable[[Answer], Answer]:
+    def wrap(answer: Answer) -> Answer:
         facts = dict(answer.__dict__.get(_FACTS) or {})
         mistakes = facts.pop("mistakes", None)
         register(
@@ -150,11 +155,13 @@ def _register(id: str, kind: str, sample: Callable, **declared) -> Callable:
     return wrap
 
 
-def numeric(id: str, sample: Callable, tolerance: Tolerance, *, minutes: float, hint: str = "") -> Callable:
+def numeric(
+    id: str, sample: Callable, tolerance: Tolerance, *, minutes: float, hint: str = ""
+) -> Callable[[Answer], Answer]:
     """A question answered by a number or a list of numbers, graded within ``tolerance``."""
     return _register(id, NUMERIC, sample, tolerance=tolerance, answer_hint=hint, minutes=float(minutes))
 
 
-def formula(id: str, sample: Callable, symbols: Callable, *, minutes: float) -> Callable:
+def formula(id: str, sample: Callable, symbols: Callable, *, minutes: float) -> Callable[[Answer], Answer]:
     """A question answered by a formula in ``symbols(params)``, graded by equivalence."""
     return _register(id, SYMBOLIC, sample, symbols=symbols, minutes=float(minutes))

@@ -12,6 +12,7 @@ import socket
 import stat
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..spawn import Child, launch
 from .protocol import (
@@ -24,11 +25,14 @@ from .protocol import (
     send,
 )
 
+if TYPE_CHECKING:
+    from ..sandbox import Sandbox
+
 
 class ForkServer:
     """One server per grading process and sandbox kind, started on first use."""
 
-    def __init__(self, sandbox) -> None:
+    def __init__(self, sandbox: Sandbox | None) -> None:
         self.owner = os.getpid()
         self.enforced = sandbox is not None and sandbox.enforced
         self.scratch = Path(tempfile.mkdtemp(prefix="seqlab-forkserver-"))
@@ -57,7 +61,9 @@ class ForkServer:
         self.was_ready = False
 
     # -- the protocol ---------------------------------------------------------------------------
-    def _ask(self, message: dict, fds=(), timeout: float = REPLY_TIMEOUT_S) -> dict | None:
+    def _ask(
+        self, message: dict[str, Any], fds: tuple[int, ...] = (), timeout: float = REPLY_TIMEOUT_S
+    ) -> dict[str, Any] | None:
         """One request and its reply; None (and the server shut down) on any failure."""
         try:
             self.control.settimeout(timeout)
@@ -81,7 +87,7 @@ class ForkServer:
             self.shutdown()  # died (killed from outside): server_for starts a fresh one next time
         return bool(self.ready)
 
-    def fork(self, exercises: Path | None):
+    def fork(self, exercises: Path | None) -> Child | None:
         """A child for this submission, or None when it must be started alone."""
         if exercises is None or not self.usable():
             return None
@@ -133,6 +139,7 @@ class ForkServer:
                 total, count = total + info.st_size, count + 1
                 if total > COPY_LIMIT_BYTES or count > COPY_LIMIT_ENTRIES:
                     return False
+        assert self.slot is not None  # fork() copies only for an enforced sandbox, which has the slot
         target = self.slot / "exercises"
         try:
             shutil.rmtree(target, ignore_errors=True)
@@ -190,7 +197,7 @@ _servers: dict[tuple[int, bool], ForkServer] = {}
 _never_started: set[tuple[int, bool]] = set()
 
 
-def server_for(sandbox) -> ForkServer | None:
+def server_for(sandbox: Sandbox | None) -> ForkServer | None:
     """This process's server for the sandbox kind, started on first use and again after it
     retired or died; None where it is switched off (SEQLAB_FORKSERVER=0), where a sandbox could
     not keep a forked child in (no seccomp filter to refuse fork and signals), or where a server

@@ -10,9 +10,14 @@ import socket
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 from .protocol import EXIT_SETUP_FAILED, EXIT_UNCAUGHT, receive, send
 from .traces import look, rlimits, wipe_and_check
+
+if TYPE_CHECKING:  # annotations only: the server imports ctypes when it loads the filter
+    import ctypes
 
 
 def serve(control_fd: int, seccomp_fd: int, sandboxed: bool) -> None:
@@ -36,7 +41,7 @@ def serve(control_fd: int, seccomp_fd: int, sandboxed: bool) -> None:
     first_limits = rlimits()
     children: dict[int, int | None] = {}  # pid -> exit code once reaped
 
-    def reply(**message) -> None:
+    def reply(**message: Any) -> None:
         send(control, message)
 
     def reap(pid: int, block: bool) -> int | None:
@@ -53,10 +58,10 @@ def serve(control_fd: int, seccomp_fd: int, sandboxed: bool) -> None:
         except OSError:
             request, fds = None, []
         if request is None:  # the parent is gone: so are its children
-            for pid in [p for p, code in children.items() if code is None]:
-                os.kill(pid, signal.SIGKILL)
+            for live in [p for p, code in children.items() if code is None]:
+                os.kill(live, signal.SIGKILL)
             os._exit(0)
-        op, pid = request["op"], request.get("pid")
+        op = request["op"]
         if op == "fork":
             alive = [p for p in children if reap(p, block=False) is None]
             if alive:
@@ -74,7 +79,9 @@ def serve(control_fd: int, seccomp_fd: int, sandboxed: bool) -> None:
                 reply(op="forked", pid=pid, scratch=scratch)
             for fd in fds:
                 os.close(fd)
-        elif op == "poll":
+            continue
+        pid = request["pid"]  # poll, wait and kill each name the child they are about
+        if op == "poll":
             reply(op="status", code=reap(pid, block=False))
         elif op == "wait":
             deadline = time.monotonic() + float(request["timeout"])
@@ -91,7 +98,7 @@ PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
 
 
-def _become_child(libc, fds: list[int], scratch: str, program: bytes, control_fd: int) -> None:
+def _become_child(libc: ctypes.CDLL, fds: list[int], scratch: str, program: bytes, control_fd: int) -> None:
     """In the forked process: close what is not ours, fence ourselves in, then be the child."""
     code = EXIT_SETUP_FAILED
     try:
@@ -126,7 +133,7 @@ def _become_child(libc, fds: list[int], scratch: str, program: bytes, control_fd
     os._exit(code)
 
 
-def load_filter(libc, program: bytes) -> None:
+def load_filter(libc: ctypes.CDLL, program: bytes) -> None:
     import ctypes
 
     class SockFprog(ctypes.Structure):
@@ -173,7 +180,7 @@ def reach_only_self(pid: int) -> bytes:
         return source.read()
 
 
-def _aligned_blocks(low: int, high: int):
+def _aligned_blocks(low: int, high: int) -> Iterator[tuple[int, int]]:
     """(value, mask) pairs whose matches (x & mask == value) are exactly low .. high: at most two
     blocks per bit of ``high``."""
     while low <= high:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+from collections.abc import Callable
+from typing import Any
 
 
 def rlimits() -> dict[str, tuple[int, int]]:
@@ -16,14 +18,14 @@ def rlimits() -> dict[str, tuple[int, int]]:
     return {name: resource.getrlimit(getattr(resource, name)) for name in dir(resource) if name.startswith("RLIMIT_")}
 
 
-def look(scratch_root: str) -> tuple:
+def look(scratch_root: str) -> tuple[Any, ...]:
     """What an earlier child could have left in the sandbox: every entry of the tmpfs file systems
     bwrap made (the root, /dev and /tmp, which hold its skeleton: the folders on the way to each
     read-only mount, under /tmp too when the course lives there), the running processes and the
     System V IPC objects.
     Mounts are not entered; /dev/shm and the scratch root, whose contents are wiped, count only
     by their presence."""
-    entries = []
+    entries: list[tuple[str, object, int, int, int, int]] = []  # "present" in place of an inode
     for top in ("/", "/dev", "/tmp"):
         device = os.lstat(top).st_dev
         for folder, subfolders, files in os.walk(top):
@@ -57,7 +59,7 @@ def _ipc_objects() -> list[str]:
     return found
 
 
-def wipe_and_check(scratch_root: str, first_look: tuple | None) -> bool:
+def wipe_and_check(scratch_root: str, first_look: tuple[Any, ...] | None) -> bool:
     """Remove what earlier children wrote and check nothing else of them is left; without a
     sandbox (``first_look`` None) only their scratch folders, the rest being the host's."""
     known = {entry[0] for entry in first_look[0]} if first_look is not None else set()
@@ -96,7 +98,7 @@ def _remove_new(top: str, known: set[str], scratch_root: str) -> None:
         subfolders[:] = kept
 
 
-def _make_writable_and_retry(function, path, _exc_info) -> None:
+def _make_writable_and_retry(function: Callable[[str], object], path: str, _exc_info: object) -> None:
     parent = os.path.dirname(path)
     os.chmod(parent, stat.S_IRWXU)
     if os.path.isdir(path) and not os.path.islink(path):

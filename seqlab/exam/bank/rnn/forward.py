@@ -163,7 +163,7 @@ def ce_loss(p):
 @numeric("rnn.ce_grad", _sample_ce, FOUR_DIGITS, hint="three numbers, dL/do_0, dL/do_1, dL/do_2", minutes=3)
 @cites("L5 §3.2")
 @exercises("rnn.softmax_cross_entropy", "rnn.rnn_bptt")
-@mistake("sign", "the sign is flipped: the gradient is p - y", lambda p: [-x for x in ce_grad(p)])
+@mistake("sign", "the sign is flipped: the gradient is p - y", lambda p: [-x for x in ce_grad(p)])  # type: ignore[has-type]  # its own name in its decorator
 def ce_grad(p):
     """Gradient of softmax cross-entropy."""
     logits = t([p["logits"]]).requires_grad_(True)
@@ -206,7 +206,7 @@ def _sample_ce_sym(rng):
 @mistake(
     "indicator",
     "the gradient is p_j - 1 for the target class and p_j for the others",
-    lambda p: ce_grad_formula(p, indicator=p["j"] != p["y"]),
+    lambda p: ce_grad_formula(p, indicator=p["j"] != p["y"]),  # type: ignore[has-type]  # its own name in its decorator
 )
 def ce_grad_formula(p, sign=1, indicator=None):
     """Softmax cross-entropy gradient as a formula."""

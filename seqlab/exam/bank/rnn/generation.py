@@ -90,7 +90,7 @@ def greedy_decode(p):
     return [float(x) for x in tokens[0].tolist()]
 
 
-# --------------------------------------------------------------------------- issue 12: exam focus
+# ------------------------------------------------------------------------------------- exam focus
 # BPTT gradients of the recurrent parameters (L5 §3.5) and sampling at generation time (W8 §4).
 
 

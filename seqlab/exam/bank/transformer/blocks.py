@@ -195,7 +195,7 @@ def _ln_symbols(p):
 @mistake(
     "no_norms",
     "each LayerNorm has 2E parameters",
-    lambda p: sympy.expand(_block(p["kind"], *(s.sympy() for s in _ln_symbols(p)), norms=False)),
+    lambda p: sympy.expand(_block(p["kind"], _ln_symbols(p)[0].sympy(), _ln_symbols(p)[1].sympy(), norms=False)),
 )
 def block_formula(p):
     """Transformer block size as a formula."""
@@ -203,7 +203,7 @@ def block_formula(p):
     return sympy.expand(_block(p["kind"], E, F))
 
 
-# --------------------------------------------------------------------------- issue 12: exam focus
+# ------------------------------------------------------------------------------------- exam focus
 # The order of residual and LayerNorm in a block (W8 §15.2): post-LN (the notes' "Add & LayerNorm")
 # against pre-LN.
 

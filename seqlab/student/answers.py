@@ -1,0 +1,54 @@
+"""The answers a student's child may send to each request, checked before the parent reads them.
+
+An answer is an op the request allows, with exactly the fields that op needs, of their types; a
+frame that is anything else is an anomaly (seqlab.student.isolated kills the child for it).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class Anomaly(Exception):
+    """The child broke the protocol."""
+
+
+# The ops a child may send in answer to each request, and the fields (with their types) each needs.
+_ANSWERS: dict[str, dict[str, dict[str, type]]] = {
+    "load": {"loading": {"module": str}, "loaded": {"errors": dict}},
+    "call": {
+        "result": {
+            "value": object,
+            "args": list,
+            "kwargs": dict,
+            "aliased": list,
+            "ops": dict,
+            "op_count": int,
+            "output": str,
+        },
+        "error": {"kind": str, "message": str, "ops": dict, "output": str},
+    },
+}
+_ERROR_KINDS = {"not_implemented", "missing", "exception", "timeout", "crash", "memory", "protocol"}
+
+
+def check_answer(request_op: str, message: Any) -> dict[str, Any]:
+    if not isinstance(message, dict) or not isinstance(message.get("op"), str):
+        raise Anomaly("a frame without an op")
+    fields = _ANSWERS[request_op].get(message["op"])
+    if fields is None:
+        raise Anomaly(f"unexpected op {message['op'][:40]!r} in answer to {request_op!r}")
+    if set(message) != {"op", *fields}:
+        raise Anomaly(f"malformed {message['op']!r} frame")
+    for key, kind in fields.items():
+        if not isinstance(message[key], kind) or (kind is int and isinstance(message[key], bool)):
+            raise Anomaly(f"malformed {message['op']!r} frame ({key})")
+    if message["op"] == "error" and message["kind"] not in _ERROR_KINDS:
+        raise Anomaly("unknown error kind")
+    if "ops" in message and not all(isinstance(k, str) and type(v) is int for k, v in message["ops"].items()):
+        raise Anomaly("malformed op counts")
+    if "aliased" in message and not all(isinstance(p, str) for p in message["aliased"]):
+        raise Anomaly("malformed aliasing report")
+    if "errors" in message and not all(isinstance(k, str) and isinstance(v, str) for k, v in message["errors"].items()):
+        raise Anomaly("malformed load errors")
+    return message
