@@ -1,4 +1,5 @@
-"""The student-facing contract as data: the 30 functions, their modules and signatures.
+"""The student-facing contract as data: the functions (30 exercises and the labs), their modules
+and signatures.
 
 Graders, the stub builder, the release, the nbgrader course and the tests all read the list of
 functions from here, so a function added to the course is added in one place. Each function's
@@ -34,10 +35,13 @@ SIGNATURES: dict[str, str] = {
     "rnn.truncated_bptt": "(x, targets, h0, params, chunk)",
     "rnn.birnn_forward": "(x, h0_fwd, h0_bwd, params_fwd, params_bwd)",
     "rnn.greedy_decode": "(params, embedding, h0, start_token, steps)",
+    "rnn.train_char_rnn": "(tokens, params, steps, batch_size, seq_len, lr=0.01, clip=5.0)",
+    "rnn.sample_chars": "(params, start_token, steps, temperature=1.0, generator=None)",
     "lstm_gru.lstm_cell": "(x, h_prev, c_prev, W_ih, W_hh, b_ih, b_hh)",
     "lstm_gru.lstm_forward": "(x, h0, c0, W_ih, W_hh, b_ih, b_hh)",
     "lstm_gru.gru_cell": "(x, h_prev, W_ih, W_hh, b_ih, b_hh)",
     "lstm_gru.gru_forward": "(x, h0, W_ih, W_hh, b_ih, b_hh)",
+    "lstm_gru.input_gradient_norms": "(kind, x, h0, params)",
     "attention.additive_attention": "(query, keys, W_q, W_k, v, mask=None)",
     "attention.scaled_dot_product_attention": "(q, k, v, mask=None)",
     "attention.causal_mask": "(T, device=None)",
@@ -58,6 +62,12 @@ SIGNATURES: dict[str, str] = {
 }
 
 FUNCTIONS: tuple[str, ...] = tuple(SIGNATURES)
+
+# The functions of the curriculum's "Labs" section: a topic's functions put together. `seqlab
+# grade --no-labs` leaves them out (the lab training costs seconds of CPU per submission), and
+# so do the project's own tests unless they test a lab; EXERCISES are the rest.
+LABS: tuple[str, ...] = ("rnn.train_char_rnn", "rnn.sample_chars", "lstm_gru.input_gradient_norms")
+EXERCISES: tuple[str, ...] = tuple(name for name in FUNCTIONS if name not in LABS)
 
 
 def functions_of(module: str) -> list[str]:

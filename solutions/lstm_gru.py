@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import torch
 
+from .rnn import rnn_forward
+
 
 def lstm_cell(x, h_prev, c_prev, W_ih, W_hh, b_ih, b_hh):
     r"""One LSTM step.
@@ -174,4 +176,59 @@ def gru_forward(x, h0, W_ih, W_hh, b_ih, b_hh):
         h = gru_cell(x[:, t], h, W_ih, W_hh, b_ih, b_hh)
         hs.append(h)
     return torch.stack(hs, dim=1), h
+    ### END SOLUTION
+
+
+# --- the lab: why gates --------------------------------------------------------------------------
+
+
+def input_gradient_norms(kind, x, h0, params):
+    r"""How strongly the last hidden state depends on each input: the vanishing gradient, measured.
+
+    .. math::
+        n_t = \Big\lVert \frac{\partial \sum h_T}{\partial x_t} \Big\rVert_2,
+        \qquad t = 1, \dots, T
+
+    the norm taken over the batch and the features of :math:`x_t` together. For the plain RNN
+    the Jacobian :math:`\partial h_T / \partial x_t` is a product of :math:`T - t` factors
+    :math:`\mathrm{diag}(1 - h_k^2) W_{hh}`, so :math:`n_t` decays geometrically with the
+    distance :math:`T - t` when those factors are contractions. The LSTM's cell path
+    :math:`c_t = f_t \odot c_{t-1} + \dots` and the GRU's interpolation
+    :math:`h_t = (1 - z_t) n_t + z_t h_{t-1}` are additive: with forget (update) gates near one
+    the product barely shrinks, which is what the notebook's plot of :math:`n_t` against
+    :math:`t` shows for the three cells on one axis.
+
+    Args:
+        kind (str): ``"rnn"``, ``"lstm"`` or ``"gru"``.
+        x (Tensor): ``(B, T, D)`` float32/float64.
+        h0 (Tensor): ``(B, H)`` (the LSTM's cell state starts at zeros).
+        params (dict): ``"rnn"``: ``W_xh (H, D)``, ``W_hh (H, H)``, ``b_h (H,)``;
+            ``"lstm"``/``"gru"``: ``W_ih``, ``W_hh``, ``b_ih``, ``b_hh`` as in
+            :func:`lstm_forward` / :func:`gru_forward`. Other keys are ignored.
+
+    Returns:
+        Tensor: ``norms (T,)`` in the dtype of ``x``.
+
+    Notes: L5 §6 (vanishing and exploding gradients, the product of Jacobians), L5 §7.5 (the
+    LSTM's additive cell path), L5 §8 (the GRU). Autograd is allowed here (and only here in
+    this module): it runs through your own ``rnn_forward``, ``lstm_forward`` or
+    ``gru_forward``.
+
+    Agrees with the same gradient taken through ``nn.RNN`` / ``nn.LSTM`` / ``nn.GRU`` with the
+    weights copied in.
+    """
+    ### BEGIN SOLUTION
+    x = x.detach().clone().requires_grad_(True)
+    with torch.enable_grad():
+        if kind == "rnn":
+            h_T = rnn_forward(x, h0, params["W_xh"], params["W_hh"], params["b_h"])[:, -1]
+        elif kind == "lstm":
+            weights = (params["W_ih"], params["W_hh"], params["b_ih"], params["b_hh"])
+            _, (h_T, _) = lstm_forward(x, h0, torch.zeros_like(h0), *weights)
+        elif kind == "gru":
+            _, h_T = gru_forward(x, h0, params["W_ih"], params["W_hh"], params["b_ih"], params["b_hh"])
+        else:
+            raise ValueError(f"kind must be 'rnn', 'lstm' or 'gru', got {kind!r}")
+        (dx,) = torch.autograd.grad(h_T.sum(), x)
+    return torch.linalg.vector_norm(dx, dim=(0, 2))
     ### END SOLUTION

@@ -142,6 +142,7 @@ class Grade:
     fraction: float | None = None
     notes: list[str] = field(default_factory=list)
     calls: int = 0
+    timeout: float | None = None  # the call's wall-clock limit; None: the config's call_timeout_s
 
     # -- running -----------------------------------------------------------------------------
     def ref(self, *args, **kwargs):
@@ -152,7 +153,7 @@ class Grade:
         """Run the student's function; applies the gates that do not need the expected value."""
         self.calls += 1
         try:
-            outcome = self.student.run(self.function, args, kwargs, kernels=self.kernels)
+            outcome = self.student.run(self.function, args, kwargs, kernels=self.kernels, timeout=self.timeout)
         except StudentError as exc:
             self._void_if_forbidden(exc.ops)
             output = f"\n(printed: {exc.output.strip()[:500]})" if exc.output.strip() else ""

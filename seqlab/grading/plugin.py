@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from ..config import VISIBILITIES
-from ..contract import SIGNATURES
+from ..contract import LABS, SIGNATURES
 from ..seeds import derive_seed
 
 MARKER_KEYS = {"title", "weight", "visibility", "complexity"}
@@ -77,11 +77,12 @@ def _title(item, marker) -> str:
 
 
 class SeqlabPlugin:
-    def __init__(self, *, student, reference, config, device, seed: int, only: str | None = None):
+    def __init__(self, *, student, reference, config, device, seed: int, only: str | None = None, labs: bool = True):
         self.student, self.reference, self.config = student, reference, config
-        self.device, self.seed, self.only = device, seed, only
+        self.device, self.seed, self.only, self.labs = device, seed, only, labs
         self.records: dict[str, TestRecord] = {}
         self.collection_errors: list[str] = []
+        self.lab_runs: dict = {}  # function -> seqlab.labs.session.LabRun, one training per grading
         self.__name__ = "seqlab"  # the name pluggy registers it under; graders/conftest.py looks it up
 
     # -- collection --------------------------------------------------------------------------
@@ -99,6 +100,9 @@ class SeqlabPlugin:
                 drop.append(item)
                 continue
             function = marker.args[0]
+            if not self.labs and function in LABS:
+                drop.append(item)
+                continue
             if self.only and not any(
                 fnmatch.fnmatchcase(function, p.strip()) or function.startswith(p.strip() + ".")
                 for p in self.only.split(",")

@@ -7,7 +7,7 @@ import io
 import os
 import secrets
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import torch
@@ -57,6 +57,10 @@ class GradingSettings:
     graders_dir: Path = GRADERS_DIR
     sandbox: Sandbox | str | None = "auto"
     static_policy: bool = True
+    # False: the labs' functions are left out of the grading (and of its points), for a quick
+    # check of the exercises; the project's tests set SEQLAB_LABS=0 so that only lab tests pay
+    # for lab training.
+    labs: bool = field(default_factory=lambda: os.environ.get("SEQLAB_LABS", "1") != "0")
 
 
 def grade_submission(submission: str | Path, settings: GradingSettings | None = None, **options) -> GradingResult:
@@ -112,7 +116,9 @@ def _grade(submission: Path, source: str, started: float, settings: GradingSetti
         tolerances=config.tolerances,
         texts=texts,
     ) as student:
-        plugin = SeqlabPlugin(student=student, reference=reference, config=config, device=device, seed=seed, only=only)
+        plugin = SeqlabPlugin(
+            student=student, reference=reference, config=config, device=device, seed=seed, only=only, labs=settings.labs
+        )
         args = [
             str(graders_dir),
             "--import-mode=importlib",
@@ -162,10 +168,16 @@ def _grade(submission: Path, source: str, started: float, settings: GradingSetti
         detail = "; ".join(plugin.collection_errors) or sink.getvalue()[-2000:]
         raise GradingError(f"the graders could not run (pytest exit {int(exit_code)}): {detail}")
     if only is None:
-        uncovered = [f for f in contract.FUNCTIONS if f not in {r.function for r in plugin.records.values()}]
+        graded = contract.FUNCTIONS if settings.labs else contract.EXERCISES
+        uncovered = [f for f in graded if f not in {r.function for r in plugin.records.values()}]
         if uncovered:
             raise GradingError(f"no grader test for {', '.join(uncovered)} (a full grade must cover every function)")
     tests = score_records(list(plugin.records.values()), config, static_voids(submission, config))
+    labs = {}
+    if plugin.lab_runs:
+        from ..labs.session import summary
+
+        labs = {function: summary(run) for function, run in plugin.lab_runs.items()}
     errors = [f"{m}: {e}" for m, e in load_errors.items()]
     errors += [why for m, why in texts.refused.items() if m not in contract.MODULES]
     errors += [f"internal grader error in {r.nodeid}: {r.message}" for r in plugin.records.values() if r.grader_error]
@@ -180,8 +192,10 @@ def _grade(submission: Path, source: str, started: float, settings: GradingSetti
         meta={
             "runner": "isolated" if isolated else "in-process",
             "only": only or "",
+            "labs": "graded" if settings.labs else "left out",
             "sandbox": box.description if box is not None else "in-process",
             "torch": torch.__version__,
             "pid": os.getpid(),
+            **({"lab_runs": labs} if labs else {}),
         },
     )

@@ -124,7 +124,7 @@ def _assert_on_screen(visit: PageVisit, selector: str, expected: int) -> None:
 def test_student_report_reads_offline_at_every_width(browser, student_report, viewport):
     visit = browser.visit(student_report, viewport, "report", boxes=("table.scores td.num", "table.scores svg.plot"))
     _assert_reads_offline(visit)
-    functions = len(contract.FUNCTIONS)
+    functions = len(contract.EXERCISES)  # graded without the labs
     _assert_on_screen(visit, "table.scores td.num", functions)
     _assert_on_screen(visit, "table.scores svg.plot", functions)
     assert "Looks like:" in visit.visible_text  # the demo's bugs are named, and shown
@@ -139,7 +139,7 @@ def test_class_report_reads_offline_at_every_width(browser, graded_class, viewpo
         boxes=("table.scores td.num", "table.scores svg.plot", ".side-by-side pre"),
     )
     _assert_reads_offline(visit)
-    functions = len(contract.FUNCTIONS)
+    functions = len(contract.EXERCISES)  # graded without the labs
     _assert_on_screen(visit, "table.scores svg.plot", functions)
     _assert_on_screen(visit, "table.scores td.num", 4 * functions)  # mean, median, full marks, zero
     assert "Similar code" in visit.visible_text
