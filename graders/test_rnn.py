@@ -835,7 +835,7 @@ CHAR_RNN_MISTAKES = [
 
 def char_rnn_mistakes(ref):
     return [
-        (name, lambda inputs, s=switches: char_rnn_losses(ref, **inputs, **s), explain)
+        (name, lambda inputs, steps, s=switches: char_rnn_losses(ref, **{**inputs, "steps": steps}, **s), explain)
         for name, switches, explain in CHAR_RNN_MISTAKES
     ]
 

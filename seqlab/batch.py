@@ -170,6 +170,7 @@ def worker_main() -> None:
                 isolated=not job["in_process"],
                 config=config,
                 only=job.get("only"),
+                labs=job.get("labs", True),
                 protected_dirs=(job["out"], *job.get("protected", ())),
                 # as the parent resolved it, reason and all: never probed again here
                 sandbox=Sandbox(**job["sandbox"]) if job.get("sandbox") else "none",
@@ -257,11 +258,12 @@ def grade_all(
     sandbox=None,
     only: str | None = None,
     protected_dirs: tuple = (),
+    labs: bool | None = None,
 ) -> list[dict]:
     """``sandbox``: the Sandbox the command line resolved, or a ``--sandbox`` mode (default auto)
     resolved here, once for every worker; ``only``: grade these topics/functions (as `seqlab grade
     --only`); ``protected_dirs``: folders the students' code may not read, besides the graders,
-    solutions and ``out``. ``progress.skip(entry, why)`` hears of each entry that is no hand-in."""
+    solutions and ``out``; ``labs``: grade the labs (None: unless SEQLAB_LABS=0). ``progress.skip(entry, why)`` hears of each entry that is no hand-in."""
     from .config import load_config
     from .student.sandbox import Sandbox, resolve
 
@@ -271,7 +273,12 @@ def grade_all(
     if not submissions_dir.is_dir() or submissions_dir.is_symlink():
         raise SubmissionError(f"{submissions_dir}: not a folder (grade-all takes a folder of submissions)")
     box = None if in_process else sandbox if isinstance(sandbox, Sandbox) else resolve(sandbox or "auto")
-    max_score = load_config(config).max_score
+    from . import contract
+    from .grading.run import labs_by_default
+
+    labs = labs_by_default() if labs is None else labs
+    loaded = load_config(config)
+    max_score = sum(loaded.rules(f).points for f in (contract.FUNCTIONS if labs else contract.EXERCISES))
     named, skipped = hand_ins(submissions_dir)  # a clash stops the run before anything is written
     out.mkdir(parents=True, exist_ok=True)
     subs = discover(named, out)
@@ -295,6 +302,7 @@ def grade_all(
         "config": config,
         "sandbox": {"kind": box.kind, "why": box.why} if box is not None else None,
         "only": only,
+        "labs": labs,
         "max_score": max_score,
         "protected": [str(p) for p in protected_dirs],
     }

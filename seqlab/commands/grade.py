@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from ..errors import UserError
-from .options import add_config_option, add_sandbox_option, path_option, resolve_sandbox
+from .options import add_config_option, add_labs_option, add_sandbox_option, path_option, resolve_sandbox
 
 
 def add_parser(subparsers) -> None:
@@ -33,6 +33,7 @@ def add_parser(subparsers) -> None:
     )
     add_sandbox_option(p)
     add_config_option(p)
+    add_labs_option(p)
     p.add_argument("--quiet", action="store_true", help="no table, only the score line")
     p.set_defaults(func=run)
 
@@ -62,6 +63,7 @@ def run(args) -> int:
                 config=config,
                 protected_dirs=(str(out),),
                 sandbox=box,
+                **({} if args.labs is None else {"labs": args.labs}),
             )
             result = grade_submission(submission, settings)
         except GradingError as exc:

@@ -6,7 +6,14 @@ import time
 from pathlib import Path
 
 from ..defaults import SUBMISSION_TIMEOUT_S
-from .options import add_config_option, add_jobs_option, add_sandbox_option, print_class_summary, resolve_sandbox
+from .options import (
+    add_config_option,
+    add_jobs_option,
+    add_labs_option,
+    add_sandbox_option,
+    print_class_summary,
+    resolve_sandbox,
+)
 
 
 class Progress:
@@ -85,6 +92,7 @@ def add_parser(subparsers) -> None:
         "(a lead for a human to check, never a penalty)",
     )
     add_sandbox_option(p)
+    add_labs_option(p)
     p.set_defaults(func=run)
 
 
@@ -108,6 +116,7 @@ def run(args) -> int:
         similarity=args.similarity,
         sandbox=box,
         only=args.only,
+        labs=args.labs,
     )
     print_class_summary(
         rows, f"gradebook: {args.out / 'gradebook.csv'}; class report: {args.out / 'class_report.html'}"

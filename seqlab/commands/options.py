@@ -84,3 +84,14 @@ def print_class_summary(rows: list[dict], wrote: str) -> None:
     for row in rows:
         if row["status"] != "graded":
             print(f"  not graded: {row['submission']}: {row['reason']}")
+
+
+def add_labs_option(parser: argparse.ArgumentParser) -> None:
+    """``--no-labs``: leave the labs out (their training costs seconds of CPU per submission)."""
+    parser.add_argument(
+        "--no-labs",
+        dest="labs",
+        action="store_false",
+        default=None,
+        help="leave the labs out of the grading and its points (default: graded; SEQLAB_LABS=0 too)",
+    )

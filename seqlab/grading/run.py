@@ -40,6 +40,11 @@ def resolve_device(device: str) -> str:
     return device
 
 
+def labs_by_default() -> bool:
+    """Whether a grading includes the labs when its caller does not say: yes, unless SEQLAB_LABS=0."""
+    return os.environ.get("SEQLAB_LABS", "1") != "0"
+
+
 @dataclass(frozen=True)
 class GradingSettings:
     """How a submission is graded: decided once (by the command line, a worker's job) and carried
@@ -60,7 +65,7 @@ class GradingSettings:
     # False: the labs' functions are left out of the grading (and of its points), for a quick
     # check of the exercises; the project's tests set SEQLAB_LABS=0 so that only lab tests pay
     # for lab training.
-    labs: bool = field(default_factory=lambda: os.environ.get("SEQLAB_LABS", "1") != "0")
+    labs: bool = field(default_factory=lambda: labs_by_default())
 
 
 def grade_submission(submission: str | Path, settings: GradingSettings | None = None, **options) -> GradingResult:

@@ -33,6 +33,7 @@ RETURNS = ("params_out", "losses")
 # after 200 Adam steps (Adam divides by sqrt(v): a tiny gradient difference stays tiny); every
 # protocol slip we know of moves some step's loss by more than 1e-3.
 TRAJECTORY_TOL = Tolerance(rtol=1e-6, atol=1e-8)
+MISTAKE_HORIZON = 20
 
 
 @dataclass
@@ -104,6 +105,9 @@ class LabSession:
             value = self.grade.run(**child_inputs).value
             params, losses = self.grade.unpack(value, RETURNS)
         except GradeFailure as failure:
+            for words, hint in getattr(task, "CRASH_HINTS", ()):
+                if words in failure.message and not failure.hint:
+                    failure.hint = hint
             run.failure = failure
             return run
         finally:
@@ -168,7 +172,9 @@ class LabSession:
         return run.metrics
 
     def check_trajectory(self, mistakes=()) -> None:
-        """The returned losses step by step against the reference's on the same inputs."""
+        """The returned losses step by step against the reference's on the same inputs.
+        ``mistakes``: ``(name, variant, explain)`` rows (or a function giving them), where
+        ``variant(child_inputs, steps)`` is the trajectory of a known slip over ``steps`` steps."""
         run = self._ran()
         _, expected = self.lab.module().reference_run(run.child_inputs)
         run.reference_losses = [float(v) for v in expected.to(torch.float64)]
@@ -178,8 +184,13 @@ class LabSession:
         off = ~((got - want).abs() <= TRAJECTORY_TOL.atol + TRAJECTORY_TOL.rtol * want.abs())
         step = int(off.nonzero()[0, 0])
         hint = ""
+        # A known slip is named when its trajectory agrees with the student's from the start to
+        # MISTAKE_HORIZON steps past the first departure: enough to tell the slips apart, and
+        # a tenth of a full replay for the slips that show at once.
+        horizon = min(off.numel(), step + MISTAKE_HORIZON)
         for name, variant, explain in mistakes() if callable(mistakes) else mistakes:
-            if value_mismatch(run.losses, variant(run.child_inputs), TRAJECTORY_TOL, "losses") is None:
+            replay = variant(run.child_inputs, horizon)
+            if value_mismatch(run.losses[:horizon], replay, TRAJECTORY_TOL, "losses") is None:
                 hint = f"This looks like: {name}. {explain}"
                 break
         raise GradeFailure(

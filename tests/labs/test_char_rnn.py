@@ -1,0 +1,165 @@
+"""The character-level lab: its task instances, the session's rules, and its graders judged by
+known-wrong and alternative-correct training loops and by attacks.
+
+The unit tests are cheap (no grading). Everything that grades a submission with the lab on
+trains it (seconds of CPU each) and is in the bank (``make test-banks``).
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from seqlab.grading import grade_submission
+from seqlab.grading.checks import Grade
+from seqlab.labs import LABS, char_rnn, corpus
+from seqlab.labs.session import LabSession, returned_problem
+from seqlab.reference import load_reference
+from seqlab.student.codec import decode, encode
+from tests.mutants import make_submission
+from tests.mutants.labs import LAB_ALTERNATIVES, LAB_ATTACKS, LAB_MUTANTS
+
+LAB = "rnn.train_char_rnn"
+
+
+# --- the task -------------------------------------------------------------------------------------
+
+
+def test_corpus_is_reproducible_and_in_the_alphabet():
+    text = corpus.text(7, 2000)
+    assert text == corpus.text(7, 2000) != corpus.text(8, 2000) and len(text) == 2000
+    assert set(text) <= set(corpus.ALPHABET) and text.count(".") > 20
+    assert " an a" not in text and " a o" not in text  # "an" before a vowel, "a" before a consonant
+    permutation = torch.randperm(corpus.V, generator=torch.Generator().manual_seed(1))
+    assert corpus.decode(corpus.encode(text, permutation), permutation) == text
+
+
+def test_a_task_instance_per_seed_and_the_heldout_never_in_the_child_inputs():
+    a_inputs, a_heldout = char_rnn.draw_task(1)
+    b_inputs, _ = char_rnn.draw_task(2)
+    assert not torch.equal(a_inputs["tokens"], b_inputs["tokens"])
+    assert not torch.equal(a_inputs["params"]["W_xh"], b_inputs["params"]["W_xh"])
+    # what travels to the child: no held-out stream inside it, as a run of tokens anywhere
+    sent = a_inputs["tokens"].tolist()
+    text = ",".join(map(str, sent))
+    for row in a_heldout["tokens"]:
+        assert ",".join(map(str, row[:40].tolist())) not in text
+    assert set(a_inputs) == {"tokens", "params", "steps", "batch_size", "seq_len", "lr", "clip"}
+
+
+def test_codec_carries_a_generator_as_its_state():
+    g = torch.Generator().manual_seed(5)
+    _, _, message = decode(encode({"g": g}, request=1, seq=0)[8:])
+    assert torch.equal(torch.rand(4, generator=message["g"]), torch.rand(4, generator=g))
+
+
+@pytest.mark.parametrize(
+    "change, words",
+    [
+        (lambda p: {**p, "W_hh": torch.full_like(p["W_hh"], float("nan"))}, "NaN"),
+        (lambda p: {**p, "W_hy": p["W_hy"].T.clone()}, "shape"),
+        (lambda p: {**p, "extra": torch.zeros(3)}, "params_out"),
+        (lambda p: {**p, "b_y": p["b_y"].float()}, "dtype"),
+    ],
+    ids=["nan", "transposed", "extra key", "float32"],
+)
+def test_returned_parameters_must_keep_keys_shapes_dtype_and_be_finite(change, words):
+    inputs = {"params": char_rnn.initial_params(torch.Generator().manual_seed(0)), "steps": 3}
+    assert returned_problem(inputs["params"], torch.zeros(3, dtype=torch.float64), inputs) is None
+    problem = returned_problem(change(inputs["params"]), torch.zeros(3, dtype=torch.float64), inputs)
+    assert problem and words.lower() in problem.lower(), problem
+
+
+class _Clocked:
+    """A student whose training returns the right structure but whose CPU clock says 7 s."""
+
+    def __init__(self, child_inputs):
+        self.value = (child_inputs["params"], torch.zeros(child_inputs["steps"], dtype=torch.float64))
+        self.readings = iter([("child", 1.0), ("child", 8.0)])
+
+    def cpu_clock(self):
+        return next(self.readings)
+
+    def run(self, qualname, args, kwargs, *, kernels=False, timeout=None):
+        assert timeout == LABS[LAB].wall_limit_s  # the lab's own wall limit, not the config's
+        return SimpleNamespace(value=self.value, args=(), kwargs=kwargs, aliased=[], ops={})
+
+
+def test_a_run_over_the_cpu_budget_is_not_scored():
+    student = _Clocked(char_rnn.draw_task(3)[0])
+    grade = Grade(LAB, student, load_reference(), {}, lambda name: None)
+    session = LabSession(LABS[LAB], grade, {}, 3, {})
+    session.seed = 3
+    run = session.run()
+    assert run.failure is not None and run.failure.rule == "budget" and "7.0 s of CPU" in run.failure.message
+    assert run.params is None
+
+
+# --- graded with the lab on (the bank) ------------------------------------------------------------
+
+
+def _grade(tmp_path, variant=None, *, seed=7, isolated=False, only=LAB):
+    submission = make_submission(tmp_path / "submission", variant)
+    return grade_submission(submission, isolated=isolated, seed=seed, only=only, labs=True)
+
+
+def _lab_tests(result, function=LAB):
+    return [t for t in result.tests if t.function == function]
+
+
+@pytest.mark.bank
+def test_the_reference_meets_the_bounds_on_twenty_seeds():
+    ref = load_reference()
+    for seed in range(20):
+        inputs, heldout = char_rnn.draw_task(1000 + seed)
+        params, losses = ref(LAB)(**inputs)
+        metrics = char_rnn.evaluate(params, inputs, heldout)
+        assert metrics["progress"] >= char_rnn.THRESHOLDS["progress"], (seed, metrics)
+        assert metrics["heldout_ce"] < metrics["unigram_ce"] - 1.0, (seed, metrics)
+        assert float(losses[-25:].mean()) < float(losses[:5].mean()) - 1.5
+
+
+@pytest.mark.bank
+def test_the_reference_scores_full_marks_isolated_within_budget(tmp_path):
+    result = _grade(tmp_path, isolated=True, only="rnn.train_char_rnn,rnn.sample_chars")
+    assert result.percent == 100.0, [(t.name, t.output[:300]) for t in result.tests if t.score < t.max_score]
+    run = result.meta["lab_runs"][LAB]
+    assert run["cpu_s"] is not None and run["cpu_s"] < LABS[LAB].cpu_budget_s, run["cpu_s"]
+    assert len(run["losses"]) == len(run["reference_losses"]) == char_rnn.STEPS
+
+
+@pytest.mark.bank
+@pytest.mark.parametrize("variant", LAB_ALTERNATIVES, ids=lambda v: v.description)
+def test_an_alternative_training_loop_scores_full_marks_on_twenty_seeds(tmp_path, variant):
+    for seed in range(20):
+        result = _grade(tmp_path / str(seed), variant, seed=seed)
+        failed = [(t.name, t.output[:300]) for t in result.tests if t.score < t.max_score]
+        assert not failed, (seed, failed)
+
+
+@pytest.mark.bank
+@pytest.mark.parametrize("variant", LAB_MUTANTS, ids=lambda v: v.id)
+def test_a_wrong_loop_loses_points_with_the_mistake_named(tmp_path, variant):
+    result = _grade(tmp_path, variant, only=variant.function)
+    tests = _lab_tests(result, variant.function)
+    assert sum(t.score for t in tests) < sum(t.max_score for t in tests), f"{variant.id}: full marks"
+    hints = [t.hint for t in tests if t.hint]
+    assert any(variant.hint.lower() in h.lower() for h in hints), (variant.id, hints, [t.output for t in tests])
+
+
+def _pasted() -> str:
+    params, _ = char_rnn.reference_run(char_rnn.draw_task(999)[0])
+    return repr({k: v.tolist() for k, v in params.items()})
+
+
+@pytest.mark.bank
+@pytest.mark.parametrize("attack", LAB_ATTACKS, ids=lambda v: v.description)
+def test_an_attack_on_the_lab_scores_nothing(tmp_path, attack):
+    if "{pasted}" in attack.source:
+        attack = type(attack)(attack.function, attack.description, attack.source.replace("{pasted}", _pasted()))
+    result = _grade(tmp_path, attack, isolated=True)
+    tests = _lab_tests(result)
+    assert tests and all(t.score == 0 for t in tests), [(t.name, t.score, t.output[:200]) for t in tests]
+    assert result.meta["lab_runs"][LAB].get("failure") or result.meta["lab_runs"][LAB]["metrics"]["progress"] < 0.9
