@@ -5,10 +5,10 @@ instance from the grading's seed, runs the student's function once on ``child_in
 the lab's limits, and keeps the outcome (``LabRun``) for every other test of the lab: the
 held-out test, the trajectory test and the report's figures read the same run.
 
-Limits. The call has a wall-clock limit of twice the CPU budget; past it the child is stopped
-(and replaced), and the lab scores what came back: nothing. The child's CPU time is read from
-the kernel before and after (``StudentCode.cpu_clock``); a run over the budget is not scored
-either, so no one gains by training longer than the others. Parameters must come back with the
+Limits. The budget is CPU time: the child's is read from the kernel before and after the call
+(``StudentCode.cpu_clock``), and a run over the budget is not scored, so no one gains by
+training longer than the others. A wall-clock limit (``Lab.wall_limit_s``) stops a hang: past
+it the child is stopped (and replaced), and the lab scores what came back: nothing. Parameters must come back with the
 keys, shapes and dtype they were sent with, finite: anything else (a NaN, a wrong shape, extra
 tensors) fails every test of the lab with the reason. The codec's frame limit caps the size.
 """

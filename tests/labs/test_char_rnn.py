@@ -163,3 +163,19 @@ def test_an_attack_on_the_lab_scores_nothing(tmp_path, attack):
     tests = _lab_tests(result)
     assert tests and all(t.score == 0 for t in tests), [(t.name, t.score, t.output[:200]) for t in tests]
     assert result.meta["lab_runs"][LAB].get("failure") or result.meta["lab_runs"][LAB]["metrics"]["progress"] < 0.9
+
+
+def test_report_figures_are_inline_svg_with_a_text_alternative():
+    from seqlab.labs.figures import report_figures
+
+    run = {
+        "losses": [3.3 - 0.01 * s for s in range(50)],
+        "reference_losses": [3.3 - 0.01 * s for s in range(50)],
+        "metrics": {"heldout_ce": 0.7, "reference_ce": 0.69, "unigram_ce": 2.8, "progress": 0.99},
+    }
+    figures = report_figures({LAB: run})[LAB]
+    assert [f.title for f in figures] == ["training loss", "held-out cross-entropy"]
+    for figure in figures:
+        assert figure.svg.startswith('<svg role="img" aria-label=') and "<?xml" not in figure.svg
+        assert "<metadata>" not in figure.svg and "glyph" not in figure.svg  # text stays text
+    assert "3.300 to 2.855" in figures[0].alt and "your model 0.700" in figures[1].alt
