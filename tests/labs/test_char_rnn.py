@@ -179,3 +179,18 @@ def test_report_figures_are_inline_svg_with_a_text_alternative():
         assert figure.svg.startswith('<svg role="img" aria-label=') and "<?xml" not in figure.svg
         assert "<metadata>" not in figure.svg and "glyph" not in figure.svg  # text stays text
     assert "3.300 to 2.855" in figures[0].alt and "your model 0.700" in figures[1].alt
+
+
+def test_the_class_report_shows_the_distribution_of_heldout_results(tmp_path):
+    from seqlab.gradebook import write_class_report
+    from seqlab.results import GradingResult
+
+    rows = []
+    for i, progress in enumerate([1.0, 0.97, -0.4, 0.5]):
+        run = {"metrics": {"progress": progress, "heldout_ce": 0.7 + i}}
+        result = GradingResult(tests=[], submission=f"s{i}", seed=i, meta={"lab_runs": {LAB: run}})
+        rows.append({"submission": f"s{i}", "status": "graded", "reason": "", "result": result})
+    html, _ = write_class_report(tmp_path, rows)
+    text = html.read_text()
+    assert "Labs: held-out results" in text and text.count('<svg role="img"') == 1
+    assert "of 4 submissions" in text and "2 at or above the bound 0.9" in text
