@@ -77,7 +77,10 @@ def draw_task(seed: int) -> tuple[dict, dict]:
         "clip": CLIP,
     }
     heldout_text = corpus.text(_seed(seed, "heldout"), HELDOUT_STREAMS * HELDOUT_LEN)
-    heldout = {"tokens": corpus.encode(heldout_text, permutation).reshape(HELDOUT_STREAMS, HELDOUT_LEN)}
+    heldout = {
+        "tokens": corpus.encode(heldout_text, permutation).reshape(HELDOUT_STREAMS, HELDOUT_LEN),
+        "permutation": permutation,  # to read the model's text back (reports, the notebook)
+    }
     return child_inputs, heldout
 
 

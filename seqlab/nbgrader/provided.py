@@ -1,8 +1,9 @@
 """Correct stand-ins for contract functions a notebook uses from another assignment.
 
 The transformer notebook calls ``multi_head_attention`` and ``causal_mask`` from the attention
-assignment. A notebook kernel has no package to import the student's attention answers from, and
-pasting the reference there would hand out another assignment's solution. These stand-ins are
+assignment; the RNN notebook's lab calls ``adam`` and ``clip_grad_norm`` from the optimizers one,
+and the gates lab ``rnn_forward``. A notebook kernel has no package to import the student's
+other answers from, and pasting the reference there would hand out another assignment's solution. These stand-ins are
 built on PyTorch's own operations instead (``F.multi_head_attention_forward``,
 ``nn.Transformer.generate_square_subsequent_mask``), follow the contract's conventions (``True`` =
 may attend, a fully masked row gives zero weights and ``b_o``) and are only for the notebook: the
@@ -84,3 +85,41 @@ def multi_head_attention(query, key, value, params, num_heads, mask=None):
         weights = weights.masked_fill(empty_rows[:, None, :, None], 0.0)
         out = torch.where(empty_rows[..., None], p["b_o"].expand_as(out), out)
     return out, weights
+
+
+def rnn_forward(x, h0, W_xh, W_hh, b_h):
+    """Every hidden state ``(B, T, H)`` of the Elman RNN, through ``nn.RNN`` with the weights copied
+    in (differentiable in ``x``, for the gradient-norm lab)."""
+    rnn = torch.nn.RNN(x.shape[-1], W_hh.shape[0], batch_first=True, device=x.device, dtype=x.dtype)
+    with torch.no_grad():
+        rnn.weight_ih_l0.copy_(W_xh)
+        rnn.weight_hh_l0.copy_(W_hh)
+        rnn.bias_ih_l0.copy_(b_h)
+        rnn.bias_hh_l0.zero_()
+    hs, _ = rnn(x, h0[None])
+    return hs
+
+
+def clip_grad_norm(grads, max_norm):
+    """``(clipped, total_norm)`` through ``torch.nn.utils.clip_grad_norm_`` on copies."""
+    holders = [torch.zeros_like(g) for g in grads]
+    for holder, g in zip(holders, grads):
+        holder.grad = g.detach().clone()
+    total = torch.nn.utils.clip_grad_norm_(holders, max_norm)
+    return [holder.grad for holder in holders], total
+
+
+def adam(w, dw, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8):
+    """One ``torch.optim.Adam`` step of ``w`` from ``state`` (``{}`` first); a new state dict."""
+    p = w.detach().clone()
+    p.grad = dw.detach().clone()
+    opt = torch.optim.Adam([p], lr=lr, betas=betas, eps=eps)
+    if state:
+        opt.state[p] = {
+            "step": torch.tensor(float(state["step"])),
+            "exp_avg": state["m"].clone(),
+            "exp_avg_sq": state["v"].clone(),
+        }
+    opt.step()
+    kept = opt.state[p]
+    return p.detach(), {"step": int(kept["step"]), "m": kept["exp_avg"].clone(), "v": kept["exp_avg_sq"].clone()}
