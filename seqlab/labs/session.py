@@ -23,7 +23,7 @@ from typing import Any
 import torch
 
 from ..grading.checks import SHAPE_RULE, Grade, GradeFailure, NotGradable
-from ..grading.compare import structure_problem, value_mismatch
+from ..grading.compare import first_float_dtype, structure_problem, value_mismatch
 from ..seeds import derive_seed
 from ..tolerance import Tolerance
 from . import Lab
@@ -56,16 +56,24 @@ def lab_seed(grading_seed: int, function: str) -> int:
     return derive_seed(grading_seed, "lab", function, nbytes=8) & ((1 << 63) - 1)
 
 
+def _tensors(tree: Any, path: str):
+    if isinstance(tree, torch.Tensor):
+        yield path, tree
+    elif isinstance(tree, dict):
+        for key, value in tree.items():
+            yield from _tensors(value, f"{path}[{key!r}]")
+
+
 def returned_problem(params: Any, losses: Any, child_inputs: dict) -> str | None:
     """Why the returned parameters cannot be evaluated, or None."""
     sent = child_inputs["params"]
     problem = structure_problem(params, sent, "params_out")
     if problem:
         return problem
-    bad = [k for k, v in params.items() if not bool(torch.isfinite(v).all())]
+    bad = next((path for path, t in _tensors(params, "params_out") if not bool(torch.isfinite(t).all())), None)
     if bad:
-        return f"params_out[{bad[0]!r}] holds NaN or infinite values"
-    expected_losses = torch.zeros(child_inputs["steps"], dtype=sent["W_hh"].dtype if "W_hh" in sent else torch.float64)
+        return f"{bad} holds NaN or infinite values"
+    expected_losses = torch.zeros(child_inputs["steps"], dtype=first_float_dtype(sent) or torch.float64)
     return structure_problem(losses, expected_losses, "losses")
 
 
