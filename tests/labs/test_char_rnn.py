@@ -194,3 +194,15 @@ def test_the_class_report_shows_the_distribution_of_heldout_results(tmp_path):
     text = html.read_text()
     assert "Labs: held-out results" in text and text.count('<svg role="img"') == 1
     assert "of 4 submissions" in text and "2 at or above the bound 0.9" in text
+
+
+@pytest.mark.bank
+def test_a_bug_in_an_earlier_function_is_named_in_the_lab(tmp_path):
+    from tests.mutants import all_variants
+
+    adam_bug = next(m for m in all_variants("MUTANTS") if m.function == "optimizers.adam" and "in place" not in m.id)
+    result = _grade(tmp_path, adam_bug, only="optimizers.adam,rnn.train_char_rnn")
+    assert any(t.score < t.max_score for t in result.tests if t.function == "optimizers.adam")
+    lab = _lab_tests(result)
+    failed = [t for t in lab if t.score < t.max_score]
+    assert failed and all("optimizers.adam" in t.output for t in failed), [t.output for t in lab]
