@@ -735,9 +735,10 @@ def check_sample(grade, case, temperature, seed):
     its own fresh one: the grader's was used by the reference)."""
     inputs = sample_inputs(case, temperature)
 
-    def mistakes(*args, **kwargs):
-        fresh = {"generator": torch.Generator().manual_seed(seed)}
-        return from_table(SAMPLE_MISTAKES, lambda *a, **k: sample(*a, **{**k, **fresh}))(*args, **kwargs)
+    def variant(*args, **kwargs):  # each variant draws from a generator of its own, seeded alike
+        return sample(*args, **{**kwargs, "generator": torch.Generator().manual_seed(seed)})
+
+    mistakes = from_table(SAMPLE_MISTAKES, variant)
 
     grade.check(*inputs, generator=torch.Generator().manual_seed(seed), case=case, mistakes=mistakes)
 

@@ -242,3 +242,23 @@ def train_char_rnn(tokens, params, steps, batch_size, seq_len, lr=1e-2, clip=5.0
 """,
     ),
 ]
+
+LAB_MUTANTS += [
+    Mutant(
+        "rnn.sample_chars",
+        "hidden state not carried",
+        """
+def sample_chars(params, start_token, steps, temperature=1.0, generator=None):
+    V, H = params["W_hy"].shape
+    h0 = torch.zeros(start_token.shape[0], H, dtype=params["W_hy"].dtype)
+    token, out = start_token, []
+    for _ in range(steps):
+        h = rnn_cell(F.one_hot(token, V).to(h0.dtype), h0, params["W_xh"], params["W_hh"], params["b_h"])
+        p = torch.softmax((h @ params["W_hy"].T + params["b_y"]) / temperature, dim=-1)
+        token = torch.multinomial(p, 1, generator=generator)[:, 0]
+        out.append(token)
+    return torch.stack(out, 1) if out else torch.zeros(start_token.shape[0], 0, dtype=torch.int64)
+""",
+        hint="not carried",
+    ),
+]
