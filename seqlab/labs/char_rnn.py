@@ -37,8 +37,8 @@ THRESHOLDS = {"progress": 0.9}
 CRASH_HINTS = [
     (
         "must match the size",
-        "This looks like: Adam state shared between parameters. Each parameter needs its own state "
-        "dict: m and v have the shape of the parameter they belong to.",
+        "Adam state shared between parameters: each parameter needs its own state dict; m and v "
+        "have the shape of the parameter they belong to.",
     ),
 ]
 
