@@ -68,7 +68,7 @@ def sentence(rng: random.Random) -> str:
 def text(seed: int, n_chars: int) -> str:
     """At least ``n_chars`` characters of sentences from ``seed``, cut to exactly ``n_chars``."""
     rng = random.Random(seed)
-    parts, length = [], 0
+    parts, length = [], -1  # n sentences joined by n - 1 spaces
     while length < n_chars:
         parts.append(sentence(rng))
         length += len(parts[-1]) + 1

@@ -31,6 +31,7 @@ def test_corpus_is_reproducible_and_in_the_alphabet():
     text = corpus.text(7, 2000)
     assert text == corpus.text(7, 2000) != corpus.text(8, 2000) and len(text) == 2000
     assert set(text) <= set(corpus.ALPHABET) and text.count(".") > 20
+    assert all(len(corpus.text(seed, 257)) == 257 for seed in range(300))  # never a character short
     assert " an a" not in text and " a o" not in text  # "an" before a vowel, "a" before a consonant
     permutation = torch.randperm(corpus.V, generator=torch.Generator().manual_seed(1))
     assert corpus.decode(corpus.encode(text, permutation), permutation) == text
