@@ -23,8 +23,10 @@ Conventions that matter here (they are PyTorch's, so the results agree with ``nn
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 
-from .rnn import rnn_forward
+from .optimizers import adam
+from .rnn import rnn_forward, softmax_cross_entropy
 
 
 def lstm_cell(x, h_prev, c_prev, W_ih, W_hh, b_ih, b_hh):
@@ -193,6 +195,81 @@ def input_gradient_norms(kind, x, h0, params):
 
     Agrees with the same gradient taken through ``nn.RNN`` / ``nn.LSTM`` / ``nn.GRU`` with the
     weights copied in.
+    """
+    # YOUR CODE HERE
+    raise NotImplementedError()
+
+
+# --- the lab: delayed recall ---------------------------------------------------------------------
+
+
+def recall_batch(K, batch_size, lag, generator=None):
+    r"""Draw delayed-recall sequences (given: the task, not an exercise).
+
+    Each row is ``lag + 1`` tokens: the first from the ``M = K // 2`` *memory* symbols
+    ``[0, M)``, then ``lag`` distractors from the other symbols ``[M, K)``. The target is the
+    first token, to be read out after the last. Chance is ``1 / M``.
+
+    Returns:
+        tokens (Tensor): ``(batch_size, lag + 1)`` int64, drawn with ``generator``.
+    """
+    M = K // 2
+    first = torch.randint(M, (batch_size, 1), generator=generator)
+    rest = torch.randint(M, K, (batch_size, lag), generator=generator)
+    return torch.cat([first, rest], dim=1)
+
+
+def recall_logits(kind, params, x):
+    r"""The recall model: run a cell over ``x`` from zero states, read out the last hidden state.
+
+    .. math::
+        \mathrm{logits} = h_T W_y^\top + b_y
+
+    Args:
+        kind (str): ``"rnn"``, ``"lstm"`` or ``"gru"``.
+        x (Tensor): ``(B, T, K)`` one-hot inputs, in the dtype of ``params``.
+        params (dict): the cell's weights as in :func:`input_gradient_norms` plus the readout
+            ``W_y (K, H)``, ``b_y (K,)``.
+
+    Returns:
+        logits (Tensor): ``(B, K)``, from ``h_T`` (not ``h_1``, which would be trivial).
+    """
+    # YOUR CODE HERE
+    raise NotImplementedError()
+
+
+def train_recall(kind, params, steps, batch_size, lag, lr=1e-2, generator=None):
+    r"""Train a cell on delayed recall: remember the first token for ``lag`` steps.
+
+    Each step ``s`` draws ``tokens = recall_batch(K, batch_size, lag, generator)`` with
+    ``K = params["W_y"].shape[0]``, feeds ``x = one_hot(tokens, K)`` (in the dtype of
+    ``params``) to :func:`recall_logits`, and takes
+    ``loss = softmax_cross_entropy(logits, tokens[:, 0])``; autograd gives the gradient of every
+    parameter, and each parameter takes one ``adam`` step with its own state (``lr``, default
+    betas and eps). ``losses[s]`` is the loss before the update.
+
+    Why gates (L5 §5-§8): the gradient reaching the first input is a product of ``lag``
+    Jacobians. The plain RNN's shrink it geometrically, so at a lag of 20-30 it learns nothing
+    and stays at chance; the LSTM's cell path (with the forget gate starting open) and the
+    GRU's interpolation (update gate starting near one) carry it, and they learn the task.
+
+    Args:
+        kind (str): ``"rnn"``, ``"lstm"`` or ``"gru"``.
+        params (dict): initial weights (see :func:`recall_logits`), float32/float64; not
+            modified.
+        steps (int): number of Adam steps.
+        batch_size (int): sequences per step.
+        lag (int): distractors after the token to remember (sequences of ``lag + 1``).
+        lr (float): Adam's learning rate. Default: ``1e-2``.
+        generator (torch.Generator, optional): draws every batch.
+
+    Returns:
+        (params_out, losses): new tensors with the keys, shapes and dtype of ``params``, and
+        ``losses (steps,)`` in the dtype of ``params``.
+
+    Notes: L5 §5-§6 (vanishing gradients), §7 (LSTM), §8 (GRU). Graded in the parent with
+    ``kind="lstm"``, 120 steps of 128 sequences at a lag of 24-32 drawn per grading: held-out
+    recall accuracy at least 0.9 (chance is ``1 / M``), within 5 s of CPU on one core.
     """
     # YOUR CODE HERE
     raise NotImplementedError()
