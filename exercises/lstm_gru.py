@@ -241,8 +241,8 @@ def recall_logits(kind, params, x):
 def train_recall(kind, params, steps, batch_size, lag, lr=1e-2, generator=None):
     r"""Train a cell on delayed recall: remember the first token for ``lag`` steps.
 
-    Each step ``s`` draws ``tokens = recall_batch(K, batch_size, lag, generator)`` with
-    ``K = params["W_y"].shape[0]``, feeds ``x = one_hot(tokens, K)`` (in the dtype of
+    Each step ``s`` draws a batch ``tokens``, ``recall_batch(K, batch_size, lag, generator)``
+    with ``K = params["W_y"].shape[0]``, feeds ``x = one_hot(tokens, K)`` (in the dtype of
     ``params``) to :func:`recall_logits`, and takes
     ``loss = softmax_cross_entropy(logits, tokens[:, 0])``; autograd gives the gradient of every
     parameter, and each parameter takes one ``adam`` step with its own state (``lr``, default

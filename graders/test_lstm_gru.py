@@ -420,3 +420,14 @@ def test_input_gradient_norms(grade, make, ref, kind):
 def test_input_gradient_norms_single(grade, make, ref):
     case = Case(make, B=2, T=1, D=3, H=4, dtype=torch.float32).note("kind='gru'")
     grade.check(*norms_inputs(case, "gru"), case=case)
+
+
+# --- the lab: delayed recall (seqlab/labs/recall.py draws the task and the held-out sequences) ---
+
+
+@grades(
+    "lstm_gru.train_recall",
+    title="the trained LSTM recalls the first token after 24-32 distractors on fresh sequences (accuracy >= 0.9)",
+)
+def test_train_recall_heldout(lab):
+    lab.check_metrics("accuracy")

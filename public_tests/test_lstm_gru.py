@@ -265,3 +265,29 @@ def test_input_gradient_norms_match_torch_modules(kind):
     norms = call(qualname, lstm_gru.input_gradient_norms, kind, x, h0, params, case=case)
     check_tensor(qualname, norms, case=case, shape=(6,), dtype=torch.float64, what="norms")
     check_close(qualname, norms, dx.pow(2).sum(dim=(0, 2)).sqrt(), case=case, what="norms")
+
+
+# --- the lab: train_recall -------------------------------------------------------------------------
+
+
+@checks("lstm_gru.train_recall")
+def test_train_recall_returns_new_parameters_and_a_loss_per_step():
+    qualname, case = "lstm_gru.train_recall", "kind='lstm', K=4, H=5, 3 steps of 8 sequences, lag 4"
+    gen = torch.Generator().manual_seed(0)
+    K, H = 4, 5
+    params = {
+        "W_ih": randn(gen, 4 * H, K, dtype=torch.float32, scale=0.3),
+        "W_hh": randn(gen, 4 * H, H, dtype=torch.float32, scale=0.3),
+        "b_ih": torch.zeros(4 * H),
+        "b_hh": torch.zeros(4 * H),
+        "W_y": randn(gen, K, H, dtype=torch.float32, scale=0.3),
+        "b_y": torch.zeros(K),
+    }
+    out = call(
+        qualname, lstm_gru.train_recall, "lstm", params, 3, 8, 4, generator=torch.Generator().manual_seed(1), case=case
+    )
+    trained, losses = unpack(qualname, out, ("params_out", "losses"), case=case)
+    check_tensor(qualname, losses, case=case, shape=(3,), dtype=torch.float32, what="losses")
+    for key, value in params.items():
+        check_tensor(qualname, trained[key], case=case, shape=tuple(value.shape), dtype=torch.float32, what=key)
+    assert bool(torch.isfinite(losses).all()), f"{qualname}, case {case}: losses are not finite"

@@ -42,6 +42,7 @@ SIGNATURES: dict[str, str] = {
     "lstm_gru.gru_cell": "(x, h_prev, W_ih, W_hh, b_ih, b_hh)",
     "lstm_gru.gru_forward": "(x, h0, W_ih, W_hh, b_ih, b_hh)",
     "lstm_gru.input_gradient_norms": "(kind, x, h0, params)",
+    "lstm_gru.train_recall": "(kind, params, steps, batch_size, lag, lr=0.01, generator=None)",
     "attention.additive_attention": "(query, keys, W_q, W_k, v, mask=None)",
     "attention.scaled_dot_product_attention": "(q, k, v, mask=None)",
     "attention.causal_mask": "(T, device=None)",
@@ -54,11 +55,13 @@ SIGNATURES: dict[str, str] = {
     "transformer.decoder_block": (
         "(x, memory, params, num_heads, self_mask=None, memory_mask=None, causal=True, norm_first=False)"
     ),
+    "transformer.train_reverser": "(params, steps, batch_size, seq_len, vocab, lr=0.001, generator=None)",
     "selective_scan.discretize": "(delta, A, B)",
     "selective_scan.linear_scan": "(a, b, h0=None)",
     "selective_scan.selective_scan": (
         "(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False, return_last_state=False)"
     ),
+    "selective_scan.train_selective_copy": "(params, steps, batch_size, selective=True, lr=0.001, generator=None)",
 }
 
 FUNCTIONS: tuple[str, ...] = tuple(SIGNATURES)
@@ -66,7 +69,14 @@ FUNCTIONS: tuple[str, ...] = tuple(SIGNATURES)
 # The functions of the curriculum's "Labs" section: a topic's functions put together. `seqlab
 # grade --no-labs` leaves them out (the lab training costs seconds of CPU per submission), and
 # so do the project's own tests unless they test a lab; EXERCISES are the rest.
-LABS: tuple[str, ...] = ("rnn.train_char_rnn", "rnn.sample_chars", "lstm_gru.input_gradient_norms")
+LABS: tuple[str, ...] = (
+    "rnn.train_char_rnn",
+    "rnn.sample_chars",
+    "lstm_gru.input_gradient_norms",
+    "lstm_gru.train_recall",
+    "transformer.train_reverser",
+    "selective_scan.train_selective_copy",
+)
 EXERCISES: tuple[str, ...] = tuple(name for name in FUNCTIONS if name not in LABS)
 
 

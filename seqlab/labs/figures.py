@@ -81,6 +81,25 @@ def heldout_figure(function: str, metrics: dict[str, float]) -> Figure:
     return Figure("held-out cross-entropy", _svg(fig, f"{function}-heldout", "held-out cross-entropy"), alt + ".")
 
 
+def metric_figure(function: str, metrics: dict[str, float]) -> Figure:
+    """A lab's held-out metrics as bars (its bounded ones with their bound)."""
+    lab = LABS[function]
+    bounds = lab.module().THRESHOLDS
+    names = list(metrics)
+    fig, ax = _figure(height=0.5 + 0.45 * len(names))
+    values = [metrics[k] for k in names]
+    ax.barh([lab.metric_names.get(k, k) for k in names], values, color=[BLUE if k in bounds else GREY for k in names])
+    for i, (k, v) in enumerate(zip(names, values)):
+        ax.text(v, i, f" {v:.3f}", va="center")
+        if k in bounds:
+            ax.plot([bounds[k]] * 2, [i - 0.4, i + 0.4], color=ORANGE, linestyle="--")
+    ax.spines[["top", "right"]].set_visible(False)
+    parts = [f"{lab.metric_names.get(k, k)} {metrics[k]:.3f}" + (f" (bound {bounds[k]:g})" if k in bounds else "")
+             for k in names]  # fmt: skip
+    alt = "On held-out data drawn for this grading: " + ", ".join(parts)
+    return Figure("held-out results", _svg(fig, f"{function}-metrics", "held-out results"), alt + ".")
+
+
 def _tail_mean(values: list[float], n: int = 10) -> float:
     tail = values[-n:]
     return sum(tail) / len(tail) if tail else math.nan
@@ -96,6 +115,8 @@ def run_figures(function: str, run: dict) -> list[Figure]:
         figures.append(loss_figure(function, run["losses"], run.get("reference_losses")))
     if "heldout" in lab.figures and run.get("metrics"):
         figures.append(heldout_figure(function, run["metrics"]))
+    if "metrics" in lab.figures and run.get("metrics"):
+        figures.append(metric_figure(function, run["metrics"]))
     return figures
 
 

@@ -108,7 +108,8 @@ class LabSession:
         run = LabRun(self.lab.function, self.seed, child_inputs, heldout)
         student = self.grade.student
         before = student.cpu_clock()
-        self.grade.timeout = self.lab.wall_limit_s
+        self.grade.timeout, kernels = self.lab.wall_limit_s, self.grade.kernels
+        self.grade.kernels = self.grade.kernels and self.lab.kernels
         try:
             value = self.grade.run(**child_inputs).value
             params, losses = self.grade.unpack(value, RETURNS)
@@ -119,7 +120,7 @@ class LabSession:
             run.failure = failure
             return run
         finally:
-            self.grade.timeout = None
+            self.grade.timeout, self.grade.kernels = None, kernels
         after = student.cpu_clock()
         if before is not None and after is not None and before[0] is after[0]:
             run.cpu_s = after[1] - before[1]

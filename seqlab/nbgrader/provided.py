@@ -1,8 +1,8 @@
 """Correct stand-ins for contract functions a notebook uses from another assignment.
 
 The transformer notebook calls ``multi_head_attention`` and ``causal_mask`` from the attention
-assignment; the RNN notebook's lab calls ``adam`` and ``clip_grad_norm`` from the optimizers one,
-and the gates lab ``rnn_forward``. A notebook kernel has no package to import the student's
+assignment; the labs call ``adam`` and ``clip_grad_norm`` (optimizers), ``rnn_forward`` and
+``softmax_cross_entropy`` (rnn), ``sinusoidal_encoding`` and ``embed_tokens`` (positional). A notebook kernel has no package to import the student's
 other answers from, and pasting the reference there would hand out another assignment's solution. These stand-ins are
 built on PyTorch's own operations instead (``F.multi_head_attention_forward``,
 ``nn.Transformer.generate_square_subsequent_mask``), follow the contract's conventions (``True`` =
@@ -123,3 +123,23 @@ def adam(w, dw, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8):
     opt.step()
     kept = opt.state[p]
     return p.detach(), {"step": int(kept["step"]), "m": kept["exp_avg"].clone(), "v": kept["exp_avg_sq"].clone()}
+
+
+def softmax_cross_entropy(logits, targets):
+    """The mean cross-entropy, ``F.cross_entropy`` (the labs' losses)."""
+    return F.cross_entropy(logits, targets)
+
+
+def sinusoidal_encoding(num_positions, d_model, device=None, dtype=torch.float32):
+    """Vaswani et al.'s encoding, interleaved sin/cos, as the positional assignment defines it (no
+    PyTorch built-in computes it; given here only for the Transformer lab's cell)."""
+    angle = torch.outer(
+        torch.arange(num_positions, device=device, dtype=torch.float64),
+        torch.pow(10000.0, -torch.arange(0, d_model, 2, device=device, dtype=torch.float64) / d_model),
+    )
+    return torch.stack([angle.sin(), angle.cos()], dim=-1).flatten(1)[:, :d_model].to(dtype)
+
+
+def embed_tokens(tokens, embedding, pe):
+    """``F.embedding`` scaled by sqrt(d), plus the first T rows of ``pe``."""
+    return F.embedding(tokens, embedding) * embedding.shape[1] ** 0.5 + pe[: tokens.shape[1]]

@@ -207,3 +207,13 @@ def test_a_bug_in_an_earlier_function_is_named_in_the_lab(tmp_path):
     lab = _lab_tests(result)
     failed = [t for t in lab if t.score < t.max_score]
     assert failed and all("optimizers.adam" in t.output for t in failed), [t.output for t in lab]
+
+
+@pytest.mark.bank
+def test_every_lab_scores_full_marks_for_the_reference_within_its_budget(tmp_path):
+    result = _grade(tmp_path, isolated=True, only=",".join(LABS))
+    assert result.percent == 100.0, [(t.name, t.output[:300]) for t in result.tests if t.score < t.max_score]
+    runs = result.meta["lab_runs"]
+    assert set(runs) == set(LABS)
+    assert all(runs[f]["cpu_s"] < LABS[f].cpu_budget_s for f in LABS), {f: runs[f]["cpu_s"] for f in LABS}
+    assert sum(runs[f]["cpu_s"] for f in LABS) < 15.0
