@@ -274,7 +274,7 @@ def grade_all(
         raise SubmissionError(f"{submissions_dir}: not a folder (grade-all takes a folder of submissions)")
     box = None if in_process else sandbox if isinstance(sandbox, Sandbox) else resolve(sandbox or "auto")
     from . import contract
-    from .grading.run import labs_by_default
+    from .labs import labs_by_default
 
     labs = labs_by_default() if labs is None else labs
     loaded = load_config(config)

@@ -14,6 +14,7 @@ import torch
 
 from .. import contract
 from ..config import GradingConfig, load_config
+from ..labs import labs_by_default
 from ..paths import COURSE_ROOT, GRADERS_DIR, SOLUTIONS_DIR
 from ..reference import load_reference
 from ..results import GradingResult
@@ -38,11 +39,6 @@ def resolve_device(device: str) -> str:
     if device not in ("cpu",) and not device.startswith("cuda"):
         raise GradingError(f"unknown device {device!r} (use auto, cpu or cuda)")
     return device
-
-
-def labs_by_default() -> bool:
-    """Whether a grading includes the labs when its caller does not say: yes, unless SEQLAB_LABS=0."""
-    return os.environ.get("SEQLAB_LABS", "1") != "0"
 
 
 @dataclass(frozen=True)

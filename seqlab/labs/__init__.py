@@ -27,6 +27,7 @@ spare, and a failed lab names the used functions that failed their own tests in 
 from __future__ import annotations
 
 import importlib
+import os
 from dataclasses import dataclass, field
 from types import ModuleType
 
@@ -106,6 +107,11 @@ LABS: dict[str, Lab] = {
         metric_names={"accuracy": "held-out copy accuracy", "chance": "chance"},
     ),
 }
+
+
+def labs_by_default() -> bool:
+    """Whether a grading includes the labs when its caller does not say: yes, unless SEQLAB_LABS=0."""
+    return os.environ.get("SEQLAB_LABS", "1") != "0"
 
 
 def lab_of(function: str) -> Lab | None:

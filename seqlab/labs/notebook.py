@@ -119,3 +119,111 @@ def plot_gradient_norms(norms: dict, ax=None):
     ax.legend(frameon=False)
     ax.figure.tight_layout()
     return ax
+
+
+# --- the other labs' cells: every function passed in is the notebook's (the student's) own ------
+
+
+def recall_against_lag(train_recall, recall_logits, recall_batch, lags=(8, 24), kinds=("rnn", "lstm", "gru")):
+    """Held-out recall accuracy per cell and lag, with the student's functions throughout (the
+    task's sizes and initial weights, seqlab.labs.recall)."""
+    from . import recall
+
+    K = recall.K
+    out = {}
+    for kind in kinds:
+        out[kind] = []
+        for lag in lags:
+            gen = torch.Generator().manual_seed(1000 + lag)
+            params, _ = train_recall(
+                kind, recall.initial_params(kind, gen), recall.STEPS, recall.BATCH, lag, recall.LR, gen
+            )
+            tokens = recall_batch(K, 1000, lag, torch.Generator().manual_seed(7))
+            with torch.no_grad():
+                logits = recall_logits(kind, params, torch.nn.functional.one_hot(tokens, K).to(torch.float32))
+            out[kind].append(float((logits.argmax(-1) == tokens[:, 0]).float().mean()))
+    return {"lags": list(lags), "accuracy": out, "chance": 1 / (K // 2)}
+
+
+def plot_against_lag(result: dict, ax=None):
+    import matplotlib.pyplot as plt
+
+    ax = ax or plt.figure(figsize=(7, 3)).add_subplot()
+    for kind, values in result["accuracy"].items():
+        ax.plot(result["lags"], values, marker="o", label=kind.upper())
+    ax.axhline(result["chance"], color="#8a93a6", linestyle="--", label="chance")
+    ax.set_xlabel("lag (distractors to remember across)")
+    ax.set_ylabel("held-out recall accuracy")
+    ax.legend(frameon=False)
+    ax.figure.tight_layout()
+    return ax
+
+
+def plot_heatmaps(weights, ax_row=None):
+    """Cross-attention weights ``(examples, T, S)`` as heatmaps: the anti-diagonal is reversal."""
+    import matplotlib.pyplot as plt
+
+    weights = torch.as_tensor(weights)
+    fig, axes = plt.subplots(1, weights.shape[0], figsize=(2.2 * weights.shape[0], 2.4))
+    for ax, w in zip(list(getattr(axes, "flat", [axes])), weights):
+        ax.imshow(w, cmap="Blues", vmin=0, vmax=1)
+        ax.set_xlabel("source position")
+        ax.set_ylabel("output position")
+    fig.tight_layout()
+    return axes
+
+
+def plot_selectivity(accuracy: dict, chance: float, lengths, seconds: dict):
+    """Selective against time-invariant accuracy, and the scan's time against T next to attention's."""
+    import matplotlib.pyplot as plt
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3))
+    left.bar(list(accuracy), list(accuracy.values()), color=["#2f6fcf", "#8a93a6"])
+    left.axhline(chance, color="#b35c00", linestyle="--", label="chance")
+    left.set_ylabel("held-out copy accuracy")
+    left.legend(frameon=False)
+    for name, values in seconds.items():
+        right.loglog(lengths, values, marker="o", label=name)
+    right.set_xlabel("sequence length T")
+    right.set_ylabel("seconds per call")
+    right.legend(frameon=False)
+    fig.tight_layout()
+    return left, right
+
+
+def timings(scan, attention, lengths=(64, 128, 256, 512, 1024), width: int = 16, state: int = 8) -> dict:
+    """Seconds per call of ``scan`` (a selective_scan) and ``attention`` (q, k, v) against T."""
+    out = {"scan": [], "attention": []}
+    A = -torch.arange(1, state + 1, dtype=torch.float32).repeat(width, 1)
+    for T in lengths:
+        x, bc = torch.randn(1, T, width), torch.randn(1, T, state)
+        out["scan"].append(_seconds(scan, x, x, A, bc, bc, delta_softplus=True))
+        out["attention"].append(_seconds(attention, x, x, x))
+    return out
+
+
+def _seconds(fn, *args, **kwargs) -> float:
+    import time
+
+    fn(*args, **kwargs)  # warm-up
+    started = time.perf_counter()
+    for _ in range(3):
+        fn(*args, **kwargs)
+    return (time.perf_counter() - started) / 3
+
+
+@torch.no_grad()
+def cross_attention(params: dict, src: torch.Tensor, ns: dict) -> torch.Tensor:
+    """The reverser decoder's cross-attention weights ``(B, T, S)`` on the true shifted targets,
+    replayed with the notebook's own functions (``ns``: its globals), as seqlab.labs.reverser
+    replays them with the reference's."""
+    vocab = params["W_out"].shape[0]
+    tgt_in = torch.cat([torch.full((src.shape[0], 1), vocab, dtype=torch.long), src.flip(1)[:, :-1]], dim=1)
+    table, block = params["embedding"], params["decoder"]
+    pe = ns["sinusoidal_encoding"](src.shape[1], table.shape[1], dtype=table.dtype)
+    memory = ns["encoder_block"](ns["embed_tokens"](src, table, pe), params["encoder"], 1)
+    x = ns["embed_tokens"](tgt_in, table, pe)
+    mha = ns["multi_head_attention"]
+    x = x + mha(x, x, x, block["self_attn"], 1, ns["causal_mask"](x.shape[1]))[0]
+    x = ns["layer_norm"](x, block["norm1"]["weight"], block["norm1"]["bias"])
+    return mha(x, memory, memory, block["cross_attn"], 1)[1][:, 0]

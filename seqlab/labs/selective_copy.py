@@ -39,10 +39,13 @@ def _reference():
     return load_reference()
 
 
-def initial_params(gen: torch.Generator, dtype=torch.float32) -> dict[str, torch.Tensor]:
-    from ..reference import load_reference
+def initial_params(gen: torch.Generator, dtype=torch.float32, count: int | None = None) -> dict[str, torch.Tensor]:
+    """``count``: the data tokens per sequence (the module's COPY_COUNT; the notebook passes its
+    own, where the reference cannot be loaded)."""
+    if count is None:
+        from ..reference import load_reference
 
-    count = load_reference().selective_scan.COPY_COUNT
+        count = load_reference().selective_scan.COPY_COUNT
 
     def normal(*shape, scale=1.0):
         return (torch.randn(*shape, generator=gen, dtype=torch.float64) * scale).to(dtype)

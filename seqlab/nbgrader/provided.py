@@ -88,15 +88,11 @@ def multi_head_attention(query, key, value, params, num_heads, mask=None):
 
 
 def rnn_forward(x, h0, W_xh, W_hh, b_h):
-    """Every hidden state ``(B, T, H)`` of the Elman RNN, through ``nn.RNN`` with the weights copied
-    in (differentiable in ``x``, for the gradient-norm lab)."""
+    """Every hidden state ``(B, T, H)`` of the Elman RNN, through ``nn.RNN`` called with the given
+    weights (differentiable in ``x`` and in them, for the labs)."""
     rnn = torch.nn.RNN(x.shape[-1], W_hh.shape[0], batch_first=True, device=x.device, dtype=x.dtype)
-    with torch.no_grad():
-        rnn.weight_ih_l0.copy_(W_xh)
-        rnn.weight_hh_l0.copy_(W_hh)
-        rnn.bias_ih_l0.copy_(b_h)
-        rnn.bias_hh_l0.zero_()
-    hs, _ = rnn(x, h0[None])
+    weights = {"weight_ih_l0": W_xh, "weight_hh_l0": W_hh, "bias_ih_l0": b_h, "bias_hh_l0": torch.zeros_like(b_h)}
+    hs, _ = torch.func.functional_call(rnn, weights, (x, h0[None]))  # differentiable in the weights too
     return hs
 
 
