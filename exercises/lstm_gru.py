@@ -241,6 +241,10 @@ def recall_logits(kind, params, x):
 def train_recall(kind, params, steps, batch_size, lag, lr=1e-2, generator=None):
     r"""Train a cell on delayed recall: remember the first token for ``lag`` steps.
 
+    .. math::
+        L = -\frac{1}{B} \sum_b \log \mathrm{softmax}(h_T W_y^\top + b_y)_{x_{b,1}}, \qquad
+        \theta_k \leftarrow \mathrm{adam}(\theta_k, \nabla_{\theta_k} L, \mathrm{state}_k)
+
     Each step ``s`` draws a batch ``tokens``, ``recall_batch(K, batch_size, lag, generator)``
     with ``K = params["W_y"].shape[0]``, feeds ``x = one_hot(tokens, K)`` (in the dtype of
     ``params``) to :func:`recall_logits`, and takes

@@ -268,9 +268,13 @@ def copy_logits(params, tokens, selective=True):
 def train_selective_copy(params, steps, batch_size, selective=True, lr=1e-3, generator=None):
     r"""Train :func:`copy_logits` on selective copying (Gu and Dao 2023, section 3.1).
 
+    .. math::
+        L = -\frac{1}{B M'} \sum_{b, i} \log p_\theta(d_{b,i} \mid u_b), \qquad
+        \Delta_t, B_t, C_t = f_\theta(u_t) \ \text{(selective)} \ \text{or constants}
+
     Each step draws a batch, ``copy_batch(M, batch_size, generator)`` giving ``tokens`` and
-    ``targets``, with ``M = params["W_out"].shape[0]``, and takes ``loss = softmax_cross_entropy(logits.reshape(-1,
-    M), targets.reshape(-1))``; autograd gives the gradients, and each parameter the model uses
+    ``targets``, with ``M = params["W_out"].shape[0]``, and takes
+    ``loss = softmax_cross_entropy(logits.reshape(-1, M), targets.reshape(-1))``; autograd gives the gradients, and each parameter the model uses
     takes one ``adam`` step with its own state (``lr``, default betas and eps). With
     ``selective=False`` the unused ``W_delta``, ``W_B``, ``W_C`` come back unchanged.
     ``losses[s]`` is the loss before the update.

@@ -271,6 +271,10 @@ def reverser_logits(params, src, tgt_in):
 def train_reverser(params, steps, batch_size, seq_len, vocab, lr=1e-3, generator=None):
     r"""Train :func:`reverser_logits` to output its input reversed, with teacher forcing.
 
+    .. math::
+        y_t = x_{S - 1 - t}, \qquad
+        L = -\frac{1}{B S} \sum_{b, t} \log p_\theta(y_{b,t} \mid x_b, y_{b,<t})
+
     Each step draws ``src, tgt_in, tgt = reverser_batch(batch_size, seq_len, vocab,
     generator)`` and takes ``loss = softmax_cross_entropy(logits.reshape(-1, V),
     tgt.reshape(-1))`` (the mean over every target token); autograd gives the gradient of every

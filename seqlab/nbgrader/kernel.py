@@ -31,6 +31,9 @@ import sys
 import threading
 import warnings
 
+from ..contract import LABS
+from ..labs import labs_by_default
+
 _server: subprocess.Popen | None = None
 _lock = threading.Lock()
 _state: dict = {"seed": None, "course_root": None, "started_by_nbgrader": False}
@@ -153,6 +156,9 @@ def hidden_points(qualname: str, notebook: str) -> float:
         print(f"{function}: its answer cell is missing from the notebook; 0 points")
     for error in reply.get("errors", []):
         print(f"problem: {error[:600]}")
+    if qualname not in reply["functions"] and qualname in LABS and not labs_by_default():
+        print(f"{function}: the labs are left out of this grading (SEQLAB_LABS=0); 0 points")
+        return 0.0
     if qualname not in reply["functions"]:
         raise RuntimeError(f"seqlab: no hidden tests for {qualname} in this course's graders")
     score, max_score = reply["functions"][qualname]
