@@ -166,6 +166,7 @@ def test_an_attack_on_the_lab_scores_nothing(tmp_path, attack):
     assert result.meta["lab_runs"][LAB].get("failure") or result.meta["lab_runs"][LAB]["metrics"]["progress"] < 0.9
 
 
+@pytest.mark.bank  # matplotlib's first import is 1-2 s; the browser test draws them in every run
 def test_report_figures_are_inline_svg_with_a_text_alternative():
     from seqlab.labs.figures import report_figures
 
@@ -182,6 +183,7 @@ def test_report_figures_are_inline_svg_with_a_text_alternative():
     assert "3.300 to 2.855" in figures[0].alt and "your model 0.700" in figures[1].alt
 
 
+@pytest.mark.bank
 def test_the_class_report_shows_the_distribution_of_heldout_results(tmp_path):
     from seqlab.gradebook import write_class_report
     from seqlab.results import GradingResult

@@ -382,6 +382,7 @@ def _char_params(gen, V, H):
     }
 
 
+@pytest.mark.slow  # torch.optim's first step imports torch._dynamo: 2-4 s once per process
 @pytest.mark.parametrize("clip", [0.3, 1e6], ids=["clipping", "no clipping"])
 def test_train_char_rnn_matches_autograd_adam_and_clip_grad_norm(gen, clip):
     """The binding protocol, written with autograd, torch.optim.Adam and clip_grad_norm_ on a
