@@ -278,7 +278,7 @@ def test_the_command_is_registered():
 
 @pytest.mark.slow
 @NBGRADER_CLASS
-def test_nbgrader_round_trip(optimizers_class, tmp_path):
+def test_nbgrader_round_trip(optimizers_class, tmp_path, monkeypatch):
     started = time.perf_counter()
     root = optimizers_class.course
     topic = TOPIC
@@ -296,8 +296,11 @@ def test_nbgrader_round_trip(optimizers_class, tmp_path):
 
     # The transformer notebook (functions from the attention topic, the provided stand-ins in the
     # kernel): nbgrader validate runs its source version, hidden tests included, in the guarded
-    # kernel, and fails unless every test cell earns its full points.
+    # kernel, and fails unless every test cell earns its full points: the labs on, so that its
+    # train_reverser cell is graded by its lab (trained once, about 3 s of CPU).
+    monkeypatch.setenv("SEQLAB_LABS", "1")
     assert "Success!" in run([NBGRADER, "validate", "source/transformer/transformer.ipynb"], cwd=root).stdout
+    monkeypatch.setenv("SEQLAB_LABS", "0")
 
     # 2. Five students handed in the optimizers notebook, and nbgrader autograde graded them (_class.py).
     students = ("full", "stub", "bugs", "traps", "forger")
