@@ -272,8 +272,9 @@ def train_recall(kind, params, steps, batch_size, lag, lr=1e-2, generator=None):
         ``losses (steps,)`` in the dtype of ``params``.
 
     Notes: L5 §5-§6 (vanishing gradients), §7 (LSTM), §8 (GRU). Graded in the parent with
-    ``kind="lstm"``, 120 steps of 128 sequences at a lag of 24-32 drawn per grading: held-out
-    recall accuracy at least 0.9 (chance is ``1 / M``), within 5 s of CPU on one core.
+    ``kind="gru"``, ``K = 16``, 160 steps of 128 sequences at a lag of 24-32 drawn per
+    grading: held-out recall accuracy at least 0.9 (chance is ``1 / M``), within 5 s of CPU
+    on one core.
     """
     # YOUR CODE HERE
     raise NotImplementedError()

@@ -218,7 +218,7 @@ def train_selective_copy(params, steps, batch_size, selective=True, lr=1e-3, gen
     Why selection (L5 §18.2): a noise token should leave the state alone (``delta`` near 0,
     so ``A_bar`` near 1 and ``B_bar`` near 0) and a data token should be written (``delta``
     large). Only a ``delta`` that depends on the token can do both; the time-invariant model
-    applies one kernel to every spacing and stays near chance.
+    applies one kernel to every spacing: it learns where data usually is, not where it is.
 
     Args:
         params (dict): initial weights as in :func:`copy_logits`; not modified.
@@ -234,7 +234,7 @@ def train_selective_copy(params, steps, batch_size, selective=True, lr=1e-3, gen
 
     Notes: L5 §18 (SSM, the selective mechanism, the parallel scan). Your ``selective_scan``
     must work under autograd (see :func:`linear_scan`). Graded in the parent with
-    ``selective=True``: held-out copy accuracy at least 0.75 (chance ``1 / M``), within 5 s of
+    ``selective=True``: held-out copy accuracy at least 0.6 (chance ``1 / M``), within 5 s of
     CPU on one core.
     """
     # YOUR CODE HERE

@@ -23,7 +23,7 @@ def train_recall(kind, params, steps, batch_size, lag, lr=1e-2, generator=None):
         leaves = {name: w.requires_grad_(True) for name, w in params.items()}
         with torch.enable_grad():
             h0 = x.new_zeros(x.shape[0], leaves["W_hh"].shape[1])
-            hs, (h_T, _) = lstm_forward(x, h0, h0, leaves["W_ih"], leaves["W_hh"], leaves["b_ih"], leaves["b_hh"])
+            hs, h_T = gru_forward(x, h0, leaves["W_ih"], leaves["W_hh"], leaves["b_ih"], leaves["b_hh"])
             logits = h_T @ leaves["W_y"].T + leaves["b_y"]
             loss = softmax_cross_entropy(logits, tokens[:, 0])
             grads = torch.autograd.grad(loss, list(leaves.values()))
@@ -100,6 +100,7 @@ def train_selective_copy(params, steps, batch_size, selective=True, lr=1e-3, gen
     return params, torch.stack(losses)
 """
 
+# Written for the GRU the recall lab grades (``kind`` is not read), as a student may.
 _SOURCES = {"lstm_gru.train_recall": _RECALL, "transformer.train_reverser": _REVERSER}
 _SOURCES["selective_scan.train_selective_copy"] = _COPY
 
@@ -145,9 +146,9 @@ TASK_MUTANTS = [
         "the state detached at every step (no gradient through time)",
         "through time",
         (
-            '            hs, (h_T, _) = lstm_forward(x, h0, h0, leaves["W_ih"], leaves["W_hh"], leaves["b_ih"], leaves["b_hh"])\n',
-            "            h_T, c = h0, h0\n            for t in range(x.shape[1]):\n"
-            '                h_T, c = lstm_cell(x[:, t], h_T.detach(), c.detach(), leaves["W_ih"], leaves["W_hh"], leaves["b_ih"], leaves["b_hh"])\n',
+            '            hs, h_T = gru_forward(x, h0, leaves["W_ih"], leaves["W_hh"], leaves["b_ih"], leaves["b_hh"])\n',
+            "            h_T = h0\n            for t in range(x.shape[1]):\n"
+            '                h_T = gru_cell(x[:, t], h_T.detach(), leaves["W_ih"], leaves["W_hh"], leaves["b_ih"], leaves["b_hh"])\n',
         ),
     ),
     _mutant(
@@ -262,6 +263,9 @@ def train_recall(kind, params, steps, batch_size, lag, lr=1e-2, generator=None):
         "transformer.train_reverser",
         "the student's reverser_logits, paths as strings, backward(), its own batches",
         """
+import torch.nn.functional as F
+
+
 def train_reverser(params, steps, batch_size, seq_len, vocab, lr=1e-3, generator=None):
     flat = {}
     stack = [("", params)]
@@ -333,7 +337,7 @@ def train_selective_copy(params, steps, batch_size, selective=True, lr=1e-3, gen
                 if v.grad is not None:  # the time-invariant model leaves W_delta, W_B, W_C unused
                     new, opt[k] = adam(v, v.grad, opt[k], lr=lr)
                     v.copy_(new)
-        out.append(float(loss))
+        out.append(float(loss.detach()))
     return {k: v.detach().clone() for k, v in w.items()}, torch.tensor(out, dtype=params["W_out"].dtype)
 """,
     ),
