@@ -427,7 +427,7 @@ def test_input_gradient_norms_single(grade, make, ref):
 
 @grades(
     "lstm_gru.train_recall",
-    title="the trained LSTM recalls the first token after 24-32 distractors on fresh sequences (accuracy >= 0.9)",
+    title="the trained GRU recalls the first token after 24-32 distractors on fresh sequences (accuracy >= 0.9)",
 )
 def test_train_recall_heldout(lab):
     lab.check_metrics("accuracy")

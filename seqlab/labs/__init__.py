@@ -82,7 +82,7 @@ LABS: dict[str, Lab] = {
     "lstm_gru.train_recall": Lab(
         "lstm_gru.train_recall",
         "seqlab.labs.recall",
-        uses=("lstm_gru.lstm_forward", "lstm_gru.lstm_cell", "rnn.softmax_cross_entropy", "optimizers.adam"),
+        uses=("lstm_gru.gru_forward", "lstm_gru.gru_cell", "rnn.softmax_cross_entropy", "optimizers.adam"),
         notes="L5 §5-8",
         figures=("losses", "metrics"),
         metric_names={"accuracy": "held-out recall accuracy", "chance": "chance"},
