@@ -32,7 +32,6 @@ import threading
 import warnings
 
 from ..contract import LABS
-from ..labs import labs_by_default
 
 _server: subprocess.Popen | None = None
 _lock = threading.Lock()
@@ -156,8 +155,11 @@ def hidden_points(qualname: str, notebook: str) -> float:
         print(f"{function}: its answer cell is missing from the notebook; 0 points")
     for error in reply.get("errors", []):
         print(f"problem: {error[:600]}")
-    if qualname not in reply["functions"] and qualname in LABS and not labs_by_default():
-        print(f"{function}: the labs are left out of this grading (SEQLAB_LABS=0); 0 points")
+    if qualname not in reply["functions"] and qualname in LABS:
+        print(
+            f"{function}: a lab runs your other topics' functions, so it is graded on your whole "
+            "submission (seqlab grade), not notebook by notebook; 0 points here"
+        )
         return 0.0
     if qualname not in reply["functions"]:
         raise RuntimeError(f"seqlab: no hidden tests for {qualname} in this course's graders")

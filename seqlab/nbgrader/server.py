@@ -67,6 +67,9 @@ def grade_notebook(
             config=config,
             protected_dirs=tuple(str(p) for p in protected if p),
             sandbox=sandbox,
+            # A lab runs other topics' functions, which are stubs here: it is graded on the whole
+            # submission (seqlab grade, grade-all), never notebook by notebook.
+            labs=False,
         )
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
