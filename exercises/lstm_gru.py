@@ -23,6 +23,10 @@ Conventions that matter here (they are PyTorch's, so the results agree with ``nn
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
+
+from .optimizers import adam
+from .rnn import rnn_forward, softmax_cross_entropy
 
 
 def lstm_cell(x, h_prev, c_prev, W_ih, W_hh, b_ih, b_hh):
@@ -149,6 +153,128 @@ def gru_forward(x, h0, W_ih, W_hh, b_ih, b_hh):
 
     Agrees with ``torch.nn.GRU(D, H, batch_first=True)`` (one layer, unidirectional), called as
     ``gru(x, h0[None])``: ``hs`` is its output and ``h_T`` its ``h_n`` without the layer axis.
+    """
+    # YOUR CODE HERE
+    raise NotImplementedError()
+
+
+# --- the lab: why gates --------------------------------------------------------------------------
+
+
+def input_gradient_norms(kind, x, h0, params):
+    r"""How strongly the last hidden state depends on each input: the vanishing gradient, measured.
+
+    .. math::
+        n_t = \Big\lVert \frac{\partial \sum h_T}{\partial x_t} \Big\rVert_2,
+        \qquad t = 1, \dots, T
+
+    the norm taken over the batch and the features of :math:`x_t` together. For the plain RNN
+    the Jacobian :math:`\partial h_T / \partial x_t` is a product of :math:`T - t` factors
+    :math:`\mathrm{diag}(1 - h_k^2) W_{hh}`, so :math:`n_t` decays geometrically with the
+    distance :math:`T - t` when those factors are contractions. The LSTM's cell path
+    :math:`c_t = f_t \odot c_{t-1} + \dots` and the GRU's interpolation
+    :math:`h_t = (1 - z_t) n_t + z_t h_{t-1}` are additive: with forget (update) gates near one
+    the product barely shrinks, which is what the notebook's plot of :math:`n_t` against
+    :math:`t` shows for the three cells on one axis.
+
+    Args:
+        kind (str): ``"rnn"``, ``"lstm"`` or ``"gru"``.
+        x (Tensor): ``(B, T, D)`` float32/float64.
+        h0 (Tensor): ``(B, H)`` (the LSTM's cell state starts at zeros).
+        params (dict): ``"rnn"``: ``W_xh (H, D)``, ``W_hh (H, H)``, ``b_h (H,)``;
+            ``"lstm"``/``"gru"``: ``W_ih``, ``W_hh``, ``b_ih``, ``b_hh`` as in
+            :func:`lstm_forward` / :func:`gru_forward`. Other keys are ignored.
+
+    Returns:
+        Tensor: ``norms (T,)`` in the dtype of ``x``.
+
+    Notes: L5 §6 (vanishing and exploding gradients, the product of Jacobians), L5 §7.5 (the
+    LSTM's additive cell path), L5 §8 (the GRU). Autograd is allowed here (and only here in
+    this module): it runs through your own ``rnn_forward``, ``lstm_forward`` or
+    ``gru_forward``.
+
+    Agrees with the same gradient taken through ``nn.RNN`` / ``nn.LSTM`` / ``nn.GRU`` with the
+    weights copied in.
+    """
+    # YOUR CODE HERE
+    raise NotImplementedError()
+
+
+# --- the lab: delayed recall ---------------------------------------------------------------------
+
+
+def recall_batch(K, batch_size, lag, generator=None):
+    r"""Draw delayed-recall sequences (given: the task, not an exercise).
+
+    Each row is ``lag + 1`` tokens: the first from the ``M = K // 2`` *memory* symbols
+    ``[0, M)``, then ``lag`` distractors from the other symbols ``[M, K)``. The target is the
+    first token, to be read out after the last. Chance is ``1 / M``.
+
+    Returns:
+        tokens (Tensor): ``(batch_size, lag + 1)`` int64, drawn with ``generator``.
+    """
+    M = K // 2
+    first = torch.randint(M, (batch_size, 1), generator=generator)
+    rest = torch.randint(M, K, (batch_size, lag), generator=generator)
+    return torch.cat([first, rest], dim=1)
+
+
+def recall_logits(kind, params, x):
+    r"""The recall model: run a cell over ``x`` from zero states, read out the last hidden state.
+
+    .. math::
+        \mathrm{logits} = h_T W_y^\top + b_y
+
+    Args:
+        kind (str): ``"rnn"``, ``"lstm"`` or ``"gru"``.
+        x (Tensor): ``(B, T, K)`` one-hot inputs, in the dtype of ``params``.
+        params (dict): the cell's weights as in :func:`input_gradient_norms` plus the readout
+            ``W_y (K, H)``, ``b_y (K,)``.
+
+    Returns:
+        logits (Tensor): ``(B, K)``, from ``h_T`` (not ``h_1``, which would be trivial).
+    """
+    # YOUR CODE HERE
+    raise NotImplementedError()
+
+
+def train_recall(kind, params, steps, batch_size, lag, lr=1e-2, generator=None):
+    r"""Train a cell on delayed recall: remember the first token for ``lag`` steps.
+
+    .. math::
+        L = -\frac{1}{B} \sum_b \log \mathrm{softmax}(h_T W_y^\top + b_y)_{x_{b,1}}, \qquad
+        \theta_k \leftarrow \mathrm{adam}(\theta_k, \nabla_{\theta_k} L, \mathrm{state}_k)
+
+    Each step ``s`` draws a batch ``tokens``, ``recall_batch(K, batch_size, lag, generator)``
+    with ``K = params["W_y"].shape[0]``, feeds ``x = one_hot(tokens, K)`` (in the dtype of
+    ``params``) to :func:`recall_logits`, and takes
+    ``loss = softmax_cross_entropy(logits, tokens[:, 0])``; autograd gives the gradient of every
+    parameter, and each parameter takes one ``adam`` step with its own state (``lr``, default
+    betas and eps). ``losses[s]`` is the loss before the update.
+
+    Why gates (L5 §5-§8): the gradient reaching the first input is a product of ``lag``
+    Jacobians. The plain RNN's shrink it geometrically, so at a lag of 20-30 it learns nothing
+    and stays at chance; the LSTM's cell path (with the forget gate starting open) and the
+    GRU's interpolation (update gate starting near one) carry it, and they learn the task.
+
+    Args:
+        kind (str): ``"rnn"``, ``"lstm"`` or ``"gru"``.
+        params (dict): initial weights (see :func:`recall_logits`), float32/float64; not
+            modified.
+        steps (int): number of Adam steps.
+        batch_size (int): sequences per step.
+        lag (int): distractors after the token to remember (sequences of ``lag + 1``).
+        lr (float): Adam's learning rate. Default: ``1e-2``.
+        generator (torch.Generator, optional): draws every batch.
+
+    Returns:
+        (params_out, losses): new tensors with the keys, shapes and dtype of ``params``, and
+        ``losses (steps,)`` in the dtype of ``params``.
+
+    Notes: L5 §5-§6 (vanishing gradients), §7 (LSTM), §8 (GRU). Graded in the parent with
+    ``kind="gru"``, ``K = 16``, 160 steps of 128 sequences at a lag of 24-32 drawn per
+    grading: held-out recall accuracy at least 0.9 (chance is ``1 / M``), within 5 s of CPU
+    on one core.
     """
     # YOUR CODE HERE
     raise NotImplementedError()

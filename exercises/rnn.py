@@ -6,7 +6,9 @@ greedy character-level generation.
 
 Notes: L5 §2-4 and §10 (RNN, sequence NLL, the BPTT derivation, teacher forcing, BiRNN),
 L7-8 (Lecture 7) §一-§三 (forward equations, BPTT, truncated BPTT, embedding lookup), W8 §3-4
-(many-to-many, character-level LM).
+(many-to-many, character-level LM). The lab at the end (``train_char_rnn``, ``sample_chars``)
+puts them together: L5 §4 (the language model and sampling) and §6-8 (why training a plain RNN
+needs truncation and clipping, which the gated cells of the next topic make less necessary).
 
 Conventions that matter here:
 
@@ -24,6 +26,8 @@ from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
+
+from .optimizers import adam, clip_grad_norm
 
 
 def rnn_cell(x, h_prev, W_xh, W_hh, b_h):
@@ -253,6 +257,103 @@ def greedy_decode(params, embedding, h0, start_token, steps):
 
     Agrees with a loop over ``nn.RNNCell`` + ``nn.Linear`` + ``torch.argmax`` with the same
     weights.
+    """
+    # YOUR CODE HERE
+    raise NotImplementedError()
+
+
+# --- the lab: a character-level language model, trained by hand --------------------------------
+
+PARAM_KEYS = ("W_xh", "W_hh", "b_h", "W_hy", "b_y")  # the order gradients are clipped and stepped in
+
+
+def train_char_rnn(tokens, params, steps, batch_size, seq_len, lr=1e-2, clip=5.0):
+    r"""Train the RNN language model on a token stream with truncated BPTT, clipping and Adam.
+
+    The stream is cut into ``batch_size`` contiguous streams of :math:`L = \lfloor N / B
+    \rfloor` tokens, ``stream[b] = tokens[b * L:(b + 1) * L]``, read in :math:`W = \lfloor (L -
+    1) / \mathrm{seq\_len} \rfloor` windows. Step :math:`s` uses window :math:`w = s \bmod W`:
+
+    .. math::
+        x = \mathrm{onehot}(\mathrm{stream}[:, w S:(w + 1) S]), \quad
+        y = \mathrm{stream}[:, w S + 1:(w + 1) S + 1], \quad S = \mathrm{seq\_len}
+
+    and
+
+    .. math::
+        (L_s, g, h) = \mathrm{truncated\_bptt}(x, y, h, \theta, S), \quad
+        g \leftarrow \mathrm{clip}(g, \mathrm{clip}), \quad
+        \theta_k \leftarrow \mathrm{adam}(\theta_k, g_k, \mathrm{state}_k), \quad
+        \mathrm{losses}[s] = L_s / S
+
+    The hidden state starts at zeros, is carried from one window to the next (``h_last`` of
+    the previous step, computed with the parameters *before* that step's update: the stream
+    continues where the last window stopped) and is reset to zeros when :math:`w = 0` (the
+    stream starts again). The gradient never flows across windows: that is what makes the
+    training truncated, and it is why only the state, not the graph, is carried.
+
+    The five gradients are clipped *together* (one global norm, ``clip_grad_norm``), before the
+    update; each parameter then takes one Adam step with *its own* state (``lr``, default betas
+    and eps), so ``m`` and ``v`` are never shared between parameters of different shapes.
+
+    Args:
+        tokens (Tensor): ``(N,)`` int64 in ``[0, V)``, the training text as token ids.
+        params (dict): the RNN dict ``W_xh (H, V)``, ``W_hh (H, H)``, ``b_h (H,)``,
+            ``W_hy (V, H)``, ``b_y (V,)`` (``D = C = V``: inputs are one-hot), float32/float64.
+        steps (int): number of updates, ``>= 0``.
+        batch_size (int): number of parallel streams ``B``.
+        seq_len (int): window length ``S`` (also the truncation length).
+        lr (float): Adam's learning rate.
+        clip (float): the global gradient-norm bound.
+
+    Returns:
+        (params_out, losses): a new dict with the five keys (the trained parameters) and
+        ``losses (steps,)``, each step's training loss in nats per character, measured before
+        that step's update, in the dtype of ``params``.
+
+    Notes: L5 §4 (the character-level language model, trained with teacher forcing), L5 §6
+    (exploding and vanishing gradients: why clip, why truncate), L7-8 (Lecture 7) §二.3
+    (truncated BPTT: the state flows on, the gradient stops). Calls ``truncated_bptt``,
+    ``clip_grad_norm`` and ``adam``. No autograd.
+
+    Agrees with the same loop written with ``torch.optim.Adam``, autograd on a detached state
+    per window and ``torch.nn.utils.clip_grad_norm_`` over the five parameters.
+    """
+    # YOUR CODE HERE
+    raise NotImplementedError()
+
+
+def sample_chars(params, start_token, steps, temperature=1.0, generator=None):
+    r"""Sample text from the trained language model, one character at a time.
+
+    .. math::
+        x_s = \mathrm{onehot}(y_{s-1}), \quad
+        h_s = \tanh(x_s W_{xh}^\top + h_{s-1} W_{hh}^\top + b_h), \quad
+        p_s = \mathrm{softmax}\big((h_s W_{hy}^\top + b_y) / \tau\big), \quad
+        y_s \sim p_s
+
+    with :math:`h_0 = 0`, :math:`y_0 =` ``start_token`` and :math:`\tau =` ``temperature``.
+    The temperature divides the *logits*: :math:`\tau < 1` sharpens the distribution towards
+    greedy decoding, :math:`\tau > 1` flattens it towards uniform. (Dividing the probabilities
+    instead changes nothing once they are renormalised.) Each draw is
+    ``torch.multinomial(p, 1, generator=generator)[:, 0]``, one call per step, so the same
+    generator gives the same text.
+
+    Args:
+        params (dict): ``W_xh (H, V)``, ``W_hh (H, H)``, ``b_h (H,)``, ``W_hy (V, H)``, ``b_y (V,)``.
+        start_token (Tensor): ``(B,)`` int64, the first input of every sequence.
+        steps (int): how many tokens to draw, ``>= 0``.
+        temperature (float): :math:`\tau > 0`.
+        generator (torch.Generator, optional): the source of randomness of every draw.
+
+    Returns:
+        Tensor: ``tokens (B, steps)`` int64, without the start token.
+
+    Notes: L5 §4 (generation: sample and feed back; exposure bias), W8 §4 (the character-level
+    LM and its temperature). Calls ``rnn_cell`` at every step.
+
+    Agrees with a loop over ``nn.RNNCell`` + ``nn.Linear`` + ``torch.multinomial`` with the
+    same weights and generator.
     """
     # YOUR CODE HERE
     raise NotImplementedError()

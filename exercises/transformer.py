@@ -25,6 +25,9 @@ from __future__ import annotations
 import torch
 
 from .attention import causal_mask, multi_head_attention
+from .optimizers import adam
+from .positional import embed_tokens, sinusoidal_encoding
+from .rnn import softmax_cross_entropy
 
 
 def layer_norm(x, weight, bias, eps=1e-5):
@@ -168,5 +171,92 @@ def decoder_block(x, memory, params, num_heads, self_mask=None, memory_mask=None
     same masks inverted (``tgt_mask=~(causal_mask(T) & self_mask)`` or key-padding masks, and
     ``memory_mask=~memory_mask`` or ``memory_key_padding_mask``).
     """
+    # YOUR CODE HERE
+    raise NotImplementedError()
+
+
+# --- the lab: a Transformer that learns to reverse -----------------------------------------------
+
+REVERSER_HEADS = 1  # one head, so the notebook's cross-attention map is the alignment itself
+
+
+def reverser_batch(batch_size, seq_len, vocab, generator=None):
+    r"""Draw reversal examples (given: the task, not an exercise).
+
+    ``src`` holds uniform tokens in ``[0, vocab)``; the target is ``src`` reversed; the decoder
+    reads the target shifted right by one behind a start token ``vocab`` (teacher forcing).
+
+    Returns:
+        (src, tgt_in, tgt): three ``(batch_size, seq_len)`` int64 tensors,
+        ``tgt_in = [vocab, tgt[:, :-1]]``.
+    """
+    src = torch.randint(vocab, (batch_size, seq_len), generator=generator)
+    tgt = src.flip(1)
+    start = torch.full((batch_size, 1), vocab, dtype=torch.long)
+    return src, torch.cat([start, tgt[:, :-1]], dim=1), tgt
+
+
+def reverser_logits(params, src, tgt_in):
+    r"""The encoder-decoder: one :func:`encoder_block`, one :func:`decoder_block`, a projection.
+
+    .. math::
+        m = \mathrm{Enc}(\mathrm{embed}(src)), \quad
+        y = \mathrm{Dec}(\mathrm{embed}(tgt_{in}), m), \quad
+        \mathrm{logits} = y W_{out}^\top + b_{out}
+
+    ``embed`` is :func:`embed_tokens` with the shared table ``params["embedding"]`` and
+    :func:`sinusoidal_encoding`; both blocks are post-LN with ``REVERSER_HEADS`` heads, the
+    decoder causal (position ``t`` sees ``tgt_in[:, :t+1]`` only).
+
+    Args:
+        params (dict): ``"embedding" (V + 1, E)`` (row ``V`` is the start token),
+            ``"encoder"`` and ``"decoder"`` (block dicts as in :func:`encoder_block` and
+            :func:`decoder_block`), ``"W_out" (V, E)``, ``"b_out" (V,)``.
+        src (Tensor): ``(B, S)`` int64; tgt_in (Tensor): ``(B, T)`` int64.
+
+    Returns:
+        logits (Tensor): ``(B, T, V)``, the next target token at each decoder position.
+    """
+    # YOUR CODE HERE
+    raise NotImplementedError()
+
+
+def train_reverser(params, steps, batch_size, seq_len, vocab, lr=1e-3, generator=None):
+    r"""Train :func:`reverser_logits` to output its input reversed, with teacher forcing.
+
+    .. math::
+        y_t = x_{S - 1 - t}, \qquad
+        L = -\frac{1}{B S} \sum_{b, t} \log p_\theta(y_{b,t} \mid x_b, y_{b,<t})
+
+    Each step draws ``src, tgt_in, tgt = reverser_batch(batch_size, seq_len, vocab,
+    generator)`` and takes ``loss = softmax_cross_entropy(logits.reshape(-1, V),
+    tgt.reshape(-1))`` (the mean over every target token); autograd gives the gradient of every
+    tensor in ``params`` (nested dicts included), each of which takes one ``adam`` step with its
+    own state (``lr``, default betas and eps). ``losses[s]`` is the loss before the update.
+
+    The decoder sees the true previous tokens (teacher forcing, W8 §4); the causal mask keeps
+    it from reading the token it must predict. Nothing but attention moves information between
+    positions, so cross-attention must learn to look at source position ``S - 1 - t`` from
+    output position ``t``: the anti-diagonal the notebook draws.
+
+    Args:
+        params (dict): initial weights as in :func:`reverser_logits`, float32/float64; not
+            modified.
+        steps (int): number of Adam steps.
+        batch_size (int): sequences per step.
+        seq_len (int): source (and target) length.
+        vocab (int): number of symbols ``V``.
+        lr (float): Adam's learning rate. Default: ``1e-3``.
+        generator (torch.Generator, optional): draws every batch.
+
+    Returns:
+        (params_out, losses): new tensors with the structure, shapes and dtype of ``params``,
+        and ``losses (steps,)`` in the dtype of ``params``.
+
+    Notes: W8 §4 (teacher forcing), §8-§12 (attention, positional encoding, masking), §15-§16
+    (blocks). Graded in the parent: greedy decoding of fresh sequences with the reference
+    forward, exact-match reversal at least 0.9, within 5 s of CPU on one core.
+    """
+
     # YOUR CODE HERE
     raise NotImplementedError()

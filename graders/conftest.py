@@ -6,6 +6,8 @@
 * ``ref``     -- the reference solutions, ``ref("attention.multi_head_attention")(...)``
 * ``rng``     -- a CPU ``torch.Generator`` seeded from the run's seed and this test's id
 * ``device``  -- the device inputs must be created on
+* ``lab``     -- a lab's one training run in this grading (seqlab.labs.session.LabSession):
+                 ``lab.check_metrics("progress")``, ``lab.check_trajectory(mistakes)``
 * ``make``    -- tensor factory (seqlab.grading.case.Make): ``make.randn(2, 3, dtype=..)`` on ``device``
                  from ``rng``; ``Case(make, B=2, T=3)`` draws a case from named sizes
 """
@@ -61,3 +63,12 @@ def grade(request) -> Grade:
         kernels=bool(rules.forbidden),
         forbidden_in=lambda callee: plugin.config.rules(callee).forbidden_match,
     )
+
+
+@pytest.fixture
+def lab(request, grade):
+    from seqlab.labs import lab_of
+    from seqlab.labs.session import LabSession
+
+    plugin = _plugin(request)
+    return LabSession(lab_of(grade.function), grade, plugin.lab_runs, plugin.seed, plugin.records)

@@ -355,3 +355,79 @@ def recurrent_test(name, function, title, weight, sizes, dtypes):
 
 
 globals().update({name: recurrent_test(name, *spec) for name, spec in TESTS.items()})
+
+
+# --- the lab: why gates (gradient norm against time step) ---------------------------------------
+
+
+def gradient_norms(ref, kind, x, h0, params, *, target="sum", order="forward", norm="joint", c0="zeros"):
+    """``||d(sum h_T)/dx_t||`` through the reference's forward, with switches for the classic slips
+    (defaults: correct); autograd here is the grader's, in the trusted process."""
+    x = x.detach().clone().requires_grad_(True)
+    with torch.enable_grad():
+        if kind == "rnn":
+            h_T = ref("rnn.rnn_forward")(x, h0, params["W_xh"], params["W_hh"], params["b_h"])[:, -1]
+        elif kind == "lstm":
+            c = torch.zeros_like(h0) if c0 == "zeros" else h0
+            _, (h_T, _) = ref("lstm_gru.lstm_forward")(
+                x, h0, c, params["W_ih"], params["W_hh"], params["b_ih"], params["b_hh"]
+            )
+        else:
+            _, h_T = ref("lstm_gru.gru_forward")(x, h0, params["W_ih"], params["W_hh"], params["b_ih"], params["b_hh"])
+        (dx,) = torch.autograd.grad(h_T.sum() if target == "sum" else h_T.mean(), x)
+    norms = dx.pow(2).sum(dim=(0, 2)).sqrt() if norm == "joint" else dx.pow(2).sum(dim=2).sqrt().sum(dim=0)
+    if norm == "squared":
+        norms = dx.pow(2).sum(dim=(0, 2))
+    return norms.flip(0) if order == "reversed" else norms
+
+
+NORMS_MISTAKES = [
+    ("the mean of h_T instead of its sum", {"target": "mean"}, "differentiate sum(h_T), not its mean."),
+    ("time reversed", {"order": "reversed"}, "norms[t] belongs to the input x_t: index 0 is the first input."),
+    (
+        "a norm per sequence, then summed",
+        {"norm": "per sequence"},
+        "one norm over the batch and the features together: sqrt of the sum of squares over (B, D).",
+    ),
+    ("the squared norm", {"norm": "squared"}, "take the square root: the L2 norm, not its square."),
+    ("the LSTM's c0 set to h0", {"c0": "h0"}, "the LSTM's cell state starts at zeros."),
+]
+
+
+def norms_inputs(case, kind):
+    if kind == "rnn":
+        params = {
+            "W_xh": case.randn("H", "D", scale=0.8 / case.D**0.5),
+            "W_hh": case.randn("H", "H", scale=0.8 / case.H**0.5),
+            "b_h": case.randn("H", scale=0.3),
+        }
+        x, h0 = case.randn("B", "T", "D"), case.randn("B", "H", scale=0.5)
+    else:
+        x, h0, *weights = (lstm_inputs if kind == "lstm" else gru_inputs)(case)
+        params = dict(zip(("W_ih", "W_hh", "b_ih", "b_hh"), weights[-4:]))
+    return kind, x, h0, params
+
+
+@grades("lstm_gru.input_gradient_norms", title="||d sum(h_T) / d x_t|| for every t, through the RNN, LSTM and GRU")
+@pytest.mark.parametrize("kind", ["rnn", "lstm", "gru"])
+def test_input_gradient_norms(grade, make, ref, kind):
+    case = Case(make, B=3, T=9, D=4, H=5, dtype=torch.float64).note(f"kind={kind!r}")
+    inputs = norms_inputs(case, kind)
+    grade.check(*inputs, case=case, mistakes=from_table(NORMS_MISTAKES, functools.partial(gradient_norms, ref)))
+
+
+@grades("lstm_gru.input_gradient_norms", title="float32, T=1 (the last input only)", weight=0.5)
+def test_input_gradient_norms_single(grade, make, ref):
+    case = Case(make, B=2, T=1, D=3, H=4, dtype=torch.float32).note("kind='gru'")
+    grade.check(*norms_inputs(case, "gru"), case=case)
+
+
+# --- the lab: delayed recall (seqlab/labs/recall.py draws the task and the held-out sequences) ---
+
+
+@grades(
+    "lstm_gru.train_recall",
+    title="the trained GRU recalls the first token after 24-32 distractors on fresh sequences (accuracy >= 0.9)",
+)
+def test_train_recall_heldout(lab):
+    lab.check_metrics("accuracy")

@@ -685,3 +685,171 @@ def test_decode_ties(grade, make):
     b_y[[1, 4]] = 50.0
     params = {**params, "W_hy": W_hy, "b_y": b_y}
     grade.check(params, embedding, h0, start, steps, case=case, mistakes=from_table(DECODE_MISTAKES, decode))
+
+
+# --- the lab: sampling ---------------------------------------------------------------------------
+
+
+def sample(params, start_token, steps, temperature=1.0, generator=None, *, where="logits", carry=True, draw="sample"):
+    """Sampling with switches for the classic slips (the defaults are correct); ``where``: the
+    temperature divides the "logits", the "probabilities" (after the softmax: no effect once
+    renormalised) or multiplies the logits ("times")."""
+    V, H = params["W_hy"].shape
+    h0 = torch.zeros(start_token.shape[0], H, dtype=params["W_hy"].dtype)
+    h, token, out = h0, start_token, []
+    for _ in range(steps):
+        x = F.one_hot(token, V).to(h0.dtype)
+        h = cell_variant(x, h if carry else h0, params["W_xh"], params["W_hh"], params["b_h"])
+        logits = h @ params["W_hy"].T + params["b_y"]
+        if where == "logits":
+            p = torch.softmax(logits / temperature, dim=-1)
+        elif where == "times":
+            p = torch.softmax(logits * temperature, dim=-1)
+        else:
+            p = torch.softmax(logits, dim=-1) / temperature
+        token = torch.argmax(p, dim=-1) if draw == "argmax" else torch.multinomial(p, 1, generator=generator)[:, 0]
+        out.append(token)
+    return torch.stack(out, dim=1) if out else torch.zeros(start_token.shape[0], 0, dtype=torch.int64)
+
+
+SAMPLE_MISTAKES = [
+    (
+        "temperature applied after the softmax",
+        {"where": "probabilities"},
+        "divide the logits by the temperature, then take the softmax; dividing the probabilities "
+        "changes nothing once torch.multinomial renormalises them.",
+    ),
+    ("temperature multiplies the logits", {"where": "times"}, "p = softmax(logits / temperature), not * temperature."),
+    ("hidden state not carried", {"carry": False}, "each step starts from the state the previous step produced."),
+    ("argmax instead of a draw", {"draw": "argmax"}, "draw the next token with torch.multinomial(p, 1, generator)."),
+]
+
+
+def sample_inputs(case, temperature):
+    params = lm_weights(case, classes="V", input_gain=1.5, output_scale=2.0)  # D = V: one-hot inputs
+    return params, case.randint("V", "B"), case.steps, temperature
+
+
+def check_sample(grade, case, temperature, seed):
+    """The student's draws against the reference's with generators seeded alike (a variant gets
+    its own fresh one: the grader's was used by the reference)."""
+    inputs = sample_inputs(case, temperature)
+
+    def variant(*args, **kwargs):  # each variant draws from a generator of its own, seeded alike
+        return sample(*args, **{**kwargs, "generator": torch.Generator().manual_seed(seed)})
+
+    mistakes = from_table(SAMPLE_MISTAKES, variant)
+
+    grade.check(*inputs, generator=torch.Generator().manual_seed(seed), case=case, mistakes=mistakes)
+
+
+@grades("rnn.sample_chars", title="same draws as the reference with the same generator, temperature 0.7", weight=2)
+def test_sample_temperature(grade, make, rng):
+    case = Case(make, B=4, V=7, D=7, H=6, steps=12, dtype=torch.float64).note("temperature=0.7")
+    check_sample(grade, case, 0.7, int(torch.randint(1 << 30, (), generator=rng)))
+
+
+@grades("rnn.sample_chars", title="same draws as the reference, temperature 1.5, float32")
+def test_sample_hot(grade, make, rng):
+    case = Case(make, B=3, V=5, D=5, H=4, steps=10, dtype=torch.float32).note("temperature=1.5")
+    check_sample(grade, case, 1.5, int(torch.randint(1 << 30, (), generator=rng)))
+
+
+@grades("rnn.sample_chars", title="steps=0 gives an empty (B, 0) int64 tensor", weight=0.5)
+def test_sample_zero_steps(grade, make, rng):
+    case = Case(make, B=2, V=5, D=5, H=4, steps=0, dtype=torch.float64)
+    check_sample(grade, case, 1.0, 3)
+
+
+# --- the lab: a character-level language model trained by hand -----------------------------------
+
+
+def char_rnn_losses(
+    ref, tokens, params, steps, batch_size, seq_len, lr=1e-2, clip=5.0, *, carry=True, reset=True, clipped=True,
+    global_clip=True, keep_adam=True, per_char=True,
+):  # fmt: skip
+    """The protocol's loss trajectory with switches for the classic slips (defaults: correct),
+    on the reference's truncated_bptt, clip_grad_norm and adam."""
+    keys = ("W_xh", "W_hh", "b_h", "W_hy", "b_y")
+    V, H = params["W_hy"].shape
+    L = tokens.shape[0] // batch_size
+    windows = (L - 1) // seq_len
+    streams = tokens[: batch_size * L].reshape(batch_size, L)
+    theta, state = {k: params[k].clone() for k in keys}, {k: {} for k in keys}
+    zeros = torch.zeros(batch_size, H, dtype=theta["W_hy"].dtype)
+    h, losses = zeros, torch.zeros(steps, dtype=zeros.dtype)
+    for s in range(steps):
+        w = s % windows
+        if not carry or (reset and w == 0):
+            h = zeros
+        window = streams[:, w * seq_len : (w + 1) * seq_len + 1]
+        x = F.one_hot(window[:, :-1], V).to(zeros.dtype)
+        loss, grads, h = ref("rnn.truncated_bptt")(x, window[:, 1:], h, theta, seq_len)
+        g = [grads[k] for k in keys]
+        if clipped:
+            g = (
+                ref("optimizers.clip_grad_norm")(g, clip)[0]
+                if global_clip
+                else [ref("optimizers.clip_grad_norm")([gk], clip)[0][0] for gk in g]
+            )
+        for k, gk in zip(keys, g):
+            theta[k], kept = ref("optimizers.adam")(theta[k], gk, state[k], lr=lr)
+            state[k] = kept if keep_adam else {}
+        losses[s] = loss / seq_len if per_char else loss
+    return losses
+
+
+CHAR_RNN_MISTAKES = [
+    (
+        "hidden state not carried across windows",
+        {"carry": False},
+        "each window starts from the previous step's h_last (the stream goes on); only w == 0 starts from zeros.",
+    ),
+    (
+        "reset missing at w == 0",
+        {"reset": False},
+        "when the window index wraps to 0 the streams start again: reset h to zeros there.",
+    ),
+    (
+        "clipping after the update (or not at all)",
+        {"clipped": False},
+        "clip the gradients first, then give the clipped ones to adam: clipping after the step changes nothing.",
+    ),
+    (
+        "each gradient clipped on its own",
+        {"global_clip": False},
+        "clip_grad_norm takes the list of all five gradients: one global norm, one common factor.",
+    ),
+    (
+        "Adam state not kept between steps",
+        {"keep_adam": False},
+        "keep each parameter's Adam state (m, v, step) from one step to the next; a fresh {} every step "
+        "makes every update a first, bias-corrected step of size ~lr.",
+    ),
+    (
+        "loss not divided by seq_len",
+        {"per_char": False},
+        "losses[s] = loss / seq_len: truncated_bptt sums over the window's steps; the lab reports nats per character.",
+    ),
+]
+
+
+def char_rnn_mistakes(ref):
+    return [
+        (name, lambda inputs, steps, s=switches: char_rnn_losses(ref, **{**inputs, "steps": steps}, **s), explain)
+        for name, switches, explain in CHAR_RNN_MISTAKES
+    ]
+
+
+@grades(
+    "rnn.train_char_rnn",
+    title="held-out cross-entropy on a fresh text gets 90% of the way from a unigram model to the reference's",
+    weight=3,
+)
+def test_char_rnn_heldout(lab):
+    lab.check_metrics("progress")
+
+
+@grades("rnn.train_char_rnn", title="the loss trajectory follows the protocol, step by step", weight=2)
+def test_char_rnn_trajectory(lab, ref):
+    lab.check_trajectory(lambda: char_rnn_mistakes(ref))

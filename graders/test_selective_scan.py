@@ -586,3 +586,14 @@ def test_selective_scan_single_step(grade, make):
 @grades("selective_scan.selective_scan", title="N=1 (one state per channel), D, z, last state, B=2, T=10, D=6")
 def test_selective_scan_n1(grade, make):
     check_scan(grade, Case(make, B=2, T=10, D=6, N=1, dtype=torch.float64), OPTIONS["D+z+return_last_state"])
+
+
+# --- the lab: selective copying (seqlab/labs/selective_copy.py: the task, the held-out set) ---
+
+
+@grades(
+    "selective_scan.train_selective_copy",
+    title="the trained selective model copies the data tokens of fresh sequences in order (accuracy >= 0.6)",
+)
+def test_train_selective_copy_heldout(lab):
+    lab.check_metrics("accuracy")

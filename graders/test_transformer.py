@@ -517,3 +517,14 @@ def test_decoder_not_causal(grade, make, ref, norm_first, dtype):
 def test_decoder_single(grade, make, ref):
     case = Case(make, B=1, T=1, S=1, E=4, F=6, num_heads=2, causal=True, norm_first=True)
     grade.check(*decoder_inputs(case), norm_first=True, case=case, mistakes=decoder_mistakes(ref))
+
+
+# --- the lab: a Transformer that reverses (seqlab/labs/reverser.py: the task, the held-out set) ---
+
+
+@grades(
+    "transformer.train_reverser",
+    title="the trained Transformer reverses fresh sequences exactly, greedy decoding (exact match >= 0.9)",
+)
+def test_train_reverser_heldout(lab):
+    lab.check_metrics("exact_match")

@@ -240,3 +240,54 @@ def test_gru_forward_shapes_and_dtype(dtype):
     hs, h_T = unpack("lstm_gru.gru_forward", out, ("hs", "h_T"), case=case)
     check_tensor("lstm_gru.gru_forward", hs, case=case, shape=(2, 3, 4), dtype=dtype, what="hs")
     check_tensor("lstm_gru.gru_forward", h_T, case=case, shape=(2, 4), dtype=dtype, what="h_T")
+
+
+# --- the lab: input_gradient_norms ---------------------------------------------------------------
+
+
+@checks("lstm_gru.input_gradient_norms")
+@pytest.mark.parametrize("kind", ("rnn", "lstm", "gru"))
+def test_input_gradient_norms_match_torch_modules(kind):
+    qualname, case = "lstm_gru.input_gradient_norms", f"kind={kind!r}, B=2, T=6, D=3, H=4, weights of nn.{kind.upper()}"
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(2, 6, 3, generator=gen, dtype=torch.float64)
+    h0 = torch.randn(2, 4, generator=gen, dtype=torch.float64)
+    torch.manual_seed(1)
+    net = {"rnn": torch.nn.RNN, "lstm": torch.nn.LSTM, "gru": torch.nn.GRU}[kind](3, 4, batch_first=True).double()
+    w = [p.detach() for p in (net.weight_ih_l0, net.weight_hh_l0, net.bias_ih_l0, net.bias_hh_l0)]
+    if kind == "rnn":
+        params = {"W_xh": w[0], "W_hh": w[1], "b_h": w[2] + w[3]}
+    else:
+        params = dict(zip(("W_ih", "W_hh", "b_ih", "b_hh"), w))
+    xs = x.clone().requires_grad_()
+    out, _ = net(xs, (h0[None], torch.zeros_like(h0)[None]) if kind == "lstm" else h0[None])
+    (dx,) = torch.autograd.grad(out[:, -1].sum(), xs)
+    norms = call(qualname, lstm_gru.input_gradient_norms, kind, x, h0, params, case=case)
+    check_tensor(qualname, norms, case=case, shape=(6,), dtype=torch.float64, what="norms")
+    check_close(qualname, norms, dx.pow(2).sum(dim=(0, 2)).sqrt(), case=case, what="norms")
+
+
+# --- the lab: train_recall -------------------------------------------------------------------------
+
+
+@checks("lstm_gru.train_recall")
+def test_train_recall_returns_new_parameters_and_a_loss_per_step():
+    qualname, case = "lstm_gru.train_recall", "kind='lstm', K=4, H=5, 3 steps of 8 sequences, lag 4"
+    gen = torch.Generator().manual_seed(0)
+    K, H = 4, 5
+    params = {
+        "W_ih": randn(gen, 4 * H, K, dtype=torch.float32, scale=0.3),
+        "W_hh": randn(gen, 4 * H, H, dtype=torch.float32, scale=0.3),
+        "b_ih": torch.zeros(4 * H),
+        "b_hh": torch.zeros(4 * H),
+        "W_y": randn(gen, K, H, dtype=torch.float32, scale=0.3),
+        "b_y": torch.zeros(K),
+    }
+    out = call(
+        qualname, lstm_gru.train_recall, "lstm", params, 3, 8, 4, generator=torch.Generator().manual_seed(1), case=case
+    )
+    trained, losses = unpack(qualname, out, ("params_out", "losses"), case=case)
+    check_tensor(qualname, losses, case=case, shape=(3,), dtype=torch.float32, what="losses")
+    for key, value in params.items():
+        check_tensor(qualname, trained[key], case=case, shape=tuple(value.shape), dtype=torch.float32, what=key)
+    assert bool(torch.isfinite(losses).all()), f"{qualname}, case {case}: losses are not finite"

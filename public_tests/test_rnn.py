@@ -469,3 +469,88 @@ def test_greedy_decode_breaks_ties_to_the_lowest_index():
         case=case,
     )
     check_close("rnn.greedy_decode", tokens, [[1, 1, 1]], case=case, what="tokens")
+
+
+# --- the lab: train_char_rnn and sample_chars ------------------------------------------------------
+
+
+def protocol_by_autograd(tokens, params, steps, batch_size, seq_len, lr, clip):
+    """The lab's protocol written with PyTorch's autograd, torch.optim.Adam and clip_grad_norm_:
+    what your hand-written loop must agree with, step by step."""
+    V, H = params["W_hy"].shape
+    leaves = {k: v.clone().requires_grad_() for k, v in params.items()}
+    opt = torch.optim.Adam(list(leaves.values()), lr=lr)
+    per_stream = tokens.shape[0] // batch_size
+    rows = tokens[: batch_size * per_stream].reshape(batch_size, per_stream)
+    n_windows = (per_stream - 1) // seq_len
+    state, out = torch.zeros(batch_size, H, dtype=T64), []
+    for step in range(steps):
+        at = (step % n_windows) * seq_len
+        if at == 0:
+            state = torch.zeros(batch_size, H, dtype=T64)
+        total = 0.0
+        for k in range(seq_len):
+            state = torch.tanh(
+                torch.eye(V, dtype=T64)[rows[:, at + k]] @ leaves["W_xh"].T + state @ leaves["W_hh"].T + leaves["b_h"]
+            )
+            logits = state @ leaves["W_hy"].T + leaves["b_y"]
+            total = total + torch.nn.functional.cross_entropy(logits, rows[:, at + k + 1], reduction="sum") / batch_size
+        opt.zero_grad()
+        total.backward()
+        torch.nn.utils.clip_grad_norm_(list(leaves.values()), clip)
+        opt.step()
+        state = state.detach()
+        out.append(total.item() / seq_len)
+    return {k: v.detach() for k, v in leaves.items()}, torch.tensor(out, dtype=T64)
+
+
+@checks("rnn.train_char_rnn")
+@pytest.mark.parametrize("clip", [0.5, 100.0], ids=["clipping", "no clipping"])
+def test_train_char_rnn_follows_the_protocol(clip):
+    qualname, case = "rnn.train_char_rnn", f"V=5, H=4, B=2, seq_len=3, 3 windows, 8 steps, clip={clip}"
+    gen = torch.Generator().manual_seed(3)
+    tokens = torch.randint(0, 5, (2 * (3 * 3 + 1) + 1,), generator=gen)
+    params = random_params(gen, 5, 4, 5, T64)
+    params_out, losses = unpack(
+        qualname,
+        call(qualname, rnn.train_char_rnn, tokens, params, 8, 2, 3, lr=0.05, clip=clip, case=case),
+        ("params_out", "losses"),
+        case=case,
+    )
+    want_params, want_losses = protocol_by_autograd(tokens, params, 8, 2, 3, 0.05, clip)
+    check_tensor(qualname, losses, case=case, shape=(8,), dtype=T64, what="losses")
+    check_close(qualname, losses, want_losses, case=case, what="losses")
+    for key, value in want_params.items():
+        check_close(qualname, params_out[key], value, case=case, what=f"params_out[{key!r}]")
+
+
+@checks("rnn.sample_chars")
+def test_sample_chars_draws_with_the_generator():
+    qualname, case = "rnn.sample_chars", "a flat model: every distribution uniform over V=4"
+    params = random_params(torch.Generator().manual_seed(0), 4, 3, 4, T64)
+    params = {**params, "W_hy": torch.zeros(4, 3, dtype=T64), "b_y": torch.zeros(4, dtype=T64)}
+    start = torch.tensor([1, 3])
+    tokens = call(qualname, rnn.sample_chars, params, start, 3, generator=torch.Generator().manual_seed(7), case=case)
+    check_tensor(qualname, tokens, case=case, shape=(2, 3), dtype=torch.int64, what="tokens")
+    g = torch.Generator().manual_seed(7)
+    uniform = torch.full((2, 4), 0.25, dtype=T64)
+    want = torch.stack([torch.multinomial(uniform, 1, generator=g)[:, 0] for _ in range(3)], dim=1)
+    check_close(qualname, tokens, want, case=case, what="tokens (one multinomial call per step)")
+
+
+@checks("rnn.sample_chars")
+def test_sample_chars_temperature_divides_the_logits():
+    qualname, case = "rnn.sample_chars", "one step, V=2, logits [0, log 3], temperature 0.5: p = [0.1, 0.9]"
+    params = {
+        "W_xh": torch.zeros(1, 2, dtype=T64),
+        "W_hh": torch.zeros(1, 1, dtype=T64),
+        "b_h": torch.zeros(1, dtype=T64),
+        "W_hy": torch.zeros(2, 1, dtype=T64),
+        "b_y": t([0.0, math.log(3.0)]),
+    }
+    start = torch.zeros(2000, dtype=torch.int64)
+    gen = torch.Generator().manual_seed(11)
+    tokens = call(qualname, rnn.sample_chars, params, start, 1, temperature=0.5, generator=gen, case=case)
+    share = float(tokens.to(T64).mean())
+    # softmax([0, log 3] / 0.5) = [1, 9] / 10; applied after the softmax the temperature gives 0.75
+    check_close(qualname, t(share), t(0.9), case=case, what="share of token 1 in 2000 draws", atol=0.03, rtol=0.0)

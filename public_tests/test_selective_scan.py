@@ -205,3 +205,33 @@ def test_selective_scan_shapes_and_dtype(dtype):
     y, h_T = unpack("selective_scan.selective_scan", out, ("y", "h_T"), case=case)
     check_tensor("selective_scan.selective_scan", y, case=case, shape=(2, 5, 3), dtype=dtype, what="y")
     check_tensor("selective_scan.selective_scan", h_T, case=case, shape=(2, 3, 4), dtype=dtype, what="h_T")
+
+
+# --- the lab: train_selective_copy --------------------------------------------------------------------
+
+
+@checks("selective_scan.train_selective_copy")
+def test_train_selective_copy_returns_new_parameters_and_a_loss_per_step():
+    qualname, case = "selective_scan.train_selective_copy", "M=8, D=16, N=8, 3 steps of 4 sequences"
+    gen = torch.Generator().manual_seed(0)
+    M, D, N = 8, 16, 8
+    params = {
+        "embedding": randn(gen, M + 1 + ss.COPY_COUNT, D, dtype=torch.float32),
+        "W_delta": randn(gen, D, D, dtype=torch.float32, scale=D**-0.5),
+        "b_delta": torch.full((D,), -3.0),
+        "W_B": randn(gen, N, D, dtype=torch.float32, scale=D**-0.5),
+        "b_B": torch.zeros(N),
+        "W_C": randn(gen, N, D, dtype=torch.float32, scale=D**-0.5),
+        "b_C": torch.zeros(N),
+        "A_log": torch.log(torch.arange(1, N + 1, dtype=torch.float32)).repeat(D, 1),
+        "D": torch.ones(D),
+        "W_out": randn(gen, M, D, dtype=torch.float32, scale=D**-0.5),
+        "b_out": torch.zeros(M),
+    }
+    out = call(
+        qualname, ss.train_selective_copy, params, 3, 4, lr=1e-2, generator=torch.Generator().manual_seed(1), case=case
+    )
+    trained, losses = unpack(qualname, out, ("params_out", "losses"), case=case)
+    check_tensor(qualname, losses, case=case, shape=(3,), dtype=torch.float32, what="losses")
+    for key, value in params.items():
+        check_tensor(qualname, trained[key], case=case, shape=tuple(value.shape), dtype=torch.float32, what=key)

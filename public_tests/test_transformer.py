@@ -322,3 +322,52 @@ def test_decoder_block_shape_and_dtype(dtype):
         case=case,
     )
     check_tensor("transformer.decoder_block", y, case=case, shape=(2, 4, 8), dtype=dtype, what="y")
+
+
+# --- the lab: train_reverser ------------------------------------------------------------------------
+
+
+def reverser_params(gen, vocab, E=8, F=16):
+    """The lab's parameter dict at a small size: embedding (vocab + 1 with the start token),
+    one encoder block, one decoder block, the output projection."""
+
+    def w(rows, cols):
+        return randn(gen, rows, cols, dtype=torch.float32, scale=cols**-0.5)
+
+    def attention():
+        return {
+            **{k: w(E, E) for k in ("W_q", "W_k", "W_v", "W_o")},
+            **{k: torch.zeros(E) for k in ("b_q", "b_k", "b_v", "b_o")},
+        }
+
+    def norm():
+        return {"weight": torch.ones(E), "bias": torch.zeros(E)}
+
+    ffn = {"W1": w(F, E), "b1": torch.zeros(F), "W2": w(E, F), "b2": torch.zeros(E)}
+    return {
+        "embedding": w(vocab + 1, E),
+        "encoder": {"self_attn": attention(), "ffn": dict(ffn), "norm1": norm(), "norm2": norm()},
+        "decoder": {
+            "self_attn": attention(),
+            "cross_attn": attention(),
+            "ffn": dict(ffn),
+            "norm1": norm(),
+            "norm2": norm(),
+            "norm3": norm(),
+        },
+        "W_out": w(vocab, E),
+        "b_out": torch.zeros(vocab),
+    }
+
+
+@checks("transformer.train_reverser")
+def test_train_reverser_returns_new_parameters_and_a_loss_per_step():
+    qualname, case = "transformer.train_reverser", "vocab=5, E=8, 3 steps of 4 sequences of length 4"
+    params = reverser_params(torch.Generator().manual_seed(0), 5)
+    out = call(
+        qualname, transformer.train_reverser, params, 3, 4, 4, 5, generator=torch.Generator().manual_seed(1), case=case
+    )
+    trained, losses = out
+    check_tensor(qualname, losses, case=case, shape=(3,), dtype=torch.float32, what="losses")
+    check_tensor(qualname, trained["W_out"], case=case, shape=(5, 8), dtype=torch.float32, what="params_out['W_out']")
+    assert bool(torch.isfinite(losses).all()), f"{qualname}, case {case}: losses are not finite"

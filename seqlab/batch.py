@@ -264,7 +264,7 @@ def grade_all(
         raise SubmissionError(f"{submissions_dir}: does not exist")
     if not submissions_dir.is_dir() or submissions_dir.is_symlink():
         raise SubmissionError(f"{submissions_dir}: not a folder (grade-all takes a folder of submissions)")
-    max_score = settings.config.max_score
+    max_score = settings.max_score
     named, skipped = hand_ins(submissions_dir)  # a clash stops the run before anything is written
     out.mkdir(parents=True, exist_ok=True)
     subs = discover(named, out)

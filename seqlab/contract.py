@@ -4,9 +4,14 @@
   ``solutions/__init__.py`` (copied into the stubs' ``exercises/__init__.py``);
 - ``SIGNATURES``: every public ``def`` of ``solutions/<topic>.py``, in file order, with its
   parameters exactly as written there (a function added to a solution module is a contract
-  function; a helper students get for free starts with ``_``);
-- ``DECLARED_CALLEES``: the contract functions each reference calls ("Calls between functions"
-  in the student contract). During grading those calls, where the student's call is one the
+  function; a helper students get for free starts with ``_``), but for the lab parts that
+  ``LAB_PARTS`` in ``solutions/__init__.py`` names: a lab's task generator and its model's
+  forward, public because the notebook calls them, graded only through their lab;
+- ``LABS``: the functions of the curriculum's "Labs" section, declared as ``LABS`` in
+  ``solutions/__init__.py`` (a topic's functions put together; ``seqlab grade --no-labs`` and the
+  project's own tests leave them out); ``EXERCISES`` are the rest;
+- ``DECLARED_CALLEES``: the contract functions each reference other than a lab's calls ("Calls
+  between functions" in the student contract: a lab runs the student's own functions). During grading those calls, where the student's call is one the
   reference makes on the test's own inputs, get a correct callee (seqlab/student/callees.py);
   any other call between contract functions runs the student's own code.
 
@@ -31,7 +36,8 @@ _VIEWS: dict[str, Any] = {}
 
 def read(solutions_dir: Path) -> dict[str, Any]:
     """The contract of the course whose solutions are in ``solutions_dir``, as plain data."""
-    topics = _topics(solutions_dir / "__init__.py")
+    init = solutions_dir / "__init__.py"
+    topics, labs, parts = _declared(init, "TOPICS"), _declared(init, "LABS"), set(_declared(init, "LAB_PARTS"))
     signatures: dict[str, str] = {}
     calls: dict[str, list[str]] = {}
     for topic in topics:
@@ -42,24 +48,39 @@ def read(solutions_dir: Path) -> dict[str, Any]:
             if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module in topics:
                 names.update({a.asname or a.name: f"{node.module}.{a.name}" for a in node.names})
         for d in defs:
+            if names[d.name] in parts:
+                continue
             signatures[names[d.name]] = f"({ast.unparse(d.args)})"
             calls[names[d.name]] = [
                 names[n.func.id]
                 for n in ast.walk(d)
                 if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in names
             ]
+    unknown = sorted(set(labs) - set(signatures))
+    if unknown:
+        raise LookupError(f"{init}: LABS names {', '.join(unknown)}, not a function of solutions/")
     order = list(signatures)
     callees = {
-        q: sorted({c for c in called if c != q and c in signatures}, key=order.index) for q, called in calls.items()
+        q: sorted({c for c in called if c != q and c in signatures}, key=order.index)
+        for q, called in calls.items()
+        if q not in labs
     }
-    return {"modules": list(topics), "signatures": signatures, "callees": {q: c for q, c in callees.items() if c}}
+    return {
+        "modules": list(topics),
+        "signatures": signatures,
+        "labs": [q for q in order if q in labs],
+        "callees": {q: c for q, c in callees.items() if c},
+    }
 
 
-def _topics(init: Path) -> tuple[str, ...]:
+def _declared(init: Path, name: str) -> tuple[str, ...]:
+    """The tuple of strings ``name = (...)`` in ``init`` (TOPICS must be there; the others may not)."""
     for node in ast.parse(init.read_text(encoding="utf-8")).body:
-        if isinstance(node, ast.Assign) and [getattr(t, "id", "") for t in node.targets] == ["TOPICS"]:
+        if isinstance(node, ast.Assign) and [getattr(t, "id", "") for t in node.targets] == [name]:
             return tuple(ast.literal_eval(node.value))
-    raise LookupError(f"{init}: no TOPICS = (...) naming the topics in teaching order")
+    if name == "TOPICS":
+        raise LookupError(f"{init}: no TOPICS = (...) naming the topics in teaching order")
+    return ()
 
 
 def table() -> dict[str, Any]:
@@ -77,21 +98,25 @@ def install(contract: dict[str, Any]) -> None:
     global _TABLE
     signatures = dict(contract["signatures"])
     callees = {q: tuple(c) for q, c in contract["callees"].items()}
+    labs = tuple(contract.get("labs", ()))
     _TABLE = {
         "modules": list(contract["modules"]),
         "signatures": dict(signatures),
+        "labs": list(labs),
         "callees": {q: list(c) for q, c in callees.items()},
     }
     _VIEWS.update(
         MODULES=tuple(contract["modules"]),
         SIGNATURES=signatures,
         FUNCTIONS=tuple(signatures),
+        LABS=labs,
+        EXERCISES=tuple(q for q in signatures if q not in labs),
         DECLARED_CALLEES=callees,
     )
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("MODULES", "SIGNATURES", "FUNCTIONS", "DECLARED_CALLEES"):
+    if name in ("MODULES", "SIGNATURES", "FUNCTIONS", "LABS", "EXERCISES", "DECLARED_CALLEES"):
         table()
         return _VIEWS[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -134,7 +134,13 @@ def class_summary(rows: list[dict]) -> dict:
         seen = {(t.function, t.hint.split(":", 1)[0]) for t in res.tests if t.hint}
         mistakes.update(seen)
     totals = [res.percent for res in results]
+    labs: dict[str, dict[str, list[float]]] = {}  # lab function -> metric -> the class's values
+    for res in results:
+        for function, run in (res.meta.get("lab_runs") or {}).items():
+            for metric, value in (run.get("metrics") or {}).items():
+                labs.setdefault(function, {}).setdefault(metric, []).append(float(value))
     return {
+        "labs": labs,
         "n": len(rows),
         "graded": len(results),
         "errors": [r for r in rows if r["status"] == "error"],
@@ -145,12 +151,32 @@ def class_summary(rows: list[dict]) -> dict:
     }
 
 
+def _lab_figures(labs: dict) -> list:
+    """The distribution of each lab's bounded held-out metrics over the class (matplotlib only
+    when some result has a lab run)."""
+    if not labs:
+        return []
+    from .labs import lab_of
+    from .labs.figures import distribution_figure
+
+    figures = []
+    for function, metrics in labs.items():
+        lab = lab_of(function)
+        if lab is None:
+            continue
+        for metric, bound in lab.module().THRESHOLDS.items():
+            if metrics.get(metric):
+                figures.append(distribution_figure(function, metric, metrics[metric], bound))
+    return figures
+
+
 def write_class_report(out: Path, rows: list[dict], similarity: dict | None = None) -> tuple[Path, Path]:
     """`similarity`: the pairs of `seqlab.similarity.compare_class`, shown when given."""
     from .reports.render import environment
 
     summary = class_summary(rows)
     summary["similarity"] = similarity
+    summary["lab_figures"] = _lab_figures(summary["labs"])
     env = environment()
     html = out / "class_report.html"
     md = out / "class_report.md"

@@ -23,6 +23,9 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
+from .optimizers import adam
+from .rnn import softmax_cross_entropy
+
 
 def discretize(delta, A, B):
     r"""Discretise the continuous SSM per time step and channel (zero-order hold / Euler).
@@ -89,7 +92,9 @@ def linear_scan(a, b, h0=None):
         h (Tensor): (B, T, ...), a new tensor, ``h[:, t]`` the state after step ``t``, in the
         promoted dtype of the inputs, on their device.
 
-    Notes: L5 §18.3 (prefix product + prefix sum structure, parallel scan).
+    Notes: L5 §18.3 (prefix product + prefix sum structure, parallel scan). The selective-copy
+    lab trains through this with autograd, which cannot go back through in-place writes on
+    tensors it saved: give that case a path without them.
 
     Agrees with the sequential loop ``h = a[:, t] * h + b[:, t]`` (the loop inside Mamba's
     ``selective_scan_ref``) up to reassociation; PyTorch has no built-in for it.
@@ -99,6 +104,20 @@ def linear_scan(a, b, h0=None):
     if h0 is not None:
         dtype = torch.promote_types(dtype, h0.dtype)
     a = a.to(dtype)  # the pair products below must be formed in the output's precision
+    if torch.is_grad_enabled() and any(x is not None and x.requires_grad for x in (a, b, h0)):
+        # Autograd (the lab trains through this) cannot go back through the in-place levels
+        # below, which overwrite what it saved: the same sweep without writes, recursively.
+        def levels(a, b):
+            T = b.shape[1]
+            if T == 1:
+                return b
+            odd = levels(a[:, 1::2] * a[:, 0 : T - 1 : 2], b[:, 1::2] + a[:, 1::2] * b[:, 0 : T - 1 : 2])
+            even = torch.cat([b[:, :1], b[:, 2::2] + a[:, 2::2] * odd[:, : (T - 1) // 2]], dim=1)
+            pairs = torch.stack([even[:, : odd.shape[1]], odd], dim=2).flatten(1, 2)  # e0 o0 e1 ...
+            return torch.cat([pairs, even[:, odd.shape[1] :]], dim=1)  # odd T: ends on an even
+
+        b = b.to(dtype) if h0 is None else torch.cat([b[:, :1] + a[:, :1] * h0[:, None], b[:, 1:]], 1)
+        return levels(a, b)
     # The output starts as a contiguous copy of b and is completed in place, level by level.
     h = out = b.to(dtype, memory_format=torch.contiguous_format, copy=True)
     if h0 is not None:
@@ -178,4 +197,125 @@ def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_sof
     if return_last_state:
         return y, h[:, -1].clone()  # a copy, so the caller does not keep all of h alive
     return y
+    ### END SOLUTION
+
+
+# --- the lab: selective copying ------------------------------------------------------------------
+
+COPY_CONTEXT, COPY_COUNT = 16, 4  # context positions, data tokens among them (and outputs)
+
+
+def copy_batch(M, batch_size, generator=None):
+    r"""Draw selective-copying sequences (given: the task, not an exercise).
+
+    A row is ``COPY_CONTEXT`` positions of noise (token 0) holding ``COPY_COUNT`` data tokens
+    (``1 ... M``) at random distinct positions, then ``COPY_COUNT`` markers
+    ``M + 1 ... M + COPY_COUNT``: output ``k`` (at marker ``M + 1 + k``) is the ``k``-th data
+    token, in order. Gu and Dao (2023) use one marker; one per output keeps a one-block model
+    small. The spacing changes from row to row, so no fixed kernel (a time-invariant SSM) can
+    know where to look.
+
+    Returns:
+        (tokens, targets): ``(batch_size, COPY_CONTEXT + COPY_COUNT)`` int64 and
+        ``(batch_size, COPY_COUNT)`` int64 in ``[0, M)`` (a data token minus one).
+    """
+    B, T, n = batch_size, COPY_CONTEXT, COPY_COUNT
+    positions = torch.rand(B, T, generator=generator).argsort(dim=1)[:, :n].sort(dim=1).values
+    data = torch.randint(1, M + 1, (B, n), generator=generator)
+    tokens = torch.zeros(B, T + n, dtype=torch.long).scatter(1, positions, data)
+    tokens[:, T:] = M + 1 + torch.arange(n)
+    return tokens, data - 1
+
+
+def copy_logits(params, tokens, selective=True):
+    r"""One selective-SSM block: embed, :func:`selective_scan`, read out at the markers.
+
+    .. math::
+        u = E[\mathrm{tokens}], \quad
+        \Delta_t = u_t W_\Delta^\top + b_\Delta, \quad
+        B_t = u_t W_B^\top + b_B, \quad
+        C_t = u_t W_C^\top + b_C, \quad A = -\exp(A_{\log})
+
+    then ``y = selective_scan(u, delta, A, B, C, D, delta_softplus=True)`` and
+    ``logits = y[:, -COPY_COUNT:] @ W_out.T + b_out``. With ``selective=False`` the matrices
+    ``W_delta``, ``W_B``, ``W_C`` are not used: ``delta``, ``B``, ``C`` are the constants
+    ``b_delta``, ``b_B``, ``b_C`` at every step (a time-invariant SSM, L5 §18.1).
+
+    Args:
+        params (dict): ``embedding (M + 1 + COPY_COUNT, D)``, ``W_delta (D, D)``,
+            ``b_delta (D,)``, ``W_B (N, D)``, ``b_B (N,)``, ``W_C (N, D)``, ``b_C (N,)``,
+            ``A_log (D, N)``, ``D (D,)``, ``W_out (M, D)``, ``b_out (M,)``.
+        tokens (Tensor): ``(B, T)`` int64, as from :func:`copy_batch`.
+        selective (bool): input-dependent ``delta``, ``B``, ``C`` (Mamba) or constants.
+
+    Returns:
+        logits (Tensor): ``(B, COPY_COUNT, M)``.
+    """
+    ### BEGIN SOLUTION
+    u = params["embedding"][tokens]  # (B, T, D)
+    if selective:
+        delta = u @ params["W_delta"].T + params["b_delta"]
+        B = u @ params["W_B"].T + params["b_B"]
+        C = u @ params["W_C"].T + params["b_C"]
+    else:  # the same constants at every step and for every input
+        delta, B, C = (params[k].expand(*u.shape[:2], -1) for k in ("b_delta", "b_B", "b_C"))
+    A = -torch.exp(params["A_log"])
+    y = selective_scan(u, delta, A, B, C, params["D"], delta_softplus=True)
+    return y[:, -COPY_COUNT:] @ params["W_out"].T + params["b_out"]
+    ### END SOLUTION
+
+
+def train_selective_copy(params, steps, batch_size, selective=True, lr=1e-3, generator=None):
+    r"""Train :func:`copy_logits` on selective copying (Gu and Dao 2023, section 3.1).
+
+    .. math::
+        L = -\frac{1}{B M'} \sum_{b, i} \log p_\theta(d_{b,i} \mid u_b), \qquad
+        \Delta_t, B_t, C_t = f_\theta(u_t) \ \text{(selective)} \ \text{or constants}
+
+    Each step draws a batch, ``copy_batch(M, batch_size, generator)`` giving ``tokens`` and
+    ``targets``, with ``M = params["W_out"].shape[0]``, and takes
+    ``loss = softmax_cross_entropy(logits.reshape(-1, M), targets.reshape(-1))``; autograd gives the gradients, and each parameter the model uses
+    takes one ``adam`` step with its own state (``lr``, default betas and eps). With
+    ``selective=False`` the unused ``W_delta``, ``W_B``, ``W_C`` come back unchanged.
+    ``losses[s]`` is the loss before the update.
+
+    Why selection (L5 §18.2): a noise token should leave the state alone (``delta`` near 0,
+    so ``A_bar`` near 1 and ``B_bar`` near 0) and a data token should be written (``delta``
+    large). Only a ``delta`` that depends on the token can do both; the time-invariant model
+    applies one kernel to every spacing: it learns where data usually is, not where it is.
+
+    Args:
+        params (dict): initial weights as in :func:`copy_logits`; not modified.
+        steps (int): number of Adam steps.
+        batch_size (int): sequences per step.
+        selective (bool): train the selective model (default) or the time-invariant one.
+        lr (float): Adam's learning rate. Default: ``1e-3``.
+        generator (torch.Generator, optional): draws every batch.
+
+    Returns:
+        (params_out, losses): new tensors with the keys, shapes and dtype of ``params``, and
+        ``losses (steps,)`` in the dtype of ``params``.
+
+    Notes: L5 §18 (SSM, the selective mechanism, the parallel scan). Your ``selective_scan``
+    must work under autograd (see :func:`linear_scan`). Graded in the parent with
+    ``selective=True``: held-out copy accuracy at least 0.6 (chance ``1 / M``), within 5 s of
+    CPU on one core.
+    """
+    ### BEGIN SOLUTION
+    M = params["W_out"].shape[0]
+    params = {name: w.detach().clone() for name, w in params.items()}
+    trained = [n for n in params if selective or n not in ("W_delta", "W_B", "W_C")]
+    states = {name: {} for name in trained}
+    losses = []
+    for _ in range(steps):
+        tokens, targets = copy_batch(M, batch_size, generator)
+        with torch.enable_grad():
+            leaves = {name: w.requires_grad_(name in trained) for name, w in params.items()}
+            loss = softmax_cross_entropy(copy_logits(leaves, tokens, selective).reshape(-1, M), targets.reshape(-1))
+            grads = torch.autograd.grad(loss, [leaves[name] for name in trained])
+        params = {name: w.detach() for name, w in leaves.items()}
+        for name, dw in zip(trained, grads):
+            params[name], states[name] = adam(params[name], dw, states[name], lr=lr)
+        losses.append(loss.detach())
+    return params, torch.stack(losses)
     ### END SOLUTION

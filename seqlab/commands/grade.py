@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from .options import add_config_option, add_sandbox_option, grading_settings_of, path_option
+from .options import add_config_option, add_labs_option, add_sandbox_option, grading_settings_of, path_option
 
 
 def add_parser(subparsers) -> None:
@@ -32,6 +32,7 @@ def add_parser(subparsers) -> None:
     )
     add_sandbox_option(p)
     add_config_option(p)
+    add_labs_option(p)
     p.add_argument("--quiet", action="store_true", help="no table, only the score line")
     p.set_defaults(func=run)
 

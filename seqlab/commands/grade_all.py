@@ -9,6 +9,7 @@ from ..defaults import SUBMISSION_TIMEOUT_S
 from .options import (
     add_config_option,
     add_jobs_option,
+    add_labs_option,
     add_sandbox_option,
     grading_settings_of,
     print_class_summary,
@@ -91,6 +92,7 @@ def add_parser(subparsers) -> None:
         "(a lead for a human to check, never a penalty)",
     )
     add_sandbox_option(p)
+    add_labs_option(p)
     p.set_defaults(func=run)
 
 

@@ -37,7 +37,7 @@ def resolve_sandbox(args):
 
 def grading_settings_of(args, *, protected_dirs=()):
     """The one GradingSettings of a grading command's options (``--config``, ``--in-process``,
-    ``--sandbox``, ``--device``, ``--seed``, ``--only``), each checked now, before any grading
+    ``--sandbox``, ``--device``, ``--seed``, ``--only``, ``--no-labs``), each checked now, before any grading
     starts: a bad device or a missing bubblewrap fails here, once, naming the option."""
     from ..grading import grading_settings
 
@@ -49,6 +49,7 @@ def grading_settings_of(args, *, protected_dirs=()):
         seed=args.seed,
         only=args.only,
         protected_dirs=protected_dirs,
+        labs=getattr(args, "labs", None),
     )
 
 
@@ -91,3 +92,14 @@ def print_class_summary(rows: list[dict], wrote: str) -> None:
     for row in rows:
         if row["status"] != "graded":
             print(f"  not graded: {row['submission']}: {row['reason']}")
+
+
+def add_labs_option(parser: argparse.ArgumentParser) -> None:
+    """``--no-labs``: leave the labs out (their training costs seconds of CPU per submission)."""
+    parser.add_argument(
+        "--no-labs",
+        dest="labs",
+        action="store_false",
+        default=None,
+        help="leave the labs out of the grading and its points (default: graded; SEQLAB_LABS=0 too)",
+    )

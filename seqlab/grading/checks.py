@@ -145,6 +145,7 @@ class Grade:
     fraction: float | None = None
     notes: list[str] = field(default_factory=list)
     calls: int = 0
+    timeout: float | None = None  # the call's wall-clock limit; None: the config's call_timeout_s
 
     # -- running -----------------------------------------------------------------------------
     def ref(self, *args: Any, **kwargs: Any) -> Any:
@@ -155,7 +156,7 @@ class Grade:
         """Run the student's function; applies the gates that do not need the expected value."""
         self.calls += 1
         try:
-            outcome: Outcome = self.student.run(self.function, args, kwargs, kernels=self.kernels)
+            outcome: Outcome = self.student.run(self.function, args, kwargs, kernels=self.kernels, timeout=self.timeout)
         except StudentError as exc:
             self._void_if_forbidden(exc.ops)
             output = f"\n(printed: {exc.output.strip()[:500]})" if exc.output.strip() else ""

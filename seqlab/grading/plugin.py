@@ -21,7 +21,7 @@ from typing import Any, Literal
 import pytest
 
 from ..config import VISIBILITIES
-from ..contract import SIGNATURES
+from ..contract import LABS, SIGNATURES
 from ..seeds import derive_seed
 
 MARKER_KEYS = {"title", "weight", "visibility", "complexity"}
@@ -79,12 +79,21 @@ def _title(item: pytest.Item, marker: pytest.Mark) -> str:
 
 class SeqlabPlugin:
     def __init__(
-        self, *, student: Any, reference: Any, config: Any, device: str, seed: int, only: str | None = None
+        self,
+        *,
+        student: Any,
+        reference: Any,
+        config: Any,
+        device: str,
+        seed: int,
+        only: str | None = None,
+        labs: bool = True,
     ) -> None:
         self.student, self.reference, self.config = student, reference, config
-        self.device, self.seed, self.only = device, seed, only
+        self.device, self.seed, self.only, self.labs = device, seed, only, labs
         self.records: dict[str, TestRecord] = {}
         self.collection_errors: list[str] = []
+        self.lab_runs: dict[str, Any] = {}  # function -> seqlab.labs.session.LabRun, one training per grading
         self.__name__ = "seqlab"  # the name pluggy registers it under; graders/conftest.py looks it up
 
     # -- collection --------------------------------------------------------------------------
@@ -104,6 +113,9 @@ class SeqlabPlugin:
                 drop.append(item)
                 continue
             function = marker.args[0]
+            if not self.labs and function in LABS:
+                drop.append(item)
+                continue
             if self.only and not any(
                 fnmatch.fnmatchcase(function, p.strip()) or function.startswith(p.strip() + ".")
                 for p in self.only.split(",")

@@ -58,7 +58,9 @@ def _grade(submission: Path, source: str, started: float, settings: GradingSetti
         tolerances=config.tolerances,
         texts=texts,
     ) as student:
-        plugin = SeqlabPlugin(student=student, reference=reference, config=config, device=device, seed=seed, only=only)
+        plugin = SeqlabPlugin(
+            student=student, reference=reference, config=config, device=device, seed=seed, only=only, labs=settings.labs
+        )
         args = [
             str(graders_dir),
             "--import-mode=importlib",
@@ -108,10 +110,15 @@ def _grade(submission: Path, source: str, started: float, settings: GradingSetti
         detail = "; ".join(plugin.collection_errors) or sink.getvalue()[-2000:]
         raise GradingError(f"the graders could not run (pytest exit {int(exit_code)}): {detail}")
     if only is None:
-        uncovered = [f for f in contract.FUNCTIONS if f not in {r.function for r in plugin.records.values()}]
+        uncovered = [f for f in settings.functions if f not in {r.function for r in plugin.records.values()}]
         if uncovered:
             raise GradingError(f"no grader test for {', '.join(uncovered)} (a full grade must cover every function)")
     tests = score_records(list(plugin.records.values()), config, static_voids(submission, config))
+    labs = {}
+    if plugin.lab_runs:
+        from ..labs.session import summary
+
+        labs = {function: summary(run) for function, run in plugin.lab_runs.items()}
     errors = [f"{m}: {e}" for m, e in load_errors.items()]
     errors += [why for m, why in texts.refused.items() if m not in contract.MODULES]
     errors += [f"internal grader error in {r.nodeid}: {r.message}" for r in plugin.records.values() if r.grader_error]
@@ -126,8 +133,10 @@ def _grade(submission: Path, source: str, started: float, settings: GradingSetti
         meta={
             "runner": "isolated" if isolated else "in-process",
             "only": only or "",
+            "labs": "graded" if settings.labs else "left out",
             "sandbox": box.description if box is not None else "in-process",
             "torch": torch.__version__,
             "pid": os.getpid(),
+            **({"lab_runs": labs} if labs else {}),
         },
     )

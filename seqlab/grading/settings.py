@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ..config import GradingConfig, load_config
 from ..errors import SeqlabError
+from ..labs import labs_by_default
 from ..paths import GRADERS_DIR
 from ..student.sandbox import Sandbox
 
@@ -40,6 +41,10 @@ class GradingSettings:
     protected_dirs: tuple[str, ...] = ()
     graders_dir: Path = GRADERS_DIR
     static_policy: bool = True
+    # False: the labs' functions are left out of the grading and of its points (a quick check of
+    # the exercises: a lab trains for seconds); the project's tests set SEQLAB_LABS=0, so that
+    # only the lab tests pay for training.
+    labs: bool = True
 
     def __post_init__(self) -> None:
         if not isinstance(self.config, GradingConfig):
@@ -53,6 +58,18 @@ class GradingSettings:
     def isolated(self) -> bool:
         return self.sandbox is not None
 
+    @property
+    def functions(self) -> tuple[str, ...]:
+        """The contract functions a full grading under these settings covers."""
+        from .. import contract
+
+        return tuple(contract.FUNCTIONS if self.labs else contract.EXERCISES)
+
+    @property
+    def max_score(self) -> float:
+        """The points a full grading under these settings can give."""
+        return sum(self.config.rules(f).points for f in self.functions)
+
 
 def grading_settings(
     *,
@@ -65,10 +82,12 @@ def grading_settings(
     protected_dirs: Iterable[str | Path | None] = (),
     graders_dir: Path = GRADERS_DIR,
     static_policy: bool = True,
+    labs: bool | None = None,
 ) -> GradingSettings:
     """The settings for these options, each checked here and only here: ``config`` a path (None:
     the course's grading_config.yaml) or a config already read; ``sandbox`` a ``--sandbox`` mode
-    (probed now) or a Sandbox already resolved, unused in-process; ``device`` auto, cpu or cuda."""
+    (probed now) or a Sandbox already resolved, unused in-process; ``device`` auto, cpu or cuda;
+    ``labs`` None: graded unless the environment says SEQLAB_LABS=0."""
     if not isinstance(config, GradingConfig):
         config = load_config(config)
     return GradingSettings(
@@ -80,6 +99,7 @@ def grading_settings(
         protected_dirs=tuple(str(p) for p in protected_dirs if p),
         graders_dir=Path(graders_dir),
         static_policy=static_policy,
+        labs=labs_by_default() if labs is None else bool(labs),
     )
 
 

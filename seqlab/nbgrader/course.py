@@ -157,6 +157,7 @@ def build_notebook(source: TopicSource, config: GradingConfig, *, env, number: i
             cells.append(_code(answer_id(topic, chunk.name), chunk.source, solution=True))
         else:
             cells.append(_code(f"{topic}-{chunk.name}-provided", chunk.source, locked=True))
+    cells.extend(_lab_cells(tmpl, topic))
     cells.append(_markdown(f"{topic}-end", env.get_template("notebooks/_end.md.j2").render(**view)))
     notebook = nbformat.v4.new_notebook(
         cells=cells,
@@ -196,6 +197,19 @@ def _function_cells(
         _code(answer_id(topic, name), chunk.source, solution=True),
         _code(grade_cell_id(topic, name), tests, grade=True, locked=True, points=points),
     ]
+
+
+def _lab_cells(tmpl: TopicTemplates, topic: str) -> list:
+    """The topic's lab section (macros ``lab_text`` and ``lab_code(values)``, both optional):
+    a read-only cell that runs the student's own functions and plots what they do. ``values``
+    are numbers the trusted side computes when the course is built (the reference's band)."""
+    text, code = getattr(tmpl.module, "lab_text", None), getattr(tmpl.module, "lab_code", None)
+    if text is None or code is None:
+        return []
+    from ..labs.notebook import notebook_values
+
+    source = str(code(notebook_values(topic))).strip()
+    return [_markdown(f"{topic}-lab-text", str(text()).strip()), _code(f"{topic}-lab", source, locked=True)]
 
 
 def nbgrader_config_text(env, *, course_id: str, seed: int, timeout: int) -> str:

@@ -31,6 +31,8 @@ import sys
 import threading
 import warnings
 
+from ..contract import LABS
+
 _server: subprocess.Popen | None = None
 _lock = threading.Lock()
 _state: dict = {"seed": None, "course_root": None, "started_by_nbgrader": False}
@@ -155,6 +157,12 @@ def hidden_points(qualname: str, notebook: str) -> float:
         print(f"{function}: its answer cell is missing from the notebook; 0 points")
     for error in reply.get("errors", []):
         print(f"problem: {error[:600]}")
+    if qualname not in reply["functions"] and qualname in LABS:
+        print(
+            f"{function}: a lab runs your other topics' functions, so it is graded on your whole "
+            "submission (seqlab grade), not notebook by notebook; 0 points here"
+        )
+        return 0.0
     if qualname not in reply["functions"]:
         raise RuntimeError(f"seqlab: no hidden tests for {qualname} in this course's graders")
     score, max_score = reply["functions"][qualname]

@@ -1,8 +1,9 @@
 """Correct stand-ins for contract functions a notebook uses from another assignment.
 
 The transformer notebook calls ``multi_head_attention`` and ``causal_mask`` from the attention
-assignment. A notebook kernel has no package to import the student's attention answers from, and
-pasting the reference there would hand out another assignment's solution. These stand-ins are
+assignment; the labs call ``adam`` and ``clip_grad_norm`` (optimizers), ``rnn_forward`` and
+``softmax_cross_entropy`` (rnn), ``sinusoidal_encoding`` and ``embed_tokens`` (positional). A notebook kernel has no package to import the student's
+other answers from, and pasting the reference there would hand out another assignment's solution. These stand-ins are
 built on PyTorch's own operations instead (``F.multi_head_attention_forward``,
 ``nn.Transformer.generate_square_subsequent_mask``), follow the contract's conventions (``True`` =
 may attend, a fully masked row gives zero weights and ``b_o``) and are only for the notebook: the
@@ -85,3 +86,57 @@ def multi_head_attention(query, key, value, params, num_heads, mask=None):
         weights = weights.masked_fill(empty_rows[:, None, :, None], 0.0)
         out = torch.where(empty_rows[..., None], p["b_o"].expand_as(out), out)
     return out, weights
+
+
+def rnn_forward(x, h0, W_xh, W_hh, b_h):
+    """Every hidden state ``(B, T, H)`` of the Elman RNN, through ``nn.RNN`` called with the given
+    weights (differentiable in ``x`` and in them, for the labs)."""
+    rnn = torch.nn.RNN(x.shape[-1], W_hh.shape[0], batch_first=True, device=x.device, dtype=x.dtype)
+    weights = {"weight_ih_l0": W_xh, "weight_hh_l0": W_hh, "bias_ih_l0": b_h, "bias_hh_l0": torch.zeros_like(b_h)}
+    hs, _ = torch.func.functional_call(rnn, weights, (x, h0[None]))  # differentiable in the weights too
+    return hs
+
+
+def clip_grad_norm(grads, max_norm):
+    """``(clipped, total_norm)`` through ``torch.nn.utils.clip_grad_norm_`` on copies."""
+    holders = [torch.zeros_like(g) for g in grads]
+    for holder, g in zip(holders, grads):
+        holder.grad = g.detach().clone()
+    total = torch.nn.utils.clip_grad_norm_(holders, max_norm)
+    return [holder.grad for holder in holders], total
+
+
+def adam(w, dw, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8):
+    """One ``torch.optim.Adam`` step of ``w`` from ``state`` (``{}`` first); a new state dict."""
+    p = w.detach().clone()
+    p.grad = dw.detach().clone()
+    opt = torch.optim.Adam([p], lr=lr, betas=betas, eps=eps)
+    if state:
+        opt.state[p] = {
+            "step": torch.tensor(float(state["step"])),
+            "exp_avg": state["m"].clone(),
+            "exp_avg_sq": state["v"].clone(),
+        }
+    opt.step()
+    kept = opt.state[p]
+    return p.detach(), {"step": int(kept["step"]), "m": kept["exp_avg"].clone(), "v": kept["exp_avg_sq"].clone()}
+
+
+def softmax_cross_entropy(logits, targets):
+    """The mean cross-entropy, ``F.cross_entropy`` (the labs' losses)."""
+    return F.cross_entropy(logits, targets)
+
+
+def sinusoidal_encoding(num_positions, d_model, device=None, dtype=torch.float32):
+    """Vaswani et al.'s encoding, interleaved sin/cos, as the positional assignment defines it (no
+    PyTorch built-in computes it; given here only for the Transformer lab's cell)."""
+    angle = torch.outer(
+        torch.arange(num_positions, device=device, dtype=torch.float64),
+        torch.pow(10000.0, -torch.arange(0, d_model, 2, device=device, dtype=torch.float64) / d_model),
+    )
+    return torch.stack([angle.sin(), angle.cos()], dim=-1).flatten(1)[:, :d_model].to(dtype)
+
+
+def embed_tokens(tokens, embedding, pe):
+    """``F.embedding`` scaled by sqrt(d), plus the first T rows of ``pe``."""
+    return F.embedding(tokens, embedding) * embedding.shape[1] ** 0.5 + pe[: tokens.shape[1]]

@@ -58,7 +58,9 @@ def grade_notebook(notebook: dict, topic: str, name: str, settings) -> dict:
             if stub.name != f"{topic}.py":
                 (exercises / stub.name).write_text(stub.text, encoding="utf-8")
         (exercises / f"{topic}.py").write_text(module.text, encoding="utf-8")
-        result = grade_submission(scratch, replace(settings, only=topic))
+        # A lab runs other topics' functions, which are stubs here: it is graded on the whole
+        # submission (seqlab grade, grade-all), never notebook by notebook.
+        result = grade_submission(scratch, replace(settings, only=topic, labs=False))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return {

@@ -9,5 +9,11 @@ from .render import render
 
 
 def write(result: GradingResult, path: Path) -> Path:
-    Path(path).write_text(render("report.html.j2", result), encoding="utf-8", errors="replace")
+    figures = {}
+    if result.meta.get("lab_runs"):  # matplotlib only when a lab ran
+        from ..labs.figures import report_figures
+
+        figures = report_figures(result.meta["lab_runs"])
+    text = render("report.html.j2", result, figures=figures)
+    Path(path).write_text(text, encoding="utf-8", errors="replace")
     return Path(path)

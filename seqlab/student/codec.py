@@ -42,6 +42,9 @@ MAX_ITEMS = 100_000
 # graded tensors are linear_scan's T=1024 inputs), and a few MB for a long-T timing input.
 # 64 MB is ten times that, and bounds what one frame can make the parent allocate.
 MAX_FRAME_BYTES = 64 << 20
+# A CPU generator travels as its state (torch's mt19937 state, a fixed-size uint8 tensor): the
+# copy draws the numbers the sender's would, and a state of any other shape is refused unread.
+_GENERATOR_STATE_SHAPE = torch.Generator().get_state().shape
 
 
 class CodecError(ValueError):
@@ -74,6 +77,12 @@ def _encode(obj: Any, tensors: dict[str, torch.Tensor], depth: int) -> Any:
         return {"t": "dtype", "v": _NAMES[obj]}
     if isinstance(obj, torch.device):
         return {"t": "device", "v": str(obj)}
+    if isinstance(obj, torch.Generator):
+        if obj.device.type != "cpu":
+            raise CodecError("only CPU generators travel")
+        key = str(len(tensors))
+        tensors[key] = obj.get_state()  # a fresh uint8 tensor: the whole state, nothing else
+        return {"t": "generator", "k": key}
     if isinstance(obj, (list, tuple)):
         if len(obj) > MAX_ITEMS:
             raise CodecError("sequence too long")
@@ -86,7 +95,8 @@ def _encode(obj: Any, tensors: dict[str, torch.Tensor], depth: int) -> Any:
             raise CodecError("dict keys must be strings")
         return {"t": "dict", "v": [[k, _encode(v, tensors, depth + 1)] for k, v in obj.items()]}
     raise CodecError(
-        f"cannot send a value of type {type(obj).__name__} (only tensors, numbers, strings, lists, tuples and dicts)"
+        f"cannot send a value of type {type(obj).__name__} "
+        "(only tensors, generators, numbers, strings, lists, tuples and dicts)"
     )
 
 
@@ -122,6 +132,11 @@ def _decode(node: Any, tensors: dict[str, torch.Tensor], depth: int, device_map:
         if tensor is None:
             raise CodecError("reference to a missing or reused tensor buffer")
         return tensor.to(device_map(node["device"]))
+    if kind == "generator":
+        state = tensors.pop(node["k"], None)
+        if state is None or state.dtype != torch.uint8 or state.shape != _GENERATOR_STATE_SHAPE:
+            raise CodecError("malformed generator state")
+        return torch.Generator().set_state(state)
     if kind == "dtype":
         return _DTYPES[node["v"]]
     if kind == "device":

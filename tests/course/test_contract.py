@@ -31,8 +31,9 @@ def _load(folder: str, module: str):
     return mod
 
 
-def test_contract_lists_thirty_functions():
-    assert len(contract.FUNCTIONS) == 30
+def test_contract_lists_thirty_exercises_and_the_labs():
+    assert len(contract.EXERCISES) == 30
+    assert set(contract.LABS) <= set(contract.FUNCTIONS) and set(contract.EXERCISES).isdisjoint(contract.LABS)
     assert {contract.split(f)[0] for f in contract.FUNCTIONS} == set(contract.MODULES)
     with pytest.raises(KeyError, match="not a contract function"):
         contract.split("attention.flash_attention")

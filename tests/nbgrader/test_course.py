@@ -297,8 +297,13 @@ def test_nbgrader_round_trip(optimizers_class, tmp_path):
 
     # The transformer notebook (functions from the attention topic, the provided stand-ins in the
     # kernel): nbgrader validate runs its source version, hidden tests included, in the guarded
-    # kernel, and fails unless every test cell earns its full points.
-    assert "Success!" in run([NBGRADER, "validate", "source/transformer/transformer.ipynb"], cwd=root).stdout
+    # kernel, and fails unless every test cell earns its full points, except the lab's: a lab runs
+    # other topics' functions (stubs in a per-notebook grading), so its cell says it is graded on
+    # the whole submission and earns nothing here.
+    validated = run([NBGRADER, "validate", "source/transformer/transformer.ipynb"], cwd=root, expect=None).stdout
+    assert "Success!" in validated or (
+        "VALIDATION FAILED ON 1 CELL(S)" in validated and "Test cell for train_reverser" in validated
+    ), validated[-3000:]
 
     # 2. Five students handed in the optimizers notebook, and nbgrader autograde graded them (_class.py).
     students = ("full", "stub", "bugs", "traps", "forger")

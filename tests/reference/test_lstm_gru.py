@@ -152,3 +152,25 @@ def test_no_recurrent_kernels(gen, name, gates):
     assert names, "the recorder saw no torch call at all"
     bad = sorted(n for n in names if any(fnmatch(n, p) for p in RECURRENT_KERNELS))
     assert not bad, f"{name} calls PyTorch recurrent kernels: {bad}"
+
+
+@pytest.mark.parametrize("kind", ["rnn", "lstm", "gru"])
+def test_input_gradient_norms_match_autograd_through_the_torch_modules(gen, kind):
+    B, T, D, H = 2, 7, 3, 4
+    x = torch.randn(B, T, D, generator=gen, dtype=torch.float64)
+    h0 = torch.randn(B, H, generator=gen, dtype=torch.float64)
+    torch.manual_seed(0)
+    net = {"rnn": torch.nn.RNN, "lstm": torch.nn.LSTM, "gru": torch.nn.GRU}[kind](D, H, batch_first=True).double()
+    w = [p.detach() for p in (net.weight_ih_l0, net.weight_hh_l0, net.bias_ih_l0, net.bias_hh_l0)]
+    params = (
+        {"W_xh": w[0], "W_hh": w[1], "b_h": w[2] + w[3]}
+        if kind == "rnn"
+        else dict(zip(("W_ih", "W_hh", "b_ih", "b_hh"), w))
+    )
+    xs = x.clone().requires_grad_()
+    out, _ = net(xs, (h0[None], torch.zeros_like(h0)[None]) if kind == "lstm" else h0[None])
+    (dx,) = torch.autograd.grad(out[:, -1].sum(), xs)
+    norms = lstm_gru.input_gradient_norms(kind, x, h0, params)
+    assert torch.allclose(norms, dx.pow(2).sum(dim=(0, 2)).sqrt(), rtol=1e-10, atol=1e-12)
+    if kind == "rnn":  # the vanishing gradient itself: the first input matters least
+        assert norms[0] < norms[-1]

@@ -367,3 +367,69 @@ def test_calls_contract_functions_by_name(caller, callee, expected, monkeypatch,
     monkeypatch.setattr(rnn, callee, counted)
     getattr(rnn, caller)(*args)
     assert len(count) == expected
+
+
+# --- the lab ---------------------------------------------------------------------------------------
+
+
+def _char_params(gen, V, H):
+    return {
+        "W_xh": 0.5 * torch.randn(H, V, generator=gen, dtype=torch.float64),
+        "W_hh": 0.5 * torch.randn(H, H, generator=gen, dtype=torch.float64),
+        "b_h": 0.1 * torch.randn(H, generator=gen, dtype=torch.float64),
+        "W_hy": 0.5 * torch.randn(V, H, generator=gen, dtype=torch.float64),
+        "b_y": 0.1 * torch.randn(V, generator=gen, dtype=torch.float64),
+    }
+
+
+@pytest.mark.slow  # torch.optim's first step imports torch._dynamo: 2-4 s once per process
+@pytest.mark.parametrize("clip", [0.3, 1e6], ids=["clipping", "no clipping"])
+def test_train_char_rnn_matches_autograd_adam_and_clip_grad_norm(gen, clip):
+    """The binding protocol, written with autograd, torch.optim.Adam and clip_grad_norm_ on a
+    state detached at every window: 11 steps over 4 windows (a wrap to w = 0 included)."""
+    V, H, B, S, steps = 5, 4, 3, 3, 11
+    tokens = torch.randint(0, V, (B * (4 * S + 1) + 2,), generator=gen)
+    params = _char_params(gen, V, H)
+    trained, losses = rnn.train_char_rnn(tokens, params, steps, B, S, lr=0.03, clip=clip)
+    leaves = {k: v.clone().requires_grad_() for k, v in params.items()}
+    opt = torch.optim.Adam(list(leaves.values()), lr=0.03)
+    L = tokens.shape[0] // B
+    rows, windows = tokens[: B * L].reshape(B, L), (L - 1) // S
+    h, expected = torch.zeros(B, H, dtype=torch.float64), []
+    for s in range(steps):
+        w = s % windows
+        h = torch.zeros(B, H, dtype=torch.float64) if w == 0 else h.detach()
+        loss = 0.0
+        for t in range(w * S, (w + 1) * S):
+            h = torch.tanh(F.one_hot(rows[:, t], V).double() @ leaves["W_xh"].T + h @ leaves["W_hh"].T + leaves["b_h"])
+            loss = loss + F.cross_entropy(h @ leaves["W_hy"].T + leaves["b_y"], rows[:, t + 1], reduction="sum") / B
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(list(leaves.values()), clip)
+        opt.step()
+        expected.append(loss.item() / S)
+    assert_close(losses, torch.tensor(expected, dtype=torch.float64))
+    for k in params:
+        assert_close(trained[k], leaves[k].detach())
+
+
+def test_sample_chars_matches_a_loop_of_rnn_cell_softmax_and_multinomial(gen):
+    V, H, B, steps, temperature = 6, 5, 4, 9, 0.8
+    params = _char_params(gen, V, H)
+    start = torch.randint(0, V, (B,), generator=gen)
+    tokens = rnn.sample_chars(params, start, steps, temperature, torch.Generator().manual_seed(3))
+    cell = torch.nn.RNNCell(V, H).double()
+    with torch.no_grad():
+        cell.weight_ih.copy_(params["W_xh"])
+        cell.weight_hh.copy_(params["W_hh"])
+        cell.bias_ih.copy_(params["b_h"])
+        cell.bias_hh.zero_()
+    g, h, token, out = torch.Generator().manual_seed(3), torch.zeros(B, H, dtype=torch.float64), start, []
+    with torch.no_grad():
+        for _ in range(steps):
+            h = cell(F.one_hot(token, V).double(), h)
+            token = torch.multinomial(
+                torch.softmax((h @ params["W_hy"].T + params["b_y"]) / temperature, -1), 1, generator=g
+            )[:, 0]
+            out.append(token)
+    assert torch.equal(tokens, torch.stack(out, 1))

@@ -475,10 +475,10 @@ def test_e2e_cheating_submissions_get_the_grade_of_their_real_code(autograder):
     data = autograder(fill)
     scores = _by_function(data)
     config = load_config()
-    cheated = [f for f in contract.FUNCTIONS if f.startswith(("optimizers.", "attention."))]
+    cheated = [f for f in contract.EXERCISES if f.startswith(("optimizers.", "attention."))]
     for function in cheated:
         assert scores[function][0] == 0, function
-    honest = sum(config.rules(f).points for f in contract.FUNCTIONS if f not in cheated)
+    honest = sum(config.rules(f).points for f in contract.EXERCISES if f not in cheated)
     assert data["score"] == pytest.approx(honest)
     assert data["output"] != "all good" and not sentinel.exists()
 

@@ -124,7 +124,7 @@ def _assert_on_screen(visit: PageVisit, selector: str, expected: int) -> None:
 def test_student_report_reads_offline_at_every_width(browser, student_report, viewport):
     visit = browser.visit(student_report, viewport, "report", boxes=("table.scores td.num", "table.scores svg.plot"))
     _assert_reads_offline(visit)
-    functions = len(contract.FUNCTIONS)
+    functions = len(contract.EXERCISES)  # graded without the labs
     _assert_on_screen(visit, "table.scores td.num", functions)
     _assert_on_screen(visit, "table.scores svg.plot", functions)
     assert "Looks like:" in visit.visible_text  # the demo's bugs are named, and shown
@@ -139,7 +139,7 @@ def test_class_report_reads_offline_at_every_width(browser, graded_class, viewpo
         boxes=("table.scores td.num", "table.scores svg.plot", ".side-by-side pre"),
     )
     _assert_reads_offline(visit)
-    functions = len(contract.FUNCTIONS)
+    functions = len(contract.EXERCISES)  # graded without the labs
     _assert_on_screen(visit, "table.scores svg.plot", functions)
     _assert_on_screen(visit, "table.scores td.num", 4 * functions)  # mean, median, full marks, zero
     assert "Similar code" in visit.visible_text
@@ -157,3 +157,26 @@ def test_exam_shows_math_without_the_network(browser, exam_page, viewport):
     _assert_reads_offline(visit)
     raw = sorted(set(RAW_TEX.findall(visit.visible_text)))
     assert not raw, f"{len(raw)} pieces of raw TeX are visible, e.g. {raw[:5]}"
+
+
+@pytest.fixture(scope="module")
+def lab_report(tmp_path_factory) -> Path:
+    """report.html of the reference with the character-level lab graded: the figures drawn from
+    its run (training loss against the reference's, held-out cross-entropy)."""
+    from seqlab.grading import grade_submission
+    from seqlab.reports import write_all
+
+    root = tmp_path_factory.mktemp("lab")
+    shutil.copytree(COURSE_ROOT / "solutions", root / "reference" / "exercises")
+    result = grade_submission(root / "reference", only="rnn.train_char_rnn", labs=True, seed=5)
+    write_all(result, root / "out")
+    return root / "out" / "report.html"
+
+
+@pytest.mark.parametrize("viewport", WIDTHS)
+def test_lab_figures_read_offline_at_every_width(browser, lab_report, viewport):
+    visit = browser.visit(lab_report, viewport, "lab_report", boxes=("figure.lab svg", "figure.lab figcaption"))
+    _assert_reads_offline(visit)
+    _assert_on_screen(visit, "figure.lab svg", 2)
+    _assert_on_screen(visit, "figure.lab figcaption", 2)
+    assert "held-out text drawn for this grading" in visit.visible_text

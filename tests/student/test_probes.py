@@ -11,7 +11,7 @@ from xml.etree import ElementTree
 import jsonschema
 import pytest
 
-from seqlab.contract import FUNCTIONS
+from seqlab.contract import EXERCISES
 from seqlab.grading import grade_submission, grading_settings
 from seqlab.reports import write_all
 from seqlab.reports.render import environment
@@ -122,7 +122,7 @@ def test_pack_leaves_the_rest_alone_and_reports_hold(pack, graded_pack, sandbox_
     lost_modules = {p.module for p in pack.probes if p.expect == "module-lost"}
     targets = {p.target for p in pack.probes}
     scores = result.by_function()
-    assert set(scores) == {f for f in FUNCTIONS if f.split(".")[0] in {p.module for p in pack.probes}}
+    assert set(scores) == {f for f in EXERCISES if f.split(".")[0] in {p.module for p in pack.probes}}
     for function, (score, max_score) in scores.items():
         if function in targets or function.split(".")[0] in lost_modules:
             continue

@@ -1,0 +1,118 @@
+"""The labs: a topic's functions put together to train a small model, graded in the trusted parent.
+
+A lab is declared once, here, as a ``Lab``: the contract function the student's process runs,
+the task module that draws a task instance and evaluates what comes back, the earlier contract
+functions it runs (named in its feedback when it fails), its CPU budget and what its notebook
+section plots. Everything else reads the declaration: the graders' ``lab`` fixture
+(``seqlab.labs.session``), the report's figures (``seqlab.labs.figures``), the benchmark.
+
+A task module (``seqlab.labs.char_rnn`` and its siblings) has
+
+* ``draw_task(seed) -> (child_inputs, heldout)``: the keyword arguments of the student's call
+  (a task instance: a vocabulary permutation, symbols, lags; its own initial parameters) and
+  what the parent keeps to evaluate with (held-out data drawn from another derived seed, never
+  sent to the child);
+* ``evaluate(params, child_inputs, heldout) -> metrics``: plain floats computed with the
+  *reference* forward on the held-out data;
+* ``THRESHOLDS``: ``{metric: bound}``, a metric passes when it is at least its bound (each
+  bound's reason in the module);
+* optionally ``reference_run(child_inputs) -> (params, losses)``, the reference's training on
+  the same inputs, where the protocol is binding and the trajectory is compared step by step.
+
+How a lab is charged: it runs the student's own functions (``uses``), as the notebook does, so a
+bug in one of them can cost the lab too; the bounds are ones the reference reaches with room to
+spare, and a failed lab names the used functions that failed their own tests in the same grading.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from dataclasses import dataclass, field
+from types import ModuleType
+
+# The grader's clock: a lab trains on one core in at most this much CPU time. A class of 300 on
+# two cores in 45 minutes leaves 18 s of CPU per submission; the exercises take ~5 s and four
+# labs at ~2.5 s each take the rest, so 5 s is twice what a reference-speed solution needs.
+CPU_BUDGET_S = 5.0
+
+
+@dataclass(frozen=True)
+class Lab:
+    function: str  # the contract function the child runs: (**child_inputs) -> (params_out, losses)
+    task: str  # the task module (draw_task, evaluate, THRESHOLDS[, reference_run])
+    uses: tuple[str, ...] = ()  # earlier contract functions it runs, the likely culprits
+    notes: str = ""  # the notes' sections it traces to
+    cpu_budget_s: float = CPU_BUDGET_S
+    figures: tuple[str, ...] = ("losses",)  # what the report draws from the returned numbers
+    metric_names: dict[str, str] = field(default_factory=dict)  # metric -> words for reports
+    # The training call records torch functions, not aten kernels: the kernel recorder (a
+    # TorchDispatchMode, every forward and backward kernel through Python) made the autograd labs
+    # 3x slower than the reference, over the budget. The function-level recorder, the autograd
+    # detector and the static scan of the source still see every operation a lab forbids.
+    kernels: bool = False
+
+    def module(self) -> ModuleType:
+        return importlib.import_module(self.task)
+
+    @property
+    def wall_limit_s(self) -> float:
+        """The call's wall-clock limit, after which the child is stopped and the lab scores what
+        it returned: nothing. The budget itself is CPU time, checked when the call returns; the
+        wall limit only stops a hang, so it is eight times the budget: a loaded machine (load 7
+        on 2 cores, measured while this was written) gives a process a third of a core."""
+        return 8 * self.cpu_budget_s
+
+
+LABS: dict[str, Lab] = {
+    "rnn.train_char_rnn": Lab(
+        "rnn.train_char_rnn",
+        "seqlab.labs.char_rnn",
+        uses=("rnn.truncated_bptt", "rnn.rnn_bptt", "rnn.rnn_forward", "rnn.rnn_cell", "rnn.softmax_cross_entropy")
+        + ("optimizers.clip_grad_norm", "optimizers.adam"),
+        notes="L5 §4, §6-8",
+        figures=("losses", "heldout"),
+        metric_names={
+            "heldout_ce": "held-out cross-entropy (nats/char)",
+            "reference_ce": "the reference's held-out cross-entropy",
+            "unigram_ce": "a unigram model's held-out cross-entropy",
+            "progress": "share of the way from the unigram model to the reference",
+        },
+    ),
+    "lstm_gru.train_recall": Lab(
+        "lstm_gru.train_recall",
+        "seqlab.labs.recall",
+        uses=("lstm_gru.gru_forward", "lstm_gru.gru_cell", "rnn.softmax_cross_entropy", "optimizers.adam"),
+        notes="L5 §5-8",
+        figures=("losses", "metrics"),
+        metric_names={"accuracy": "held-out recall accuracy", "chance": "chance"},
+    ),
+    "transformer.train_reverser": Lab(
+        "transformer.train_reverser",
+        "seqlab.labs.reverser",
+        uses=("transformer.encoder_block", "transformer.decoder_block", "attention.multi_head_attention")
+        + ("attention.scaled_dot_product_attention", "transformer.layer_norm", "transformer.feed_forward")
+        + ("attention.causal_mask", "positional.embed_tokens", "positional.sinusoidal_encoding", "optimizers.adam"),
+        notes="W8 §4, §8-15",
+        figures=("losses", "metrics"),
+        metric_names={"exact_match": "held-out exact-match reversal"},
+    ),
+    "selective_scan.train_selective_copy": Lab(
+        "selective_scan.train_selective_copy",
+        "seqlab.labs.selective_copy",
+        uses=("selective_scan.selective_scan", "selective_scan.discretize", "selective_scan.linear_scan")
+        + ("rnn.softmax_cross_entropy", "optimizers.adam"),
+        notes="L5 §18",
+        figures=("losses", "metrics"),
+        metric_names={"accuracy": "held-out copy accuracy", "chance": "chance"},
+    ),
+}
+
+
+def labs_by_default() -> bool:
+    """Whether a grading includes the labs when its caller does not say: yes, unless SEQLAB_LABS=0."""
+    return os.environ.get("SEQLAB_LABS", "1") != "0"
+
+
+def lab_of(function: str) -> Lab | None:
+    return LABS.get(function)

@@ -1,0 +1,147 @@
+"""The labs' figures, drawn by the grader from the numbers a lab run returned (never from an
+image the student sent): SVG text for report.html and the class report, each with a sentence
+that says what it shows (the text alternative), and the notebook's plots.
+
+matplotlib is imported only here and only when a figure is drawn, so a grading without labs
+never pays for it. Figures are made with ``matplotlib.figure.Figure`` (no pyplot, no GUI
+backend) and written as SVG with text kept as text (``svg.fonttype: none``: no glyph
+definitions) and ids salted per figure, so several inline figures in one page never share an id.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+from dataclasses import dataclass
+
+from . import LABS
+
+BLUE, GREY, ORANGE = "#2f6fcf", "#8a93a6", "#b35c00"
+
+
+@dataclass(frozen=True)
+class Figure:
+    title: str
+    svg: str  # an inline <svg> element, role="img", labelled by its title
+    alt: str  # what it shows, in words
+
+
+def _svg(fig, salt: str, label: str) -> str:
+    import matplotlib
+
+    buffer = io.StringIO()
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": salt}):
+        fig.savefig(buffer, format="svg", bbox_inches="tight")
+    text = buffer.getvalue()
+    text = text[text.index("<svg") :]  # no XML declaration or doctype inside an HTML page
+    text = re.sub(r"<metadata>.*?</metadata>", "", text, flags=re.S)
+    label = label.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
+    return text.replace("<svg ", f'<svg role="img" aria-label="{label}" class="lab-figure" ', 1)
+
+
+def _figure(width=5.0, height=2.6):
+    from matplotlib.figure import Figure as MplFigure
+
+    fig = MplFigure(figsize=(width, height))
+    return fig, fig.add_subplot()
+
+
+def loss_figure(function: str, losses: list[float], reference: list[float] | None) -> Figure:
+    fig, ax = _figure()
+    steps = range(len(losses))
+    if reference:
+        ax.plot(range(len(reference)), reference, color=GREY, linewidth=4, alpha=0.6, label="reference, same inputs")
+    ax.plot(steps, losses, color=BLUE, linewidth=1.2, label="your training")
+    ax.set_xlabel("step")
+    ax.set_ylabel("training loss (nats/char)")
+    ax.legend(frameon=False)
+    ax.spines[["top", "right"]].set_visible(False)
+    first, last = losses[0] if losses else math.nan, _tail_mean(losses)
+    alt = f"Your training loss went from {first:.3f} to {last:.3f} over {len(losses)} steps"
+    if reference:
+        alt += f"; the reference's, on the same inputs, from {reference[0]:.3f} to {_tail_mean(reference):.3f}"
+    return Figure("training loss", _svg(fig, f"{function}-losses", "training loss against step"), alt + ".")
+
+
+def heldout_figure(function: str, metrics: dict[str, float]) -> Figure:
+    lab = LABS[function]
+    names = [k for k in ("unigram_ce", "heldout_ce", "reference_ce") if k in metrics]
+    labels = {"unigram_ce": "unigram model", "heldout_ce": "your model", "reference_ce": "reference"}
+    fig, ax = _figure(height=1.8)
+    values = [metrics[k] for k in names]
+    ax.barh([labels[k] for k in names], values, color=[GREY, BLUE, ORANGE][: len(names)])
+    for i, v in enumerate(values):
+        ax.text(v, i, f" {v:.3f}", va="center")
+    ax.set_xlabel("held-out cross-entropy (nats/char), lower is better")
+    ax.spines[["top", "right"]].set_visible(False)
+    alt = "On held-out text drawn for this grading: " + ", ".join(f"{labels[k]} {metrics[k]:.3f}" for k in names)
+    if "progress" in metrics:
+        alt += f" nats per character ({lab.metric_names.get('progress', 'progress')}: {metrics['progress']:.2f})"
+    return Figure("held-out cross-entropy", _svg(fig, f"{function}-heldout", "held-out cross-entropy"), alt + ".")
+
+
+def metric_figure(function: str, metrics: dict[str, float]) -> Figure:
+    """A lab's held-out metrics as bars (its bounded ones with their bound)."""
+    lab = LABS[function]
+    bounds = lab.module().THRESHOLDS
+    names = list(metrics)
+    fig, ax = _figure(height=0.5 + 0.45 * len(names))
+    values = [metrics[k] for k in names]
+    ax.barh([lab.metric_names.get(k, k) for k in names], values, color=[BLUE if k in bounds else GREY for k in names])
+    for i, (k, v) in enumerate(zip(names, values)):
+        ax.text(v, i, f" {v:.3f}", va="center")
+        if k in bounds:
+            ax.plot([bounds[k]] * 2, [i - 0.4, i + 0.4], color=ORANGE, linestyle="--")
+    ax.spines[["top", "right"]].set_visible(False)
+    parts = [f"{lab.metric_names.get(k, k)} {metrics[k]:.3f}" + (f" (bound {bounds[k]:g})" if k in bounds else "")
+             for k in names]  # fmt: skip
+    alt = "On held-out data drawn for this grading: " + ", ".join(parts)
+    return Figure("held-out results", _svg(fig, f"{function}-metrics", "held-out results"), alt + ".")
+
+
+def _tail_mean(values: list[float], n: int = 10) -> float:
+    tail = values[-n:]
+    return sum(tail) / len(tail) if tail else math.nan
+
+
+def run_figures(function: str, run: dict) -> list[Figure]:
+    """The figures of one lab run (``seqlab.labs.session.summary``), as its Lab declares them."""
+    lab = LABS.get(function)
+    if lab is None:
+        return []
+    figures = []
+    if "losses" in lab.figures and run.get("losses"):
+        figures.append(loss_figure(function, run["losses"], run.get("reference_losses")))
+    if "heldout" in lab.figures and run.get("metrics"):
+        figures.append(heldout_figure(function, run["metrics"]))
+    if "metrics" in lab.figures and run.get("metrics"):
+        figures.append(metric_figure(function, run["metrics"]))
+    return figures
+
+
+def report_figures(lab_runs: dict) -> dict[str, list[Figure]]:
+    return {function: run_figures(function, run) for function, run in (lab_runs or {}).items()}
+
+
+def distribution_figure(function: str, metric: str, values: list[float], bound: float | None) -> Figure:
+    """The class's held-out results: one histogram, the pass bound marked."""
+    lab = LABS[function]
+    fig, ax = _figure(height=2.2)
+    finite = [v for v in values if math.isfinite(v)]
+    ax.hist(finite, bins=min(20, max(5, len(finite) // 3)), color=BLUE)
+    if bound is not None:
+        ax.axvline(bound, color=ORANGE, linestyle="--", label=f"bound {bound:g}")
+        ax.legend(frameon=False)
+    name = lab.metric_names.get(metric, metric)
+    ax.set_xlabel(name)
+    ax.set_ylabel("submissions")
+    ax.spines[["top", "right"]].set_visible(False)
+    passed = sum(1 for v in finite if bound is None or v >= bound)
+    alt = f"{function}: {name} of {len(values)} submissions"
+    if finite:
+        ordered = sorted(finite)
+        alt += f", median {ordered[len(ordered) // 2]:.3f}"
+    if bound is not None:
+        alt += f"; {passed} at or above the bound {bound:g}"
+    return Figure(f"{function}: {name}", _svg(fig, f"class-{function}-{metric}", name), alt + ".")

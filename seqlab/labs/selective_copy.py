@@ -1,0 +1,134 @@
+"""The selective-copying lab (``selective_scan.train_selective_copy``): why Mamba selects.
+
+A task instance is the initial weights, drawn per grading; every batch, the held-out one
+included, places the data tokens afresh, so nothing about the positions can be memorised.
+The parent scores 2 000 fresh sequences with the reference's ``copy_logits``.
+
+Sizes: ``M = 8`` data symbols (chance 1/8), ``D = 16`` channels, ``N = 8`` states per channel,
+4 data tokens among 16 positions, 400 Adam steps of 32 sequences at ``lr = 0.02``. ``A`` starts
+as S4D-real's ``-(1, ..., N)`` in every channel and ``delta`` near ``softplus(-3) = 0.05``, so
+the state starts by keeping what it holds. ``B`` and ``C`` start with random constant parts
+(``b_B``, ``b_C``): at zero the time-invariant model would sit on a saddle (no input reaches
+a state that nothing reads) and fail for a reason the lab is not about.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import torch
+
+from .tasktools import generator, usable
+
+NAME = "selective_copy"
+M, D, N, BATCH, STEPS, LR = 8, 16, 8, 32, 400, 2e-2
+DELTA_BIAS = -3.0
+HELDOUT = 2000
+
+# From the reference over 20 seeds (benchmarks/bench_labs_tasks.py): held-out copy accuracy
+# 0.82 to 0.90 for the selective model; 0.44 to 0.46 for the time-invariant one trained the same
+# way (chance 0.125: it learns where the k-th of four sorted positions usually is, not where it
+# is), and at most 0.33 for the known-wrong loops of tests/mutants/labs_tasks.py. 0.6 sits
+# between the two: the time-invariant model cannot reach it, every selective run clears it.
+THRESHOLDS = {"accuracy": 0.6}
+
+
+def _reference():
+    from ..reference import load_reference
+
+    return load_reference()
+
+
+def initial_params(gen: torch.Generator, dtype=torch.float32, count: int | None = None) -> dict[str, torch.Tensor]:
+    """``count``: the data tokens per sequence (the module's COPY_COUNT; the notebook passes its
+    own, where the reference cannot be loaded)."""
+    if count is None:
+        from ..reference import load_reference
+
+        count = load_reference().selective_scan.COPY_COUNT
+
+    def normal(*shape, scale=1.0):
+        return (torch.randn(*shape, generator=gen, dtype=torch.float64) * scale).to(dtype)
+
+    return {
+        "embedding": normal(M + 1 + count, D),
+        "W_delta": normal(D, D, scale=1 / math.sqrt(D)),
+        "b_delta": torch.full((D,), DELTA_BIAS, dtype=dtype),
+        "W_B": normal(N, D, scale=1 / math.sqrt(D)),
+        "b_B": normal(N, scale=1 / math.sqrt(N)),
+        "W_C": normal(N, D, scale=1 / math.sqrt(D)),
+        "b_C": normal(N, scale=1 / math.sqrt(N)),
+        "A_log": torch.log(torch.arange(1, N + 1, dtype=torch.float64)).repeat(D, 1).to(dtype),
+        "D": torch.ones(D, dtype=dtype),
+        "W_out": normal(M, D, scale=1 / math.sqrt(D)),
+        "b_out": torch.zeros(M, dtype=dtype),
+    }
+
+
+def draw_task(seed: int) -> tuple[dict, dict]:
+    child_inputs = {
+        "params": initial_params(generator(seed, NAME, "instance")),
+        "steps": STEPS,
+        "batch_size": BATCH,
+        "selective": True,
+        "lr": LR,
+        "generator": generator(seed, NAME, "train"),
+    }
+    tokens, targets = _reference().selective_scan.copy_batch(M, HELDOUT, generator(seed, NAME, "heldout"))
+    return child_inputs, {"tokens": tokens, "targets": targets}
+
+
+def accuracy(params: dict, tokens: torch.Tensor, targets: torch.Tensor, selective: bool = True) -> float:
+    with torch.no_grad():
+        logits = _reference().selective_scan.copy_logits(params, tokens, selective)
+    return float((logits.argmax(-1) == targets).double().mean())
+
+
+def evaluate(returned, child_inputs: dict, heldout: dict) -> dict[str, float]:
+    params = usable(returned, child_inputs["params"])
+    if params is None:
+        return {"accuracy": 0.0, "chance": 1 / M}
+    selective = bool(child_inputs.get("selective", True))
+    return {"accuracy": accuracy(params, heldout["tokens"], heldout["targets"], selective), "chance": 1 / M}
+
+
+def figures(train=None, seed=0, lengths=(64, 128, 256, 512, 1024)) -> dict:
+    """The notebook's two plots. ``accuracy``: the selective and the time-invariant model
+    trained by ``train`` (a ``train_selective_copy``, the reference's by default) on the same
+    initial weights, scored on fresh sequences. ``seconds``: the reference scan's time against
+    T next to attention's (``scaled_dot_product_attention`` on the same width), the scan
+    growing like T and attention like T**2."""
+    ref = _reference()
+    train = train or ref.selective_scan.train_selective_copy
+    tokens, targets = ref.selective_scan.copy_batch(M, HELDOUT, generator(seed, NAME, "figure-heldout"))
+    acc = {}
+    for selective in (True, False):
+        params, _ = train(
+            initial_params(generator(seed, NAME, "figure")),
+            STEPS,
+            BATCH,
+            selective,
+            LR,
+            generator(seed, NAME, "figure-train"),
+        )
+        ok = usable(params, initial_params(generator(seed, NAME, "figure"))) is not None
+        acc["selective" if selective else "time_invariant"] = (
+            accuracy(params, tokens, targets, selective) if ok else 0.0
+        )
+    A = -torch.exp(initial_params(generator(seed, NAME, "timing"))["A_log"])
+    seconds: dict[str, list[float]] = {"scan": [], "attention": []}
+    for T in lengths:
+        x, bc = torch.randn(1, T, D), torch.randn(1, T, N)
+        seconds["scan"].append(_seconds(ref.selective_scan.selective_scan, x, x, A, bc, bc, delta_softplus=True))
+        seconds["attention"].append(_seconds(ref.attention.scaled_dot_product_attention, x, x, x))
+    return {"accuracy": acc, "chance": 1 / M, "lengths": list(lengths), "seconds": seconds}
+
+
+def _seconds(fn, *args, repeat: int = 3, **kwargs) -> float:
+    """Mean wall time of ``fn(*args)`` after one warm-up call."""
+    fn(*args, **kwargs)
+    started = time.perf_counter()
+    for _ in range(repeat):
+        fn(*args, **kwargs)
+    return (time.perf_counter() - started) / repeat

@@ -1,0 +1,213 @@
+"""A lab in a grading: one training call in the student's process, judged in the parent.
+
+The graders' ``lab`` fixture is a ``LabSession``. Its first use in a grading draws the task
+instance from the grading's seed, runs the student's function once on ``child_inputs`` under
+the lab's limits, and keeps the outcome (``LabRun``) for every other test of the lab: the
+held-out test, the trajectory test and the report's figures read the same run.
+
+Limits. The budget is CPU time: the child's is read from the kernel before and after the call
+(``StudentCode.cpu_clock``), and a run over the budget is not scored, so no one gains by
+training longer than the others. A wall-clock limit (``Lab.wall_limit_s``) stops a hang: past
+it the child is stopped (and replaced), and the lab scores what came back: nothing. Parameters must come back with the
+keys, shapes and dtype they were sent with, finite: anything else (a NaN, a wrong shape, extra
+tensors) fails every test of the lab with the reason. The codec's frame limit caps the size.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from ..grading.checks import SHAPE_RULE, Grade, GradeFailure, NotGradable
+from ..grading.compare import first_float_dtype, structure_problem, value_mismatch
+from ..seeds import derive_seed
+from ..tolerance import Tolerance
+from . import Lab
+
+RETURNS = ("params_out", "losses")
+# The reference's trajectory and a correct one differ by float64 reassociation only, ~1e-13
+# after 200 Adam steps (Adam divides by sqrt(v): a tiny gradient difference stays tiny); every
+# protocol slip we know of moves some step's loss by more than 1e-3.
+TRAJECTORY_TOL = Tolerance(rtol=1e-6, atol=1e-8)
+MISTAKE_HORIZON = 20
+
+
+@dataclass
+class LabRun:
+    function: str
+    seed: int
+    child_inputs: dict
+    heldout: dict
+    params: dict | None = None
+    losses: torch.Tensor | None = None
+    cpu_s: float | None = None  # the student's training, in the child
+    parent_cpu_s: float | None = None  # the evaluation (the reference's own run included)
+    failure: GradeFailure | None = None
+    metrics: dict[str, float] = field(default_factory=dict)
+    reference_losses: list[float] | None = None
+
+
+def lab_seed(grading_seed: int, function: str) -> int:
+    """One task instance per grading and lab, shared by the lab's tests (not per test id)."""
+    return derive_seed(grading_seed, "lab", function, nbytes=8) & ((1 << 63) - 1)
+
+
+def _tensors(tree: Any, path: str):
+    if isinstance(tree, torch.Tensor):
+        yield path, tree
+    elif isinstance(tree, dict):
+        for key, value in tree.items():
+            yield from _tensors(value, f"{path}[{key!r}]")
+
+
+def returned_problem(params: Any, losses: Any, child_inputs: dict) -> str | None:
+    """Why the returned parameters cannot be evaluated, or None."""
+    sent = child_inputs["params"]
+    problem = structure_problem(params, sent, "params_out")
+    if problem:
+        return problem
+    bad = next((path for path, t in _tensors(params, "params_out") if not bool(torch.isfinite(t).all())), None)
+    if bad:
+        return f"{bad} holds NaN or infinite values"
+    expected_losses = torch.zeros(child_inputs["steps"], dtype=first_float_dtype(sent) or torch.float64)
+    return structure_problem(losses, expected_losses, "losses")
+
+
+def summary(run: LabRun) -> dict:
+    """The run as plain data for the reports: what the figures are drawn from (no parameters)."""
+    out: dict = {"seed": run.seed, "metrics": dict(run.metrics), "cpu_s": run.cpu_s, "parent_cpu_s": run.parent_cpu_s}
+    if run.losses is not None:
+        out["losses"] = [float(v) for v in run.losses.detach().to(torch.float64)]
+    if run.reference_losses is not None:
+        out["reference_losses"] = list(run.reference_losses)
+    if run.failure is not None:
+        out["failure"] = run.failure.message
+    return out
+
+
+class LabSession:
+    """The ``lab`` fixture: bound to one grading (its cache of runs) and one test's ``grade``."""
+
+    def __init__(self, lab: Lab, grade: Grade, runs: dict, grading_seed: int, records: dict):
+        self.lab, self.grade, self.runs, self.records = lab, grade, runs, records
+        self.seed = lab_seed(grading_seed, lab.function)
+
+    # -- the one run -------------------------------------------------------------------------
+    def run(self) -> LabRun:
+        if self.lab.function not in self.runs:
+            self.runs[self.lab.function] = self._train()
+        return self.runs[self.lab.function]
+
+    def _train(self) -> LabRun:
+        task = self.lab.module()
+        child_inputs, heldout = task.draw_task(self.seed)
+        run = LabRun(self.lab.function, self.seed, child_inputs, heldout)
+        student = self.grade.student
+        before = student.cpu_clock()
+        self.grade.timeout, kernels = self.lab.wall_limit_s, self.grade.kernels
+        self.grade.kernels = self.grade.kernels and self.lab.kernels
+        try:
+            value = self.grade.run(**child_inputs).value
+            params, losses = self.grade.unpack(value, RETURNS)
+        except GradeFailure as failure:
+            for words, hint in getattr(task, "CRASH_HINTS", ()):
+                if words in failure.message and not failure.hint:
+                    failure.hint = hint
+            run.failure = failure
+            return run
+        finally:
+            self.grade.timeout, self.grade.kernels = None, kernels
+        after = student.cpu_clock()
+        if before is not None and after is not None and before[0] is after[0]:
+            run.cpu_s = after[1] - before[1]
+        if run.cpu_s is not None and run.cpu_s > self.lab.cpu_budget_s:
+            run.failure = GradeFailure(
+                f"{self.lab.function} trained for {run.cpu_s:.1f} s of CPU, over the lab's budget of "
+                f"{self.lab.cpu_budget_s:g} s: its parameters are not scored (the reference needs well under half)",
+                rule="budget",
+            )
+            return run
+        problem = returned_problem(params, losses, child_inputs)
+        if problem:
+            run.failure = GradeFailure(f"{self.lab.function}: {problem}", rule=SHAPE_RULE)
+            return run
+        run.params, run.losses = params, losses
+        started = time.process_time()
+        run.metrics = dict(task.evaluate(params, child_inputs, heldout))
+        run.parent_cpu_s = time.process_time() - started
+        return run
+
+    def _ran(self) -> LabRun:
+        run = self.run()
+        if run.failure is not None:
+            failure = run.failure
+            kind = NotGradable if isinstance(failure, NotGradable) else GradeFailure
+            raise kind(
+                failure.message + self._culprits(), hint=failure.hint, rule=failure.rule, details=failure.details
+            )
+        return run
+
+    def _culprits(self) -> str:
+        """The used functions that failed a test of their own in this grading, in words."""
+        failed = []
+        for name in self.lab.uses:
+            own = [r for r in self.records.values() if r.function == name and r.rule != "skipped"]
+            if any(not r.passed or (r.fraction is not None and r.fraction < 1) for r in own):
+                failed.append(name)
+        if not failed:
+            return ""
+        return f" (the lab runs your own {', '.join(failed)}, which failed tests of their own: fix those first)"
+
+    # -- the checks ----------------------------------------------------------------------------
+    def check_metrics(self, *names: str) -> dict[str, float]:
+        """Each metric at least its bound (the task's THRESHOLDS), on the held-out data."""
+        run = self._ran()
+        thresholds = self.lab.module().THRESHOLDS
+        for name in names:
+            value, bound = run.metrics[name], thresholds[name]
+            if not (math.isfinite(value) and value >= bound):
+                shown = ", ".join(f"{self.lab.metric_names.get(k, k)} {v:.3f}" for k, v in run.metrics.items())
+                raise GradeFailure(
+                    f"{self.lab.function}, held-out (a fresh text the training never saw): "
+                    f"{self.lab.metric_names.get(name, name)} is {value:.3f}, below {bound:g} ({shown})"
+                    + self._culprits(),
+                    rule="held-out",
+                    details={"metrics": run.metrics, "seed": run.seed},
+                )
+        return run.metrics
+
+    def check_trajectory(self, mistakes=()) -> None:
+        """The returned losses step by step against the reference's on the same inputs.
+        ``mistakes``: ``(name, variant, explain)`` rows (or a function giving them), where
+        ``variant(child_inputs, steps)`` is the trajectory of a known slip over ``steps`` steps."""
+        run = self._ran()
+        _, expected = self.lab.module().reference_run(run.child_inputs)
+        run.reference_losses = [float(v) for v in expected.to(torch.float64)]
+        if value_mismatch(run.losses, expected, TRAJECTORY_TOL, "losses") is None:
+            return
+        assert run.losses is not None  # value_mismatch reports a missing trajectory
+        got, want = run.losses.detach().to(torch.float64), expected.to(torch.float64)
+        off = ~((got - want).abs() <= TRAJECTORY_TOL.atol + TRAJECTORY_TOL.rtol * want.abs())
+        step = int(off.nonzero()[0, 0])
+        hint = ""
+        # A known slip is named when its trajectory agrees with the student's from the start to
+        # MISTAKE_HORIZON steps past the first departure: enough to tell the slips apart, and
+        # a tenth of a full replay for the slips that show at once.
+        horizon = min(off.numel(), step + MISTAKE_HORIZON)
+        for name, variant, explain in mistakes() if callable(mistakes) else mistakes:
+            replay = variant(run.child_inputs, horizon)
+            if value_mismatch(run.losses[:horizon], replay, TRAJECTORY_TOL, "losses") is None:
+                hint = f"{name}: {explain}"  # Mistake.hint's form: the class report counts the name
+                break
+        raise GradeFailure(
+            f"{self.lab.function}: the loss of step {step} is {float(got[step]):.6g}, the protocol gives "
+            f"{float(want[step]):.6g} on the same inputs ({int(off.sum())} of {off.numel()} steps differ)"
+            + self._culprits(),
+            hint=hint,
+            rule="trajectory",
+            details={"first_step": step, "seed": run.seed},
+        )
