@@ -83,6 +83,10 @@ class LazyMistakes:
         self.source, self.args, self.kwargs = source, args, kwargs
         self.built: list[Mistake] | None = None
         self.error = ""
+        # for naming a mistake no variant lists (seqlab.grading.diagnose): the case's sizes and
+        # the reference's outputs with one input left out, set by the check
+        self.sizes: dict[str, Any] = {}
+        self.probes: Callable[[], list[tuple[str, Any]]] | None = None
 
     def __call__(self) -> list[Mistake]:
         if self.built is None:
@@ -92,3 +96,43 @@ class LazyMistakes:
             except Exception as exc:  # a bug in a variant must not turn a failure into a crash
                 self.built, self.error = [], f"{type(exc).__name__}: {exc}"
         return self.built
+
+
+def _zeroed(value: Any) -> Any:
+    return torch.zeros_like(value) if isinstance(value, torch.Tensor) and value.is_floating_point() else None
+
+
+def without_inputs(ref: Callable, names: list[str], args: tuple, kwargs: dict) -> list[tuple[str, Any]]:
+    """The reference's output with one input left out at a time: each floating-point argument
+    (and each floating-point entry of a dict argument) set to zero, every bias together, a mask
+    dropped. The outputs are what a missing term or bias gives; computed only on a failure."""
+    named = [(names[i] if i < len(names) else f"argument {i}", i, v) for i, v in enumerate(args)]
+    named += [(k, k, v) for k, v in kwargs.items()]
+    changes: list[tuple[str, list[tuple[Any, Any, Any]]]] = []
+    for name, slot, value in named:
+        if isinstance(value, dict):
+            for key, entry in value.items():
+                if _zeroed(entry) is not None:
+                    changes.append((f"{name}[{key!r}] = 0", [(slot, key, _zeroed(entry))]))
+        elif _zeroed(value) is not None:
+            changes.append((f"{name} = 0", [(slot, None, _zeroed(value))]))
+        elif name == "mask" and isinstance(value, torch.Tensor):
+            changes.append(("no mask", [(slot, None, None)]))
+    biases = [c for what, c in changes if what.split("[")[-1].strip("'] =0").startswith("b")]
+    if len(biases) > 1:
+        changes.append(("every bias = 0", [edit for c in biases for edit in c]))
+    found = []
+    for what, edits in changes:
+        new_args, new_kwargs = list(args), dict(kwargs)
+        for slot, key, replacement in edits:
+            target = new_args if isinstance(slot, int) else new_kwargs
+            if key is None:
+                target[slot] = replacement
+            else:
+                target[slot] = {**target[slot], key: replacement}
+        try:
+            with torch.no_grad():
+                found.append((what, ref(*new_args, **new_kwargs)))
+        except Exception:
+            continue
+    return found

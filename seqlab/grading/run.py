@@ -21,6 +21,7 @@ from ..student import StudentError, open_submission
 from ..student.policy import protected_course_paths
 from ..student.sandbox import Sandbox
 from ..subset import read_modules
+from .across import note_shapes
 from .forbidden_names import static_voids
 from .plugin import SeqlabPlugin
 from .scoring import score_records
@@ -166,6 +167,7 @@ def _grade(submission: Path, source: str, started: float, settings: GradingSetti
         if uncovered:
             raise GradingError(f"no grader test for {', '.join(uncovered)} (a full grade must cover every function)")
     tests = score_records(list(plugin.records.values()), config, static_voids(submission, config))
+    note_shapes(tests)
     errors = [f"{m}: {e}" for m, e in load_errors.items()]
     errors += [why for m, why in texts.refused.items() if m not in contract.MODULES]
     errors += [f"internal grader error in {r.nodeid}: {r.message}" for r in plugin.records.values() if r.grader_error]
