@@ -33,6 +33,7 @@ from .gradebook import (
     STATUS_FILE,
     collect,
     gradebook_from_results,  # noqa: F401 - callers have found it here
+    link_reports,
     write_class_report,
     write_gradebook,
     write_text_atomic,
@@ -324,6 +325,7 @@ def grade_all(
         rows = refresh()
         # Source text only, parsed in this trusted process and never run: see seqlab/similarity.py.
         similar = _similarity(subs) if similarity else None
+        link_reports(rows, out, out)
         write_class_report(out, rows, similar)
         if progress:
             progress.stop()
