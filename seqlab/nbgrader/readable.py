@@ -1,5 +1,6 @@
 """Feedback pages a student can read anywhere: ``nbgrader generate_feedback`` with the course's
-config runs this preprocessor and seqlab's ``seqlab_feedback`` template.
+config runs this preprocessor and seqlab's additions to nbgrader's ``feedback`` template
+(templates/nbgrader_feedback/feedback: an empty MathJax macro, the page's language).
 
 * every formula of a Markdown cell becomes MathML (as the exams do), so the page needs no
   MathJax and no network;
@@ -18,7 +19,7 @@ from nbconvert.preprocessors import Preprocessor
 
 from ..paths import TEMPLATES_DIR
 
-# The folder holding the ``seqlab_feedback`` template (nbconvert's extra_template_basedirs).
+# The folder holding seqlab's ``feedback`` template folder (first of nbconvert's extra_template_basedirs).
 FEEDBACK_TEMPLATES = TEMPLATES_DIR / "nbgrader_feedback"
 
 WRAPPED = (

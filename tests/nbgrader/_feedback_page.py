@@ -29,7 +29,8 @@ def render_feedback_page(nb=None) -> str:
 
     templates = os.path.join(os.path.dirname(__import__("nbgrader").__file__), "server_extensions", "formgrader")
     c = Config()
-    c.HTMLExporter.template_name = "seqlab_feedback"
+    c.HTMLExporter.template_name = "feedback"  # nbgrader sets it so
+    c.HTMLExporter.template_file = "seqlab_index.html.j2"
     c.HTMLExporter.extra_template_basedirs = [str(FEEDBACK_TEMPLATES), os.path.join(templates, "templates")]
     c.HTMLExporter.extra_template_paths = [
         os.path.join(templates, "static", "node_modules", "bootstrap", "dist", "css")

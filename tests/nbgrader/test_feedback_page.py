@@ -18,11 +18,11 @@ def test_feedback_page_needs_no_network_and_wraps_its_feedback():
     assert 'class="seqlab-feedback" style="white-space: pre-wrap' in page
     wrapped = page[page.index('class="seqlab-feedback"') :]
     assert WIDE.split(". ")[0] in wrapped and "<pre>" not in wrapped[: wrapped.index("</div>")]
-    assert "§四" in page
+    assert "§四" in page and '<html lang="en">' in page
 
 
 def test_the_course_config_uses_them():
     from seqlab.paths import TEMPLATES_DIR
 
     config = (TEMPLATES_DIR / "notebooks" / "nbgrader_config.py.j2").read_text()
-    assert "ReadableFeedback]" in config and 'template_name = "seqlab_feedback"' in config
+    assert "ReadableFeedback]" in config and 'template_file = "seqlab_index.html.j2"' in config
