@@ -13,7 +13,7 @@ import functools
 import pytest
 import torch
 
-from seqlab.grading.checks import Case, Mistake, from_table
+from seqlab.grading.checks import Case, GradeFailure, Mistake, from_table, matches
 
 grades = pytest.mark.grades
 DTYPES = pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["float64", "float32"])
@@ -45,14 +45,23 @@ def check_chain(grade, make, shape, mistakes, *, dtype=torch.float64, grad_scale
     wrong_chains = functools.cache(
         lambda: [(name, [values(out) for out in chain(fn, w, grads, **hp)], why) for name, fn, why in mistakes]
     )
+    # Every w_next right with a state that is not: the student's own state carries the right
+    # values (it is bookkeeping, a key's scale or layout), so the test earns the half for w.
+    w_right = all(matches(g[0], t[0], grade.tolerance(t[0])) for g, t in zip(got, want))
     for step, (got_step, want_step) in enumerate(zip(got, want)):
-        grade.check(
-            value=values(got_step),
-            expected=values(want_step),
-            returns=STEP,
-            case=f"{case}, after step {step + 1}",
-            mistakes=lambda step=step: [Mistake(name, out[step], why) for name, out, why in wrong_chains()],
-        )
+        try:
+            grade.check(
+                value=values(got_step),
+                expected=values(want_step),
+                returns=STEP,
+                case=f"{case}, after step {step + 1}",
+                mistakes=lambda step=step: [Mistake(name, out[step], why) for name, out, why in wrong_chains()],
+            )
+        except GradeFailure as failure:
+            if w_right:
+                grade.award(0.5)
+                failure.append(" (every step's w_next is right, only state_next is not: half the points)")
+            raise
 
 
 def values(step):

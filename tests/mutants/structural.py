@@ -81,18 +81,18 @@ STRUCTURAL = [
         "reversed along axis 1",
     ),
     edited(
-        "attention.scaled_dot_product_attention",
-        "weights returned transposed",
-        "return weights @ v, weights",
-        "return weights @ v, weights.transpose(-2, -1)",
-        "permuted to dims",
+        "attention.additive_attention",
+        "weights returned transposed (S, B)",
+        "return context, weights",
+        "return context, weights.T",
+        "permuted to dims (1, 0)",
     ),
     edited(
         "attention.multi_head_attention",
-        "weights returned (B, L, heads, S)",
-        'params["b_o"], weights',
-        'params["b_o"], weights.transpose(1, 2)',
-        "permuted to dims",
+        "heads split by a reshape",
+        ".view(B, n, num_heads, dh).transpose(1, 2)",
+        ".reshape(B, num_heads, n, dh)",
+        "without the transpose",
     ),
     edited("positional.embed_tokens", "positional encoding not added", " + pe[:T]", "", "pe = 0"),
     edited("transformer.layer_norm", "shift beta left out", "* weight + bias", "* weight", "bias = 0"),
@@ -113,3 +113,13 @@ STRUCTURAL = [
         where="output",
     ),
 ]
+STRUCTURAL.append(
+    edited(
+        "optimizers.sgd_momentum",
+        "velocity stored scaled by lr (every w right)",
+        ('v = momentum * state["velocity"] + dw', "v = dw.clone()", 'return w - lr * v, {"velocity": v}'),
+        ('v = momentum * state["velocity"] + lr * dw', "v = lr * dw", 'return w - v, {"velocity": v}'),
+        "only state_next is not: half the points",
+        where="output",
+    )
+)
