@@ -54,6 +54,9 @@ __all__ = [
 ]
 
 SHAPE_RULE = "shape/dtype/device"
+# Said of a crash in a matrix product: where to look, not what the mistake is (an input of the
+# wrong kind fails there as surely as a weight used the wrong way round).
+MATMUL_NOTE = "the operands of a matrix product do not fit: compare each one's shape with the docstring"
 _NOT_GIVEN = object()
 
 
@@ -160,7 +163,8 @@ class Grade:
         except StudentError as exc:
             self._void_if_forbidden(exc.ops)
             output = f"\n(printed: {exc.output.strip()[:500]})" if exc.output.strip() else ""
-            raise NotGradable(f"{self.function}: {exc.message}{output}", rule=exc.kind) from None
+            where = f" ({MATMUL_NOTE})" if "cannot be multiplied" in exc.message else ""
+            raise NotGradable(f"{self.function}: {exc.message}{where}{output}", rule=exc.kind) from None
         self._void_if_forbidden(outcome.ops)
         names = param_names(self.function)
         changed = [
@@ -309,7 +313,7 @@ class Grade:
             details["mistakes_error"] = named.error  # for the instructor: a variant of the grader broke
         hint = found.hint if found else ""
         if not found:  # no known variant: name the mistake by its structure, or say where it is
-            probes = named.probes and (lambda: [(w, _pick_or_none(out, at)) for w, out in named.probes()])
+            probes = named.probes and (lambda: [(w, _pick_or_none(out, at), m) for w, out, m in named.probes()])
             said = diagnose(actual, _pick_or_none(expected, at), tol, named.sizes, probes, name=label)
             if said.startswith(CONFINED) and ", and there" not in said:
                 problem += f"; {said}"

@@ -8,6 +8,8 @@ variants cost nothing on a correct submission.
 
 from __future__ import annotations
 
+import inspect
+import itertools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -102,37 +104,68 @@ def _zeroed(value: Any) -> Any:
     return torch.zeros_like(value) if isinstance(value, torch.Tensor) and value.is_floating_point() else None
 
 
-def without_inputs(ref: Callable, names: list[str], args: tuple, kwargs: dict) -> list[tuple[str, Any]]:
-    """The reference's output with one input left out at a time: each floating-point argument
-    (and each floating-point entry of a dict argument) set to zero, every bias together, a mask
-    dropped. The outputs are what a missing term or bias gives; computed only on a failure."""
+LEFT_OUT = "that term is left out (or the input not used)"
+TRANSPOSED = "a weight applied the other way round (x @ W where x @ W.T belongs, or the reverse)"
+SWAPPED = "the two are used in each other's place"
+DEFAULTED = "the argument given is not used (a fixed value in its place)"
+
+
+def _inputs(names: list[str], args: tuple, kwargs: dict):
+    """(name, slot, key, value): every argument, and every entry of a dict argument (key set)."""
     named = [(names[i] if i < len(names) else f"argument {i}", i, v) for i, v in enumerate(args)]
-    named += [(k, k, v) for k, v in kwargs.items()]
-    changes: list[tuple[str, list[tuple[Any, Any, Any]]]] = []
-    for name, slot, value in named:
+    for name, slot, value in named + [(k, k, v) for k, v in kwargs.items()]:
         if isinstance(value, dict):
             for key, entry in value.items():
-                if _zeroed(entry) is not None:
-                    changes.append((f"{name}[{key!r}] = 0", [(slot, key, _zeroed(entry))]))
-        elif _zeroed(value) is not None:
-            changes.append((f"{name} = 0", [(slot, None, _zeroed(value))]))
-        elif name == "mask" and isinstance(value, torch.Tensor):
-            changes.append(("no mask", [(slot, None, None)]))
-    biases = [c for what, c in changes if what.split("[")[-1].strip("'] =0").startswith("b")]
+                yield f"{name}[{key!r}]", slot, key, entry
+        else:
+            yield name, slot, None, value
+
+
+def _changes(ref: Callable, names: list[str], args: tuple, kwargs: dict) -> list[tuple[str, str, list]]:
+    """(what, what it means, edits): the one-input changes a student's slip amounts to."""
+    inputs = list(_inputs(names, args, kwargs))
+    floats = [(n, s, k, v) for n, s, k, v in inputs if isinstance(v, torch.Tensor) and v.is_floating_point()]
+    changes = [(f"{n} = 0", LEFT_OUT, [(s, k, torch.zeros_like(v))]) for n, s, k, v in floats]
+    biases = [
+        edit for what, _, edits in changes if what.split("[")[-1].strip("'] =0").startswith("b") for edit in edits
+    ]
     if len(biases) > 1:
-        changes.append(("every bias = 0", [edit for c in biases for edit in c]))
+        changes.append(("every bias = 0", LEFT_OUT, biases))
+    changes += [
+        ("no mask", "the mask is not applied", [(s, k, None)]) for n, s, k, v in inputs if n == "mask" and v is not None
+    ]
+    square = [(n, s, k, v) for n, s, k, v in floats if v.dim() == 2 and v.shape[0] == v.shape[1] > 1]
+    changes += [(f"{n} transposed", TRANSPOSED, [(s, k, v.T)]) for n, s, k, v in square]
+    for (a, sa, ka, va), (b, sb, kb, vb) in itertools.combinations(floats, 2):
+        if va.shape == vb.shape and va.numel() > 1:
+            changes.append((f"{a} and {b} swapped", SWAPPED, [(sa, ka, vb), (sb, kb, va)]))
+    try:
+        defaults = {p.name: p.default for p in inspect.signature(ref).parameters.values()}
+    except (TypeError, ValueError):
+        defaults = {}
+    for n, s, k, v in inputs:
+        if isinstance(v, float) and k is None:
+            changes.append((f"{n} = 0", LEFT_OUT, [(s, k, 0.0)]))
+            default = defaults.get(n)
+            if isinstance(default, float) and default != v:
+                changes.append((f"{n} = {default:g} (its default) instead of {v:g}", DEFAULTED, [(s, k, default)]))
+    return changes
+
+
+def without_inputs(ref: Callable, names: list[str], args: tuple, kwargs: dict) -> list[tuple[str, Any, str]]:
+    """The reference's output with one input changed the way a slip changes it, as ``(what,
+    output, what it means)``: each floating-point input (argument or dict entry) set to zero,
+    every bias together, the mask dropped, a square weight transposed, two inputs of one shape
+    swapped, a float set to zero or to its default. Computed only on a failure."""
     found = []
-    for what, edits in changes:
+    for what, meaning, edits in _changes(ref, names, args, kwargs):
         new_args, new_kwargs = list(args), dict(kwargs)
         for slot, key, replacement in edits:
             target = new_args if isinstance(slot, int) else new_kwargs
-            if key is None:
-                target[slot] = replacement
-            else:
-                target[slot] = {**target[slot], key: replacement}
+            target[slot] = replacement if key is None else {**target[slot], key: replacement}
         try:
             with torch.no_grad():
-                found.append((what, ref(*new_args, **new_kwargs)))
+                found.append((what, ref(*new_args, **new_kwargs), meaning))
         except Exception:
             continue
     return found

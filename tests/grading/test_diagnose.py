@@ -91,7 +91,7 @@ def test_an_input_left_out():
     probes = without_inputs(cell, ["x", "h_prev", "W_xh", "W_hh", "b_h"], args, {})
     no_bias = torch.tanh(args[0] @ args[2].T + args[1] @ args[3].T)
     said = diagnose(no_bias, cell(*args), TOL, {}, lambda: probes)
-    assert "computed with b_h = 0" in said, said
+    assert "computed with b_h = 0" in said and "left out" in said, said
     no_state = torch.tanh(args[0] @ args[2].T + args[4])
     assert "h_prev = 0" in diagnose(no_state, cell(*args), TOL, {}, lambda: probes)
 
@@ -136,3 +136,21 @@ def test_integers_are_located():
     got = want.clone()
     got[:, 2:] = 0
     assert "axis 1 (size 4) only at 2..3 of 0..3" in diagnose(got, want, TOL, {})
+
+
+def test_a_weight_transposed_two_inputs_swapped_and_an_argument_ignored():
+    def cell(x, h, W_xh, W_hh, b_h, eps=1e-5):
+        return torch.tanh(x @ W_xh.T + h @ W_hh.T + b_h + eps)
+
+    args = (randn(3, 4), randn(3, 4), randn(4, 4), randn(4, 4), randn(4))
+    probes = without_inputs(cell, ["x", "h_prev", "W_xh", "W_hh", "b_h", "eps"], args, {"eps": 0.5})
+    want = cell(*args, eps=0.5)
+    untransposed = torch.tanh(args[0] @ args[2].T + args[1] @ args[3] + args[4] + 0.5)
+    assert "W_hh transposed" in diagnose(untransposed, want, TOL, {}, lambda: probes)
+    swapped = cell(args[1], args[0], *args[2:], eps=0.5)
+    assert "x and h_prev swapped" in diagnose(swapped, want, TOL, {}, lambda: probes)
+    assert "eps = 1e-05 (its default) instead of 0.5" in diagnose(cell(*args), want, TOL, {}, lambda: probes)
+
+
+def test_float32_accuracy_in_a_float64_result():
+    assert "4 significant digits" in diagnose(E.float().double(), E, TOL, SIZES)
