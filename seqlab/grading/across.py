@@ -8,8 +8,11 @@ from typing import Any
 
 def shape_note(cases: list[tuple[dict[str, Any], bool]]) -> str:
     """Across one function's tests, ``(sizes, passed)`` each: the sizes for which the tests with
-    that size 1 pass and every test with a larger one fails ("right for B=1 only"), or ""."""
-    sized = [({k: v for k, v in s.items() if isinstance(v, int) and not isinstance(v, bool)}, p) for s, p in cases]
+    that size 1 pass and every test with a larger one fails ("right for B=1 only"), and a dtype
+    whose tests all pass while the other's fail, or ""."""
+    sized = [
+        ({k: v for k, v in s.items() if isinstance(v, (int, str)) and not isinstance(v, bool)}, p) for s, p in cases
+    ]
     sized = [(s, p) for s, p in sized if s]
     if not any(p for _, p in sized) or all(p for _, p in sized):
         return ""
@@ -21,6 +24,8 @@ def shape_note(cases: list[tuple[dict[str, Any], bool]]) -> str:
         # passing from failing tests by chance (B=2 passing, B=3 failing says nothing).
         if good == [1] and 1 not in bad:
             found[k] = f"the tests with {k}=1 pass and every test with {k}={', '.join(map(str, bad))} fails"
+        elif k == "dtype" and len(good) == len(bad) == 1 and good != bad:  # float64 right, float32 not
+            found[k] = f"the {good[0]} tests pass and the {bad[0]} ones fail"
     if not found:
         return ""
     advice = f": look at what depends on {next(iter(found))}" if len(found) == 1 else ""

@@ -30,6 +30,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+import torch
+
 from ..contract import SIGNATURES
 from ..student import Outcome, StudentError
 from ..student.guards import split_scope
@@ -252,6 +254,8 @@ class Grade:
             value = self.unpack(value, returns)
         sizes = dict(case.params) if isinstance(case, Case) else {}
         self.sizes.update({k: v for k, v in sizes.items() if isinstance(v, int) and not isinstance(v, bool)})
+        if isinstance(sizes.get("dtype"), torch.dtype):
+            self.sizes["dtype"] = str(sizes["dtype"]).replace("torch.", "")
         case, tol = str(case), tol or self.tolerance(expected)
         named = LazyMistakes(mistakes, args, kwargs)
         named.sizes = sizes

@@ -129,6 +129,8 @@ def test_a_size_of_one_that_separates_passing_from_failing_tests():
     assert shape_note([({"B": 1}, True), ({"B": 1}, False)]) == ""
     assert shape_note([({"B": 2}, True), ({"B": 3}, True)]) == ""
     assert shape_note([({"B": 2}, True), ({"B": 3}, False)]) == ""  # chance, with two tests
+    dtypes = [({"B": 2, "dtype": "float64"}, True), ({"B": 2, "dtype": "float32"}, False)]
+    assert "the float64 tests pass and the float32 ones fail: look at what depends on dtype" in shape_note(dtypes)
 
 
 def test_integers_are_located():
