@@ -12,10 +12,14 @@ order (cheapest and most specific first):
   reshape or view where a transpose is needed, or the other way round);
 * a shift by one or a reversal along one axis (time steps off by one, a backward pass left
   reversed);
-* the reference recomputed without one input (a term or bias left out), offered by the caller;
-* an integer off by one (a step counter).
+* the reference recomputed with one input changed the way a slip changes it (a term or bias
+  left out, a square weight transposed, two inputs swapped, an argument at its default),
+  offered by the caller (seqlab.grading.mistakes.without_inputs);
+* an integer off by one (a step counter);
+* a float64 result right to float32's accuracy only (precision lost on the way).
 
-Where none fits, :func:`locate` says where the error is: which positions along which axis.
+Where none fits, :func:`locate` says where the error is: which positions along which axis, and
+what the error is inside a block that confines it (a reversed half, a scaled row).
 """
 
 from __future__ import annotations
