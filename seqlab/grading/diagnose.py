@@ -172,6 +172,44 @@ def shift(a: torch.Tensor, e: torch.Tensor, tol: Tolerance, sizes: dict[str, Any
     return None
 
 
+def extra(a: torch.Tensor, e: torch.Tensor, tol: Tolerance, sizes: dict[str, Any]) -> str | None:
+    """The expected result inside a result of another shape: one item more (or fewer) along an
+    axis, or one item of an axis where the whole axis is expected (or the reverse)."""
+    if a.dim() == e.dim():
+        grown = [k for k in range(e.dim()) if a.shape[k] != e.shape[k]]
+        if len(grown) != 1:
+            return None
+        k = grown[0]
+        n = e.shape[k]
+        if a.shape[k] == n + 1:
+            for start, where in ((1, "first"), (0, "last")):
+                if _close(a.narrow(k, start, n), e, tol):
+                    return (
+                        f"your result is the expected one with one item more, its {where}, along "
+                        f"{_axes(k, a.shape, sizes)}: something is included that is not an output "
+                        "(an initial state, a start token)"
+                    )
+        if a.shape[k] + 1 == n:
+            for start, where in ((1, "first"), (0, "last")):
+                if _close(a, e.narrow(k, start, n - 1), tol):
+                    return f"your result is the expected one without its {where} item along {_axes(k, e.shape, sizes)}"
+        return None
+    bigger, smaller, yours = (
+        (a, e, True) if a.dim() == e.dim() + 1 else (e, a, False) if e.dim() == a.dim() + 1 else (None, None, None)
+    )
+    if bigger is None:
+        return None
+    for k in range(bigger.dim()):
+        for index, where in ((-1, "last"), (0, "first")):
+            item = bigger.select(k, index)
+            if tuple(item.shape) == tuple(smaller.shape) and _close(item, smaller, tol):
+                axis = _axes(k, bigger.shape, sizes)
+                if yours:
+                    return f"the expected result is the {where} item along {axis} of yours: return only that item"
+                return f"your result is the {where} item along {axis} of the expected one: return them all"
+    return None
+
+
 def _ranges(indices: list[int]) -> str:
     runs, start = [], None
     for i, j in itertools.zip_longest(indices, indices[1:]):
@@ -275,8 +313,8 @@ def _diagnose_leaf(actual, expected, tol, sizes, probes) -> str:
             exact = Tolerance(atol=0.0, rtol=0.0)  # integers and booleans: where they differ
             return locate(actual.detach().cpu().double(), expected.detach().cpu().double(), exact, sizes) or ""
         return ""
-    for recognise in (scale, reorder, shift):
-        said = recognise(a, e, tol, sizes) if a.shape == e.shape or recognise is reorder else None
+    for recognise in (scale, reorder, shift) if a.shape == e.shape else (reorder, extra):
+        said = recognise(a, e, tol, sizes)
         if said:
             return said
     for what, output, meaning in probes() if probes else ():

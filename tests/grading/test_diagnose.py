@@ -156,3 +156,17 @@ def test_a_weight_transposed_two_inputs_swapped_and_an_argument_ignored():
 
 def test_float32_accuracy_in_a_float64_result():
     assert "4 significant digits" in diagnose(E.float().double(), E, TOL, SIZES)
+
+
+@pytest.mark.parametrize(
+    ("actual", "words"),
+    [
+        (torch.cat([randn(2, 1, 4), E], dim=1), "one item more, its first, along axis 1"),
+        (E[:, :-1], "without its last item along axis 1"),
+        (E[:, -1], "the last item along axis 1 (size 5: T) of the expected one: return them all"),
+        (torch.stack([randn(2, 5, 4), E], dim=1), "the last item along axis 1 (size 2: B) of yours"),
+    ],
+    ids=["includes h0", "one short", "last only", "all instead of last"],
+)
+def test_the_expected_result_inside_another_shape(actual, words):
+    assert words in diagnose(actual, E, TOL, SIZES)
