@@ -15,6 +15,7 @@ order (cheapest and most specific first):
 * the reference recomputed with one input changed the way a slip changes it (a term or bias
   left out, a square weight transposed, two inputs swapped, an argument at its default),
   offered by the caller (seqlab.grading.mistakes.without_inputs);
+* weights that sum to one along another axis (a softmax over the wrong axis);
 * an integer off by one (a step counter);
 * a float64 result right to float32's accuracy only (precision lost on the way).
 
@@ -210,6 +211,29 @@ def extra(a: torch.Tensor, e: torch.Tensor, tol: Tolerance, sizes: dict[str, Any
     return None
 
 
+def normalised(a: torch.Tensor, e: torch.Tensor, tol: Tolerance, sizes: dict[str, Any]) -> str | None:
+    """Weights that sum to one along another axis than the expected ones (a softmax or a
+    normalisation over the wrong axis)."""
+    if e.dim() < 2 or bool((e < -tol.atol).any()):
+        return None
+    loose = Tolerance(atol=max(tol.atol, 1e-6), rtol=0.0)
+
+    def sums_to_one(x: torch.Tensor, k: int) -> bool:
+        total = x.sum(dim=k)
+        return x.shape[k] > 1 and _close(total, torch.ones_like(total), loose)
+
+    right = [k for k in range(e.dim()) if sums_to_one(e, k)]
+    if len(right) != 1 or sums_to_one(a, right[0]):
+        return None
+    wrong = [k for k in range(a.dim()) if k != right[0] and sums_to_one(a, k)]
+    if not wrong:
+        return None
+    return (
+        f"your result sums to 1 along {_axes(wrong[0], a.shape, sizes)}, the expected one along "
+        f"{_axes(right[0], e.shape, sizes)}: the softmax (or normalisation) runs over the wrong axis"
+    )
+
+
 def _ranges(indices: list[int]) -> str:
     runs, start = [], None
     for i, j in itertools.zip_longest(indices, indices[1:]):
@@ -313,7 +337,7 @@ def _diagnose_leaf(actual, expected, tol, sizes, probes) -> str:
             exact = Tolerance(atol=0.0, rtol=0.0)  # integers and booleans: where they differ
             return locate(actual.detach().cpu().double(), expected.detach().cpu().double(), exact, sizes) or ""
         return ""
-    for recognise in (scale, reorder, shift) if a.shape == e.shape else (reorder, extra):
+    for recognise in (scale, reorder, shift, normalised) if a.shape == e.shape else (reorder, extra):
         said = recognise(a, e, tol, sizes)
         if said:
             return said

@@ -170,3 +170,10 @@ def test_float32_accuracy_in_a_float64_result():
 )
 def test_the_expected_result_inside_another_shape(actual, words):
     assert words in diagnose(actual, E, TOL, SIZES)
+
+
+def test_a_softmax_over_the_wrong_axis():
+    scores = randn(2, 5, 4)
+    said = diagnose(scores.softmax(dim=1), scores.softmax(dim=-1), TOL, SIZES)
+    assert "sums to 1 along axis 1 (size 5: T), the expected one along axis 2 (size 4: H)" in said, said
+    assert "sums to 1" not in diagnose(scores.softmax(dim=-1) * 0.5, scores.softmax(dim=-1), TOL, SIZES)
