@@ -131,9 +131,11 @@ def _changes(ref: Callable, names: list[str], args: tuple, kwargs: dict) -> list
     ]
     if len(biases) > 1:
         changes.append(("every bias = 0", LEFT_OUT, biases))
-    changes += [
-        ("no mask", "the mask is not applied", [(s, k, None)]) for n, s, k, v in inputs if n == "mask" and v is not None
+    masks = [
+        (n, s, k, v) for n, s, k, v in inputs if "mask" in n and isinstance(v, torch.Tensor) and v.dtype == torch.bool
     ]
+    changes += [(f"no {n}", "the mask is not applied", [(s, k, None)]) for n, s, k, v in masks]
+    changes += [(f"{n} inverted", "True means may attend / keep in this package", [(s, k, ~v)]) for n, s, k, v in masks]
     square = [(n, s, k, v) for n, s, k, v in floats if v.dim() == 2 and v.shape[0] == v.shape[1] > 1]
     changes += [(f"{n} transposed", TRANSPOSED, [(s, k, v.T)]) for n, s, k, v in square]
     for (a, sa, ka, va), (b, sb, kb, vb) in itertools.combinations(floats, 2):
@@ -155,7 +157,7 @@ def _changes(ref: Callable, names: list[str], args: tuple, kwargs: dict) -> list
 def without_inputs(ref: Callable, names: list[str], args: tuple, kwargs: dict) -> list[tuple[str, Any, str]]:
     """The reference's output with one input changed the way a slip changes it, as ``(what,
     output, what it means)``: each floating-point input (argument or dict entry) set to zero,
-    every bias together, the mask dropped, a square weight transposed, two inputs of one shape
+    every bias together, a mask dropped or inverted, a square weight transposed, two inputs of one shape
     swapped, a float set to zero or to its default. Computed only on a failure."""
     found = []
     for what, meaning, edits in _changes(ref, names, args, kwargs):

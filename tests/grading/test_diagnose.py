@@ -177,3 +177,14 @@ def test_a_softmax_over_the_wrong_axis():
     said = diagnose(scores.softmax(dim=1), scores.softmax(dim=-1), TOL, SIZES)
     assert "sums to 1 along axis 1 (size 5: T), the expected one along axis 2 (size 4: H)" in said, said
     assert "sums to 1" not in diagnose(scores.softmax(dim=-1) * 0.5, scores.softmax(dim=-1), TOL, SIZES)
+
+
+def test_a_mask_inverted_or_ignored():
+    def masked(scores, mask=None):
+        return scores if mask is None else scores.masked_fill(~mask, -1.0)
+
+    scores, mask = randn(3, 4), torch.tensor([[True, False, True, True]] * 3)
+    probes = without_inputs(masked, ["scores", "mask"], (scores,), {"mask": mask})
+    want = masked(scores, mask)
+    assert "mask inverted: True means may attend" in diagnose(masked(scores, ~mask), want, TOL, {}, lambda: probes)
+    assert "computed with no mask" in diagnose(scores, want, TOL, {}, lambda: probes)
