@@ -131,6 +131,13 @@ def test_softmax_cross_entropy_worked_examples():
     case = "logits=[[1, 2, 3]], targets=[2]"
     loss = call(qualname, rnn.softmax_cross_entropy, t([[1.0, 2.0, 3.0]]), torch.tensor([2]), case=case)
     check_close(qualname, loss, math.log(1 + math.exp(-1) + math.exp(-2)), case=case)
+    # two rows, two different targets: one entry per row is picked, then the mean of the rows.
+    # row 0: softmax [1/2, 1/2], target 0: log 2; row 1: softmax [3/4, 1/4], target 1: log 4;
+    # mean: (log 2 + log 4) / 2 = 1.5 log 2. (logits[:, targets] would pick a 2 x 2 block instead.)
+    case = "logits=[[0, 0], [log 3, 0]], targets=[0, 1]"
+    logits = t([[0.0, 0.0], [math.log(3.0), 0.0]])
+    loss = call(qualname, rnn.softmax_cross_entropy, logits, torch.tensor([0, 1]), case=case)
+    check_close(qualname, loss, 1.5 * math.log(2), case=case)
 
 
 @checks("rnn.softmax_cross_entropy")

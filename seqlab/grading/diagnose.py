@@ -16,8 +16,7 @@ order (cheapest and most specific first):
   left out, a square weight transposed, two inputs swapped, an argument at its default),
   offered by the caller (seqlab.grading.mistakes.without_inputs);
 * weights that sum to one along another axis (a softmax over the wrong axis);
-* an integer off by one (a step counter);
-* a float64 result right to float32's accuracy only (precision lost on the way).
+* an integer off by one (a step counter).
 
 Where none fits, :func:`locate` says where the error is: which positions along which axis, and
 what the error is inside a block that confines it (a reversed half, a scaled row).
@@ -37,9 +36,6 @@ from .compare import matches
 from .layout import _axes, _close, _sizes_named, _tensor, extra, normalised
 
 CONFINED = "the error is confined to"
-# float32's accuracy, as the grading config allows it (a float64 result within this but not within
-# float64's tolerance has lost precision somewhere)
-FLOAT32 = Tolerance(atol=1e-5, rtol=1e-4)
 # Probes: (the change, the reference's output with it, what it means), built lazily by the caller.
 Probes = Callable[[], Iterable[tuple[str, Any, str]]]
 
@@ -263,10 +259,4 @@ def _diagnose_leaf(actual, expected, tol, sizes, probes) -> str:
         o = _tensor(output)
         if o is not None and o.shape == e.shape and not _close(e, o, tol) and _close(a, o, tol):
             return f"your result equals the reference's computed with {what}: {meaning}"
-    if a.shape == e.shape and tol.rtol < FLOAT32.rtol and _close(a, e, FLOAT32):
-        return (
-            "your result agrees with the expected one to about 4 significant digits but not to float64's 7: "
-            "a step done in float32 (a tensor created without the inputs' dtype), or a small term such as an eps "
-            "in another place"
-        )
     return (locate(a, e, tol, sizes) or "") if a.shape == e.shape else ""

@@ -154,10 +154,6 @@ def test_a_weight_transposed_two_inputs_swapped_and_an_argument_ignored():
     assert "eps = 1e-05 (its default) instead of 0.5" in diagnose(cell(*args), want, TOL, {}, lambda: probes)
 
 
-def test_float32_accuracy_in_a_float64_result():
-    assert "4 significant digits" in diagnose(E.float().double(), E, TOL, SIZES)
-
-
 @pytest.mark.parametrize(
     ("actual", "words"),
     [
