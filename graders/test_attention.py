@@ -350,13 +350,17 @@ def mha_variant(
         return y + params[f"b_{name}"] if bias else y
 
     def heads(x, n):
-        if split == "contiguous":
+        if split in ("contiguous", "merged by reshape"):
             return x.reshape(B, n, h, dh).transpose(1, 2)
+        if split == "split by reshape":  # (B, n, E) read as (B, h, n, dh): tokens mixed into heads
+            return x.reshape(B, h, n, dh)
         return x.reshape(B, n, dh, h).permute(0, 3, 1, 2)  # head i gets features i, i+h, i+2h, ...
 
     def merge(x):
-        if split == "contiguous":
+        if split in ("contiguous", "split by reshape"):
             return x.transpose(1, 2).reshape(B, L, E)
+        if split == "merged by reshape":
+            return x.reshape(B, L, E)
         return x.permute(0, 2, 3, 1).reshape(B, L, E)
 
     q, k, v = (
@@ -389,6 +393,18 @@ MHA_MISTAKES = [
         {"split": "interleaved"},
         "head i owns the contiguous features [i*dh, (i+1)*dh): x.view(B, n, num_heads, dh).transpose(1, 2), "
         "not view(B, n, dh, num_heads).",
+    ),
+    (
+        "heads split by a reshape, without the transpose",
+        {"split": "split by reshape"},
+        "x.reshape(B, num_heads, n, dh) keeps the memory order of (B, n, E), so each head gets pieces of "
+        "several tokens; split with x.view(B, n, num_heads, dh).transpose(1, 2), merge with the inverse.",
+    ),
+    (
+        "heads merged by a reshape, without the transpose",
+        {"split": "merged by reshape"},
+        "the heads come out as (B, num_heads, L, dh): transpose(1, 2) before reshape(B, L, E), or the "
+        "features of one token are taken from several tokens.",
     ),
     (
         "scaled by sqrt(E)",

@@ -13,7 +13,7 @@ import functools
 import pytest
 import torch
 
-from seqlab.grading.checks import Case, Mistake, from_table
+from seqlab.grading.checks import Case, GradeFailure, Mistake, from_table, matches
 
 grades = pytest.mark.grades
 DTYPES = pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["float64", "float32"])
@@ -42,15 +42,34 @@ def check_chain(grade, make, shape, mistakes, *, dtype=torch.float64, grad_scale
         w_next, state = grade.unpack(grade.run(w_next, dw, state, **hp).value, STEP)
         got.append((w_next, state))
     want = chain(grade.reference(grade.function), w, grads, **hp)
-    wrong_chains = functools.cache(lambda: [(name, chain(fn, w, grads, **hp), why) for name, fn, why in mistakes])
+    wrong_chains = functools.cache(
+        lambda: [(name, [values(out) for out in chain(fn, w, grads, **hp)], why) for name, fn, why in mistakes]
+    )
+    # Every w_next right with a state that is not: the student's own state carries the right
+    # values (it is bookkeeping, a key's scale or layout), so the test earns the half for w.
+    w_right = all(matches(g[0], t[0], grade.tolerance(t[0])) for g, t in zip(got, want))
     for step, (got_step, want_step) in enumerate(zip(got, want)):
-        grade.check(
-            value=got_step,
-            expected=want_step,
-            returns=STEP,
-            case=f"{case}, after step {step + 1}",
-            mistakes=lambda step=step: [Mistake(name, out[step], why) for name, out, why in wrong_chains()],
-        )
+        try:
+            grade.check(
+                value=values(got_step),
+                expected=values(want_step),
+                returns=STEP,
+                case=f"{case}, after step {step + 1}",
+                mistakes=lambda step=step: [Mistake(name, out[step], why) for name, out, why in wrong_chains()],
+            )
+        except GradeFailure as failure:
+            if w_right:
+                grade.award(0.5)
+                failure.append(" (every step's w_next is right, only state_next is not: half the points)")
+            raise
+
+
+def values(step):
+    """One step's (w_next, state_next) without the state's step counter: the chain checks the
+    values, test_adam_step_counter the counter, so a counter off by one with every value right
+    loses that test's points only (each fact is checked once)."""
+    w_next, state = step
+    return w_next, ({k: v for k, v in state.items() if k != "step"} if isinstance(state, dict) else state)
 
 
 # --- known wrong variants ---------------------------------------------------------------------
@@ -276,9 +295,14 @@ def test_adam_step_counter(grade, make):
     for expected_step in (1, 2, 3):
         w, state = grade.unpack(grade.run(w, dw, state).value, STEP)
         step = state.get("step") if isinstance(state, dict) else None
+        off = (
+            f" (off by {step - expected_step:+d}: it counts the calls, 1 after the first)"
+            if isinstance(step, int)
+            else ""
+        )
         assert isinstance(step, int) and not isinstance(step, bool) and step == expected_step, (
             f"optimizers.adam: after call {expected_step}, state['step'] should be the int {expected_step}, "
-            f"got {step!r}"
+            f"got {step!r}{off}"
         )
 
 

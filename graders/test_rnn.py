@@ -223,6 +223,12 @@ CE_MISTAKES = [
         lambda o, y: nll(o, y, dim=0).mean(),
         "normalise over the classes of each row (dim=1), not over the rows.",
     ),
+    (
+        "targets picked as an N x N block",
+        lambda o, y: -(o - torch.logsumexp(o, dim=1, keepdim=True))[:, y].mean(),
+        "log_probs[:, targets] is (N, N): every row's log-probability of every row's target; pick one entry "
+        "per row, log_probs[torch.arange(N), targets] (or gather).",
+    ),
 ]
 
 

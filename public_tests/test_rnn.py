@@ -131,6 +131,13 @@ def test_softmax_cross_entropy_worked_examples():
     case = "logits=[[1, 2, 3]], targets=[2]"
     loss = call(qualname, rnn.softmax_cross_entropy, t([[1.0, 2.0, 3.0]]), torch.tensor([2]), case=case)
     check_close(qualname, loss, math.log(1 + math.exp(-1) + math.exp(-2)), case=case)
+    # two rows, two different targets: one entry per row is picked, then the mean of the rows.
+    # row 0: softmax [1/2, 1/2], target 0: log 2; row 1: softmax [3/4, 1/4], target 1: log 4;
+    # mean: (log 2 + log 4) / 2 = 1.5 log 2. (logits[:, targets] would pick a 2 x 2 block instead.)
+    case = "logits=[[0, 0], [log 3, 0]], targets=[0, 1]"
+    logits = t([[0.0, 0.0], [math.log(3.0), 0.0]])
+    loss = call(qualname, rnn.softmax_cross_entropy, logits, torch.tensor([0, 1]), case=case)
+    check_close(qualname, loss, 1.5 * math.log(2), case=case)
 
 
 @checks("rnn.softmax_cross_entropy")
@@ -217,16 +224,18 @@ def test_rnn_bptt_one_step_worked_example():
 @checks("rnn.rnn_bptt")
 def test_rnn_bptt_loss_sums_over_time_and_averages_over_batch():
     # W_hy = 0 and b_y = 0: every step predicts the uniform distribution over C=2 classes, so each of
-    # the B*T = 4 terms is log 2; summed over T=2 and averaged over B=2 the loss is 2 log 2.
-    case = "B=2, T=2, D=1, H=1, C=2, W_hy=0, b_y=0"
+    # the B*T = 6 terms is log 2. Summed over T=3 and averaged over B=2 the loss is 3 log 2 = 2.079.
+    # B != T on purpose, so every wrong normalisation gives another number: divided by T instead of
+    # B, 2 log 2 = 1.386; a mean over all B*T terms, log 2 = 0.693; summed over both, 6 log 2 = 4.159.
+    case = "B=2, T=3, D=1, H=1, C=2, W_hy=0, b_y=0"
     params = {"W_xh": t([[1.0]]), "W_hh": t([[0.5]]), "b_h": t([0.0]), "W_hy": t([[0.0], [0.0]]), "b_y": t([0.0, 0.0])}
     loss, _ = unpack(
         "rnn.rnn_bptt",
         call(
             "rnn.rnn_bptt",
             rnn.rnn_bptt,
-            t([[[1.0], [2.0]], [[-1.0], [0.5]]]),
-            torch.tensor([[0, 1], [1, 1]]),
+            t([[[1.0], [2.0], [0.0]], [[-1.0], [0.5], [1.5]]]),
+            torch.tensor([[0, 1, 0], [1, 1, 0]]),
             t([[0.0], [0.3]]),
             params,
             case=case,
@@ -234,7 +243,7 @@ def test_rnn_bptt_loss_sums_over_time_and_averages_over_batch():
         ("loss", "grads"),
         case=case,
     )
-    check_close("rnn.rnn_bptt", loss, 2 * math.log(2), case=case, what="loss")
+    check_close("rnn.rnn_bptt", loss, 3 * math.log(2), case=case, what="loss")
 
 
 @checks("rnn.rnn_bptt")

@@ -33,6 +33,7 @@ from .gradebook import (
     RESULT_FILE,
     STATUS_FILE,
     collect,
+    link_reports,
     write_class_report,
     write_gradebook,
     write_text_atomic,
@@ -308,6 +309,7 @@ def grade_all(
         rows = refresh()
         # Source text only, parsed in this trusted process and never run: see seqlab/similarity.py.
         similar = _similarity(subs) if run.similarity else None
+        link_reports(rows, out, out)
         write_class_report(out, rows, similar)
         if progress:
             progress.stop()

@@ -130,9 +130,14 @@ def class_summary(rows: list[dict]) -> dict:
             }
         )
     mistakes: Counter[tuple[str, str]] = Counter()
-    for res in results:
-        seen = {(t.function, t.hint.split(":", 1)[0]) for t in res.tests if t.hint}
+    who: dict[tuple[str, str], list[str]] = {}
+    for row in rows:
+        if row["result"] is None:
+            continue
+        seen = {(t.function, t.hint.split(":", 1)[0]) for t in row["result"].tests if t.hint}
         mistakes.update(seen)
+        for key in seen:
+            who.setdefault(key, []).append(row["submission"])
     totals = [res.percent for res in results]
     labs: dict[str, dict[str, list[float]]] = {}  # lab function -> metric -> the class's values
     for res in results:
@@ -147,7 +152,11 @@ def class_summary(rows: list[dict]) -> dict:
         "mean": statistics.fmean(totals) if totals else 0.0,
         "median": statistics.median(totals) if totals else 0.0,
         "functions": functions,
-        "mistakes": [{"function": f, "mistake": m, "count": c} for (f, m), c in mistakes.most_common(15)],
+        "mistakes": [
+            {"function": f, "mistake": m, "count": c, "students": sorted(who[(f, m)])}
+            for (f, m), c in mistakes.most_common(15)
+        ],
+        "students": students_view(rows),
     }
 
 
@@ -168,6 +177,35 @@ def _lab_figures(labs: dict) -> list:
             if metrics.get(metric):
                 figures.append(distribution_figure(function, metric, metrics[metric], bound))
     return figures
+
+
+def students_view(rows: list[dict]) -> list[dict]:
+    """One row per submission for the class report: its total, the functions below full marks
+    and the path of its report.html (``row["report"]``, relative to the class report, if any)."""
+    students = []
+    for row in rows:
+        result = row["result"]
+        below = [fn for fn, (s, m) in result.by_function().items() if s < m - 1e-9] if result else []
+        students.append(
+            {
+                "name": row["submission"],
+                "status": row["status"],
+                "score": result.score if result else None,
+                "max_score": result.max_score if result else None,
+                "percent": result.percent if result else None,
+                "below": below,
+                "report": row.get("report", ""),
+            }
+        )
+    return students
+
+
+def link_reports(rows: list[dict], results_dir: Path, out: Path) -> None:
+    """``row["report"]``: each graded submission's report.html as a link from ``out``."""
+    for row in rows:
+        report = Path(results_dir) / row["submission"] / "report.html"
+        if report.is_file():
+            row["report"] = Path(os.path.relpath(report, out)).as_posix()
 
 
 def write_class_report(out: Path, rows: list[dict], similarity: dict | None = None) -> tuple[Path, Path]:
@@ -203,6 +241,7 @@ def gradebook_from_results(results_dir: Path, names: list[str], out: Path, *, mi
         except (OSError, ValueError, TypeError) as exc:
             row.update(status="error", reason=f"result unreadable: {exc}")
     out.mkdir(parents=True, exist_ok=True)
+    link_reports(rows, results_dir, out)
     write_gradebook(out, rows)
     write_class_report(out, rows)
     return rows

@@ -1,8 +1,11 @@
 """Similar code in a class, per function: a lead for a human to check, never a penalty.
 
 ``seqlab grade-all SUBS --out DIR --similarity`` compares every pair of submissions, one
-contract function at a time, and lists the most similar pairs in the class report with the
-shared code highlighted side by side.
+contract function at a time, and lists in the class report every pair from ``SHOWN_FROM`` on:
+a summary per pair over all functions ("alice and bob: 30 of 30 functions"), every pair per
+function with the shared code highlighted side by side (folded), and the submissions that copy
+the reference solutions (similar to ``solutions/`` in most functions, or with solution markers
+left in).
 
 How (MOSS's method: Schleimer, Wilkerson, Aiken, "Winnowing", SIGMOD 2003):
 
@@ -28,214 +31,42 @@ run to run), it compares whole files rather than functions, and it pulls in matp
 
 from __future__ import annotations
 
-import ast
-import hashlib
-import io
 import itertools
-import keyword
-import tokenize
 from collections import defaultdict
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import contract
+from .fingerprints import (  # noqa: F401 - the method's names, found here by callers
+    KGRAM_TOKENS,
+    MAX_SOURCE_BYTES,
+    WINDOW,
+    FunctionCode,
+    _kgram_hashes,
+    normalise,
+    read_functions,
+    stub_kgrams,
+    winnow,
+)
 from .paths import EXERCISES_DIR
 
-# Noise threshold: a shared run shorter than this many normalised tokens is never counted.
-# One ordinary statement is 8-15 tokens (`V = V . softmax ( V , V = - 1 )` is 12); at 12,
-# a single shared idiom such as that line does not count on its own, while two consecutive
-# copied lines always do.
-KGRAM_TOKENS = 12
-# Winnowing window: any shared run of at least KGRAM_TOKENS + WINDOW - 1 = 15 tokens is
-# guaranteed a shared fingerprint. Student functions are short (20-300 tokens), so the window
-# is kept small: it thins the fingerprints little but keeps the guarantee at about one line.
-WINDOW = 4
-# Pairs listed per function, and the score from which a pair is listed. Measured on the
-# reference solutions against the independent correct implementations of tests/mutants
-# (ALTERNATIVES): those score at most 0.28 (adam, whose few lines leave little room to differ);
-# a renamed and reformatted copy scores 1.0.
-TOP_PAIRS = 5
+# The score from which a pair is listed. Measured on the reference solutions against the
+# independent correct implementations of tests/mutants (ALTERNATIVES): those score at most 0.28
+# (adam, whose few lines leave little room to differ); a renamed and reformatted copy scores 1.0.
+# Every pair from this score on is listed (a cap per function hid identical pairs); only the
+# side-by-side views are bounded, SIDE_BY_SIDE pairs a function, most similar first, so a class
+# of copies does not make a page of megabytes.
 SHOWN_FROM = 0.5
-# A student's topic file is a few kB; a file larger than this is not read (and says so),
-# which bounds the parse time of hostile input.
-MAX_SOURCE_BYTES = 1 << 20
-
-_DROPPED = {
-    tokenize.COMMENT,
-    tokenize.NL,
-    tokenize.NEWLINE,
-    tokenize.INDENT,
-    tokenize.DEDENT,
-    tokenize.ENCODING,
-    tokenize.ENDMARKER,
-}
-_CLOSERS = {")", "]", "}"}
-_FSTRING_START = getattr(tokenize, "FSTRING_START", None)  # Python >= 3.12
-_FSTRING_END = getattr(tokenize, "FSTRING_END", None)
-
-
-@dataclass
-class FunctionCode:
-    """One function as written by one submission: its source and its normalised tokens."""
-
-    source: str
-    tokens: list[str]
-    spans: list[tuple[int, int]]  # each token's (start, end) offsets in `source`
-    fingerprints: dict[int, list[int]] = field(default_factory=dict)  # hash -> token positions
-
-
-def _offsets(source: str) -> list[int]:
-    starts, total = [], 0
-    for line in source.splitlines(keepends=True):
-        starts.append(total)
-        total += len(line)
-    return starts + [total]
-
-
-def normalise(
-    source: str, skip: tuple[tuple[int, int], tuple[int, int]] | None = None
-) -> tuple[list[str], list[tuple[int, int]]]:
-    """Tokens of `source` with names, strings and layout made irrelevant (see the module doc).
-    `skip` is a ((row, col), (row, col)) range left out (the docstring)."""
-    line_start = _offsets(source)
-    raw = [t for t in tokenize.generate_tokens(io.StringIO(source).readline) if t.type not in _DROPPED]
-    if skip is not None:
-        raw = [t for t in raw if not (skip[0] <= t.start < skip[1])]
-    tokens, spans = [], []
-    fstring_depth = 0
-    for i, tok in enumerate(raw):
-        text = tok.string
-        # Since Python 3.12 an f-string is many tokens: it counts as one string, like any other.
-        if tok.type == _FSTRING_START:
-            fstring_depth += 1
-            if fstring_depth == 1:
-                tokens.append("S")
-                spans.append((line_start[tok.start[0] - 1] + tok.start[1], 0))
-            continue
-        if fstring_depth:
-            if tok.type == _FSTRING_END:
-                fstring_depth -= 1
-                if not fstring_depth:
-                    spans[-1] = (spans[-1][0], line_start[tok.end[0] - 1] + tok.end[1])
-            continue
-        if tok.type == tokenize.OP and text == ";":
-            continue  # `a; b` is `a` newline `b`
-        if tok.type == tokenize.OP and text == "," and i + 1 < len(raw) and raw[i + 1].string in _CLOSERS:
-            continue  # a formatter's trailing comma
-        if tok.type == tokenize.NAME and not keyword.iskeyword(text):
-            text = text if tokens and tokens[-1] == "." else "V"
-        elif tok.type == tokenize.STRING:
-            text = "S"
-        elif tok.type == tokenize.NUMBER:
-            text = _number(text)
-        tokens.append(text)
-        spans.append((line_start[tok.start[0] - 1] + tok.start[1], line_start[tok.end[0] - 1] + tok.end[1]))
-    return tokens, spans
-
-
-def _number(text: str) -> str:
-    """A number by its value (`1e-08` is `1e-8`, `0x10` is `16`); complex literals as written."""
-    for parse in (lambda t: int(t, 0), float):
-        try:
-            return repr(parse(text))
-        except ValueError:
-            continue
-    return text
-
-
-def _kgram_hashes(tokens: list[str]) -> list[int]:
-    return [
-        int.from_bytes(
-            hashlib.blake2b("\x1f".join(tokens[i : i + KGRAM_TOKENS]).encode(), digest_size=8).digest(), "big"
-        )
-        for i in range(len(tokens) - KGRAM_TOKENS + 1)
-    ]
-
-
-def winnow(hashes: list[int], window: int = WINDOW) -> dict[int, list[int]]:
-    """Robust winnowing: the minimum hash of every window (the rightmost one on a tie), each
-    selected position once. Returns hash -> positions. A sequence shorter than a window is one
-    window."""
-    selected: dict[int, list[int]] = defaultdict(list)
-    if not hashes:
-        return {}
-    width = min(window, len(hashes))
-    last = -1
-    for start in range(len(hashes) - width + 1):
-        span = hashes[start : start + width]
-        low = min(span)
-        position = start + max(i for i, h in enumerate(span) if h == low)
-        if position != last:
-            selected[low].append(position)
-            last = position
-    return dict(selected)
-
-
-def _function_node(tree: ast.Module, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-    # The last top-level definition is the one Python binds, so it is the one graded.
-    found = None
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
-            found = node
-    return found
-
-
-def _docstring_range(
-    node: ast.FunctionDef | ast.AsyncFunctionDef, first_line: int
-) -> tuple[tuple[int, int], tuple[int, int]] | None:
-    if (
-        node.body
-        and isinstance(node.body[0], ast.Expr)
-        and isinstance(node.body[0].value, ast.Constant)
-        and isinstance(node.body[0].value.value, str)
-    ):
-        doc = node.body[0]
-        end_line, end_col = doc.end_lineno or doc.lineno, doc.end_col_offset or 0  # set by ast.parse
-        return (doc.lineno - first_line + 1, doc.col_offset), (end_line - first_line + 1, end_col)
-    return None
-
-
-def read_functions(exercises: Path, module: str) -> tuple[dict[str, FunctionCode], str]:
-    """The contract functions of one topic file: name -> code, and a problem ('' when none)."""
-    path = Path(exercises) / f"{module}.py"
-    if not path.is_file():
-        return {}, ""
-    if path.stat().st_size > MAX_SOURCE_BYTES:
-        return {}, f"{module}.py is larger than {MAX_SOURCE_BYTES >> 10} kB: not compared"
-    try:
-        text = path.read_bytes().decode("utf-8")
-        tree = ast.parse(text)
-    except UnicodeDecodeError:
-        return {}, f"{module}.py is not UTF-8 text: not compared"
-    except SyntaxError as exc:
-        return {}, f"{module}.py does not parse (line {exc.lineno}: {exc.msg}): not compared"
-    except OSError as exc:
-        return {}, f"{module}.py could not be read ({exc.strerror or exc}): not compared"
-    except (ValueError, RecursionError, MemoryError) as exc:
-        return {}, f"{module}.py could not be parsed ({type(exc).__name__}): not compared"
-    lines = text.splitlines(keepends=True)
-    found = {}
-    for qualname in contract.functions_of(module):
-        node = _function_node(tree, qualname.split(".", 1)[1])
-        if node is None:
-            continue
-        source = "".join(lines[node.lineno - 1 : node.end_lineno])
-        try:
-            tokens, spans = normalise(source, _docstring_range(node, node.lineno))
-        except (tokenize.TokenError, SyntaxError, IndentationError):
-            continue  # cannot happen for a function ast parsed; never fail the report over it
-        found[qualname] = FunctionCode(source, tokens, spans)
-    return found, ""
-
-
-def stub_kgrams(exercises: Path = EXERCISES_DIR) -> dict[str, set[int]]:
-    """Every k-gram hash of every stub function: code that each student was handed."""
-    kgrams = {}
-    for module in dict.fromkeys(name.split(".")[0] for name in contract.FUNCTIONS):
-        functions, _ = read_functions(exercises, module)
-        for qualname, code in functions.items():
-            kgrams[qualname] = set(_kgram_hashes(code.tokens))
-    return kgrams
+SIDE_BY_SIDE = 10
+# The reference solutions are compared as one more submission: a submission similar to them in
+# at least this share of the contract's functions is flagged as a copy of the reference, as is
+# any with solution markers left in. Measured on six complete honest submissions written blind
+# (terse, typed, oop, ...): each is similar to the reference in 1 to 10 of the 30 functions (the
+# short ones have few ways to be written); a copy is similar in all it holds. The share is of
+# all functions, not of those written: an honest student who wrote only a few short functions
+# would otherwise be flagged.
+REFERENCE = "reference (solutions/)"
+REFERENCE_SHARE = 0.5
+SOLUTION_MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
 
 
 def _shared_segments(code: FunctionCode, shared: set[int]) -> list[tuple[str, bool]]:
@@ -267,24 +98,59 @@ def _shared_segments(code: FunctionCode, shared: set[int]) -> list[tuple[str, bo
     return segments
 
 
+def _markers(root: Path) -> list[str]:
+    """The topic files of a submission that still hold a solution marker."""
+    found = []
+    for module in dict.fromkeys(q.split(".")[0] for q in contract.FUNCTIONS):
+        path = Path(root) / "exercises" / f"{module}.py"
+        try:
+            if path.is_file() and path.stat().st_size <= MAX_SOURCE_BYTES:
+                text = path.read_bytes().decode("utf-8", errors="replace")
+                if any(marker in text for marker in SOLUTION_MARKERS):
+                    found.append(f"{module}.py")
+        except OSError:
+            continue
+    return found
+
+
+def _pair_view(by_name: dict[str, FunctionCode], score, count, a, b, segments: bool) -> dict:
+    shared = set(by_name[a].fingerprints) & set(by_name[b].fingerprints)
+    return {
+        "a": a,
+        "b": b,
+        "score": score,
+        "shared": count,
+        "a_fingerprints": len(by_name[a].fingerprints),
+        "b_fingerprints": len(by_name[b].fingerprints),
+        "a_segments": _shared_segments(by_name[a], shared) if segments else None,
+        "b_segments": _shared_segments(by_name[b], shared) if segments else None,
+    }
+
+
 def compare_class(
     submissions: dict[str, Path | None],
     *,
     stubs: Path = EXERCISES_DIR,
-    top: int = TOP_PAIRS,
     shown_from: float = SHOWN_FROM,
+    reference: Path | None = None,
 ) -> dict:
-    """Most similar pairs per contract function. `submissions`: name -> folder holding
-    `exercises/` (None when there is none: such a submission is simply not compared)."""
+    """Every pair of submissions similar in a contract function, per function and per pair, and
+    the copies of the reference. `submissions`: name -> folder holding `exercises/` (None when
+    there is none: such a submission is simply not compared). `reference`: the folder of the
+    reference solutions (the course's solutions/ by default)."""
+    from .paths import SOLUTIONS_DIR
+
     excluded = stub_kgrams(stubs)
     codes: dict[str, dict[str, FunctionCode]] = defaultdict(dict)  # function -> name -> code
     problems = []
-    for name, root in sorted(submissions.items()):
-        if root is None:
-            continue
+    roots = {name: root for name, root in sorted(submissions.items()) if root is not None}
+    reference_dir = Path(reference) if reference is not None else SOLUTIONS_DIR
+    for name, root, exercises in [(n, r, Path(r) / "exercises") for n, r in roots.items()] + [
+        (REFERENCE, None, reference_dir)
+    ]:
         for module in dict.fromkeys(q.split(".")[0] for q in contract.FUNCTIONS):
-            functions, problem = read_functions(Path(root) / "exercises", module)
-            if problem:
+            functions, problem = read_functions(exercises, module)
+            if problem and root is not None:
                 problems.append(f"{name}: {problem}")
             for qualname, code in functions.items():
                 fingerprints = winnow(_kgram_hashes(code.tokens))
@@ -292,6 +158,7 @@ def compare_class(
                 if code.fingerprints:  # a stub left as handed out has nothing of its own
                     codes[qualname][name] = code
     report = []
+    per_pair: dict[tuple[str, str], list[tuple[str, float]]] = defaultdict(list)
     for qualname in contract.FUNCTIONS:
         by_name = codes.get(qualname, {})
         # Every pair, set against set: the cost depends only on the class size (300 students are
@@ -305,25 +172,37 @@ def compare_class(
             score = count / min(len(sets[a]), len(sets[b]))
             if score >= shown_from:
                 pairs.append((score, count, a, b))
+                per_pair[(a, b)].append((qualname, score))
         pairs.sort(key=lambda p: (-p[0], -p[1], p[2], p[3]))
-        listed = []
-        for score, count, a, b in pairs[:top]:
-            shared = set(by_name[a].fingerprints) & set(by_name[b].fingerprints)
-            listed.append(
-                {
-                    "a": a,
-                    "b": b,
-                    "score": score,
-                    "shared": count,
-                    "a_fingerprints": len(by_name[a].fingerprints),
-                    "b_fingerprints": len(by_name[b].fingerprints),
-                    "a_segments": _shared_segments(by_name[a], shared),
-                    "b_segments": _shared_segments(by_name[b], shared),
-                }
-            )
-        report.append({"name": qualname, "compared": len(by_name), "pairs": listed})
+        students = [p for p in pairs if REFERENCE not in (p[2], p[3])]
+        listed = [_pair_view(by_name, *p, segments=i < SIDE_BY_SIDE) for i, p in enumerate(students)]
+        compared = len([n for n in by_name if n != REFERENCE])
+        report.append({"name": qualname, "compared": compared, "pairs": listed})
+    written = {name: {q for q, by in codes.items() if name in by} for name in [*roots, REFERENCE]}
+    summary = []
+    for (a, b), functions in per_pair.items():
+        if REFERENCE in (a, b):
+            continue
+        both = len(written[a] & written[b])
+        summary.append({"a": a, "b": b, "functions": [q for q, _ in functions], "of": both,
+                        "mean": sum(sc for _, sc in functions) / len(functions)})  # fmt: skip
+    summary.sort(key=lambda p: (-len(p["functions"]), -p["mean"], p["a"], p["b"]))
+    copies = []
+    for name, root in roots.items():
+        similar = [q for (a, b), fs in per_pair.items() if REFERENCE in (a, b) and name in (a, b) for q, _ in fs]
+        markers = _markers(root)
+        if markers or len(similar) >= REFERENCE_SHARE * len(contract.FUNCTIONS):
+            copies.append({"name": name, "functions": len(similar), "of": len(contract.FUNCTIONS), "markers": markers})
     return {
         "functions": report,
+        "pairs": summary,
+        "copies": copies,
         "problems": problems,
-        "parameters": {"kgram_tokens": KGRAM_TOKENS, "window": WINDOW, "shown_from": shown_from, "top": top},
+        "parameters": {
+            "kgram_tokens": KGRAM_TOKENS,
+            "window": WINDOW,
+            "shown_from": shown_from,
+            "side_by_side": SIDE_BY_SIDE,
+            "reference_share": REFERENCE_SHARE,
+        },
     }

@@ -98,6 +98,7 @@ class PageVisit:
     violations: list[dict] = field(default_factory=list)  # axe-core's, every impact
     screenshot: Path | None = None
     page_width: int = 0  # document scroll width, to catch sideways scrolling
+    page_height: int = 0  # document height as the page opens (details closed), for a length budget
     viewport_width: int = 0
     visible_text: str = ""
     boxes: dict[str, list[dict]] = field(default_factory=dict)  # selector -> bounding boxes
@@ -154,6 +155,7 @@ class Browser:
             # side-by-side code) are opened so that what they hold is measured and checked too.
             visit.screenshot = artifacts_dir() / f"{name}-{viewport['width']}px.png"
             page.screenshot(path=str(visit.screenshot), full_page=True)
+            visit.page_height = page.evaluate("document.documentElement.scrollHeight")
             page.evaluate("document.querySelectorAll('details').forEach(d => { d.open = true; })")
             visit.page_width = page.evaluate("document.documentElement.scrollWidth")
             visit.visible_text = page.inner_text("body")

@@ -66,6 +66,9 @@ def add_parser(subparsers) -> None:
     path_option(
         a, "--roster", "columns file,student: whose each file is (default: the file or folder name)", metavar="CSV"
     )
+    from ..lms import add_options
+
+    add_options(a)
     a.set_defaults(func=run_grade_all)
 
     ch = sub.add_parser("check", help="before hand-in: report answers the grader cannot read (never correctness)")
@@ -216,6 +219,11 @@ def run_grade_all(args) -> int:
         else:
             print(f"error: {row.reason}", file=sys.stderr)
     write_text_atomic(out / "gradebook.csv", gradebook_csv(exam, rows))
+    from ..lms import report, write_lms
+
+    grades = {row.student: row.result.score if row.result else None for row in rows if row.student}
+    max_score = max((r.result.max_score for r in rows if r.result is not None), default=0.0)
+    print(report(*write_lms(out, grades, max_score, assignment=args.lms_assignment, roster_path=args.lms_roster)))
     from ..exam.items import class_notice, write_item_analysis
 
     write_item_analysis(exam, rows, out)

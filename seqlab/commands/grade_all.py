@@ -93,6 +93,9 @@ def add_parser(subparsers) -> None:
     )
     add_sandbox_option(p)
     add_labs_option(p)
+    from ..lms import add_options
+
+    add_options(p)
     p.set_defaults(func=run)
 
 
@@ -107,4 +110,10 @@ def run(args) -> int:
     print_class_summary(
         rows, f"gradebook: {args.out / 'gradebook.csv'}; class report: {args.out / 'class_report.html'}"
     )
+    from ..lms import report, write_lms
+
+    results = [row["result"] for row in rows if row["result"] is not None]
+    grades = {row["submission"]: row["result"].score if row["result"] else None for row in rows}
+    max_score = max((r.max_score for r in results), default=0.0)
+    print(report(*write_lms(args.out, grades, max_score, assignment=args.lms_assignment, roster_path=args.lms_roster)))
     return 0 if all(row["status"] == "graded" for row in rows) else 1

@@ -64,7 +64,7 @@ def failure_results(message: str, *, max_score: float, started: float, notes: Se
 
 def graded_results(result, config, notes: list[str], started: float) -> dict[str, Any]:
     """Gradescope's results.json for a finished grade, with the config's page-level visibility."""
-    from ..reports.gradescope import to_gradescope
+    from ..reports.gradescope import markdown_lines, to_gradescope
 
     data = to_gradescope(result)
     data["execution_time"] = round(time.monotonic() - started, 4)  # the whole run, upload reading included
@@ -72,7 +72,7 @@ def graded_results(result, config, notes: list[str], started: float) -> dict[str
     data["visibility"] = config.gradescope.visibility
     data["stdout_visibility"] = config.gradescope.stdout_visibility
     if notes:
-        data["output"] = "\n".join([*notes, "", data["output"]])
+        data["output"] = markdown_lines(notes) + "\n\n" + data["output"]
     return data
 
 

@@ -25,9 +25,12 @@ The rules of the contract:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
+
+import torch
 
 from ..contract import SIGNATURES
 from ..student import Outcome, StudentError
@@ -35,7 +38,8 @@ from ..student.guards import split_scope
 from ..tolerance import Tolerance
 from .case import Case, Make, describe_case
 from .compare import first_change, first_float_dtype, matches, structure_problem, value_mismatch
-from .mistakes import LazyMistakes, Mistake, first_match, from_table, variant_output
+from .diagnose import CONFINED, diagnose
+from .mistakes import LazyMistakes, Mistake, first_match, from_table, variant_output, without_inputs
 
 __all__ = [
     "Case",
@@ -52,6 +56,9 @@ __all__ = [
 ]
 
 SHAPE_RULE = "shape/dtype/device"
+# Said of a crash in a matrix product: where to look, not what the mistake is (an input of the
+# wrong kind fails there as surely as a weight used the wrong way round).
+MATMUL_NOTE = "the operands of a matrix product do not fit: compare each one's shape with the docstring"
 _NOT_GIVEN = object()
 
 
@@ -144,6 +151,8 @@ class Grade:
     forbidden_in: Callable[[str], Callable[[str], str | None]] | None = None
     fraction: float | None = None
     notes: list[str] = field(default_factory=list)
+    # the integer sizes of the cases checked (which sizes separate passing from failing tests)
+    sizes: dict[str, int] = field(default_factory=dict)
     calls: int = 0
     timeout: float | None = None  # the call's wall-clock limit; None: the config's call_timeout_s
 
@@ -160,7 +169,8 @@ class Grade:
         except StudentError as exc:
             self._void_if_forbidden(exc.ops)
             output = f"\n(printed: {exc.output.strip()[:500]})" if exc.output.strip() else ""
-            raise NotGradable(f"{self.function}: {exc.message}{output}", rule=exc.kind) from None
+            where = f" ({MATMUL_NOTE})" if "cannot be multiplied" in exc.message else ""
+            raise NotGradable(f"{self.function}: {exc.message}{where}{output}", rule=exc.kind) from None
         self._void_if_forbidden(outcome.ops)
         names = param_names(self.function)
         changed = [
@@ -246,15 +256,24 @@ class Grade:
             expected = self.ref(*args, **kwargs)
         if returns is not None:
             value = self.unpack(value, returns)
+        sizes = dict(case.params) if isinstance(case, Case) else {}
+        self.sizes.update({k: v for k, v in sizes.items() if isinstance(v, int) and not isinstance(v, bool)})
+        if isinstance(sizes.get("dtype"), torch.dtype):
+            self.sizes["dtype"] = str(sizes["dtype"]).replace("torch.", "")
         case, tol = str(case), tol or self.tolerance(expected)
         named = LazyMistakes(mistakes, args, kwargs)
+        named.sizes = sizes
+        if args or kwargs:
+            named.probes = functools.cache(
+                lambda: without_inputs(self.reference(self.function), param_names(self.function), args, kwargs)
+            )
         parts = _named_parts(returns) if returns is not None else [(what, ())]
         parts = [(label, at) for label, at in parts if only is None or label in only]
 
         for label, at in parts:  # gates first: a wrong structure anywhere fails the whole test
             problem = structure_problem(_pick(value, at), _pick(expected, at), label)
             if problem:
-                raise self._failure(case, problem, value, at, named, tol, rule=SHAPE_RULE)
+                raise self._failure(case, problem, value, expected, at, named, tol, rule=SHAPE_RULE, label=label)
         if partial:  # each gradient of a dict of gradients is a part of its own
             parts = _split_dicts(parts, expected)
         failures = []
@@ -266,9 +285,11 @@ class Grade:
                 case,
                 f"{mismatch.describe()} (tolerance atol={tol.atol:g}, rtol={tol.rtol:g})",
                 value,
+                expected,
                 at,
                 named,
                 tol,
+                label=label,
                 details={
                     "max_abs_error": mismatch.max_abs,
                     "max_rel_error": mismatch.max_rel,
@@ -293,22 +314,31 @@ class Grade:
         case: str,
         problem: str,
         value: Any,
+        expected: Any,
         at: At,
         named: LazyMistakes,
         tol: Tolerance,
         *,
         rule: str = "",
         details: dict[str, Any] | None = None,
+        label: str = "",
     ) -> GradeFailure:
         """The failure of the part at ``at``, naming the first mistake whose part it matches."""
         mistakes = [Mistake(m.name, _pick_or_none(m.output, at), m.explain, m.tol) for m in named()]
-        found = first_match(_pick(value, at), mistakes, tol)
+        actual = _pick(value, at)
+        found = first_match(actual, mistakes, tol)
         details = {"case": case, **(details or {})}
         if named.error:
             details["mistakes_error"] = named.error  # for the instructor: a variant of the grader broke
-        return GradeFailure(
-            f"{self.function}, case {case}: {problem}", rule=rule, hint=found.hint if found else "", details=details
-        )
+        hint = found.hint if found else ""
+        if not found:  # no known variant: name the mistake by its structure, or say where it is
+            probes = named.probes and (lambda: [(w, _pick_or_none(out, at), m) for w, out, m in named.probes()])
+            said = diagnose(actual, _pick_or_none(expected, at), tol, named.sizes, probes, name=label)
+            if said.startswith(CONFINED) and ", and there" not in said:
+                problem += f"; {said}"
+            else:
+                hint = said
+        return GradeFailure(f"{self.function}, case {case}: {problem}", rule=rule, hint=hint, details=details)
 
     def award(self, fraction: float, note: str = "") -> None:
         """Partial credit: this test earns ``fraction`` of its points (0..1)."""

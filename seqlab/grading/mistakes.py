@@ -8,6 +8,8 @@ variants cost nothing on a correct submission.
 
 from __future__ import annotations
 
+import inspect
+import itertools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -67,11 +69,12 @@ def from_table(
 
 
 def first_match(actual: Any, mistakes: Iterable[Mistake], tol: Tolerance) -> Mistake | None:
-    """The first mistake whose output ``actual`` matches (structure and values), or None."""
-    for mistake in mistakes:
-        if mistake.output is not None and matches(actual, mistake.output, mistake.tol or tol):
-            return mistake
-    return None
+    """The first mistake whose output ``actual`` matches (structure and values), or None, also
+    when mistakes of different names match: on some cases two slips give the same output (a
+    causal mask of size 1 without its diagonal is also the inverted one), and naming either would
+    be a guess; the other cases of the function tell them apart."""
+    found = [m for m in mistakes if m.output is not None and matches(actual, m.output, m.tol or tol)]
+    return found[0] if found and len({m.name for m in found}) == 1 else None
 
 
 class LazyMistakes:
@@ -87,6 +90,10 @@ class LazyMistakes:
         self.source, self.args, self.kwargs = source, args, kwargs
         self.built: list[Mistake] | None = None
         self.error = ""
+        # for naming a mistake no variant lists (seqlab.grading.diagnose): the case's sizes and
+        # the reference's outputs with one input left out, set by the check
+        self.sizes: dict[str, Any] = {}
+        self.probes: Callable[[], list[tuple[str, Any]]] | None = None
 
     def __call__(self) -> list[Mistake]:
         if self.built is None:
@@ -96,3 +103,76 @@ class LazyMistakes:
             except Exception as exc:  # a bug in a variant must not turn a failure into a crash
                 self.built, self.error = [], f"{type(exc).__name__}: {exc}"
         return self.built
+
+
+def _zeroed(value: Any) -> Any:
+    return torch.zeros_like(value) if isinstance(value, torch.Tensor) and value.is_floating_point() else None
+
+
+LEFT_OUT = "that term is left out (or the input not used)"
+TRANSPOSED = "a weight applied the other way round (x @ W where x @ W.T belongs, or the reverse)"
+SWAPPED = "the two are used in each other's place"
+DEFAULTED = "the argument given is not used (a fixed value in its place)"
+
+
+def _inputs(names: list[str], args: tuple, kwargs: dict):
+    """(name, slot, key, value): every argument, and every entry of a dict argument (key set)."""
+    named = [(names[i] if i < len(names) else f"argument {i}", i, v) for i, v in enumerate(args)]
+    for name, slot, value in named + [(k, k, v) for k, v in kwargs.items()]:
+        if isinstance(value, dict):
+            for key, entry in value.items():
+                yield f"{name}[{key!r}]", slot, key, entry
+        else:
+            yield name, slot, None, value
+
+
+def _changes(ref: Callable, names: list[str], args: tuple, kwargs: dict) -> list[tuple[str, str, list]]:
+    """(what, what it means, edits): the one-input changes a student's slip amounts to."""
+    inputs = list(_inputs(names, args, kwargs))
+    floats = [(n, s, k, v) for n, s, k, v in inputs if isinstance(v, torch.Tensor) and v.is_floating_point()]
+    changes = [(f"{n} = 0", LEFT_OUT, [(s, k, torch.zeros_like(v))]) for n, s, k, v in floats]
+    biases = [
+        edit for what, _, edits in changes if what.split("[")[-1].strip("'] =0").startswith("b") for edit in edits
+    ]
+    if len(biases) > 1:
+        changes.append(("every bias = 0", LEFT_OUT, biases))
+    masks = [
+        (n, s, k, v) for n, s, k, v in inputs if "mask" in n and isinstance(v, torch.Tensor) and v.dtype == torch.bool
+    ]
+    changes += [(f"no {n}", "the mask is not applied", [(s, k, None)]) for n, s, k, v in masks]
+    changes += [(f"{n} inverted", "True means may attend / keep in this package", [(s, k, ~v)]) for n, s, k, v in masks]
+    square = [(n, s, k, v) for n, s, k, v in floats if v.dim() == 2 and v.shape[0] == v.shape[1] > 1]
+    changes += [(f"{n} transposed", TRANSPOSED, [(s, k, v.T)]) for n, s, k, v in square]
+    for (a, sa, ka, va), (b, sb, kb, vb) in itertools.combinations(floats, 2):
+        if va.shape == vb.shape and va.numel() > 1:
+            changes.append((f"{a} and {b} swapped", SWAPPED, [(sa, ka, vb), (sb, kb, va)]))
+    try:
+        defaults = {p.name: p.default for p in inspect.signature(ref).parameters.values()}
+    except (TypeError, ValueError):
+        defaults = {}
+    for n, s, k, v in inputs:
+        if isinstance(v, float) and k is None:
+            changes.append((f"{n} = 0", LEFT_OUT, [(s, k, 0.0)]))
+            default = defaults.get(n)
+            if isinstance(default, float) and default != v:
+                changes.append((f"{n} = {default:g} (its default) instead of {v:g}", DEFAULTED, [(s, k, default)]))
+    return changes
+
+
+def without_inputs(ref: Callable, names: list[str], args: tuple, kwargs: dict) -> list[tuple[str, Any, str]]:
+    """The reference's output with one input changed the way a slip changes it, as ``(what,
+    output, what it means)``: each floating-point input (argument or dict entry) set to zero,
+    every bias together, a mask dropped or inverted, a square weight transposed, two inputs of one shape
+    swapped, a float set to zero or to its default. Computed only on a failure."""
+    found = []
+    for what, meaning, edits in _changes(ref, names, args, kwargs):
+        new_args, new_kwargs = list(args), dict(kwargs)
+        for slot, key, replacement in edits:
+            target = new_args if isinstance(slot, int) else new_kwargs
+            target[slot] = replacement if key is None else {**target[slot], key: replacement}
+        try:
+            with torch.no_grad():
+                found.append((what, ref(*new_args, **new_kwargs), meaning))
+        except Exception:
+            continue
+    return found

@@ -184,6 +184,8 @@ class SeqlabPlugin:
             record.rule = "skipped"
             return
         grade = item.funcargs.get("grade") if hasattr(item, "funcargs") else None
+        if grade is not None and grade.sizes:
+            record.details["sizes"] = dict(grade.sizes)
         if outcome == "passed":
             record.passed = True
             if grade is not None and grade.fraction is not None:
@@ -197,7 +199,8 @@ class SeqlabPlugin:
         assert call.excinfo is not None  # not passed, not skipped: it raised
         exc = call.excinfo.value
         if isinstance(exc, GradeFailure):
-            record.message, record.hint, record.rule, record.details = exc.message, exc.hint, exc.rule, exc.details
+            record.message, record.hint, record.rule = exc.message, exc.hint, exc.rule
+            record.details = {**record.details, **exc.details}
             if isinstance(exc, Voided):
                 record.rule = "forbidden"
             elif isinstance(exc, NotGradable):

@@ -44,7 +44,7 @@ def function_feedback(qualname: str, functions: dict, tests, *, errors=(), missi
         f"{function}: {_fmt(score)} of {_fmt(max_score)} points from the hidden tests "
         f"({len(own) - len(failed)} of {len(own)} tests passed)"
     )
-    said = set()
+    said, hinted = set(), set()
     for t in failed:
         output = _field(t, "output")
         if output in said:  # e.g. "not implemented yet", once
@@ -54,6 +54,7 @@ def function_feedback(qualname: str, functions: dict, tests, *, errors=(), missi
         lines.append(
             f"  - {title} ({_fmt(_field(t, 'score'))}/{_fmt(_field(t, 'max_score'))}): {output[:OUTPUT_CHARS]}"
         )
-        if _field(t, "hint"):
+        if _field(t, "hint") and _field(t, "hint") not in hinted:  # each hint once per function
+            hinted.add(_field(t, "hint"))
             lines.append(f"    hint: {_field(t, 'hint')[:HINT_CHARS]}")
     return "\n".join(lines) + "\n", round(float(score), 6)

@@ -172,14 +172,15 @@ def hidden_points(qualname: str, notebook: str) -> float:
         f"{function}: {_fmt(score)} of {_fmt(max_score)} points from the hidden tests "
         f"({len(tests) - len(failed)} of {len(tests)} tests passed)"
     )
-    said = set()
+    said, hinted = set(), set()
     for t in failed:
         if t["output"] in said:  # e.g. "not implemented yet", once
             continue
         said.add(t["output"])
         title = t["name"].split(":", 1)[-1].strip()
         print(f"  - {title} ({_fmt(t['score'])}/{_fmt(t['max_score'])}): {t['output'][:500]}")
-        if t.get("hint"):
+        if t.get("hint") and t["hint"] not in hinted:  # each hint once per function
+            hinted.add(t["hint"])
             print(f"    hint: {t['hint'][:300]}")
     return round(float(score), 6)
 

@@ -1,9 +1,17 @@
 """Gradescope's autograder ``results.json``.
 
-Schema (Gradescope autograder specification): top-level ``score``, ``max_score``,
-``execution_time``, ``output``, ``visibility``, ``stdout_visibility`` and ``tests[]``, each test
-with ``name``, ``score``, ``max_score``, ``status`` ("passed"/"failed"), ``output`` and
-``visibility``. ``schemas/gradescope_results.schema.json`` in the repo validates it.
+The fields Gradescope's autograder specification defines: top-level ``score``,
+``execution_time``, ``output``, ``output_format``, ``test_output_format``, ``test_name_format``,
+``visibility``, ``stdout_visibility``, ``extra_data`` and ``tests[]``, each test with ``name``,
+``name_format``, ``number``, ``score``, ``max_score``, ``status``, ``output``, ``output_format``,
+``tags``, ``visibility`` and ``extra_data``. seqlab's own: the top-level ``max_score`` and what
+it keeps in ``extra_data``. ``schemas/gradescope_results.schema.json`` says which is whose and
+validates the file.
+
+Students see the structure of ``report.html``: tests are numbered ``function.test`` in the
+course's order (Gradescope sorts and groups by ``number``), tagged with their module and function,
+and their output is Markdown: the message line by line as inert text, the hint in bold, each
+hint once per function.
 """
 
 from __future__ import annotations
@@ -14,10 +22,26 @@ from pathlib import Path
 from typing import Any
 
 from ..results import GradingResult
+from .render import markdown_inline, public_text
 
 
 def _round(x: float) -> float:
     return round(float(x), 4)
+
+
+def markdown_lines(lines: list[str]) -> str:
+    """Lines of text as inert Markdown, one per line (a hard line break between them)."""
+    return "  \n".join(markdown_inline(line) for line in lines if line.strip())
+
+
+def _test_output(t, result: GradingResult, hint_said: set[str]) -> str:
+    lines = public_text(t.output, result).splitlines()
+    if t.hint and t.hint not in hint_said:
+        hint_said.add(t.hint)
+        return "\n\n".join(
+            filter(None, [markdown_lines(lines), f"**Looks like:** {markdown_inline(public_text(t.hint, result))}"])
+        )
+    return markdown_lines(lines)
 
 
 def to_gradescope(result: GradingResult) -> dict[str, Any]:
@@ -25,30 +49,40 @@ def to_gradescope(result: GradingResult) -> dict[str, Any]:
     if result.seed is not None:
         header.append(f"seed {result.seed} (rerun with --seed {result.seed} to reproduce)")
     header.append(f"device {result.device}")
-    header += [f"notice: {n}" for n in result.notices]
-    header += [f"error: {e}" for e in result.errors]
+    header += [f"notice: {public_text(n, result)}" for n in result.notices]
+    header += [f"error: {public_text(e, result)}" for e in result.errors]
+    functions = {fn: i for i, fn in enumerate(result.by_function(), start=1)}
+    counts: dict[str, int] = {}
+    hints: dict[str, set[str]] = {}
     tests = []
     for t in result.tests:
-        output = t.output
-        if t.hint:
-            output = f"{output}\nLooks like: {t.hint}" if output else f"Looks like: {t.hint}"
+        counts[t.function] = counts.get(t.function, 0) + 1
         tests.append(
             {
                 "name": t.name,
+                "name_format": "text",
+                "number": f"{functions[t.function]}.{counts[t.function]}",
                 "score": _round(t.score),
                 "max_score": _round(t.max_score),
                 "status": t.status,
-                "output": output,
+                "output": _test_output(t, result, hints.setdefault(t.function, set())),
+                "output_format": "md",
+                "tags": [t.module, t.function],
                 "visibility": t.visibility,
+                "extra_data": {"function": t.function, "hint": t.hint},
             }
         )
     return {
         "score": _round(result.score),
         "max_score": _round(result.max_score),
         "execution_time": _round(result.execution_time),
-        "output": "\n".join(header),
+        "output": markdown_lines(header),
+        "output_format": "md",
+        "test_output_format": "md",
+        "test_name_format": "text",
         "visibility": "visible",
         "stdout_visibility": "hidden",
+        "extra_data": {"seed": result.seed, "device": result.device},
         "tests": tests,
     }
 

@@ -8,16 +8,26 @@ from ..results import GradingResult
 from ..student.sandbox import NOT_SANDBOXED
 
 
+def status_word(score: float, max_score: float, voided: bool = False) -> str:
+    """One word a row of points is read by: 0/4 and 4.571/8 must not look the same."""
+    if voided:
+        return "void"
+    if score >= max_score - 1e-9:
+        return "ok"
+    return "failed" if score <= 1e-9 else "partial"
+
+
 def print_table(result: GradingResult, file=None, *, failures: int = 8) -> None:
     file = file or sys.stdout
     rows = [(fn, s, m) for fn, (s, m) in result.by_function().items()]
+    voided = {t.function for t in result.tests if t.voided_by}
     try:
         from rich.console import Console
         from rich.markup import escape
         from rich.table import Table
     except ImportError:  # plain text for a bare environment
         for fn, s, m in rows:
-            print(f"{fn:42s} {s:6.2f} / {m:<6.2f}", file=file)
+            print(f"{fn:42s} {s:6.2f} / {m:<6.2f} {status_word(s, m, fn in voided)}", file=file)
         print(f"{'total':42s} {result.score:6.2f} / {result.max_score:<6.2f} ({result.percent:.1f}%)", file=file)
         return
     console = Console(file=file, highlight=False, width=100)
@@ -26,10 +36,11 @@ def print_table(result: GradingResult, file=None, *, failures: int = 8) -> None:
     )
     table.add_column("function")
     table.add_column("points", justify="right")
-    table.add_column("", justify="left")
+    table.add_column("status", justify="left")
     for fn, s, m in rows:
-        style = "green" if s >= m - 1e-9 else ("red" if s <= 1e-9 else "yellow")
-        table.add_row(escape(fn), f"[{style}]{s:.4g} / {m:.4g}[/{style}]", "ok" if s >= m - 1e-9 else "")
+        word = status_word(s, m, fn in voided)
+        style = {"ok": "green", "partial": "yellow"}.get(word, "red")
+        table.add_row(escape(fn), f"[{style}]{s:.4g} / {m:.4g}[/{style}]", f"[{style}]{word}[/{style}]")
     console.print(table)
     for n in result.notices:
         console.print(f"[yellow]notice:[/yellow] {escape(n)}", markup=True)

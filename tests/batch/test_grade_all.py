@@ -72,6 +72,7 @@ def test_grade_all_on_a_mixed_class_loses_no_submission(tmp_path):
     assert not (tmp_path / "escape.py").exists()
     assert float(rows["write-results-json-everywhere"]["optimizers.sgd"]) == 0
     assert (out / "class_report.html").is_file() and "Per function" in (out / "class_report.md").read_text()
+    assert (out / "lms" / "canvas.csv").is_file() and (out / "lms" / "moodle.csv").is_file()
 
     # Resumable: a second run regrades nothing; --force regrades everything.
     again = subprocess.run(command, capture_output=True, text=True, timeout=900)

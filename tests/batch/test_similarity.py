@@ -200,3 +200,33 @@ def test_code_in_the_side_by_side_view_stays_text(tmp_path):
     html, md = write_class_report(tmp_path, [], report)
     text = html.read_text()
     assert "<script>" not in text and "&lt;/pre&gt;&lt;script&gt;alert(1)" in text
+
+
+def test_copies_of_the_reference_are_flagged_in_a_class_of_twenty(tmp_path):
+    """Two copies of solutions/ (one with its solution markers left in, one with them stripped)
+    among eighteen students who wrote their own code are flagged, and only they; every pair of
+    the eighteen identical functions is listed (153, none hidden by a cap)."""
+    alternatives = all_variants("ALTERNATIVES")
+    subs = {}
+    for i in range(18):  # all write one function the same way, and one more of their own
+        picked = [alternatives[0], alternatives[1 + i % (len(alternatives) - 1)]]
+        own = {v.function: v.source for v in picked}
+        subs[f"student{i:02d}"] = _stub_submission(tmp_path / f"student{i:02d}", own)
+    marked = tmp_path / "marked" / "exercises"
+    stripped = tmp_path / "stripped" / "exercises"
+    shutil.copytree(SOLUTIONS_DIR, marked)
+    shutil.copytree(SOLUTIONS_DIR, stripped)
+    for path in stripped.glob("*.py"):
+        path.write_text(strip_markers(path.read_text()))
+    subs.update(marked=marked.parent, stripped=stripped.parent)
+    report = similarity.compare_class(subs)
+    copies = {c["name"]: c for c in report["copies"]}
+    assert set(copies) == {"marked", "stripped"}, copies
+    assert copies["marked"]["markers"] and not copies["stripped"]["markers"]
+    assert copies["stripped"]["functions"] >= 25
+    pair = next(p for p in report["pairs"] if {p["a"], p["b"]} == {"marked", "stripped"})
+    assert len(pair["functions"]) == pair["of"] >= 25  # the per-pair summary: n of n functions
+    # the students who wrote the same alternative are identical in it: every such pair is listed
+    names = {f"student{i:02d}" for i in range(18)}
+    listed = {(p["a"], p["b"]) for p in _pairs(report, alternatives[0].function) if {p["a"], p["b"]} <= names}
+    assert len(listed) == 18 * 17 // 2

@@ -102,7 +102,9 @@ def test_grade_all_writes_gradebook_and_reports(tmp_path, capsys):
     for s in ("a1", "a2"):
         (answers / f"{s}.yaml").write_text((keys / f"key-{s}.yaml").read_text())
     (answers / "bad.yaml").write_text("student: a3\nanswers: {x: [\n")
-    code = main(["exam", "grade-all", str(answers), "--out", str(out)])
+    roster = tmp_path / "roster.csv"
+    roster.write_text("Student,ID,SIS User ID,SIS Login ID,Section\nA One,1,a1,a1-login,\nZ Zed,9,z9,z9-login,\n")
+    code = main(["exam", "grade-all", str(answers), "--out", str(out), "--lms-roster", str(roster)])
     assert code == 1  # a problem is reported in the exit status ...
     err = capsys.readouterr().err
     assert "bad.yaml" in err and "not valid YAML" in err
@@ -114,6 +116,10 @@ def test_grade_all_writes_gradebook_and_reports(tmp_path, capsys):
     assert rows[2]["status"] == "error" and rows[2]["file"] == "bad.yaml"  # ... and the others are graded
     for s in ("a1", "a2"):
         assert json.loads((out / s / "results.json").read_text())["score"] > 0
+    canvas = list(csv.reader((out / "lms" / "canvas.csv").open()))
+    assert canvas[2][2:4] == ["a1", "a1-login"] and float(canvas[2][5]) > 0 and canvas[3][5] == ""
+    check = (out / "lms" / "roster_check.txt").read_text()
+    assert "z9" in check and "a2" in check  # on the roster ungraded; graded, not on the roster
 
 
 def test_bad_exam_file_is_a_clear_error(tmp_path, capsys):

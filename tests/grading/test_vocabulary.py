@@ -77,7 +77,8 @@ def test_a_mistake_that_changes_the_shape_is_named_by_the_shape_gate_too():
 
 
 def test_a_variant_that_cannot_run_names_nothing_and_a_broken_source_is_kept_for_the_instructor():
-    grade = make_grade(lambda t: t + 1, reference=lambda t: t)
+    # an answer with no structure to name either (t + 1 would be named: a constant offset)
+    grade = make_grade(lambda t: t.sin() + t, reference=lambda t: t)
     with pytest.raises(GradeFailure) as info:
         grade.check(x(), case="c", mistakes=from_table([("impossible", lambda t: t @ t, "")]))
     assert info.value.hint == ""

@@ -53,6 +53,7 @@ def test_feedback_names_each_failed_test_once_with_its_hint():
         GradedTest("optimizers.adam: default hyperparameters", 1.5, 1.5),
         GradedTest("optimizers.adam: betas=(0.5, 0.9)", 0.0, 1.25, output="max abs error 0.3", hint="no bias"),
         GradedTest("optimizers.adam: T=1", 0.0, 1.25, output="max abs error 0.3", hint="no bias"),
+        GradedTest("optimizers.adam: lr=1", 0.0, 0.25, output="max abs error 0.7", hint="no bias"),
         GradedTest("optimizers.sgd: default", 1.0, 1.0),
     ]
     text, points = function_feedback("optimizers.adam", functions, tests, errors=["import failed"], missing=["adam"])
@@ -60,9 +61,10 @@ def test_feedback_names_each_failed_test_once_with_its_hint():
     assert text.splitlines() == [
         "adam: its answer cell is missing from the notebook; 0 points",
         "problem: import failed",
-        "adam: 1.5 of 4 points from the hidden tests (1 of 3 tests passed)",
+        "adam: 1.5 of 4 points from the hidden tests (1 of 4 tests passed)",
         "  - betas=(0.5, 0.9) (0/1.25): max abs error 0.3",
         "    hint: no bias",
+        "  - lr=1 (0/0.25): max abs error 0.7",  # its hint was said once already
     ]
 
 

@@ -136,17 +136,56 @@ def test_class_report_reads_offline_at_every_width(browser, graded_class, viewpo
         graded_class / "class_report.html",
         viewport,
         "class_report",
-        boxes=("table.scores td.num", "table.scores svg.plot", ".side-by-side pre"),
+        boxes=("table.scores td.num", "table.scores svg.plot", ".side-by-side pre", "table.students a"),
     )
     _assert_reads_offline(visit)
     functions = len(contract.EXERCISES)  # graded without the labs
     _assert_on_screen(visit, "table.scores svg.plot", functions)
-    _assert_on_screen(visit, "table.scores td.num", 4 * functions)  # mean, median, full marks, zero
+    _assert_on_screen(visit, "table.scores td.num", 2 * functions)  # mean (and median), full / zero
+    # the per-student table: every submission, each graded one linked to its report
+    _assert_on_screen(visit, "table.students a", 4)
     assert "Similar code" in visit.visible_text
     # The copier's only own code is the copied function: it pairs with the reference there.
     pairs = [line for line in visit.visible_text.splitlines() if "copier" in line and "reference" in line]
     assert pairs, "the renamed copy is not listed as a similar pair"
     assert all(box["width"] > 0 for box in visit.boxes[".side-by-side pre"])
+    copies = visit.visible_text.split("Copies of the reference solutions", 1)[1].split("Per pair", 1)[0]
+    assert "reference" in copies and "buggy" in copies and "stubs" not in copies  # copies of solutions/
+
+
+# Page-height budgets, as the page opens (its details folded): the heights measured when they
+# were set, with room to grow by about a third. A report that unfolds every passing test (9000 px)
+# or repeats its hints fails them.
+HEIGHT_BUDGET = {  # measured: 4137, 4139, 8462, 6808 px
+    ("reference", "phone"): 5500,
+    ("reference", "desktop"): 5500,
+    ("stubs", "phone"): 11000,
+    ("stubs", "desktop"): 9000,
+}
+
+
+@pytest.mark.parametrize("submission", ["reference", "stubs"], ids=["fully-correct", "fully-wrong"])
+@pytest.mark.parametrize("viewport", WIDTHS)
+def test_report_of_a_fully_correct_or_wrong_submission_stays_short(browser, graded_class, submission, viewport):
+    width = "phone" if viewport["width"] == PHONE["width"] else "desktop"
+    visit = browser.visit(graded_class / submission / "report.html", viewport, f"report-{submission}")
+    _assert_reads_offline(visit)
+    print(f"{submission} at {width}: {visit.page_height} px")
+    assert visit.page_height <= HEIGHT_BUDGET[(submission, width)], f"{visit.page_height} px"
+
+
+@pytest.mark.parametrize("viewport", WIDTHS)
+def test_nbgrader_feedback_wraps_and_shows_math_offline(browser, tmp_path, viewport):
+    from tests.nbgrader._feedback_page import render_feedback_page
+
+    page = tmp_path / "feedback.html"
+    page.write_text(render_feedback_page(), encoding="utf-8")
+    visit = browser.visit(page, viewport, "nbgrader-feedback", boxes=(".seqlab-feedback", "math"))
+    _assert_reads_offline(visit)
+    _assert_on_screen(visit, ".seqlab-feedback", 1)  # wrapped: the whole message on the screen
+    assert len(visit.boxes["math"]) == 2 and all(b["width"] > 0 for b in visit.boxes["math"])
+    raw = sorted(set(RAW_TEX.findall(visit.visible_text)))
+    assert not raw, f"raw TeX visible: {raw[:5]}"
 
 
 @pytest.mark.parametrize("viewport", WIDTHS)

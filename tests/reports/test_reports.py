@@ -81,3 +81,78 @@ def test_reports_of_hostile_text_are_valid_and_headed_by_the_real_score(tmp_path
     terminal = io.StringIO()
     print_table(result, file=terminal)
     assert "\x1b" not in terminal.getvalue()
+
+
+# --- what a student reads ----------------------------------------------------------------------
+
+
+def _small_result(submission="/home/instructor/course/submissions/alice"):
+    from seqlab.results import GradingResult, TestResult
+
+    where = "/home/instructor/course/submissions/alice/exercises/rnn.py"
+    hint = "your result equals the reference's computed with b_h = 0"
+    tests = [
+        TestResult("rnn.rnn_cell: one", 0.0, 12 / 13, output=f"bad at {where}, line 3", hint=hint),
+        TestResult("rnn.rnn_cell: two", 0.0, 3 / 13, output="bad again", hint=hint),
+        TestResult("rnn.rnn_cell: three", 1.0, 1.0),
+        TestResult("rnn.rnn_forward: one", 4.5714, 8.0, output="part"),
+        TestResult("optimizers.sgd: one", 2.0, 2.0),
+        TestResult("optimizers.adam: one", 0.0, 5.0, output="wrong"),
+    ]
+    return GradingResult(tests=tests, submission=submission, seed=3, errors=[f"import of {where} failed"])
+
+
+def test_reports_fold_passes_say_each_hint_once_round_points_and_hide_paths(tmp_path):
+    paths = write_all(_small_result(), tmp_path)
+    html = paths["report.html"].read_text(encoding="utf-8")
+    summary = paths["summary.md"].read_text(encoding="utf-8")
+    results = paths["results.json"].read_text(encoding="utf-8")
+    for text in (html, summary, results):
+        assert "/home/instructor" not in text
+    assert "exercises/rnn.py, line 3" in html and "<code>alice</code>" in html
+    assert html.count("computed with b_h = 0") == 1  # two failures, one box
+    assert summary.count("computed with b\\_h = 0") == 1
+    assert '<details class="passed">' in html and "1 test passed" in html
+    assert "0.92" in html and "0.9231" not in html and "4.57 / 8" in html
+
+
+def test_every_failed_row_of_the_terminal_table_has_a_status_word():
+    import io
+
+    from seqlab.reports.table import print_table
+
+    out = io.StringIO()
+    print_table(_small_result(), file=out)
+    rows = {line.split()[1]: line for line in out.getvalue().splitlines() if "rnn." in line or "optimizers." in line}
+    assert "partial" in rows["rnn.rnn_cell"] and "partial" in rows["rnn.rnn_forward"]
+    assert "failed" in rows["optimizers.adam"] and "ok" in rows["optimizers.sgd"]
+
+
+def test_gradescope_results_number_tag_and_group_by_function_in_markdown():
+    from seqlab.reports.gradescope import to_gradescope
+
+    data = to_gradescope(_small_result())
+    jsonschema.validate(data, RESULTS_SCHEMA)
+    assert [t["number"] for t in data["tests"]] == ["1.1", "1.2", "1.3", "2.1", "3.1", "4.1"]
+    assert data["tests"][0]["tags"] == ["rnn", "rnn.rnn_cell"]
+    assert {t["output_format"] for t in data["tests"]} == {"md"} and data["test_output_format"] == "md"
+    assert sum("**Looks like:**" in t["output"] for t in data["tests"]) == 1  # once per function
+
+
+# Gradescope's autograder specification (https://gradescope-autograders.readthedocs.io/en/latest/specs/):
+# the fields it defines, at the top and in each test.
+GRADESCOPE_TOP = {"score", "execution_time", "output", "output_format", "test_output_format", "test_name_format",
+                  "visibility", "stdout_visibility", "extra_data", "tests", "leaderboard"}  # fmt: skip
+GRADESCOPE_TEST = {"score", "max_score", "status", "name", "name_format", "number", "output", "output_format",
+                   "tags", "visibility", "extra_data"}  # fmt: skip
+
+
+def test_the_schema_says_whose_each_field_is():
+    top = RESULTS_SCHEMA["properties"]
+    test = top["tests"]["items"]["properties"]
+    for props, spec in ((top, GRADESCOPE_TOP), (test, GRADESCOPE_TEST)):
+        assert all(p.get("x-defined-by") in ("gradescope", "seqlab") for p in props.values())
+        assert {k for k, p in props.items() if p["x-defined-by"] == "gradescope"} <= spec
+        assert {k for k, p in props.items() if p["x-defined-by"] == "seqlab"}.isdisjoint(spec)
+    for extra in (top["extra_data"], test["extra_data"]):
+        assert {p["x-defined-by"] for p in extra["properties"].values()} == {"seqlab"}
