@@ -36,13 +36,12 @@ from collections import defaultdict
 from pathlib import Path
 
 from . import contract
-from .fingerprints import (  # noqa: F401 - the method's names, found here by callers
+from .fingerprints import (
     KGRAM_TOKENS,
     MAX_SOURCE_BYTES,
     WINDOW,
     FunctionCode,
     _kgram_hashes,
-    normalise,
     read_functions,
     stub_kgrams,
     winnow,

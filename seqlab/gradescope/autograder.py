@@ -125,6 +125,7 @@ def run_grade(staged: Path, out: Path, config_path: str, timeout_s: float) -> tu
 
 def autograde(root: Path, config_path: Path | None, started: float) -> dict[str, Any]:
     from ..config import load_config
+    from ..grading.settings import graded_max_score
     from ..results import GradingResult
     from .upload import find_exercises, stage
 
@@ -138,7 +139,9 @@ def autograde(root: Path, config_path: Path | None, started: float) -> dict[str,
             print(f"upload: {note}")
         if upload.problem:
             print(f"upload: {upload.problem}")
-            return failure_results(upload.problem, max_score=config.max_score, started=started, notes=upload.notes)
+            return failure_results(
+                upload.problem, max_score=graded_max_score(config), started=started, notes=upload.notes
+            )
         timeout_s = config.gradescope.grading_timeout_s
         code, output = run_grade(work / "submission", work / "out", config.source, timeout_s)
         print(output, end="" if output.endswith("\n") else "\n")
@@ -146,14 +149,16 @@ def autograde(root: Path, config_path: Path | None, started: float) -> dict[str,
             return failure_results(
                 f"Grading stopped after {timeout_s:g} s, the time this assignment allows; a correct submission "
                 f"takes seconds. Look for a loop that never ends or very slow code, then submit again.",
-                max_score=config.max_score,
+                max_score=graded_max_score(config),
                 started=started,
                 notes=upload.notes,
             )
         saved = work / "out" / "seqlab_result.json"
         if code != 0 or not saved.is_file():
             print(f"seqlab grade exited with {code}; no result was written", file=sys.stderr)
-            return failure_results(GRADER_FAILED, max_score=config.max_score, started=started, notes=upload.notes)
+            return failure_results(
+                GRADER_FAILED, max_score=graded_max_score(config), started=started, notes=upload.notes
+            )
         return graded_results(GradingResult.load(saved), config, upload.notes, started)
 
 
@@ -172,8 +177,9 @@ def main(argv: list[str] | None = None) -> int:
         max_score = 0.0
         try:
             from ..config import load_config
+            from ..grading.settings import graded_max_score
 
-            max_score = load_config(args.config).max_score
+            max_score = graded_max_score(load_config(args.config))
         except Exception:  # the page still goes out, out of 0; the log says why
             traceback.print_exc()
         data = failure_results(GRADER_FAILED, max_score=max_score, started=started)

@@ -61,14 +61,24 @@ class GradingSettings:
     @property
     def functions(self) -> tuple[str, ...]:
         """The contract functions a full grading under these settings covers."""
-        from .. import contract
-
-        return tuple(contract.FUNCTIONS if self.labs else contract.EXERCISES)
+        return graded_functions(self.labs)
 
     @property
     def max_score(self) -> float:
         """The points a full grading under these settings can give."""
-        return sum(self.config.rules(f).points for f in self.functions)
+        return graded_max_score(self.config, self.labs)
+
+
+def graded_functions(labs: bool) -> tuple[str, ...]:
+    """The contract functions a full grading covers: all of them, or all but the labs."""
+    from .. import contract
+
+    return tuple(contract.FUNCTIONS if labs else contract.EXERCISES)
+
+
+def graded_max_score(config: GradingConfig, labs: bool | None = None) -> float:
+    """The points a full grading can give (``labs`` None: as SEQLAB_LABS says)."""
+    return sum(config.rules(f).points for f in graded_functions(labs_by_default() if labs is None else labs))
 
 
 def grading_settings(

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from seqlab import similarity
+from seqlab import fingerprints, similarity
 from seqlab.build import replace_function
 from seqlab.cli import main
 from seqlab.paths import COURSE_ROOT, EXERCISES_DIR, SOLUTIONS_DIR
@@ -157,7 +157,7 @@ def test_unreadable_files_are_named_and_the_rest_still_compared(small_class, tmp
 
 
 def test_normalised_tokens_ignore_names_and_layout_but_not_operations():
-    tokens = lambda source: similarity.normalise(source)[0]  # noqa: E731
+    tokens = lambda source: fingerprints.normalise(source)[0]  # noqa: E731
     assert tokens("y = torch.tanh(a @ W.T + b)\n") == tokens("out=torch.tanh( x@ M.T+bias , )  # note\n")
     assert tokens("y = torch.tanh(a)\n") != tokens("y = torch.sigmoid(a)\n")
     assert tokens("a = 1e-8\n") == tokens("a = 1E-08\n")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from seqlab.config import load_config
-from seqlab.grading import grade_submission
+from seqlab.grading import grade_submission, grading_settings
 from tests.mutants import make_submission
 from tests.mutants.structural import STRUCTURAL
 
@@ -28,7 +28,7 @@ def _submission_with_all(target):
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     submission = _submission_with_all(tmp_path_factory.mktemp("structural") / "submission")
-    return grade_submission(submission, isolated=False, seed=7, config=load_config())
+    return grade_submission(submission, grading_settings(isolated=False, seed=7, config=load_config()))
 
 
 def test_only_the_wrong_functions_lose_points(graded):

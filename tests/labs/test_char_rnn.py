@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from seqlab.grading import grade_submission
+from seqlab.grading import grade_submission, grading_settings
 from seqlab.grading.checks import Grade
 from seqlab.labs import LABS, char_rnn, corpus
 from seqlab.labs.session import LabSession, returned_problem
@@ -103,7 +103,7 @@ def test_a_run_over_the_cpu_budget_is_not_scored():
 
 def _grade(tmp_path, variant=None, *, seed=7, isolated=False, only=LAB):
     submission = make_submission(tmp_path / "submission", variant)
-    return grade_submission(submission, isolated=isolated, seed=seed, only=only, labs=True)
+    return grade_submission(submission, grading_settings(isolated=isolated, seed=seed, only=only, labs=True))
 
 
 def _lab_tests(result, function=LAB):

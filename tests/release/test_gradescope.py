@@ -36,6 +36,7 @@ from seqlab.gradescope.autograder import failure_results, write_results
 from seqlab.gradescope.autograder import main as autograder_main
 from seqlab.gradescope.bundle import bundle_files
 from seqlab.gradescope.upload import MAX_SOURCE_BYTES, find_exercises, stage
+from seqlab.grading.settings import graded_max_score
 from seqlab.paths import CONFIG_PATH, COURSE_ROOT, EXERCISES_DIR, SOLUTIONS_DIR
 
 SCHEMA = json.loads((COURSE_ROOT / "schemas" / "gradescope_results.schema.json").read_text())
@@ -271,7 +272,7 @@ def test_upload_corrupt_zip_says_so(tmp_path):
 def test_autograder_main_never_crashes_on_an_empty_root(tmp_path, capsys):
     assert autograder_main(["--root", str(tmp_path)]) == 0
     data = _validate(json.loads((tmp_path / "results" / "results.json").read_text()))
-    assert data["score"] == 0 and data["max_score"] == load_config().max_score
+    assert data["score"] == 0 and data["max_score"] == graded_max_score(load_config())
     assert "No submission was found" in data["output"]
 
 
@@ -351,7 +352,7 @@ def _by_function(data: dict) -> dict[str, tuple[float, float]]:
     return {k: (round(s, 3), round(m, 3)) for k, (s, m) in table.items()}
 
 
-MAX_SCORE = load_config().max_score
+MAX_SCORE = graded_max_score(load_config())  # SEQLAB_LABS=0 in the tests: without the labs
 
 
 @pytest.mark.slow

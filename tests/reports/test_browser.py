@@ -202,12 +202,12 @@ def test_exam_shows_math_without_the_network(browser, exam_page, viewport):
 def lab_report(tmp_path_factory) -> Path:
     """report.html of the reference with the character-level lab graded: the figures drawn from
     its run (training loss against the reference's, held-out cross-entropy)."""
-    from seqlab.grading import grade_submission
+    from seqlab.grading import grade_submission, grading_settings
     from seqlab.reports import write_all
 
     root = tmp_path_factory.mktemp("lab")
     shutil.copytree(COURSE_ROOT / "solutions", root / "reference" / "exercises")
-    result = grade_submission(root / "reference", only="rnn.train_char_rnn", labs=True, seed=5)
+    result = grade_submission(root / "reference", grading_settings(only="rnn.train_char_rnn", labs=True, seed=5))
     write_all(result, root / "out")
     return root / "out" / "report.html"
 
