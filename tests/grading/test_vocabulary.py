@@ -28,7 +28,7 @@ class Answers:
     def __init__(self, answer):
         self.answer = answer
 
-    def run(self, function, args, kwargs, kernels=False):
+    def run(self, function, args, kwargs, kernels=False, timeout=None):
         return Outcome(self.answer(*args, **kwargs), args, kwargs)
 
 

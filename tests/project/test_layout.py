@@ -124,11 +124,11 @@ LAYERS = {
     "foundation": {"seqlab", "errors", "defaults", "paths", "tolerance", "seeds", "results", "templating"}
     | {"contract", "regions"},
     # the course as read from disk: config, references, the language subset, stubs
-    "course": {"config", "reference", "subset", "build", "similarity", "demo"},
+    "course": {"config", "reference", "subset", "build", "similarity", "fingerprints", "demo"},
     # running student code
     "student": {"student"},
     # grading one hand-in (or one exam paper) and writing what it earned
-    "grading": {"grading", "grader_index", "submission", "reports", "gradebook", "gradescope", "exam", "labs"},
+    "grading": {"grading", "grader_index", "submission", "reports", "gradebook", "gradescope", "lms", "exam", "labs"},
     # a class: many hand-ins, the student repository, the nbgrader course
     "class": {"batch", "classroom", "release", "nbgrader"},
     # the command line
