@@ -139,7 +139,7 @@ def winnow(hashes: list[int], window: int = WINDOW) -> dict[int, list[int]]:
     return dict(selected)
 
 
-def _function_node(tree: ast.Module, name: str) -> ast.FunctionDef | None:
+def _function_node(tree: ast.Module, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
     # The last top-level definition is the one Python binds, so it is the one graded.
     found = None
     for node in tree.body:
@@ -148,14 +148,17 @@ def _function_node(tree: ast.Module, name: str) -> ast.FunctionDef | None:
     return found
 
 
-def _docstring_range(node: ast.FunctionDef, first_line: int) -> tuple[tuple[int, int], tuple[int, int]] | None:
+def _docstring_range(
+    node: ast.FunctionDef | ast.AsyncFunctionDef, first_line: int
+) -> tuple[tuple[int, int], tuple[int, int]] | None:
+    doc = node.body[0] if node.body else None
     if (
-        node.body
-        and isinstance(node.body[0], ast.Expr)
-        and isinstance(node.body[0].value, ast.Constant)
-        and isinstance(node.body[0].value.value, str)
+        isinstance(doc, ast.Expr)
+        and isinstance(doc.value, ast.Constant)
+        and isinstance(doc.value.value, str)
+        and doc.end_lineno is not None  # always set on a node parsed from source
+        and doc.end_col_offset is not None
     ):
-        doc = node.body[0]
         return (doc.lineno - first_line + 1, doc.col_offset), (doc.end_lineno - first_line + 1, doc.end_col_offset)
     return None
 

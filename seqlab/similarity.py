@@ -34,6 +34,7 @@ from __future__ import annotations
 import itertools
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 from . import contract
 from .fingerprints import (
@@ -178,13 +179,13 @@ def compare_class(
         compared = len([n for n in by_name if n != REFERENCE])
         report.append({"name": qualname, "compared": compared, "pairs": listed})
     written = {name: {q for q, by in codes.items() if name in by} for name in [*roots, REFERENCE]}
-    summary = []
-    for (a, b), functions in per_pair.items():
+    summary: list[dict[str, Any]] = []
+    for (a, b), scored in per_pair.items():
         if REFERENCE in (a, b):
             continue
         both = len(written[a] & written[b])
-        summary.append({"a": a, "b": b, "functions": [q for q, _ in functions], "of": both,
-                        "mean": sum(sc for _, sc in functions) / len(functions)})  # fmt: skip
+        summary.append({"a": a, "b": b, "functions": [q for q, _ in scored], "of": both,
+                        "mean": sum(sc for _, sc in scored) / len(scored)})  # fmt: skip
     summary.sort(key=lambda p: (-len(p["functions"]), -p["mean"], p["a"], p["b"]))
     copies = []
     for name, root in roots.items():

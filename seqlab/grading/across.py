@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..results import TestResult
+
 
 def shape_note(cases: list[tuple[dict[str, Any], bool]]) -> str:
     """Across one function's tests, ``(sizes, passed)`` each: the sizes for which the tests with
@@ -32,9 +34,9 @@ def shape_note(cases: list[tuple[dict[str, Any], bool]]) -> str:
     return "Across the tests of this function, " + "; ".join(list(found.values())[:3]) + advice + "."
 
 
-def note_shapes(tests: list) -> None:
+def note_shapes(tests: list[TestResult]) -> None:
     """Add each function's :func:`shape_note` to the output of its first failed test."""
-    by_function: dict[str, list] = {}
+    by_function: dict[str, list[TestResult]] = {}
     for t in tests:
         by_function.setdefault(t.function, []).append(t)
     for group in by_function.values():

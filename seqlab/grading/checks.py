@@ -40,6 +40,7 @@ from .case import Case, Make, describe_case
 from .compare import first_change, first_float_dtype, matches, structure_problem, value_mismatch
 from .diagnose import CONFINED, diagnose
 from .mistakes import LazyMistakes, Mistake, first_match, from_table, variant_output, without_inputs
+from .parts import At, Names, arity_problem, named_parts, pick, pick_or_none, render, split_dicts
 
 __all__ = [
     "Case",
@@ -86,53 +87,6 @@ def param_names(qualname: str) -> list[str]:
     return [p.split("=")[0].strip() for p in SIGNATURES[qualname].strip("()").split(",") if p.strip()]
 
 
-# --- the parts of a returned tuple ----------------------------------------------------------------
-
-Names = tuple[Any, ...]  # ("hs", ("h_T", "c_T")): the names of a returned tuple's items, nested for a nested tuple
-
-
-def _render(names: Names) -> str:
-    return ", ".join(f"({_render(n)})" if isinstance(n, tuple) else n for n in names)
-
-
-def _kind(value: Any) -> str:
-    return f"a {type(value).__name__}" + (f" of {len(value)}" if isinstance(value, (tuple, list)) else "")
-
-
-def _arity_problem(value: Any, names: Names) -> str | None:
-    if not isinstance(value, (tuple, list)) or len(value) != len(names):
-        return f", got {_kind(value)}"
-    for i, (item, name) in enumerate(zip(value, names)):
-        if isinstance(name, tuple) and _arity_problem(item, name):
-            return f"; its item {i} should be the tuple ({_render(name)}), got {_kind(item)}"
-    return None
-
-
-At = tuple[Any, ...]  # where a part sits in the returned tree: (1, 0) is value[1][0], (0, "W") a key
-
-
-def _named_parts(names: Names, at: At = ()) -> list[tuple[str, At]]:
-    """``[("hs", (0,)), ("h_T", (1, 0)), ("c_T", (1, 1))]`` for ``("hs", ("h_T", "c_T"))``."""
-    parts: list[tuple[str, At]] = []
-    for i, name in enumerate(names):
-        parts += _named_parts(name, (*at, i)) if isinstance(name, tuple) else [(name, (*at, i))]
-    return parts
-
-
-def _pick(tree: Any, at: At) -> Any:
-    for key in at:
-        tree = tree[key]
-    return tree
-
-
-def _pick_or_none(tree: Any, at: At) -> Any:
-    """A mistake's part, or None where its output has no such part (then it names nothing)."""
-    try:
-        return _pick(tree, at)
-    except (IndexError, KeyError, TypeError):
-        return None
-
-
 # --- the per-test grading helper -------------------------------------------------------------
 
 
@@ -151,8 +105,9 @@ class Grade:
     forbidden_in: Callable[[str], Callable[[str], str | None]] | None = None
     fraction: float | None = None
     notes: list[str] = field(default_factory=list)
-    # the integer sizes of the cases checked (which sizes separate passing from failing tests)
-    sizes: dict[str, int] = field(default_factory=dict)
+    # the integer sizes of the cases checked, and their dtype by name (which of them separate
+    # passing from failing tests)
+    sizes: dict[str, int | str] = field(default_factory=dict)
     calls: int = 0
     timeout: float | None = None  # the call's wall-clock limit; None: the config's call_timeout_s
 
@@ -195,9 +150,9 @@ class Grade:
     def unpack(self, value: Any, names: Names) -> tuple[Any, ...]:
         """The arity gate: ``value`` must be a tuple of ``len(names)`` items (nested names: a
         nested tuple there too). Returns it as a tuple."""
-        problem = _arity_problem(value, names)
+        problem = arity_problem(value, names)
         if problem:
-            raise GradeFailure(f"{self.function} should return a tuple ({_render(names)}){problem}", rule=SHAPE_RULE)
+            raise GradeFailure(f"{self.function} should return a tuple ({render(names)}){problem}", rule=SHAPE_RULE)
         return tuple(value)
 
     def _void_if_forbidden(self, ops: dict[str, Any]) -> None:
@@ -267,18 +222,18 @@ class Grade:
             named.probes = functools.cache(
                 lambda: without_inputs(self.reference(self.function), param_names(self.function), args, kwargs)
             )
-        parts = _named_parts(returns) if returns is not None else [(what, ())]
+        parts = named_parts(returns) if returns is not None else [(what, ())]
         parts = [(label, at) for label, at in parts if only is None or label in only]
 
         for label, at in parts:  # gates first: a wrong structure anywhere fails the whole test
-            problem = structure_problem(_pick(value, at), _pick(expected, at), label)
+            problem = structure_problem(pick(value, at), pick(expected, at), label)
             if problem:
                 raise self._failure(case, problem, value, expected, at, named, tol, rule=SHAPE_RULE, label=label)
         if partial:  # each gradient of a dict of gradients is a part of its own
-            parts = _split_dicts(parts, expected)
+            parts = split_dicts(parts, expected)
         failures = []
         for label, at in parts:
-            mismatch = value_mismatch(_pick(value, at), _pick(expected, at), tol, label)
+            mismatch = value_mismatch(pick(value, at), pick(expected, at), tol, label)
             if mismatch is None:
                 continue
             failure = self._failure(
@@ -324,16 +279,17 @@ class Grade:
         label: str = "",
     ) -> GradeFailure:
         """The failure of the part at ``at``, naming the first mistake whose part it matches."""
-        mistakes = [Mistake(m.name, _pick_or_none(m.output, at), m.explain, m.tol) for m in named()]
-        actual = _pick(value, at)
+        mistakes = [Mistake(m.name, pick_or_none(m.output, at), m.explain, m.tol) for m in named()]
+        actual = pick(value, at)
         found = first_match(actual, mistakes, tol)
         details = {"case": case, **(details or {})}
         if named.error:
             details["mistakes_error"] = named.error  # for the instructor: a variant of the grader broke
         hint = found.hint if found else ""
         if not found:  # no known variant: name the mistake by its structure, or say where it is
-            probes = named.probes and (lambda: [(w, _pick_or_none(out, at), m) for w, out, m in named.probes()])
-            said = diagnose(actual, _pick_or_none(expected, at), tol, named.sizes, probes, name=label)
+            known = named.probes
+            probes = known and (lambda: [(w, pick_or_none(out, at), m) for w, out, m in known()])
+            said = diagnose(actual, pick_or_none(expected, at), tol, named.sizes, probes, name=label)
             if said.startswith(CONFINED) and ", and there" not in said:
                 problem += f"; {said}"
             else:
@@ -345,12 +301,3 @@ class Grade:
         self.fraction = min(1.0, max(0.0, float(fraction)))
         if note:
             self.notes.append(note)
-
-
-def _split_dicts(parts: list[tuple[str, At]], expected: Any) -> list[tuple[str, At]]:
-    """Each dict-valued part replaced by one part per key (structure already checked equal)."""
-    split: list[tuple[str, At]] = []
-    for label, at in parts:
-        part = _pick(expected, at)
-        split += [(f"{label}[{key!r}]", (*at, key)) for key in part] if isinstance(part, dict) else [(label, at)]
-    return split

@@ -176,8 +176,8 @@ def locate(a: torch.Tensor, e: torch.Tensor, tol: Tolerance, sizes: dict[str, An
         if 0 < len(wrong) < e.shape[k]:
             text = f"{_axes(k, e.shape, sizes)} only at {_ranges(wrong)} of 0..{e.shape[k] - 1}"
             if wrong == list(range(wrong[0], wrong[-1] + 1)):  # one block: say what is wrong in it
-                block = [x.narrow(k, wrong[0], len(wrong)) for x in (a, e)]
-                said = next((s for s in (f(*block, tol, sizes) for f in (scale, shift)) if s), None)
+                a_block, e_block = (x.narrow(k, wrong[0], len(wrong)) for x in (a, e))
+                said = next((s for s in (f(a_block, e_block, tol, sizes) for f in (scale, shift)) if s), None)
                 text += f", and there {said}" if said else ""
             found.append((len(wrong) / e.shape[k], text))
     if not found:
@@ -207,7 +207,9 @@ def diagnose(
         return ""
 
 
-def _first_wrong_leaf(actual: Any, expected: Any, tol: Tolerance, path: str = "") -> tuple[Any, Any, str, tuple]:
+def _first_wrong_leaf(
+    actual: Any, expected: Any, tol: Tolerance, path: str = ""
+) -> tuple[Any, Any, str, tuple[Any, ...]]:
     """The first leaf of ``expected`` that ``actual`` does not match, its path as feedback
     writes it (``[1]``, ``['W_hy']``) and as keys (to pick the same leaf from a probe)."""
     if isinstance(expected, (dict, list, tuple)) and type(actual) is type(expected) and len(actual) == len(expected):
@@ -221,7 +223,7 @@ def _first_wrong_leaf(actual: Any, expected: Any, tol: Tolerance, path: str = ""
     return actual, expected, path, ()
 
 
-def _pick(tree: Any, at: tuple) -> Any:
+def _pick(tree: Any, at: tuple[Any, ...]) -> Any:
     try:
         for key in at:
             tree = tree[key]
@@ -230,7 +232,9 @@ def _pick(tree: Any, at: tuple) -> Any:
         return None
 
 
-def _diagnose(actual, expected, tol, sizes, probes, name) -> str:
+def _diagnose(
+    actual: Any, expected: Any, tol: Tolerance, sizes: dict[str, Any], probes: Probes | None, name: str
+) -> str:
     actual, expected, where, at = _first_wrong_leaf(actual, expected, tol)
     where = f"{name}{where}" if where else ""
     said = _diagnose_leaf(
@@ -241,7 +245,7 @@ def _diagnose(actual, expected, tol, sizes, probes, name) -> str:
     return said
 
 
-def _diagnose_leaf(actual, expected, tol, sizes, probes) -> str:
+def _diagnose_leaf(actual: Any, expected: Any, tol: Tolerance, sizes: dict[str, Any], probes: Probes | None) -> str:
     said = counter(actual, expected)
     if said:
         return said

@@ -28,7 +28,7 @@ def _sizes_named(sizes: dict[str, Any]) -> dict[str, int]:
     return {k: int(v) for k, v in sizes.items() if isinstance(v, int) and not isinstance(v, bool) and v > 1}
 
 
-def _axes(k: int, shape: tuple, sizes: dict[str, Any]) -> str:
+def _axes(k: int, shape: tuple[int, ...], sizes: dict[str, Any]) -> str:
     names = [n for n, v in _sizes_named(sizes).items() if v == shape[k]]
     return f"axis {k}" + (f" (size {shape[k]}: {' or '.join(names)})" if names else f" (size {shape[k]})")
 
@@ -55,10 +55,11 @@ def extra(a: torch.Tensor, e: torch.Tensor, tol: Tolerance, sizes: dict[str, Any
                 if _close(a, e.narrow(k, start, n - 1), tol):
                     return f"your result is the expected one without its {where} item along {_axes(k, e.shape, sizes)}"
         return None
-    bigger, smaller, yours = (
-        (a, e, True) if a.dim() == e.dim() + 1 else (e, a, False) if e.dim() == a.dim() + 1 else (None, None, None)
-    )
-    if bigger is None:
+    if a.dim() == e.dim() + 1:
+        bigger, smaller, yours = a, e, True
+    elif e.dim() == a.dim() + 1:
+        bigger, smaller, yours = e, a, False
+    else:
         return None
     for k in range(bigger.dim()):
         for index, where in ((-1, "last"), (0, "first")):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 import itertools
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -93,7 +93,7 @@ class LazyMistakes:
         # for naming a mistake no variant lists (seqlab.grading.diagnose): the case's sizes and
         # the reference's outputs with one input left out, set by the check
         self.sizes: dict[str, Any] = {}
-        self.probes: Callable[[], list[tuple[str, Any]]] | None = None
+        self.probes: Callable[[], list[tuple[str, Any, str]]] | None = None
 
     def __call__(self) -> list[Mistake]:
         if self.built is None:
@@ -114,10 +114,16 @@ TRANSPOSED = "a weight applied the other way round (x @ W where x @ W.T belongs,
 SWAPPED = "the two are used in each other's place"
 DEFAULTED = "the argument given is not used (a fixed value in its place)"
 
+Slot = int | str  # an argument by position, or by keyword
+# (slot, key, replacement): the argument (or, with a key, its dict entry) to replace; None drops it
+Edit = tuple[Slot, Any, Any]
 
-def _inputs(names: list[str], args: tuple, kwargs: dict):
+
+def _inputs(names: list[str], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Iterator[tuple[str, Slot, Any, Any]]:
     """(name, slot, key, value): every argument, and every entry of a dict argument (key set)."""
-    named = [(names[i] if i < len(names) else f"argument {i}", i, v) for i, v in enumerate(args)]
+    named: list[tuple[str, Slot, Any]] = [
+        (names[i] if i < len(names) else f"argument {i}", i, v) for i, v in enumerate(args)
+    ]
     for name, slot, value in named + [(k, k, v) for k, v in kwargs.items()]:
         if isinstance(value, dict):
             for key, entry in value.items():
@@ -126,11 +132,15 @@ def _inputs(names: list[str], args: tuple, kwargs: dict):
             yield name, slot, None, value
 
 
-def _changes(ref: Callable, names: list[str], args: tuple, kwargs: dict) -> list[tuple[str, str, list]]:
+def _changes(
+    ref: Callable[..., Any], names: list[str], args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> list[tuple[str, str, list[Edit]]]:
     """(what, what it means, edits): the one-input changes a student's slip amounts to."""
     inputs = list(_inputs(names, args, kwargs))
     floats = [(n, s, k, v) for n, s, k, v in inputs if isinstance(v, torch.Tensor) and v.is_floating_point()]
-    changes = [(f"{n} = 0", LEFT_OUT, [(s, k, torch.zeros_like(v))]) for n, s, k, v in floats]
+    changes: list[tuple[str, str, list[Edit]]] = [
+        (f"{n} = 0", LEFT_OUT, [(s, k, torch.zeros_like(v))]) for n, s, k, v in floats
+    ]
     biases = [
         edit for what, _, edits in changes if what.split("[")[-1].strip("'] =0").startswith("b") for edit in edits
     ]
@@ -159,20 +169,24 @@ def _changes(ref: Callable, names: list[str], args: tuple, kwargs: dict) -> list
     return changes
 
 
-def without_inputs(ref: Callable, names: list[str], args: tuple, kwargs: dict) -> list[tuple[str, Any, str]]:
+def without_inputs(
+    ref: Callable[..., Any], names: list[str], args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> list[tuple[str, Any, str]]:
     """The reference's output with one input changed the way a slip changes it, as ``(what,
     output, what it means)``: each floating-point input (argument or dict entry) set to zero,
     every bias together, a mask dropped or inverted, a square weight transposed, two inputs of one shape
     swapped, a float set to zero or to its default. Computed only on a failure."""
-    found = []
+    found: list[tuple[str, Any, str]] = []
     for what, meaning, edits in _changes(ref, names, args, kwargs):
-        new_args, new_kwargs = list(args), dict(kwargs)
+        # positions and keywords in one mapping: an int slot is a position, a str one a keyword
+        values: dict[Slot, Any] = dict(enumerate(args))
+        values.update(kwargs.items())
         for slot, key, replacement in edits:
-            target = new_args if isinstance(slot, int) else new_kwargs
-            target[slot] = replacement if key is None else {**target[slot], key: replacement}
+            values[slot] = replacement if key is None else {**values[slot], key: replacement}
+        new_args, new_kwargs = [values[i] for i in range(len(args))], {k: values[k] for k in kwargs}
         try:
             with torch.no_grad():
                 found.append((what, ref(*new_args, **new_kwargs), meaning))
-        except Exception:
+        except Exception:  # a change the reference cannot run with (a dropped mask) names nothing
             continue
     return found

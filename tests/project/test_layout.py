@@ -128,7 +128,7 @@ LAYERS = {
     # running student code
     "student": {"student"},
     # grading one hand-in (or one exam paper) and writing what it earned
-    "grading": {"grading", "grader_index", "submission", "reports", "gradebook", "gradescope", "exam", "labs"},
+    "grading": {"grading", "grader_index", "submission", "reports", "gradebook", "gradescope", "lms", "exam", "labs"},
     # a class: many hand-ins, the student repository, the nbgrader course
     "class": {"batch", "classroom", "release", "nbgrader", "lms"},
     # the command line
