@@ -40,6 +40,16 @@ def csv_text(header: Sequence[object], rows: Iterable[Sequence[object]]) -> str:
     return buffer.getvalue()
 
 
+def read_csv(path: Path, error: type[Exception], what: str = "the roster") -> csv.DictReader[str]:
+    """The CSV document at ``path`` (UTF-8, with or without a byte-order mark: spreadsheets and
+    LMS exports write both), or ``error`` naming the path when it cannot be read."""
+    try:
+        text = Path(path).read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise error(f"{path}: cannot read {what}: {getattr(exc, 'strerror', None) or exc}") from None
+    return csv.DictReader(io.StringIO(text))
+
+
 def write_text_atomic(path: Path, text: str) -> Path:
     """``text`` to ``path`` in UTF-8, all at once: a reader sees the old file or the new one."""
     path = Path(path)

@@ -21,13 +21,11 @@ without a grade, and who was graded without being on it, is written down, never 
 
 from __future__ import annotations
 
-import csv
-import io
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import UserError
-from .gradebook import csv_text, write_text_atomic
+from .gradebook import csv_text, read_csv, write_text_atomic
 
 CANVAS_IDENTITY = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
 POINTS_POSSIBLE = "Points Possible"
@@ -50,11 +48,7 @@ def load_roster(path: str | Path) -> Roster:
     """The LMS's class list (CSV, UTF-8 with or without a byte-order mark); Canvas's Points
     Possible and Moodle's empty rows are skipped."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"{path}: cannot read the roster: {getattr(exc, 'strerror', None) or exc}") from None
-    reader = csv.DictReader(io.StringIO(text))
+    reader = read_csv(path, UserError)
     columns = [c.strip() for c in reader.fieldnames or []]
     if not any(c in KEY_COLUMNS for c in columns):
         raise UserError(f"{path}: the roster needs one of the columns {', '.join(KEY_COLUMNS)}")

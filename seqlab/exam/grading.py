@@ -6,13 +6,11 @@ one answer per kind, ``paper`` grades one student's paper; callers import each f
 
 from __future__ import annotations
 
-import csv
-import io
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..gradebook import csv_text
+from ..gradebook import csv_text, read_csv
 from ..results import GradingResult
 from .answers import load_answers
 from .draws import StudentIdError, check_student_id
@@ -61,11 +59,7 @@ def owner_from_name(folder: Path, path: Path) -> str:
 def load_roster(path: str | Path) -> dict[str, str]:
     """A roster CSV with columns ``file`` (as under the hand-in folder) and ``student``."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise AnswersError(f"{path}: cannot read the roster: {getattr(exc, 'strerror', None) or exc}") from None
-    reader = csv.DictReader(io.StringIO(text))
+    reader = read_csv(path, AnswersError)
     if not reader.fieldnames or not {"file", "student"} <= set(reader.fieldnames):
         raise AnswersError(f"{path}: the roster needs the columns 'file' and 'student'")
     roster: dict[str, str] = {}

@@ -13,6 +13,11 @@ from typing import Any
 from ..results import clean_text
 from .callees import record_callees
 
+# A call's positional and keyword arguments as a grader passes them, and a time limit in seconds.
+Args = tuple[Any, ...]
+Kwargs = dict[str, Any] | None
+Seconds = float | None
+
 
 class StudentError(Exception):
     """The student's code could not produce a value for this call.
@@ -50,13 +55,7 @@ class StudentCode(ABC):
 
     @abstractmethod
     def run(
-        self,
-        qualname: str,
-        args: tuple[Any, ...] = (),
-        kwargs: dict[str, Any] | None = None,
-        *,
-        kernels: bool = False,
-        timeout: float | None = None,
+        self, qualname: str, args: Args = (), kwargs: Kwargs = None, *, kernels: bool = False, timeout: Seconds = None
     ) -> Outcome:
         """Call the student's ``qualname`` on copies of ``args``/``kwargs``.
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .base import Outcome, StudentCode, StudentError
+from .base import Args, Kwargs, Outcome, Seconds, StudentCode, StudentError
 from .callees import time_budget
 from .invoke import CallFailed, invoke
 from .loader import contract_objects, load_submission, resolve
@@ -49,13 +49,7 @@ class InProcessStudent(StudentCode):
         return self, time.process_time()  # student code runs here: this process's CPU
 
     def run(
-        self,
-        qualname: str,
-        args: tuple[Any, ...] = (),
-        kwargs: dict[str, Any] | None = None,
-        *,
-        kernels: bool = False,
-        timeout: float | None = None,
+        self, qualname: str, args: Args = (), kwargs: Kwargs = None, *, kernels: bool = False, timeout: Seconds = None
     ) -> Outcome:
         try:
             fn = resolve(self.modules, self.load_errors, qualname)

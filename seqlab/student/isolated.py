@@ -27,7 +27,7 @@ from ..results import clean_text
 from ..subset.modules import read_modules
 from . import codec
 from .answers import Anomaly, check_answer
-from .base import Outcome, StudentCode, StudentError
+from .base import Args, Kwargs, Outcome, Seconds, StudentCode, StudentError
 from .children import retire_server_of, take
 from .cputime import cpu_seconds, host_pid
 from .spawn import Child
@@ -259,13 +259,7 @@ class IsolatedStudent(StudentCode):
 
     # -- calls -------------------------------------------------------------------------------
     def run(
-        self,
-        qualname: str,
-        args: tuple[Any, ...] = (),
-        kwargs: dict[str, Any] | None = None,
-        *,
-        kernels: bool = False,
-        timeout: float | None = None,
+        self, qualname: str, args: Args = (), kwargs: Kwargs = None, *, kernels: bool = False, timeout: Seconds = None
     ) -> Outcome:
         if self.timeouts.get(qualname, 0) >= TIMEOUT_STRIKES:
             raise StudentError("timeout", f"timed out {TIMEOUT_STRIKES} times already in this run; not called again")

@@ -5,6 +5,7 @@ statement's hook."""
 from __future__ import annotations
 
 import builtins
+from typing import Any
 
 from . import rules
 from .guards import TypeProxy, _describe, _refuse, guarded_getattr, is_own
@@ -59,14 +60,16 @@ def make_builtins(importer) -> dict:
             if isinstance(value, type) and issubclass(value, BaseException)
         }
     )
-    table.update(
-        getattr=_getattr_builtin,
-        setattr=_setattr_builtin,
-        delattr=_delattr_builtin,
-        hasattr=_hasattr_builtin,
-        vars=_vars_builtin,
-        type=TypeProxy,
-        __build_class__=builtins.__build_class__,
-        __import__=importer,
-    )
+    # The builtins that reach attributes, types or modules, each replaced by its guarded form.
+    guarded: dict[str, Any] = {
+        "getattr": _getattr_builtin,
+        "setattr": _setattr_builtin,
+        "delattr": _delattr_builtin,
+        "hasattr": _hasattr_builtin,
+        "vars": _vars_builtin,
+        "type": TypeProxy,
+        "__build_class__": builtins.__build_class__,
+        "__import__": importer,
+    }
+    table.update(guarded)
     return table
