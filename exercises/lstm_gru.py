@@ -25,6 +25,9 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
+from .optimizers import adam
+from .rnn import rnn_forward, softmax_cross_entropy
+
 
 def lstm_cell(x, h_prev, c_prev, W_ih, W_hh, b_ih, b_hh):
     r"""One LSTM step.
@@ -193,10 +196,6 @@ def input_gradient_norms(kind, x, h0, params):
     Agrees with the same gradient taken through ``nn.RNN`` / ``nn.LSTM`` / ``nn.GRU`` with the
     weights copied in.
     """
-    # Imported at the call, not at the top: a module of yours that fails to load then costs
-    # this function only, not every exercise of this module.
-    from .rnn import rnn_forward
-
     # YOUR CODE HERE
     raise NotImplementedError()
 
@@ -235,10 +234,6 @@ def recall_logits(kind, params, x):
     Returns:
         logits (Tensor): ``(B, K)``, from ``h_T`` (not ``h_1``, which would be trivial).
     """
-    # Imported at the call, not at the top: a module of yours that fails to load then costs
-    # this function only, not every exercise of this module.
-    from .rnn import rnn_forward
-
     # YOUR CODE HERE
     raise NotImplementedError()
 
@@ -281,10 +276,5 @@ def train_recall(kind, params, steps, batch_size, lag, lr=1e-2, generator=None):
     grading: held-out recall accuracy at least 0.9 (chance is ``1 / M``), within 5 s of CPU
     on one core.
     """
-    # Imported at the call, not at the top: a module of yours that fails to load then costs
-    # this function only, not every exercise of this module.
-    from .optimizers import adam
-    from .rnn import softmax_cross_entropy
-
     # YOUR CODE HERE
     raise NotImplementedError()

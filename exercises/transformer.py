@@ -25,6 +25,9 @@ from __future__ import annotations
 import torch
 
 from .attention import causal_mask, multi_head_attention
+from .optimizers import adam
+from .positional import embed_tokens, sinusoidal_encoding
+from .rnn import softmax_cross_entropy
 
 
 def layer_norm(x, weight, bias, eps=1e-5):
@@ -214,10 +217,6 @@ def reverser_logits(params, src, tgt_in):
     Returns:
         logits (Tensor): ``(B, T, V)``, the next target token at each decoder position.
     """
-    # Imported at the call, not at the top: a module of yours that fails to load then costs
-    # this function only, not every exercise of this module.
-    from .positional import embed_tokens, sinusoidal_encoding
-
     # YOUR CODE HERE
     raise NotImplementedError()
 
@@ -258,10 +257,6 @@ def train_reverser(params, steps, batch_size, seq_len, vocab, lr=1e-3, generator
     (blocks). Graded in the parent: greedy decoding of fresh sequences with the reference
     forward, exact-match reversal at least 0.9, within 5 s of CPU on one core.
     """
-    # Imported at the call, not at the top: a module of yours that fails to load then costs
-    # this function only, not every exercise of this module.
-    from .optimizers import adam
-    from .rnn import softmax_cross_entropy
 
     # YOUR CODE HERE
     raise NotImplementedError()
