@@ -400,8 +400,10 @@ def test_e2e_buggy_submission_zipped_in_a_repository_loses_points_only_where_the
 def test_e2e_same_files_flat_in_folders_and_zipped_grade_alike(autograder, tmp_path):
     """One submission (a reference with one function broken) uploaded three ways: same points."""
     source = _copy_topics(SOLUTIONS_DIR, tmp_path / "work")
-    text = (source / "positional.py").read_text()
-    (source / "positional.py").write_text(text.replace("def sinusoidal_encoding(", "def _unused(", 1))
+    # a function no other topic imports (one that is imported, such as the positional encoding,
+    # also costs the importing module when it is missing)
+    text = (source / "attention.py").read_text()
+    (source / "attention.py").write_text(text.replace("def additive_attention(", "def _unused(", 1))
     flat = autograder(lambda sub: _copy_topics(source, sub))
     nested = autograder(lambda sub: _copy_topics(source, sub / "my-repo" / "exercises"))
 
@@ -410,10 +412,10 @@ def test_e2e_same_files_flat_in_folders_and_zipped_grade_alike(autograder, tmp_p
         _zip_folder(source, sub / "exercises.zip", prefix="exercises/")
 
     zipped_data = autograder(zipped)
-    expected = MAX_SCORE - load_config().rules("positional.sinusoidal_encoding").points
+    expected = MAX_SCORE - load_config().rules("attention.additive_attention").points
     for data in (flat, nested, zipped_data):
         assert data["score"] == pytest.approx(expected)
-        assert _by_function(data)["positional.sinusoidal_encoding"][0] == 0
+        assert _by_function(data)["attention.additive_attention"][0] == 0
 
 
 @pytest.mark.slow
