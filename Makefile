@@ -5,8 +5,9 @@
 # root, else it stops with the apt-get command to run; SEQLAB_NO_SYSTEM_PACKAGES=1 goes on without
 # them), then .venv from the lock (scripts/setup.sh). Once done, a second run only checks.
 # While working:
-#   make test-banks  the attack banks and the runners' agreement on every known-wrong variant
-#                    (bank-marked: a few hundred sandboxed gradings); CI runs both
+#   make test-banks  the attack banks, the runners' agreement on every known-wrong variant, the
+#                    labs on twenty seeds (bank-marked: a few hundred sandboxed gradings) and the
+#                    fresh-venv end-to-end runs (e2e-marked); CI runs both
 #   make test-fast   the suite without the slow-marked tests (over a few seconds each: gradings end
 #                    to end, nbgrader round trips, fresh venvs, browsers)
 #   make lint        ruff check + ruff format --check, mypy (pyproject.toml's [tool.mypy]) and
@@ -53,10 +54,10 @@ check: setup
 	.venv/bin/seqlab config --check
 
 test: setup
-	$(PY) -m pytest -q $(XDIST) -m "not bank"
+	$(PY) -m pytest -q $(XDIST) -m "not bank and not e2e"
 
 test-banks: setup
-	$(PY) -m pytest -q $(XDIST) -m bank
+	$(PY) -m pytest -q $(XDIST) -m "bank or e2e"
 
 test-fast: setup
 	$(PY) -m pytest -q $(XDIST) -m "not slow"

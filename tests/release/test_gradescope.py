@@ -356,6 +356,7 @@ MAX_SCORE = graded_max_score(load_config())  # SEQLAB_LABS=0 in the tests: witho
 
 
 @pytest.mark.slow
+@pytest.mark.e2e
 def test_e2e_reference_flat_scores_full_with_configured_visibility(autograder):
     data = autograder(lambda sub: _copy_topics(SOLUTIONS_DIR, sub))
     assert data["score"] == pytest.approx(MAX_SCORE) and data["max_score"] == pytest.approx(MAX_SCORE)
@@ -370,6 +371,7 @@ def test_e2e_reference_flat_scores_full_with_configured_visibility(autograder):
 
 
 @pytest.mark.slow
+@pytest.mark.e2e
 def test_e2e_stubs_score_zero(autograder):
     data = autograder(lambda sub: _copy_topics(EXERCISES_DIR, sub / "exercises"))
     assert data["score"] == 0 and data["max_score"] == pytest.approx(MAX_SCORE)
@@ -377,6 +379,7 @@ def test_e2e_stubs_score_zero(autograder):
 
 
 @pytest.mark.slow
+@pytest.mark.e2e
 def test_e2e_buggy_submission_zipped_in_a_repository_loses_points_only_where_the_bugs_are(autograder, tmp_path):
     demo = assemble(tmp_path / "demo")
 
@@ -397,6 +400,7 @@ def test_e2e_buggy_submission_zipped_in_a_repository_loses_points_only_where_the
 
 
 @pytest.mark.slow
+@pytest.mark.e2e
 def test_e2e_same_files_flat_in_folders_and_zipped_grade_alike(autograder, tmp_path):
     """One submission (a reference with one function broken) uploaded three ways: same points."""
     source = _copy_topics(SOLUTIONS_DIR, tmp_path / "work")
@@ -419,6 +423,7 @@ def test_e2e_same_files_flat_in_folders_and_zipped_grade_alike(autograder, tmp_p
 
 
 @pytest.mark.slow
+@pytest.mark.e2e
 @pytest.mark.parametrize("shape", ["empty", "missing", "only-a-notebook"])
 def test_e2e_nothing_to_grade_gets_zero_and_a_message(autograder, shape):
     def fill(sub: Path):
@@ -461,6 +466,7 @@ if _code is not None:
 
 
 @pytest.mark.slow
+@pytest.mark.e2e
 def test_e2e_cheating_submissions_get_the_grade_of_their_real_code(autograder):
     root = autograder.root
     results_path = root / "results" / "results.json"
@@ -487,6 +493,7 @@ def test_e2e_cheating_submissions_get_the_grade_of_their_real_code(autograder):
 
 
 @pytest.mark.slow
+@pytest.mark.e2e
 def test_e2e_link_to_the_reference_is_not_graded(autograder):
     solution = autograder.root / "source" / "course" / "solutions"
 

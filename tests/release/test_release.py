@@ -188,6 +188,7 @@ def test_student_workflow_parses_and_runs_only_public_things(released):
 
 
 @pytest.mark.slow
+@pytest.mark.e2e
 def test_fresh_venv_pip_install_and_pytest(released, tmp_path, fresh_venv):
     """Acceptance: in a fresh venv, `pip install` of the released repo, then `pytest` (check.yml's
     own install and test steps; only its torch step is replaced by the same pinned version from
