@@ -44,6 +44,7 @@ def test_grade_workflow_parses_and_isolates_student_code(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.e2e
 def test_public_tests_and_autograding_end_to_end(released, tmp_path):
     """Item 4 of the issue: both workflows' commands, run here on three submissions."""
     check = load_workflow((released / ".github/workflows/check.yml").read_text())
