@@ -38,7 +38,6 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
-    from ..grading import grade_submission
     from ..submission import opened
 
     out = (args.out or args.submission / "seqlab-out").resolve()
@@ -50,6 +49,8 @@ def run(args) -> int:
             # The child (or the fork server) imports torch while this process does the same,
             # for the copy that is graded.
             prespawn(submission / "exercises", settings.sandbox)
+        from ..grading import grade_submission  # imports torch: after the child's start, not before
+
         result = grade_submission(submission, settings)
     from ..reports import write_all
     from ..reports.table import print_table

@@ -7,6 +7,7 @@ sandbox probed here, so a problem is reported once, with the option that caused 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +17,10 @@ from ..errors import SeqlabError
 from ..labs import labs_by_default
 from ..paths import GRADERS_DIR
 from ..student.sandbox import Sandbox
+
+# The nodes a CUDA (NVIDIA) or ROCm (AMD, also torch.cuda) driver makes; with none of them torch
+# sees no GPU.
+GPU_DEVICE_NODES = ("/dev/nvidiactl", "/dev/nvidia0", "/dev/kfd")
 
 
 class GradingError(SeqlabError, RuntimeError):
@@ -126,6 +131,10 @@ def resolve_device(device: str) -> str:
         return device  # without importing torch: grade-all's parent never needs it
     if device != "auto" and not device.startswith("cuda"):
         raise GradingError(f"unknown device {device!r} (use auto, cpu or cuda)")
+    if device == "auto" and not any(os.path.exists(node) for node in GPU_DEVICE_NODES):
+        # No GPU driver's device node, so no device torch could see: "cpu" without importing
+        # torch here, which would come before the sandboxed child's start instead of beside it.
+        return "cpu"
     import torch
 
     if device == "auto":
