@@ -8,7 +8,9 @@ problem the user can fix is a :class:`seqlab.errors.SeqlabError`, caught here an
 from __future__ import annotations
 
 import argparse
+import atexit
 import importlib
+import os
 import sys
 
 from .errors import SeqlabError
@@ -52,5 +54,38 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+def run() -> None:
+    """The console command (`seqlab`, `python -m seqlab`): :func:`main`, then out of the process
+    without the interpreter's teardown.
+
+    That teardown frees every module and object one by one. After a grading (torch, pytest,
+    thousands of tensors) it takes about a second on these machines and serves nothing: the
+    reports are written and closed. Every exit handler still runs first (the fork server's
+    shutdown, temporary folders), because this one is registered before any of them and atexit
+    runs its handlers last-registered first; then the standard streams are flushed and the
+    process ends with the command's exit code. In-process callers of ``main`` (the tests) keep
+    the normal exit.
+    """
+    code = [1]  # an uncaught exception leaves it at 1, as Python's own exit would
+    atexit.register(_leave, code)
+    try:
+        code[0] = main()
+    except SystemExit as exc:  # argparse's --help and usage errors
+        code[0] = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+        raise
+    sys.exit(code[0])
+
+
+def _leave(code: list[int]) -> None:
+    if "logging" in sys.modules:
+        sys.modules["logging"].shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # closed, or its reader left
+            pass
+    os._exit(code[0])
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run()
