@@ -96,7 +96,7 @@ def discover(named: dict[str, Path], work_dir: Path) -> list[Submission]:
     found = []
     for name, entry in named.items():
         try:
-            copy = read_submission(entry, Path(work_dir) / WORK_DIR / name)
+            copy = read_submission(entry, Path(work_dir) / WORK_DIR / name).folder
             found.append(Submission(name, entry, copy))
         except SubmissionError as exc:
             found.append(Submission(name, entry, None, str(exc)))

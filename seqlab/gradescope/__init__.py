@@ -2,7 +2,8 @@
 
 ``bundle``      the zip (setup.sh, run_autograder, the course) in Gradescope's layout
 ``autograder``  what run_autograder runs for each submission, inside Gradescope's image
-``upload``      finding the student's files in whatever shape they uploaded them
+
+An upload is read by ``seqlab.submission``, as every other hand-in is.
 """
 
 from .bundle import BUNDLE_NAME, BundleError, build_bundle

@@ -2,8 +2,8 @@
 
 ``python -m seqlab.gradescope.autograder [--root /autograder] [--config PATH]``
 
-1. finds the student's files in ``ROOT/submission`` (``upload.find_exercises``) and copies them
-   into a private working folder;
+1. reads the upload in ``ROOT/submission`` into a private working folder with the reader every
+   grading path uses (``seqlab.submission``: the same shapes, refusals and messages);
 2. grades that copy with ``seqlab grade`` in a child process (the isolated runner, the same
    command and options instructors run by hand), bounded by ``gradescope.grading_timeout_s``;
 3. writes ``ROOT/results/results.json``: the grade's tests with the visibility the config gives
@@ -127,21 +127,22 @@ def autograde(root: Path, config_path: Path | None, started: float) -> dict[str,
     from ..config import load_config
     from ..grading.settings import graded_max_score
     from ..results import GradingResult
-    from .upload import find_exercises, stage
+    from ..submission import MODULE_FILES, SubmissionError, read_submission
 
     config = load_config(config_path)
     with tempfile.TemporaryDirectory(prefix="seqlab-gradescope-") as folder:
         work = Path(folder)
-        upload = find_exercises(root / "submission", work / "unzipped")
-        if not upload.problem:
-            stage(upload, work / "submission")
-        for note in upload.notes:
+        upload = root / "submission"
+        try:
+            notes = list(read_submission(upload, work / "submission").notes)
+        except SubmissionError as exc:
+            # the reader's own message, with the upload's paths as the student uploaded them
+            problem = str(exc).replace(f"{upload}/", "").replace(str(upload), "your upload")
+            problem += f". Upload the files {', '.join(MODULE_FILES)} (flat, in an exercises/ folder, or zipped), then submit again."
+            print(f"upload: {problem}")
+            return failure_results(problem, max_score=graded_max_score(config), started=started)
+        for note in notes:
             print(f"upload: {note}")
-        if upload.problem:
-            print(f"upload: {upload.problem}")
-            return failure_results(
-                upload.problem, max_score=graded_max_score(config), started=started, notes=upload.notes
-            )
         timeout_s = config.gradescope.grading_timeout_s
         code, output = run_grade(work / "submission", work / "out", config.source, timeout_s)
         print(output, end="" if output.endswith("\n") else "\n")
@@ -151,15 +152,13 @@ def autograde(root: Path, config_path: Path | None, started: float) -> dict[str,
                 f"takes seconds. Look for a loop that never ends or very slow code, then submit again.",
                 max_score=graded_max_score(config),
                 started=started,
-                notes=upload.notes,
+                notes=notes,
             )
         saved = work / "out" / "seqlab_result.json"
         if code != 0 or not saved.is_file():
             print(f"seqlab grade exited with {code}; no result was written", file=sys.stderr)
-            return failure_results(
-                GRADER_FAILED, max_score=graded_max_score(config), started=started, notes=upload.notes
-            )
-        return graded_results(GradingResult.load(saved), config, upload.notes, started)
+            return failure_results(GRADER_FAILED, max_score=graded_max_score(config), started=started, notes=notes)
+        return graded_results(GradingResult.load(saved), config, notes, started)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -13,7 +13,7 @@ from tests.mutants import ROOT, make_submission
 
 
 def _read(source, tmp_path) -> set[str]:
-    copy = read_submission(source, tmp_path / "copy")
+    copy = read_submission(source, tmp_path / "copy").folder
     return {p.name for p in (copy / "exercises").iterdir()}
 
 
@@ -108,7 +108,7 @@ def test_what_is_not_a_submission_says_what_it_is(tmp_path):
 
 
 def test_the_copy_is_bounded_and_leaves_compiled_files_behind(tmp_path, monkeypatch):
-    import seqlab.submission as reader
+    import seqlab.submission.copy as reader
 
     folder = make_submission(tmp_path / "alice")
     (folder / "exercises" / "__pycache__").mkdir()
@@ -130,3 +130,62 @@ def test_a_copy_in_hand_is_not_copied_again(tmp_path):
         with opened(copy) as again:
             assert again == copy
     assert not copy.exists()
+
+
+def _topics(dest, names=MODULE_FILES, source=ROOT / "solutions"):
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        (dest / name).write_text((source / name).read_text())
+    return dest
+
+
+def test_a_checkout_at_any_depth_and_which_folder_is_graded(tmp_path):
+    repo = tmp_path / "sub" / "hw-seq-alice-main"
+    _topics(repo / "tests", ["attention.py"], ROOT / "exercises")  # a stray copy elsewhere
+    _topics(repo / "src" / "exercises")
+    (repo / ".git").mkdir()
+    (repo / ".git" / "rnn.py").write_text("raise SystemExit")  # never looked at
+    reading = read_submission(tmp_path / "sub", tmp_path / "copy")
+    assert (reading.folder / "exercises" / "rnn.py").read_text() == (ROOT / "solutions" / "rnn.py").read_text()
+    assert reading.notes[0].startswith("Graded the files in hw-seq-alice-main/src/exercises: optimizers.py")
+    assert "Also found exercise files in hw-seq-alice-main/tests; those were not graded." in reading.notes
+    # among folders with as many files, exercises/ wins, then the shallowest
+    _topics(tmp_path / "tie" / "backup", source=ROOT / "exercises")
+    _topics(tmp_path / "tie" / "work" / "exercises")
+    assert "in work/exercises:" in read_submission(tmp_path / "tie", tmp_path / "copy").notes[0]
+
+
+def test_a_zip_inside_a_zip_inside_the_hand_in(tmp_path):
+    inner = _zip(_topics(tmp_path / "repo" / "exercises").parent, tmp_path / "inner.zip", prefix="hw/")
+    (tmp_path / "sub").mkdir()
+    with zipfile.ZipFile(tmp_path / "sub" / "download.zip", "w") as zf:
+        zf.write(inner, "alice/submission.zip")
+    reading = read_submission(tmp_path / "sub", tmp_path / "copy")
+    assert "in download.zip/alice/submission.zip/hw/exercises:" in reading.notes[0]
+    assert set(MODULE_FILES) <= {p.name for p in (reading.folder / "exercises").iterdir()}
+
+
+def test_missing_modules_are_noted_and_the_rest_graded(tmp_path):
+    _topics(tmp_path / "sub", ["rnn.py", "attention.py"])
+    reading = read_submission(tmp_path / "sub", tmp_path / "copy")
+    assert any(n.startswith("Missing from the top of the hand-in: optimizers.py, lstm_gru.py") for n in reading.notes)
+
+
+def test_a_link_standing_in_for_a_module_anywhere_is_refused(tmp_path):
+    sub = _topics(tmp_path / "sub" / "deep", [n for n in MODULE_FILES if n != "attention.py"])
+    (sub / "attention.py").symlink_to(ROOT / "solutions" / "attention.py")
+    with pytest.raises(SubmissionError, match=r"sub/deep/attention.py: a symbolic link, not followed"):
+        read_submission(tmp_path / "sub", tmp_path / "copy")
+    (sub / "attention.py").unlink()
+    (tmp_path / "sub" / "docs").symlink_to("/etc")  # a link that stands in for nothing: unread
+    assert read_submission(tmp_path / "sub", tmp_path / "copy").folder.is_dir()
+
+
+def test_nothing_to_grade_says_what_the_hand_in_held(tmp_path):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "homework.ipynb").write_text("{}")
+    with pytest.raises(SubmissionError, match=r"it holds: homework.ipynb\) \(notebooks are not read here"):
+        read_submission(tmp_path / "sub", tmp_path / "copy")
+    (tmp_path / "sub" / "hw.zip").write_bytes(b"PK\x03\x04 not really a zip")
+    with pytest.raises(SubmissionError, match=r"sub/hw.zip: not a readable zip"):
+        read_submission(tmp_path / "sub", tmp_path / "copy")

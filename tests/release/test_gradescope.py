@@ -2,9 +2,8 @@
 
 * The bundle: Gradescope's layout (setup.sh and run_autograder at the root, executable), the
   course inside, the same bytes from two builds, a bad config refused at build time.
-* Reading uploads (fast, no grading): flat files, an exercises/ folder at any depth, a GitHub
-  checkout, a zip, a zip in a zip; and what is refused: links, zip members that leave the zip,
-  oversized files, an empty or missing upload.
+* Reading uploads is seqlab.submission's, as for every hand-in (tests/batch/test_submission.py);
+  here, what the autograder makes of its messages.
 * End to end (slow: one fresh virtual environment made by the bundle's own setup.sh, then the
   bundle's run_autograder with AUTOGRADER_ROOT on a temporary root): the reference, the stubs, a
   buggy submission, the same files uploaded flat, in folders and zipped, an empty upload, and
@@ -35,7 +34,6 @@ from seqlab.gradescope import BUNDLE_NAME, build_bundle
 from seqlab.gradescope.autograder import failure_results, write_results
 from seqlab.gradescope.autograder import main as autograder_main
 from seqlab.gradescope.bundle import bundle_files
-from seqlab.gradescope.upload import MAX_SOURCE_BYTES, find_exercises, stage
 from seqlab.grading.settings import graded_max_score
 from seqlab.paths import CONFIG_PATH, COURSE_ROOT, EXERCISES_DIR, SOLUTIONS_DIR
 
@@ -162,118 +160,24 @@ def test_bundle_refuses_a_bad_config(tmp_path, capsys):
     assert not (tmp_path / "out" / BUNDLE_NAME).exists()
 
 
-# --- reading uploads --------------------------------------------------------------------------
+# --- reading uploads: seqlab.submission, the one reader (tests/batch/test_submission.py) -------
 
 
-def _found(submission: Path, scratch: Path):
-    upload = find_exercises(submission, scratch)
-    return upload, {m: p.read_text() for m, p in upload.files.items()}
-
-
-def test_upload_flat_files(tmp_path):
-    _copy_topics(SOLUTIONS_DIR, tmp_path / "sub")
-    upload, files = _found(tmp_path / "sub", tmp_path / "scratch")
-    assert not upload.problem and list(files) == list(contract.MODULES)
-    assert files["attention"] == (SOLUTIONS_DIR / "attention.py").read_text()
-
-
-def test_upload_exercises_folder_deep_in_a_repository_checkout(tmp_path):
-    repo = tmp_path / "sub" / "hw-seq-alice-main"
-    _copy_topics(EXERCISES_DIR, repo / "tests", ["attention.py"])  # a stray copy elsewhere
-    _copy_topics(SOLUTIONS_DIR, repo / "src" / "exercises")
-    (repo / ".git").mkdir()
-    (repo / ".git" / "rnn.py").write_text("raise SystemExit")  # never looked at
-    (repo / "README.md").write_text("# my work")
-    upload, files = _found(tmp_path / "sub", tmp_path / "scratch")
-    assert upload.chosen_from == "hw-seq-alice-main/src/exercises"
-    assert files["rnn"] == (SOLUTIONS_DIR / "rnn.py").read_text()
-    assert any("hw-seq-alice-main/tests" in note and "not graded" in note for note in upload.notes)
-
-
-def test_upload_exercises_folder_wins_a_tie(tmp_path):
-    _copy_topics(EXERCISES_DIR, tmp_path / "sub" / "backup")
-    _copy_topics(SOLUTIONS_DIR, tmp_path / "sub" / "work" / "exercises")
-    upload, files = _found(tmp_path / "sub", tmp_path / "scratch")
-    assert upload.chosen_from == "work/exercises"
-    assert files["optimizers"] == (SOLUTIONS_DIR / "optimizers.py").read_text()
-
-
-def test_upload_zip_and_zip_in_zip(tmp_path):
-    folder = _copy_topics(SOLUTIONS_DIR, tmp_path / "repo" / "exercises")
-    inner = _zip_folder(folder.parent, tmp_path / "inner.zip", prefix="hw/")
-    (tmp_path / "sub").mkdir()
-    with zipfile.ZipFile(tmp_path / "sub" / "download.zip", "w") as zf:
-        zf.write(inner, "alice/submission.zip")
-    upload, files = _found(tmp_path / "sub", tmp_path / "scratch")
-    assert not upload.problem and len(files) == 7
-    assert upload.chosen_from == "download.zip/alice/submission.zip/hw/exercises"
-    assert files["transformer"] == (SOLUTIONS_DIR / "transformer.py").read_text()
-
-
-def test_upload_partial_submission_notes_the_missing_files(tmp_path):
-    _copy_topics(SOLUTIONS_DIR, tmp_path / "sub", ["rnn.py", "attention.py"])
-    upload, files = _found(tmp_path / "sub", tmp_path / "scratch")
-    assert set(files) == {"rnn", "attention"}
-    assert any("Missing from" in n and "lstm_gru.py" in n and "score 0" in n for n in upload.notes)
-
-
-def test_upload_refuses_links_and_paths_out_of_a_zip(tmp_path):
-    sub = tmp_path / "sub"
-    _copy_topics(EXERCISES_DIR, sub, [n for n in TOPIC_FILES if n != "attention.py"])
+def test_autograder_refuses_a_linked_upload_in_the_readers_words(tmp_path):
+    sub = _copy_topics(EXERCISES_DIR, tmp_path / "submission", [n for n in TOPIC_FILES if n != "attention.py"])
     (sub / "attention.py").symlink_to(SOLUTIONS_DIR / "attention.py")  # hand in the reference
-    outside = tmp_path / "results"
-    outside.mkdir()
-    with zipfile.ZipFile(sub / "evil.zip", "w") as zf:
-        zf.writestr("../../results/results.json", '{"score": 112}')
-        zf.writestr("/etc/attention.py", "x = 1")
-    upload, files = _found(sub, tmp_path / "scratch" / "deep")
-    assert "attention" not in files and len(files) == 6
-    assert any("attention.py" in n and "link" in n for n in upload.notes)
-    assert sum("leaves the zip" in n for n in upload.notes) == 2
-    assert not (outside / "results.json").exists() and not list((tmp_path / "scratch").rglob("results.json"))
-
-
-def test_upload_oversized_file_is_left_out_with_a_note(tmp_path):
-    sub = _copy_topics(SOLUTIONS_DIR, tmp_path / "sub")
-    (sub / "rnn.py").write_bytes(b"#" * (MAX_SOURCE_BYTES + 1))
-    upload = find_exercises(sub, tmp_path / "scratch")
-    stage(upload, tmp_path / "staged")
-    assert "rnn" not in upload.files and any("Could not read rnn.py" in n for n in upload.notes)
-    assert sorted(p.name for p in (tmp_path / "staged" / "exercises").iterdir()) == sorted(
-        n for n in TOPIC_FILES if n != "rnn.py"
-    )
-
-
-@pytest.mark.parametrize("shape", ["missing", "empty", "other-files"])
-def test_upload_with_nothing_to_grade_says_so(tmp_path, shape):
-    sub = tmp_path / "sub"
-    if shape != "missing":
-        sub.mkdir()
-    if shape == "other-files":
-        (sub / "homework.ipynb").write_text("{}")
-        (sub / "notes.txt").write_text("hi")
-    upload = find_exercises(sub, tmp_path / "scratch")
-    assert upload.problem and not upload.files
-    if shape == "other-files":
-        assert "homework.ipynb" in upload.problem and "Notebooks are not graded" in upload.problem
-    else:
-        assert "attention.py" in upload.problem
-
-
-def test_upload_corrupt_zip_says_so(tmp_path):
-    sub = tmp_path / "sub"
-    sub.mkdir()
-    (sub / "hw.zip").write_bytes(b"PK\x03\x04 this is not really a zip")
-    upload = find_exercises(sub, tmp_path / "scratch")
-    assert "No exercise file was found" in upload.problem and "hw.zip" in upload.problem
-    assert any("Could not open hw.zip as a zip" in note for note in upload.notes)
+    assert autograder_main(["--root", str(tmp_path)]) == 0
+    data = _validate(json.loads((tmp_path / "results" / "results.json").read_text()))
+    assert data["score"] == 0 and data["visibility"] == "visible"
+    assert "attention.py: a symbolic link, not followed" in data["output"]
+    assert str(tmp_path) not in data["output"]  # the upload's paths as the student uploaded them
 
 
 def test_autograder_main_never_crashes_on_an_empty_root(tmp_path, capsys):
     assert autograder_main(["--root", str(tmp_path)]) == 0
     data = _validate(json.loads((tmp_path / "results" / "results.json").read_text()))
     assert data["score"] == 0 and data["max_score"] == graded_max_score(load_config())
-    assert "No submission was found" in data["output"]
+    assert data["output"].startswith("your upload: does not exist. Upload the files optimizers.py, rnn.py")
 
 
 def test_write_results_replaces_a_planted_folder_or_link(tmp_path):
@@ -366,7 +270,7 @@ def test_e2e_reference_flat_scores_full_with_configured_visibility(autograder):
     adam = [t for t in data["tests"] if t["name"].startswith("optimizers.adam:")]
     assert {t["visibility"] for t in adam if t["name"].endswith("[float32]")} == {"after_published"}
     assert {t["visibility"] for t in adam if not t["name"].endswith("[float32]")} == {"visible"}
-    assert "Graded the files in the top of your upload" in data["output"]
+    assert "Graded the files in the top of the hand-in" in data["output"]
     assert "seed" in data["output"]
 
 

@@ -1,0 +1,143 @@
+"""Copying a hand-in's files: regular files only, opened without following a link, bounded."""
+
+from __future__ import annotations
+
+import os
+import stat
+import zipfile
+from pathlib import Path, PurePosixPath
+
+from ..errors import SeqlabError
+from ..student.forkserver.protocol import COPY_LIMIT_BYTES, COPY_LIMIT_ENTRIES
+
+# Bounds on reading a hand-in. Each is far above an honest one and low enough that a hostile or
+# accidental one (a whole home folder, a zip bomb) cannot stall or fill the grader's disk.
+MAX_ENTRIES = 20_000  # files and folders looked at, zip members included (a checkout has ~60)
+MAX_EXTRACTED_BYTES = 128 << 20  # everything extracted from the zips of one hand-in
+# A copy's own files are never read from the hand-in: Python would run a stale or forged .pyc
+# in place of the source the code policy read.
+NOT_COPIED = {"__pycache__"}
+
+
+class SubmissionError(SeqlabError, ValueError):
+    """A submission that cannot be read: the message names the path and what is wrong."""
+
+
+def kind(mode: int) -> str:
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a regular file"
+
+
+def lstat(path: Path) -> os.stat_result | None:
+    try:
+        return os.lstat(path)
+    except FileNotFoundError:
+        return None
+
+
+def refuse(path: Path | str, mode: int) -> SubmissionError:
+    return SubmissionError(f"{path}: {kind(mode)}, not followed: a submission holds only regular files and folders")
+
+
+class Budget:
+    """The caps on one copy: files and bytes (what the fork server copies into its sandbox)."""
+
+    def __init__(self, source: Path) -> None:
+        self.source, self.files, self.bytes = source, 0, 0
+
+    def take(self, size: int) -> None:
+        self.files, self.bytes = self.files + 1, self.bytes + size
+        if self.files > COPY_LIMIT_ENTRIES:
+            raise SubmissionError(f"{self.source}: more than {COPY_LIMIT_ENTRIES} files in its exercises")
+        if self.bytes > COPY_LIMIT_BYTES:
+            raise SubmissionError(f"{self.source}: its exercises hold more than {COPY_LIMIT_BYTES >> 20} MB")
+
+
+def copy_file(path: Path, target: Path, budget: Budget) -> None:
+    """One regular file, opened without following a link and checked on the open descriptor (a
+    file swapped for a link or a FIFO after the look is still refused)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        info = lstat(path)
+        if info is not None and not stat.S_ISREG(info.st_mode):
+            raise refuse(path, info.st_mode) from None
+        raise SubmissionError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise refuse(path, info.st_mode)
+        data = handle.read(COPY_LIMIT_BYTES - budget.bytes + 1)  # bounded even if the file grows
+    budget.take(len(data))
+    target.write_bytes(data)
+
+
+def copy_tree(folder: Path, target: Path, budget: Budget) -> None:
+    target.mkdir(parents=True, exist_ok=True)
+    for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+        path = Path(entry.path)
+        mode = entry.stat(follow_symlinks=False).st_mode
+        if stat.S_ISDIR(mode):
+            if entry.name not in NOT_COPIED:
+                copy_tree(path, target / entry.name, budget)
+        elif stat.S_ISREG(mode):
+            copy_file(path, target / entry.name, budget)
+        else:
+            raise refuse(path, mode)
+
+
+def _member_path(name: str) -> PurePosixPath | None:
+    path = PurePosixPath(name.replace("\\", "/"))
+    if path.is_absolute() or not path.parts or ".." in path.parts or ":" in path.parts[0]:
+        return None
+    return path
+
+
+class Unzipper:
+    """Extracts the zips of one hand-in, each into its own folder under ``scratch``, member by
+    member: no path out of its folder, no link or other special member, at most MAX_ENTRIES
+    members and MAX_EXTRACTED_BYTES read over all of them (whatever the headers claim)."""
+
+    def __init__(self, scratch: Path) -> None:
+        self.scratch, self.count, self.members, self.total = scratch, 0, 0, 0
+
+    def extract(self, archive: Path, shown: str) -> Path:
+        self.count += 1
+        target = self.scratch / f"zip{self.count}"
+        target.mkdir(parents=True)
+        try:
+            with zipfile.ZipFile(archive) as zf:
+                for info in zf.infolist():
+                    self._member(zf, info, target, shown)
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, RuntimeError, EOFError, OSError) as exc:
+            raise SubmissionError(f"{shown}: not a readable zip ({exc})") from None
+        return target
+
+    def _member(self, zf: zipfile.ZipFile, info: zipfile.ZipInfo, target: Path, shown: str) -> None:
+        self.members += 1
+        if self.members > MAX_ENTRIES:
+            raise SubmissionError(f"{shown}: more than {MAX_ENTRIES} entries in its zips")
+        member = _member_path(info.filename)
+        if member is None:
+            raise SubmissionError(f"{shown}: unsafe path in zip ({info.filename!r})")
+        mode = info.external_attr >> 16
+        if mode and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+            raise refuse(f"{shown}/{member}", mode)
+        out = target.joinpath(*member.parts)
+        if info.is_dir():
+            out.mkdir(parents=True, exist_ok=True)
+            return
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with zf.open(info) as src, open(out, "wb") as dst:
+            while chunk := src.read(1 << 20):
+                self.total += len(chunk)
+                if self.total > MAX_EXTRACTED_BYTES:
+                    raise SubmissionError(f"{shown}: unzips to more than {MAX_EXTRACTED_BYTES >> 20} MB")
+                dst.write(chunk)
