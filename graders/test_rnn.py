@@ -68,11 +68,11 @@ def birnn_inputs(case):
 # --- rnn_cell ----------------------------------------------------------------------------------
 
 
-def cell_variant(x, h, W_xh, W_hh, b_h, *, swap=False, transpose_xh=True, transpose_hh=True, tanh=True, bias=True):
-    """One step h = tanh(x W_xh^T + h W_hh^T + b_h), with switches for the classic slips."""
+def cell_variant(x, h_prev, W_xh, W_hh, b_h, *, swap=False, transpose_xh=True, transpose_hh=True, tanh=True, bias=True):
+    """One step h = tanh(x W_xh^T + h_prev W_hh^T + b_h), with switches for the classic slips."""
     if swap:
         W_xh, W_hh = W_hh, W_xh
-    a = x @ (W_xh.T if transpose_xh else W_xh) + h @ (W_hh.T if transpose_hh else W_hh)
+    a = x @ (W_xh.T if transpose_xh else W_xh) + h_prev @ (W_hh.T if transpose_hh else W_hh)
     a = a + b_h if bias else a
     return torch.tanh(a) if tanh else a
 
@@ -515,13 +515,23 @@ globals().update({name: tbptt_test(name, *row) for name, row in TBPTT_TESTS.item
 
 
 def birnn_variant(
-    x, h0_fwd, h0_bwd, pf, pb, *, read_reversed=True, re_reverse=True, swap_h0=False, backward_first=False, stack=False
+    x,
+    h0_fwd,
+    h0_bwd,
+    params_fwd,
+    params_bwd,
+    *,
+    read_reversed=True,
+    re_reverse=True,
+    swap_h0=False,
+    backward_first=False,
+    stack=False,
 ):
     """The bidirectional RNN with switches for the classic slips (the defaults are correct)."""
     if swap_h0:
         h0_fwd, h0_bwd = h0_bwd, h0_fwd
-    fwd = unroll(x, h0_fwd, **pf)
-    bwd = unroll(x.flip(1) if read_reversed else x, h0_bwd, **pb)
+    fwd = unroll(x, h0_fwd, **params_fwd)
+    bwd = unroll(x.flip(1) if read_reversed else x, h0_bwd, **params_bwd)
     bwd = bwd.flip(1) if re_reverse else bwd
     pair = [bwd, fwd] if backward_first else [fwd, bwd]
     return torch.stack(pair, dim=2) if stack else torch.cat(pair, dim=-1)
