@@ -96,7 +96,8 @@ def _helpers(module: types.ModuleType, fn) -> list[str] | None:
     return order if visit(fn.__name__) else None
 
 
-def derived_mutants(course: Path = ROOT) -> list[Variant]:
+@cache
+def derived_mutants(course: Path = ROOT) -> tuple[Variant, ...]:
     """Every mutant the mistake tables of ``course``'s graders give (this course by default)."""
     table = contract.table() if course == ROOT else contract.read(course / "solutions")
     found = []
@@ -131,4 +132,4 @@ def derived_mutants(course: Path = ROOT) -> list[Variant]:
                     ]
                 )
                 found.append(Variant(qualname, f"{name} (the grader's {rows_name})", source, hint=name))
-    return found
+    return tuple(found)

@@ -1,6 +1,6 @@
 """Known-wrong and alternative-correct LSTM/GRU functions (see tests/mutants/__init__.py)."""
 
-from tests.mutants import Alternative, Mutant
+from tests.mutants import Alternative, FromTable, Mutant
 
 MUTANTS = [
     Mutant(
@@ -119,34 +119,8 @@ def lstm_forward(x, h0, c0, W_ih, W_hh, b_ih, b_hh):
 """,
         hint="shifted",
     ),
-    Mutant(
-        "lstm_gru.gru_cell",
-        "update convention flipped",
-        """
-def gru_cell(x, h_prev, W_ih, W_hh, b_ih, b_hh):
-    i_r, i_z, i_n = (x @ W_ih.T + b_ih).chunk(3, dim=-1)
-    h_r, h_z, h_n = (h_prev @ W_hh.T + b_hh).chunk(3, dim=-1)
-    r, z = torch.sigmoid(i_r + h_r), torch.sigmoid(i_z + h_z)
-    n = torch.tanh(i_n + r * h_n)
-    return z * n + (1 - z) * h_prev
-""",
-        hint="flipped",
-    ),
-    Mutant(
-        "lstm_gru.gru_cell",
-        "biases summed first (b_hn outside r)",
-        """
-def gru_cell(x, h_prev, W_ih, W_hh, b_ih, b_hh):
-    H = h_prev.shape[-1]
-    b = b_ih + b_hh
-    gx, gh = x @ W_ih.T, h_prev @ W_hh.T
-    r = torch.sigmoid(gx[:, :H] + gh[:, :H] + b[:H])
-    z = torch.sigmoid(gx[:, H:2 * H] + gh[:, H:2 * H] + b[H:2 * H])
-    n = torch.tanh(gx[:, 2 * H:] + r * gh[:, 2 * H:] + b[2 * H:])
-    return (1 - z) * n + z * h_prev
-""",
-        hint="b_hn outside",
-    ),
+    FromTable("lstm_gru.gru_cell", "update convention flipped", "update convention flipped (h = z*n + (1-z)*h_prev)"),
+    FromTable("lstm_gru.gru_cell", "biases summed first (b_hn outside r)", "b_hn outside the reset gate"),
     Mutant(
         "lstm_gru.gru_forward",
         "steps with torch.gru_cell (forbidden)",

@@ -1,6 +1,6 @@
 """Known-wrong and alternative-correct RNN functions (see tests/mutants/__init__.py)."""
 
-from tests.mutants import Alternative, Mutant
+from tests.mutants import Alternative, FromTable, Mutant
 
 # A correct BPTT written out by hand, for mutants that differ from it in one place.
 _BPTT_BODY = """
@@ -40,33 +40,9 @@ def _bptt(replacements=(), prologue=""):
 
 MUTANTS = [
     # --- rnn_cell
-    Mutant(
-        "rnn.rnn_cell",
-        "W_xh and W_hh swapped",
-        """
-def rnn_cell(x, h_prev, W_xh, W_hh, b_h):
-    return torch.tanh(x @ W_hh.T + h_prev @ W_xh.T + b_h)
-""",
-        hint="swapped",
-    ),
-    Mutant(
-        "rnn.rnn_cell",
-        "recurrent weight not transposed",
-        """
-def rnn_cell(x, h_prev, W_xh, W_hh, b_h):
-    return torch.tanh(x @ W_xh.T + h_prev @ W_hh + b_h)
-""",
-        hint="not transposed",
-    ),
-    Mutant(
-        "rnn.rnn_cell",
-        "forgets the tanh",
-        """
-def rnn_cell(x, h_prev, W_xh, W_hh, b_h):
-    return x @ W_xh.T + h_prev @ W_hh.T + b_h
-""",
-        hint="tanh",
-    ),
+    FromTable("rnn.rnn_cell", "W_xh and W_hh swapped", "W_xh and W_hh swapped"),
+    FromTable("rnn.rnn_cell", "recurrent weight not transposed", "W_hh not transposed"),
+    FromTable("rnn.rnn_cell", "forgets the tanh", "no tanh"),
     Mutant(
         "rnn.rnn_cell",
         "uses torch.rnn_tanh_cell (forbidden)",
@@ -76,27 +52,8 @@ def rnn_cell(x, h_prev, W_xh, W_hh, b_h):
 """,
     ),
     # --- rnn_forward
-    Mutant(
-        "rnn.rnn_forward",
-        "every step restarts from h0",
-        """
-def rnn_forward(x, h0, W_xh, W_hh, b_h):
-    return torch.stack([rnn_cell(x[:, t], h0, W_xh, W_hh, b_h) for t in range(x.shape[1])], dim=1)
-""",
-        hint="not carried",
-    ),
-    Mutant(
-        "rnn.rnn_forward",
-        "returns h0 too",
-        """
-def rnn_forward(x, h0, W_xh, W_hh, b_h):
-    hs = [h0]
-    for t in range(x.shape[1]):
-        hs.append(rnn_cell(x[:, t], hs[-1], W_xh, W_hh, b_h))
-    return torch.stack(hs, dim=1)
-""",
-        hint="includes h0",
-    ),
+    FromTable("rnn.rnn_forward", "every step restarts from h0", "hidden state not carried"),
+    FromTable("rnn.rnn_forward", "returns h0 too", "includes h0"),
     Mutant(
         "rnn.rnn_forward",
         "writes the running state into h0 (in place)",
@@ -334,84 +291,17 @@ def truncated_bptt(x, targets, h0, params, chunk):
 """,
     ),
     # --- birnn_forward
-    Mutant(
+    FromTable(
         "rnn.birnn_forward",
         "backward outputs left in reversed time",
-        """
-def birnn_forward(x, h0_fwd, h0_bwd, params_fwd, params_bwd):
-    fwd = rnn_forward(x, h0_fwd, params_fwd["W_xh"], params_fwd["W_hh"], params_fwd["b_h"])
-    bwd = rnn_forward(x.flip(1), h0_bwd, params_bwd["W_xh"], params_bwd["W_hh"], params_bwd["b_h"])
-    return torch.cat([fwd, bwd], dim=-1)
-""",
-        hint="re-reversed",
+        "backward direction not re-reversed (position misaligned)",
     ),
-    Mutant(
-        "rnn.birnn_forward",
-        "[backward, forward] order",
-        """
-def birnn_forward(x, h0_fwd, h0_bwd, params_fwd, params_bwd):
-    fwd = rnn_forward(x, h0_fwd, params_fwd["W_xh"], params_fwd["W_hh"], params_fwd["b_h"])
-    bwd = rnn_forward(x.flip(1), h0_bwd, params_bwd["W_xh"], params_bwd["W_hh"], params_bwd["b_h"])
-    return torch.cat([bwd.flip(1), fwd], dim=-1)
-""",
-        hint="wrong order",
-    ),
-    Mutant(
-        "rnn.birnn_forward",
-        "backward RNN never reverses",
-        """
-def birnn_forward(x, h0_fwd, h0_bwd, params_fwd, params_bwd):
-    fwd = rnn_forward(x, h0_fwd, params_fwd["W_xh"], params_fwd["W_hh"], params_fwd["b_h"])
-    bwd = rnn_forward(x, h0_bwd, params_bwd["W_xh"], params_bwd["W_hh"], params_bwd["b_h"])
-    return torch.cat([fwd, bwd], dim=-1)
-""",
-        hint="left to right",
-    ),
+    FromTable("rnn.birnn_forward", "[backward, forward] order", "directions concatenated in the wrong order"),
+    FromTable("rnn.birnn_forward", "backward RNN never reverses", "backward RNN reads left to right"),
     # --- greedy_decode
-    Mutant(
-        "rnn.greedy_decode",
-        "returns the start token too",
-        """
-def greedy_decode(params, embedding, h0, start_token, steps):
-    h, tokens = h0, [start_token]
-    for _ in range(steps):
-        h = rnn_cell(embedding[tokens[-1]], h, params["W_xh"], params["W_hh"], params["b_h"])
-        tokens.append(torch.argmax(h @ params["W_hy"].T + params["b_y"], dim=-1))
-    return torch.stack(tokens, dim=1)
-""",
-        hint="start token",
-    ),
-    Mutant(
-        "rnn.greedy_decode",
-        "always feeds the start token",
-        """
-def greedy_decode(params, embedding, h0, start_token, steps):
-    h, tokens = h0, []
-    for _ in range(steps):
-        h = rnn_cell(embedding[start_token], h, params["W_xh"], params["W_hh"], params["b_h"])
-        tokens.append(torch.argmax(h @ params["W_hy"].T + params["b_y"], dim=-1))
-    if not tokens:
-        return torch.empty(h0.shape[0], 0, dtype=torch.int64, device=h0.device)
-    return torch.stack(tokens, dim=1)
-""",
-        hint="not fed back",
-    ),
-    Mutant(
-        "rnn.greedy_decode",
-        "feeds the hidden state as the next input",
-        """
-def greedy_decode(params, embedding, h0, start_token, steps):
-    h, x, tokens = h0, embedding[start_token], []
-    for _ in range(steps):
-        h = rnn_cell(x, h, params["W_xh"], params["W_hh"], params["b_h"])
-        tokens.append(torch.argmax(h @ params["W_hy"].T + params["b_y"], dim=-1))
-        x = h
-    if not tokens:
-        return torch.empty(h0.shape[0], 0, dtype=torch.int64, device=h0.device)
-    return torch.stack(tokens, dim=1)
-""",
-        hint="hidden state fed",
-    ),
+    FromTable("rnn.greedy_decode", "returns the start token too", "includes the start token"),
+    FromTable("rnn.greedy_decode", "always feeds the start token", "generated token not fed back"),
+    FromTable("rnn.greedy_decode", "feeds the hidden state as the next input", "hidden state fed as the next input"),
     Mutant(
         "rnn.greedy_decode",
         "uses nn.RNNCell (forbidden)",

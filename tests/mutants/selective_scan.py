@@ -4,7 +4,7 @@ The module has no forbidden operations (grading_config.yaml), so no mutant here 
 sequential-loop ``linear_scan`` is the one that must lose only the complexity points.
 """
 
-from tests.mutants import Alternative, Mutant
+from tests.mutants import Alternative, FromTable, Mutant
 
 MUTANTS = [
     # --- discretize ------------------------------------------------------------------------------
@@ -100,180 +100,27 @@ def linear_scan(a, b, h0=None):
         hint="initial state",
     ),
     # --- selective_scan --------------------------------------------------------------------------
-    Mutant(
+    FromTable(
         "selective_scan.selective_scan",
         "softplus before adding delta_bias",
-        """
-def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False,
-                   return_last_state=False):
-    if delta_softplus:
-        delta = F.softplus(delta)
-    if delta_bias is not None:
-        delta = delta + delta_bias
-    A_bar, B_bar = discretize(delta, A, B)
-    h = linear_scan(A_bar, B_bar * u[..., None])
-    y = (h * C[:, :, None, :]).sum(-1)
-    if D is not None:
-        y = y + D * u
-    if z is not None:
-        y = y * F.silu(z)
-    return (y, h[:, -1].clone()) if return_last_state else y
-""",
-        hint="softplus",
+        "softplus applied before adding delta_bias",
     ),
-    Mutant(
-        "selective_scan.selective_scan",
-        "sigmoid gate instead of silu",
-        """
-def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False,
-                   return_last_state=False):
-    if delta_bias is not None:
-        delta = delta + delta_bias
-    if delta_softplus:
-        delta = F.softplus(delta)
-    A_bar, B_bar = discretize(delta, A, B)
-    h = linear_scan(A_bar, B_bar * u[..., None])
-    y = torch.einsum("btdn,btn->btd", h, C)
-    if D is not None:
-        y = y + D * u
-    if z is not None:
-        y = y * torch.sigmoid(z)
-    return (y, h[:, -1].clone()) if return_last_state else y
-""",
-        hint="sigmoid",
-    ),
-    Mutant(
-        "selective_scan.selective_scan",
-        "forgets the D skip",
-        """
-def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False,
-                   return_last_state=False):
-    if delta_bias is not None:
-        delta = delta + delta_bias
-    if delta_softplus:
-        delta = F.softplus(delta)
-    A_bar, B_bar = discretize(delta, A, B)
-    h = linear_scan(A_bar, B_bar * u[..., None])
-    y = torch.einsum("btdn,btn->btd", h, C)
-    if z is not None:
-        y = y * F.silu(z)
-    return (y, h[:, -1].clone()) if return_last_state else y
-""",
-        hint="skip",
-    ),
-    Mutant(
+    FromTable("selective_scan.selective_scan", "sigmoid gate instead of silu", "sigmoid gate"),
+    FromTable("selective_scan.selective_scan", "forgets the D skip", "D skip missing"),
+    FromTable(
         "selective_scan.selective_scan",
         "returns every state instead of the last",
-        """
-def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False,
-                   return_last_state=False):
-    if delta_bias is not None:
-        delta = delta + delta_bias
-    if delta_softplus:
-        delta = F.softplus(delta)
-    A_bar, B_bar = discretize(delta, A, B)
-    h = linear_scan(A_bar, B_bar * u[..., None])
-    y = torch.einsum("btdn,btn->btd", h, C)
-    if D is not None:
-        y = y + D * u
-    if z is not None:
-        y = y * F.silu(z)
-    return (y, h) if return_last_state else y
-""",
-        hint="all T",
+        "returned h for all T instead of the last state",
     ),
-    Mutant(
-        "selective_scan.selective_scan",
-        "inline ZOH discretisation of B in a sequential loop",
-        """
-def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False,
-                   return_last_state=False):
-    if delta_bias is not None:
-        delta = delta + delta_bias
-    if delta_softplus:
-        delta = F.softplus(delta)
-    h = u.new_zeros(u.shape[0], u.shape[2], A.shape[1])
-    ys = []
-    for t in range(u.shape[1]):
-        dA = delta[:, t, :, None] * A
-        h = torch.exp(dA) * h + (torch.exp(dA) - 1) / A * B[:, t, None, :] * u[:, t, :, None]
-        ys.append((h * C[:, t, None, :]).sum(-1))
-    y = torch.stack(ys, dim=1)
-    if D is not None:
-        y = y + D * u
-    if z is not None:
-        y = y * F.silu(z)
-    return (y, h) if return_last_state else y
-""",
-        hint="ZOH",
-    ),
-    Mutant(
-        "selective_scan.selective_scan",
-        "gate applied before the D skip",
-        """
-def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False,
-                   return_last_state=False):
-    if delta_bias is not None:
-        delta = delta + delta_bias
-    if delta_softplus:
-        delta = F.softplus(delta)
-    A_bar, B_bar = discretize(delta, A, B)
-    h = linear_scan(A_bar, B_bar * u[..., None])
-    y = torch.einsum("btdn,btn->btd", h, C)
-    if z is not None:
-        y = y * F.silu(z)
-    if D is not None:
-        y = y + D * u
-    return (y, h[:, -1].clone()) if return_last_state else y
-""",
-        hint="before the D skip",
-    ),
-    Mutant(
+    FromTable("selective_scan.selective_scan", "inline ZOH discretisation of B in a sequential loop", "ZOH for B"),
+    FromTable("selective_scan.selective_scan", "gate applied before the D skip", "gate applied before the D skip"),
+    FromTable(
         "selective_scan.selective_scan",
         "channel-first output like selective_scan_ref",
-        """
-def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False,
-                   return_last_state=False):
-    if delta_bias is not None:
-        delta = delta + delta_bias
-    if delta_softplus:
-        delta = F.softplus(delta)
-    A_bar, B_bar = discretize(delta, A, B)
-    h = linear_scan(A_bar, B_bar * u[..., None])
-    y = torch.einsum("btdn,btn->bdt", h, C)
-    if D is not None:
-        y = y + D[:, None] * u.transpose(1, 2)
-    if z is not None:
-        y = y * F.silu(z.transpose(1, 2))
-    return (y, h[:, -1].clone()) if return_last_state else y
-""",
-        hint="channel-first",
+        "transposed layout (channel-first)",
     ),
-    Mutant(
-        "selective_scan.selective_scan",
-        "state starts at the first input (counted twice)",
-        """
-def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False,
-                   return_last_state=False):
-    if delta_bias is not None:
-        delta = delta + delta_bias
-    if delta_softplus:
-        delta = F.softplus(delta)
-    A_bar, B_bar = discretize(delta, A, B)
-    Bu = B_bar * u[..., None]
-    h = Bu[:, 0]
-    hs = []
-    for t in range(u.shape[1]):
-        h = A_bar[:, t] * h + Bu[:, t]
-        hs.append(h)
-    y = torch.einsum("btdn,btn->btd", torch.stack(hs, dim=1), C)
-    if D is not None:
-        y = y + D * u
-    if z is not None:
-        y = y * F.silu(z)
-    return (y, h) if return_last_state else y
-""",
-        hint="starting at zero",
+    FromTable(
+        "selective_scan.selective_scan", "state starts at the first input (counted twice)", "state not starting at zero"
     ),
     Mutant(
         "selective_scan.selective_scan",
