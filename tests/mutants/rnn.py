@@ -122,18 +122,12 @@ def softmax_cross_entropy(logits, targets):
 """,
     ),
     # --- rnn_bptt
-    Mutant(
+    FromTable(
         "rnn.rnn_bptt",
         "mean over time (loss and gradients T times too small)",
-        _bptt([("* T\n", "\n"), (") / B\n", ") / (B * T)\n")]),
-        hint="mean over time",
+        "mean over time instead of sum (loss off by a factor T)",
     ),
-    Mutant(
-        "rnn.rnn_bptt",
-        "tanh derivative written as h_t",
-        _bptt([("(1 - hs[:, t] ** 2)", "hs[:, t]")]),
-        hint="derivative",
-    ),
+    FromTable("rnn.rnn_bptt", "tanh derivative written as h_t", "tanh derivative written as h_t"),
     Mutant(
         "rnn.rnn_bptt", "h0 gradient left at zero", _bptt([('"h0": dh_next', '"h0": torch.zeros_like(h0)')]), hint="h0"
     ),
@@ -143,7 +137,7 @@ def softmax_cross_entropy(logits, targets):
         _bptt([('        "h0": dh_next,\n', "")]),
         hint="h0 gradient missing",
     ),
-    Mutant("rnn.rnn_bptt", "W_hh gradient from h_t", _bptt([("d_a, h_prev)", "d_a, hs)")]), hint="h_{t-1}"),
+    FromTable("rnn.rnn_bptt", "W_hh gradient from h_t", "W_hh gradient uses h_t instead of h_{t-1}"),
     Mutant(
         "rnn.rnn_bptt",
         "writes the gradients into params (grads = params)",
@@ -196,42 +190,8 @@ def rnn_bptt(x, targets, h0, params):
         _bptt(prologue="    x = x.detach().clone().requires_grad_()\n"),
     ),
     # --- truncated_bptt
-    Mutant(
-        "rnn.truncated_bptt",
-        "each chunk restarts from h0",
-        """
-def truncated_bptt(x, targets, h0, params, chunk):
-    T = x.shape[1]
-    loss, grads = None, None
-    for start in range(0, T, chunk):
-        loss_c, grads_c = rnn_bptt(x[:, start:start + chunk], targets[:, start:start + chunk], h0, params)
-        if grads is None:
-            loss, grads = loss_c, grads_c
-        else:
-            loss = loss + loss_c
-            grads = {k: g if k == "h0" else g + grads_c[k] for k, g in grads.items()}
-    last = rnn_forward(x[:, start:], h0, params["W_xh"], params["W_hh"], params["b_h"])
-    return loss, grads, last[:, -1].clone()
-""",
-        hint="not carried",
-    ),
-    Mutant(
-        "rnn.truncated_bptt",
-        "h0 gradient summed over chunks",
-        """
-def truncated_bptt(x, targets, h0, params, chunk):
-    T = x.shape[1]
-    hs = rnn_forward(x, h0, params["W_xh"], params["W_hh"], params["b_h"])
-    loss, grads = 0.0, None
-    for start in range(0, T, chunk):
-        h_start = h0 if start == 0 else hs[:, start - 1]
-        loss_c, grads_c = rnn_bptt(x[:, start:start + chunk], targets[:, start:start + chunk], h_start, params)
-        loss = loss + loss_c
-        grads = grads_c if grads is None else {k: g + grads_c[k] for k, g in grads.items()}
-    return loss, grads, hs[:, -1].clone()
-""",
-        hint="h0 gradient summed",
-    ),
+    FromTable("rnn.truncated_bptt", "each chunk restarts from h0", "hidden state not carried across chunks"),
+    FromTable("rnn.truncated_bptt", "h0 gradient summed over chunks", "h0 gradient summed over every chunk"),
     Mutant(
         "rnn.truncated_bptt",
         "drops the last, shorter chunk",
@@ -255,17 +215,7 @@ def truncated_bptt(x, targets, h0, params, chunk):
 """,
         hint="partial chunk",
     ),
-    Mutant(
-        "rnn.truncated_bptt",
-        "no truncation at all (full BPTT)",
-        """
-def truncated_bptt(x, targets, h0, params, chunk):
-    loss, grads = rnn_bptt(x, targets, h0, params)
-    hs = rnn_forward(x, h0, params["W_xh"], params["W_hh"], params["b_h"])
-    return loss, grads, hs[:, -1].clone()
-""",
-        hint="not cut",
-    ),
+    FromTable("rnn.truncated_bptt", "no truncation at all (full BPTT)", "gradient not cut (full BPTT)"),
     Mutant(
         "rnn.truncated_bptt",
         "autograd per chunk with detach (forbidden)",
