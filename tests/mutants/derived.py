@@ -2,16 +2,17 @@
 declared once: as the row the grader names in its feedback.
 
 A grader declares its mistakes as rows ``(name, switches, explanation)`` beside a variant, a
-function that computes the wrong answers (``from_table(ROWS, variant)``, seqlab/grading/mistakes.py).
-Where the variant takes the contract function's own parameters first (``layer_norm_variant(x,
-weight, bias, eps=1e-5, *, unbiased=False, ...)``), the variant with a row's switches *is* a
-student's wrong function: ``derived_mutants`` writes it as one, with the grader-module helpers
-it reads (found by name, transitively), and the mutant test then asks of the grader what it asks
-of every hand-written mutant: points lost in that function only, and this row's name in the
-feedback. A table may be a list of tables, single rows and calls that make rows (``[*TABLE, ROW,
-*in_the_step(...)]``); a switch may be a literal, a torch function or a partial of a grader
-function. A row whose variant or switch needs more than its inputs (the reference, a lambda) is
-left to the hand-written bank.
+function that computes the wrong answers (``from_table(ROWS, variant)``, seqlab/grading/mistakes.py),
+or as rows ``(name, function, explanation)`` whose function computes one mistake. Where the
+variant (or the row's function) takes the contract function's own parameters first, by name
+(``layer_norm_variant(x, weight, bias, eps=1e-5, *, unbiased=False, ...)``), the variant with a
+row's switches *is* a student's wrong function: ``derived_mutants`` writes it as one, with the
+grader-module helpers it reads (found by name, transitively), and the mutant test then asks of
+the grader what it asks of every hand-written mutant: points lost in that function only, and
+this row's name in the feedback. A table may be a list of tables, single rows and calls that
+make rows (``[*TABLE, ROW, *in_the_step(...)]``); a switch may be a literal, a torch function or
+a partial of a grader function. A row whose variant or switch needs more than its inputs (the
+reference, a lambda) is left to the hand-written bank.
 """
 
 from __future__ import annotations
@@ -58,8 +59,8 @@ def _tables(tree: ast.Module) -> list[tuple[tuple[tuple[str, bool], ...], str]]:
     each with whether it gives a table (True) or one row."""
     found = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "from_table" and len(node.args) == 2:
-            rows, variant = node.args
+        if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "from_table" and node.args:
+            rows, variant = (node.args + [ast.Name("")])[:2]  # no variant: each row's function is one
             if not isinstance(variant, ast.Name):
                 continue
             elements = rows.elts if isinstance(rows, ast.List) else [ast.Starred(rows)]
@@ -69,6 +70,22 @@ def _tables(tree: ast.Module) -> list[tuple[tuple[tuple[str, bool], ...], str]]:
             ]
             found.append((tuple(parts), variant.id))
     return sorted(set(found))
+
+
+def _function_tables(module: types.ModuleType, taken: set[str]) -> list[tuple[tuple[tuple[str, bool], ...], str]]:
+    """The grader's other tables of rows ``(name, function, explanation)`` (those it hands to a
+    helper of its own rather than to ``from_table``), as ``_tables`` gives them."""
+    return [
+        (((name, True),), "")
+        for name, value in vars(module).items()
+        if name not in taken
+        and isinstance(value, list)
+        and value
+        and all(
+            isinstance(row, tuple) and len(row) == 3 and isinstance(row[0], str) and inspect.isfunction(row[1])
+            for row in value
+        )
+    ]
 
 
 def _switch(module: types.ModuleType, value) -> tuple[str, list] | None:
@@ -141,25 +158,30 @@ def derived_mutants(course: Path = ROOT) -> tuple[Variant, ...]:
         if not path.is_file():
             continue
         module = grader_module(path)
-        for parts, variant_name in _tables(ast.parse(path.read_text(encoding="utf-8"))):
-            variant = vars(module).get(variant_name)
-            if not callable(variant):
+        tables = _tables(ast.parse(path.read_text(encoding="utf-8")))
+        tables += _function_tables(module, {name for parts, _ in tables for name, _ in parts})
+        for parts, variant_name in tables:
+            variant = vars(module).get(variant_name) if variant_name else None
+            if variant_name and not callable(variant):
                 continue  # a table applied to a local function (a lab's replay): no mutant to derive
-            qualname = _contract_function(table["signatures"], topic, variant)
-            if qualname is None:
-                continue
             for rows_name, is_table in parts:
                 value = eval(rows_name, vars(module))  # the grader's own expression, in its own namespace
                 rows = value if is_table else [value]
-                found += [m for row in rows if (m := _mutant(module, qualname, table, variant, rows_name, row))]
+                found += [m for row in rows if (m := _mutant(module, table, topic, variant, rows_name, row))]
     return tuple(found)
 
 
-def _mutant(module: types.ModuleType, qualname: str, table: dict, variant, rows_name: str, row) -> Variant | None:
-    """The row ``(name, switches, explanation)`` written as ``qualname``'s wrong function, or
-    None where it cannot be written."""
+def _mutant(module: types.ModuleType, table: dict, topic: str, variant, rows_name: str, row) -> Variant | None:
+    """The row ``(name, switches, explanation)`` of ``variant``'s table (or ``(name, function,
+    explanation)`` of a table without one) written as a wrong contract function, or None where
+    it cannot be written."""
     name, switches, _explain = row
-    if not isinstance(switches, dict):
+    if variant is None and isinstance(switches, types.FunctionType) and switches.__name__ != "<lambda>":
+        variant, switches = switches, {}
+    if variant is None or not isinstance(switches, dict):
+        return None
+    qualname = _contract_function(table["signatures"], topic, variant)
+    if qualname is None:
         return None
     written = {k: _switch(module, v) for k, v in switches.items()}
     if any(w is None for w in written.values()):

@@ -8,67 +8,12 @@ from tests.mutants import Alternative, FromTable, Mutant
 
 MUTANTS = [
     # --- discretize ------------------------------------------------------------------------------
-    Mutant(
-        "selective_scan.discretize",
-        "first-order approximation 1 + delta*A",
-        """
-def discretize(delta, A, B):
-    A_bar = 1 + delta[..., None] * A
-    B_bar = delta[..., None] * B[:, :, None, :]
-    return A_bar, B_bar
-""",
-        hint="first-order",
-    ),
-    Mutant(
-        "selective_scan.discretize",
-        "full zero-order hold for B",
-        """
-def discretize(delta, A, B):
-    dA = delta.unsqueeze(-1) * A
-    A_bar = torch.exp(dA)
-    B_bar = (A_bar - 1) / A * B.unsqueeze(2)
-    return A_bar, B_bar
-""",
-        hint="ZOH",
-    ),
-    Mutant(
-        "selective_scan.discretize",
-        "exp(-delta*A), taking A as positive",
-        """
-def discretize(delta, A, B):
-    return torch.exp(-delta[..., None] * A), delta[..., None] * B[:, :, None, :]
-""",
-        hint="sign",
-    ),
+    FromTable("selective_scan.discretize", "first-order approximation 1 + delta*A", "first-order approximation"),
+    FromTable("selective_scan.discretize", "full zero-order hold for B", "ZOH for B"),
+    FromTable("selective_scan.discretize", "exp(-delta*A), taking A as positive", "sign of A flipped"),
     # --- linear_scan -----------------------------------------------------------------------------
-    Mutant(
-        "selective_scan.linear_scan",
-        "ignores h0",
-        """
-def linear_scan(a, b, h0=None):
-    h = b.clone()
-    step = 1
-    while step < h.shape[1]:
-        h_prev = torch.cat([torch.zeros_like(h[:, :step]), h[:, :-step]], dim=1)
-        a_prev = torch.cat([torch.ones_like(a[:, :step]), a[:, :-step]], dim=1)
-        h = a * h_prev + h
-        a = a * a_prev
-        step *= 2
-    return h
-""",
-        hint="h0",
-    ),
-    Mutant(
-        "selective_scan.linear_scan",
-        "prefix product with division",
-        """
-def linear_scan(a, b, h0=None):
-    P = torch.cumprod(a, dim=1)
-    start = torch.zeros_like(b[:, :1]) if h0 is None else h0[:, None]
-    return P * (start + torch.cumsum(b / P, dim=1))
-""",
-        hint="division",
-    ),
+    FromTable("selective_scan.linear_scan", "ignores h0", "h0 ignored"),
+    FromTable("selective_scan.linear_scan", "prefix product with division", "prefix product with division"),
     Mutant(
         "selective_scan.linear_scan",
         "scans in place on b (modifies an argument)",
@@ -85,19 +30,10 @@ def linear_scan(a, b, h0=None):
     return h.clone()
 """,
     ),
-    Mutant(
+    FromTable(
         "selective_scan.linear_scan",
         "returns h_0 ... h_{T-1} (the state before each step)",
-        """
-def linear_scan(a, b, h0=None):
-    h = torch.zeros_like(b[:, 0]) if h0 is None else h0.clone()
-    out = []
-    for t in range(a.shape[1]):
-        out.append(h)
-        h = a[:, t] * h + b[:, t]
-    return torch.stack(out, dim=1)
-""",
-        hint="initial state",
+        "initial state in the output",
     ),
     # --- selective_scan --------------------------------------------------------------------------
     FromTable(
