@@ -44,24 +44,8 @@ def scaled_dot_product_attention(q, k, v, mask=None):
         "multiplies the weights by the mask after the softmax",
         "mask applied after the softmax",
     ),
-    Mutant(
-        "attention.causal_mask",
-        "True above the diagonal (PyTorch's attn_mask convention)",
-        """
-def causal_mask(T, device=None):
-    return torch.ones(T, T, dtype=torch.bool, device=device).triu(1)
-""",
-        hint="inverted mask",
-    ),
-    Mutant(
-        "attention.causal_mask",
-        "excludes the diagonal",
-        """
-def causal_mask(T, device=None):
-    return torch.ones(T, T, dtype=torch.bool, device=device).tril(-1)
-""",
-        hint="diagonal",
-    ),
+    FromTable("attention.causal_mask", "True above the diagonal (PyTorch's attn_mask convention)", "inverted mask"),
+    FromTable("attention.causal_mask", "excludes the diagonal", "diagonal excluded"),
     FromTable("attention.multi_head_attention", "interleaved heads", "heads interleaved"),
     FromTable("attention.multi_head_attention", "weights averaged over the heads", "weights averaged over heads"),
     FromTable("attention.multi_head_attention", "scales every head by sqrt(E)", "scaled by sqrt(E)"),
