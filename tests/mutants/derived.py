@@ -121,6 +121,14 @@ def _parameters(signature: str) -> list[str]:
     return list(inspect.signature(namespace["f"]).parameters)
 
 
+@cache
+def _source(fn) -> tuple[str, list[str]]:
+    """A grader function's source, and the names it reads (sorted): read once, however many rows
+    write it (inspect re-tokenises the file each time)."""
+    source = textwrap.dedent(inspect.getsource(fn))
+    return source, sorted({n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)})
+
+
 def _helpers(module: types.ModuleType, *fns) -> list[str] | None:
     """The source of ``fns`` and of every grader-module function and constant they read, helpers
     first; None where one reads something that cannot be written into a submission."""
@@ -133,12 +141,10 @@ def _helpers(module: types.ModuleType, *fns) -> list[str] | None:
         seen.add(name)
         value = vars(module)[name]
         if isinstance(value, types.FunctionType) and value.__module__ == module.__name__:
-            names = {
-                n.id for n in ast.walk(ast.parse(textwrap.dedent(inspect.getsource(value)))) if isinstance(n, ast.Name)
-            }
-            if not all(visit(n) for n in sorted(names) if n in vars(module)):
+            source, names = _source(value)
+            if not all(visit(n) for n in names if n in vars(module)):
                 return False
-            order.append(textwrap.dedent(inspect.getsource(value)))
+            order.append(source)
             return True
         if isinstance(value, (int, float, str, tuple)) and not isinstance(value, bool):
             order.append(f"{name} = {value!r}\n")
