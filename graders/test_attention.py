@@ -277,21 +277,34 @@ def test_sdpa_large_logits(grade, make):
 
 # --- causal mask -----------------------------------------------------------------------------
 
+
+def mask_inverted(T, device=None):
+    return torch.ones(T, T, dtype=torch.bool, device=device).triu(1)
+
+
+def mask_without_diagonal(T, device=None):
+    return torch.ones(T, T, dtype=torch.bool, device=device).tril(-1)
+
+
+def mask_upper(T, device=None):
+    return torch.ones(T, T, dtype=torch.bool, device=device).triu()
+
+
 CAUSAL_MISTAKES = [
     (
         "inverted mask",
-        lambda T, device=None: torch.ones(T, T, dtype=torch.bool, device=device).triu(1),
+        mask_inverted,
         "True means 'may attend': position i may see j <= i, so True on and below the diagonal "
         "(nn.Transformer.generate_square_subsequent_mask uses the opposite convention).",
     ),
     (
         "diagonal excluded",
-        lambda T, device=None: torch.ones(T, T, dtype=torch.bool, device=device).tril(-1),
+        mask_without_diagonal,
         "a position may attend to itself: keep the diagonal (tril(), not tril(-1)).",
     ),
     (
         "upper triangle",
-        lambda T, device=None: torch.ones(T, T, dtype=torch.bool, device=device).triu(),
+        mask_upper,
         "rows are queries and columns keys: query i may see keys j <= i, the lower triangle.",
     ),
 ]

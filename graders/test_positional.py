@@ -27,8 +27,8 @@ grades = pytest.mark.grades
 
 
 def table(
-    P,
-    d,
+    num_positions,
+    d_model,
     device=None,
     dtype=torch.float32,
     *,
@@ -39,6 +39,7 @@ def table(
     odd_last="sine",
 ):
     """The encoding with one knob turned; the defaults give the right table (in float64)."""
+    P, d = num_positions, d_model
     pos = torch.arange(first_position, first_position + P, dtype=torch.float64).unsqueeze(1)  # (P, 1)
     k = torch.arange((d + 1) // 2, dtype=torch.float64)  # frequency index i = 0, 1, ...
     if exponent == "i":  # 10000^(i/d): the pair index where 2i belongs

@@ -68,11 +68,11 @@ def birnn_inputs(case):
 # --- rnn_cell ----------------------------------------------------------------------------------
 
 
-def cell_variant(x, h, W_xh, W_hh, b_h, *, swap=False, transpose_xh=True, transpose_hh=True, tanh=True, bias=True):
-    """One step h = tanh(x W_xh^T + h W_hh^T + b_h), with switches for the classic slips."""
+def cell_variant(x, h_prev, W_xh, W_hh, b_h, *, swap=False, transpose_xh=True, transpose_hh=True, tanh=True, bias=True):
+    """One step h = tanh(x W_xh^T + h_prev W_hh^T + b_h), with switches for the classic slips."""
     if swap:
         W_xh, W_hh = W_hh, W_xh
-    a = x @ (W_xh.T if transpose_xh else W_xh) + h @ (W_hh.T if transpose_hh else W_hh)
+    a = x @ (W_xh.T if transpose_xh else W_xh) + h_prev @ (W_hh.T if transpose_hh else W_hh)
     a = a + b_h if bias else a
     return torch.tanh(a) if tanh else a
 
@@ -266,11 +266,11 @@ def test_ce_tiny(grade, make):
 # --- rnn_bptt ----------------------------------------------------------------------------------
 
 
-def hand_bptt(x, targets, h0, p, *, mean_over="B", **backward):
+def hand_bptt(x, targets, h0, params, *, mean_over="B", **backward):
     """BPTT by hand, with switches for the classic slips (the defaults are correct): the loss is
     summed over time and divided by the batch ("B"), by every step ("B*T") or by nothing ("none");
     ``backward`` holds the switches of ``backprop_through_time``."""
-    W_xh, W_hh, b_h, W_hy, b_y = (p[k] for k in KEYS)
+    W_xh, W_hh, b_h, W_hy, b_y = (params[k] for k in KEYS)
     B, T, _ = x.shape
     hs = unroll(x, h0, W_xh, W_hh, b_h)
     logits = hs @ W_hy.T + b_y
@@ -278,10 +278,14 @@ def hand_bptt(x, targets, h0, p, *, mean_over="B", **backward):
     scale = {"B": 1.0 / B, "B*T": 1.0 / B / T, "none": 1.0}[mean_over]
     loss = -log_p.gather(-1, targets.unsqueeze(-1)).sum() * scale
     d_logits = (log_p.exp() - F.one_hot(targets, logits.shape[-1]).to(logits.dtype)) * scale
-    return loss, backprop_through_time(x, h0, p, hs, d_logits, **backward)
+    return loss, backprop_through_time(x, h0, params, hs, d_logits, **backward)
 
 
-TANH_DERIVATIVES = {"1-h^2": lambda h: 1 - h * h, "h": lambda h: h, "1-tanh(h)^2": lambda h: 1 - torch.tanh(h) ** 2}
+def tanh_derivative(h, deriv):
+    """d tanh(a)/da from the state h = tanh(a): "1-h^2" (right), or the slips "h" and "1-tanh(h)^2"."""
+    if deriv == "h":
+        return h
+    return 1 - torch.tanh(h) ** 2 if deriv == "1-tanh(h)^2" else 1 - h * h
 
 
 def backprop_through_time(
@@ -294,7 +298,7 @@ def backprop_through_time(
     W_back = p["W_hh"] if back_through == "W_hh" else p["W_hh"].T
     d_a, carry = torch.empty_like(hs), torch.zeros_like(h0)
     for t in reversed(range(hs.shape[1])):
-        d_a[:, t] = (dh_out[:, t] + (carry if recurse else 0)) * TANH_DERIVATIVES[deriv](hs[:, t])
+        d_a[:, t] = (dh_out[:, t] + (carry if recurse else 0)) * tanh_derivative(hs[:, t], deriv)
         carry = d_a[:, t] @ W_back
     grads = {
         "W_xh": torch.einsum("bth,btd->hd", d_a, x),
@@ -395,15 +399,15 @@ def test_bptt_long(grade, make):
 
 
 def tbptt_variant(
-    x, targets, h0, p, chunk, *, carry=True, cut=True, h0_grad="first", drop_partial=False, loss_mean=False
+    x, targets, h0, params, chunk, *, carry=True, cut=True, h0_grad="first", drop_partial=False, loss_mean=False
 ):
     """Truncated BPTT from BPTT by hand, with switches for the classic slips (the defaults are
     correct); ``h0_grad``: from the "first", "last" or every ("sum") chunk, or "missing" (no key)."""
-    W_xh, W_hh, b_h = p["W_xh"], p["W_hh"], p["b_h"]
+    W_xh, W_hh, b_h = params["W_xh"], params["W_hh"], params["b_h"]
     T = x.shape[1]
     hs = unroll(x, h0, W_xh, W_hh, b_h)
     if not cut:
-        return (*hand_bptt(x, targets, h0, p), hs[:, -1])
+        return (*hand_bptt(x, targets, h0, params), hs[:, -1])
     end = T - T % chunk if drop_partial else T
     starts = list(range(0, end, chunk))
     if not starts:
@@ -411,7 +415,7 @@ def tbptt_variant(
     losses, per_chunk = [], []
     for s in starts:
         h_start = h0 if s == 0 or not carry else hs[:, s - 1]
-        loss_c, grads_c = hand_bptt(x[:, s : s + chunk], targets[:, s : s + chunk], h_start, p)
+        loss_c, grads_c = hand_bptt(x[:, s : s + chunk], targets[:, s : s + chunk], h_start, params)
         losses.append(loss_c)
         per_chunk.append(grads_c)
     grads = {k: sum(g[k] for g in per_chunk) for k in KEYS}
@@ -515,13 +519,23 @@ globals().update({name: tbptt_test(name, *row) for name, row in TBPTT_TESTS.item
 
 
 def birnn_variant(
-    x, h0_fwd, h0_bwd, pf, pb, *, read_reversed=True, re_reverse=True, swap_h0=False, backward_first=False, stack=False
+    x,
+    h0_fwd,
+    h0_bwd,
+    params_fwd,
+    params_bwd,
+    *,
+    read_reversed=True,
+    re_reverse=True,
+    swap_h0=False,
+    backward_first=False,
+    stack=False,
 ):
     """The bidirectional RNN with switches for the classic slips (the defaults are correct)."""
     if swap_h0:
         h0_fwd, h0_bwd = h0_bwd, h0_fwd
-    fwd = unroll(x, h0_fwd, **pf)
-    bwd = unroll(x.flip(1) if read_reversed else x, h0_bwd, **pb)
+    fwd = unroll(x, h0_fwd, **params_fwd)
+    bwd = unroll(x.flip(1) if read_reversed else x, h0_bwd, **params_bwd)
     bwd = bwd.flip(1) if re_reverse else bwd
     pair = [bwd, fwd] if backward_first else [fwd, bwd]
     return torch.stack(pair, dim=2) if stack else torch.cat(pair, dim=-1)

@@ -5,13 +5,17 @@ the grader must take points from that function and only from it) and ``ALTERNATI
 (a different but valid way to write a function: the grader must give full marks).
 A variant is the whole replacement ``def`` of one contract function; ``make_submission``
 copies the reference solutions and swaps that one function in.
+
+A mistake a grader's table already declares is not written here again: ``FromTable`` names the
+row, and the mutant is the one tests/mutants/derived.py writes from it, kept under the
+description its recorded grade (tests/recorded/mutants.json) is filed by.
 """
 
 from __future__ import annotations
 
 import importlib
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from seqlab.build import replace_function
@@ -40,6 +44,30 @@ Mutant = Variant
 Alternative = Variant
 
 
+@dataclass(frozen=True)
+class FromTable:
+    """The mutant that the row named ``row`` of ``function``'s mistake table gives, filed as
+    ``function:description``."""
+
+    function: str
+    description: str
+    row: str
+
+    def resolve(self) -> Variant:
+        from tests.mutants.derived import derived_mutants
+
+        found = [m for m in derived_mutants() if m.function == self.function and m.hint == self.row]
+        assert len(found) == 1, f"{self.function}: no mistake table gives a mutant for the row {self.row!r}"
+        return replace(found[0], description=self.description)
+
+
+def table_rows() -> set[tuple[str, str]]:
+    """(function, row) of every mutant the topic files take from a grader's table."""
+    return {
+        (v.function, v.row) for module in _topics() for v in getattr(module, "MUTANTS", []) if isinstance(v, FromTable)
+    }
+
+
 def make_submission(target: Path, variant: Variant | None = None, solutions: Path = ROOT / "solutions") -> Path:
     """A submission folder at ``target``: the reference solutions, with one function swapped."""
     exercises = target / "exercises"
@@ -59,10 +87,16 @@ def all_variants(kind: str) -> list[Variant]:
         from seqlab.demo import load_bugs
 
         found += [Variant(fn, description, source, hint) for fn, description, hint, source in load_bugs()]
+    for topic in _topics():
+        found += [v.resolve() if isinstance(v, FromTable) else v for v in getattr(topic, kind, [])]
+    return found
+
+
+def _topics() -> list:
+    found = []
     for module in MODULES:
         try:
-            topic = importlib.import_module(f"tests.mutants.{module}")
+            found.append(importlib.import_module(f"tests.mutants.{module}"))
         except ModuleNotFoundError:
             continue
-        found += list(getattr(topic, kind, []))
     return found

@@ -1,48 +1,11 @@
 """Known-wrong and alternative-correct attention functions (see tests/mutants/__init__.py)."""
 
-from tests.mutants import Alternative, Mutant
+from tests.mutants import Alternative, FromTable, Mutant
 
 MUTANTS = [
-    Mutant(
-        "attention.scaled_dot_product_attention",
-        "inverted mask convention (True = blocked)",
-        """
-def scaled_dot_product_attention(q, k, v, mask=None):
-    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
-    if mask is not None:
-        scores = scores.masked_fill(mask, float("-inf"))
-    weights = torch.softmax(scores, dim=-1)
-    weights = weights.masked_fill(scores.amax(dim=-1, keepdim=True) == float("-inf"), 0.0)
-    return weights @ v, weights
-""",
-        hint="inverted mask",
-    ),
-    Mutant(
-        "attention.scaled_dot_product_attention",
-        "softmax over the query axis",
-        """
-def scaled_dot_product_attention(q, k, v, mask=None):
-    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
-    if mask is not None:
-        scores = scores.masked_fill(~mask, float("-inf"))
-    weights = torch.nan_to_num(torch.softmax(scores, dim=-2))
-    return weights @ v, weights
-""",
-        hint="wrong axis",
-    ),
-    Mutant(
-        "attention.scaled_dot_product_attention",
-        "NaN for a fully masked row",
-        """
-def scaled_dot_product_attention(q, k, v, mask=None):
-    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
-    if mask is not None:
-        scores = scores.masked_fill(~mask, float("-inf"))
-    weights = torch.softmax(scores, dim=-1)
-    return weights @ v, weights
-""",
-        hint="NaN",
-    ),
+    FromTable("attention.scaled_dot_product_attention", "inverted mask convention (True = blocked)", "inverted mask"),
+    FromTable("attention.scaled_dot_product_attention", "softmax over the query axis", "softmax over the wrong axis"),
+    FromTable("attention.scaled_dot_product_attention", "NaN for a fully masked row", "NaN in a fully masked row"),
     Mutant(
         "attention.scaled_dot_product_attention",
         "divides q by sqrt(d) in place",
@@ -70,163 +33,25 @@ def scaled_dot_product_attention(q, k, v, mask=None):
     return torch.nan_to_num(out), weights
 """,
     ),
-    Mutant(
-        "attention.additive_attention",
-        "no tanh in the alignment model",
-        """
-def additive_attention(query, keys, W_q, W_k, v, mask=None):
-    scores = ((query @ W_q.T).unsqueeze(1) + keys @ W_k.T) @ v
-    if mask is not None:
-        scores = scores.masked_fill(~mask, float("-inf"))
-    weights = torch.softmax(scores, dim=-1)
-    weights = weights.masked_fill(scores.amax(dim=-1, keepdim=True) == float("-inf"), 0.0)
-    return (weights.unsqueeze(1) @ keys).squeeze(1), weights
-""",
-        hint="tanh",
-    ),
-    Mutant(
+    FromTable("attention.additive_attention", "no tanh in the alignment model", "no tanh"),
+    FromTable(
         "attention.additive_attention",
         "masks with -1e9, so a fully masked row is uniform",
-        """
-def additive_attention(query, keys, W_q, W_k, v, mask=None):
-    scores = torch.tanh((query @ W_q.T).unsqueeze(1) + keys @ W_k.T) @ v
-    if mask is not None:
-        scores = scores.masked_fill(~mask, -1e9)
-    weights = torch.softmax(scores, dim=-1)
-    return torch.einsum("bs,bsh->bh", weights, keys), weights
-""",
-        hint="not zeroed",
+        "fully masked row not zeroed",
     ),
-    Mutant(
+    FromTable(
         "attention.additive_attention",
         "multiplies the weights by the mask after the softmax",
-        """
-def additive_attention(query, keys, W_q, W_k, v, mask=None):
-    scores = torch.tanh((query @ W_q.T).unsqueeze(1) + keys @ W_k.T) @ v
-    weights = torch.softmax(scores, dim=-1)
-    if mask is not None:
-        weights = weights * mask
-    return torch.einsum("bs,bsh->bh", weights, keys), weights
-""",
-        hint="after the softmax",
+        "mask applied after the softmax",
     ),
-    Mutant(
-        "attention.causal_mask",
-        "True above the diagonal (PyTorch's attn_mask convention)",
-        """
-def causal_mask(T, device=None):
-    return torch.ones(T, T, dtype=torch.bool, device=device).triu(1)
-""",
-        hint="inverted mask",
-    ),
-    Mutant(
-        "attention.causal_mask",
-        "excludes the diagonal",
-        """
-def causal_mask(T, device=None):
-    return torch.ones(T, T, dtype=torch.bool, device=device).tril(-1)
-""",
-        hint="diagonal",
-    ),
-    Mutant(
-        "attention.multi_head_attention",
-        "interleaved heads",
-        """
-def multi_head_attention(query, key, value, params, num_heads, mask=None):
-    B, L, E = query.shape
-    S = key.shape[1]
-    dh = E // num_heads
-
-    def project(x, n, W, b):
-        return (x @ W.T + b).view(B, n, dh, num_heads).permute(0, 3, 1, 2)
-
-    q = project(query, L, params["W_q"], params["b_q"])
-    k = project(key, S, params["W_k"], params["b_k"])
-    v = project(value, S, params["W_v"], params["b_v"])
-    if mask is not None and mask.dim() == 3:
-        mask = mask.unsqueeze(1)
-    heads, weights = scaled_dot_product_attention(q, k, v, mask)
-    concat = heads.permute(0, 2, 3, 1).reshape(B, L, E)
-    return concat @ params["W_o"].T + params["b_o"], weights
-""",
-        hint="interleaved",
-    ),
-    Mutant(
-        "attention.multi_head_attention",
-        "weights averaged over the heads",
-        """
-def multi_head_attention(query, key, value, params, num_heads, mask=None):
-    B, L, E = query.shape
-    S = key.shape[1]
-    dh = E // num_heads
-
-    def project(x, n, W, b):
-        return (x @ W.T + b).view(B, n, num_heads, dh).transpose(1, 2)
-
-    q = project(query, L, params["W_q"], params["b_q"])
-    k = project(key, S, params["W_k"], params["b_k"])
-    v = project(value, S, params["W_v"], params["b_v"])
-    if mask is not None and mask.dim() == 3:
-        mask = mask.unsqueeze(1)
-    heads, weights = scaled_dot_product_attention(q, k, v, mask)
-    concat = heads.transpose(1, 2).reshape(B, L, E)
-    return concat @ params["W_o"].T + params["b_o"], weights.mean(dim=1)
-""",
-        hint="averaged",
-    ),
-    Mutant(
-        "attention.multi_head_attention",
-        "scales every head by sqrt(E)",
-        """
-def multi_head_attention(query, key, value, params, num_heads, mask=None):
-    B, L, E = query.shape
-    S = key.shape[1]
-    dh = E // num_heads
-    q = (query @ params["W_q"].T + params["b_q"]).view(B, L, num_heads, dh).transpose(1, 2)
-    k = (key @ params["W_k"].T + params["b_k"]).view(B, S, num_heads, dh).transpose(1, 2)
-    v = (value @ params["W_v"].T + params["b_v"]).view(B, S, num_heads, dh).transpose(1, 2)
-    scores = q @ k.transpose(-2, -1) / math.sqrt(E)
-    if mask is not None:
-        scores = scores.masked_fill(~(mask.unsqueeze(1) if mask.dim() == 3 else mask), float("-inf"))
-    weights = torch.nan_to_num(torch.softmax(scores, dim=-1))
-    concat = (weights @ v).transpose(1, 2).reshape(B, L, E)
-    return concat @ params["W_o"].T + params["b_o"], weights
-""",
-        hint="sqrt(E)",
-    ),
-    Mutant(
-        "attention.multi_head_attention",
-        "no output projection",
-        """
-def multi_head_attention(query, key, value, params, num_heads, mask=None):
-    B, L, E = query.shape
-    S = key.shape[1]
-    dh = E // num_heads
-    q = (query @ params["W_q"].T + params["b_q"]).view(B, L, num_heads, dh).transpose(1, 2)
-    k = (key @ params["W_k"].T + params["b_k"]).view(B, S, num_heads, dh).transpose(1, 2)
-    v = (value @ params["W_v"].T + params["b_v"]).view(B, S, num_heads, dh).transpose(1, 2)
-    if mask is not None and mask.dim() == 3:
-        mask = mask.unsqueeze(1)
-    heads, weights = scaled_dot_product_attention(q, k, v, mask)
-    return heads.transpose(1, 2).reshape(B, L, E), weights
-""",
-        hint="output projection",
-    ),
-    Mutant(
-        "attention.multi_head_attention",
-        "padding mask not expanded for the heads",
-        """
-def multi_head_attention(query, key, value, params, num_heads, mask=None):
-    B, L, E = query.shape
-    S = key.shape[1]
-    dh = E // num_heads
-    q = (query @ params["W_q"].T + params["b_q"]).view(B, L, num_heads, dh).transpose(1, 2)
-    k = (key @ params["W_k"].T + params["b_k"]).view(B, S, num_heads, dh).transpose(1, 2)
-    v = (value @ params["W_v"].T + params["b_v"]).view(B, S, num_heads, dh).transpose(1, 2)
-    heads, weights = scaled_dot_product_attention(q, k, v, mask)
-    return heads.transpose(1, 2).reshape(B, L, E) @ params["W_o"].T + params["b_o"], weights
-""",
-        hint="expanded for the heads",
+    FromTable("attention.causal_mask", "True above the diagonal (PyTorch's attn_mask convention)", "inverted mask"),
+    FromTable("attention.causal_mask", "excludes the diagonal", "diagonal excluded"),
+    FromTable("attention.multi_head_attention", "interleaved heads", "heads interleaved"),
+    FromTable("attention.multi_head_attention", "weights averaged over the heads", "weights averaged over heads"),
+    FromTable("attention.multi_head_attention", "scales every head by sqrt(E)", "scaled by sqrt(E)"),
+    FromTable("attention.multi_head_attention", "no output projection", "no output projection"),
+    FromTable(
+        "attention.multi_head_attention", "padding mask not expanded for the heads", "mask not expanded for the heads"
     ),
     Mutant(
         "attention.multi_head_attention",

@@ -2,19 +2,23 @@
 declared once: as the row the grader names in its feedback.
 
 A grader declares its mistakes as rows ``(name, switches, explanation)`` beside a variant, a
-function that computes the wrong answers (``from_table(ROWS, variant)``, seqlab/grading/mistakes.py).
-Where the variant takes the contract function's own parameters first (``layer_norm_variant(x,
-weight, bias, eps=1e-5, *, unbiased=False, ...)``), the variant with a row's switches *is* a
-student's wrong function: ``derived_mutants`` writes it as one, with the grader-module helpers
-it reads (found by name, transitively), and the mutant test then asks of the grader what it asks
-of every hand-written mutant: points lost in that function only, and this row's name in the
-feedback. A row whose variant needs more than its inputs (the reference, a partial) is left to
-the hand-written bank.
+function that computes the wrong answers (``from_table(ROWS, variant)``, seqlab/grading/mistakes.py),
+or as rows ``(name, function, explanation)`` whose function computes one mistake. Where the
+variant (or the row's function) takes the contract function's own parameters first, by name
+(``layer_norm_variant(x, weight, bias, eps=1e-5, *, unbiased=False, ...)``), the variant with a
+row's switches *is* a student's wrong function: ``derived_mutants`` writes it as one, with the
+grader-module helpers it reads (found by name, transitively), and the mutant test then asks of
+the grader what it asks of every hand-written mutant: points lost in that function only, and
+this row's name in the feedback. A table may be a list of tables, single rows and calls that
+make rows (``[*TABLE, ROW, *in_the_step(...)]``); a switch may be a literal, a torch function or
+a partial of a grader function. A row whose variant or switch needs more than its inputs (the
+reference, a lambda) is left to the hand-written bank.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.util
 import inspect
 import textwrap
@@ -24,13 +28,19 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+import torch
 
 from seqlab import contract
 from tests.mutants import ROOT, Variant
 
 # What a derived submission imports itself; any other global a variant reads must be a function
 # or a plain constant of its grader module.
-PROVIDED = {"torch": "import torch", "math": "import math", "F": "import torch.nn.functional as F"}
+PROVIDED = {
+    "torch": "import torch",
+    "math": "import math",
+    "F": "import torch.nn.functional as F",
+    "functools": "import functools",
+}
 
 
 @cache
@@ -43,15 +53,57 @@ def grader_module(path: Path) -> types.ModuleType:
     return module
 
 
-def _tables(tree: ast.Module) -> list[tuple[str, str]]:
-    """``(ROWS, variant)`` for every ``from_table(ROWS, variant)`` naming both plainly."""
+def _tables(tree: ast.Module) -> list[tuple[tuple[tuple[str, bool], ...], str]]:
+    """``(parts, variant)`` for every ``from_table(rows, variant)`` naming its variant plainly:
+    ``parts`` are the expressions ``rows`` lists (``ROWS``, or ``[*ROWS, ROW, *in_the_step(...)]``),
+    each with whether it gives a table (True) or one row."""
     found = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "from_table" and len(node.args) == 2:
-            rows, variant = node.args
-            if isinstance(rows, ast.Name) and isinstance(variant, ast.Name):
-                found.append((rows.id, variant.id))
+        if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "from_table" and node.args:
+            rows, variant = (node.args + [ast.Name("")])[:2]  # no variant: each row's function is one
+            if not isinstance(variant, ast.Name):
+                continue
+            elements = rows.elts if isinstance(rows, ast.List) else [ast.Starred(rows)]
+            parts = [
+                (ast.unparse(e.value), True) if isinstance(e, ast.Starred) else (ast.unparse(e), False)
+                for e in elements
+            ]
+            found.append((tuple(parts), variant.id))
     return sorted(set(found))
+
+
+def _function_tables(module: types.ModuleType, taken: set[str]) -> list[tuple[tuple[tuple[str, bool], ...], str]]:
+    """The grader's other tables of rows ``(name, function, explanation)`` (those it hands to a
+    helper of its own rather than to ``from_table``), as ``_tables`` gives them."""
+    return [
+        (((name, True),), "")
+        for name, value in vars(module).items()
+        if name not in taken
+        and isinstance(value, list)
+        and value
+        and all(
+            isinstance(row, tuple) and len(row) == 3 and isinstance(row[0], str) and inspect.isfunction(row[1])
+            for row in value
+        )
+    ]
+
+
+def _switch(module: types.ModuleType, value) -> tuple[str, list] | None:
+    """A switch's value as source a submission can run, with the grader functions it names;
+    None where it has none."""
+    if isinstance(value, types.BuiltinFunctionType) and getattr(torch, value.__name__, None) is value:
+        return f"torch.{value.__name__}", []
+    if isinstance(value, functools.partial) and not value.args and vars(module).get(value.func.__name__) is value.func:
+        keywords = [(k, _switch(module, v)) for k, v in value.keywords.items()]
+        if any(written is None for _, written in keywords):
+            return None
+        call = ", ".join([value.func.__name__, *(f"{k}={text}" for k, (text, _) in keywords)])
+        return f"functools.partial({call})", [value.func, *(f for _, (_, fns) in keywords for f in fns)]
+    text = repr(value)
+    try:
+        return (text, []) if ast.literal_eval(text) == value else None
+    except (ValueError, SyntaxError):
+        return None
 
 
 def _contract_function(signatures: dict[str, str], topic: str, variant) -> str | None:
@@ -69,9 +121,17 @@ def _parameters(signature: str) -> list[str]:
     return list(inspect.signature(namespace["f"]).parameters)
 
 
-def _helpers(module: types.ModuleType, fn) -> list[str] | None:
-    """The source of ``fn`` and of every grader-module function and constant it reads, helpers
-    first; None where it reads something that cannot be written into a submission."""
+@cache
+def _source(fn) -> tuple[str, list[str]]:
+    """A grader function's source, and the names it reads (sorted): read once, however many rows
+    write it (inspect re-tokenises the file each time)."""
+    source = textwrap.dedent(inspect.getsource(fn))
+    return source, sorted({n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)})
+
+
+def _helpers(module: types.ModuleType, *fns) -> list[str] | None:
+    """The source of ``fns`` and of every grader-module function and constant they read, helpers
+    first; None where one reads something that cannot be written into a submission."""
     order: list[str] = []
     seen: set[str] = set()
 
@@ -81,22 +141,21 @@ def _helpers(module: types.ModuleType, fn) -> list[str] | None:
         seen.add(name)
         value = vars(module)[name]
         if isinstance(value, types.FunctionType) and value.__module__ == module.__name__:
-            names = {
-                n.id for n in ast.walk(ast.parse(textwrap.dedent(inspect.getsource(value)))) if isinstance(n, ast.Name)
-            }
-            if not all(visit(n) for n in sorted(names) if n in vars(module)):
+            source, names = _source(value)
+            if not all(visit(n) for n in names if n in vars(module)):
                 return False
-            order.append(textwrap.dedent(inspect.getsource(value)))
+            order.append(source)
             return True
         if isinstance(value, (int, float, str, tuple)) and not isinstance(value, bool):
             order.append(f"{name} = {value!r}\n")
             return True
         return False
 
-    return order if visit(fn.__name__) else None
+    return order if all(visit(fn.__name__) for fn in fns) else None
 
 
-def derived_mutants(course: Path = ROOT) -> list[Variant]:
+@cache
+def derived_mutants(course: Path = ROOT) -> tuple[Variant, ...]:
     """Every mutant the mistake tables of ``course``'s graders give (this course by default)."""
     table = contract.table() if course == ROOT else contract.read(course / "solutions")
     found = []
@@ -105,30 +164,42 @@ def derived_mutants(course: Path = ROOT) -> list[Variant]:
         if not path.is_file():
             continue
         module = grader_module(path)
-        for rows_name, variant_name in _tables(ast.parse(path.read_text(encoding="utf-8"))):
-            variant = vars(module).get(variant_name)
-            if not callable(variant):
+        tables = _tables(ast.parse(path.read_text(encoding="utf-8")))
+        tables += _function_tables(module, {name for parts, _ in tables for name, _ in parts})
+        for parts, variant_name in tables:
+            variant = vars(module).get(variant_name) if variant_name else None
+            if variant_name and not callable(variant):
                 continue  # a table applied to a local function (a lab's replay): no mutant to derive
-            qualname = _contract_function(table["signatures"], topic, variant)
-            helpers = _helpers(module, variant) if qualname else None
-            if helpers is None:
-                continue
-            function = qualname.split(".", 1)[1]
-            params = table["signatures"][qualname][1:-1]
-            passed = ", ".join(f"{p}={p}" for p in _parameters(table["signatures"][qualname]))
-            for name, switches, _explain in vars(module)[rows_name]:
-                if not isinstance(switches, dict):
-                    continue
-                call = ", ".join([passed, *(f"{k}={v!r}" for k, v in switches.items())])
-                source = "\n".join(
-                    [
-                        *PROVIDED.values(),
-                        "",
-                        *helpers,
-                        f"def {function}({params}):",
-                        f"    return {variant.__name__}({call})",
-                        "",
-                    ]
-                )
-                found.append(Variant(qualname, f"{name} (the grader's {rows_name})", source, hint=name))
-    return found
+            for rows_name, is_table in parts:
+                value = eval(rows_name, vars(module))  # the grader's own expression, in its own namespace
+                rows = value if is_table else [value]
+                found += [m for row in rows if (m := _mutant(module, table, topic, variant, rows_name, row))]
+    return tuple(found)
+
+
+def _mutant(module: types.ModuleType, table: dict, topic: str, variant, rows_name: str, row) -> Variant | None:
+    """The row ``(name, switches, explanation)`` of ``variant``'s table (or ``(name, function,
+    explanation)`` of a table without one) written as a wrong contract function, or None where
+    it cannot be written."""
+    name, switches, _explain = row
+    if variant is None and isinstance(switches, types.FunctionType) and switches.__name__ != "<lambda>":
+        variant, switches = switches, {}
+    if variant is None or not isinstance(switches, dict):
+        return None
+    qualname = _contract_function(table["signatures"], topic, variant)
+    if qualname is None:
+        return None
+    written = {k: _switch(module, v) for k, v in switches.items()}
+    if any(w is None for w in written.values()):
+        return None
+    helpers = _helpers(module, variant, *(f for _, fns in written.values() for f in fns))
+    if helpers is None:
+        return None
+    function = qualname.split(".", 1)[1]
+    params = table["signatures"][qualname][1:-1]
+    passed = ", ".join(f"{p}={p}" for p in _parameters(table["signatures"][qualname]))
+    call = ", ".join([passed, *(f"{k}={text}" for k, (text, _) in written.items())])
+    source = "\n".join(
+        [*PROVIDED.values(), "", *helpers, f"def {function}({params}):", f"    return {variant.__name__}({call})", ""]
+    )
+    return Variant(qualname, f"{name} (the grader's {rows_name})", source, hint=name)

@@ -1,60 +1,12 @@
 """Known-wrong and alternative-correct LSTM/GRU functions (see tests/mutants/__init__.py)."""
 
-from tests.mutants import Alternative, Mutant
+from tests.mutants import Alternative, FromTable, Mutant
 
 MUTANTS = [
-    Mutant(
-        "lstm_gru.lstm_cell",
-        "gate order i, f, o, g",
-        """
-def lstm_cell(x, h_prev, c_prev, W_ih, W_hh, b_ih, b_hh):
-    gates = x @ W_ih.T + b_ih + h_prev @ W_hh.T + b_hh
-    i, f, o, g = gates.chunk(4, dim=-1)
-    c = torch.sigmoid(f) * c_prev + torch.sigmoid(i) * torch.tanh(g)
-    return torch.sigmoid(o) * torch.tanh(c), c
-""",
-        hint="gate order",
-    ),
-    Mutant(
-        "lstm_gru.lstm_cell",
-        "forget gate without its bias",
-        """
-def lstm_cell(x, h_prev, c_prev, W_ih, W_hh, b_ih, b_hh):
-    H = h_prev.shape[-1]
-    Wi, Wf, Wg, Wo = W_ih.split(H)
-    Ui, Uf, Ug, Uo = W_hh.split(H)
-    b = b_ih + b_hh
-    i = torch.sigmoid(x @ Wi.T + h_prev @ Ui.T + b[:H])
-    f = torch.sigmoid(x @ Wf.T + h_prev @ Uf.T)
-    g = torch.tanh(x @ Wg.T + h_prev @ Ug.T + b[2 * H:3 * H])
-    o = torch.sigmoid(x @ Wo.T + h_prev @ Uo.T + b[3 * H:])
-    c = f * c_prev + i * g
-    return o * torch.tanh(c), c
-""",
-        hint="forget-gate bias",
-    ),
-    Mutant(
-        "lstm_gru.lstm_cell",
-        "tanh on the cell sum, then again for h",
-        """
-def lstm_cell(x, h_prev, c_prev, W_ih, W_hh, b_ih, b_hh):
-    i, f, g, o = (x @ W_ih.T + b_ih + h_prev @ W_hh.T + b_hh).chunk(4, dim=-1)
-    c = torch.tanh(torch.sigmoid(f) * c_prev + torch.sigmoid(i) * torch.tanh(g))
-    return torch.sigmoid(o) * torch.tanh(c), c
-""",
-        hint="twice",
-    ),
-    Mutant(
-        "lstm_gru.lstm_cell",
-        "h = o * c",
-        """
-def lstm_cell(x, h_prev, c_prev, W_ih, W_hh, b_ih, b_hh):
-    i, f, g, o = (x @ W_ih.T + b_ih + h_prev @ W_hh.T + b_hh).chunk(4, dim=-1)
-    c = torch.sigmoid(f) * c_prev + torch.sigmoid(i) * torch.tanh(g)
-    return torch.sigmoid(o) * c, c
-""",
-        hint="tanh missing",
-    ),
+    FromTable("lstm_gru.lstm_cell", "gate order i, f, o, g", "gate order i, f, o, g"),
+    FromTable("lstm_gru.lstm_cell", "forget gate without its bias", "forget-gate bias dropped"),
+    FromTable("lstm_gru.lstm_cell", "tanh on the cell sum, then again for h", "tanh applied to the cell state twice"),
+    FromTable("lstm_gru.lstm_cell", "h = o * c", "h = o * c (tanh missing)"),
     Mutant(
         "lstm_gru.lstm_cell",
         "updates c_prev in place",
@@ -78,20 +30,7 @@ def lstm_forward(x, h0, c0, W_ih, W_hh, b_ih, b_hh):
     return torch.stack(hs, dim=1), (h, c)
 """,
     ),
-    Mutant(
-        "lstm_gru.lstm_forward",
-        "starts from zeros instead of h0, c0",
-        """
-def lstm_forward(x, h0, c0, W_ih, W_hh, b_ih, b_hh):
-    h, c = torch.zeros_like(h0), torch.zeros_like(c0)
-    hs = []
-    for t in range(x.shape[1]):
-        h, c = lstm_cell(x[:, t], h, c, W_ih, W_hh, b_ih, b_hh)
-        hs.append(h)
-    return torch.stack(hs, dim=1), (h, c)
-""",
-        hint="initial state",
-    ),
+    FromTable("lstm_gru.lstm_forward", "starts from zeros instead of h0, c0", "initial state ignored (zeros)"),
     Mutant(
         "lstm_gru.lstm_forward",
         "returns (hs, h_T, c_T) flat",
@@ -105,48 +44,9 @@ def lstm_forward(x, h0, c0, W_ih, W_hh, b_ih, b_hh):
     return torch.stack(hs, dim=1), h, c
 """,
     ),
-    Mutant(
-        "lstm_gru.lstm_forward",
-        "stores h before the step",
-        """
-def lstm_forward(x, h0, c0, W_ih, W_hh, b_ih, b_hh):
-    h, c = h0, c0
-    hs = []
-    for t in range(x.shape[1]):
-        hs.append(h)
-        h, c = lstm_cell(x[:, t], h, c, W_ih, W_hh, b_ih, b_hh)
-    return torch.stack(hs, dim=1), (h, c)
-""",
-        hint="shifted",
-    ),
-    Mutant(
-        "lstm_gru.gru_cell",
-        "update convention flipped",
-        """
-def gru_cell(x, h_prev, W_ih, W_hh, b_ih, b_hh):
-    i_r, i_z, i_n = (x @ W_ih.T + b_ih).chunk(3, dim=-1)
-    h_r, h_z, h_n = (h_prev @ W_hh.T + b_hh).chunk(3, dim=-1)
-    r, z = torch.sigmoid(i_r + h_r), torch.sigmoid(i_z + h_z)
-    n = torch.tanh(i_n + r * h_n)
-    return z * n + (1 - z) * h_prev
-""",
-        hint="flipped",
-    ),
-    Mutant(
-        "lstm_gru.gru_cell",
-        "biases summed first (b_hn outside r)",
-        """
-def gru_cell(x, h_prev, W_ih, W_hh, b_ih, b_hh):
-    H = h_prev.shape[-1]
-    b = b_ih + b_hh
-    gx, gh = x @ W_ih.T, h_prev @ W_hh.T
-    r = torch.sigmoid(gx[:, :H] + gh[:, :H] + b[:H])
-    z = torch.sigmoid(gx[:, H:2 * H] + gh[:, H:2 * H] + b[H:2 * H])
-    n = torch.tanh(gx[:, 2 * H:] + r * gh[:, 2 * H:] + b[2 * H:])
-    return (1 - z) * n + z * h_prev
-""",
-        hint="b_hn outside",
-    ),
+    FromTable("lstm_gru.lstm_forward", "stores h before the step", "hs shifted by one step (h_0 ... h_{T-1})"),
+    FromTable("lstm_gru.gru_cell", "update convention flipped", "update convention flipped (h = z*n + (1-z)*h_prev)"),
+    FromTable("lstm_gru.gru_cell", "biases summed first (b_hn outside r)", "b_hn outside the reset gate"),
     Mutant(
         "lstm_gru.gru_forward",
         "steps with torch.gru_cell (forbidden)",
@@ -160,21 +60,7 @@ def gru_forward(x, h0, W_ih, W_hh, b_ih, b_hh):
     return torch.stack(hs, dim=1), h
 """,
     ),
-    Mutant(
-        "lstm_gru.gru_forward",
-        "h_T is the first hidden state",
-        """
-def gru_forward(x, h0, W_ih, W_hh, b_ih, b_hh):
-    h = h0
-    hs = []
-    for t in range(x.shape[1]):
-        h = gru_cell(x[:, t], h, W_ih, W_hh, b_ih, b_hh)
-        hs.append(h)
-    hs = torch.stack(hs, dim=1)
-    return hs, hs[:, 0].clone()
-""",
-        hint="first step",
-    ),
+    FromTable("lstm_gru.gru_forward", "h_T is the first hidden state", "h_T taken from the first step"),
     Mutant(
         "lstm_gru.gru_forward",
         "updates h0 in place",
@@ -187,24 +73,10 @@ def gru_forward(x, h0, W_ih, W_hh, b_ih, b_hh):
     return torch.stack(hs, dim=1), h0.clone()
 """,
     ),
-    Mutant(
+    FromTable(
         "lstm_gru.gru_forward",
         "inlined cell in the notes' form",
-        """
-def gru_forward(x, h0, W_ih, W_hh, b_ih, b_hh):
-    H = h0.shape[-1]
-    h = h0
-    hs = []
-    for t in range(x.shape[1]):
-        i_r, i_z, i_n = (x[:, t] @ W_ih.T + b_ih).chunk(3, dim=-1)
-        h_r, h_z, _ = (h @ W_hh.T + b_hh).chunk(3, dim=-1)
-        r, z = torch.sigmoid(i_r + h_r), torch.sigmoid(i_z + h_z)
-        n = torch.tanh(i_n + (r * h) @ W_hh[2 * H:].T + b_hh[2 * H:])
-        h = (1 - z) * n + z * h
-        hs.append(h)
-    return torch.stack(hs, dim=1), h
-""",
-        hint="notes",
+        "reset gate applied before W_hn (the notes' form) (in the step)",
     ),
 ]
 

@@ -1,6 +1,6 @@
 """Known-wrong and alternative-correct optimizers (see tests/mutants/__init__.py)."""
 
-from tests.mutants import Alternative, Mutant
+from tests.mutants import Alternative, FromTable, Mutant
 
 MUTANTS = [
     Mutant(
@@ -16,45 +16,11 @@ def adam(w, dw, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8):
     return w - lr * m_hat / (torch.sqrt(v_hat) + eps), {"step": t, "m": m, "v": v}
 """,
     ),
-    Mutant(
-        "optimizers.rmsprop",
-        "eps inside the square root",
-        """
-def rmsprop(w, dw, state, lr=1e-2, alpha=0.99, eps=1e-8):
-    s = alpha * state.get("sq_avg", torch.zeros_like(w)) + (1 - alpha) * dw * dw
-    return w - lr * dw / torch.sqrt(s + eps), {"sq_avg": s}
-""",
-        hint="eps",
-    ),
-    Mutant(
-        "optimizers.sgd_momentum",
-        "dampened momentum",
-        """
-def sgd_momentum(w, dw, state, lr=1e-2, momentum=0.9):
-    v = momentum * state.get("velocity", torch.zeros_like(w)) + (1 - momentum) * dw
-    return w - lr * v, {"velocity": v}
-""",
-        hint="dampened",
-    ),
-    Mutant(
-        "optimizers.adagrad",
-        "forgets to accumulate",
-        """
-def adagrad(w, dw, state, lr=1e-2, eps=1e-10):
-    G = dw * dw
-    return w - lr * dw / (torch.sqrt(G) + eps), {"sum_sq": G}
-""",
-        hint="accumulation",
-    ),
-    Mutant(
-        "optimizers.clip_grad_norm",
-        "clips each tensor by its own norm",
-        """
-def clip_grad_norm(grads, max_norm):
-    total = torch.linalg.vector_norm(torch.stack([g.norm() for g in grads]))
-    return [g * torch.clamp(max_norm / (g.norm() + 1e-6), max=1.0) for g in grads], total
-""",
-        hint="own norm",
+    FromTable("optimizers.rmsprop", "eps inside the square root", "eps inside the square root"),
+    FromTable("optimizers.sgd_momentum", "dampened momentum", "dampened momentum"),
+    FromTable("optimizers.adagrad", "forgets to accumulate", "no accumulation"),
+    FromTable(
+        "optimizers.clip_grad_norm", "clips each tensor by its own norm", "each gradient clipped by its own norm"
     ),
     Mutant(
         "optimizers.clip_grad_norm",

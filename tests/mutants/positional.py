@@ -1,35 +1,14 @@
 """Known-wrong and alternative-correct positional encodings (see tests/mutants/__init__.py)."""
 
-from tests.mutants import Alternative, Mutant
+from tests.mutants import Alternative, FromTable, Mutant
 
 MUTANTS = [
-    Mutant(
+    FromTable(
         "positional.sinusoidal_encoding",
         "concatenated [sin, cos] halves",
-        """
-def sinusoidal_encoding(num_positions, d_model, device=None, dtype=torch.float32):
-    pos = torch.arange(num_positions, device=device, dtype=torch.float64)[:, None]
-    angle = pos / 10000.0 ** (torch.arange(0, d_model, 2, device=device, dtype=torch.float64) / d_model)
-    pe = torch.cat([torch.sin(angle), torch.cos(angle[:, : d_model // 2])], dim=1)
-    return pe.to(dtype)
-""",
-        hint="halves",
+        "sines and cosines concatenated in two halves",
     ),
-    Mutant(
-        "positional.sinusoidal_encoding",
-        "exponent i/d",
-        """
-def sinusoidal_encoding(num_positions, d_model, device=None, dtype=torch.float32):
-    pos = torch.arange(num_positions, device=device, dtype=torch.float64)[:, None]
-    i = torch.arange((d_model + 1) // 2, device=device, dtype=torch.float64)
-    angle = pos / 10000.0 ** (i / d_model)
-    pe = torch.zeros(num_positions, d_model, device=device, dtype=torch.float64)
-    pe[:, 0::2] = torch.sin(angle)
-    pe[:, 1::2] = torch.cos(angle[:, : d_model // 2])
-    return pe.to(dtype)
-""",
-        hint="2i/d",
-    ),
+    FromTable("positional.sinusoidal_encoding", "exponent i/d", "exponent i/d instead of 2i/d"),
     Mutant(
         "positional.sinusoidal_encoding",
         "PyTorch-tutorial code: fails for odd d_model",
@@ -57,24 +36,8 @@ def sinusoidal_encoding(num_positions, d_model, device=None, dtype=torch.float32
 """,
         hint="float32",
     ),
-    Mutant(
-        "positional.embed_tokens",
-        "no sqrt(d) scaling",
-        """
-def embed_tokens(tokens, embedding, pe):
-    return embedding[tokens] + pe[: tokens.shape[1]]
-""",
-        hint="sqrt(d) scaling missing",
-    ),
-    Mutant(
-        "positional.embed_tokens",
-        "divides by sqrt(d)",
-        """
-def embed_tokens(tokens, embedding, pe):
-    return embedding[tokens] / math.sqrt(embedding.shape[1]) + pe[: tokens.shape[1]]
-""",
-        hint="divided",
-    ),
+    FromTable("positional.embed_tokens", "no sqrt(d) scaling", "sqrt(d) scaling missing"),
+    FromTable("positional.embed_tokens", "divides by sqrt(d)", "divided by sqrt(d) instead of multiplied"),
     Mutant(
         "positional.embed_tokens",
         "scales the table in place",

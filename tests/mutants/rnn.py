@@ -1,6 +1,6 @@
 """Known-wrong and alternative-correct RNN functions (see tests/mutants/__init__.py)."""
 
-from tests.mutants import Alternative, Mutant
+from tests.mutants import Alternative, FromTable, Mutant
 
 # A correct BPTT written out by hand, for mutants that differ from it in one place.
 _BPTT_BODY = """
@@ -40,33 +40,9 @@ def _bptt(replacements=(), prologue=""):
 
 MUTANTS = [
     # --- rnn_cell
-    Mutant(
-        "rnn.rnn_cell",
-        "W_xh and W_hh swapped",
-        """
-def rnn_cell(x, h_prev, W_xh, W_hh, b_h):
-    return torch.tanh(x @ W_hh.T + h_prev @ W_xh.T + b_h)
-""",
-        hint="swapped",
-    ),
-    Mutant(
-        "rnn.rnn_cell",
-        "recurrent weight not transposed",
-        """
-def rnn_cell(x, h_prev, W_xh, W_hh, b_h):
-    return torch.tanh(x @ W_xh.T + h_prev @ W_hh + b_h)
-""",
-        hint="not transposed",
-    ),
-    Mutant(
-        "rnn.rnn_cell",
-        "forgets the tanh",
-        """
-def rnn_cell(x, h_prev, W_xh, W_hh, b_h):
-    return x @ W_xh.T + h_prev @ W_hh.T + b_h
-""",
-        hint="tanh",
-    ),
+    FromTable("rnn.rnn_cell", "W_xh and W_hh swapped", "W_xh and W_hh swapped"),
+    FromTable("rnn.rnn_cell", "recurrent weight not transposed", "W_hh not transposed"),
+    FromTable("rnn.rnn_cell", "forgets the tanh", "no tanh"),
     Mutant(
         "rnn.rnn_cell",
         "uses torch.rnn_tanh_cell (forbidden)",
@@ -76,27 +52,8 @@ def rnn_cell(x, h_prev, W_xh, W_hh, b_h):
 """,
     ),
     # --- rnn_forward
-    Mutant(
-        "rnn.rnn_forward",
-        "every step restarts from h0",
-        """
-def rnn_forward(x, h0, W_xh, W_hh, b_h):
-    return torch.stack([rnn_cell(x[:, t], h0, W_xh, W_hh, b_h) for t in range(x.shape[1])], dim=1)
-""",
-        hint="not carried",
-    ),
-    Mutant(
-        "rnn.rnn_forward",
-        "returns h0 too",
-        """
-def rnn_forward(x, h0, W_xh, W_hh, b_h):
-    hs = [h0]
-    for t in range(x.shape[1]):
-        hs.append(rnn_cell(x[:, t], hs[-1], W_xh, W_hh, b_h))
-    return torch.stack(hs, dim=1)
-""",
-        hint="includes h0",
-    ),
+    FromTable("rnn.rnn_forward", "every step restarts from h0", "hidden state not carried"),
+    FromTable("rnn.rnn_forward", "returns h0 too", "includes h0"),
     Mutant(
         "rnn.rnn_forward",
         "writes the running state into h0 (in place)",
@@ -165,18 +122,12 @@ def softmax_cross_entropy(logits, targets):
 """,
     ),
     # --- rnn_bptt
-    Mutant(
+    FromTable(
         "rnn.rnn_bptt",
         "mean over time (loss and gradients T times too small)",
-        _bptt([("* T\n", "\n"), (") / B\n", ") / (B * T)\n")]),
-        hint="mean over time",
+        "mean over time instead of sum (loss off by a factor T)",
     ),
-    Mutant(
-        "rnn.rnn_bptt",
-        "tanh derivative written as h_t",
-        _bptt([("(1 - hs[:, t] ** 2)", "hs[:, t]")]),
-        hint="derivative",
-    ),
+    FromTable("rnn.rnn_bptt", "tanh derivative written as h_t", "tanh derivative written as h_t"),
     Mutant(
         "rnn.rnn_bptt", "h0 gradient left at zero", _bptt([('"h0": dh_next', '"h0": torch.zeros_like(h0)')]), hint="h0"
     ),
@@ -186,7 +137,7 @@ def softmax_cross_entropy(logits, targets):
         _bptt([('        "h0": dh_next,\n', "")]),
         hint="h0 gradient missing",
     ),
-    Mutant("rnn.rnn_bptt", "W_hh gradient from h_t", _bptt([("d_a, h_prev)", "d_a, hs)")]), hint="h_{t-1}"),
+    FromTable("rnn.rnn_bptt", "W_hh gradient from h_t", "W_hh gradient uses h_t instead of h_{t-1}"),
     Mutant(
         "rnn.rnn_bptt",
         "writes the gradients into params (grads = params)",
@@ -239,42 +190,8 @@ def rnn_bptt(x, targets, h0, params):
         _bptt(prologue="    x = x.detach().clone().requires_grad_()\n"),
     ),
     # --- truncated_bptt
-    Mutant(
-        "rnn.truncated_bptt",
-        "each chunk restarts from h0",
-        """
-def truncated_bptt(x, targets, h0, params, chunk):
-    T = x.shape[1]
-    loss, grads = None, None
-    for start in range(0, T, chunk):
-        loss_c, grads_c = rnn_bptt(x[:, start:start + chunk], targets[:, start:start + chunk], h0, params)
-        if grads is None:
-            loss, grads = loss_c, grads_c
-        else:
-            loss = loss + loss_c
-            grads = {k: g if k == "h0" else g + grads_c[k] for k, g in grads.items()}
-    last = rnn_forward(x[:, start:], h0, params["W_xh"], params["W_hh"], params["b_h"])
-    return loss, grads, last[:, -1].clone()
-""",
-        hint="not carried",
-    ),
-    Mutant(
-        "rnn.truncated_bptt",
-        "h0 gradient summed over chunks",
-        """
-def truncated_bptt(x, targets, h0, params, chunk):
-    T = x.shape[1]
-    hs = rnn_forward(x, h0, params["W_xh"], params["W_hh"], params["b_h"])
-    loss, grads = 0.0, None
-    for start in range(0, T, chunk):
-        h_start = h0 if start == 0 else hs[:, start - 1]
-        loss_c, grads_c = rnn_bptt(x[:, start:start + chunk], targets[:, start:start + chunk], h_start, params)
-        loss = loss + loss_c
-        grads = grads_c if grads is None else {k: g + grads_c[k] for k, g in grads.items()}
-    return loss, grads, hs[:, -1].clone()
-""",
-        hint="h0 gradient summed",
-    ),
+    FromTable("rnn.truncated_bptt", "each chunk restarts from h0", "hidden state not carried across chunks"),
+    FromTable("rnn.truncated_bptt", "h0 gradient summed over chunks", "h0 gradient summed over every chunk"),
     Mutant(
         "rnn.truncated_bptt",
         "drops the last, shorter chunk",
@@ -298,17 +215,7 @@ def truncated_bptt(x, targets, h0, params, chunk):
 """,
         hint="partial chunk",
     ),
-    Mutant(
-        "rnn.truncated_bptt",
-        "no truncation at all (full BPTT)",
-        """
-def truncated_bptt(x, targets, h0, params, chunk):
-    loss, grads = rnn_bptt(x, targets, h0, params)
-    hs = rnn_forward(x, h0, params["W_xh"], params["W_hh"], params["b_h"])
-    return loss, grads, hs[:, -1].clone()
-""",
-        hint="not cut",
-    ),
+    FromTable("rnn.truncated_bptt", "no truncation at all (full BPTT)", "gradient not cut (full BPTT)"),
     Mutant(
         "rnn.truncated_bptt",
         "autograd per chunk with detach (forbidden)",
@@ -334,84 +241,17 @@ def truncated_bptt(x, targets, h0, params, chunk):
 """,
     ),
     # --- birnn_forward
-    Mutant(
+    FromTable(
         "rnn.birnn_forward",
         "backward outputs left in reversed time",
-        """
-def birnn_forward(x, h0_fwd, h0_bwd, params_fwd, params_bwd):
-    fwd = rnn_forward(x, h0_fwd, params_fwd["W_xh"], params_fwd["W_hh"], params_fwd["b_h"])
-    bwd = rnn_forward(x.flip(1), h0_bwd, params_bwd["W_xh"], params_bwd["W_hh"], params_bwd["b_h"])
-    return torch.cat([fwd, bwd], dim=-1)
-""",
-        hint="re-reversed",
+        "backward direction not re-reversed (position misaligned)",
     ),
-    Mutant(
-        "rnn.birnn_forward",
-        "[backward, forward] order",
-        """
-def birnn_forward(x, h0_fwd, h0_bwd, params_fwd, params_bwd):
-    fwd = rnn_forward(x, h0_fwd, params_fwd["W_xh"], params_fwd["W_hh"], params_fwd["b_h"])
-    bwd = rnn_forward(x.flip(1), h0_bwd, params_bwd["W_xh"], params_bwd["W_hh"], params_bwd["b_h"])
-    return torch.cat([bwd.flip(1), fwd], dim=-1)
-""",
-        hint="wrong order",
-    ),
-    Mutant(
-        "rnn.birnn_forward",
-        "backward RNN never reverses",
-        """
-def birnn_forward(x, h0_fwd, h0_bwd, params_fwd, params_bwd):
-    fwd = rnn_forward(x, h0_fwd, params_fwd["W_xh"], params_fwd["W_hh"], params_fwd["b_h"])
-    bwd = rnn_forward(x, h0_bwd, params_bwd["W_xh"], params_bwd["W_hh"], params_bwd["b_h"])
-    return torch.cat([fwd, bwd], dim=-1)
-""",
-        hint="left to right",
-    ),
+    FromTable("rnn.birnn_forward", "[backward, forward] order", "directions concatenated in the wrong order"),
+    FromTable("rnn.birnn_forward", "backward RNN never reverses", "backward RNN reads left to right"),
     # --- greedy_decode
-    Mutant(
-        "rnn.greedy_decode",
-        "returns the start token too",
-        """
-def greedy_decode(params, embedding, h0, start_token, steps):
-    h, tokens = h0, [start_token]
-    for _ in range(steps):
-        h = rnn_cell(embedding[tokens[-1]], h, params["W_xh"], params["W_hh"], params["b_h"])
-        tokens.append(torch.argmax(h @ params["W_hy"].T + params["b_y"], dim=-1))
-    return torch.stack(tokens, dim=1)
-""",
-        hint="start token",
-    ),
-    Mutant(
-        "rnn.greedy_decode",
-        "always feeds the start token",
-        """
-def greedy_decode(params, embedding, h0, start_token, steps):
-    h, tokens = h0, []
-    for _ in range(steps):
-        h = rnn_cell(embedding[start_token], h, params["W_xh"], params["W_hh"], params["b_h"])
-        tokens.append(torch.argmax(h @ params["W_hy"].T + params["b_y"], dim=-1))
-    if not tokens:
-        return torch.empty(h0.shape[0], 0, dtype=torch.int64, device=h0.device)
-    return torch.stack(tokens, dim=1)
-""",
-        hint="not fed back",
-    ),
-    Mutant(
-        "rnn.greedy_decode",
-        "feeds the hidden state as the next input",
-        """
-def greedy_decode(params, embedding, h0, start_token, steps):
-    h, x, tokens = h0, embedding[start_token], []
-    for _ in range(steps):
-        h = rnn_cell(x, h, params["W_xh"], params["W_hh"], params["b_h"])
-        tokens.append(torch.argmax(h @ params["W_hy"].T + params["b_y"], dim=-1))
-        x = h
-    if not tokens:
-        return torch.empty(h0.shape[0], 0, dtype=torch.int64, device=h0.device)
-    return torch.stack(tokens, dim=1)
-""",
-        hint="hidden state fed",
-    ),
+    FromTable("rnn.greedy_decode", "returns the start token too", "includes the start token"),
+    FromTable("rnn.greedy_decode", "always feeds the start token", "generated token not fed back"),
+    FromTable("rnn.greedy_decode", "feeds the hidden state as the next input", "hidden state fed as the next input"),
     Mutant(
         "rnn.greedy_decode",
         "uses nn.RNNCell (forbidden)",

@@ -4,71 +4,16 @@ The module has no forbidden operations (grading_config.yaml), so no mutant here 
 sequential-loop ``linear_scan`` is the one that must lose only the complexity points.
 """
 
-from tests.mutants import Alternative, Mutant
+from tests.mutants import Alternative, FromTable, Mutant
 
 MUTANTS = [
     # --- discretize ------------------------------------------------------------------------------
-    Mutant(
-        "selective_scan.discretize",
-        "first-order approximation 1 + delta*A",
-        """
-def discretize(delta, A, B):
-    A_bar = 1 + delta[..., None] * A
-    B_bar = delta[..., None] * B[:, :, None, :]
-    return A_bar, B_bar
-""",
-        hint="first-order",
-    ),
-    Mutant(
-        "selective_scan.discretize",
-        "full zero-order hold for B",
-        """
-def discretize(delta, A, B):
-    dA = delta.unsqueeze(-1) * A
-    A_bar = torch.exp(dA)
-    B_bar = (A_bar - 1) / A * B.unsqueeze(2)
-    return A_bar, B_bar
-""",
-        hint="ZOH",
-    ),
-    Mutant(
-        "selective_scan.discretize",
-        "exp(-delta*A), taking A as positive",
-        """
-def discretize(delta, A, B):
-    return torch.exp(-delta[..., None] * A), delta[..., None] * B[:, :, None, :]
-""",
-        hint="sign",
-    ),
+    FromTable("selective_scan.discretize", "first-order approximation 1 + delta*A", "first-order approximation"),
+    FromTable("selective_scan.discretize", "full zero-order hold for B", "ZOH for B"),
+    FromTable("selective_scan.discretize", "exp(-delta*A), taking A as positive", "sign of A flipped"),
     # --- linear_scan -----------------------------------------------------------------------------
-    Mutant(
-        "selective_scan.linear_scan",
-        "ignores h0",
-        """
-def linear_scan(a, b, h0=None):
-    h = b.clone()
-    step = 1
-    while step < h.shape[1]:
-        h_prev = torch.cat([torch.zeros_like(h[:, :step]), h[:, :-step]], dim=1)
-        a_prev = torch.cat([torch.ones_like(a[:, :step]), a[:, :-step]], dim=1)
-        h = a * h_prev + h
-        a = a * a_prev
-        step *= 2
-    return h
-""",
-        hint="h0",
-    ),
-    Mutant(
-        "selective_scan.linear_scan",
-        "prefix product with division",
-        """
-def linear_scan(a, b, h0=None):
-    P = torch.cumprod(a, dim=1)
-    start = torch.zeros_like(b[:, :1]) if h0 is None else h0[:, None]
-    return P * (start + torch.cumsum(b / P, dim=1))
-""",
-        hint="division",
-    ),
+    FromTable("selective_scan.linear_scan", "ignores h0", "h0 ignored"),
+    FromTable("selective_scan.linear_scan", "prefix product with division", "prefix product with division"),
     Mutant(
         "selective_scan.linear_scan",
         "scans in place on b (modifies an argument)",
@@ -85,195 +30,33 @@ def linear_scan(a, b, h0=None):
     return h.clone()
 """,
     ),
-    Mutant(
+    FromTable(
         "selective_scan.linear_scan",
         "returns h_0 ... h_{T-1} (the state before each step)",
-        """
-def linear_scan(a, b, h0=None):
-    h = torch.zeros_like(b[:, 0]) if h0 is None else h0.clone()
-    out = []
-    for t in range(a.shape[1]):
-        out.append(h)
-        h = a[:, t] * h + b[:, t]
-    return torch.stack(out, dim=1)
-""",
-        hint="initial state",
+        "initial state in the output",
     ),
     # --- selective_scan --------------------------------------------------------------------------
-    Mutant(
+    FromTable(
         "selective_scan.selective_scan",
         "softplus before adding delta_bias",
-        """
-def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False,
-                   return_last_state=False):
-    if delta_softplus:
-        delta = F.softplus(delta)
-    if delta_bias is not None:
-        delta = delta + delta_bias
-    A_bar, B_bar = discretize(delta, A, B)
-    h = linear_scan(A_bar, B_bar * u[..., None])
-    y = (h * C[:, :, None, :]).sum(-1)
-    if D is not None:
-        y = y + D * u
-    if z is not None:
-        y = y * F.silu(z)
-    return (y, h[:, -1].clone()) if return_last_state else y
-""",
-        hint="softplus",
+        "softplus applied before adding delta_bias",
     ),
-    Mutant(
-        "selective_scan.selective_scan",
-        "sigmoid gate instead of silu",
-        """
-def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False,
-                   return_last_state=False):
-    if delta_bias is not None:
-        delta = delta + delta_bias
-    if delta_softplus:
-        delta = F.softplus(delta)
-    A_bar, B_bar = discretize(delta, A, B)
-    h = linear_scan(A_bar, B_bar * u[..., None])
-    y = torch.einsum("btdn,btn->btd", h, C)
-    if D is not None:
-        y = y + D * u
-    if z is not None:
-        y = y * torch.sigmoid(z)
-    return (y, h[:, -1].clone()) if return_last_state else y
-""",
-        hint="sigmoid",
-    ),
-    Mutant(
-        "selective_scan.selective_scan",
-        "forgets the D skip",
-        """
-def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False,
-                   return_last_state=False):
-    if delta_bias is not None:
-        delta = delta + delta_bias
-    if delta_softplus:
-        delta = F.softplus(delta)
-    A_bar, B_bar = discretize(delta, A, B)
-    h = linear_scan(A_bar, B_bar * u[..., None])
-    y = torch.einsum("btdn,btn->btd", h, C)
-    if z is not None:
-        y = y * F.silu(z)
-    return (y, h[:, -1].clone()) if return_last_state else y
-""",
-        hint="skip",
-    ),
-    Mutant(
+    FromTable("selective_scan.selective_scan", "sigmoid gate instead of silu", "sigmoid gate"),
+    FromTable("selective_scan.selective_scan", "forgets the D skip", "D skip missing"),
+    FromTable(
         "selective_scan.selective_scan",
         "returns every state instead of the last",
-        """
-def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False,
-                   return_last_state=False):
-    if delta_bias is not None:
-        delta = delta + delta_bias
-    if delta_softplus:
-        delta = F.softplus(delta)
-    A_bar, B_bar = discretize(delta, A, B)
-    h = linear_scan(A_bar, B_bar * u[..., None])
-    y = torch.einsum("btdn,btn->btd", h, C)
-    if D is not None:
-        y = y + D * u
-    if z is not None:
-        y = y * F.silu(z)
-    return (y, h) if return_last_state else y
-""",
-        hint="all T",
+        "returned h for all T instead of the last state",
     ),
-    Mutant(
-        "selective_scan.selective_scan",
-        "inline ZOH discretisation of B in a sequential loop",
-        """
-def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False,
-                   return_last_state=False):
-    if delta_bias is not None:
-        delta = delta + delta_bias
-    if delta_softplus:
-        delta = F.softplus(delta)
-    h = u.new_zeros(u.shape[0], u.shape[2], A.shape[1])
-    ys = []
-    for t in range(u.shape[1]):
-        dA = delta[:, t, :, None] * A
-        h = torch.exp(dA) * h + (torch.exp(dA) - 1) / A * B[:, t, None, :] * u[:, t, :, None]
-        ys.append((h * C[:, t, None, :]).sum(-1))
-    y = torch.stack(ys, dim=1)
-    if D is not None:
-        y = y + D * u
-    if z is not None:
-        y = y * F.silu(z)
-    return (y, h) if return_last_state else y
-""",
-        hint="ZOH",
-    ),
-    Mutant(
-        "selective_scan.selective_scan",
-        "gate applied before the D skip",
-        """
-def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False,
-                   return_last_state=False):
-    if delta_bias is not None:
-        delta = delta + delta_bias
-    if delta_softplus:
-        delta = F.softplus(delta)
-    A_bar, B_bar = discretize(delta, A, B)
-    h = linear_scan(A_bar, B_bar * u[..., None])
-    y = torch.einsum("btdn,btn->btd", h, C)
-    if z is not None:
-        y = y * F.silu(z)
-    if D is not None:
-        y = y + D * u
-    return (y, h[:, -1].clone()) if return_last_state else y
-""",
-        hint="before the D skip",
-    ),
-    Mutant(
+    FromTable("selective_scan.selective_scan", "inline ZOH discretisation of B in a sequential loop", "ZOH for B"),
+    FromTable("selective_scan.selective_scan", "gate applied before the D skip", "gate applied before the D skip"),
+    FromTable(
         "selective_scan.selective_scan",
         "channel-first output like selective_scan_ref",
-        """
-def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False,
-                   return_last_state=False):
-    if delta_bias is not None:
-        delta = delta + delta_bias
-    if delta_softplus:
-        delta = F.softplus(delta)
-    A_bar, B_bar = discretize(delta, A, B)
-    h = linear_scan(A_bar, B_bar * u[..., None])
-    y = torch.einsum("btdn,btn->bdt", h, C)
-    if D is not None:
-        y = y + D[:, None] * u.transpose(1, 2)
-    if z is not None:
-        y = y * F.silu(z.transpose(1, 2))
-    return (y, h[:, -1].clone()) if return_last_state else y
-""",
-        hint="channel-first",
+        "transposed layout (channel-first)",
     ),
-    Mutant(
-        "selective_scan.selective_scan",
-        "state starts at the first input (counted twice)",
-        """
-def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False,
-                   return_last_state=False):
-    if delta_bias is not None:
-        delta = delta + delta_bias
-    if delta_softplus:
-        delta = F.softplus(delta)
-    A_bar, B_bar = discretize(delta, A, B)
-    Bu = B_bar * u[..., None]
-    h = Bu[:, 0]
-    hs = []
-    for t in range(u.shape[1]):
-        h = A_bar[:, t] * h + Bu[:, t]
-        hs.append(h)
-    y = torch.einsum("btdn,btn->btd", torch.stack(hs, dim=1), C)
-    if D is not None:
-        y = y + D * u
-    if z is not None:
-        y = y * F.silu(z)
-    return (y, h) if return_last_state else y
-""",
-        hint="starting at zero",
+    FromTable(
+        "selective_scan.selective_scan", "state starts at the first input (counted twice)", "state not starting at zero"
     ),
     Mutant(
         "selective_scan.selective_scan",

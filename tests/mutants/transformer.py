@@ -1,41 +1,11 @@
 """Known-wrong and alternative-correct Transformer functions (see tests/mutants/__init__.py)."""
 
-from tests.mutants import Alternative, Mutant
+from tests.mutants import Alternative, FromTable, Mutant
 
 MUTANTS = [
-    Mutant(
-        "transformer.layer_norm",
-        "unbiased variance (torch.var's default)",
-        """
-def layer_norm(x, weight, bias, eps=1e-5):
-    mean = x.mean(dim=-1, keepdim=True)
-    var = x.var(dim=-1, keepdim=True)
-    return (x - mean) / torch.sqrt(var + eps) * weight + bias
-""",
-        hint="unbiased variance",
-    ),
-    Mutant(
-        "transformer.layer_norm",
-        "eps added after the square root",
-        """
-def layer_norm(x, weight, bias, eps=1e-5):
-    mean = x.mean(dim=-1, keepdim=True)
-    std = x.std(dim=-1, keepdim=True, unbiased=False)
-    return (x - mean) / (std + eps) * weight + bias
-""",
-        hint="eps outside",
-    ),
-    Mutant(
-        "transformer.layer_norm",
-        "normalizes over the token axis",
-        """
-def layer_norm(x, weight, bias, eps=1e-5):
-    mean = x.mean(dim=-2, keepdim=True)
-    var = ((x - mean) ** 2).mean(dim=-2, keepdim=True)
-    return (x - mean) / torch.sqrt(var + eps) * weight + bias
-""",
-        hint="wrong axis",
-    ),
+    FromTable("transformer.layer_norm", "unbiased variance (torch.var's default)", "unbiased variance"),
+    FromTable("transformer.layer_norm", "eps added after the square root", "eps outside the square root"),
+    FromTable("transformer.layer_norm", "normalizes over the token axis", "normalized over the wrong axis"),
     Mutant(
         "transformer.layer_norm",
         "calls F.layer_norm (forbidden)",
@@ -44,24 +14,8 @@ def layer_norm(x, weight, bias, eps=1e-5):
     return torch.nn.functional.layer_norm(x, (x.shape[-1],), weight, bias, eps)
 """,
     ),
-    Mutant(
-        "transformer.feed_forward",
-        "no activation",
-        """
-def feed_forward(x, W1, b1, W2, b2):
-    return (x @ W1.T + b1) @ W2.T + b2
-""",
-        hint="activation missing",
-    ),
-    Mutant(
-        "transformer.feed_forward",
-        "GELU instead of ReLU",
-        """
-def feed_forward(x, W1, b1, W2, b2):
-    return torch.nn.functional.gelu(x @ W1.T + b1) @ W2.T + b2
-""",
-        hint="GELU",
-    ),
+    FromTable("transformer.feed_forward", "no activation", "activation missing"),
+    FromTable("transformer.feed_forward", "GELU instead of ReLU", "GELU instead of ReLU"),
     Mutant(
         "transformer.encoder_block",
         "always post-LN (ignores norm_first)",
