@@ -8,8 +8,9 @@ beyond its return value:
 * probes: a few steps of the student's own function on inputs the parent chooses (``lr = 0``),
   run in the same sandbox, only for a failed lab (an honest pass pays nothing);
 * the trained model on the held-out data, under the reference forward and under known-wrong
-  variants of it (the task module's ``SLIPS``: a model trained to predict the wrong target
-  predicts that target well).
+  variants of it (the task module's ``SLIPS``): a model trained with the wrong target or
+  without the causal mask has, under that variant, the held-out loss its own reported losses
+  end at, and under the reference forward a much larger one (``fits``).
 
 A slip is named only on evidence a correct loop cannot produce: an exact equality (a tensor
 that never changed, a step taken at ``lr = 0``), a bound Adam's steps obey, or a behaviour the

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from seqlab.build import replace_function
 from seqlab.grading import grade_submission, grading_settings
 from tests.mutants import all_variants, make_submission
 from tests.mutants.labs_slips import NAMED_MUTANTS
@@ -58,14 +59,20 @@ def test_a_wrong_loop_graded_loses_points_with_its_slip_named(tmp_path, function
 def test_a_lab_names_an_earlier_function_only_when_it_failed_its_own_tests(tmp_path):
     """The lab's tests run after every other test of the grading, so the functions it names
     have all been judged: a correct adam is not named (it was, when the recall lab ran before
-    the optimizers' tests), a broken one is, and the slip of the loop then is not."""
+    the optimizers' tests), a broken one is, and the loop's slip then is not (charged once)."""
     only = "optimizers.adam,rnn.softmax_cross_entropy,lstm_gru.train_recall"
     wrong_loop = next(m for m in NAMED_MUTANTS if m.description == "target is the last token")
     result = _grade(tmp_path / "loop", wrong_loop, only=only)
     failed = [t for t in _lab(result, "lstm_gru.train_recall") if t.score < t.max_score]
     assert failed and all("optimizers.adam" not in t.output for t in failed), [t.output for t in failed]
+    # adam without bias correction: a bug the recall lab survives, so the wrong loop is added
     adam_bug = next(m for m in all_variants("MUTANTS") if m.function == "optimizers.adam" and "bias correction" in m.id)
-    result = _grade(tmp_path / "adam", adam_bug, only=only)
+    submission = make_submission(tmp_path / "adam" / "submission", adam_bug)
+    path = submission / "exercises" / "lstm_gru.py"
+    path.write_text(replace_function(path.read_text(), "train_recall", wrong_loop.source))
+    result = grade_submission(submission, grading_settings(seed=7, only=only, labs=True))
     assert any(t.score < t.max_score for t in result.tests if t.function == "optimizers.adam")
     failed = [t for t in _lab(result, "lstm_gru.train_recall") if t.score < t.max_score]
-    assert all("optimizers.adam" in t.output and not t.hint for t in failed), [(t.output, t.hint) for t in failed]
+    assert failed and all("optimizers.adam" in t.output and not t.hint for t in failed), [
+        (t.output, t.hint) for t in failed
+    ]

@@ -17,7 +17,7 @@ import torch
 from seqlab.labs import recall, reverser, selective_copy, slips
 from seqlab.labs.slips import Evidence, name_slip
 from seqlab.reference import load_reference
-from tests.labs.test_lab_tasks import TASKS, compiled, passes
+from tests.labs.test_lab_tasks import TASKS, compiled, passes, reference_function
 from tests.mutants.labs_slips import NAMED_MUTANTS
 from tests.mutants.labs_tasks import TASK_ALTERNATIVES, TASK_BASES
 
@@ -148,3 +148,11 @@ def test_a_correct_loop_is_named_nothing(variant):
         assert not crash and passes(variant.function, metrics), (seed, metrics, crash)
         assert named(variant.function, evidence) == "", seed
         assert evidence.largest_move > 5 * slips.FROM_INITIAL_BOUND, seed
+
+
+@pytest.mark.bank
+@pytest.mark.parametrize("function", TASKS)
+def test_the_reference_is_named_nothing(function):
+    for seed in range(5):
+        metrics, evidence, crash = evidence_of(function, reference_function(function), seed)
+        assert not crash and passes(function, metrics) and named(function, evidence) == "", (seed, metrics)
