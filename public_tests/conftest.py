@@ -12,6 +12,7 @@ import re
 from collections import OrderedDict
 from pathlib import Path
 
+import _labs
 import pytest
 from _subset.modules import install, read_modules
 
@@ -49,6 +50,7 @@ def pytest_configure(config):
     install(read_modules(EXERCISES), EXERCISES)
     config.addinivalue_line("markers", "checks(function): the exercise function a public test checks")
     _STATE["results"], _STATE["errors"] = OrderedDict(), []
+    _labs.RESULTS = _STATE["results"]  # a failed lab names the functions it runs that failed here
 
 
 def _first_line(report) -> str:

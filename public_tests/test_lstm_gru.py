@@ -11,6 +11,7 @@ import math
 import pytest
 import torch
 from _check import call, check_close, check_tensor, randn, unpack
+from _labs import lab_test
 
 from exercises import lstm_gru
 
@@ -271,6 +272,7 @@ def test_input_gradient_norms_match_torch_modules(kind):
 
 
 @checks("lstm_gru.train_recall")
+@lab_test("lstm_gru.train_recall")
 def test_train_recall_returns_new_parameters_and_a_loss_per_step():
     qualname, case = "lstm_gru.train_recall", "kind='lstm', K=4, H=5, 3 steps of 8 sequences, lag 4"
     gen = torch.Generator().manual_seed(0)

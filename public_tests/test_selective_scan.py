@@ -11,6 +11,7 @@ import math
 import pytest
 import torch
 from _check import call, check_close, check_tensor, randn, unpack
+from _labs import lab_test
 from torch.overrides import TorchFunctionMode
 
 from exercises import selective_scan as ss
@@ -211,6 +212,7 @@ def test_selective_scan_shapes_and_dtype(dtype):
 
 
 @checks("selective_scan.train_selective_copy")
+@lab_test("selective_scan.train_selective_copy")
 def test_train_selective_copy_returns_new_parameters_and_a_loss_per_step():
     qualname, case = "selective_scan.train_selective_copy", "M=8, D=16, N=8, 3 steps of 4 sequences"
     gen = torch.Generator().manual_seed(0)

@@ -12,6 +12,7 @@ import math
 import pytest
 import torch
 from _check import call, check_close, check_tensor, randn
+from _labs import lab_test
 
 from exercises import transformer
 
@@ -361,6 +362,7 @@ def reverser_params(gen, vocab, E=8, F=16):
 
 
 @checks("transformer.train_reverser")
+@lab_test("transformer.train_reverser")
 def test_train_reverser_returns_new_parameters_and_a_loss_per_step():
     qualname, case = "transformer.train_reverser", "vocab=5, E=8, 3 steps of 4 sequences of length 4"
     params = reverser_params(torch.Generator().manual_seed(0), 5)

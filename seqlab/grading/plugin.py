@@ -135,6 +135,9 @@ class SeqlabPlugin:
                 marker.kwargs.get("visibility", ""),
             )
             keep.append(item)
+        # A lab runs the student's own functions and its feedback names those that failed their
+        # own tests, so every other test runs first (stable: each file keeps its order).
+        keep.sort(key=lambda item: self.records[item.nodeid].function in LABS)
         items[:] = keep
         if drop:
             config.hook.pytest_deselected(items=drop)

@@ -32,17 +32,6 @@ HELDOUT_STREAMS, HELDOUT_LEN = 8, 257
 THRESHOLDS = {"progress": 0.9}
 
 
-# A crash of the training call that says which slip it was: the first words found in the
-# message name it (the call's own message is shown as well).
-CRASH_HINTS = [
-    (
-        "must match the size",
-        "Adam state shared between parameters: each parameter needs its own state dict; m and v "
-        "have the shape of the parameter they belong to.",
-    ),
-]
-
-
 def _seed(seed: int, part: str) -> int:
     return derive_seed(seed, "char_rnn", part, nbytes=8) & ((1 << 63) - 1)
 

@@ -19,6 +19,7 @@ import math
 import torch
 import torch.nn.functional as F
 
+from .slips import Evidence, Slip, fits
 from .tasktools import generator, usable
 
 NAME = "recall"
@@ -90,6 +91,51 @@ def evaluate(returned, child_inputs: dict, heldout: dict) -> dict[str, float]:
     if params is None:
         return {"accuracy": 0.0, "chance": chance}
     return {"accuracy": accuracy(child_inputs["kind"], params, heldout["tokens"]), "chance": chance}
+
+
+# --- naming the slip behind a failed run (seqlab.labs.slips) --------------------------------------
+
+
+@torch.no_grad()
+def _heldout_ce(e: Evidence, readout: str = "h_T", target: int = 0) -> float:
+    """The trained model's held-out loss with the reference GRU, read out from ``h_T`` or from
+    ``h_1``, against the first token or another position's."""
+    p, tokens = e.returned, e.heldout["tokens"]
+    x = F.one_hot(tokens, K).to(p["W_y"].dtype)
+    hs, h_T = _reference().gru_forward(x, x.new_zeros(x.shape[0], H), p["W_ih"], p["W_hh"], p["b_ih"], p["b_hh"])
+    h = h_T if readout == "h_T" else hs[:, 0]
+    return float(F.cross_entropy((h @ p["W_y"].T + p["b_y"]).double(), tokens[:, target]))
+
+
+def _at_chance(e: Evidence) -> bool:
+    """Trained far (not a slip of the update) to exactly what chance allows: the symbol is one
+    of the K/2 memory symbols, nothing about which one reached the weights."""
+    chance = math.log(K // 2)
+    return e.largest_move > 20 and all(abs(v - chance) <= 0.03 * chance for v in (_heldout_ce(e), e.final_loss))
+
+
+SLIPS = [
+    Slip(
+        "readout from h_1, not h_T",
+        "W_hh never changed (at h_1 the state has seen only h_0 = 0) and your losses are those of a "
+        "readout of the first state: read the logits out of the last state, h_T @ W_y.T + b_y.",
+        lambda e: "W_hh" in e.unchanged and fits(e, _heldout_ce(e, readout="h_1"), _heldout_ce(e)),
+        exact=True,
+    ),
+    Slip(
+        "target is the last token, not the first",
+        "your losses are those of a model that predicts the last token, which it has just read: "
+        "the target is tokens[:, 0], the token to remember.",
+        lambda e: fits(e, _heldout_ce(e, target=-1), _heldout_ce(e)),
+    ),
+    Slip(
+        "no gradient through time",
+        "the trained model knows only that the answer is a memory symbol (its loss stays at log(K/2), "
+        "chance): the first token's gradient never reached the weights. Keep the state in the graph "
+        "through all lag + 1 steps (no .detach() of h inside the sequence).",
+        _at_chance,
+    ),
+]
 
 
 def figures(train=None, lags=(2, 4, 8, 16, 24, 32), kinds=("rnn", "lstm", "gru"), seed=0) -> dict:

@@ -15,6 +15,7 @@ import math
 
 import torch
 
+from .slips import Evidence, Slip, fits
 from .tasktools import generator, usable
 
 NAME = "reverser"
@@ -135,3 +136,67 @@ def figures(params: dict, child_inputs: dict, examples: int = 4, seed: int = 0) 
     weights = cross_attention(params, src)
     anti = weights.flip(-1).diagonal(dim1=-2, dim2=-1).mean()
     return {"src": src.tolist(), "weights": weights.tolist(), "anti_diagonal": float(anti)}
+
+
+# --- naming the slip behind a failed run (seqlab.labs.slips) --------------------------------------
+
+
+@torch.no_grad()
+def _heldout_ce(e: Evidence, causal: bool = True, shift: bool = True, positions: bool = True) -> float:
+    """The trained model's teacher-forced held-out loss with the reference blocks, as trained
+    correctly or with a known slip: no causal mask, the targets fed unshifted, no positions."""
+    ref, p = _reference(), _tree(e)
+    src = e.heldout["src"][:500]
+    vocab, tgt = p["W_out"].shape[0], src.flip(1)
+    fed = torch.cat([torch.full((src.shape[0], 1), vocab, dtype=torch.long), tgt[:, :-1]], dim=1) if shift else tgt
+    table = p["embedding"]
+    pe = ref.positional.sinusoidal_encoding(src.shape[1], table.shape[1], dtype=table.dtype)
+    pe = pe if positions else torch.zeros_like(pe)
+    memory = ref.transformer.encoder_block(ref.positional.embed_tokens(src, table, pe), p["encoder"], 1)
+    x = ref.positional.embed_tokens(fed, table, pe)
+    y = ref.transformer.decoder_block(x, memory, p["decoder"], 1, causal=causal)
+    logits = y @ p["W_out"].T + p["b_out"]
+    return float(torch.nn.functional.cross_entropy(logits.reshape(-1, vocab).double(), tgt.reshape(-1)))
+
+
+def _tree(e: Evidence) -> dict:
+    out: dict = {}
+    for path, t in e.returned.items():
+        *parents, leaf = path.split("/")
+        node = out
+        for key in parents:
+            node = node.setdefault(key, {})
+        node[leaf] = t
+    return out
+
+
+SLIPS = [
+    Slip(
+        "the decoder never reads the encoder",
+        "no encoder weight changed: its output (memory) reaches nothing. The decoder's cross-attention "
+        "takes its keys and values from the encoder's output: decoder_block(y, memory, ...).",
+        lambda e: (
+            any(p.startswith("encoder/") for p in e.initial)
+            and all(p in e.unchanged for p in e.initial if p.startswith("encoder/"))
+        ),
+        exact=True,
+    ),
+    Slip(
+        "causal mask missing in the decoder",
+        "your losses are those of a decoder that sees the next target in its input: mask the "
+        "decoder's self-attention (causal=True), or greedy decoding, which has no future, fails.",
+        lambda e: fits(e, _heldout_ce(e, causal=False), _heldout_ce(e)),
+    ),
+    Slip(
+        "no teacher-forcing shift",
+        "your losses are those of a decoder fed the targets themselves: feed them shifted right, "
+        "after the start token (tgt_in = [start, tgt[:, :-1]]), and predict tgt.",
+        lambda e: fits(e, _heldout_ce(e, shift=False), _heldout_ce(e)),
+    ),
+    Slip(
+        "no positional encoding",
+        "your losses are those of a model without positions, which cannot tell which token comes "
+        "first: add sinusoidal_encoding to the embeddings (embed_tokens(tokens, table, pe)).",
+        lambda e: fits(e, _heldout_ce(e, positions=False), _heldout_ce(e)),
+    ),
+]

@@ -19,6 +19,7 @@ import time
 
 import torch
 
+from .slips import Evidence, Slip, fits
 from .tasktools import generator, usable
 
 NAME = "selective_copy"
@@ -132,3 +133,46 @@ def _seconds(fn, *args, repeat: int = 3, **kwargs) -> float:
     for _ in range(repeat):
         fn(*args, **kwargs)
     return (time.perf_counter() - started) / repeat
+
+
+# --- naming the slip behind a failed run (seqlab.labs.slips) --------------------------------------
+
+
+@torch.no_grad()
+def _heldout_ce(e: Evidence, first: bool = False) -> float:
+    """The trained model's held-out loss with the reference forward, read out at the markers or
+    (a known slip) at the first positions."""
+    p, tokens, targets = e.returned, e.heldout["tokens"][:1000], e.heldout["targets"][:1000]
+    ref = _reference().selective_scan
+    u = p["embedding"][tokens]
+    delta, B, C = u @ p["W_delta"].T + p["b_delta"], u @ p["W_B"].T + p["b_B"], u @ p["W_C"].T + p["b_C"]
+    y = ref.selective_scan(u, delta, -torch.exp(p["A_log"]), B, C, p["D"], delta_softplus=True)
+    y = y[:, : ref.COPY_COUNT] if first else y[:, -ref.COPY_COUNT :]
+    logits = y @ p["W_out"].T + p["b_out"]
+    return float(torch.nn.functional.cross_entropy(logits.reshape(-1, M).double(), targets.reshape(-1)))
+
+
+_INPUT_MAPS = ("W_delta", "W_B", "W_C")
+
+SLIPS = [
+    Slip(
+        "time-invariant model trained with selective=True",
+        "W_delta, W_B and W_C never changed: delta, B and C did not depend on the input. With "
+        "selective=True they are u @ W.T + b at every position; only selective=False uses the constants.",
+        lambda e: set(_INPUT_MAPS) <= e.unchanged,
+        exact=True,
+    ),
+    Slip(
+        "time-invariant delta in the selective model",
+        "W_delta never changed: the step size did not depend on the input, so the model cannot choose "
+        "what to keep. delta = u @ W_delta.T + b_delta, then softplus (delta_softplus=True).",
+        lambda e: "W_delta" in e.unchanged and not {"W_B", "W_C"} <= e.unchanged,
+        exact=True,
+    ),
+    Slip(
+        "readout at the wrong positions",
+        "your losses are those of a readout of the first positions: the outputs are read at the "
+        "markers, the last COPY_COUNT positions (y[:, -COPY_COUNT:]).",
+        lambda e: fits(e, _heldout_ce(e, first=True), _heldout_ce(e)),
+    ),
+]

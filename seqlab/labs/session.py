@@ -11,6 +11,11 @@ training longer than the others. A wall-clock limit (``Lab.wall_limit_s``) stops
 it the child is stopped (and replaced), and the lab scores what came back: nothing. Parameters must come back with the
 keys, shapes and dtype they were sent with, finite: anything else (a NaN, a wrong shape, extra
 tensors) fails every test of the lab with the reason. The codec's frame limit caps the size.
+
+Feedback. A failed lab names the functions it runs that failed their own tests in the grading
+(every other test runs before a lab's); failing that, the slip of the training loop the parent
+sees (``seqlab.labs.slips``: it may probe the student's function for a few more steps), or
+nothing when no evidence is specific enough.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from ..grading.compare import first_float_dtype, structure_problem, value_mismat
 from ..seeds import derive_seed
 from ..tolerance import Tolerance
 from . import Lab
+from .slips import Evidence, crash_hint, name_slip
 
 RETURNS = ("params_out", "losses")
 # The reference's trajectory and a correct one differ by float64 reassociation only, ~1e-13
@@ -49,6 +55,7 @@ class LabRun:
     failure: GradeFailure | None = None
     metrics: dict[str, float] = field(default_factory=dict)
     reference_losses: list[float] | None = None
+    slip: str | None = None  # the named mistake of a run below its bounds ("": none seen)
 
 
 def lab_seed(grading_seed: int, function: str) -> int:
@@ -114,9 +121,7 @@ class LabSession:
             value = self.grade.run(**child_inputs).value
             params, losses = self.grade.unpack(value, RETURNS)
         except GradeFailure as failure:
-            for words, hint in getattr(task, "CRASH_HINTS", ()):
-                if words in failure.message and not failure.hint:
-                    failure.hint = hint
+            failure.hint = failure.hint or crash_hint(failure.message)
             run.failure = failure
             return run
         finally:
@@ -146,9 +151,9 @@ class LabSession:
         if run.failure is not None:
             failure = run.failure
             kind = NotGradable if isinstance(failure, NotGradable) else GradeFailure
-            raise kind(
-                failure.message + self._culprits(), hint=failure.hint, rule=failure.rule, details=failure.details
-            )
+            culprits = self._culprits()  # named, they are the likely cause: no slip is named then
+            hint = "" if culprits else failure.hint
+            raise kind(failure.message + culprits, hint=hint, rule=failure.rule, details=failure.details)
         return run
 
     def _culprits(self) -> str:
@@ -162,6 +167,28 @@ class LabSession:
             return ""
         return f" (the lab runs your own {', '.join(failed)}, which failed tests of their own: fix those first)"
 
+    def _slip(self, run: LabRun) -> str:
+        """The named mistake of a run below its bounds (seqlab.labs.slips), found once per run."""
+        if run.slip is None:
+            task = self.lab.module()
+            evidence = Evidence(run.child_inputs, run.heldout, run.params, run.losses, probe=self._probe)
+            run.slip = name_slip(getattr(task, "SLIPS", ()), evidence)
+        return run.slip
+
+    def _probe(self, **overrides: Any) -> tuple[Any, Any] | None:
+        """The student's function once more, on the task's inputs with ``overrides``, under the
+        lab's limits; None when it fails (a probe only ever adds a name)."""
+        run = self.run()
+        self.grade.timeout, kernels = self.lab.wall_limit_s, self.grade.kernels
+        self.grade.kernels = self.grade.kernels and self.lab.kernels
+        try:
+            value = self.grade.run(**{**run.child_inputs, **overrides}).value
+            return self.grade.unpack(value, RETURNS)
+        except GradeFailure:
+            return None
+        finally:
+            self.grade.timeout, self.grade.kernels = None, kernels
+
     # -- the checks ----------------------------------------------------------------------------
     def check_metrics(self, *names: str) -> dict[str, float]:
         """Each metric at least its bound (the task's THRESHOLDS), on the held-out data."""
@@ -171,10 +198,11 @@ class LabSession:
             value, bound = run.metrics[name], thresholds[name]
             if not (math.isfinite(value) and value >= bound):
                 shown = ", ".join(f"{self.lab.metric_names.get(k, k)} {v:.3f}" for k, v in run.metrics.items())
+                culprits = self._culprits()
                 raise GradeFailure(
                     f"{self.lab.function}, held-out (a fresh text the training never saw): "
-                    f"{self.lab.metric_names.get(name, name)} is {value:.3f}, below {bound:g} ({shown})"
-                    + self._culprits(),
+                    f"{self.lab.metric_names.get(name, name)} is {value:.3f}, below {bound:g} ({shown})" + culprits,
+                    hint="" if culprits else self._slip(run),
                     rule="held-out",
                     details={"metrics": run.metrics, "seed": run.seed},
                 )

@@ -148,6 +148,7 @@ def test_a_wrong_loop_loses_points_with_the_mistake_named(tmp_path, variant):
     assert sum(t.score for t in tests) < sum(t.max_score for t in tests), f"{variant.id}: full marks"
     hints = [t.hint for t in tests if t.hint]
     assert any(variant.hint.lower() in h.lower() for h in hints), (variant.id, hints, [t.output for t in tests])
+    assert all(variant.hint.lower() in h.lower() for h in hints), (variant.id, hints)  # no test names another
 
 
 def _pasted() -> str:

@@ -67,6 +67,7 @@ def test_public_tests_and_autograding_end_to_end(released, tmp_path):
     # the character-level lab trains with the student's own adam: its public test fails too
     assert code == 1 and f"{n - 2} of {n} functions pass" in summary, summary
     assert "| ❌ | `rnn.train_char_rnn` |" in summary
+    assert "optimizers.adam, which failed public tests of their own" in summary  # the lab names it
     assert "| ❌ | `optimizers.adam` |" in summary
     for kind in subs:  # the public tests leave nothing behind that a student would commit
         shutil.rmtree(subs[kind] / "tests" / "__pycache__", ignore_errors=True)

@@ -73,6 +73,7 @@ def test_release_contents_and_idempotence(released, tmp_path):
         "exercises/__init__.py",
         "tests/conftest.py",
         "tests/_check.py",
+        "tests/_labs.py",
         "tests/test_code_rules.py",
     }
     from seqlab.contract import MODULES
