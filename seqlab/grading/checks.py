@@ -26,6 +26,7 @@ The rules of the contract:
 from __future__ import annotations
 
 import functools
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,6 +42,7 @@ from .compare import first_change, first_float_dtype, matches, structure_problem
 from .diagnose import CONFINED, diagnose
 from .mistakes import LazyMistakes, Mistake, first_match, from_table, variant_output, without_inputs
 from .parts import At, Names, arity_problem, named_parts, pick, pick_or_none, render, split_dicts
+from .rewrite import name_by_rewrite, named_inputs
 
 __all__ = [
     "Case",
@@ -61,6 +63,9 @@ SHAPE_RULE = "shape/dtype/device"
 # wrong kind fails there as surely as a weight used the wrong way round).
 MATMUL_NOTE = "the operands of a matrix product do not fit: compare each one's shape with the docstring"
 _NOT_GIVEN = object()
+# A rewrite search stops when out of time (then it names nothing): about 2 s per failure and 4 s
+# per function keep the grading of a submission wrong everywhere within a few minutes.
+REWRITE_ONE_S, REWRITE_S = 2.0, 4.0
 
 
 class GradeFailure(AssertionError):
@@ -110,6 +115,9 @@ class Grade:
     sizes: dict[str, int | str] = field(default_factory=dict)
     calls: int = 0
     timeout: float | None = None  # the call's wall-clock limit; None: the config's call_timeout_s
+    # seconds spent naming mistakes by rewriting the reference, by function: shared by the tests
+    # of one submission (the grade fixture hands in the plugin's), so its cap holds per function
+    rewrite_spent: dict[str, float] = field(default_factory=dict)
 
     # -- running -----------------------------------------------------------------------------
     def ref(self, *args: Any, **kwargs: Any) -> Any:
@@ -190,6 +198,7 @@ class Grade:
         only: tuple[str, ...] | None = None,
         tol: Tolerance | None = None,
         what: str = "output",
+        rewrite: tuple[Callable[[], Any], Any] | None = None,
         **kwargs: Any,
     ) -> Any:
         """Compare the student's answer with the expected one; returns the student's value.
@@ -199,7 +208,11 @@ class Grade:
         reference's answer on the same arguments unless given. ``returns``: the names of a
         returned tuple's items; ``only``: compare just these parts; ``partial``: each part earns
         its share. ``tol``: instead of the tolerance of the expected value's dtype. ``what``:
-        the name of an unnamed value in the feedback.
+        the name of an unnamed value in the feedback. ``rewrite``: with ``value``,
+        ``(call, whole)``: the reference's computation of a whole that ``expected`` is part of,
+        and the student's whole (``call`` runs again with one operation changed, to name a
+        mistake by the reference's structure, seqlab.grading.rewrite; the whole, every step of
+        a chain, tells apart changes that agree on one step by chance).
         """
         if value is _NOT_GIVEN:
             value = self.run(*args, **kwargs).value
@@ -219,9 +232,13 @@ class Grade:
         named = LazyMistakes(mistakes, args, kwargs)
         named.sizes = sizes
         if args or kwargs:
-            named.probes = functools.cache(
-                lambda: without_inputs(self.reference(self.function), param_names(self.function), args, kwargs)
+            names = param_names(self.function)
+            named.probes = functools.cache(lambda: without_inputs(self.reference(self.function), names, args, kwargs))
+            named.rewrite = functools.partial(
+                self._rewrite, functools.partial(self.ref, *args, **kwargs), named_inputs(names, args, kwargs), None
             )
+        elif rewrite is not None:
+            named.rewrite = functools.partial(self._rewrite, rewrite[0], {}, rewrite[1])
         parts = named_parts(returns) if returns is not None else [(what, ())]
         parts = [(label, at) for label, at in parts if only is None or label in only]
 
@@ -290,11 +307,34 @@ class Grade:
             known = named.probes
             probes = known and (lambda: [(w, pick_or_none(out, at), m) for w, out, m in known()])
             said = diagnose(actual, pick_or_none(expected, at), tol, named.sizes, probes, name=label)
-            if said.startswith(CONFINED) and ", and there" not in said:
+            located = said.startswith(CONFINED) and ", and there" not in said
+            if (not said or located) and named.rewrite is not None:
+                rewritten = named.rewrite(at, actual, tol)
+                hint = f"{label}: {rewritten}" if rewritten and label else rewritten
+            if located:
                 problem += f"; {said}"
-            else:
+            elif said:
                 hint = said
         return GradeFailure(f"{self.function}, case {case}: {problem}", rule=rule, hint=hint, details=details)
+
+    def _rewrite(
+        self, call: Callable[[], Any], inputs: dict[str, Any], whole: Any, at: At, actual: Any, tol: Tolerance
+    ) -> str:
+        """seqlab.grading.rewrite's name for ``actual`` (the part at ``at`` of what ``call``
+        computes, or with ``whole`` all of it, against ``whole``), within this function's share of time:
+        each search re-runs the reference hundreds of times, so a submission wrong everywhere
+        spends at most REWRITE_S per function on it, and at most REWRITE_ONE_S per failure."""
+        spent = self.rewrite_spent.get(self.function, 0.0)
+        if spent >= REWRITE_S:
+            return ""
+        start = time.monotonic()
+        ref, budget = self.reference(self.function), min(REWRITE_ONE_S, REWRITE_S - spent)
+        if whole is None:
+            said = name_by_rewrite(call, ref, inputs, functools.partial(pick_or_none, at=at), actual, tol, budget)
+        else:
+            said = name_by_rewrite(call, ref, inputs, lambda out: out, whole, tol, budget)
+        self.rewrite_spent[self.function] = spent + time.monotonic() - start
+        return said
 
     def award(self, fraction: float, note: str = "") -> None:
         """Partial credit: this test earns ``fraction`` of its points (0..1)."""

@@ -94,6 +94,9 @@ class LazyMistakes:
         # the reference's outputs with one input left out, set by the check
         self.sizes: dict[str, Any] = {}
         self.probes: Callable[[], list[tuple[str, Any, str]]] | None = None
+        # (where, the student's part, tolerance) -> the reference's one changed operation it
+        # matches, said as feedback (seqlab.grading.rewrite), or ""
+        self.rewrite: Callable[[Any, Any, Tolerance], str] | None = None
 
     def __call__(self) -> list[Mistake]:
         if self.built is None:
@@ -112,6 +115,7 @@ def _zeroed(value: Any) -> Any:
 LEFT_OUT = "that term is left out (or the input not used)"
 TRANSPOSED = "a weight applied the other way round (x @ W where x @ W.T belongs, or the reverse)"
 SWAPPED = "the two are used in each other's place"
+USED_FOR = "one input used where another of the same shape belongs"
 DEFAULTED = "the argument given is not used (a fixed value in its place)"
 
 Slot = int | str  # an argument by position, or by keyword
@@ -156,6 +160,8 @@ def _changes(
     for (a, sa, ka, va), (b, sb, kb, vb) in itertools.combinations(floats, 2):
         if va.shape == vb.shape and va.numel() > 1:
             changes.append((f"{a} and {b} swapped", SWAPPED, [(sa, ka, vb), (sb, kb, va)]))
+            changes.append((f"{b} in place of {a}", USED_FOR, [(sa, ka, vb)]))
+            changes.append((f"{a} in place of {b}", USED_FOR, [(sb, kb, va)]))
     try:
         defaults = {p.name: p.default for p in inspect.signature(ref).parameters.values()}
     except (TypeError, ValueError):
