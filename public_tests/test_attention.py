@@ -219,6 +219,33 @@ def test_multi_head_attention_worked_example_one_feature_per_head():
 
 
 @checks("attention.multi_head_attention")
+def test_multi_head_attention_output_projection_is_applied_as_w_o_transposed():
+    # One head, one key (its weight is 1), identity W_q, W_k, W_v: the concatenated heads are the
+    # value [1, 2]. W_o = [[0, 1], [0, 0]] is stored (out, in) like every weight, so
+    # out = [1, 2] @ W_o.T = [0 * 1 + 1 * 2, 0] = [2, 0]; [1, 2] @ W_o would give [0, 1].
+    qualname = "attention.multi_head_attention"
+    case = "B=1, L=S=1, E=2, num_heads=1, identity W_q/W_k/W_v, W_o=[[0, 1], [0, 0]], value=[1, 2]"
+    params = identity_params(2)
+    params["W_o"] = t([[0.0, 1.0], [0.0, 0.0]])
+    out, _ = unpack(
+        qualname,
+        call(
+            qualname,
+            attention.multi_head_attention,
+            t([[[1.0, 0.0]]]),
+            t([[[1.0, 0.0]]]),
+            t([[[1.0, 2.0]]]),
+            params,
+            1,
+            case=case,
+        ),
+        ("out", "weights"),
+        case=case,
+    )
+    check_close(qualname, out, [[[2.0, 0.0]]], case=case, what="out")
+
+
+@checks("attention.multi_head_attention")
 def test_multi_head_attention_heads_are_contiguous_blocks():
     # E = 4, 2 heads: head 1 owns features 0-1, head 2 features 2-3 (contiguous blocks), size 2.
     #   head 1: q = [1, 1], keys [1, 1] and [0, 0] -> scores [2 / sqrt(2), 0] -> weights [s, 1 - s],

@@ -457,6 +457,34 @@ def test_greedy_decode_worked_example():
 
 
 @checks("rnn.greedy_decode")
+def test_greedy_decode_carries_the_state_between_steps():
+    # W_xh = 0, so only the state decides; W_hh swaps the two state entries and W_hy = identity:
+    #   h0 = [1, 0] -> h1 = tanh([0, 1]) = [0, 0.76] -> token 1
+    #            -> h2 = tanh([0.76, 0]) = [0.64, 0] -> token 0, then 1, 0 again.
+    # A decoder that restarts every step from h0 would emit [1, 1, 1, 1].
+    case = "B=1, V=D=H=2, steps=4, W_xh=0, W_hh=[[0, 1], [1, 0]], W_hy=identity, h0=[1, 0]"
+    params = {
+        "W_xh": torch.zeros(2, 2, dtype=T64),
+        "W_hh": t([[0.0, 1.0], [1.0, 0.0]]),
+        "b_h": torch.zeros(2, dtype=T64),
+        "W_hy": torch.eye(2, dtype=T64),
+        "b_y": torch.zeros(2, dtype=T64),
+    }
+    tokens = call(
+        "rnn.greedy_decode",
+        rnn.greedy_decode,
+        params,
+        torch.eye(2, dtype=T64),
+        t([[1.0, 0.0]]),
+        torch.tensor([0]),
+        4,
+        case=case,
+    )
+    check_tensor("rnn.greedy_decode", tokens, case=case, shape=(1, 4), dtype=torch.int64, what="tokens")
+    check_close("rnn.greedy_decode", tokens, [[1, 0, 1, 0]], case=case, what="tokens")
+
+
+@checks("rnn.greedy_decode")
 def test_greedy_decode_breaks_ties_to_the_lowest_index():
     # W_hy = 0 and b_y = [1, 3, 3]: classes 1 and 2 tie at every step; argmax takes the lower, 1.
     case = "B=1, V=3, D=2, H=2, steps=3, b_y=[1, 3, 3] (a tie)"
