@@ -43,6 +43,7 @@ from .diagnose import CONFINED, diagnose
 from .mistakes import LazyMistakes, Mistake, first_match, from_table, variant_output, without_inputs
 from .parts import At, Names, arity_problem, named_parts, pick, pick_or_none, render, split_dicts
 from .rewrite import name_by_rewrite, named_inputs
+from .sensitivity import sensitive_inputs
 
 __all__ = [
     "Case",
@@ -63,8 +64,8 @@ SHAPE_RULE = "shape/dtype/device"
 # wrong kind fails there as surely as a weight used the wrong way round).
 MATMUL_NOTE = "the operands of a matrix product do not fit: compare each one's shape with the docstring"
 _NOT_GIVEN = object()
-# A rewrite search stops when out of time (then it names nothing): about 2 s per failure and 4 s
-# per function keep the grading of a submission wrong everywhere within a few minutes.
+# A search for a name stops when out of time (then it says nothing): 2 s per failure and 4 s per
+# function keep the grading of a submission wrong everywhere within a few minutes.
 REWRITE_ONE_S, REWRITE_S = 2.0, 4.0
 
 
@@ -237,6 +238,7 @@ class Grade:
             named.rewrite = functools.partial(
                 self._rewrite, functools.partial(self.ref, *args, **kwargs), named_inputs(names, args, kwargs), None
             )
+            named.sensitivity = functools.partial(self._sensitivity, args, kwargs)
         elif rewrite is not None:
             named.rewrite = functools.partial(self._rewrite, rewrite[0], {}, rewrite[1])
         parts = named_parts(returns) if returns is not None else [(what, ())]
@@ -311,30 +313,35 @@ class Grade:
             if (not said or located) and named.rewrite is not None:
                 rewritten = named.rewrite(at, actual, tol)
                 hint = f"{label}: {rewritten}" if rewritten and label else rewritten
+            if not hint and named.sensitivity is not None:
+                problem += named.sensitivity(at, tol)
             if located:
                 problem += f"; {said}"
             elif said:
                 hint = said
         return GradeFailure(f"{self.function}, case {case}: {problem}", rule=rule, hint=hint, details=details)
 
-    def _rewrite(
-        self, call: Callable[[], Any], inputs: dict[str, Any], whole: Any, at: At, actual: Any, tol: Tolerance
-    ) -> str:
-        """seqlab.grading.rewrite's name for ``actual`` (the part at ``at`` of what ``call``
-        computes, or with ``whole`` all of it, against ``whole``), within this function's share of time:
-        each search re-runs the reference hundreds of times, so a submission wrong everywhere
-        spends at most REWRITE_S per function on it, and at most REWRITE_ONE_S per failure."""
-        spent = self.rewrite_spent.get(self.function, 0.0)
-        if spent >= REWRITE_S:
-            return ""
-        start = time.monotonic()
-        ref, budget = self.reference(self.function), min(REWRITE_ONE_S, REWRITE_S - spent)
-        if whole is None:
-            said = name_by_rewrite(call, ref, inputs, functools.partial(pick_or_none, at=at), actual, tol, budget)
-        else:
-            said = name_by_rewrite(call, ref, inputs, lambda out: out, whole, tol, budget)
+    def _timed(self, search: Callable[[float], str]) -> str:
+        """``search(budget_s)`` within this function's share of time (REWRITE_S, REWRITE_ONE_S)."""
+        spent, start = self.rewrite_spent.get(self.function, 0.0), time.monotonic()
+        said = search(min(REWRITE_ONE_S, REWRITE_S - spent)) if spent < REWRITE_S else ""
         self.rewrite_spent[self.function] = spent + time.monotonic() - start
         return said
+
+    def _rewrite(
+        self, call: Callable[[], Any], inputs: dict[str, Any], whole: Any, at: At, actual: Any, tol: Tolerance
+    ) -> str:  # seqlab.grading.rewrite's name: ``actual`` against the part at ``at``, or ``whole`` against all
+        ref = self.reference(self.function)
+        pick_at = (lambda out: out) if whole is not None else functools.partial(pick_or_none, at=at)
+        target = actual if whole is None else whole
+        return self._timed(lambda budget: name_by_rewrite(call, ref, inputs, pick_at, target, tol, budget))
+
+    def _sensitivity(self, args: tuple[Any, ...], kwargs: dict[str, Any], at: At, tol: Tolerance) -> str:
+        def student(*a: Any, **k: Any) -> Any:
+            return self.student.run(self.function, a, k, kernels=self.kernels, timeout=self.timeout).value
+
+        names, ref, pick_at = param_names(self.function), self.ref, functools.partial(pick_or_none, at=at)
+        return self._timed(lambda budget: sensitive_inputs(student, ref, names, args, kwargs, pick_at, tol, budget))
 
     def award(self, fraction: float, note: str = "") -> None:
         """Partial credit: this test earns ``fraction`` of its points (0..1)."""

@@ -97,6 +97,8 @@ class LazyMistakes:
         # (where, the student's part, tolerance) -> the reference's one changed operation it
         # matches, said as feedback (seqlab.grading.rewrite), or ""
         self.rewrite: Callable[[Any, Any, Tolerance], str] | None = None
+        # (where, tolerance) -> the inputs whose zeroing makes the answer right (seqlab.grading.sensitivity)
+        self.sensitivity: Callable[[Any, Tolerance], str] | None = None
 
     def __call__(self) -> list[Mistake]:
         if self.built is None:
@@ -175,6 +177,26 @@ def _changes(
     return changes
 
 
+def _edited(args: tuple[Any, ...], kwargs: dict[str, Any], edits: list[Edit]) -> tuple[list[Any], dict[str, Any]]:
+    # positions and keywords in one mapping: an int slot is a position, a str one a keyword
+    values: dict[Slot, Any] = dict(enumerate(args))
+    values.update(kwargs.items())
+    for slot, key, replacement in edits:
+        values[slot] = replacement if key is None else {**values[slot], key: replacement}
+    return [values[i] for i in range(len(args))], {k: values[k] for k in kwargs}
+
+
+def zeroed_inputs(
+    names: list[str], args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> list[tuple[str, list[Any], dict[str, Any]]]:
+    """(name, args, kwargs) with that one floating-point input (argument or dict entry) zeroed."""
+    return [
+        (n, *_edited(args, kwargs, [(s, k, torch.zeros_like(v))]))
+        for n, s, k, v in _inputs(names, args, kwargs)
+        if isinstance(v, torch.Tensor) and v.is_floating_point()
+    ]
+
+
 def without_inputs(
     ref: Callable[..., Any], names: list[str], args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> list[tuple[str, Any, str]]:
@@ -184,12 +206,7 @@ def without_inputs(
     swapped, a float set to zero or to its default. Computed only on a failure."""
     found: list[tuple[str, Any, str]] = []
     for what, meaning, edits in _changes(ref, names, args, kwargs):
-        # positions and keywords in one mapping: an int slot is a position, a str one a keyword
-        values: dict[Slot, Any] = dict(enumerate(args))
-        values.update(kwargs.items())
-        for slot, key, replacement in edits:
-            values[slot] = replacement if key is None else {**values[slot], key: replacement}
-        new_args, new_kwargs = [values[i] for i in range(len(args))], {k: values[k] for k in kwargs}
+        new_args, new_kwargs = _edited(args, kwargs, edits)
         try:
             with torch.no_grad():
                 found.append((what, ref(*new_args, **new_kwargs), meaning))

@@ -12,6 +12,7 @@ import torch
 
 from seqlab.grading.checks import param_names
 from seqlab.grading.rewrite import name_by_rewrite, named_inputs
+from seqlab.grading.sensitivity import sensitive_inputs
 from seqlab.reference import load_reference
 from seqlab.tolerance import Tolerance
 
@@ -121,3 +122,18 @@ def test_a_change_within_a_few_tolerances_names_nothing():
     m = logits.max(dim=1, keepdim=True).values
     actual = (torch.log(torch.exp(logits - m).sum(dim=1)) - logits.gather(1, targets[:, None])[:, 0]).mean()
     assert named("rnn.softmax_cross_entropy", (logits, targets), actual) == ""
+
+
+def test_the_inputs_that_change_the_error_are_located():
+    """b2 added twice: with b2 = 0 the answer is right, with any other input zeroed still wrong."""
+    x, W1, b1, W2, b2 = ffn_case()
+
+    def doubled_b2(x, W1, b1, W2, b2):
+        return torch.relu(x @ W1.T + b1) @ W2.T + 2 * b2
+
+    args, ref = (x, W1, b1, W2, b2), REF("transformer.feed_forward")
+    names = param_names("transformer.feed_forward")
+    said = sensitive_inputs(doubled_b2, ref, names, args, {}, lambda out: out, TOL, 3.0)
+    assert "with b2 = 0 your result is right" in said, said
+    everywhere = sensitive_inputs(lambda *a: ref(*a) + 1.0, ref, names, args, {}, lambda out: out, TOL, 3.0)
+    assert everywhere == ""

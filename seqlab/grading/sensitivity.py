@@ -1,0 +1,67 @@
+"""Locating a mistake nothing names by the inputs it depends on: the student's function and the
+reference run again with one input set to zero, and the inputs whose zeroing makes the two agree
+are said ("with W_hy = 0 your result is right": the wrong part is in a term W_hy takes part in).
+
+Said only when it narrows things down: one to three inputs out of at least two, and never for an
+input whose zeroing zeroes the expected answer (a zero output is right for any formula). The student's
+code runs again here, so the search is cheap to stop: at most MAX_INPUTS calls, within the
+function's share of time (seqlab.grading.checks), and any failure of a call just skips its input.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from ..tolerance import Tolerance
+from .compare import matches
+from .mistakes import zeroed_inputs
+
+MAX_INPUTS = 8
+
+
+def _all_zero(x: Any) -> bool:
+    if isinstance(x, dict):
+        x = list(x.values())
+    if isinstance(x, (list, tuple)):
+        return all(_all_zero(item) for item in x)
+    return isinstance(x, torch.Tensor) and x.is_floating_point() and not bool(x.any())
+
+
+def sensitive_inputs(
+    student: Callable[..., Any],
+    ref: Callable[..., Any],
+    names: list[str],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    pick: Callable[[Any], Any],
+    tol: Tolerance,
+    budget_s: float,
+) -> str:
+    """ "" or a sentence naming the inputs whose zeroing makes ``student``'s part (``pick``) agree
+    with the reference's on these arguments."""
+    start, tried, right = time.monotonic(), 0, []
+    for name, new_args, new_kwargs in zeroed_inputs(names, args, kwargs)[:MAX_INPUTS]:
+        if time.monotonic() - start > budget_s:
+            return ""  # an input left untried might be the one: say nothing rather than half
+        try:
+            with torch.no_grad():
+                expected = pick(ref(*new_args, **new_kwargs))
+            if _all_zero(expected):
+                continue  # an answer zeroed with its input is right for any formula: it tells nothing
+            actual = pick(student(*new_args, **new_kwargs))
+        except Exception:  # an input the student's code (or the reference) cannot take is skipped
+            continue
+        tried += 1
+        if actual is not None and matches(actual, expected, tol):
+            right.append(name)
+    if tried < 2 or not 1 <= len(right) <= min(3, tried - 1):
+        return ""
+    which = " or ".join(f"{n} = 0" for n in right)
+    return (
+        f"; which inputs change the error: with {which} your result is right, with any other input set to 0 "
+        f"it is still wrong, so the wrong part is in a term {' or '.join(right)} takes part in"
+    )
