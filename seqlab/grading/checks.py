@@ -40,7 +40,7 @@ from ..tolerance import Tolerance
 from .case import Case, Make, describe_case
 from .compare import first_change, first_float_dtype, matches, structure_problem, value_mismatch
 from .diagnose import CONFINED, diagnose
-from .mistakes import LazyMistakes, Mistake, first_match, from_table, variant_output, without_inputs
+from .mistakes import LazyMistakes, Mistake, consistent, first_match, from_table, variant_output, without_inputs
 from .parts import At, Names, arity_problem, named_parts, pick, pick_or_none, render, split_dicts
 from .rewrite import name_by_rewrite, named_inputs
 from .sensitivity import sensitive_inputs
@@ -64,8 +64,7 @@ SHAPE_RULE = "shape/dtype/device"
 # wrong kind fails there as surely as a weight used the wrong way round).
 MATMUL_NOTE = "the operands of a matrix product do not fit: compare each one's shape with the docstring"
 _NOT_GIVEN = object()
-# A search for a name stops when out of time (then it says nothing): 2 s per failure and 4 s per
-# function keep the grading of a submission wrong everywhere within a few minutes.
+# A search stops when out of time (then it says nothing): 2 s per failure, 4 s per function.
 REWRITE_ONE_S, REWRITE_S = 2.0, 4.0
 
 
@@ -298,7 +297,8 @@ class Grade:
         label: str = "",
     ) -> GradeFailure:
         """The failure of the part at ``at``, naming the first mistake whose part it matches."""
-        mistakes = [Mistake(m.name, pick_or_none(m.output, at), m.explain, m.tol) for m in named()]
+        fits = [m for m in named() if consistent(value, m.output, expected, tol)]
+        mistakes = [Mistake(m.name, pick_or_none(m.output, at), m.explain, m.tol) for m in fits]
         actual = pick(value, at)
         found = first_match(actual, mistakes, tol)
         details = {"case": case, **(details or {})}

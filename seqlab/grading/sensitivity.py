@@ -3,7 +3,8 @@ reference run again with one input set to zero, and the inputs whose zeroing mak
 are said ("with W_hy = 0 your result is right": the wrong part is in a term W_hy takes part in).
 
 Said only when it narrows things down: one to three inputs out of at least two, and never for an
-input whose zeroing zeroes the expected answer (a zero output is right for any formula). The student's
+input whose zeroing makes the expected answer constant (zero everywhere, one token everywhere:
+many wrong formulas get that right too). The student's
 code runs again here, so the search is cheap to stop: at most MAX_INPUTS calls, within the
 function's share of time (seqlab.grading.checks), and any failure of a call just skips its input.
 """
@@ -23,12 +24,12 @@ from .mistakes import zeroed_inputs
 MAX_INPUTS = 8
 
 
-def _all_zero(x: Any) -> bool:
+def _constant(x: Any) -> bool:
     if isinstance(x, dict):
         x = list(x.values())
     if isinstance(x, (list, tuple)):
-        return all(_all_zero(item) for item in x)
-    return isinstance(x, torch.Tensor) and x.is_floating_point() and not bool(x.any())
+        return all(_constant(item) for item in x)
+    return isinstance(x, torch.Tensor) and x.numel() > 0 and bool((x == x.flatten()[0]).all())
 
 
 def sensitive_inputs(
@@ -50,8 +51,8 @@ def sensitive_inputs(
         try:
             with torch.no_grad():
                 expected = pick(ref(*new_args, **new_kwargs))
-            if _all_zero(expected):
-                continue  # an answer zeroed with its input is right for any formula: it tells nothing
+            if _constant(expected):
+                continue  # an answer made constant with its input (zero, one token) tells nothing
             actual = pick(student(*new_args, **new_kwargs))
         except Exception:  # an input the student's code (or the reference) cannot take is skipped
             continue

@@ -137,3 +137,38 @@ def test_the_inputs_that_change_the_error_are_located():
     assert "with b2 = 0 your result is right" in said, said
     everywhere = sensitive_inputs(lambda *a: ref(*a) + 1.0, ref, names, args, {}, lambda out: out, TOL, 3.0)
     assert everywhere == ""
+
+
+def test_another_nonlinearity_and_a_factor_moved_out_of_it():
+    """sigmoid where tanh belongs in an RNN cell; exp(delta) * A where exp(delta * A) belongs."""
+    g = torch.Generator().manual_seed(6)
+    x, h, W_xh, W_hh, b_h = randn(g, 2, 3), randn(g, 2, 4), randn(g, 4, 3), randn(g, 4, 4), randn(g, 4)
+    actual = torch.sigmoid(x @ W_xh.T + h @ W_hh.T + b_h)
+    said = named("rnn.rnn_cell", (x, h, W_xh, W_hh, b_h), actual)
+    assert "sigmoid is used where tanh belongs" in said, said
+    delta, A, B = randn(g, 2, 3, 4).abs(), -randn(g, 4, 5).abs(), randn(g, 2, 3, 5)
+    moved = (delta[..., None].exp() * A, delta[..., None] * B[:, :, None, :])
+    said = named("selective_scan.discretize", (delta, A, B), moved[0], pick=lambda out: out[0])
+    assert "a factor is multiplied after exp instead of inside it" in said, said
+
+
+def test_a_change_that_blows_the_values_up_names_nothing():
+    """Dividing by eps alone makes w ~1e8; at that size float32 rounding hides every later step,
+    so "the first step without sqrt(G)" cannot be told from any other slip that blows up."""
+    g = torch.Generator().manual_seed(7)
+    w, grads = randn(g, 3).float(), [randn(g, 3).float() for _ in range(3)]
+    adagrad = REF("optimizers.adagrad")
+
+    def chain(step):
+        out, ww, state = [], w, {}
+        for dw in grads:
+            ww, state = step(ww, dw, state)
+            out.append((ww, state))
+        return out
+
+    def old_sum(w, dw, state, lr=1e-2, eps=1e-10):  # steps with the sum before adding dw^2
+        G = state.get("sum_sq", torch.zeros_like(w))
+        return w - lr * dw / (G.sqrt() + eps), {"sum_sq": G + dw * dw}
+
+    tol = Tolerance(atol=1e-5, rtol=1e-4)
+    assert name_by_rewrite(lambda: chain(adagrad), adagrad, {}, lambda out: out, chain(old_sum), tol) == ""
