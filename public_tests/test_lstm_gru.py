@@ -188,6 +188,28 @@ def test_gru_cell_worked_example():
 
 
 @checks("lstm_gru.gru_cell")
+def test_gru_cell_hidden_term_reaches_every_gate():
+    # H = 1, every weight and b_ih 0, b_hh = [0, 2, 0] (blocks r, z, n), h_prev = 1:
+    #   r = sigmoid(0) = 0.5, z = sigmoid(0 + 2) = 0.8808, n = tanh(0 + r * 0) = 0
+    #   h = (1 - z) * n + z * h_prev = sigmoid(2) = 0.8808
+    # A gate that leaves out its hidden term (W_hz h + b_hz) would give z = 0.5, h = 0.5.
+    case = "B=1, D=H=1, all weights and b_ih 0, b_hh=[0, 2, 0], x=1, h_prev=1"
+    zeros = torch.zeros(3, 1, dtype=T64)
+    h = call(
+        "lstm_gru.gru_cell",
+        lstm_gru.gru_cell,
+        t([[1.0]]),
+        t([[1.0]]),
+        zeros,
+        zeros.clone(),
+        torch.zeros(3, dtype=T64),
+        t([0.0, 2.0, 0.0]),
+        case=case,
+    )
+    check_close("lstm_gru.gru_cell", h, [[sigmoid(2)]], case=case, what="h")
+
+
+@checks("lstm_gru.gru_cell")
 @FLOATS
 def test_gru_cell_shape_and_dtype(dtype):
     gen = torch.Generator().manual_seed(2)

@@ -99,6 +99,19 @@ def test_rnn_forward_worked_example():
 
 
 @checks("rnn.rnn_forward")
+def test_rnn_forward_keeps_batch_and_time_apart():
+    # D = H = 1, W_xh = 1, W_hh = 0, b_h = 0: each state is tanh of its own input, hs[b, t] =
+    # tanh(x[b, t]). With B = 2 and T = 3 every (b, t) holds a different input, so states stacked
+    # time-major (T, B) and reshaped to (B, T) instead of transposed land in the wrong places.
+    case = "B=2, T=3, D=H=1, W_xh=[[1]], W_hh=[[0]], b_h=[0], x[b, t] = 1, 2, 3 / 4, 5, 6"
+    x = t([[[1.0], [2.0], [3.0]], [[4.0], [5.0], [6.0]]]) / 4
+    hs = call(
+        "rnn.rnn_forward", rnn.rnn_forward, x, torch.zeros(2, 1, dtype=T64), t([[1.0]]), t([[0.0]]), t([0.0]), case=case
+    )
+    check_close("rnn.rnn_forward", hs, torch.tanh(x).tolist(), case=case, what="hs")
+
+
+@checks("rnn.rnn_forward")
 @FLOATS
 def test_rnn_forward_shape_and_dtype(dtype):
     gen = torch.Generator().manual_seed(1)
@@ -395,6 +408,20 @@ def test_birnn_forward_worked_example():
     f1 = math.tanh(0.5)
     b2 = math.tanh(2.5)
     check_close("rnn.birnn_forward", hs, [[[f1, math.tanh(1 + b2)], [math.tanh(2 + f1), b2]]], case=case)
+
+
+@checks("rnn.birnn_forward")
+def test_birnn_forward_each_direction_has_its_own_weights():
+    # D = H = 1, W_hh = 0 in both directions (so order does not matter), W_xh = 1 forward and 2
+    # backward: position t holds [tanh(x_t), tanh(2 x_t)]. x = [0.5, 1]: [[tanh 0.5, tanh 1],
+    # [tanh 1, tanh 2]]; the forward weights used backward would repeat the first column.
+    case = "B=1, T=2, D=H=1, W_hh=0, W_xh = 1 forward and 2 backward, x=[0.5, 1]"
+    fwd = {"W_xh": t([[1.0]]), "W_hh": t([[0.0]]), "b_h": t([0.0])}
+    bwd = {"W_xh": t([[2.0]]), "W_hh": t([[0.0]]), "b_h": t([0.0])}
+    zero = torch.zeros(1, 1, dtype=T64)
+    out = call("rnn.birnn_forward", rnn.birnn_forward, t([[[0.5], [1.0]]]), zero, zero.clone(), fwd, bwd, case=case)
+    want = [[[math.tanh(0.5), math.tanh(1.0)], [math.tanh(1.0), math.tanh(2.0)]]]
+    check_close("rnn.birnn_forward", out, want, case=case)
 
 
 @checks("rnn.birnn_forward")
