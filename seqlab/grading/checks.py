@@ -26,7 +26,6 @@ The rules of the contract:
 from __future__ import annotations
 
 import functools
-import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -64,8 +63,8 @@ SHAPE_RULE = "shape/dtype/device"
 # wrong kind fails there as surely as a weight used the wrong way round).
 MATMUL_NOTE = "the operands of a matrix product do not fit: compare each one's shape with the docstring"
 _NOT_GIVEN = object()
-# A search stops when out of time (then it says nothing): 2 s per failure, 4 s per function.
-REWRITE_ONE_S, REWRITE_S = 2.0, 4.0
+# Searches for a name (or the inputs an error depends on) per function, and changes one search tries.
+SEARCHES, REWRITE_RUNS = 4, 400
 
 
 class GradeFailure(AssertionError):
@@ -115,9 +114,9 @@ class Grade:
     sizes: dict[str, int | str] = field(default_factory=dict)
     calls: int = 0
     timeout: float | None = None  # the call's wall-clock limit; None: the config's call_timeout_s
-    # seconds spent naming mistakes by rewriting the reference, by function: shared by the tests
-    # of one submission (the grade fixture hands in the plugin's), so its cap holds per function
-    rewrite_spent: dict[str, float] = field(default_factory=dict)
+    # searches for a name by structure made, by function: shared by the tests of one submission
+    # (the grade fixture hands in the plugin's), so that SEARCHES holds per function
+    rewrite_spent: dict[str, int] = field(default_factory=dict)
 
     # -- running -----------------------------------------------------------------------------
     def ref(self, *args: Any, **kwargs: Any) -> Any:
@@ -321,12 +320,12 @@ class Grade:
                 hint = said
         return GradeFailure(f"{self.function}, case {case}: {problem}", rule=rule, hint=hint, details=details)
 
-    def _timed(self, search: Callable[[float], str]) -> str:
-        """``search(budget_s)`` within this function's share of time (REWRITE_S, REWRITE_ONE_S)."""
-        spent, start = self.rewrite_spent.get(self.function, 0.0), time.monotonic()
-        said = search(min(REWRITE_ONE_S, REWRITE_S - spent)) if spent < REWRITE_S else ""
-        self.rewrite_spent[self.function] = spent + time.monotonic() - start
-        return said
+    def _timed(self, search: Callable[[], str]) -> str:
+        """``search()`` within this function's share of searches (SEARCHES): a count, not a time,
+        so that the feedback does not depend on the machine's load."""
+        done = self.rewrite_spent.get(self.function, 0)
+        self.rewrite_spent[self.function] = done + 1
+        return search() if done < SEARCHES else ""
 
     def _rewrite(
         self, call: Callable[[], Any], inputs: dict[str, Any], whole: Any, at: At, actual: Any, tol: Tolerance
@@ -334,14 +333,14 @@ class Grade:
         ref = self.reference(self.function)
         pick_at = (lambda out: out) if whole is not None else functools.partial(pick_or_none, at=at)
         target = actual if whole is None else whole
-        return self._timed(lambda budget: name_by_rewrite(call, ref, inputs, pick_at, target, tol, budget))
+        return self._timed(lambda: name_by_rewrite(call, ref, inputs, pick_at, target, tol, REWRITE_RUNS))
 
     def _sensitivity(self, args: tuple[Any, ...], kwargs: dict[str, Any], at: At, tol: Tolerance) -> str:
         def student(*a: Any, **k: Any) -> Any:
             return self.student.run(self.function, a, k, kernels=self.kernels, timeout=self.timeout).value
 
         names, ref, pick_at = param_names(self.function), self.ref, functools.partial(pick_or_none, at=at)
-        return self._timed(lambda budget: sensitive_inputs(student, ref, names, args, kwargs, pick_at, tol, budget))
+        return self._timed(lambda: sensitive_inputs(student, ref, names, args, kwargs, pick_at, tol))
 
     def award(self, fraction: float, note: str = "") -> None:
         """Partial credit: this test earns ``fraction`` of its points (0..1)."""

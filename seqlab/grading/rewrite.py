@@ -139,10 +139,12 @@ def name_by_rewrite(
     pick: Callable[[Any], Any],
     actual: Any,
     tol: Tolerance,
-    budget_s: float = 3.0,
+    max_runs: int = 400,
 ) -> str:
     """The one change of the reference whose output's part (``pick``) ``actual`` matches, said
-    as feedback, or "" (none, or two that say different things, or out of time). ``call`` runs
+    as feedback, or "" (none, or two that say different things, or more than ``max_runs`` changes
+    to try: a count, not a time, so that the feedback does not depend on the machine's load, with
+    DEADLINE_S as a last guard). ``call`` runs
     the reference's computation (``ref`` on the case's arguments, or a chain of its calls);
     ``inputs``: the tensors it is given, by name (see :func:`named_inputs`)."""
     try:
@@ -155,11 +157,11 @@ def name_by_rewrite(
     except Exception:  # a diagnosis is a courtesy: a reference that cannot be recorded names nothing
         return ""
     start, found, tier_found = time.monotonic(), [], None
-    for tier, edit in _edits(record, inputs):
+    for runs, (tier, edit) in enumerate(_edits(record, inputs)):
         if tier_found is not None and tier > tier_found:
             break
-        if time.monotonic() - start > budget_s:
-            return ""  # out of time: a later change might also fit, so naming one would be a guess
+        if runs >= max_runs or time.monotonic() - start > DEADLINE_S:
+            return ""  # a change left untried might also fit, so naming one would be a guess
         try:
             with torch.no_grad(), Mode(files, own, record, edit, inputs):
                 output = pick(call())
@@ -172,6 +174,7 @@ def name_by_rewrite(
     return f"your result equals the reference's computation with one change: {texts[0]}" if len(texts) == 1 else ""
 
 
+DEADLINE_S = 20.0
 # A change is told from the reference only when it moves the result by this many tolerances: a
 # change that moves it by a few (a tiny term dropped from large ones) fits any small error.
 DECISIVE = 100.0

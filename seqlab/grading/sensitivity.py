@@ -6,12 +6,11 @@ Said only when it narrows things down: one to three inputs out of at least two, 
 input whose zeroing makes the expected answer constant (zero everywhere, one token everywhere:
 many wrong formulas get that right too). The student's
 code runs again here, so the search is cheap to stop: at most MAX_INPUTS calls, within the
-function's share of time (seqlab.grading.checks), and any failure of a call just skips its input.
+function's share of searches (seqlab.grading.checks), and a call that fails just skips its input.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -40,14 +39,11 @@ def sensitive_inputs(
     kwargs: dict[str, Any],
     pick: Callable[[Any], Any],
     tol: Tolerance,
-    budget_s: float,
 ) -> str:
     """ "" or a sentence naming the inputs whose zeroing makes ``student``'s part (``pick``) agree
     with the reference's on these arguments."""
-    start, tried, right = time.monotonic(), 0, []
+    tried, right = 0, []
     for name, new_args, new_kwargs in zeroed_inputs(names, args, kwargs)[:MAX_INPUTS]:
-        if time.monotonic() - start > budget_s:
-            return ""  # an input left untried might be the one: say nothing rather than half
         try:
             with torch.no_grad():
                 expected = pick(ref(*new_args, **new_kwargs))
