@@ -64,7 +64,7 @@ SHAPE_RULE = "shape/dtype/device"
 MATMUL_NOTE = "the operands of a matrix product do not fit: compare each one's shape with the docstring"
 _NOT_GIVEN = object()
 # Searches for a name (or the inputs an error depends on) per function, and changes one search tries.
-SEARCHES, REWRITE_RUNS = 4, 400
+SEARCHES, REWRITE_RUNS = 3, 1500
 
 
 class GradeFailure(AssertionError):
@@ -114,8 +114,8 @@ class Grade:
     sizes: dict[str, int | str] = field(default_factory=dict)
     calls: int = 0
     timeout: float | None = None  # the call's wall-clock limit; None: the config's call_timeout_s
-    # searches for a name by structure made, by function: shared by the tests of one submission
-    # (the grade fixture hands in the plugin's), so that SEARCHES holds per function
+    # searches made, by "function kind": shared by the tests of one submission (the grade
+    # fixture hands in the plugin's), so that SEARCHES holds per function
     rewrite_spent: dict[str, int] = field(default_factory=dict)
 
     # -- running -----------------------------------------------------------------------------
@@ -320,11 +320,11 @@ class Grade:
                 hint = said
         return GradeFailure(f"{self.function}, case {case}: {problem}", rule=rule, hint=hint, details=details)
 
-    def _timed(self, search: Callable[[], str]) -> str:
-        """``search()`` within this function's share of searches (SEARCHES): a count, not a time,
-        so that the feedback does not depend on the machine's load."""
-        done = self.rewrite_spent.get(self.function, 0)
-        self.rewrite_spent[self.function] = done + 1
+    def _timed(self, search: Callable[[], str], kind: str = "rewrite") -> str:
+        """``search()`` within this function's share of searches of its kind (SEARCHES): a count,
+        not a time, so that the feedback does not depend on the machine's load."""
+        done = self.rewrite_spent.get(f"{self.function} {kind}", 0)
+        self.rewrite_spent[f"{self.function} {kind}"] = done + 1
         return search() if done < SEARCHES else ""
 
     def _rewrite(
@@ -340,7 +340,7 @@ class Grade:
             return self.student.run(self.function, a, k, kernels=self.kernels, timeout=self.timeout).value
 
         names, ref, pick_at = param_names(self.function), self.ref, functools.partial(pick_or_none, at=at)
-        return self._timed(lambda: sensitive_inputs(student, ref, names, args, kwargs, pick_at, tol))
+        return self._timed(lambda: sensitive_inputs(student, ref, names, args, kwargs, pick_at, tol), "inputs")
 
     def award(self, fraction: float, note: str = "") -> None:
         """Partial credit: this test earns ``fraction`` of its points (0..1)."""

@@ -33,6 +33,14 @@ OTHERS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
 }
 
 
+def _in_place(func: Any) -> bool:
+    raw = getattr(func, "__name__", "")
+    dunder = raw.startswith("__") and raw.endswith("__")
+    return (raw.endswith("_") and not dunder) or (
+        dunder and raw[2:3] == "i" and raw not in ("__index__", "__int__", "__invert__")
+    )
+
+
 def base_name(func: Any) -> str:
     return getattr(func, "__name__", "").strip("_").removesuffix("_")
 
@@ -135,7 +143,7 @@ class Mode(TorchFunctionMode):
         if edit.kind == "other":
             return OTHERS[edit.source](args[0])
         if edit.kind == "sub":
-            if edit.arg == 0 and getattr(func, "__name__", "").endswith("_"):
+            if edit.arg == 0 and _in_place(func):
                 return None  # an input put where an in-place operation writes would be written over
             kind, key = edit.source
             value = self.inputs.get(key) if kind == "input" else self.latest.get(key)

@@ -172,3 +172,32 @@ def test_a_change_that_blows_the_values_up_names_nothing():
 
     tol = Tolerance(atol=1e-5, rtol=1e-4)
     assert name_by_rewrite(lambda: chain(adagrad), adagrad, {}, lambda out: out, chain(old_sum), tol) == ""
+
+
+def test_an_old_power_used_in_a_derivative():
+    """BPTT with the tanh derivative written 1 - h where 1 - h**2 belongs: h used where h**2 does
+    (the subtraction 1 - x is a reflected operator, not an in-place one: it may be changed)."""
+    g = torch.Generator().manual_seed(9)
+    B, T, D, H, C = 2, 2, 2, 3, 4
+    x, h0 = randn(g, B, T, D), randn(g, B, H)
+    params = {
+        "W_xh": randn(g, H, D),
+        "W_hh": randn(g, H, H),
+        "b_h": randn(g, H),
+        "W_hy": randn(g, C, H),
+        "b_y": randn(g, C),
+    }
+    targets = torch.randint(0, C, (B, T), generator=g)
+    bptt = REF("rnn.rnn_bptt")
+    hs = REF("rnn.rnn_forward")(x, h0, params["W_xh"], params["W_hh"], params["b_h"])
+    logits = hs @ params["W_hy"].T + params["b_y"]
+    d_out = (torch.softmax(logits, -1) - torch.nn.functional.one_hot(targets, C).double()) / B @ params["W_hy"]
+    d_a, nxt = torch.empty_like(hs), torch.zeros_like(h0)
+    for t in reversed(range(T)):
+        d_a[:, t] = (d_out[:, t] + nxt) * (1 - hs[:, t])
+        nxt = d_a[:, t] @ params["W_hh"]
+    actual = torch.einsum("bth,btd->hd", d_a, x)
+    args = (x, targets, h0, params)
+    inputs = named_inputs(param_names("rnn.rnn_bptt"), args, {})
+    said = name_by_rewrite(lambda: bptt(*args), bptt, inputs, lambda out: out[1]["W_xh"], actual, TOL)
+    assert "is used where pow(" in said, said
