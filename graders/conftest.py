@@ -62,6 +62,7 @@ def grade(request) -> Grade:
         forbidden_match=rules.forbidden_match,
         kernels=bool(rules.forbidden),
         forbidden_in=lambda callee: plugin.config.rules(callee).forbidden_match,
+        rewrite_spent=plugin.rewrite_spent,
     )
 
 

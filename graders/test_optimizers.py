@@ -47,6 +47,7 @@ def check_chain(grade, make, shape, mistakes, *, dtype=torch.float64, grad_scale
     )
     # Every w_next right with a state that is not: the student's own state carries the right
     # values (it is bookkeeping, a key's scale or layout), so the test earns the half for w.
+    mine = [values(step) for step in got]
     w_right = all(matches(g[0], t[0], grade.tolerance(t[0])) for g, t in zip(got, want))
     for step, (got_step, want_step) in enumerate(zip(got, want)):
         try:
@@ -56,6 +57,7 @@ def check_chain(grade, make, shape, mistakes, *, dtype=torch.float64, grad_scale
                 returns=STEP,
                 case=f"{case}, after step {step + 1}",
                 mistakes=lambda step=step: [Mistake(name, out[step], why) for name, out, why in wrong_chains()],
+                rewrite=(lambda: [values(out) for out in chain(grade.reference(grade.function), w, grads, **hp)], mine),
             )
         except GradeFailure as failure:
             if w_right:

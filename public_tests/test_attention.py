@@ -99,6 +99,29 @@ def test_scaled_dot_product_attention_worked_example():
 
 
 @checks("attention.scaled_dot_product_attention")
+def test_scaled_dot_product_attention_is_stable_for_large_scores():
+    # d = 1, q = 100, keys [100, -100]: scores [1e4, -1e4], softmax [1, 0] (exactly, in floats),
+    # so the output is the first value, 3. exp(1e4) overflows to inf and inf / inf is NaN: the
+    # softmax must subtract the row maximum first (torch.softmax does).
+    case = "L=1, S=2, d=1, q=[100], k=[100, -100], v=[3, 5]"
+    out, weights = unpack(
+        "attention.scaled_dot_product_attention",
+        call(
+            "attention.scaled_dot_product_attention",
+            attention.scaled_dot_product_attention,
+            t([[100.0]]),
+            t([[100.0], [-100.0]]),
+            t([[3.0], [5.0]]),
+            case=case,
+        ),
+        ("out", "weights"),
+        case=case,
+    )
+    check_close("attention.scaled_dot_product_attention", weights, [[1.0, 0.0]], case=case, what="weights")
+    check_close("attention.scaled_dot_product_attention", out, [[3.0]], case=case, what="out")
+
+
+@checks("attention.scaled_dot_product_attention")
 def test_scaled_dot_product_attention_fully_masked_row_is_zero_not_nan():
     qualname = "attention.scaled_dot_product_attention"
     case = "L=S=2, d=1, mask [[F, F], [T, T]] (row 1 may attend to nothing)"
@@ -216,6 +239,60 @@ def test_multi_head_attention_worked_example_one_feature_per_head():
         what="weights (B, heads, L, S)",
     )
     check_close(qualname, out, [[[sigmoid(1), sigmoid(2)]]], case=case, what="out")
+
+
+@checks("attention.multi_head_attention")
+def test_multi_head_attention_output_projection_is_applied_as_w_o_transposed():
+    # One head, one key (its weight is 1), identity W_q, W_k, W_v: the concatenated heads are the
+    # value [1, 2]. W_o = [[0, 1], [0, 0]] is stored (out, in) like every weight, so
+    # out = [1, 2] @ W_o.T = [0 * 1 + 1 * 2, 0] = [2, 0]; [1, 2] @ W_o would give [0, 1].
+    qualname = "attention.multi_head_attention"
+    case = "B=1, L=S=1, E=2, num_heads=1, identity W_q/W_k/W_v, W_o=[[0, 1], [0, 0]], value=[1, 2]"
+    params = identity_params(2)
+    params["W_o"] = t([[0.0, 1.0], [0.0, 0.0]])
+    out, _ = unpack(
+        qualname,
+        call(
+            qualname,
+            attention.multi_head_attention,
+            t([[[1.0, 0.0]]]),
+            t([[[1.0, 0.0]]]),
+            t([[[1.0, 2.0]]]),
+            params,
+            1,
+            case=case,
+        ),
+        ("out", "weights"),
+        case=case,
+    )
+    check_close(qualname, out, [[[2.0, 0.0]]], case=case, what="out")
+
+
+@checks("attention.multi_head_attention")
+def test_multi_head_attention_values_have_their_own_projection():
+    # One head and one key (its weight is 1): out = (value @ W_v.T + b_v) @ W_o.T + b_o. With
+    # W_q = W_k = W_o = identity and W_v = 2 * identity, value [1, 2] gives [2, 4]; projecting the
+    # values with the key weights would give [1, 2].
+    qualname = "attention.multi_head_attention"
+    case = "B=1, L=S=1, E=2, num_heads=1, identity weights except W_v = 2 * identity, value=[1, 2]"
+    params = identity_params(2)
+    params["W_v"] = 2 * torch.eye(2, dtype=T64)
+    out, _ = unpack(
+        qualname,
+        call(
+            qualname,
+            attention.multi_head_attention,
+            t([[[1.0, 0.0]]]),
+            t([[[1.0, 0.0]]]),
+            t([[[1.0, 2.0]]]),
+            params,
+            1,
+            case=case,
+        ),
+        ("out", "weights"),
+        case=case,
+    )
+    check_close(qualname, out, [[[2.0, 4.0]]], case=case, what="out")
 
 
 @checks("attention.multi_head_attention")

@@ -66,6 +66,33 @@ def test_lstm_cell_worked_example():
 
 
 @checks("lstm_gru.lstm_cell")
+def test_lstm_cell_gate_blocks_in_pytorchs_order():
+    # Every weight 0 and c_prev = 0, so only the biases speak; b_ih = [0, 0, 1, -1] sets the four
+    # blocks in PyTorch's order [i, f, g, o]:
+    #   i = f = sigmoid(0) = 0.5,  g = tanh(1),  o = sigmoid(-1)
+    #   c = f * 0 + i * g = 0.5 tanh(1) = 0.3808,  h = o * tanh(c) = sigmoid(-1) tanh(0.3808) = 0.0977
+    # Reading the blocks as [i, f, o, g] would give g = tanh(-1): a negative cell state.
+    case = "B=1, D=1, H=1, all weights 0, x=1, h_prev=c_prev=0, b_ih=[0, 0, 1, -1], b_hh=0"
+    zeros = torch.zeros(4, 1, dtype=T64)
+    out = call(
+        "lstm_gru.lstm_cell",
+        lstm_gru.lstm_cell,
+        t([[1.0]]),
+        t([[0.0]]),
+        t([[0.0]]),
+        zeros,
+        zeros.clone(),
+        t([0.0, 0.0, 1.0, -1.0]),
+        torch.zeros(4, dtype=T64),
+        case=case,
+    )
+    h, c = unpack("lstm_gru.lstm_cell", out, ("h", "c"), case=case)
+    c_want = 0.5 * math.tanh(1)
+    check_close("lstm_gru.lstm_cell", c, [[c_want]], case=case, what="c")
+    check_close("lstm_gru.lstm_cell", h, [[sigmoid(-1) * math.tanh(c_want)]], case=case, what="h")
+
+
+@checks("lstm_gru.lstm_cell")
 @FLOATS
 def test_lstm_cell_shapes_and_dtype(dtype):
     gen = torch.Generator().manual_seed(0)
@@ -159,6 +186,28 @@ def test_gru_cell_worked_example():
     n = math.tanh(1 + sigmoid(1) * 1.5)
     z = sigmoid(-1)
     check_close("lstm_gru.gru_cell", h, [[(1 - z) * n + z * 0.5]], case=case)
+
+
+@checks("lstm_gru.gru_cell")
+def test_gru_cell_hidden_term_reaches_every_gate():
+    # H = 1, every weight and b_ih 0, b_hh = [0, 2, 0] (blocks r, z, n), h_prev = 1:
+    #   r = sigmoid(0) = 0.5, z = sigmoid(0 + 2) = 0.8808, n = tanh(0 + r * 0) = 0
+    #   h = (1 - z) * n + z * h_prev = sigmoid(2) = 0.8808
+    # A gate that leaves out its hidden term (W_hz h + b_hz) would give z = 0.5, h = 0.5.
+    case = "B=1, D=H=1, all weights and b_ih 0, b_hh=[0, 2, 0], x=1, h_prev=1"
+    zeros = torch.zeros(3, 1, dtype=T64)
+    h = call(
+        "lstm_gru.gru_cell",
+        lstm_gru.gru_cell,
+        t([[1.0]]),
+        t([[1.0]]),
+        zeros,
+        zeros.clone(),
+        torch.zeros(3, dtype=T64),
+        t([0.0, 2.0, 0.0]),
+        case=case,
+    )
+    check_close("lstm_gru.gru_cell", h, [[sigmoid(2)]], case=case, what="h")
 
 
 @checks("lstm_gru.gru_cell")

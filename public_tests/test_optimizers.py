@@ -137,6 +137,15 @@ def test_rmsprop_worked_example():
     check_close("optimizers.rmsprop", w1, [w1_want], case=case, what="w after step 1")
     check_close("optimizers.rmsprop", s2["sq_avg"], [3.0], case=case, what="sq_avg after step 2")
     check_close("optimizers.rmsprop", w2, [w1_want - 0.1 * 2 / math.sqrt(3)], case=case, what="w after step 2")
+    # alpha weighs the old average: with alpha = 0.9, s = 0.9 * 0 + 0.1 * 2^2 = 0.4, then
+    # 0.9 * 0.4 + 0.1 * 4 = 0.76 (the weights swapped would give 3.6 and 3.96)
+    case = "w=[1], dw=[2] twice, lr=0.1, alpha=0.9"
+    (w1, s1), (_, s2) = two_steps(
+        "rmsprop", torch.tensor([1.0], dtype=T), [torch.tensor([2.0], dtype=T)] * 2, case, lr=0.1, alpha=0.9
+    )
+    check_close("optimizers.rmsprop", s1["sq_avg"], [0.4], case=case, what="sq_avg after step 1")
+    check_close("optimizers.rmsprop", w1, [1 - 0.1 * 2 / math.sqrt(0.4)], case=case, what="w after step 1")
+    check_close("optimizers.rmsprop", s2["sq_avg"], [0.76], case=case, what="sq_avg after step 2")
     # eps is added after the square root: w = 1 - 0.1 * 2 / (sqrt(2) + 1), not 1 - 0.1 * 2 / sqrt(2 + 1)
     case = "w=[1], dw=[2], lr=0.1, alpha=0.5, eps=1"
     ((w1, _),) = two_steps(

@@ -100,6 +100,19 @@ def test_rnn_forward_worked_example():
 
 
 @checks("rnn.rnn_forward")
+def test_rnn_forward_keeps_batch_and_time_apart():
+    # D = H = 1, W_xh = 1, W_hh = 0, b_h = 0: each state is tanh of its own input, hs[b, t] =
+    # tanh(x[b, t]). With B = 2 and T = 3 every (b, t) holds a different input, so states stacked
+    # time-major (T, B) and reshaped to (B, T) instead of transposed land in the wrong places.
+    case = "B=2, T=3, D=H=1, W_xh=[[1]], W_hh=[[0]], b_h=[0], x[b, t] = 1, 2, 3 / 4, 5, 6"
+    x = t([[[1.0], [2.0], [3.0]], [[4.0], [5.0], [6.0]]]) / 4
+    hs = call(
+        "rnn.rnn_forward", rnn.rnn_forward, x, torch.zeros(2, 1, dtype=T64), t([[1.0]]), t([[0.0]]), t([0.0]), case=case
+    )
+    check_close("rnn.rnn_forward", hs, torch.tanh(x).tolist(), case=case, what="hs")
+
+
+@checks("rnn.rnn_forward")
 @FLOATS
 def test_rnn_forward_shape_and_dtype(dtype):
     gen = torch.Generator().manual_seed(1)
@@ -399,6 +412,20 @@ def test_birnn_forward_worked_example():
 
 
 @checks("rnn.birnn_forward")
+def test_birnn_forward_each_direction_has_its_own_weights():
+    # D = H = 1, W_hh = 0 in both directions (so order does not matter), W_xh = 1 forward and 2
+    # backward: position t holds [tanh(x_t), tanh(2 x_t)]. x = [0.5, 1]: [[tanh 0.5, tanh 1],
+    # [tanh 1, tanh 2]]; the forward weights used backward would repeat the first column.
+    case = "B=1, T=2, D=H=1, W_hh=0, W_xh = 1 forward and 2 backward, x=[0.5, 1]"
+    fwd = {"W_xh": t([[1.0]]), "W_hh": t([[0.0]]), "b_h": t([0.0])}
+    bwd = {"W_xh": t([[2.0]]), "W_hh": t([[0.0]]), "b_h": t([0.0])}
+    zero = torch.zeros(1, 1, dtype=T64)
+    out = call("rnn.birnn_forward", rnn.birnn_forward, t([[[0.5], [1.0]]]), zero, zero.clone(), fwd, bwd, case=case)
+    want = [[[math.tanh(0.5), math.tanh(1.0)], [math.tanh(1.0), math.tanh(2.0)]]]
+    check_close("rnn.birnn_forward", out, want, case=case)
+
+
+@checks("rnn.birnn_forward")
 @FLOATS
 def test_birnn_forward_shape_and_dtype(dtype):
     gen = torch.Generator().manual_seed(4)
@@ -455,6 +482,34 @@ def test_greedy_decode_worked_example():
     )
     check_tensor("rnn.greedy_decode", tokens, case=case, shape=(2, 4), dtype=torch.int64, what="tokens")
     check_close("rnn.greedy_decode", tokens, [[2, 0, 2, 0], [1, 1, 1, 1]], case=case, what="tokens")
+
+
+@checks("rnn.greedy_decode")
+def test_greedy_decode_carries_the_state_between_steps():
+    # W_xh = 0, so only the state decides; W_hh swaps the two state entries and W_hy = identity:
+    #   h0 = [1, 0] -> h1 = tanh([0, 1]) = [0, 0.76] -> token 1
+    #            -> h2 = tanh([0.76, 0]) = [0.64, 0] -> token 0, then 1, 0 again.
+    # A decoder that restarts every step from h0 would emit [1, 1, 1, 1].
+    case = "B=1, V=D=H=2, steps=4, W_xh=0, W_hh=[[0, 1], [1, 0]], W_hy=identity, h0=[1, 0]"
+    params = {
+        "W_xh": torch.zeros(2, 2, dtype=T64),
+        "W_hh": t([[0.0, 1.0], [1.0, 0.0]]),
+        "b_h": torch.zeros(2, dtype=T64),
+        "W_hy": torch.eye(2, dtype=T64),
+        "b_y": torch.zeros(2, dtype=T64),
+    }
+    tokens = call(
+        "rnn.greedy_decode",
+        rnn.greedy_decode,
+        params,
+        torch.eye(2, dtype=T64),
+        t([[1.0, 0.0]]),
+        torch.tensor([0]),
+        4,
+        case=case,
+    )
+    check_tensor("rnn.greedy_decode", tokens, case=case, shape=(1, 4), dtype=torch.int64, what="tokens")
+    check_close("rnn.greedy_decode", tokens, [[1, 0, 1, 0]], case=case, what="tokens")
 
 
 @checks("rnn.greedy_decode")

@@ -84,6 +84,25 @@ def test_feed_forward_worked_example():
 
 
 @checks("transformer.feed_forward")
+def test_feed_forward_bias_is_inside_the_relu():
+    # E = F = 1: x W1^T = -1, b1 = 2, so relu(x W1^T + b1) = relu(1) = 1 and y = 1 * 1 + 0 = 1.
+    # The bias added after the ReLU would give relu(-1) + 2 = 2: a term belongs inside the
+    # nonlinearity whenever the formula puts it there.
+    case = "x=[-1], W1=[[1]], b1=[2], W2=[[1]], b2=[0]"
+    y = call(
+        "transformer.feed_forward",
+        transformer.feed_forward,
+        t([[-1.0]]),
+        t([[1.0]]),
+        t([2.0]),
+        t([[1.0]]),
+        t([0.0]),
+        case=case,
+    )
+    check_close("transformer.feed_forward", y, [[1.0]], case=case)
+
+
+@checks("transformer.feed_forward")
 @FLOATS
 def test_feed_forward_shape_and_dtype(dtype):
     gen = torch.Generator().manual_seed(1)

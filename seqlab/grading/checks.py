@@ -39,8 +39,10 @@ from ..tolerance import Tolerance
 from .case import Case, Make, describe_case
 from .compare import first_change, first_float_dtype, matches, structure_problem, value_mismatch
 from .diagnose import CONFINED, diagnose
-from .mistakes import LazyMistakes, Mistake, first_match, from_table, variant_output, without_inputs
+from .mistakes import LazyMistakes, Mistake, consistent, first_match, from_table, variant_output, without_inputs
 from .parts import At, Names, arity_problem, named_parts, pick, pick_or_none, render, split_dicts
+from .rewrite import name_by_rewrite, named_inputs
+from .sensitivity import sensitive_inputs
 
 __all__ = [
     "Case",
@@ -61,6 +63,8 @@ SHAPE_RULE = "shape/dtype/device"
 # wrong kind fails there as surely as a weight used the wrong way round).
 MATMUL_NOTE = "the operands of a matrix product do not fit: compare each one's shape with the docstring"
 _NOT_GIVEN = object()
+# Searches for a name (or the inputs an error depends on) per function, and changes one search tries.
+SEARCHES, REWRITE_RUNS = 3, 1500
 
 
 class GradeFailure(AssertionError):
@@ -110,6 +114,9 @@ class Grade:
     sizes: dict[str, int | str] = field(default_factory=dict)
     calls: int = 0
     timeout: float | None = None  # the call's wall-clock limit; None: the config's call_timeout_s
+    # searches made, by "function kind": shared by the tests of one submission (the grade
+    # fixture hands in the plugin's), so that SEARCHES holds per function
+    rewrite_spent: dict[str, int] = field(default_factory=dict)
 
     # -- running -----------------------------------------------------------------------------
     def ref(self, *args: Any, **kwargs: Any) -> Any:
@@ -190,6 +197,7 @@ class Grade:
         only: tuple[str, ...] | None = None,
         tol: Tolerance | None = None,
         what: str = "output",
+        rewrite: tuple[Callable[[], Any], Any] | None = None,
         **kwargs: Any,
     ) -> Any:
         """Compare the student's answer with the expected one; returns the student's value.
@@ -199,7 +207,11 @@ class Grade:
         reference's answer on the same arguments unless given. ``returns``: the names of a
         returned tuple's items; ``only``: compare just these parts; ``partial``: each part earns
         its share. ``tol``: instead of the tolerance of the expected value's dtype. ``what``:
-        the name of an unnamed value in the feedback.
+        the name of an unnamed value in the feedback. ``rewrite``: with ``value``,
+        ``(call, whole)``: the reference's computation of a whole that ``expected`` is part of,
+        and the student's whole (``call`` runs again with one operation changed, to name a
+        mistake by the reference's structure, seqlab.grading.rewrite; the whole, every step of
+        a chain, tells apart changes that agree on one step by chance).
         """
         if value is _NOT_GIVEN:
             value = self.run(*args, **kwargs).value
@@ -219,9 +231,14 @@ class Grade:
         named = LazyMistakes(mistakes, args, kwargs)
         named.sizes = sizes
         if args or kwargs:
-            named.probes = functools.cache(
-                lambda: without_inputs(self.reference(self.function), param_names(self.function), args, kwargs)
+            names = param_names(self.function)
+            named.probes = functools.cache(lambda: without_inputs(self.reference(self.function), names, args, kwargs))
+            named.rewrite = functools.partial(
+                self._rewrite, functools.partial(self.ref, *args, **kwargs), named_inputs(names, args, kwargs), None
             )
+            named.sensitivity = functools.partial(self._sensitivity, args, kwargs)
+        elif rewrite is not None:
+            named.rewrite = functools.partial(self._rewrite, rewrite[0], {}, rewrite[1])
         parts = named_parts(returns) if returns is not None else [(what, ())]
         parts = [(label, at) for label, at in parts if only is None or label in only]
 
@@ -279,7 +296,8 @@ class Grade:
         label: str = "",
     ) -> GradeFailure:
         """The failure of the part at ``at``, naming the first mistake whose part it matches."""
-        mistakes = [Mistake(m.name, pick_or_none(m.output, at), m.explain, m.tol) for m in named()]
+        fits = [m for m in named() if consistent(value, m.output, expected, tol)]
+        mistakes = [Mistake(m.name, pick_or_none(m.output, at), m.explain, m.tol) for m in fits]
         actual = pick(value, at)
         found = first_match(actual, mistakes, tol)
         details = {"case": case, **(details or {})}
@@ -290,11 +308,39 @@ class Grade:
             known = named.probes
             probes = known and (lambda: [(w, pick_or_none(out, at), m) for w, out, m in known()])
             said = diagnose(actual, pick_or_none(expected, at), tol, named.sizes, probes, name=label)
-            if said.startswith(CONFINED) and ", and there" not in said:
+            located = said.startswith(CONFINED) and ", and there" not in said
+            if (not said or located) and named.rewrite is not None:
+                rewritten = named.rewrite(at, actual, tol)
+                hint = f"{label}: {rewritten}" if rewritten and label else rewritten
+            if not hint and named.sensitivity is not None:
+                problem += named.sensitivity(at, tol)
+            if located:
                 problem += f"; {said}"
-            else:
+            elif said:
                 hint = said
         return GradeFailure(f"{self.function}, case {case}: {problem}", rule=rule, hint=hint, details=details)
+
+    def _timed(self, search: Callable[[], str], kind: str = "rewrite") -> str:
+        """``search()`` within this function's share of searches of its kind (SEARCHES): a count,
+        not a time, so that the feedback does not depend on the machine's load."""
+        done = self.rewrite_spent.get(f"{self.function} {kind}", 0)
+        self.rewrite_spent[f"{self.function} {kind}"] = done + 1
+        return search() if done < SEARCHES else ""
+
+    def _rewrite(
+        self, call: Callable[[], Any], inputs: dict[str, Any], whole: Any, at: At, actual: Any, tol: Tolerance
+    ) -> str:  # seqlab.grading.rewrite's name: ``actual`` against the part at ``at``, or ``whole`` against all
+        ref = self.reference(self.function)
+        pick_at = (lambda out: out) if whole is not None else functools.partial(pick_or_none, at=at)
+        target = actual if whole is None else whole
+        return self._timed(lambda: name_by_rewrite(call, ref, inputs, pick_at, target, tol, REWRITE_RUNS))
+
+    def _sensitivity(self, args: tuple[Any, ...], kwargs: dict[str, Any], at: At, tol: Tolerance) -> str:
+        def student(*a: Any, **k: Any) -> Any:
+            return self.student.run(self.function, a, k, kernels=self.kernels, timeout=self.timeout).value
+
+        names, ref, pick_at = param_names(self.function), self.ref, functools.partial(pick_or_none, at=at)
+        return self._timed(lambda: sensitive_inputs(student, ref, names, args, kwargs, pick_at, tol), "inputs")
 
     def award(self, fraction: float, note: str = "") -> None:
         """Partial credit: this test earns ``fraction`` of its points (0..1)."""

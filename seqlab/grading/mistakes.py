@@ -77,6 +77,19 @@ def first_match(actual: Any, mistakes: Iterable[Mistake], tol: Tolerance) -> Mis
     return found[0] if found and len({m.name for m in found}) == 1 else None
 
 
+def consistent(value: Any, output: Any, expected: Any, tol: Tolerance) -> bool:
+    """Whether a variant's output agrees with the student's on every part the student has right:
+    a variant wrong where the student is right is not the student's mistake, even where the two
+    agree on the part that fails (a last state taken one chunk early, by a variant that also drops
+    the chunk from a loss the student has right)."""
+    trees = (expected, value, output)
+    if all(isinstance(x, (tuple, list)) for x in trees) and len(expected) == len(value) == len(output):
+        return all(consistent(v, o, e, tol) for v, o, e in zip(value, output, expected))
+    if isinstance(expected, dict) and isinstance(value, dict) and isinstance(output, dict):
+        return all(consistent(value.get(k), output.get(k), e, tol) for k, e in expected.items())
+    return output is None or not matches(value, expected, tol) or matches(output, value, tol)
+
+
 class LazyMistakes:
     """A check's source of mistakes, built at most once and only when asked for.
 
@@ -94,6 +107,11 @@ class LazyMistakes:
         # the reference's outputs with one input left out, set by the check
         self.sizes: dict[str, Any] = {}
         self.probes: Callable[[], list[tuple[str, Any, str]]] | None = None
+        # (where, the student's part, tolerance) -> the reference's one changed operation it
+        # matches, said as feedback (seqlab.grading.rewrite), or ""
+        self.rewrite: Callable[[Any, Any, Tolerance], str] | None = None
+        # (where, tolerance) -> the inputs whose zeroing makes the answer right (seqlab.grading.sensitivity)
+        self.sensitivity: Callable[[Any, Tolerance], str] | None = None
 
     def __call__(self) -> list[Mistake]:
         if self.built is None:
@@ -112,6 +130,7 @@ def _zeroed(value: Any) -> Any:
 LEFT_OUT = "that term is left out (or the input not used)"
 TRANSPOSED = "a weight applied the other way round (x @ W where x @ W.T belongs, or the reverse)"
 SWAPPED = "the two are used in each other's place"
+USED_FOR = "one input used where another of the same shape belongs"
 DEFAULTED = "the argument given is not used (a fixed value in its place)"
 
 Slot = int | str  # an argument by position, or by keyword
@@ -156,6 +175,15 @@ def _changes(
     for (a, sa, ka, va), (b, sb, kb, vb) in itertools.combinations(floats, 2):
         if va.shape == vb.shape and va.numel() > 1:
             changes.append((f"{a} and {b} swapped", SWAPPED, [(sa, ka, vb), (sb, kb, va)]))
+            changes.append((f"{b} in place of {a}", USED_FOR, [(sa, ka, vb)]))
+            changes.append((f"{a} in place of {b}", USED_FOR, [(sb, kb, va)]))
+    for a, b in itertools.combinations(_bundles(names, args, kwargs), 2):
+        if a[2].keys() == b[2].keys() and all(_shape(a[2][r][1]) == _shape(b[2][r][1]) for r in a[2]):
+            b_for_a = [(a[1], a[2][r][0], b[2][r][1]) for r in a[2]]
+            a_for_b = [(b[1], b[2][r][0], a[2][r][1]) for r in a[2]]
+            changes.append((f"{b[0]} in place of {a[0]}", USED_FOR, b_for_a))
+            changes.append((f"{a[0]} in place of {b[0]}", USED_FOR, a_for_b))
+            changes.append((f"{a[0]} and {b[0]} swapped", SWAPPED, b_for_a + a_for_b))
     try:
         defaults = {p.name: p.default for p in inspect.signature(ref).parameters.values()}
     except (TypeError, ValueError):
@@ -169,6 +197,59 @@ def _changes(
     return changes
 
 
+Bundle = tuple[str, Slot, dict[str, tuple[Any, Any]]]  # (name, slot, {role: (key, value)})
+
+
+def _shape(value: Any) -> Any:
+    if isinstance(value, dict):
+        return tuple(sorted((k, _shape(v)) for k, v in value.items()))
+    return tuple(value.shape) if isinstance(value, torch.Tensor) else None
+
+
+def _bundles(names: list[str], args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Bundle]:
+    """Inputs that go together, one used in place of another as a whole: a dict of tensors (an
+    argument or an entry: params_fwd for params_bwd, params['norm2'] for params['norm1']), and
+    the entries of a dict that share a suffix (W_k and b_k for W_v and b_v)."""
+    found: list[Bundle] = []
+    named = [(names[i] if i < len(names) else f"argument {i}", i, v) for i, v in enumerate(args)]
+    for name, slot, value in named + [(k, k, v) for k, v in kwargs.items()]:
+        if not isinstance(value, dict):
+            continue
+        if all(isinstance(v, torch.Tensor) for v in value.values()):
+            found.append((name, slot, {"*": (None, value)}))
+        groups: dict[str, dict[str, tuple[Any, Any]]] = {}
+        for key, entry in value.items():
+            if isinstance(entry, dict) and all(isinstance(v, torch.Tensor) for v in entry.values()):
+                found.append((f"{name}[{key!r}]", slot, {"*": (key, entry)}))
+            elif isinstance(key, str) and "_" in key and isinstance(entry, torch.Tensor):
+                prefix, _, suffix = key.rpartition("_")
+                groups.setdefault(suffix, {})[prefix] = (key, entry)
+        for group in groups.values():
+            if len(group) > 1:  # one entry alone is the single input's own change
+                found.append((" and ".join(f"{name}[{k!r}]" for k, _ in group.values()), slot, group))
+    return found
+
+
+def _edited(args: tuple[Any, ...], kwargs: dict[str, Any], edits: list[Edit]) -> tuple[list[Any], dict[str, Any]]:
+    # positions and keywords in one mapping: an int slot is a position, a str one a keyword
+    values: dict[Slot, Any] = dict(enumerate(args))
+    values.update(kwargs.items())
+    for slot, key, replacement in edits:
+        values[slot] = replacement if key is None else {**values[slot], key: replacement}
+    return [values[i] for i in range(len(args))], {k: values[k] for k in kwargs}
+
+
+def zeroed_inputs(
+    names: list[str], args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> list[tuple[str, list[Any], dict[str, Any]]]:
+    """(name, args, kwargs) with that one floating-point input (argument or dict entry) zeroed."""
+    return [
+        (n, *_edited(args, kwargs, [(s, k, torch.zeros_like(v))]))
+        for n, s, k, v in _inputs(names, args, kwargs)
+        if isinstance(v, torch.Tensor) and v.is_floating_point()
+    ]
+
+
 def without_inputs(
     ref: Callable[..., Any], names: list[str], args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> list[tuple[str, Any, str]]:
@@ -178,12 +259,7 @@ def without_inputs(
     swapped, a float set to zero or to its default. Computed only on a failure."""
     found: list[tuple[str, Any, str]] = []
     for what, meaning, edits in _changes(ref, names, args, kwargs):
-        # positions and keywords in one mapping: an int slot is a position, a str one a keyword
-        values: dict[Slot, Any] = dict(enumerate(args))
-        values.update(kwargs.items())
-        for slot, key, replacement in edits:
-            values[slot] = replacement if key is None else {**values[slot], key: replacement}
-        new_args, new_kwargs = [values[i] for i in range(len(args))], {k: values[k] for k in kwargs}
+        new_args, new_kwargs = _edited(args, kwargs, edits)
         try:
             with torch.no_grad():
                 found.append((what, ref(*new_args, **new_kwargs), meaning))

@@ -94,6 +94,7 @@ class SeqlabPlugin:
         self.records: dict[str, TestRecord] = {}
         self.collection_errors: list[str] = []
         self.lab_runs: dict[str, Any] = {}  # function -> seqlab.labs.session.LabRun, one training per grading
+        self.rewrite_spent: dict[str, int] = {}  # function -> searches for a name made (Grade.rewrite_spent)
         self.__name__ = "seqlab"  # the name pluggy registers it under; graders/conftest.py looks it up
 
     # -- collection --------------------------------------------------------------------------

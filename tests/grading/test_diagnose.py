@@ -184,3 +184,25 @@ def test_a_mask_inverted_or_ignored():
     want = masked(scores, mask)
     assert "mask inverted: True means may attend" in diagnose(masked(scores, ~mask), want, TOL, {}, lambda: probes)
     assert "computed with no mask" in diagnose(scores, want, TOL, {}, lambda: probes)
+
+
+def test_inputs_that_go_together_used_in_each_others_place():
+    """A dict for another (params_fwd for params_bwd), a group of entries for another (W_k and
+    b_k for W_v and b_v), two dict entries swapped (norm1's for norm2's)."""
+    from seqlab.reference import load_reference
+
+    ref = load_reference()
+    x, h0f, h0b = randn(2, 3, 2), randn(2, 4), randn(2, 4)
+    fwd, bwd = ({"W_xh": randn(4, 2), "W_hh": randn(4, 4), "b_h": randn(4)} for _ in range(2))
+    birnn = ref("rnn.birnn_forward")
+    probes = without_inputs(birnn, ["x", "h0_fwd", "h0_bwd", "params_fwd", "params_bwd"], (x, h0f, h0b, fwd, bwd), {})
+    said = diagnose(birnn(x, h0f, h0b, fwd, fwd), birnn(x, h0f, h0b, fwd, bwd), TOL, {}, lambda: probes)
+    assert "params_fwd in place of params_bwd" in said, said
+
+
+def test_a_variant_wrong_where_the_student_is_right_is_not_named():
+    from seqlab.grading.mistakes import consistent
+
+    right, wrong = torch.ones(3), torch.zeros(3)
+    assert not consistent((right, wrong), (wrong, wrong), (right, right), TOL)  # loss right, variant's not
+    assert consistent((right, wrong), (right, wrong), (right, right), TOL)

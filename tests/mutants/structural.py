@@ -123,3 +123,43 @@ STRUCTURAL.append(
         where="output",
     )
 )
+
+# One per class seqlab.grading.rewrite names by the reference's own structure (each a function of
+# its own: they are graded together in one submission, apart from STRUCTURAL).
+REWRITTEN = [
+    edited(
+        "lstm_gru.lstm_cell",
+        "forget gate used without its sigmoid",
+        "torch.sigmoid(f) * c_prev",
+        "f * c_prev",
+        "sigmoid is left out",
+    ),
+    edited(
+        "lstm_gru.gru_cell",
+        "input term added after the tanh",
+        "n = torch.tanh(i_n + r * h_n)",
+        "n = torch.tanh(r * h_n) + i_n",
+        "a term is added after tanh instead of inside it",
+    ),
+    edited(
+        "optimizers.adam",
+        "first moment not bias-corrected",
+        "m_hat = m / (1 - beta1**t)",
+        "m_hat = m",
+        "a factor is left out: the division by",
+    ),
+    edited(
+        "optimizers.sgd",
+        "learning rate applied twice",
+        "w - lr * dw",
+        "w - lr * lr * dw",
+        "the same factor is applied twice: the multiplication by",
+    ),
+    edited(
+        "transformer.decoder_block",
+        "post-LN cross-attention residual taken from the block input",
+        ('x = norm(x + sa(x), "norm1")\n    x = norm(x + ca(x), "norm2")',),
+        ('y = norm(x + sa(x), "norm1")\n    x = norm(x + ca(y), "norm2")',),
+        "x is used where the result of layer_norm belongs",
+    ),
+]

@@ -1,0 +1,231 @@
+"""Naming a mistake by the reference's own structure: the reference is run once with its
+operations recorded, then again with one of them changed the way a slip changes a line of code,
+and a student's output that matches one such run (and no other kind) is named by that change.
+
+The changes, each at one place in the reference's source (every time it runs, or only the first
+or the last time, for a place inside a loop):
+
+* a term of a sum left out (``a + b`` computed as ``a``);
+* a factor left out (``a * b``, ``a / b`` or ``a @ W`` computed as ``a``): a scale, a
+  normalisation or a correction omitted;
+* the same factor applied twice (``a / b / b``): double scaling;
+* a nonlinearity left out (``tanh(a)`` as ``a``), another in its place (``relu`` for ``tanh``),
+  or applied to one operand of a sum or product instead of all of it (``relu(a) + b`` where
+  ``relu(a + b)`` belongs, ``exp(a) * b`` where ``exp(a * b)`` does);
+* a slice by position replaced by an index with an integer input (``pe[tokens]`` where
+  ``pe[:T]`` belongs): indexing by token where position is meant;
+* an operand replaced by another value of the same shape: an input, or a value the reference
+  computes elsewhere (the state before its update, the normalised input where the raw one is
+  added back, one direction's initial state for the other's).
+
+Why this is safe to say: a change is named only when the student's output matches the changed
+run within the check's own tolerance, the changed run differs from the reference, and every
+matching change of the cheapest tier that matches says the same thing (two different changes
+that both fit name nothing). The tiers go from the most specific change to the least: drops and
+doublings, then substitutions with inputs, then substitutions with computed values.
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from ..tolerance import Tolerance
+from .compare import matches
+from .trace import OTHERS, Edit, Mode, Record
+from .trace import operand as said_of
+
+_TERMS = {"add", "sub"}
+_FACTORS = {"mul", "div", "true_divide", "matmul", "mm", "bmm"}
+_UNARY = {"tanh", "sigmoid", "relu", "exp", "log", "sqrt", "softplus", "gelu", "silu"}
+
+
+def named_inputs(names: list[str], args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, torch.Tensor]:
+    """The tensors of a call's arguments by the name feedback gives them (``params['W_o']``)."""
+    found: dict[str, torch.Tensor] = {}
+    named = [(names[i] if i < len(names) else f"argument {i}", v) for i, v in enumerate(args)] + list(kwargs.items())
+    for name, value in named:
+        for key, item in value.items() if isinstance(value, dict) else [(None, value)]:
+            label = name if key is None else f"{name}[{key!r}]"
+            if isinstance(item, torch.Tensor):
+                found[label] = item
+            elif isinstance(item, dict):
+                found.update({f"{label}[{k!r}]": v for k, v in item.items() if isinstance(v, torch.Tensor)})
+    return found
+
+
+def _when_text(when: str, count: int) -> str:
+    return "" if when == "all" else f" (only the {when} of the {count} times it is computed)"
+
+
+def _edits(record: Record, inputs: dict[str, torch.Tensor]) -> Iterator[tuple[int, Edit]]:
+    """(tier, edit) for every change the recorded run allows, cheapest tier first."""
+    by_shape: dict[tuple[tuple[int, ...], torch.dtype], list[str]] = {}
+    for key, value in inputs.items():
+        if value.is_floating_point():
+            by_shape.setdefault((tuple(value.shape), value.dtype), []).append(key)
+    integer = [k for k, v in inputs.items() if not v.is_floating_point() and v.dtype != torch.bool]
+    tiers: dict[int, list[Edit]] = {1: [], 2: [], 3: []}
+    for site in record.order:
+        name, args, _, label = record.info[site]
+        count, own = record.counts[site], site[3]
+        for when in ("all", "first", "last") if count > 1 else ("all",):
+            w = _when_text(when, count)
+            operands = [said_of(a, record.names) for a in args[:2]]
+            if name in _TERMS and len(args) >= 2 and own:
+                for keep in (0, 1):
+                    text = f"a term is left out of a sum: {operands[1 - keep]} is not added in {label}{w}"
+                    tiers[1].append(Edit("keep", site, when, keep, text=text))
+            if name in _FACTORS and len(args) >= 2:
+                verb = "division by" if name in ("div", "true_divide") else "multiplication by"
+                if own:
+                    text = f"a factor is left out: the {verb} {operands[1]} in {label}{w}"
+                    tiers[1].append(Edit("keep", site, when, 0, text=text))
+                if name == "mul" and own:
+                    text = f"a factor is left out: the multiplication by {operands[0]} in {label}{w}"
+                    tiers[1].append(Edit("keep", site, when, 1, text=text))
+                if name in ("mul", "div", "true_divide") and not isinstance(args[1], torch.Tensor):
+                    where = f"in {label}" if own else f"that {record.callee[site]} does"
+                    text = f"the same factor is applied twice: the {verb} {operands[1]} {where} is done twice{w}"
+                    tiers[1].append(Edit("twice", site, when, text=text))
+            if name in _UNARY and args and isinstance(args[0], torch.Tensor) and own:
+                tiers[1].append(Edit("skip", site, when, text=f"{name} is left out: {label} is not applied{w}"))
+                made = record.producer.get(id(args[0]))
+                inner = record.info[made][0] if made is not None else ""
+                what = {"add": "a term is added", "mul": "a factor is multiplied"}.get(inner, "")
+                for inside in (0, 1) if what else ():
+                    text = (
+                        f"{what} after {name} instead of inside it: {label} must apply {name} to the whole "
+                        f"{'sum' if inner == 'add' else 'product'} (one operand is combined with {name}'s result){w}"
+                    )
+                    tiers[1].append(Edit("after", site, when, inside, inner, text=text))
+                for other in OTHERS if name in OTHERS else ():
+                    if other != name:
+                        text = f"{other} is used where {name} belongs: {label} is computed with {other}{w}"
+                        tiers[1].append(Edit("other", site, when, source=other, text=text))
+            if name == "getitem" and len(args) == 2 and not isinstance(args[1], torch.Tensor) and own:
+                for key in integer:
+                    text = f"indexed by {key} where positions are meant: {label} takes rows by position, not {key}{w}"
+                    tiers[1].append(Edit("index", site, when, source=key, text=text))
+            if when != "all" or name in ("getitem", "clone", "to", "contiguous"):
+                continue
+            for i, operand in enumerate(args[:3]):
+                if not isinstance(operand, torch.Tensor) or not operand.is_floating_point():
+                    continue
+                what = said_of(operand, record.names)
+                for key in by_shape.get((tuple(operand.shape), operand.dtype), []):
+                    if inputs[key] is not operand:
+                        text = f"{key} is used where {what} belongs (in {label})"
+                        tiers[2].append(Edit("sub", site, when, i, ("input", key), text))
+                for other in record.order if own else ():
+                    _, _, o_shape, o_label = record.info[other]
+                    useful = other[3] or other in record.returned
+                    if useful and other != site and o_shape == tuple(operand.shape) and o_label != what:
+                        text = f"{o_label} is used where {what} belongs (in {label})"
+                        tiers[3].append(Edit("sub", site, when, i, ("site", other), text))
+    for tier, edits in tiers.items():
+        yield from ((tier, e) for e in edits)
+
+
+def name_by_rewrite(
+    call: Callable[[], Any],
+    ref: Callable[..., Any],
+    inputs: dict[str, torch.Tensor],
+    pick: Callable[[Any], Any],
+    actual: Any,
+    tol: Tolerance,
+    max_runs: int = 400,
+) -> str:
+    """The one change of the reference whose output's part (``pick``) ``actual`` matches, said
+    as feedback, or "" (none, or two that say different things, or more than ``max_runs`` changes
+    to try: a count, not a time, so that the feedback does not depend on the machine's load, with
+    DEADLINE_S as a last guard). ``call`` runs
+    the reference's computation (``ref`` on the case's arguments, or a chain of its calls);
+    ``inputs``: the tensors it is given, by name (see :func:`named_inputs`)."""
+    try:
+        folder = Path(_source(ref)).parent
+        files = {str(p) for p in folder.glob("*.py")}
+        record = Record(names={id(v): k for k, v in inputs.items()})
+        own = getattr(inspect.unwrap(ref), "__name__", "")
+        with torch.no_grad(), Mode(files, own, record, None, inputs):
+            expected = pick(call())
+    except Exception:  # a diagnosis is a courtesy: a reference that cannot be recorded names nothing
+        return ""
+    start, found, tier_found = time.monotonic(), [], None
+    for runs, (tier, edit) in enumerate(_edits(record, inputs)):
+        if tier_found is not None and tier > tier_found:
+            break
+        if runs >= max_runs or time.monotonic() - start > DEADLINE_S:
+            return ""  # a change left untried might also fit, so naming one would be a guess
+        try:
+            with torch.no_grad(), Mode(files, own, record, edit, inputs):
+                output = pick(call())
+        except Exception:  # a change the reference cannot run with names nothing
+            continue
+        if output is not None and _near(actual, output, expected, tol) and _decisive(output, expected, tol):
+            found.append(edit.text)
+            tier_found = tier
+    texts = list(dict.fromkeys(found))
+    return f"your result equals the reference's computation with one change: {texts[0]}" if len(texts) == 1 else ""
+
+
+DEADLINE_S = 20.0
+# A change is told from the reference only when it moves the result by this many tolerances: a
+# change that moves it by a few (a tiny term dropped from large ones) fits any small error.
+DECISIVE = 100.0
+# A change that makes the values this many times larger than the right ones is not told apart
+# from any other that does: their later differences are below the rounding at that size.
+SWAMPED = 1e4
+
+
+def _leaves(x: Any) -> Iterator[Any]:
+    if isinstance(x, dict):
+        x = list(x.values())
+    if isinstance(x, (list, tuple)):
+        for item in x:
+            yield from _leaves(item)
+    else:
+        yield x
+
+
+def _near(actual: Any, output: Any, expected: Any, tol: Tolerance) -> bool:
+    """``actual`` matches ``output`` within the tolerance the right answer is held to: a change
+    that makes the values huge (a division by eps) must not match whatever is as huge, within a
+    tolerance relative to them (every later step of a chain is lost in it)."""
+    if not matches(actual, output, tol):
+        return False
+    for a, o, e in zip(_leaves(actual), _leaves(output), _leaves(expected)):
+        if (
+            all(isinstance(x, torch.Tensor) and x.is_floating_point() for x in (a, o, e))
+            and a.shape == o.shape == e.shape
+        ):
+            a, o, e = a.double(), o.double(), e.double()
+            if float(o.abs().max()) > SWAMPED * (float(e.abs().max()) + tol.atol):
+                return False  # float32 rounding at that size hides whatever comes after the change
+            if bool(((a - o).abs() > tol.atol + tol.rtol * e.abs() + 1e-12 * o.abs()).any()):
+                return False
+    return True
+
+
+def _decisive(output: Any, expected: Any, tol: Tolerance) -> bool:
+    """Whether ``output`` differs from ``expected`` by far more than the tolerance somewhere."""
+    if matches(expected, output, tol):
+        return False
+    for o, e in zip(_leaves(output), _leaves(expected)):
+        if isinstance(o, torch.Tensor) and isinstance(e, torch.Tensor) and o.is_floating_point() and o.shape == e.shape:
+            o, e = o.double(), e.double()
+            if not bool(torch.isfinite(o).all()):
+                return False
+            bound = tol.atol + tol.rtol * float(e.abs().max())
+            if float((o - e).abs().max()) > DECISIVE * bound:
+                return True
+    return False
+
+
+def _source(fn: Callable[..., Any]) -> str:
+    return inspect.getsourcefile(inspect.unwrap(fn)) or ""

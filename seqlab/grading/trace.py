@@ -1,0 +1,190 @@
+"""Recording the reference's operations, and re-running it with one of them changed: the
+machinery under seqlab.grading.rewrite (which decides what to change and what it means).
+
+Every torch operation the reference's own files run is seen through a TorchFunctionMode and
+keyed by its place in the source (file, line, bytecode offset), so "the same operation" is the
+same line of code however often a loop runs it.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+SYMBOL = {"add": "+", "sub": "-", "mul": "*", "div": "/", "true_divide": "/", "matmul": "@", "mm": "@", "bmm": "@"}
+# (file, line, bytecode offset, whether in the graded function's own code): one operation of the
+# reference's source. A callee's operations take only the changes a caller can make to them (a
+# scale applied again to what it passes, another input passed): the grader swaps correct callees
+# in, so a term dropped inside a callee is never the student's.
+Site = tuple[str, int, int, bool]
+# the elementwise nonlinearities a student may put in one another's place
+OTHERS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
+    "tanh": torch.tanh,
+    "sigmoid": torch.sigmoid,
+    "relu": torch.relu,
+    "softplus": torch.nn.functional.softplus,
+    "gelu": torch.nn.functional.gelu,
+    "silu": torch.nn.functional.silu,
+}
+
+
+def _in_place(func: Any) -> bool:
+    raw = getattr(func, "__name__", "")
+    dunder = raw.startswith("__") and raw.endswith("__")
+    return (raw.endswith("_") and not dunder) or (
+        dunder and raw[2:3] == "i" and raw not in ("__index__", "__int__", "__invert__")
+    )
+
+
+def base_name(func: Any) -> str:
+    return getattr(func, "__name__", "").strip("_").removesuffix("_")
+
+
+@dataclass
+class Edit:
+    kind: str  # keep | twice | skip | after | other | sub | index
+    site: Site
+    when: str = "all"  # all | first | last
+    arg: int = 0  # keep/after: the operand kept (inside); sub: the operand replaced
+    # after: "add" or "mul" (the operation moved out); other: the nonlinearity put in its place;
+    # sub: ("input", name) or ("site", Site); index: the integer input's name
+    source: Any = None
+    text: str = ""
+
+
+@dataclass
+class Record:
+    names: dict[int, str]  # id(tensor) -> its label (inputs by name, results by operation)
+    order: list[Site] = field(default_factory=list)
+    counts: dict[Site, int] = field(default_factory=dict)
+    info: dict[Site, tuple[str, list[Any], tuple[int, ...] | None, str]] = field(default_factory=dict)
+    producer: dict[int, Site] = field(default_factory=dict)
+    callee: dict[Site, str] = field(default_factory=dict)  # the callee an operation is in ("": the function's own)
+    # a callee's operations whose results the graded function's own code uses: what it returns
+    returned: set[Site] = field(default_factory=set)
+    keep: list[Any] = field(default_factory=list)  # results kept alive: their ids stay theirs
+
+
+class Mode(TorchFunctionMode):
+    def __init__(
+        self, files: set[str], own: str, record: Record, edit: Edit | None, inputs: dict[str, torch.Tensor]
+    ) -> None:
+        super().__init__()
+        self.files, self.own, self.record, self.edit, self.inputs = files, own, record, edit, inputs
+        self.seen: dict[Site, int] = {}
+        self.latest: dict[Site, Any] = {}
+        self.made: dict[int, tuple[str, tuple[Any, ...]]] = {}
+        self.keep: list[Any] = []
+
+    def _site(self) -> Site | None:
+        frame = sys._getframe(2)
+        while frame is not None and frame.f_code.co_filename not in self.files:
+            frame = frame.f_back
+        if frame is None:
+            return None
+        code = frame.f_code
+        self.callee = ""
+        caller = frame
+        while caller is not None and caller.f_code.co_qualname.split(".")[0] != self.own:
+            if caller.f_code.co_filename in self.files:
+                self.callee = caller.f_code.co_name
+            caller = caller.f_back
+        return (code.co_filename, frame.f_lineno, frame.f_lasti, code.co_qualname.split(".")[0] == self.own)
+
+    def __torch_function__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None) -> Any:
+        kwargs = kwargs or {}
+        name = base_name(func)
+        if name in ("get", "") or name.startswith("set"):
+            return func(*args, **kwargs)
+        site = self._site()
+        if site is None:
+            return func(*args, **kwargs)
+        n = self.seen.get(site, 0)
+        self.seen[site] = n + 1
+        edit = self.edit
+        result = None
+        if edit is not None and edit.site == site and self._when(edit, site, n):
+            result = self._apply(edit, func, name, args, kwargs)
+        if result is None:
+            result = func(*args, **kwargs)
+        if isinstance(result, torch.Tensor):
+            self.latest[site] = result
+            self.made[id(result)] = (name, args)
+            self.keep.append(result)
+        if self.edit is None:
+            self._note(site, name, args, result)
+        return result
+
+    def _when(self, edit: Edit, site: Site, n: int) -> bool:
+        total = self.record.counts.get(site, 1)
+        return edit.when == "all" or (edit.when == "first" and n == 0) or (edit.when == "last" and n == total - 1)
+
+    def _apply(self, edit: Edit, func: Any, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if edit.kind == "keep":
+            full = func(*args, **kwargs)
+            kept = args[edit.arg]
+            return kept.expand_as(full).clone() if isinstance(kept, torch.Tensor) else torch.full_like(full, kept)
+        if edit.kind == "twice":
+            return func(func(*args, **kwargs), *args[1:], **kwargs)
+        if edit.kind == "skip":
+            return args[0].clone()
+        if edit.kind == "after":
+            made = self.made.get(id(args[0]))
+            if made is None or made[0] != edit.source:
+                return None
+            inside, outside = made[1][edit.arg], made[1][1 - edit.arg]
+            fn = OTHERS.get(name) or getattr(torch, name)  # never in place: ``inside`` may be an input
+            return fn(inside) + outside if edit.source == "add" else fn(inside) * outside
+        if edit.kind == "other":
+            return OTHERS[edit.source](args[0])
+        if edit.kind == "sub":
+            if edit.arg == 0 and _in_place(func):
+                return None  # an input put where an in-place operation writes would be written over
+            kind, key = edit.source
+            value = self.inputs.get(key) if kind == "input" else self.latest.get(key)
+            if value is None:
+                return None
+            new = list(args)
+            new[edit.arg] = value
+            return func(*new, **kwargs)
+        if edit.kind == "index":
+            return func(args[0], self.inputs[edit.source], **kwargs)
+        return None
+
+    def _note(self, site: Site, name: str, args: tuple[Any, ...], result: Any) -> None:
+        record = self.record
+        if site not in record.info:
+            record.order.append(site)
+            shape = tuple(result.shape) if isinstance(result, torch.Tensor) else None
+            label = f"the result of {self.callee}" if self.callee else label_of(name, args, record.names)
+            record.info[site] = (name, list(args), shape, label)
+        record.counts[site] = record.counts.get(site, 0) + 1
+        record.callee.setdefault(site, self.callee)
+        made = [record.producer.get(id(a)) for a in args if isinstance(a, torch.Tensor)]
+        record.returned.update(m for m in made if m is not None and record.callee[m] not in ("", self.callee))
+        if isinstance(result, torch.Tensor):
+            record.producer.setdefault(id(result), site)  # in place: the result keeps its maker
+        if isinstance(result, torch.Tensor) and id(result) not in record.names:
+            record.names[id(result)] = record.info[site][3]
+            record.keep.append(result)
+
+
+def operand(x: Any, names: dict[int, str]) -> str:
+    if isinstance(x, torch.Tensor):
+        return names.get(id(x), "(…)")
+    if isinstance(x, float):
+        return f"{x:.6g}"
+    return repr(x) if isinstance(x, (int, bool)) else "…"
+
+
+def label_of(name: str, args: tuple[Any, ...], names: dict[int, str]) -> str:
+    operands = [operand(a, names) for a in args if isinstance(a, (torch.Tensor, float, int))]
+    short = [o if len(o) <= 40 else "(…)" for o in operands]
+    if name in SYMBOL and len(short) == 2:
+        return f"{short[0]} {SYMBOL[name]} {short[1]}"
+    return f"{name}({', '.join(short[:2])})"
