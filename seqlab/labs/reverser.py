@@ -31,6 +31,20 @@ HELDOUT = 1000
 THRESHOLDS = {"exact_match": 0.9}
 
 
+# The first steps' replay (LabSession.check_first_steps): the batch the protocol draws, and the
+# counts that a loss summed where the protocol averages is off by.
+BATCH_CALL = "src, tgt_in, tgt = reverser_batch(batch_size, seq_len, vocab, generator)"
+
+
+def loss_counts(child_inputs: dict) -> dict[str, int]:
+    B, T = child_inputs["batch_size"], child_inputs["seq_len"]
+    return {
+        "target positions of a sequence (seq_len)": T,
+        "sequences in a batch (batch_size)": B,
+        "targets in a batch (batch_size * seq_len)": B * T,
+    }
+
+
 def _reference():
     from ..reference import load_reference
 

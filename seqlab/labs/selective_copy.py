@@ -35,6 +35,20 @@ HELDOUT = 2000
 THRESHOLDS = {"accuracy": 0.6}
 
 
+# The first steps' replay (LabSession.check_first_steps): the batch the protocol draws, and the
+# counts that a loss summed where the protocol averages is off by.
+BATCH_CALL = "tokens, targets = copy_batch(M, batch_size, generator)"
+
+
+def loss_counts(child_inputs: dict) -> dict[str, int]:
+    B, n = child_inputs["batch_size"], _reference().selective_scan.COPY_COUNT
+    return {
+        "outputs of a sequence (COPY_COUNT)": n,
+        "sequences in a batch (batch_size)": B,
+        "outputs in a batch (batch_size * COPY_COUNT)": B * n,
+    }
+
+
 def _reference():
     from ..reference import load_reference
 
