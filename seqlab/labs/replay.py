@@ -82,8 +82,9 @@ def first_steps_hint(got: torch.Tensor, want: torch.Tensor, off: torch.Tensor, c
             return f"loss scaled by a constant: {same}: losses[s] is the mean cross-entropy, unscaled. {kept}"
         return (
             "the first loss is not the protocol's: losses[0], the loss of the initial parameters on the "
-            f"first batch, differs. Draw every step's batch as the docstring does ({batch_call}, nothing "
-            "else drawn from the generator), and record the loss before the update."
+            "first batch, differs, so the batch, the model or the loss is not the docstring's. Every step "
+            f"draws its batch with {batch_call} (nothing else drawn from the generator), runs the model "
+            "as the docstring writes it, and records the mean cross-entropy before the update."
         )
     if first == 1:
         return (
