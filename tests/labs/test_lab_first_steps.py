@@ -8,15 +8,13 @@ honest submissions graded through the sandbox are in the bank.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 import torch
 
+from seqlab.grading import grade_submission, grading_settings
 from seqlab.labs.replay import FIRST_STEPS, FIRST_STEPS_TOL, first_steps_hint, replay
 from seqlab.reference import load_reference
 from tests.labs.test_lab_tasks import TASKS, compiled, reference_function
@@ -122,16 +120,13 @@ def test_the_reference_in_float32_follows_the_replay_on_five_seeds(function):
 
 
 BLIND = Path("/work/banks/labs-blind")
-LABS = "lstm_gru.train_recall,transformer.train_reverser,selective_scan.train_selective_copy"
 
 
 @pytest.mark.bank
 @pytest.mark.skipif(not (BLIND / "honest").is_dir(), reason="the blind lab bank is not on this machine")
 @pytest.mark.parametrize("entry", ["compact", "verbose"])
-def test_a_blind_honest_submission_keeps_full_marks_on_five_seeds(tmp_path, entry):
+def test_a_blind_honest_submission_keeps_full_marks_on_five_seeds(entry):
     for seed in range(5):
-        out = tmp_path / str(seed)
-        command = [sys.executable, "-m", "seqlab", "grade", str(BLIND / "honest" / entry), "--only", LABS]
-        subprocess.run([*command, "--seed", str(seed), "--out", str(out), "--quiet"], check=False)
-        tests = json.loads((out / "results.json").read_text())["tests"]
-        assert len(tests) == 6 and all(t["score"] == t["max_score"] for t in tests), (seed, tests)
+        settings = grading_settings(seed=seed, only=",".join(TASKS), labs=True)
+        tests = grade_submission(BLIND / "honest" / entry, settings).tests
+        assert len(tests) == 6 and all(t.score == t.max_score and not t.hint for t in tests), (seed, tests)
