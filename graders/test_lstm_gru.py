@@ -431,3 +431,11 @@ def test_input_gradient_norms_single(grade, make, ref):
 )
 def test_train_recall_heldout(lab):
     lab.check_metrics("accuracy")
+
+
+@grades(
+    "lstm_gru.train_recall",
+    title="the first 3 steps follow the protocol (their losses against a replay from the same inputs)",
+)
+def test_train_recall_first_steps(lab):
+    lab.check_first_steps()

@@ -597,3 +597,11 @@ def test_selective_scan_n1(grade, make):
 )
 def test_train_selective_copy_heldout(lab):
     lab.check_metrics("accuracy")
+
+
+@grades(
+    "selective_scan.train_selective_copy",
+    title="the first 3 steps follow the protocol (their losses against a replay from the same inputs)",
+)
+def test_train_selective_copy_first_steps(lab):
+    lab.check_first_steps()

@@ -528,3 +528,11 @@ def test_decoder_single(grade, make, ref):
 )
 def test_train_reverser_heldout(lab):
     lab.check_metrics("exact_match")
+
+
+@grades(
+    "transformer.train_reverser",
+    title="the first 3 steps follow the protocol (their losses against a replay from the same inputs)",
+)
+def test_train_reverser_first_steps(lab):
+    lab.check_first_steps()

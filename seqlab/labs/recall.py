@@ -37,6 +37,15 @@ HELDOUT = 2000
 THRESHOLDS = {"accuracy": 0.9}
 
 
+# The first steps' replay (LabSession.check_first_steps): the batch the protocol draws, and the
+# counts that a loss summed where the protocol averages is off by.
+BATCH_CALL = "tokens = recall_batch(K, batch_size, lag, generator)"
+
+
+def loss_counts(child_inputs: dict) -> dict[str, int]:
+    return {"sequences in a batch (batch_size)": child_inputs["batch_size"]}
+
+
 def _reference():
     from ..reference import load_reference
 

@@ -31,6 +31,20 @@ HELDOUT = 1000
 THRESHOLDS = {"exact_match": 0.9}
 
 
+# The first steps' replay (LabSession.check_first_steps): the batch the protocol draws, and the
+# counts that a loss summed where the protocol averages is off by.
+BATCH_CALL = "src, tgt_in, tgt = reverser_batch(batch_size, seq_len, vocab, generator)"
+
+
+def loss_counts(child_inputs: dict) -> dict[str, int]:
+    B, T = child_inputs["batch_size"], child_inputs["seq_len"]
+    return {
+        "target positions of a sequence (seq_len)": T,
+        "sequences in a batch (batch_size)": B,
+        "targets in a batch (batch_size * seq_len)": B * T,
+    }
+
+
 def _reference():
     from ..reference import load_reference
 
@@ -170,15 +184,32 @@ def _tree(e: Evidence) -> dict:
     return out
 
 
+def _encoder(e: Evidence) -> set[str]:
+    return {p for p in e.initial if p.startswith("encoder/")}
+
+
+def _encoder_frozen(e: Evidence) -> bool:
+    """Every encoder tensor came back as sent while some decoder tensor changed (all nested
+    tensors unchanged is the general slip of nested dicts never trained, not this)."""
+    decoder = {p for p in e.initial if p.startswith("decoder/")}
+    return bool(_encoder(e)) and _encoder(e) <= e.unchanged and bool(decoder - e.unchanged)
+
+
 SLIPS = [
     Slip(
         "the decoder never reads the encoder",
-        "no encoder weight changed: its output (memory) reaches nothing. The decoder's cross-attention "
+        "no encoder weight changed while the decoder's did, and your loss does not move when the "
+        "encoder's weights do: its output (memory) reaches nothing. The decoder's cross-attention "
         "takes its keys and values from the encoder's output: decoder_block(y, memory, ...).",
-        lambda e: (
-            any(p.startswith("encoder/") for p in e.initial)
-            and all(p in e.unchanged for p in e.initial if p.startswith("encoder/"))
-        ),
+        lambda e: _encoder_frozen(e) and e.reads(_encoder(e)) is False,
+        exact=True,
+    ),
+    Slip(
+        "the encoder never trained",
+        "no encoder weight changed while the decoder's did, though your loss reads the encoder "
+        "(moving its weights moves your first loss): the encoder's tensors were left out of the "
+        "update, or params_out holds them as sent. Every tensor of params takes an adam step.",
+        lambda e: _encoder_frozen(e) and e.reads(_encoder(e)) is True,
         exact=True,
     ),
     Slip(

@@ -35,6 +35,20 @@ HELDOUT = 2000
 THRESHOLDS = {"accuracy": 0.6}
 
 
+# The first steps' replay (LabSession.check_first_steps): the batch the protocol draws, and the
+# counts that a loss summed where the protocol averages is off by.
+BATCH_CALL = "tokens, targets = copy_batch(M, batch_size, generator)"
+
+
+def loss_counts(child_inputs: dict) -> dict[str, int]:
+    B, n = child_inputs["batch_size"], _reference().selective_scan.COPY_COUNT
+    return {
+        "outputs of a sequence (COPY_COUNT)": n,
+        "sequences in a batch (batch_size)": B,
+        "outputs in a batch (batch_size * COPY_COUNT)": B * n,
+    }
+
+
 def _reference():
     from ..reference import load_reference
 
@@ -157,16 +171,18 @@ _INPUT_MAPS = ("W_delta", "W_B", "W_C")
 SLIPS = [
     Slip(
         "time-invariant model trained with selective=True",
-        "W_delta, W_B and W_C never changed: delta, B and C did not depend on the input. With "
-        "selective=True they are u @ W.T + b at every position; only selective=False uses the constants.",
-        lambda e: set(_INPUT_MAPS) <= e.unchanged,
+        "W_delta, W_B and W_C never changed and your loss does not move when they do: delta, B and C "
+        "did not depend on the input. With selective=True they are u @ W.T + b at every position; only "
+        "selective=False uses the constants.",
+        lambda e: set(_INPUT_MAPS) <= e.unchanged and e.reads(_INPUT_MAPS) is False,
         exact=True,
     ),
     Slip(
         "time-invariant delta in the selective model",
-        "W_delta never changed: the step size did not depend on the input, so the model cannot choose "
-        "what to keep. delta = u @ W_delta.T + b_delta, then softplus (delta_softplus=True).",
-        lambda e: "W_delta" in e.unchanged and not {"W_B", "W_C"} <= e.unchanged,
+        "W_delta never changed and your loss does not move when it does: the step size did not depend "
+        "on the input, so the model cannot choose what to keep. delta = u @ W_delta.T + b_delta, then "
+        "softplus (delta_softplus=True).",
+        lambda e: "W_delta" in e.unchanged and not {"W_B", "W_C"} <= e.unchanged and e.reads({"W_delta"}) is False,
         exact=True,
     ),
     Slip(

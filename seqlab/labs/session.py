@@ -32,6 +32,7 @@ from ..grading.compare import first_float_dtype, structure_problem, value_mismat
 from ..seeds import derive_seed
 from ..tolerance import Tolerance
 from . import Lab
+from .replay import FIRST_STEPS, FIRST_STEPS_TOL, first_steps_hint, replay
 from .slips import Evidence, crash_hint, name_slip
 
 RETURNS = ("params_out", "losses")
@@ -207,6 +208,31 @@ class LabSession:
                     details={"metrics": run.metrics, "seed": run.seed},
                 )
         return run.metrics
+
+    def check_first_steps(self, steps: int = FIRST_STEPS) -> None:
+        """The first ``steps`` returned losses against the reference's replay of them from the
+        same initial parameters and generator state (``tasktools.replay``)."""
+        run = self._ran()
+        task = self.lab.module()
+        assert run.losses is not None  # _ran refuses a return without them
+        steps = min(steps, int(run.child_inputs["steps"]))
+        want = replay(self.lab.function, run.child_inputs, steps)
+        got = run.losses.detach().to(torch.float64).reshape(-1)[:steps]
+        off = ~((got - want).abs() <= FIRST_STEPS_TOL.atol + FIRST_STEPS_TOL.rtol * want.abs())
+        if not bool(off.any()):
+            return
+        step = int(off.nonzero()[0, 0])
+        culprits = self._culprits()
+        hint = "" if culprits else first_steps_hint(got, want, off, task.loss_counts(run.child_inputs), task.BATCH_CALL)
+        raise GradeFailure(
+            f"{self.lab.function}: losses[{step}] is {float(got[step]):.6g}; the protocol, replayed from the "
+            f"same initial parameters and generator state, gives {float(want[step]):.6g} "
+            f"(losses[0:{steps}]: {', '.join(f'{v:.6g}' for v in got.tolist())} against "
+            f"{', '.join(f'{v:.6g}' for v in want.tolist())})" + culprits,
+            hint=hint,
+            rule="first-steps",
+            details={"first_step": step, "seed": run.seed},
+        )
 
     def check_trajectory(self, mistakes=()) -> None:
         """The returned losses step by step against the reference's on the same inputs.

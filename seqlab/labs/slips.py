@@ -135,6 +135,32 @@ class Evidence:
             return None
         return out[1].detach().to(torch.float64).reshape(-1)
 
+    def reads(self, paths) -> bool | None:
+        """Whether the student's loss reads the initial tensors ``paths``: its first loss (before
+        any update), probed on the same batch with the parameters as sent and with those tensors
+        moved. None when it cannot be told (no generator to replay the batch, a failed probe).
+        It tells a tensor the model never uses from one it uses but never trains."""
+        key = ("reads", *sorted(paths))
+        if key in self._probes:
+            return self._probes[key]  # type: ignore[return-value]
+        gen = self.child_inputs.get("generator")
+        found = None
+        if self._probe is not None and isinstance(gen, torch.Generator):
+            state, moved = gen.get_state(), set(paths)
+            losses = []
+            for params in (self.child_inputs["params"], _moved(self.child_inputs["params"], moved)):
+                replay = torch.Generator()
+                replay.set_state(state)
+                out = self._probe(steps=1, params=params, generator=replay)
+                loss = out[1] if out is not None else None
+                if not isinstance(loss, torch.Tensor) or loss.numel() < 1:
+                    break
+                losses.append(float(loss.detach().reshape(-1)[0]))
+            if len(losses) == 2 and all(math.isfinite(v) for v in losses):
+                found = abs(losses[1] - losses[0]) > 1e-6 * abs(losses[0])
+        self._probes[key] = found  # type: ignore[assignment]
+        return found
+
     @cached_property
     def moves_at_lr0(self) -> bool:
         """Whether a few steps at ``lr = 0`` changed a weight to another finite value."""
@@ -149,6 +175,18 @@ class Evidence:
             and not torch.equal(back[p].detach(), t)
             for p, t in self.initial.items()
         )
+
+
+def _moved(tree: Any, paths: set[str], prefix: str = "") -> Any:
+    """``tree`` with the tensors at ``paths`` halved and shifted (a zero bias moves too)."""
+    out = {}
+    for key, value in tree.items():
+        path = f"{prefix}/{key}" if prefix else str(key)
+        if isinstance(value, dict):
+            out[key] = _moved(value, paths, path)
+        else:
+            out[key] = value * 0.5 + 0.05 if path in paths else value
+    return out
 
 
 def fits(evidence: Evidence, variant_ce: float, reference_ce: float) -> bool:
@@ -174,13 +212,42 @@ NOTHING_CHANGED = Slip(
     lambda e: e.usable and e.unchanged == set(e.initial),
     exact=True,
 )
-SOME_NEVER_CHANGED = Slip(
-    "some parameters never changed",
+
+
+def _never_changed(e: Evidence) -> str:
+    reads = e.reads(e.unchanged)
+    why = {
+        True: "your loss reads them (moving them moves your first loss), so they were left out of "
+        "the update or the returned dict holds the tensors as sent",
+        False: "your loss never reads them (moving them leaves your first loss as it is), so their "
+        "gradient is zero: the model must use them",
+        None: "either they took no adam step (or the returned dict holds the tensors as sent), or "
+        "the model never uses them and their gradient is zero",
+    }[reads]
+    return (
+        f"{_names(e.unchanged)} came back exactly as sent: {why}. Every tensor of params takes an "
+        "adam step with its own gradient."
+    )
+
+
+SOME_NEVER_CHANGED = Slip("some parameters never changed", _never_changed, lambda e: bool(e.unchanged), exact=True)
+
+
+def _nested_frozen(e: Evidence) -> bool:
+    nested = {p for p in e.initial if "/" in p}
+    top = set(e.initial) - nested
+    return bool(nested) and nested <= e.unchanged and bool(top - e.unchanged) and e.reads(nested) is True
+
+
+NESTED_NEVER_TRAINED = Slip(
+    "the nested parameters never trained",
     lambda e: (
-        f"{_names(e.unchanged)} came back exactly as sent: every tensor of params takes an adam "
-        "step with its own gradient, and a gradient that is zero everywhere means the model never uses it."
+        f"{_names(set(e.initial) - e.unchanged)} changed, and every tensor of the nested dicts "
+        f"({', '.join(sorted({p.split('/')[0] for p in e.initial if '/' in p}))}) came back exactly as sent, "
+        "though your loss reads them (moving them moves your first loss): the nested dicts were not trained or not returned. Every tensor "
+        "of params, at every depth, takes an adam step, and params_out holds the trained ones."
     ),
-    lambda e: bool(e.unchanged),
+    _nested_frozen,
     exact=True,
 )
 LR_IGNORED = Slip(
@@ -193,7 +260,7 @@ LR_IGNORED = Slip(
 FROM_INITIAL = Slip(
     "each update taken from the initial weights",
     "no weight moved more than one Adam step from where it started: each step must update the "
-    "weights the previous step produced, not the ones the function was given.",
+    "weights the previous step produced, not the ones the function was given, for all steps.",
     lambda e: int(e.child_inputs["steps"]) >= 20 and e.largest_move <= FROM_INITIAL_BOUND,
     exact=True,
 )
@@ -230,7 +297,8 @@ def crash_hint(message: str) -> str:
 def name_slip(task_slips, evidence: Evidence) -> str:
     """The hint of the first slip seen, or "": the task's exact slips, then the general ones,
     then the task's behavioural ones."""
-    slips = [NOTHING_CHANGED, *(s for s in task_slips if s.exact), SOME_NEVER_CHANGED, LR_IGNORED, FROM_INITIAL]
+    slips = [NOTHING_CHANGED, NESTED_NEVER_TRAINED, *(s for s in task_slips if s.exact), SOME_NEVER_CHANGED]
+    slips += [LR_IGNORED, FROM_INITIAL]
     slips += [s for s in task_slips if not s.exact]
     for slip in slips:
         try:

@@ -156,3 +156,26 @@ def test_the_reference_is_named_nothing(function):
     for seed in range(5):
         metrics, evidence, crash = evidence_of(function, reference_function(function), seed)
         assert not crash and passes(function, metrics) and named(function, evidence) == "", (seed, metrics)
+
+
+def _tree_evidence(returned, reads_encoder: bool):
+    """A reverser-shaped return, its probe a loss that reads the decoder and, or not, the encoder."""
+    sent = {"embedding": torch.zeros(2), "encoder": {"w": torch.ones(2)}, "decoder": {"w": torch.ones(2)}}
+
+    def probe(params, **_):
+        loss = params["decoder"]["w"].sum() + (params["encoder"]["w"].sum() if reads_encoder else 0)
+        return params, loss.reshape(1)
+
+    inputs = {"params": sent, "steps": 100, "lr": 0.01, "generator": torch.Generator()}
+    return Evidence(inputs, {}, returned, torch.ones(100), probe=probe)
+
+
+def test_frozen_nested_dicts_are_told_from_a_decoder_that_ignores_the_encoder():
+    top_only = {"embedding": torch.full((2,), 0.5), "encoder": {"w": torch.ones(2)}, "decoder": {"w": torch.ones(2)}}
+    hint = name_slip(reverser.SLIPS, _tree_evidence(top_only, reads_encoder=True))
+    assert hint.startswith("the nested parameters never trained") and "(decoder, encoder)" in hint
+    no_encoder = {"embedding": torch.full((2,), 0.5), "encoder": {"w": torch.ones(2)}, "decoder": {"w": torch.zeros(2)}}
+    hint = name_slip(reverser.SLIPS, _tree_evidence(no_encoder, reads_encoder=False))
+    assert hint.startswith("the decoder never reads the encoder"), hint
+    hint = name_slip(reverser.SLIPS, _tree_evidence(no_encoder, reads_encoder=True))
+    assert hint.startswith("the encoder never trained"), hint

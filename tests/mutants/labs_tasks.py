@@ -323,7 +323,7 @@ def train_selective_copy(params, steps, batch_size, selective=True, lr=1e-3, gen
     out = []
     for _ in range(steps):
         noise = torch.rand(batch_size, COPY_CONTEXT, generator=generator)
-        where = noise.topk(COPY_COUNT, dim=1).indices.sort(dim=1).values
+        where = noise.topk(COPY_COUNT, dim=1, largest=False).indices.sort(dim=1).values  # copy_batch's draw
         data = torch.randint(1, M + 1, (batch_size, COPY_COUNT), generator=generator)
         tokens = torch.zeros(batch_size, COPY_CONTEXT + COPY_COUNT, dtype=torch.long)
         tokens[torch.arange(batch_size)[:, None], where] = data

@@ -1,0 +1,100 @@
+"""Replaying the first steps of a training lab in the parent, and what a departure says.
+
+The recall, reverser and selective-copy labs draw every batch from a generator the parent also
+holds (the docstrings bind the protocol: each step draws its batch with the task's function,
+``losses[s]`` is the loss before the update, each parameter takes one adam step with its own
+state). So the parent replays the first steps with the reference from the same initial
+parameters and generator state and compares the student's first losses with the replay's
+(``LabSession.check_first_steps``): a loop that learns the task with a slip in the protocol
+(gradients that accumulate, a summed loss) still reports losses the protocol does not give.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from ..tolerance import Tolerance
+
+# Three steps (a few percent of the training) see the loss (losses[0]), the first update
+# (losses[1]) and what carries over from one step to the next (losses[2]: gradients that
+# accumulate show first there).
+FIRST_STEPS = 3
+# Against a float64 replay a float32 loop in any style is off by float32 rounding, ~1e-7. The
+# known trap is Adam's first step: it moves every element by ~lr * sign(g), so an element whose
+# gradient is rounding noise moves by +-lr at random. Flipping the sign of every gradient element
+# below 1e-6 of its tensor's largest moves losses[1:3] by at most 1.5e-6, below 1e-5 of it by up
+# to 4e-5 (tests/labs/test_lab_first_steps.py measures both). 1e-5 sits above the first and
+# well below the smallest slip we know: gradients that accumulate move losses[2] by 1.6e-4 or
+# more; a summed loss is off by a factor of seq_len from losses[0].
+FIRST_STEPS_TOL = Tolerance(rtol=1e-5, atol=1e-6)
+
+
+def _float64(tree):
+    if isinstance(tree, dict):
+        return {k: _float64(v) for k, v in tree.items()}
+    return tree.detach().to(torch.float64) if tree.is_floating_point() else tree
+
+
+def replay(function: str, child_inputs: dict, steps: int) -> torch.Tensor:
+    """The reference's ``losses`` over the first ``steps`` steps of ``child_inputs``: the same
+    initial parameters (in float64: the protocol's exact trajectory, not one float32 rounding
+    of it) and a copy of the generator in the state the student's process was sent."""
+    from ..reference import load_reference
+
+    gen = torch.Generator()
+    gen.set_state(child_inputs["generator"].get_state())
+    inputs = {**child_inputs, "params": _float64(child_inputs["params"]), "steps": steps, "generator": gen}
+    _, losses = load_reference()(function)(**inputs)
+    return losses.detach().to(torch.float64)
+
+
+# A loss scaled by a constant scales every gradient by it, which Adam's steps do not see (up to
+# eps): the ratio to the protocol's losses stays that constant at every step. Honest ratios are
+# 1 within 1e-5 (FIRST_STEPS_TOL); 1e-3 still calls the slip's own ratio constant.
+CONSTANT_RATIO = 1e-3
+
+
+def first_steps_hint(got: torch.Tensor, want: torch.Tensor, off: torch.Tensor, counts: dict, batch_call: str) -> str:
+    """What the first departure of the reported losses from the protocol's replay says (``off``:
+    which steps are outside the tolerance), as ``name: explain``, or ""."""
+    steps = int(off.numel())
+    if not bool(off.any()):
+        return ""
+    first = int(off.nonzero()[0, 0])
+    if first == 0:
+        ratio = got / want
+        factor = float(ratio[0])
+        if math.isfinite(factor) and bool(((ratio - factor).abs() <= CONSTANT_RATIO * abs(factor)).all()):
+            same = f"losses[0:{steps}] are all {factor:.4g} times the protocol's"
+            kept = (
+                "A constant factor in the loss barely changes Adam's steps, so the training itself may be "
+                "right: the losses it reports are not."
+            )
+            for words, n in counts.items():
+                if abs(factor - n) <= CONSTANT_RATIO * n:
+                    return (
+                        f"loss summed, not averaged: {same}, and {n} is the number of {words}. losses[s] is "
+                        f"the mean cross-entropy over the batch and the positions (softmax_cross_entropy's), "
+                        f"not a sum. {kept}"
+                    )
+            return f"loss scaled by a constant: {same}: losses[s] is the mean cross-entropy, unscaled. {kept}"
+        return (
+            "the first loss is not the protocol's: losses[0], the loss of the initial parameters on the "
+            "first batch, differs, so the batch, the model or the loss is not the docstring's. Every step "
+            f"draws its batch with {batch_call} (nothing else drawn from the generator), runs the model "
+            "as the docstring writes it, and records the mean cross-entropy before the update."
+        )
+    if first == 1:
+        return (
+            "the first update is not the protocol's: losses[0] is right and losses[1], the loss after one "
+            "update, is not. Every parameter takes one adam step with its own gradient, its own fresh "
+            "state and the lab's lr, and the next step starts from what adam returned."
+        )
+    return (
+        f"a later update is not the protocol's: losses[0:{first}] are right (the first update too) and "
+        f"losses[{first}] is not, so something carries over between steps that should not: gradients "
+        "accumulating across steps (.grad never reset: set it to None before each backward(), or use "
+        "torch.autograd.grad), or an Adam state that is not the one adam returned for that parameter."
+    )
