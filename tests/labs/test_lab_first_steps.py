@@ -9,12 +9,10 @@ honest submissions graded through the sandbox are in the bank.
 from __future__ import annotations
 
 import textwrap
-from pathlib import Path
 
 import pytest
 import torch
 
-from seqlab.grading import grade_submission, grading_settings
 from seqlab.labs.replay import FIRST_STEPS, FIRST_STEPS_TOL, first_steps_hint, replay
 from seqlab.reference import load_reference
 from tests.labs.test_lab_tasks import TASKS, compiled, reference_function
@@ -117,16 +115,3 @@ def test_the_reference_in_float32_follows_the_replay_on_five_seeds(function):
     for seed in range(5):
         got, want = first_losses(reference_function(function), function, seed)
         assert not off(got, want).any(), (seed, got, want)
-
-
-BLIND = Path("/work/banks/labs-blind")
-
-
-@pytest.mark.bank
-@pytest.mark.skipif(not (BLIND / "honest").is_dir(), reason="the blind lab bank is not on this machine")
-@pytest.mark.parametrize("entry", ["compact", "verbose"])
-def test_a_blind_honest_submission_keeps_full_marks_on_five_seeds(entry):
-    for seed in range(5):
-        settings = grading_settings(seed=seed, only=",".join(TASKS), labs=True)
-        tests = grade_submission(BLIND / "honest" / entry, settings).tests
-        assert len(tests) == 6 and all(t.score == t.max_score and not t.hint for t in tests), (seed, tests)
