@@ -159,8 +159,9 @@ def hidden_points(qualname: str, notebook: str) -> float:
         print(f"problem: {error[:600]}")
     if qualname not in reply["functions"] and qualname in LABS:
         print(
-            f"{function}: a lab runs your other topics' functions, so it is graded on your whole "
-            "submission (seqlab grade), not notebook by notebook; 0 points here"
+            f"{function}: a lab runs your other topics' functions, so it is graded on all your "
+            "notebooks together (`seqlab nbgrader autograde`, or seqlab grade on a whole submission), "
+            "not in this notebook's kernel; 0 points here"
         )
         return 0.0
     if qualname not in reply["functions"]:
