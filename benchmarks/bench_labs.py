@@ -135,7 +135,8 @@ def lab_runs(out: Path, names: set[str] | None = None) -> dict[str, list[dict]]:
     """Each lab's runs that trained and were scored (a crash or a refusal has no CPU time), of
     the submissions ``names`` (None: all)."""
     runs: dict[str, list[dict]] = {}
-    for path in sorted(out.glob("*/seqlab_result.json")):
+    paths = [out / "seqlab_result.json"] if (out / "seqlab_result.json").is_file() else out.glob("*/seqlab_result.json")
+    for path in sorted(paths):
         if names is not None and path.parent.name not in names:
             continue
         for function, run in json.loads(path.read_text())["meta"].get("lab_runs", {}).items():
