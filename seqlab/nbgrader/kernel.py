@@ -54,7 +54,8 @@ def _spawn_server(seed: int, course_root: str | None) -> subprocess.Popen:
     global _server
     protect = []
     if course_root:
-        protect = ["--protect", course_root]
+        # the kernel's folder names the student, whose other notebooks the labs are graded with
+        protect = ["--protect", course_root, "--notebook-dir", os.getcwd()]
     bootstrap = "from seqlab.nbgrader.server import main; main()"
     # -I: no PYTHON* variables, no user site, no current directory on sys.path (the kernel's folder
     # holds the student's files). stderr goes nowhere (SEQLAB_NBGRADER_SERVER_LOG=path keeps it, to

@@ -28,3 +28,18 @@ def test_the_other_assignments_notebooks_are_exported_beside_the_graded_one(tmp_
     assert (exercises / "optimizers.py").read_text() != stubs["optimizers.py"]
     assert (exercises / "rnn.py").read_text() == stubs["rnn.py"]  # no notebook of it anywhere
     assert outcomes["alice"].assignments == ["positional"] and not outcomes["alice"].reason
+
+
+def test_a_kernel_in_autograded_finds_the_students_other_notebooks(tmp_path):
+    from seqlab.nbgrader.server import student_notebooks
+
+    course = tmp_path / "course"
+    for folder in ("submitted/alice/rnn", "submitted/alice/optimizers", "submitted/bob/optimizers"):
+        (course / folder).mkdir(parents=True)
+        (course / folder / f"{folder.rsplit('/', 1)[1]}.ipynb").write_text("{}")
+    here = course / "autograded" / "alice" / "rnn"
+    here.mkdir(parents=True)
+    assert student_notebooks(str(course), str(here)) == [course / "submitted/alice/optimizers/optimizers.ipynb"]
+    # a student's own machine (nbgrader validate), or a folder elsewhere: no other notebook
+    assert student_notebooks(str(course), str(tmp_path)) == []
+    assert student_notebooks(None, str(here)) == []
