@@ -276,8 +276,10 @@ def grade_all(
                 progress.skip(entry, why)
         progress.start(total=len(subs), already=len(subs) - len(todo))
 
+    read: dict = {}  # rows already read, reused while their files are unchanged
+
     def refresh():
-        rows = collect(out, [s.name for s in subs], {s.name: s.problem for s in subs if s.path is None})
+        rows = collect(out, [s.name for s in subs], {s.name: s.problem for s in subs if s.path is None}, read)
         write_gradebook(out, rows)
         return rows
 

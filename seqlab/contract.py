@@ -51,10 +51,14 @@ def read(solutions_dir: Path) -> dict[str, Any]:
             if names[d.name] in parts:
                 continue
             signatures[names[d.name]] = f"({ast.unparse(d.args)})"
+            known = dict(names)  # and what the function imports inside itself (the labs do)
+            for node in ast.walk(d):
+                if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module in topics:
+                    known.update({a.asname or a.name: f"{node.module}.{a.name}" for a in node.names})
             calls[names[d.name]] = [
-                names[n.func.id]
+                known[n.func.id]
                 for n in ast.walk(d)
-                if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in names
+                if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in known
             ]
     unknown = sorted(set(labs) - set(signatures))
     if unknown:

@@ -59,31 +59,60 @@ def write_text_atomic(path: Path, text: str) -> Path:
     return path
 
 
-def collect(out: Path, names: list[str], unfindable: dict[str, str] | None = None) -> list[dict]:
+def _stamp(folder: Path) -> tuple:
+    """What identifies the files a row is read from: both are written by rename, so a rewrite
+    is a new inode (and in practice a new mtime)."""
+    stamp: list = []
+    for name in (STATUS_FILE, RESULT_FILE):
+        try:
+            st = (folder / name).stat()
+            stamp.append((st.st_ino, st.st_mtime_ns, st.st_size))
+        except OSError:
+            stamp.append(None)
+    return tuple(stamp)
+
+
+def collect(
+    out: Path, names: list[str], unfindable: dict[str, str] | None = None, cache: dict | None = None
+) -> list[dict]:
     """One row per name from ``out/<name>/``: graded (with its result), error (with the reason)
-    or pending. ``unfindable``: names whose submission could not even be found, with why."""
+    or pending. ``unfindable``: names whose submission could not even be found, with why.
+    ``cache``: rows kept from an earlier call (grade-all refreshes the gradebook after every
+    submission), reused while their files are unchanged: reading them all every time made a
+    class's refreshes quadratic, ~3 ms a row, 2 CPU minutes over a class of 300."""
     unfindable = unfindable or {}
     rows = []
     for name in names:
         folder = out / name
-        row: dict[str, Any] = {"submission": name, "status": "pending", "reason": "", "result": None}
-        status_path = folder / STATUS_FILE
-        if status_path.is_file():
-            try:
-                status = json.loads(status_path.read_text())
-                row.update(status=status.get("status", "error"), reason=status.get("reason", ""))
-                row["max_score"] = status.get("max_score", "")
-            except ValueError:
-                row.update(status="error", reason="status file unreadable")
-        if row["status"] == "graded":
-            try:
-                row["result"] = GradingResult.load(folder / RESULT_FILE)
-            except (OSError, ValueError, TypeError) as exc:
-                row.update(status="error", reason=f"result unreadable: {exc}")
-        if row["status"] == "pending" and name in unfindable:
-            row.update(status="error", reason=unfindable[name])
-        rows.append(row)
+        if cache is not None:
+            stamp = (_stamp(folder), unfindable.get(name))
+            kept = cache.get(name)
+            if kept is None or kept[0] != stamp:
+                kept = cache[name] = (stamp, _row(folder, name, unfindable))
+            rows.append(dict(kept[1]))  # a copy: a caller's additions (a report link) stay its own
+        else:
+            rows.append(_row(folder, name, unfindable))
     return rows
+
+
+def _row(folder: Path, name: str, unfindable: dict[str, str]) -> dict:
+    row: dict[str, Any] = {"submission": name, "status": "pending", "reason": "", "result": None}
+    status_path = folder / STATUS_FILE
+    if status_path.is_file():
+        try:
+            status = json.loads(status_path.read_text())
+            row.update(status=status.get("status", "error"), reason=status.get("reason", ""))
+            row["max_score"] = status.get("max_score", "")
+        except ValueError:
+            row.update(status="error", reason="status file unreadable")
+    if row["status"] == "graded":
+        try:
+            row["result"] = GradingResult.load(folder / RESULT_FILE)
+        except (OSError, ValueError, TypeError) as exc:
+            row.update(status="error", reason=f"result unreadable: {exc}")
+    if row["status"] == "pending" and name in unfindable:
+        row.update(status="error", reason=unfindable[name])
+    return row
 
 
 def write_gradebook(out: Path, rows: list[dict]) -> Path:

@@ -109,6 +109,13 @@ def assignment_notebooks(course_dir: Path, assignment: str) -> dict[str, str]:
     return notebooks
 
 
+def _all_assignments(course_dir: Path) -> list[str]:
+    """The course's assignments that hold a seqlab notebook (``source/<assignment>/``)."""
+    source = course_dir / "source"
+    folders = sorted(p.name for p in source.iterdir() if p.is_dir()) if source.is_dir() else []
+    return [a for a in folders if any(notebook_topic(read_notebook(p)) for p in (source / a).glob("*.ipynb"))]
+
+
 def _folder_name(student: str) -> str:
     """A results folder name grade-all keeps as it is (its own safe name, in lower case: ids that
     differ in case only would stop grade-all as one name on a case-insensitive disk); other ids
@@ -174,9 +181,26 @@ def _hand_ins(submitted: Path, notebooks: dict[str, dict[str, str]]) -> tuple[di
     return handed_in, empty
 
 
-def _export_class(submitted: Path, exports: Path, notebooks, handed_in, empty) -> tuple[dict, dict, dict]:
-    """Each student's handed-in notebooks exported to ``exports/<folder>``; returns the outcomes
-    (a reason set for those that cannot be graded), the folder names and the missing answer cells."""
+def _lab_notebooks(submitted: Path, student: str, others: dict[str, dict[str, str]], graded: set[str]) -> list[Path]:
+    """The student's notebooks of the course's other assignments (``others``: ``{assignment:
+    {file: topic}}``) for the topics not graded in this run: a lab runs the student's own
+    functions of other topics (the rnn lab trains with their optimizers' ``adam``), so its
+    submission is all their notebooks, as `seqlab grade` takes a whole submission. Those topics
+    are exported beside the graded ones and never graded here (``only``)."""
+    found = []
+    for assignment, names in others.items():
+        for name, topic in names.items():
+            path = submitted / student / assignment / name
+            if topic not in graded and path.is_file():
+                found.append(path)
+    return found
+
+
+def _export_class(submitted: Path, exports: Path, notebooks, handed_in, empty, others=None) -> tuple[dict, dict, dict]:
+    """Each student's handed-in notebooks exported to ``exports/<folder>`` (with their notebooks
+    of ``others``, the course's other assignments, for the labs); returns the outcomes (a reason
+    set for those that cannot be graded), the folder names and the missing answer cells."""
+    graded = {topic for names in notebooks.values() for topic in names.values()}
     outcomes: dict[str, StudentOutcome] = {}
     folders: dict[str, str] = {}
     missing: dict[str, dict[str, list[str]]] = {}
@@ -200,13 +224,15 @@ def _export_class(submitted: Path, exports: Path, notebooks, handed_in, empty) -
             for name in notebooks[a]
             if (submitted / student / a / name).is_file()
         ]
+        extra = _lab_notebooks(submitted, student, others or {}, graded)
         try:
-            report = export_submission(handed_notebooks, exports / folders[student])
+            report = export_submission(handed_notebooks + extra, exports / folders[student])
         except ExportError as exc:
             outcome.reason = f"could not be exported: {exc}"
             shutil.rmtree(exports / folders[student], ignore_errors=True)
             continue
-        outcome.warnings += report.warnings
+        # what the export says of the labs' other notebooks is not this run's to report
+        outcome.warnings += [w for w in report.warnings if not w.startswith(tuple(str(p) for p in extra))]
         missing[student] = {t: m.missing for t, m in report.modules.items()}
     return outcomes, folders, missing
 
@@ -244,7 +270,8 @@ def autograde(
     shutil.rmtree(exports, ignore_errors=True)  # a student who resubmitted must not keep an old export
     exports.mkdir(parents=True)
     try:
-        outcomes, folders, missing = _export_class(submitted, exports, notebooks, handed_in, empty)
+        others = {a: assignment_notebooks(course_dir, a) for a in _all_assignments(course_dir) if a not in notebooks}
+        outcomes, folders, missing = _export_class(submitted, exports, notebooks, handed_in, empty, others)
         graded_topics = [t for t in contract.MODULES if any(t in ts for ts in topics.values())]
         settings = grading_settings(seed=seed, only=",".join(graded_topics), protected_dirs=(course_dir,))
         rows = grade_all(exports, results, settings, ClassRun(jobs=jobs, force=True, timeout=timeout), progress)

@@ -54,7 +54,8 @@ def _spawn_server(seed: int, course_root: str | None) -> subprocess.Popen:
     global _server
     protect = []
     if course_root:
-        protect = ["--protect", course_root]
+        # the kernel's folder names the student, whose other notebooks the labs are graded with
+        protect = ["--protect", course_root, "--notebook-dir", os.getcwd()]
     bootstrap = "from seqlab.nbgrader.server import main; main()"
     # -I: no PYTHON* variables, no user site, no current directory on sys.path (the kernel's folder
     # holds the student's files). stderr goes nowhere (SEQLAB_NBGRADER_SERVER_LOG=path keeps it, to
@@ -159,8 +160,9 @@ def hidden_points(qualname: str, notebook: str) -> float:
         print(f"problem: {error[:600]}")
     if qualname not in reply["functions"] and qualname in LABS:
         print(
-            f"{function}: a lab runs your other topics' functions, so it is graded on your whole "
-            "submission (seqlab grade), not notebook by notebook; 0 points here"
+            f"{function}: a lab runs your other topics' functions, so it is graded on all your "
+            "notebooks together (`seqlab nbgrader autograde`, or seqlab grade on a whole submission), "
+            "not in this notebook's kernel; 0 points here"
         )
         return 0.0
     if qualname not in reply["functions"]:

@@ -10,6 +10,7 @@ from tests.mutants import Alternative, Mutant
 
 _TRAIN = """
 def train_char_rnn(tokens, params, steps, batch_size, seq_len, lr=1e-2, clip=5.0):
+    from .optimizers import adam, clip_grad_norm
     V, H = params["W_hy"].shape
     L = tokens.shape[0] // batch_size
     windows = (L - 1) // seq_len
@@ -137,6 +138,7 @@ LAB_ALTERNATIVES = [
         "windows cut up front, rnn_bptt on each window and the state from rnn_forward, one-hot by eye",
         """
 def train_char_rnn(tokens, params, steps, batch_size, seq_len, lr=1e-2, clip=5.0):
+    from .optimizers import adam, clip_grad_norm
     names = ["W_xh", "W_hh", "b_h", "W_hy", "b_y"]
     vocab, hidden = params["W_hy"].shape
     per_stream = tokens.numel() // batch_size
@@ -174,6 +176,7 @@ LAB_ATTACKS = [
         "returns pasted pre-trained weights without training",
         """
 def train_char_rnn(tokens, params, steps, batch_size, seq_len, lr=1e-2, clip=5.0):
+    from .optimizers import adam, clip_grad_norm
     pasted = {pasted}
     trained = {k: torch.tensor(v, dtype=params[k].dtype) for k, v in pasted.items()}
     return trained, torch.linspace(3.3, 0.7, steps, dtype=params["W_hy"].dtype)
@@ -184,6 +187,7 @@ def train_char_rnn(tokens, params, steps, batch_size, seq_len, lr=1e-2, clip=5.0
         "trains with autograd where the protocol forbids it",
         """
 def train_char_rnn(tokens, params, steps, batch_size, seq_len, lr=1e-2, clip=5.0):
+    from .optimizers import adam, clip_grad_norm
     V, H = params["W_hy"].shape
     theta = {k: v.clone().requires_grad_(True) for k, v in params.items()}
     losses = []
@@ -205,6 +209,7 @@ def train_char_rnn(tokens, params, steps, batch_size, seq_len, lr=1e-2, clip=5.0
         "returns an oversize extra tensor",
         """
 def train_char_rnn(tokens, params, steps, batch_size, seq_len, lr=1e-2, clip=5.0):
+    from .optimizers import adam, clip_grad_norm
     out = {k: v.clone() for k, v in params.items()}
     out["extra"] = torch.zeros(12_000_000, dtype=torch.float64)
     return out, torch.zeros(steps, dtype=params["W_hy"].dtype)
@@ -215,6 +220,7 @@ def train_char_rnn(tokens, params, steps, batch_size, seq_len, lr=1e-2, clip=5.0
         "returns NaN parameters",
         """
 def train_char_rnn(tokens, params, steps, batch_size, seq_len, lr=1e-2, clip=5.0):
+    from .optimizers import adam, clip_grad_norm
     out = {k: v.clone() for k, v in params.items()}
     out["W_hh"] = torch.full_like(out["W_hh"], float("nan"))
     return out, torch.zeros(steps, dtype=params["W_hy"].dtype)
@@ -225,6 +231,7 @@ def train_char_rnn(tokens, params, steps, batch_size, seq_len, lr=1e-2, clip=5.0
         "returns a transposed readout",
         """
 def train_char_rnn(tokens, params, steps, batch_size, seq_len, lr=1e-2, clip=5.0):
+    from .optimizers import adam, clip_grad_norm
     out = {k: v.clone() for k, v in params.items()}
     out["W_hy"] = out["W_hy"].T.clone()
     return out, torch.zeros(steps, dtype=params["W_hy"].dtype)
@@ -235,6 +242,7 @@ def train_char_rnn(tokens, params, steps, batch_size, seq_len, lr=1e-2, clip=5.0
         "trains past the budget",
         """
 def train_char_rnn(tokens, params, steps, batch_size, seq_len, lr=1e-2, clip=5.0):
+    from .optimizers import adam, clip_grad_norm
     a = torch.ones(64, 64, dtype=torch.float64)
     for _ in range(10_000_000):
         a = torch.tanh(a @ a)

@@ -13,6 +13,8 @@ from tests.mutants import Alternative, Mutant
 
 _RECALL = """
 def train_recall(kind, params, steps, batch_size, lag, lr=1e-2, generator=None):
+    from .optimizers import adam
+    from .rnn import softmax_cross_entropy
     K = params["W_y"].shape[0]
     params = {name: w.detach().clone() for name, w in params.items()}
     states = {name: {} for name in params}
@@ -35,6 +37,9 @@ def train_recall(kind, params, steps, batch_size, lag, lr=1e-2, generator=None):
 
 _REVERSER = """
 def train_reverser(params, steps, batch_size, seq_len, vocab, lr=1e-3, generator=None):
+    from .optimizers import adam
+    from .positional import embed_tokens, sinusoidal_encoding
+    from .rnn import softmax_cross_entropy
     def leaves(tree, path=()):
         for key, value in tree.items():
             if isinstance(value, dict):
@@ -75,6 +80,8 @@ def train_reverser(params, steps, batch_size, seq_len, vocab, lr=1e-3, generator
 
 _COPY = """
 def train_selective_copy(params, steps, batch_size, selective=True, lr=1e-3, generator=None):
+    from .optimizers import adam
+    from .rnn import softmax_cross_entropy
     M = params["W_out"].shape[0]
     params = {name: w.detach().clone() for name, w in params.items()}
     trained = [n for n in params if selective or n not in ("W_delta", "W_B", "W_C")]
@@ -227,6 +234,8 @@ TASK_ALTERNATIVES = [
         "own cell loop, one-hot by eye, F.cross_entropy and backward(), its own batches",
         """
 def train_recall(kind, params, steps, batch_size, lag, lr=1e-2, generator=None):
+    from .optimizers import adam
+    from .rnn import softmax_cross_entropy
     names = list(params)
     theta = [params[n].clone().requires_grad_() for n in names]
     opt_state = [dict() for _ in names]
@@ -267,6 +276,9 @@ import torch.nn.functional as F
 
 
 def train_reverser(params, steps, batch_size, seq_len, vocab, lr=1e-3, generator=None):
+    from .optimizers import adam
+    from .positional import embed_tokens, sinusoidal_encoding
+    from .rnn import softmax_cross_entropy
     flat = {}
     stack = [("", params)]
     while stack:
@@ -317,6 +329,8 @@ def train_reverser(params, steps, batch_size, seq_len, vocab, lr=1e-3, generator
         "the student's copy_logits with backward() on every parameter, its own batches",
         """
 def train_selective_copy(params, steps, batch_size, selective=True, lr=1e-3, generator=None):
+    from .optimizers import adam
+    from .rnn import softmax_cross_entropy
     M = params["W_out"].shape[0]
     w = {k: v.clone().requires_grad_() for k, v in params.items()}
     opt = {k: {} for k in w}
