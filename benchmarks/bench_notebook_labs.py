@@ -2,7 +2,7 @@
 
 Builds the course (`seqlab nbgrader`) in a temporary folder, then executes each lab topic's
 source notebook (the solutions in the answer cells, as a student's finished notebook) in a
-Jupyter kernel with nbclient, without the hidden test cells, and reads each lab cell's timing
+Jupyter kernel with nbconvert's ExecutePreprocessor (nbclient), without the hidden test cells, and reads each lab cell's timing
 and output. Floor (exit 1 otherwise): every lab cell runs without an error in under a minute
 and ends with a full progress bar.
 
@@ -49,7 +49,7 @@ def main() -> int:
 
 def _run(course: Path, topics: list[str]) -> list[str]:
     import nbformat
-    from nbclient import NotebookClient
+    from nbconvert.preprocessors import ExecutePreprocessor  # nbclient's client, as nbgrader runs it
 
     from seqlab.nbgrader.course import build_course
 
@@ -59,7 +59,9 @@ def _run(course: Path, topics: list[str]) -> list[str]:
     for topic in topics:
         nb = nbformat.read(course / "source" / topic / f"{topic}.ipynb", as_version=4)
         nb.cells = [c for c in nb.cells if not c.metadata.get("nbgrader", {}).get("grade", False)]
-        NotebookClient(nb, timeout=600, kernel_name="python3", record_timing=True, allow_errors=True).execute()
+        ExecutePreprocessor(timeout=600, kernel_name="python3", record_timing=True, allow_errors=True).preprocess(
+            nb, {}
+        )
         lab = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == f"{topic}-lab")
         errors = [f"{o.ename}: {o.evalue}" for o in lab.outputs if o.output_type == "error"]
         text = "".join(o.get("text", "") for o in lab.outputs if o.output_type == "stream")

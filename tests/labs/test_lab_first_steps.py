@@ -39,15 +39,20 @@ def sign_flipping(variant, below: float):
     """``variant`` with an adam that flips the sign of every gradient element smaller than
     ``below`` times its tensor's largest: the worst that rounding noise can do to Adam's first,
     sign-like step (an honest loop in float32 flips some of those elements at random)."""
-    namespace = dict(vars(getattr(load_reference(), variant.module)))
-    adam = namespace["adam"]
+    reference = load_reference()
+    namespace = dict(vars(getattr(reference, variant.module)))
+    adam = reference.optimizers.adam
 
     def flipped(w, dw, state, **kwargs):
         small = dw.abs() < below * dw.abs().max()
         return adam(w, torch.where(small, -dw, dw), state, **kwargs)
 
+    # A lab imports adam inside itself (a topic that fails to load costs only its own points):
+    # that import is the one replaced here.
+    source = textwrap.dedent(variant.source)
+    assert "    from .optimizers import adam\n" in source, "the loop no longer imports adam as the labs do"
     namespace["adam"] = flipped
-    exec(textwrap.dedent(variant.source), namespace)
+    exec(source.replace("    from .optimizers import adam\n", ""), namespace)
     return namespace[variant.function.split(".")[1]]
 
 

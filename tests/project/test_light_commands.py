@@ -24,6 +24,23 @@ def test_collected_never_run():
     raise AssertionError("collection must not run a test")
 """
 
+
+def torch_free_graders() -> str:
+    """The grader above, plus one test per pattern the course's config gives a function's tests
+    (``test_weights``, ``test_visibility``): `config --check` refuses a pattern no title matches."""
+    from seqlab.config import load_config
+
+    tests = [TORCH_FREE_GRADER]
+    for number, (function, rules) in enumerate(load_config().functions.items()):
+        for index, (pattern, _) in enumerate((*rules.test_weights, *rules.test_visibility)):
+            title = pattern.replace("[[]", "[").replace("*", "x").replace("?", "x")
+            tests.append(
+                f"\n\n@pytest.mark.grades({function!r}, title={title!r})\n"
+                f"def test_pattern_{number}_{index}():\n    raise AssertionError('collection must not run a test')\n"
+            )
+    return "".join(tests)
+
+
 PROBE = textwrap.dedent(
     """
     import json, sys
@@ -46,7 +63,7 @@ def test_commands_without_tensors_leave_torch_unimported(tmp_path):
     (graders / "pytest.ini").write_text(
         "[pytest]\npython_files = test_*.py\nmarkers =\n    grades(function, title): the graded function\n"
     )
-    (graders / "test_light.py").write_text(TORCH_FREE_GRADER)
+    (graders / "test_light.py").write_text(torch_free_graders())
     # grade-all's parent on an empty class: its workers are what imports torch, and starting one
     # here would cost this test the very import it checks for; the parent's own path (discovery,
     # gradebook, class report) still runs.
