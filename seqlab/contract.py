@@ -52,9 +52,9 @@ def read(solutions_dir: Path) -> dict[str, Any]:
                 continue
             signatures[names[d.name]] = f"({ast.unparse(d.args)})"
             known = dict(names)  # and what the function imports inside itself (the labs do)
-            for node in ast.walk(d):
-                if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module in topics:
-                    known.update({a.asname or a.name: f"{node.module}.{a.name}" for a in node.names})
+            for inner in ast.walk(d):
+                if isinstance(inner, ast.ImportFrom) and inner.level == 1 and inner.module in topics:
+                    known.update({a.asname or a.name: f"{inner.module}.{a.name}" for a in inner.names})
             calls[names[d.name]] = [
                 known[n.func.id]
                 for n in ast.walk(d)

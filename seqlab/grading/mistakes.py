@@ -177,13 +177,13 @@ def _changes(
             changes.append((f"{a} and {b} swapped", SWAPPED, [(sa, ka, vb), (sb, kb, va)]))
             changes.append((f"{b} in place of {a}", USED_FOR, [(sa, ka, vb)]))
             changes.append((f"{a} in place of {b}", USED_FOR, [(sb, kb, va)]))
-    for a, b in itertools.combinations(_bundles(names, args, kwargs), 2):
-        if a[2].keys() == b[2].keys() and all(_shape(a[2][r][1]) == _shape(b[2][r][1]) for r in a[2]):
-            b_for_a = [(a[1], a[2][r][0], b[2][r][1]) for r in a[2]]
-            a_for_b = [(b[1], b[2][r][0], a[2][r][1]) for r in a[2]]
-            changes.append((f"{b[0]} in place of {a[0]}", USED_FOR, b_for_a))
-            changes.append((f"{a[0]} in place of {b[0]}", USED_FOR, a_for_b))
-            changes.append((f"{a[0]} and {b[0]} swapped", SWAPPED, b_for_a + a_for_b))
+    for one, two in itertools.combinations(_bundles(names, args, kwargs), 2):
+        if one[2].keys() == two[2].keys() and all(_shape(one[2][r][1]) == _shape(two[2][r][1]) for r in one[2]):
+            two_for_one = [(one[1], one[2][r][0], two[2][r][1]) for r in one[2]]
+            one_for_two = [(two[1], two[2][r][0], one[2][r][1]) for r in one[2]]
+            changes.append((f"{two[0]} in place of {one[0]}", USED_FOR, two_for_one))
+            changes.append((f"{one[0]} in place of {two[0]}", USED_FOR, one_for_two))
+            changes.append((f"{one[0]} and {two[0]} swapped", SWAPPED, two_for_one + one_for_two))
     try:
         defaults = {p.name: p.default for p in inspect.signature(ref).parameters.values()}
     except (TypeError, ValueError):

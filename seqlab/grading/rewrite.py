@@ -122,12 +122,12 @@ def _edits(record: Record, inputs: dict[str, torch.Tensor]) -> Iterator[tuple[in
                     if inputs[key] is not operand:
                         text = f"{key} is used where {what} belongs (in {label})"
                         tiers[2].append(Edit("sub", site, when, i, ("input", key), text))
-                for other in record.order if own else ():
-                    _, _, o_shape, o_label = record.info[other]
-                    useful = other[3] or other in record.returned
-                    if useful and other != site and o_shape == tuple(operand.shape) and o_label != what:
+                for other_site in record.order if own else ():
+                    _, _, o_shape, o_label = record.info[other_site]
+                    useful = other_site[3] or other_site in record.returned
+                    if useful and other_site != site and o_shape == tuple(operand.shape) and o_label != what:
                         text = f"{o_label} is used where {what} belongs (in {label})"
-                        tiers[3].append(Edit("sub", site, when, i, ("site", other), text))
+                        tiers[3].append(Edit("sub", site, when, i, ("site", other_site), text))
     for tier, edits in tiers.items():
         yield from ((tier, e) for e in edits)
 

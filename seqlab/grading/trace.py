@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import FrameType
 from typing import Any
 
 import torch
@@ -82,14 +83,14 @@ class Mode(TorchFunctionMode):
         self.keep: list[Any] = []
 
     def _site(self) -> Site | None:
-        frame = sys._getframe(2)
+        frame: FrameType | None = sys._getframe(2)
         while frame is not None and frame.f_code.co_filename not in self.files:
             frame = frame.f_back
         if frame is None:
             return None
         code = frame.f_code
         self.callee = ""
-        caller = frame
+        caller: FrameType | None = frame
         while caller is not None and caller.f_code.co_qualname.split(".")[0] != self.own:
             if caller.f_code.co_filename in self.files:
                 self.callee = caller.f_code.co_name

@@ -81,7 +81,12 @@ class TopicSource:
         found: dict[str, list[str]] = {}
         for chunk in self.chunks:
             for node in ast.walk(ast.parse(chunk.source)):
-                if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module in contract.MODULES:
+                if (
+                    isinstance(node, ast.ImportFrom)
+                    and node.level == 1
+                    and node.module
+                    and node.module in contract.MODULES
+                ):
                     names = found.setdefault(node.module, [])
                     names.extend(a.name for a in node.names if a.name not in names)
         return found
