@@ -211,10 +211,16 @@ def test_a_known_wrong_loop_fails_the_bounds(variant):
 
 
 @pytest.mark.bank
-@pytest.mark.parametrize("variant", TASK_ALTERNATIVES + TASK_BASES, ids=lambda v: v.id)
-def test_an_alternative_correct_loop_passes(variant):
+@pytest.mark.parametrize(
+    ("variant", "seeds"),
+    [*((v, 20) for v in TASK_ALTERNATIVES), *((v, 5) for v in TASK_BASES)],
+    ids=lambda v: getattr(v, "id", str(v)),
+)
+def test_an_alternative_correct_loop_passes(variant, seeds):
+    """A correct loop in another style than the reference's meets the bounds on twenty task
+    instances, as the reference does; the written-out base of the mutants on five."""
     train = compiled(variant)
-    for seed in range(5):
+    for seed in range(seeds):
         metrics = outcome(variant.function, train, seed)
         assert passes(variant.function, metrics), (seed, metrics)
 
