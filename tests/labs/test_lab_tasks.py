@@ -210,15 +210,32 @@ def test_a_known_wrong_loop_fails_the_bounds(variant):
         assert not passes(variant.function, metrics), (seed, metrics)
 
 
+REVERSER_FALSE_NEGATIVE = pytest.mark.xfail(
+    strict=True,
+    reason="the reverser's exact-match bound (0.9) fails a correct loop on some task instances: "
+    "this alternative scores 0.87 on seed 16, the reference 0.78 on seed 31 (seqlab/labs/reverser.py)",
+)
+
+
 @pytest.mark.bank
 @pytest.mark.parametrize(
     ("variant", "seeds"),
-    [*((v, 20) for v in TASK_ALTERNATIVES), *((v, 5) for v in TASK_BASES)],
+    [
+        *((v, 20) for v in TASK_ALTERNATIVES if v.function != "transformer.train_reverser"),
+        *(
+            pytest.param(v, 20, marks=REVERSER_FALSE_NEGATIVE)
+            for v in TASK_ALTERNATIVES
+            if v.function == "transformer.train_reverser"
+        ),
+        *((v, 5) for v in TASK_ALTERNATIVES if v.function == "transformer.train_reverser"),
+        *((v, 5) for v in TASK_BASES),
+    ],
     ids=lambda v: getattr(v, "id", str(v)),
 )
 def test_an_alternative_correct_loop_passes(variant, seeds):
     """A correct loop in another style than the reference's meets the bounds on twenty task
-    instances, as the reference does; the written-out base of the mutants on five."""
+    instances, as the reference does, and on the first five; the written-out base of the
+    mutants on five."""
     train = compiled(variant)
     for seed in range(seeds):
         metrics = outcome(variant.function, train, seed)
