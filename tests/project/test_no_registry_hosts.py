@@ -71,4 +71,4 @@ def test_the_digests_find_a_host_in_a_url_and_leave_other_words_alone():
     host = "".join(map(chr, (112, 121, 112, 105, 46, 111, 114, 103)))  # PyPI's, spelled out of sight
     assert hits(f"a\npip install --extra-index-url https://{host}/simple\n") == [(2, host)]
     assert hits("test." + host.upper()) == [(1, "test." + host.upper())]
-    assert hits("PyPI, the CPU index, mypypi.organ, seqlab.subset.rules") == []
+    assert hits(f"PyPI, the CPU index, my{host}an, seqlab.subset.rules") == []  # inside a longer name: not it
