@@ -241,6 +241,23 @@ def test_multi_head_attention_worked_example_one_feature_per_head():
     check_close(qualname, out, [[[sigmoid(1), sigmoid(2)]]], case=case, what="out")
 
 
+def one_key_one_head_out(params, case):
+    """multi_head_attention's out for query [1, 0], one key [1, 0] (its weight is 1) and its value
+    [1, 2], one head: the worked examples below follow that value through the projections."""
+    qualname = "attention.multi_head_attention"
+    result = call(
+        qualname,
+        attention.multi_head_attention,
+        t([[[1.0, 0.0]]]),
+        t([[[1.0, 0.0]]]),
+        t([[[1.0, 2.0]]]),
+        params,
+        1,
+        case=case,
+    )
+    return unpack(qualname, result, ("out", "weights"), case=case)[0]
+
+
 @checks("attention.multi_head_attention")
 def test_multi_head_attention_output_projection_is_applied_as_w_o_transposed():
     # One head, one key (its weight is 1), identity W_q, W_k, W_v: the concatenated heads are the
@@ -250,21 +267,7 @@ def test_multi_head_attention_output_projection_is_applied_as_w_o_transposed():
     case = "B=1, L=S=1, E=2, num_heads=1, identity W_q/W_k/W_v, W_o=[[0, 1], [0, 0]], value=[1, 2]"
     params = identity_params(2)
     params["W_o"] = t([[0.0, 1.0], [0.0, 0.0]])
-    out, _ = unpack(
-        qualname,
-        call(
-            qualname,
-            attention.multi_head_attention,
-            t([[[1.0, 0.0]]]),
-            t([[[1.0, 0.0]]]),
-            t([[[1.0, 2.0]]]),
-            params,
-            1,
-            case=case,
-        ),
-        ("out", "weights"),
-        case=case,
-    )
+    out = one_key_one_head_out(params, case)
     check_close(qualname, out, [[[2.0, 0.0]]], case=case, what="out")
 
 
@@ -277,21 +280,7 @@ def test_multi_head_attention_values_have_their_own_projection():
     case = "B=1, L=S=1, E=2, num_heads=1, identity weights except W_v = 2 * identity, value=[1, 2]"
     params = identity_params(2)
     params["W_v"] = 2 * torch.eye(2, dtype=T64)
-    out, _ = unpack(
-        qualname,
-        call(
-            qualname,
-            attention.multi_head_attention,
-            t([[[1.0, 0.0]]]),
-            t([[[1.0, 0.0]]]),
-            t([[[1.0, 2.0]]]),
-            params,
-            1,
-            case=case,
-        ),
-        ("out", "weights"),
-        case=case,
-    )
+    out = one_key_one_head_out(params, case)
     check_close(qualname, out, [[[2.0, 4.0]]], case=case, what="out")
 
 
