@@ -72,15 +72,16 @@ def read_submission(source: Path, dest: Path) -> Reading:
 
 
 def _copy_submission(source: Path, mode: int, scratch: Path, dest: Path) -> tuple[str, ...]:
+    unzipper = Unzipper(scratch)  # one for the hand-in: its caps count every zip in it
     if stat.S_ISREG(mode) and source.suffix.lower() == ".zip":
-        folder = Unzipper(scratch / "top").extract(source, str(source))
+        folder = unzipper.extract(source, str(source))
     elif stat.S_ISDIR(mode):
         folder = source
     elif stat.S_ISREG(mode):
         raise SubmissionError(f"{source}: not a folder or a .zip")
     else:
         raise refuse(source, mode)
-    chosen, others = locate(folder, str(source), scratch / "inner")
+    chosen, others = locate(folder, str(source), unzipper)
     budget = Budget(source)
     exercises = dest / "exercises"
     if chosen.folder.name == "exercises":

@@ -46,12 +46,13 @@ def visible(name: str) -> bool:
     return not name.startswith(".") and name not in SKIPPED_DIRS
 
 
-def locate(folder: Path, display: str, scratch: Path) -> tuple[Candidate, list[Candidate]]:
+def locate(folder: Path, display: str, unzipper: Unzipper) -> tuple[Candidate, list[Candidate]]:
     """``(chosen, others)``: the folder graded and the other folders with module files, in
-    ``folder`` (the hand-in, or where its zip was extracted), shown to the user as ``display``.
+    ``folder`` (the hand-in, or where its zip was extracted), shown to the user as ``display``;
+    zips inside it go through ``unzipper``, under the same caps as the hand-in's own zip.
     Raises SubmissionError when there is none, or where a link or another special file stands
     in for a module file or ``exercises/``."""
-    walk = Walk(display, Unzipper(scratch))
+    walk = Walk(display, unzipper)
     _walk(walk, folder, "", 0)
     for _nesting in range(MAX_ZIP_NESTING):
         if walk.candidates or not walk.zips:

@@ -189,3 +189,15 @@ def test_nothing_to_grade_says_what_the_hand_in_held(tmp_path):
     (tmp_path / "sub" / "hw.zip").write_bytes(b"PK\x03\x04 not really a zip")
     with pytest.raises(SubmissionError, match=r"sub/hw.zip: not a readable zip"):
         read_submission(tmp_path / "sub", tmp_path / "copy")
+
+
+def test_the_extraction_cap_counts_a_zip_and_the_zips_inside_it_together(tmp_path, monkeypatch):
+    import seqlab.submission.copy as reader
+
+    inner = _zip(_topics(tmp_path / "repo" / "exercises").parent, tmp_path / "inner.zip")
+    with zipfile.ZipFile(tmp_path / "outer.zip", "w") as zf:
+        zf.write(inner, "inner.zip")
+    size = inner.stat().st_size
+    monkeypatch.setattr(reader, "MAX_EXTRACTED_BYTES", size * 3 // 2)  # stored, not deflated: each alone fits
+    with pytest.raises(SubmissionError, match="unzips to more than"):
+        read_submission(tmp_path / "outer.zip", tmp_path / "copy")
