@@ -13,6 +13,10 @@ the variants of tests/attacks/scan_variants.py (and the bank's numpy loop):
   cache keyed on the input, Python floats with a module-level __getattr__ that spends the same
   again on any missing name, and numpy vectors.
 
+A loop the language subset refuses before any timing (tests/attacks/scan_variants.py's
+OUTSIDE_THE_SUBSET) is graded in a second class with the subset switched off, under the same
+load, so that what it measures is the timing rule beneath the subset.
+
 Prints, per variant and per kind, the gradings, the false negatives (an honest scan that lost
 the complexity points) and false positives (a loop that kept them) with their rates, any other
 points lost (there should be none: every variant's values are right), and the load average.
@@ -25,6 +29,7 @@ losing every time; the script exits with status 1 on any wrong verdict.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import random
@@ -53,8 +58,10 @@ def variants() -> dict[str, tuple[str, str, str]]:
 
 
 def make_class(folder: Path, gradings: int, loop_share: float) -> dict[str, str]:
-    """``gradings`` submission folders, in a shuffled order; returns folder name -> variant."""
+    """``gradings`` submission folders, in a shuffled order; returns folder name -> variant.
+    The variants outside the subset go to ``folder``'s sibling ``<folder>-beneath``."""
     from tests.attacks import Attack, build
+    from tests.attacks.scan_variants import OUTSIDE_THE_SUBSET
 
     table = variants()
     honest = [n for n, v in table.items() if v[0] == "honest"]
@@ -67,15 +74,21 @@ def make_class(folder: Path, gradings: int, loop_share: float) -> dict[str, str]
     for i, variant in enumerate(plan):
         _, prelude, source = table[variant]
         name = f"s{i:04d}-{variant}"
-        build(Attack(name, "selective_scan.linear_scan", source, prelude=prelude), folder)
+        where = beneath(folder) if variant in OUTSIDE_THE_SUBSET else folder
+        build(Attack(name, "selective_scan.linear_scan", source, prelude=prelude), where)
         names[name] = variant
     return names
+
+
+def beneath(folder: Path) -> Path:
+    return folder.with_name(folder.name + "-beneath")
 
 
 def verdicts(out: Path, names: dict[str, str]) -> list[dict]:
     rows = []
     for name, variant in names.items():
         path = out / name / "results.json"
+        path = path if path.is_file() else beneath(out) / name / "results.json"
         row = {"name": name, "variant": variant, "kind": variants()[variant][0], "graded": path.is_file()}
         if row["graded"]:
             tests = json.loads(path.read_text())["tests"]
@@ -162,6 +175,11 @@ def main() -> int:
         try:
             settings = grading_settings(only="selective_scan.linear_scan", sandbox="bwrap")
             grade_all(submissions, out, settings, ClassRun(jobs=args.jobs), progress=Progress())
+            if beneath(submissions).is_dir():
+                beneath_settings = dataclasses.replace(settings, static_policy=False)
+                grade_all(
+                    beneath(submissions), beneath(out), beneath_settings, ClassRun(jobs=args.jobs), progress=Progress()
+                )
         finally:
             for spinner in spinners:
                 spinner.kill()

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import textwrap
 
-from .scan_variants import LOOPS
+from .scan_variants import LOOPS, OUTSIDE_THE_SUBSET
 
 LEAK = "SEQLAB-LEAK"
 FAKE_TOKEN = "ghp_seqlabFakeCiToken0123456789"  # put in the grader's environment by the tests
@@ -248,9 +248,9 @@ def rnn_bptt(x, targets, h0, params):
                 LOOPS[name][1],
                 prelude=LOOPS[name][0],
                 expect="complexity-only",
-                # a module-level __getattr__ is outside the subset: graded beneath it, for the ping
-                refused=name.endswith("module-getattr"),
-                policy_off=name.endswith("module-getattr"),
+                # graded beneath the subset where it refuses them, for the ping
+                refused=name in OUTSIDE_THE_SUBSET,
+                policy_off=name in OUTSIDE_THE_SUBSET,
                 fallback="the same: the parent measures the child's CPU time",
             )
             for name in (
