@@ -223,7 +223,8 @@ class LabSession:
             return
         step = int(off.nonzero()[0, 0])
         culprits = self._culprits()
-        hint = "" if culprits else first_steps_hint(got, want, off, task.loss_counts(run.child_inputs), task.BATCH_CALL)
+        counts = task.loss_counts(run.child_inputs)
+        hint = "" if culprits else first_steps_hint(got, want, off, counts, task.BATCH_CALL, lambda: self._slip(run))
         raise GradeFailure(
             f"{self.lab.function}: losses[{step}] is {float(got[step]):.6g}; the protocol, replayed from the "
             f"same initial parameters and generator state, gives {float(want[step]):.6g} "
