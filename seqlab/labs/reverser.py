@@ -198,21 +198,24 @@ def _encoder_frozen(e: Evidence) -> bool:
     return bool(_encoder(e)) and _encoder(e) <= e.unchanged and bool(decoder - e.unchanged)
 
 
+def _encoder_untrained(e: Evidence) -> str:
+    why = (
+        "though your loss reads the encoder (moving its weights moves your first loss): the encoder's "
+        "tensors were left out of the update, or params_out holds them as sent. Every tensor of params "
+        "takes an adam step."
+        if e.reads(_encoder(e))
+        else "and your loss does not move when the encoder's weights do: its output (memory) reaches "
+        "nothing. The decoder's cross-attention takes its keys and values from the encoder's output: "
+        "decoder_block(y, memory, ...)."
+    )
+    return f"no encoder weight changed while the decoder's did, {why}"
+
+
 SLIPS = [
     Slip(
-        "the decoder never reads the encoder",
-        "no encoder weight changed while the decoder's did, and your loss does not move when the "
-        "encoder's weights do: its output (memory) reaches nothing. The decoder's cross-attention "
-        "takes its keys and values from the encoder's output: decoder_block(y, memory, ...).",
-        lambda e: _encoder_frozen(e) and e.reads(_encoder(e)) is False,
-        exact=True,
-    ),
-    Slip(
         "the encoder never trained",
-        "no encoder weight changed while the decoder's did, though your loss reads the encoder "
-        "(moving its weights moves your first loss): the encoder's tensors were left out of the "
-        "update, or params_out holds them as sent. Every tensor of params takes an adam step.",
-        lambda e: _encoder_frozen(e) and e.reads(_encoder(e)) is True,
+        _encoder_untrained,
+        lambda e: _encoder_frozen(e) and e.reads(_encoder(e)) is not None,
         exact=True,
     ),
     Slip(
