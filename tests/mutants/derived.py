@@ -217,8 +217,8 @@ def _mutant(
     if variant is None or not isinstance(switches, dict):
         return None
     qualname = _contract_function(table["signatures"], topic, variant, on_reference)
-    if qualname is None:
-        return None
+    if qualname is None or (on_reference and qualname in table["labs"]):
+        return None  # a lab has no declared callees to stand in for the reference's (it imports its own)
     written = {k: _switch(module, v) for k, v in switches.items()}
     if any(w is None for w in written.values()):
         return None
