@@ -29,7 +29,9 @@ class Variant:
     function: str  # "module.function"
     description: str  # what is wrong (or different) about it
     source: str  # the replacement `def ...` (may be preceded by helper defs/imports)
-    hint: str = ""  # for mutants: a word the feedback's "looks like" hint must contain
+    # for mutants: what the feedback's "looks like" hint must contain (for one taken from a table,
+    # or a lab's wrong loop: the row's or the slip's name, the mistake as the grader declares it)
+    hint: str = ""
     # for a mutant derived from a grader's table: the row's function, or its switches as written
     # (what tells apart rows that share a name)
     form: str = ""
