@@ -201,31 +201,58 @@ OVERFLOWS = (
     "exp(1e4) overflows to inf (and the log of an underflowed softmax is log 0); compute "
     "log sum_c exp(o_c) as m + log sum_c exp(o_c - m) with m the row maximum, minus the target logit."
 )
-# (name, the loss it computes from (logits, targets), why it is wrong). The three naive ones:
-# log(sum exp) - o_y, -log(exp(o_y) / sum exp), and the log of a (stable) softmax, which is -inf
-# where the target's probability underflows to 0.
+
+
+# Each known wrong loss, computed from (logits, targets). The three naive forms share one name:
+# on large logits all give inf (or nan), so the feedback cannot tell them apart, and rows of
+# different names that match alike name nothing (seqlab.grading.mistakes.first_match).
+def log_of_sum_of_exp(logits, targets):
+    return (torch.log(torch.exp(logits).sum(dim=1)) - picked(logits, targets)).mean()
+
+
+def log_of_exp_ratio(logits, targets):
+    return (-torch.log(torch.exp(picked(logits, targets)) / torch.exp(logits).sum(dim=1))).mean()
+
+
+def log_of_softmax(logits, targets):
+    """The log of a stable softmax: -inf where the target's probability underflows to 0."""
+    return (-torch.log(picked(torch.softmax(logits - logits.max(dim=1, keepdim=True).values, 1), targets))).mean()
+
+
+def summed_over_rows(logits, targets):
+    return nll(logits, targets).sum()
+
+
+def mean_over_entries(logits, targets):
+    return nll(logits, targets).sum() / logits.numel()
+
+
+def softmax_over_rows(logits, targets):
+    return nll(logits, targets, dim=0).mean()
+
+
+def targets_as_a_block(logits, targets):
+    return -(logits - torch.logsumexp(logits, dim=1, keepdim=True))[:, targets].mean()
+
+
 CE_MISTAKES = [
-    (NAIVE, lambda o, y: (torch.log(torch.exp(o).sum(dim=1)) - picked(o, y)).mean(), OVERFLOWS),
-    (NAIVE, lambda o, y: (-torch.log(torch.exp(picked(o, y)) / torch.exp(o).sum(dim=1))).mean(), OVERFLOWS),
-    (
-        NAIVE,
-        lambda o, y: (-torch.log(picked(torch.softmax(o - o.max(dim=1, keepdim=True).values, 1), y))).mean(),
-        OVERFLOWS,
-    ),
-    ("sum instead of mean", lambda o, y: nll(o, y).sum(), "the loss is the mean over the N rows, not their sum."),
+    (NAIVE, log_of_sum_of_exp, OVERFLOWS),
+    (NAIVE, log_of_exp_ratio, OVERFLOWS),
+    (NAIVE, log_of_softmax, OVERFLOWS),
+    ("sum instead of mean", summed_over_rows, "the loss is the mean over the N rows, not their sum."),
     (
         "mean over every entry (N*C)",
-        lambda o, y: nll(o, y).sum() / o.numel(),
+        mean_over_entries,
         "average over the N rows only: the one-hot target already picks one class per row.",
     ),
     (
         "softmax over the wrong axis",
-        lambda o, y: nll(o, y, dim=0).mean(),
+        softmax_over_rows,
         "normalise over the classes of each row (dim=1), not over the rows.",
     ),
     (
         "targets picked as an N x N block",
-        lambda o, y: -(o - torch.logsumexp(o, dim=1, keepdim=True))[:, y].mean(),
+        targets_as_a_block,
         "log_probs[:, targets] is (N, N): every row's log-probability of every row's target; pick one entry "
         "per row, log_probs[torch.arange(N), targets] (or gather).",
     ),
@@ -355,7 +382,7 @@ BPTT_MISTAKES = [
         "a_t depends on W_hh through h_{t-1}: grad W_hh = sum_t dL/da_t^T h_{t-1}, with h_0 for the first step.",
     ),
     (
-        "h0 gradient missing",
+        "h0 gradient left at zero",
         {"h0_grad": "zero"},
         "h0 is an input too: grads['h0'] = dL/da_1 @ W_hh, what the recursion carries past the first step.",
     ),

@@ -21,6 +21,7 @@ import torch
 import torch.nn.functional as F
 
 from seqlab.grading.checks import Case, GradeFailure, from_table
+from seqlab.labs.session import task_lab_tests
 
 grades = pytest.mark.grades
 DTYPES = pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["float64", "float32"])
@@ -591,17 +592,5 @@ def test_selective_scan_n1(grade, make):
 # --- the lab: selective copying (seqlab/labs/selective_copy.py: the task, the held-out set) ---
 
 
-@grades(
-    "selective_scan.train_selective_copy",
-    title="the trained selective model copies the data tokens of fresh sequences in order (accuracy >= 0.6)",
-)
-def test_train_selective_copy_heldout(lab):
-    lab.check_metrics("accuracy")
-
-
-@grades(
-    "selective_scan.train_selective_copy",
-    title="the first 3 steps follow the protocol (their losses against a replay from the same inputs)",
-)
-def test_train_selective_copy_first_steps(lab):
-    lab.check_first_steps()
+HELDOUT_TITLE = "the trained selective model copies the data tokens of fresh sequences in order (accuracy >= 0.6)"
+globals().update(task_lab_tests("selective_scan.train_selective_copy", "accuracy", HELDOUT_TITLE))

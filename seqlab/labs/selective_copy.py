@@ -19,6 +19,7 @@ import time
 
 import torch
 
+from . import tasktools
 from .slips import Evidence, Slip, fits
 from .tasktools import generator, usable
 
@@ -41,27 +42,15 @@ BATCH_CALL = "tokens, targets = copy_batch(M, batch_size, generator)"
 
 
 def loss_counts(child_inputs: dict) -> dict[str, int]:
-    B, n = child_inputs["batch_size"], _reference().selective_scan.COPY_COUNT
-    return {
-        "outputs of a sequence (COPY_COUNT)": n,
-        "sequences in a batch (batch_size)": B,
-        "outputs in a batch (batch_size * COPY_COUNT)": B * n,
-    }
-
-
-def _reference():
-    from ..reference import load_reference
-
-    return load_reference()
+    count = tasktools.reference().selective_scan.COPY_COUNT
+    return tasktools.loss_counts(child_inputs["batch_size"], count, "outputs", "COPY_COUNT")
 
 
 def initial_params(gen: torch.Generator, dtype=torch.float32, count: int | None = None) -> dict[str, torch.Tensor]:
     """``count``: the data tokens per sequence (the module's COPY_COUNT; the notebook passes its
     own, where the reference cannot be loaded)."""
     if count is None:
-        from ..reference import load_reference
-
-        count = load_reference().selective_scan.COPY_COUNT
+        count = tasktools.reference().selective_scan.COPY_COUNT
 
     def normal(*shape, scale=1.0):
         return (torch.randn(*shape, generator=gen, dtype=torch.float64) * scale).to(dtype)
@@ -90,13 +79,13 @@ def draw_task(seed: int) -> tuple[dict, dict]:
         "lr": LR,
         "generator": generator(seed, NAME, "train"),
     }
-    tokens, targets = _reference().selective_scan.copy_batch(M, HELDOUT, generator(seed, NAME, "heldout"))
+    tokens, targets = tasktools.reference().selective_scan.copy_batch(M, HELDOUT, generator(seed, NAME, "heldout"))
     return child_inputs, {"tokens": tokens, "targets": targets}
 
 
 def accuracy(params: dict, tokens: torch.Tensor, targets: torch.Tensor, selective: bool = True) -> float:
     with torch.no_grad():
-        logits = _reference().selective_scan.copy_logits(params, tokens, selective)
+        logits = tasktools.reference().selective_scan.copy_logits(params, tokens, selective)
     return float((logits.argmax(-1) == targets).double().mean())
 
 
@@ -114,7 +103,7 @@ def figures(train=None, seed=0, lengths=(64, 128, 256, 512, 1024)) -> dict:
     initial weights, scored on fresh sequences. ``seconds``: the reference scan's time against
     T next to attention's (``scaled_dot_product_attention`` on the same width), the scan
     growing like T and attention like T**2."""
-    ref = _reference()
+    ref = tasktools.reference()
     train = train or ref.selective_scan.train_selective_copy
     tokens, targets = ref.selective_scan.copy_batch(M, HELDOUT, generator(seed, NAME, "figure-heldout"))
     acc = {}
@@ -157,13 +146,18 @@ def _heldout_ce(e: Evidence, first: bool = False) -> float:
     """The trained model's held-out loss with the reference forward, read out at the markers or
     (a known slip) at the first positions."""
     p, tokens, targets = e.returned, e.heldout["tokens"][:1000], e.heldout["targets"][:1000]
-    ref = _reference().selective_scan
+    ref = tasktools.reference().selective_scan
     u = p["embedding"][tokens]
     delta, B, C = u @ p["W_delta"].T + p["b_delta"], u @ p["W_B"].T + p["b_B"], u @ p["W_C"].T + p["b_C"]
     y = ref.selective_scan(u, delta, -torch.exp(p["A_log"]), B, C, p["D"], delta_softplus=True)
     y = y[:, : ref.COPY_COUNT] if first else y[:, -ref.COPY_COUNT :]
     logits = y @ p["W_out"].T + p["b_out"]
     return float(torch.nn.functional.cross_entropy(logits.reshape(-1, M).double(), targets.reshape(-1)))
+
+
+def _first_positions_fit(e: Evidence) -> bool:
+    """The reported losses are those of a readout at the first COPY_COUNT positions (``fits``)."""
+    return fits(e, _heldout_ce(e, first=True), _heldout_ce(e))
 
 
 _INPUT_MAPS = ("W_delta", "W_B", "W_C")
@@ -189,6 +183,6 @@ SLIPS = [
         "readout at the wrong positions",
         "your losses are those of a readout of the first positions: the outputs are read at the "
         "markers, the last COPY_COUNT positions (y[:, -COPY_COUNT:]).",
-        lambda e: fits(e, _heldout_ce(e, first=True), _heldout_ce(e)),
+        _first_positions_fit,
     ),
 ]

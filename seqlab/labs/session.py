@@ -266,3 +266,32 @@ class LabSession:
             rule="trajectory",
             details={"first_step": step, "seed": run.seed},
         )
+
+
+FIRST_STEPS_TITLE = (
+    f"the first {FIRST_STEPS} steps follow the protocol (their losses against a replay from the same inputs)"
+)
+
+
+def task_lab_tests(function: str, metric: str, title: str) -> dict[str, Any]:
+    """The two graded tests of a task lab (recall, reverser, selective copy), by their names
+    ``test_<lab>_heldout`` and ``test_<lab>_first_steps``: ``metric`` on the held-out data at
+    least its bound (``title``), and the first steps against the protocol's replay. Every task
+    lab's grader has the same two, so they are written here once and a grader takes them with
+    ``globals().update(task_lab_tests(...))``; the markers are what ``@grades`` would write."""
+    import pytest
+
+    lab_name = function.split(".", 1)[1]
+
+    def heldout(lab: LabSession) -> None:
+        lab.check_metrics(metric)
+
+    def first_steps(lab: LabSession) -> None:
+        lab.check_first_steps()
+
+    tests = {"heldout": (heldout, title), "first_steps": (first_steps, FIRST_STEPS_TITLE)}
+    found: dict[str, Any] = {}
+    for part, (test, test_title) in tests.items():
+        test.__name__ = test.__qualname__ = f"test_{lab_name}_{part}"
+        found[test.__name__] = pytest.mark.grades(function, title=test_title)(test)
+    return found

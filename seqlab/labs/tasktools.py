@@ -1,5 +1,5 @@
-"""What the recall, reverser and selective-copy tasks share: their seeds and a guard on what
-comes back.
+"""What the recall, reverser and selective-copy tasks share: their seeds, the reference, the
+counts a loss may be off by, and a guard on what comes back.
 
 The session already refuses returns of the wrong structure before it evaluates, but a task's
 ``evaluate`` is also called by the notebook and the benchmark on whatever a training call gave,
@@ -21,6 +21,24 @@ def task_seed(seed: int, lab: str, part: str) -> int:
 
 def generator(seed: int, lab: str, part: str) -> torch.Generator:
     return torch.Generator().manual_seed(task_seed(seed, lab, part))
+
+
+def reference():
+    """The reference solutions, imported on first use: a task module is imported wherever the
+    labs are declared, and only the trusted side ever evaluates."""
+    from ..reference import load_reference
+
+    return load_reference()
+
+
+def loss_counts(batch_size: int, per_sequence: int, outputs: str, size: str) -> dict[str, int]:
+    """The counts a loss summed where the protocol averages is off by (the first steps' hint),
+    for ``per_sequence`` ``outputs`` in each sequence (``size`` names that number)."""
+    return {
+        f"{outputs} of a sequence ({size})": per_sequence,
+        "sequences in a batch (batch_size)": batch_size,
+        f"{outputs} in a batch (batch_size * {size})": batch_size * per_sequence,
+    }
 
 
 def problem(returned, sent, path: str = "params_out") -> str | None:

@@ -8,8 +8,10 @@ submission its grader's mistake table describes (tests/mutants/derived.py) losin
 the mistake named. The contract (its signature, its topic), the public tests and the mutant
 bank are not touched: they follow from these files.
 
-``toy_course`` builds the copy; ``add_toy_exercise`` is the exercise half, and a toy question
-goes in beside it the same way (its files, then the commands that check it).
+``toy_course`` builds the copy; ``add_toy_exercise`` is the exercise half. A new exam question
+takes two files, written the same way: its declaration in a bank module (the generator, with its
+text beside it) and its line in an exam file; the paper and the key then render with it. The
+bank lives in the package, so the question's half copies the package too and runs it instead.
 """
 
 from __future__ import annotations
@@ -89,6 +91,46 @@ CONFIG_ENTRY = """  transformer.rms_norm:
 """
 
 
+# A new question: the generator and its text, appended to the bank module of its topic.
+QUESTION = r'''
+
+from ..declare import text  # noqa: E402  (the toy's one extra name)
+
+
+def _sample_rms(rng):
+    return {"x": decs(rng, 4, -3, 3)}
+
+
+@numeric("tf.rms_norm", _sample_rms, FOUR_DIGITS, hint="four numbers", minutes=3)
+@text(
+    """
+{% block question %}
+RMSNorm divides a token by the root of its mean square: $y = x / \\sqrt{\\frac14 \\sum_i x_i^2}$.
+For $x = {{ p.x|vec }}$, what is $y$?
+{% endblock %}
+{% block solution %}
+$y = {{ answer|vec }}$.
+{% endblock %}
+"""
+)
+@cites("W8 §15.3")
+@exercises("transformer.layer_norm")
+def rms_norm(p):
+    """RMSNorm of one token."""
+    x = t(p["x"])
+    return floats(x / torch.sqrt((x * x).mean()))
+'''
+
+EXAM = """title: "A toy exam"
+seed: 7
+duration: 10
+parts:
+  - title: "Part A"
+    questions:
+      - {id: tf.rms_norm, points: 3, partial: {per_element: true}}
+"""
+
+
 def toy_course(target: Path) -> Path:
     """A copy of this course at ``target``, which ``SEQLAB_COURSE`` can point at."""
     for part in COURSE_PARTS:
@@ -117,8 +159,21 @@ def add_toy_exercise(course: Path) -> list[Path]:
     return [*written, config]
 
 
-def seqlab(course: Path, *args: str) -> subprocess.CompletedProcess:
+def add_toy_question(course: Path, package: Path) -> list[Path]:
+    """``tf.rms_norm`` written into the two files of a question (in a copy of the package at
+    ``package``: the bank is the package's); returns them."""
+    shutil.copytree(ROOT / "seqlab", package / "seqlab", ignore=shutil.ignore_patterns("__pycache__"))
+    bank = package / "seqlab" / "exam" / "bank" / "transformer" / "blocks.py"
+    bank.write_text(bank.read_text(encoding="utf-8") + QUESTION, encoding="utf-8")
+    exam = course / "exams" / "toy.yaml"
+    exam.write_text(EXAM, encoding="utf-8")
+    return [bank, exam]
+
+
+def seqlab(course: Path, *args: str, package: Path | None = None) -> subprocess.CompletedProcess:
     env = {**os.environ, "SEQLAB_COURSE": str(course)}
+    if package is not None:  # this copy of seqlab, not the one installed
+        env["PYTHONPATH"] = os.pathsep.join([str(package), *filter(None, [os.environ.get("PYTHONPATH")])])
     return subprocess.run(
         [sys.executable, "-m", "seqlab", *args], cwd=course, env=env, capture_output=True, text=True, timeout=300
     )
@@ -165,3 +220,23 @@ def test_a_new_exercise_takes_four_files(tmp_path):
     wrong = graded(course, submission(course, tmp_path / "wrong", mutant.source))
     assert wrong["score"] < wrong["max_score"], wrong
     assert any(mutant.hint in t["output"] for t in wrong["tests"]), wrong["tests"]
+
+
+@pytest.mark.bank
+def test_a_new_question_takes_two_files(tmp_path):
+    course, package = toy_course(tmp_path / "course"), tmp_path / "package"
+    written = add_toy_question(course, package)
+    assert len(written) <= 2
+    exam = str(course / "exams" / "toy.yaml")
+    for command, folder in (("render", "papers"), ("key", "keys")):
+        run = seqlab(course, "exam", command, "--exam", exam, "--student", "s1", "--out", str(tmp_path / folder),
+                     package=package)  # fmt: skip
+        assert run.returncode == 0, f"seqlab exam {command}: {run.stdout}{run.stderr}"
+    paper = "\n".join(p.read_text(encoding="utf-8") for p in (tmp_path / "papers").rglob("*.md"))
+    assert "RMSNorm divides a token by the root of its mean square" in paper
+    key = "\n".join(p.read_text(encoding="utf-8") for p in (tmp_path / "keys").rglob("*") if p.is_file())
+    assert "tf.rms_norm" in key or "RMSNorm" in key, key[:500]
+    table = tmp_path / "coverage.md"  # the generated table follows: nothing to write there
+    coverage = seqlab(course, "exam", "coverage", "--out", str(table), package=package)
+    assert coverage.returncode == 0, coverage.stderr
+    assert "tf.rms_norm" in table.read_text(encoding="utf-8")

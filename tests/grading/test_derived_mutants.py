@@ -15,7 +15,7 @@ from tests.mutants import make_submission, table_rows
 from tests.mutants.derived import derived_mutants
 
 ALL_DERIVED = derived_mutants()
-DERIVED = [m for m in ALL_DERIVED if (m.function, m.hint) not in table_rows()]
+DERIVED = [m for m in ALL_DERIVED if m.id not in table_rows()]
 CONFIG = load_config()
 
 

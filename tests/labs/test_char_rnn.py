@@ -14,14 +14,30 @@ import torch
 
 from seqlab.grading import grade_submission, grading_settings
 from seqlab.grading.checks import Grade
-from seqlab.labs import LABS, char_rnn, corpus
+from seqlab.labs import LABS, char_rnn, corpus, slips
 from seqlab.labs.session import LabSession, returned_problem
 from seqlab.reference import load_reference
 from seqlab.student.codec import decode, encode
-from tests.mutants import make_submission
+from tests.mutants import ROOT, make_submission
+from tests.mutants.derived import grader_module
 from tests.mutants.labs import LAB_ALTERNATIVES, LAB_ATTACKS, LAB_MUTANTS
 
 LAB = "rnn.train_char_rnn"
+
+
+# --- the mistakes it names ------------------------------------------------------------------------
+
+
+def test_a_lab_mistake_is_declared_once_and_each_wrong_loop_names_it():
+    """Each known-wrong loop names (``hint``) a mistake the grader declares (its trajectory's and
+    its sampler's tables) or a general slip, by that name, and each of the trajectory's mistakes
+    has a wrong loop that shows it (the bank test below: named, and by no other name)."""
+    grader = grader_module(ROOT / "graders" / "test_rnn.py")
+    rows = {name for name, _, _ in grader.CHAR_RNN_MISTAKES}
+    named = rows | {name for name, _, _ in grader.SAMPLE_MISTAKES}
+    named |= {v.name for v in vars(slips).values() if isinstance(v, slips.Slip)}
+    assert all(m.hint in named for m in LAB_MUTANTS), sorted(m.hint for m in LAB_MUTANTS if m.hint not in named)
+    assert rows <= {m.hint for m in LAB_MUTANTS}, sorted(rows - {m.hint for m in LAB_MUTANTS})
 
 
 # --- the task -------------------------------------------------------------------------------------

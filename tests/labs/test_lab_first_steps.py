@@ -65,7 +65,7 @@ def _mutant(description: str):
 
 def test_a_loss_summed_over_positions_is_named_with_its_factor():
     want = torch.tensor([2.5, 2.4, 2.3], dtype=torch.float64)
-    counts = {"target positions of a sequence (seq_len)": 6, "sequences in a batch (batch_size)": 32}
+    counts = {"targets of a sequence (seq_len)": 6, "sequences in a batch (batch_size)": 32}
     hint = first_steps_hint(want * 6, want, off(want * 6, want), counts, "batch()")
     assert hint.startswith("loss summed, not averaged") and "6 times" in hint and "(seq_len)" in hint
     hint = first_steps_hint(want * 2.5, want, off(want * 2.5, want), counts, "batch()")

@@ -29,7 +29,12 @@ class Variant:
     function: str  # "module.function"
     description: str  # what is wrong (or different) about it
     source: str  # the replacement `def ...` (may be preceded by helper defs/imports)
-    hint: str = ""  # for mutants: a word the feedback's "looks like" hint must contain
+    # for mutants: what the feedback's "looks like" hint must contain (for one taken from a table,
+    # or a lab's wrong loop: the row's or the slip's name, the mistake as the grader declares it)
+    hint: str = ""
+    # for a mutant derived from a grader's table: the row's function, or its switches as written
+    # (what tells apart rows that share a name)
+    form: str = ""
 
     @property
     def module(self) -> str:
@@ -47,25 +52,33 @@ Alternative = Variant
 @dataclass(frozen=True)
 class FromTable:
     """The mutant that the row named ``row`` of ``function``'s mistake table gives, filed as
-    ``function:description``."""
+    ``function:description``; ``form`` picks one of the rows that share a name (slips the grader
+    cannot tell apart by their outputs, and so names alike), by the row's function."""
 
     function: str
     description: str
     row: str
+    form: str = ""
 
-    def resolve(self) -> Variant:
+    def derived(self) -> Variant:
         from tests.mutants.derived import derived_mutants
 
-        found = [m for m in derived_mutants() if m.function == self.function and m.hint == self.row]
-        assert len(found) == 1, f"{self.function}: no mistake table gives a mutant for the row {self.row!r}"
-        return replace(found[0], description=self.description)
+        found = [
+            m
+            for m in derived_mutants()
+            if m.function == self.function and m.hint == self.row and self.form in ("", m.form)
+        ]
+        assert found, f"{self.function}: no mistake table gives a mutant for the row {self.row!r}"
+        assert len(found) == 1, f"{self.function}: rows named {self.row!r} are {[m.form for m in found]}: say which"
+        return found[0]
+
+    def resolve(self) -> Variant:
+        return replace(self.derived(), description=self.description)
 
 
-def table_rows() -> set[tuple[str, str]]:
-    """(function, row) of every mutant the topic files take from a grader's table."""
-    return {
-        (v.function, v.row) for module in _topics() for v in getattr(module, "MUTANTS", []) if isinstance(v, FromTable)
-    }
+def table_rows() -> set[str]:
+    """The ids of the derived mutants the topic files take from a grader's table."""
+    return {v.derived().id for module in _topics() for v in getattr(module, "MUTANTS", []) if isinstance(v, FromTable)}
 
 
 def make_submission(target: Path, variant: Variant | None = None, solutions: Path = ROOT / "solutions") -> Path:

@@ -11,8 +11,10 @@ grader-module helpers it reads (found by name, transitively), and the mutant tes
 the grader what it asks of every hand-written mutant: points lost in that function only, and
 this row's name in the feedback. A table may be a list of tables, single rows and calls that
 make rows (``[*TABLE, ROW, *in_the_step(...)]``); a switch may be a literal, a torch function or
-a partial of a grader function. A row whose variant or switch needs more than its inputs (the
-reference, a lambda) is left to the hand-written bank.
+a partial of a grader function. A variant built on the reference's pieces takes them first
+(``functools.partial(encoder_variant, ref)``): in the submission it gets the submission's own
+declared callees in their place, as a student's block calls them. A row whose variant or switch
+needs more than that (a lambda, the reference's answer itself) is left to the hand-written bank.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ import inspect
 import textwrap
 import types
 import warnings
+from collections import Counter
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
 
@@ -54,13 +58,16 @@ def grader_module(path: Path) -> types.ModuleType:
 
 
 def _tables(tree: ast.Module) -> list[tuple[tuple[tuple[str, bool], ...], str]]:
-    """``(parts, variant)`` for every ``from_table(rows, variant)`` naming its variant plainly:
+    """``(parts, variant)`` for every ``from_table(rows, variant)`` naming its variant plainly or
+    as ``functools.partial(variant, ref)`` (then ``variant`` is written ``"variant(ref)"``):
     ``parts`` are the expressions ``rows`` lists (``ROWS``, or ``[*ROWS, ROW, *in_the_step(...)]``),
     each with whether it gives a table (True) or one row."""
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "from_table" and node.args:
             rows, variant = (node.args + [ast.Name("")])[:2]  # no variant: each row's function is one
+            if _on_reference(variant):
+                variant = ast.Name(f"{variant.args[0].id}(ref)")
             if not isinstance(variant, ast.Name):
                 continue
             elements = rows.elts if isinstance(rows, ast.List) else [ast.Starred(rows)]
@@ -70,6 +77,17 @@ def _tables(tree: ast.Module) -> list[tuple[tuple[tuple[str, bool], ...], str]]:
             ]
             found.append((tuple(parts), variant.id))
     return sorted(set(found))
+
+
+def _on_reference(node: ast.expr) -> bool:
+    """Whether ``node`` is ``functools.partial(name, ref)``: a variant given the reference's pieces."""
+    return (
+        isinstance(node, ast.Call)
+        and ast.unparse(node.func) == "functools.partial"
+        and [type(a) for a in node.args] == [ast.Name, ast.Name]
+        and node.args[1].id == "ref"
+        and not node.keywords
+    )
 
 
 def _function_tables(module: types.ModuleType, taken: set[str]) -> list[tuple[tuple[tuple[str, bool], ...], str]]:
@@ -106,9 +124,11 @@ def _switch(module: types.ModuleType, value) -> tuple[str, list] | None:
         return None
 
 
-def _contract_function(signatures: dict[str, str], topic: str, variant) -> str | None:
-    """The contract function whose parameters the variant starts with, in order and by name."""
+def _contract_function(signatures: dict[str, str], topic: str, variant, on_reference: bool = False) -> str | None:
+    """The contract function whose parameters the variant starts with (after ``ref``, for a
+    variant on the reference), in order and by name."""
     params = [p.name for p in inspect.signature(variant).parameters.values() if p.kind is p.POSITIONAL_OR_KEYWORD]
+    params = params[1:] if on_reference else params
     for qualname, signature in signatures.items():
         if qualname.startswith(f"{topic}.") and params == _parameters(signature):
             return qualname
@@ -166,29 +186,39 @@ def derived_mutants(course: Path = ROOT) -> tuple[Variant, ...]:
         module = grader_module(path)
         tables = _tables(ast.parse(path.read_text(encoding="utf-8")))
         tables += _function_tables(module, {name for parts, _ in tables for name, _ in parts})
-        for parts, variant_name in tables:
+        for parts, written in tables:
+            variant_name = written.removesuffix("(ref)")
             variant = vars(module).get(variant_name) if variant_name else None
             if variant_name and not callable(variant):
                 continue  # a table applied to a local function (a lab's replay): no mutant to derive
             for rows_name, is_table in parts:
                 value = eval(rows_name, vars(module))  # the grader's own expression, in its own namespace
                 rows = value if is_table else [value]
-                found += [m for row in rows if (m := _mutant(module, table, topic, variant, rows_name, row))]
-    return tuple(found)
+                on_reference = written.endswith("(ref)")
+                found += [
+                    m for row in rows if (m := _mutant(module, table, topic, variant, rows_name, row, on_reference))
+                ]
+    # rows the grader cannot tell apart share a name (seqlab.grading.mistakes.first_match): their
+    # ids say which form each one is
+    twice = Counter(m.id for m in found)
+    return tuple(replace(m, description=f"{m.description[:-1]}: {m.form})") if twice[m.id] > 1 else m for m in found)
 
 
-def _mutant(module: types.ModuleType, table: dict, topic: str, variant, rows_name: str, row) -> Variant | None:
+def _mutant(
+    module: types.ModuleType, table: dict, topic: str, variant, rows_name: str, row, on_reference: bool = False
+) -> Variant | None:
     """The row ``(name, switches, explanation)`` of ``variant``'s table (or ``(name, function,
     explanation)`` of a table without one) written as a wrong contract function, or None where
     it cannot be written."""
     name, switches, _explain = row
+    form = ""
     if variant is None and isinstance(switches, types.FunctionType) and switches.__name__ != "<lambda>":
-        variant, switches = switches, {}
+        variant, switches, form = switches, {}, switches.__name__
     if variant is None or not isinstance(switches, dict):
         return None
-    qualname = _contract_function(table["signatures"], topic, variant)
-    if qualname is None:
-        return None
+    qualname = _contract_function(table["signatures"], topic, variant, on_reference)
+    if qualname is None or (on_reference and qualname in table["labs"]):
+        return None  # a lab has no declared callees to stand in for the reference's (it imports its own)
     written = {k: _switch(module, v) for k, v in switches.items()}
     if any(w is None for w in written.values()):
         return None
@@ -198,8 +228,22 @@ def _mutant(module: types.ModuleType, table: dict, topic: str, variant, rows_nam
     function = qualname.split(".", 1)[1]
     params = table["signatures"][qualname][1:-1]
     passed = ", ".join(f"{p}={p}" for p in _parameters(table["signatures"][qualname]))
-    call = ", ".join([passed, *(f"{k}={text}" for k, (text, _) in written.items())])
+    call = ", ".join([*([OWN] if on_reference else []), passed, *(f"{k}={text}" for k, (text, _) in written.items())])
+    if on_reference:
+        helpers.append(_own_callees(table["callees"].get(qualname, [])))
     source = "\n".join(
         [*PROVIDED.values(), "", *helpers, f"def {function}({params}):", f"    return {variant.__name__}({call})", ""]
     )
-    return Variant(qualname, f"{name} (the grader's {rows_name})", source, hint=name)
+    form = form or ", ".join(f"{k}={text}" for k, (text, _) in written.items())
+    return Variant(qualname, f"{name} (the grader's {rows_name})", source, hint=name, form=form)
+
+
+# What a variant on the reference is given in a submission: the submission's own declared callees.
+OWN = "own_callee"
+
+
+def _own_callees(callees: list[str]) -> str:
+    """The function a variant on the reference calls as ``ref(qualname)``, in a submission: the
+    names the reference calls them by, looked up when called (so the grading's stand-ins answer)."""
+    pairs = ", ".join(f"{q!r}: {q.split('.', 1)[1]}" for q in callees)
+    return f"def {OWN}(qualname):\n    return {{{pairs}}}[qualname]\n"

@@ -1,7 +1,9 @@
 """Known-wrong and alternative-correct variants of the labs' functions.
 
 Kept apart from the topic files: those are graded without the labs (tests/grading/test_mutants.py
-and the recorded banks), these only by tests/labs/, with the labs on.
+and the recorded banks), these only by tests/labs/, with the labs on. A mutant's ``hint`` is the
+name of the mistake it must be named by: a row of the grader's CHAR_RNN_MISTAKES or
+SAMPLE_MISTAKES, or a slip of seqlab/labs/slips.py (tests/labs/test_char_rnn.py checks it is one).
 """
 
 from __future__ import annotations
@@ -48,13 +50,13 @@ LAB_MUTANTS = [
         "rnn.train_char_rnn",
         "hidden state not carried across windows",
         _train(("        if w == 0:\n", "        if True:\n")),
-        hint="not carried across windows",
+        hint="hidden state not carried across windows",
     ),
     Mutant(
         "rnn.train_char_rnn",
         "reset missing at w == 0",
         _train(("        if w == 0:\n", "        if s == 0:\n")),
-        hint="reset missing",
+        hint="reset missing at w == 0",
     ),
     Mutant(
         "rnn.train_char_rnn",
@@ -71,7 +73,7 @@ LAB_MUTANTS = [
                 "        clip_grad_norm([grads[k] for k in PARAM_KEYS], clip)\n        losses[s] = loss / seq_len\n",
             ),
         ),
-        hint="clipping after the update",
+        hint="clipping after the update (or not at all)",
     ),
     Mutant(
         "rnn.train_char_rnn",
@@ -82,7 +84,7 @@ LAB_MUTANTS = [
                 "        clipped = [clip_grad_norm([grads[k]], clip)[0][0] for k in PARAM_KEYS]\n",
             )
         ),
-        hint="clipped on its own",
+        hint="each gradient clipped on its own",
     ),
     Mutant(
         "rnn.train_char_rnn",
@@ -93,7 +95,7 @@ LAB_MUTANTS = [
                 "            theta[k], _ = adam(theta[k], g, {}, lr=lr)\n",
             )
         ),
-        hint="Adam state not kept",
+        hint="Adam state not kept between steps",
     ),
     Mutant(
         "rnn.train_char_rnn",
@@ -105,13 +107,13 @@ LAB_MUTANTS = [
                 "            theta[k], shared = adam(theta[k], g, shared, lr=lr)\n",
             ),
         ),
-        hint="shared between parameters",
+        hint="Adam state shared between parameters",
     ),
     Mutant(
         "rnn.train_char_rnn",
         "loss not divided by seq_len",
         _train(("        losses[s] = loss / seq_len\n", "        losses[s] = loss\n")),
-        hint="not divided by seq_len",
+        hint="loss not divided by seq_len",
     ),
     Mutant(
         "rnn.sample_chars",
@@ -128,7 +130,7 @@ def sample_chars(params, start_token, steps, temperature=1.0, generator=None):
         out.append(token)
     return torch.stack(out, 1) if out else torch.zeros(start_token.shape[0], 0, dtype=torch.int64)
 """,
-        hint="after the softmax",
+        hint="temperature applied after the softmax",
     ),
 ]
 
@@ -267,6 +269,6 @@ def sample_chars(params, start_token, steps, temperature=1.0, generator=None):
         out.append(token)
     return torch.stack(out, 1) if out else torch.zeros(start_token.shape[0], 0, dtype=torch.int64)
 """,
-        hint="not carried",
+        hint="hidden state not carried",
     ),
 ]

@@ -4,7 +4,9 @@ selective-copy labs.
 Each is the whole ``def`` of the lab's function, written as a student would (helpers of the
 topic module called by name), so it can be swapped into a submission (``make_submission``) or
 run in-process in the reference module's namespace (tests/labs/test_lab_tasks.py). The mutants
-all learn *something* or crash the way a student's loop does; each must fail its lab's bounds.
+all learn *something* or crash the way a student's loop does; each must fail its lab's bounds,
+and each names the slip (seqlab/labs/slips.py, or its task's ``SLIPS``) its failed run must be
+named by, by the slip's name, or "" with the reason nothing can name it (tests/labs/test_lab_slips.py).
 """
 
 from __future__ import annotations
@@ -112,23 +114,32 @@ _SOURCES = {"lstm_gru.train_recall": _RECALL, "transformer.train_reverser": _REV
 _SOURCES["selective_scan.train_selective_copy"] = _COPY
 
 
-def _mutant(function: str, description: str, hint: str, *replacements: tuple[str, str]) -> Mutant:
+def _mutant(function: str, description: str, slip: str, *replacements: tuple[str, str]) -> Mutant:
+    """The lab's correct loop with ``replacements`` made, named by the slip called ``slip``."""
     body = _SOURCES[function]
     for old, new in replacements:
         assert old in body, old
         body = body.replace(old, new)
-    return Mutant(function, description, body, hint=hint)
+    return Mutant(function, description, body, hint=slip)
 
 
 TASK_MUTANTS = [
     _mutant(
-        "lstm_gru.train_recall", "readout from h_1 instead of h_T", "h_T", ("logits = h_T @", "logits = hs[:, 0] @")
+        "lstm_gru.train_recall",
+        "readout from h_1 instead of h_T",
+        "readout from h_1, not h_T",
+        ("logits = h_T @", "logits = hs[:, 0] @"),
     ),
-    _mutant("lstm_gru.train_recall", "target is the last token", "last token", ("tokens[:, 0])", "tokens[:, -1])")),
+    _mutant(
+        "lstm_gru.train_recall",
+        "target is the last token",
+        "target is the last token, not the first",
+        ("tokens[:, 0])", "tokens[:, -1])"),
+    ),
     _mutant(
         "lstm_gru.train_recall",
         "Adam state shared between parameters",
-        "shared",
+        "Adam state shared between parameters",
         ("    states = {name: {} for name in params}\n", "    shared = {}\n"),
         (
             "params[name], states[name] = adam(w.detach(), dw, states[name], lr=lr)",
@@ -138,7 +149,7 @@ TASK_MUTANTS = [
     _mutant(
         "lstm_gru.train_recall",
         "each update taken from the initial weights",
-        "update",
+        "each update taken from the initial weights",
         (
             "        for (name, w), dw in zip(leaves.items(), grads):\n",
             "        for (name, w), dw in zip(leaves.items(), grads):\n            w = first[name]\n",
@@ -151,7 +162,7 @@ TASK_MUTANTS = [
     _mutant(
         "lstm_gru.train_recall",
         "the state detached at every step (no gradient through time)",
-        "through time",
+        "no gradient through time",
         (
             '            hs, h_T = gru_forward(x, h0, leaves["W_ih"], leaves["W_hh"], leaves["b_ih"], leaves["b_hh"])\n',
             "            h_T = h0\n            for t in range(x.shape[1]):\n"
@@ -159,18 +170,21 @@ TASK_MUTANTS = [
         ),
     ),
     _mutant(
-        "transformer.train_reverser", "causal mask missing in the decoder", "causal", ("causal=True)", "causal=False)")
+        "transformer.train_reverser",
+        "causal mask missing in the decoder",
+        "causal mask missing in the decoder",
+        ("causal=True)", "causal=False)"),
     ),
     _mutant(
         "transformer.train_reverser",
         "no teacher-forcing shift: the decoder reads the targets",
-        "shift",
+        "no teacher-forcing shift",
         ("embed_tokens(tgt_in, table, pe), memory", "embed_tokens(tgt, table, pe), memory"),
     ),
     _mutant(
         "transformer.train_reverser",
         "no positional encoding",
-        "positional",
+        "no positional encoding",
         (
             "pe = sinusoidal_encoding(seq_len, table.shape[1], dtype=table.dtype)",
             "pe = table.new_zeros(seq_len, table.shape[1])",
@@ -179,13 +193,13 @@ TASK_MUTANTS = [
     _mutant(
         "transformer.train_reverser",
         "cross-attention to the decoder's own input, not the encoder output",
-        "never uses",  # autograd.grad stops at the unused encoder
+        "the loss never uses a parameter",  # autograd.grad stops at the unused encoder
         ('memory, p["decoder"]', 'embed_tokens(tgt_in, table, pe), p["decoder"]'),
     ),
     _mutant(
         "transformer.train_reverser",
         "Adam state shared between parameters",
-        "shared",
+        "Adam state shared between parameters",
         ("    states = {path: {} for path in flat}\n", "    shared = {}\n"),
         (
             "flat[path], states[path] = adam(w.detach(), dw, states[path], lr=lr)",
@@ -195,7 +209,7 @@ TASK_MUTANTS = [
     _mutant(
         "selective_scan.train_selective_copy",
         "time-invariant scan used when selective=True",
-        "selective",
+        "time-invariant model trained with selective=True",
         ("            if selective:\n", "            if False:\n"),
         ("    trained = [n for n in params if selective or", "    trained = [n for n in params if"),
     ),
@@ -214,13 +228,13 @@ TASK_MUTANTS = [
     _mutant(
         "selective_scan.train_selective_copy",
         "readout at the first positions instead of the markers",
-        "markers",
+        "readout at the wrong positions",
         ("y[:, -COPY_COUNT:]", "y[:, :COPY_COUNT]"),
     ),
     _mutant(
         "selective_scan.train_selective_copy",
         "only the output layer trained",
-        "never changed",
+        "some parameters never changed",
         (
             '    trained = [n for n in params if selective or n not in ("W_delta", "W_B", "W_C")]',
             '    trained = ["W_out", "b_out"]',

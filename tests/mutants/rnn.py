@@ -82,37 +82,19 @@ def rnn_forward(x, h0, W_xh, W_hh, b_h):
 """,
     ),
     # --- softmax_cross_entropy
-    Mutant(
+    FromTable(
         "rnn.softmax_cross_entropy",
         "naive exp, no max subtraction",
-        """
-def softmax_cross_entropy(logits, targets):
-    log_z = torch.log(torch.exp(logits).sum(dim=1))
-    return (log_z - logits.gather(1, targets.unsqueeze(1)).squeeze(1)).mean()
-""",
-        hint="log-sum-exp",
+        "no max subtraction / log-sum-exp",
+        form="log_of_sum_of_exp",
     ),
-    Mutant(
+    FromTable(
         "rnn.softmax_cross_entropy",
         "log of a (stable) softmax",
-        """
-def softmax_cross_entropy(logits, targets):
-    p = torch.softmax(logits, dim=1)
-    return -torch.log(p.gather(1, targets.unsqueeze(1))).mean()
-""",
-        hint="log-sum-exp",
+        "no max subtraction / log-sum-exp",
+        form="log_of_softmax",
     ),
-    Mutant(
-        "rnn.softmax_cross_entropy",
-        "sum instead of mean",
-        """
-def softmax_cross_entropy(logits, targets):
-    shifted = logits - logits.amax(dim=1, keepdim=True)
-    log_z = torch.log(torch.exp(shifted).sum(dim=1))
-    return (log_z - shifted.gather(1, targets.unsqueeze(1)).squeeze(1)).sum()
-""",
-        hint="sum instead of mean",
-    ),
+    FromTable("rnn.softmax_cross_entropy", "sum instead of mean", "sum instead of mean"),
     Mutant(
         "rnn.softmax_cross_entropy",
         "calls F.cross_entropy (forbidden)",
@@ -128,15 +110,8 @@ def softmax_cross_entropy(logits, targets):
         "mean over time instead of sum (loss off by a factor T)",
     ),
     FromTable("rnn.rnn_bptt", "tanh derivative written as h_t", "tanh derivative written as h_t"),
-    Mutant(
-        "rnn.rnn_bptt", "h0 gradient left at zero", _bptt([('"h0": dh_next', '"h0": torch.zeros_like(h0)')]), hint="h0"
-    ),
-    Mutant(
-        "rnn.rnn_bptt",
-        "grads without the h0 key",
-        _bptt([('        "h0": dh_next,\n', "")]),
-        hint="h0 gradient missing",
-    ),
+    FromTable("rnn.rnn_bptt", "h0 gradient left at zero", "h0 gradient left at zero"),
+    FromTable("rnn.rnn_bptt", "grads without the h0 key", "h0 gradient missing"),
     FromTable("rnn.rnn_bptt", "W_hh gradient from h_t", "W_hh gradient uses h_t instead of h_{t-1}"),
     Mutant(
         "rnn.rnn_bptt",

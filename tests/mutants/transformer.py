@@ -16,32 +16,8 @@ def layer_norm(x, weight, bias, eps=1e-5):
     ),
     FromTable("transformer.feed_forward", "no activation", "activation missing"),
     FromTable("transformer.feed_forward", "GELU instead of ReLU", "GELU instead of ReLU"),
-    Mutant(
-        "transformer.encoder_block",
-        "always post-LN (ignores norm_first)",
-        """
-def encoder_block(x, params, num_heads, mask=None, norm_first=False):
-    p, n1, n2 = params["ffn"], params["norm1"], params["norm2"]
-    x = layer_norm(x + multi_head_attention(x, x, x, params["self_attn"], num_heads, mask)[0], n1["weight"], n1["bias"])
-    return layer_norm(x + feed_forward(x, p["W1"], p["b1"], p["W2"], p["b2"]), n2["weight"], n2["bias"])
-""",
-        hint="pre-LN swapped",
-    ),
-    Mutant(
-        "transformer.encoder_block",
-        "no residual around the attention",
-        """
-def encoder_block(x, params, num_heads, mask=None, norm_first=False):
-    p, n1, n2 = params["ffn"], params["norm1"], params["norm2"]
-    if norm_first:
-        h = layer_norm(x, n1["weight"], n1["bias"])
-        x = multi_head_attention(h, h, h, params["self_attn"], num_heads, mask)[0]
-        return x + feed_forward(layer_norm(x, n2["weight"], n2["bias"]), p["W1"], p["b1"], p["W2"], p["b2"])
-    x = layer_norm(multi_head_attention(x, x, x, params["self_attn"], num_heads, mask)[0], n1["weight"], n1["bias"])
-    return layer_norm(x + feed_forward(x, p["W1"], p["b1"], p["W2"], p["b2"]), n2["weight"], n2["bias"])
-""",
-        hint="residual missing",
-    ),
+    FromTable("transformer.encoder_block", "always post-LN (ignores norm_first)", "pre-LN block computed as post-LN"),
+    FromTable("transformer.encoder_block", "no residual around the attention", "residual missing around the attention"),
     Mutant(
         "transformer.encoder_block",
         "LayerNorm written with F.layer_norm (forbidden)",
@@ -66,130 +42,16 @@ def encoder_block(x, params, num_heads, mask=None, norm_first=False):
     return norm(x + ffn(x), n2)
 """,
     ),
-    Mutant(
-        "transformer.decoder_block",
-        "cross-attention reads keys and values from x",
-        """
-def decoder_block(x, memory, params, num_heads, self_mask=None, memory_mask=None, causal=True, norm_first=False):
-    if causal:
-        future = causal_mask(x.shape[1], device=x.device)
-        self_mask = future if self_mask is None else self_mask & future
-
-    def norm(h, name):
-        return layer_norm(h, params[name]["weight"], params[name]["bias"])
-
-    def ffn(h):
-        p = params["ffn"]
-        return feed_forward(h, p["W1"], p["b1"], p["W2"], p["b2"])
-
-    def sa(h):
-        return multi_head_attention(h, h, h, params["self_attn"], num_heads, self_mask)[0]
-
-    def ca(h):
-        return multi_head_attention(h, h, h, params["cross_attn"], num_heads, memory_mask)[0]
-
-    if norm_first:
-        x = x + sa(norm(x, "norm1"))
-        x = x + ca(norm(x, "norm2"))
-        return x + ffn(norm(x, "norm3"))
-    x = norm(x + sa(x), "norm1")
-    x = norm(x + ca(x), "norm2")
-    return norm(x + ffn(x), "norm3")
-""",
-        hint="x as keys",
+    FromTable(
+        "transformer.decoder_block", "cross-attention reads keys and values from x", "cross-attention uses x as keys"
     ),
-    Mutant(
+    FromTable(
         "transformer.decoder_block",
         "causal mask replaces self_mask instead of being combined",
-        """
-def decoder_block(x, memory, params, num_heads, self_mask=None, memory_mask=None, causal=True, norm_first=False):
-    if causal:
-        self_mask = causal_mask(x.shape[1], device=x.device)
-
-    def norm(h, name):
-        return layer_norm(h, params[name]["weight"], params[name]["bias"])
-
-    def ffn(h):
-        p = params["ffn"]
-        return feed_forward(h, p["W1"], p["b1"], p["W2"], p["b2"])
-
-    def sa(h):
-        return multi_head_attention(h, h, h, params["self_attn"], num_heads, self_mask)[0]
-
-    def ca(h):
-        return multi_head_attention(h, memory, memory, params["cross_attn"], num_heads, memory_mask)[0]
-
-    if norm_first:
-        x = x + sa(norm(x, "norm1"))
-        x = x + ca(norm(x, "norm2"))
-        return x + ffn(norm(x, "norm3"))
-    x = norm(x + sa(x), "norm1")
-    x = norm(x + ca(x), "norm2")
-    return norm(x + ffn(x), "norm3")
-""",
-        hint="self_mask dropped",
+        "self_mask dropped when causal",
     ),
-    Mutant(
-        "transformer.decoder_block",
-        "ignores causal=False",
-        """
-def decoder_block(x, memory, params, num_heads, self_mask=None, memory_mask=None, causal=True, norm_first=False):
-    future = causal_mask(x.shape[1], device=x.device)
-    self_mask = future if self_mask is None else self_mask & future
-
-    def norm(h, name):
-        return layer_norm(h, params[name]["weight"], params[name]["bias"])
-
-    def ffn(h):
-        p = params["ffn"]
-        return feed_forward(h, p["W1"], p["b1"], p["W2"], p["b2"])
-
-    def sa(h):
-        return multi_head_attention(h, h, h, params["self_attn"], num_heads, self_mask)[0]
-
-    def ca(h):
-        return multi_head_attention(h, memory, memory, params["cross_attn"], num_heads, memory_mask)[0]
-
-    if norm_first:
-        x = x + sa(norm(x, "norm1"))
-        x = x + ca(norm(x, "norm2"))
-        return x + ffn(norm(x, "norm3"))
-    x = norm(x + sa(x), "norm1")
-    x = norm(x + ca(x), "norm2")
-    return norm(x + ffn(x), "norm3")
-""",
-        hint="causal=False",
-    ),
-    Mutant(
-        "transformer.decoder_block",
-        "normalizes the memory too in pre-LN",
-        """
-def decoder_block(x, memory, params, num_heads, self_mask=None, memory_mask=None, causal=True, norm_first=False):
-    if causal:
-        future = causal_mask(x.shape[1], device=x.device)
-        self_mask = future if self_mask is None else self_mask & future
-
-    def norm(h, name):
-        return layer_norm(h, params[name]["weight"], params[name]["bias"])
-
-    def ffn(h):
-        p = params["ffn"]
-        return feed_forward(h, p["W1"], p["b1"], p["W2"], p["b2"])
-
-    def sa(h):
-        return multi_head_attention(h, h, h, params["self_attn"], num_heads, self_mask)[0]
-
-    if norm_first:
-        x = x + sa(norm(x, "norm1"))
-        m = norm(memory, "norm2")
-        x = x + multi_head_attention(norm(x, "norm2"), m, m, params["cross_attn"], num_heads, memory_mask)[0]
-        return x + ffn(norm(x, "norm3"))
-    x = norm(x + sa(x), "norm1")
-    x = norm(x + multi_head_attention(x, memory, memory, params["cross_attn"], num_heads, memory_mask)[0], "norm2")
-    return norm(x + ffn(x), "norm3")
-""",
-        hint="memory normalized",
-    ),
+    FromTable("transformer.decoder_block", "ignores causal=False", "causal mask applied although causal=False"),
+    FromTable("transformer.decoder_block", "normalizes the memory too in pre-LN", "memory normalized in pre-LN"),
     Mutant(
         "transformer.decoder_block",
         "pre-LN residuals added in place to x",
