@@ -31,7 +31,7 @@ from ..grading.checks import SHAPE_RULE, Grade, GradeFailure, NotGradable
 from ..grading.compare import first_float_dtype, structure_problem, value_mismatch
 from ..seeds import derive_seed
 from ..tolerance import Tolerance
-from . import Lab
+from . import Lab, lab_of
 from .replay import FIRST_STEPS, FIRST_STEPS_TOL, first_steps_hint, replay
 from .slips import Evidence, crash_hint, name_slip
 
@@ -276,12 +276,16 @@ FIRST_STEPS_TITLE = (
 def task_lab_tests(function: str, metric: str, title: str) -> dict[str, Any]:
     """The two graded tests of a task lab (recall, reverser, selective copy), by their names
     ``test_<lab>_heldout`` and ``test_<lab>_first_steps``: ``metric`` on the held-out data at
-    least its bound (``title``), and the first steps against the protocol's replay. Every task
-    lab's grader has the same two, so they are written here once and a grader takes them with
+    least its bound (``title``, to which the bound is added from the task's THRESHOLDS, its one
+    place), and the first steps against the protocol's replay. Every task lab's grader has the
+    same two, so they are written here once and a grader takes them with
     ``globals().update(task_lab_tests(...))``; the markers are what ``@grades`` would write."""
     import pytest
 
     lab_name = function.split(".", 1)[1]
+    lab = lab_of(function)
+    assert lab is not None, f"{function} is not a lab"
+    title = f"{title} ({metric.replace('_', ' ')} >= {lab.module().THRESHOLDS[metric]:g})"
 
     def heldout(lab: LabSession) -> None:
         lab.check_metrics(metric)

@@ -15,7 +15,7 @@ import torch
 
 from seqlab.labs.replay import FIRST_STEPS, FIRST_STEPS_TOL, first_steps_hint, replay
 from seqlab.reference import load_reference
-from tests.labs.test_lab_tasks import TASKS, compiled, reference_function
+from tests.labs.test_lab_tasks import LEARNS_DESPITE_ITS_SLIP, TASKS, compiled, reference_function
 from tests.mutants.labs_slips import SLIP_MUTANTS
 from tests.mutants.labs_tasks import TASK_ALTERNATIVES, TASK_BASES, TASK_MUTANTS
 
@@ -61,6 +61,15 @@ def _mutant(description: str):
 
 
 # --- the rules, cheaply ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("description", sorted(LEARNS_DESPITE_ITS_SLIP))
+def test_a_slip_that_still_learns_the_task_departs_from_the_replay_at_once(description):
+    """Its held-out result may pass the bound; its first loss is never the protocol's."""
+    variant = _mutant(description)
+    for seed in (0, 1):
+        got, want = first_losses(compiled(variant), variant.function, seed)
+        assert bool(off(got, want)[0]), (seed, got, want)
 
 
 def test_a_loss_summed_over_positions_is_named_with_its_factor():

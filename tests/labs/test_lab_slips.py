@@ -17,7 +17,7 @@ import torch
 from seqlab.labs import recall, reverser, selective_copy, slips
 from seqlab.labs.slips import Evidence, name_slip
 from seqlab.reference import load_reference
-from tests.labs.test_lab_tasks import TASKS, compiled, passes, reference_function
+from tests.labs.test_lab_tasks import LEARNS_DESPITE_ITS_SLIP, TASKS, compiled, passes, reference_function
 from tests.mutants.labs_slips import NAMED_MUTANTS
 from tests.mutants.labs_tasks import TASK_ALTERNATIVES, TASK_BASES
 
@@ -149,7 +149,8 @@ def test_a_known_wrong_loop_is_named_by_its_slip(variant):
     train = compiled(variant)
     for seed in (0, 1):
         metrics, evidence, crash = evidence_of(variant.function, train, seed)
-        assert not passes(variant.function, metrics), (seed, metrics)
+        # one that may still learn the task is named all the same (in the replay's test)
+        assert variant.description in LEARNS_DESPITE_ITS_SLIP or not passes(variant.function, metrics), (seed, metrics)
         # in-process the crash is in the reference's adam, not in a student's exercises/ (the
         # sandbox's frame, which crash_hint also asks for: tests/labs/test_lab_graded.py)
         hint = slips.crash_hint(crash + "\n  exercises/optimizers.py, line 1, in adam") if crash else ""

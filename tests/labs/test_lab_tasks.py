@@ -201,8 +201,16 @@ def test_the_reference_meets_the_bounds_on_twenty_seeds(function):
     assert not failed
 
 
+# A decoder without its causal mask can still learn the alignment that greedy decoding needs
+# (exact match 0.00 to 0.99 by task instance, seqlab/labs/reverser.py): the bound does not take
+# its points, the replay of its first losses does (tests/labs/test_lab_first_steps.py).
+LEARNS_DESPITE_ITS_SLIP = {"causal mask missing in the decoder"}
+
+
 @pytest.mark.bank
-@pytest.mark.parametrize("variant", TASK_MUTANTS, ids=lambda v: v.id)
+@pytest.mark.parametrize(
+    "variant", [v for v in TASK_MUTANTS if v.description not in LEARNS_DESPITE_ITS_SLIP], ids=lambda v: v.id
+)
 def test_a_known_wrong_loop_fails_the_bounds(variant):
     train = compiled(variant)
     for seed in (0, 1):
@@ -210,26 +218,10 @@ def test_a_known_wrong_loop_fails_the_bounds(variant):
         assert not passes(variant.function, metrics), (seed, metrics)
 
 
-REVERSER_FALSE_NEGATIVE = pytest.mark.xfail(
-    strict=True,
-    reason="the reverser's exact-match bound (0.9) fails a correct loop on some task instances: "
-    "this alternative scores 0.87 on seed 16, the reference 0.78 on seed 31 (seqlab/labs/reverser.py)",
-)
-
-
 @pytest.mark.bank
 @pytest.mark.parametrize(
     ("variant", "seeds"),
-    [
-        *((v, 20) for v in TASK_ALTERNATIVES if v.function != "transformer.train_reverser"),
-        *(
-            pytest.param(v, 20, marks=REVERSER_FALSE_NEGATIVE)
-            for v in TASK_ALTERNATIVES
-            if v.function == "transformer.train_reverser"
-        ),
-        *((v, 5) for v in TASK_ALTERNATIVES if v.function == "transformer.train_reverser"),
-        *((v, 5) for v in TASK_BASES),
-    ],
+    [*((v, 20) for v in TASK_ALTERNATIVES), *((v, 5) for v in TASK_BASES)],
     ids=lambda v: getattr(v, "id", str(v)),
 )
 def test_an_alternative_correct_loop_passes(variant, seeds):
