@@ -23,6 +23,9 @@ SYMBOL = {"add": "+", "sub": "-", "mul": "*", "div": "/", "true_divide": "/", "m
 # scale applied again to what it passes, another input passed): the grader swaps correct callees
 # in, so a term dropped inside a callee is never the student's.
 Site = tuple[str, int, int, bool]
+# Values kept per operation (a loop over the time steps or chunks of a case's sizes fits), and in
+# all: a lab's long training run keeps its first values only, not gigabytes of copies.
+VALUES, VALUE_BYTES = 64, 32 * 2**20
 # the elementwise nonlinearities a student may put in one another's place
 OTHERS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
     "tanh": torch.tanh,
@@ -48,12 +51,12 @@ def base_name(func: Any) -> str:
 
 @dataclass
 class Edit:
-    kind: str  # keep | twice | skip | after | other | sub | index
+    kind: str  # keep | twice | skip | after | other | sub | index | scalar | addcmul | abs
     site: Site
     when: str = "all"  # all | first | last
-    arg: int = 0  # keep/after: the operand kept (inside); sub: the operand replaced
+    arg: int = 0  # keep/after: the operand kept (inside); sub: the operand replaced (-1: both)
     # after: "add" or "mul" (the operation moved out); other: the nonlinearity put in its place;
-    # sub: ("input", name) or ("site", Site); index: the integer input's name
+    # sub: ("input", name) or ("site", Site); index: the integer input's name; scalar: the number
     source: Any = None
     text: str = ""
 
@@ -69,6 +72,12 @@ class Record:
     # a callee's operations whose results the graded function's own code uses: what it returns
     returned: set[Site] = field(default_factory=set)
     keep: list[Any] = field(default_factory=list)  # results kept alive: their ids stay theirs
+    # every value an operation produced, in order (the first VALUES of them): what a student's
+    # output may be instead of the result (seqlab.grading.intermediate)
+    values: dict[Site, list[torch.Tensor]] = field(default_factory=dict)
+    # each operation's last result as the run left it (an output filled in place after it is made)
+    final: dict[Site, torch.Tensor] = field(default_factory=dict)
+    kept_bytes: int = 0
 
 
 class Mode(TorchFunctionMode):
@@ -144,15 +153,25 @@ class Mode(TorchFunctionMode):
         if edit.kind == "other":
             return OTHERS[edit.source](args[0])
         if edit.kind == "sub":
-            if edit.arg == 0 and _in_place(func):
+            if edit.arg in (0, -1) and _in_place(func):
                 return None  # an input put where an in-place operation writes would be written over
             kind, key = edit.source
             value = self.inputs.get(key) if kind == "input" else self.latest.get(key)
             if value is None:
                 return None
             new = list(args)
-            new[edit.arg] = value
+            for i in (0, 1) if edit.arg == -1 else (edit.arg,):  # -1: both operands of a square
+                new[i] = value
             return func(*new, **kwargs)
+        if edit.kind == "scalar":  # another number in the operand's place
+            new = list(args)
+            new[edit.arg] = edit.source
+            return func(*new, **kwargs)
+        if edit.kind == "addcmul":  # x + value * t1 * t2 without the factor at edit.arg, in place if it was
+            kept, value = args[3 - edit.arg], kwargs.get("value", 1)
+            return args[0].add_(kept, alpha=value) if _in_place(func) else torch.add(args[0], kept, alpha=value)
+        if edit.kind == "abs":
+            return args[0].abs()
         if edit.kind == "index":
             return func(args[0], self.inputs[edit.source], **kwargs)
         return None
@@ -170,6 +189,12 @@ class Mode(TorchFunctionMode):
         record.returned.update(m for m in made if m is not None and record.callee[m] not in ("", self.callee))
         if isinstance(result, torch.Tensor):
             record.producer.setdefault(id(result), site)  # in place: the result keeps its maker
+            seen = record.values.setdefault(site, [])
+            size = result.numel() * result.element_size()
+            if len(seen) < VALUES and result.is_floating_point() and record.kept_bytes + size <= VALUE_BYTES:
+                seen.append(result.detach().clone())
+                record.final[site] = result
+                record.kept_bytes += size
         if isinstance(result, torch.Tensor) and id(result) not in record.names:
             record.names[id(result)] = record.info[site][3]
             record.keep.append(result)
@@ -183,9 +208,29 @@ def operand(x: Any, names: dict[int, str]) -> str:
     return repr(x) if isinstance(x, (int, bool)) else "…"
 
 
+def _index(key: Any) -> str:
+    """An index as the code writes it: ``:, 1::2``, ``..., -1``."""
+    if isinstance(key, tuple):
+        return ", ".join(_index(k) for k in key)
+    if isinstance(key, slice):
+        parts = ["" if p is None else str(p) for p in (key.start, key.stop, key.step)]
+        return ":".join(parts[:2]) + (f":{parts[2]}" if key.step is not None else "")
+    return {None: "None", Ellipsis: "..."}.get(key, str(key)) if not isinstance(key, torch.Tensor) else "…"
+
+
+# copies and casts: the same quantity as their operand, said by its name
+_SAME = {"to", "clone", "contiguous", "detach", "float", "double"}
+
+
 def label_of(name: str, args: tuple[Any, ...], names: dict[int, str]) -> str:
     operands = [operand(a, names) for a in args if isinstance(a, (torch.Tensor, float, int))]
     short = [o if len(o) <= 40 else "(…)" for o in operands]
+    if name in _SAME and args and isinstance(args[0], torch.Tensor):
+        return short[0]
+    if name == "getitem" and len(args) == 2 and not isinstance(args[1], torch.Tensor):
+        return f"{short[0]}[{_index(args[1])}]"
+    if name == "addcmul" and len(short) >= 3:
+        return f"{short[0]} + {short[1]} * {short[2]}"
     if name in SYMBOL and len(short) == 2:
         return f"{short[0]} {SYMBOL[name]} {short[1]}"
     return f"{name}({', '.join(short[:2])})"
