@@ -25,7 +25,7 @@ import torch
 
 from ..tolerance import Tolerance
 from .layout import _axes
-from .trace import Record, Site
+from .trace import Record, Site, label_of
 
 # a line that assigns one name (or a chain of names): ``c = f * c_prev + ...``, ``h = out = ...``
 _ASSIGNED = re.compile(r"^\s*([A-Za-z_]\w*)\s*(?::[^=]+)?=(?!=)")
@@ -35,17 +35,36 @@ def _ordinal(i: int) -> str:
     return f"{i}{'th' if 10 <= i % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(i % 10, 'th')}"
 
 
-def value_name(record: Record, site: Site) -> str:
-    """The reference's name for an operation's value: the variable its line assigns where the
-    operation is that line's last (its value is what the name holds), else its label."""
+def variable(record: Record, site: Site) -> str:
+    """The variable an operation's line assigns where the operation is that line's last (its
+    value is what the name holds), or ""."""
     file, line, offset, _ = site
     last = max(s[2] for s in record.order if s[0] == file and s[1] == line)
     text = linecache.getline(file, line)
     found = _ASSIGNED.match(text) if offset == last and _made_by_torch(text) else None
-    callee = record.callee.get(site, "")
-    if found:
-        return f"the reference's {found.group(1)}" + (f" (in {callee})" if callee else "")
-    return record.info[site][3]
+    return found.group(1) if found else ""
+
+
+def value_name(record: Record, site: Site) -> str:
+    """The reference's name for an operation's value (its variable), else its label."""
+    callee, name = record.callee.get(site, ""), variable(record, site)
+    return f"the reference's {name}" + (f" (in {callee})" if callee else "") if name else record.info[site][3]
+
+
+def relabel(record: Record) -> None:
+    """Every operation's label said with the names the reference's code gives its values
+    (``pos / 10000.0 ** (two_i / d_model)``, not ``unsqueeze(arange(6), 1) / rpow(...)``),
+    rebuilt in the order the run made them, so a label uses its operands' new names."""
+    made: dict[Site, list[int]] = {}
+    for key, site in record.producer.items():
+        made.setdefault(site, []).append(key)
+    inputs = set(record.names) - set(record.producer)
+    for site in record.order:
+        name, args, shape, label = record.info[site]
+        own = variable(record, site) if site[3] else ""
+        label = own or (label if record.callee.get(site) else label_of(name, tuple(args), record.names))
+        record.info[site] = (name, args, shape, label)
+        record.names.update({key: label for key in made.get(site, []) if key not in inputs})
 
 
 def _made_by_torch(line: str) -> bool:

@@ -17,7 +17,8 @@ or the last time, for a place inside a loop):
 * a scale that is a size of the case (``/ math.sqrt(d)``) by another size's (``sqrt(S)``, ``d``):
   only the one-size expressions n, 1/n, sqrt(n), 1/sqrt(n), so a scale is said the way the code
   writes it; two sizes of one value are one change (said together);
-* one factor of a fused ``x + a * b`` (``addcmul``) left out;
+* one factor of a fused ``x + a * b`` (``addcmul``) left out; a division done as a product or
+  the reverse (``pos * 10000 ** (2i/d)`` where ``pos / 10000 ** (2i/d)`` belongs);
 * a masked fill with 0 where ``-inf`` (or another value) belongs: a mask multiplied in;
 * a square computed as an absolute value (``|g|`` where ``g * g`` belongs); both operands of a
   square replaced by an input (``x * x`` where ``centered * centered``
@@ -50,7 +51,7 @@ import torch
 from ..tolerance import Tolerance
 from .compare import matches
 from .diagnose import _CONSTANTS, _ratios
-from .intermediate import name_by_value
+from .intermediate import name_by_value, relabel
 from .layout import _sizes_named
 from .trace import OTHERS, Edit, Mode, Record
 from .trace import operand as said_of
@@ -131,14 +132,20 @@ def _edits(
             scale = _number(args[1], exprs) if name in ("mul", "div", "true_divide") and len(args) >= 2 else ""
             for value, other in exprs.items() if scale and own else ():
                 if not math.isclose(value, args[1], rel_tol=1e-9):
-                    verb = "divides" if name != "mul" else "multiplies"
-                    text = (
-                        f"the scale is another size's: {label} {verb} by {other} ({value:.6g}) where {scale} belongs{w}"
-                    )
+                    verb = "divided" if name != "mul" else "multiplied"
+                    text = f"the scale is another size's: {label} is {verb} by {other} ({value:.6g}) where {scale} belongs{w}"
                     tiers[1].append(Edit("scalar", site, when, 1, value, text))
+            if name in ("mul", "div", "true_divide") and len(args) >= 2 and own and when == "all":
+                wrong = "division" if name == "mul" else "multiplication"
+                sign = "/" if name == "mul" else "*"
+                text = (
+                    f"a {wrong} where a {'division' if name != 'mul' else 'multiplication'} belongs: {label} is "
+                    f"computed as {operands[0]} {sign} {operands[1]} (a factor inverted, or an exponent's sign flipped)"
+                )
+                tiers[1].append(Edit("invert", site, when, text=text))
             if name == "masked_fill" and len(args) >= 3 and isinstance(args[2], float) and args[2] != 0 and own:
                 fill = said_of(args[2], record.names)
-                text = f"masked positions are set to 0 where {fill} belongs: {label} fills with 0 (a product by the mask){w}"
+                text = f"masked positions are set to 0 where {fill} belongs (in {label}): the mask multiplied in{w}"
                 tiers[1].append(Edit("scalar", site, when, 2, 0.0, text))
             if name == "addcmul" and len(args) >= 3 and own:  # x + t1 * t2 with one factor left out
                 for drop in (1, 2):
@@ -217,6 +224,7 @@ def name_by_rewrite(
             expected = pick(call())
     except Exception:  # a diagnosis is a courtesy: a reference that cannot be recorded names nothing
         return ""
+    relabel(record)
     said = name_by_value(record, actual, expected, tol, sizes or {}, DECISIVE)
     if said:  # the student's part is a value the reference holds: no change needs to be guessed
         return said

@@ -51,7 +51,7 @@ def base_name(func: Any) -> str:
 
 @dataclass
 class Edit:
-    kind: str  # keep | twice | skip | after | other | sub | index | scalar | addcmul | abs
+    kind: str  # keep | twice | skip | after | other | sub | index | scalar | addcmul | abs | invert
     site: Site
     when: str = "all"  # all | first | last
     arg: int = 0  # keep/after: the operand kept (inside); sub: the operand replaced (-1: both)
@@ -170,6 +170,8 @@ class Mode(TorchFunctionMode):
         if edit.kind == "addcmul":  # x + value * t1 * t2 without the factor at edit.arg, in place if it was
             kept, value = args[3 - edit.arg], kwargs.get("value", 1)
             return args[0].add_(kept, alpha=value) if _in_place(func) else torch.add(args[0], kept, alpha=value)
+        if edit.kind == "invert":  # never in place: the operand written over may be an input
+            return torch.div(args[0], args[1]) if name == "mul" else torch.mul(args[0], args[1])
         if edit.kind == "abs":
             return args[0].abs()
         if edit.kind == "index":

@@ -115,7 +115,7 @@ def test_a_scale_by_another_size():
     actual = torch.softmax(q @ k.transpose(-2, -1) / L**0.5, dim=-1) @ v
     sizes = {"B": 2, "L": L, "S": S, "d": d, "dv": 6}
     said = named("attention.scaled_dot_product_attention", (q, k, v), actual, lambda out: out[0], sizes)
-    assert "divides by sqrt(L) (2.23607) where sqrt(d) (3) belongs" in said, said
+    assert "scores is divided by sqrt(L) (2.23607) where sqrt(d) (3) belongs" in said, said
     right = torch.softmax(q @ k.transpose(-2, -1) / 3, dim=-1) @ v
     assert named("attention.scaled_dot_product_attention", (q, k, v), right * 1.01, lambda out: out[0], sizes) == ""
 
@@ -132,7 +132,7 @@ def test_a_square_of_the_raw_input_where_the_centred_value_belongs():
     actual = (x - x.mean(0)) / torch.sqrt((x * x).mean(0) + 1e-5) * scale
     inputs = named_inputs(["x", "scale"], (x, scale), {})
     said = name_by_rewrite(lambda: standardize(x, scale), standardize, inputs, lambda o: o, actual, TOL, 400, {})
-    assert "x is used where x - mean(x) belongs (in the square" in said, said
+    assert "x is used where centered belongs (in the square centered * centered)" in said, said
 
 
 def test_a_factor_left_out_of_a_fused_product():
@@ -167,3 +167,14 @@ def test_an_absolute_value_where_a_square_belongs():
     inputs = named_inputs(["w", "g", "acc"], (w, g, acc), {})
     said = name_by_rewrite(lambda: scaled_step(w, g, acc), scaled_step, inputs, lambda o: o, actual, TOL, 400, {})
     assert "the absolute value is used where the square belongs: g * g is computed as |g|" in said, said
+
+
+def test_a_product_where_a_division_belongs():
+    """Positions multiplied by 10000^(2i/d) where divided: the frequencies grow with the column."""
+    P, d = 6, 8
+    pos, two_i = torch.arange(P, dtype=torch.float64)[:, None], torch.arange(0, d, 2, dtype=torch.float64)
+    angle = pos * 10000.0 ** (two_i / d)
+    actual = torch.stack([torch.sin(angle), torch.cos(angle)], -1).flatten(1)
+    ref = REF("positional.sinusoidal_encoding")
+    said = name_by_rewrite(lambda: ref(P, d, None, torch.float64), ref, {}, lambda o: o, actual, TOL, 400, {"d": d})
+    assert "a multiplication where a division belongs" in said, said
