@@ -37,7 +37,7 @@ from ..student.guards import split_scope
 from ..tolerance import Tolerance
 from .case import Case, Make, describe_case
 from .compare import first_change, first_float_dtype, matches, structure_problem, value_mismatch
-from .diagnose import CONFINED, diagnose, step_factor
+from .diagnose import CONFINED, diagnose, settings_of, step_factor
 from .mistakes import LazyMistakes, Mistake, consistent, first_match, from_table, variant_output, without_inputs
 from .parts import At, Names, arity_problem, named_parts, param_names, pick, pick_or_none, render, split_dicts
 from .rewrite import name_by_rewrite, named_inputs
@@ -227,7 +227,7 @@ class Grade:
             self.sizes["dtype"] = str(sizes["dtype"]).replace("torch.", "")
         case, tol = str(case), tol or self.tolerance(expected)
         named = LazyMistakes(mistakes, args, kwargs)
-        named.sizes, named.before = sizes, before
+        named.sizes, named.before = {**settings_of(self.reference(self.function)), **sizes} if before else sizes, before
         if args or kwargs:
             names = param_names(self.function)
             ref, T = self.reference(self.function), sizes.get("T")

@@ -26,6 +26,7 @@ what the error is inside a block that confines it (a reversed half, a scaled row
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import math
 from collections.abc import Callable, Iterable
@@ -105,6 +106,15 @@ def scale(a: torch.Tensor, e: torch.Tensor, tol: Tolerance, sizes: dict[str, Any
         if abs(d) > tol.atol and not _close(e, e + d, tol) and _close(a, e + d, tol):
             return f"your result is the expected one plus a constant {d:.6g} everywhere: an extra (or missing) constant term"
     return None
+
+
+def settings_of(fn: Callable[..., Any]) -> dict[str, float]:
+    """A function's float settings at their defaults (lr, momentum): what a case that does not
+    set them runs with, for :func:`step_factor` to name a factor by."""
+    try:
+        return {p.name: p.default for p in inspect.signature(fn).parameters.values() if type(p.default) is float}
+    except (TypeError, ValueError):
+        return {}
 
 
 def step_factor(actual: Any, expected: Any, before: Any, tol: Tolerance, sizes: dict[str, Any]) -> str:

@@ -52,19 +52,19 @@ def value_name(record: Record, site: Site) -> str:
 
 
 def relabel(record: Record) -> None:
-    """Every operation's label said with the names the reference's code gives its values
-    (``pos / 10000.0 ** (two_i / d_model)``, not ``unsqueeze(arange(6), 1) / rpow(...)``),
-    rebuilt in the order the run made them, so a label uses its operands' new names."""
+    """Every operation's label said with the names the reference's code gives its operands
+    (``pos / rpow(two_i / 16, 10000)``, not ``unsqueeze(arange(6), 1) / rpow(...)``), rebuilt
+    in the order the run made them, so a label uses its operands' new names."""
     made: dict[Site, list[int]] = {}
     for key, site in record.producer.items():
         made.setdefault(site, []).append(key)
-    inputs = set(record.names) - set(record.producer)
+    fixed = record.fixed | (set(record.names) - set(record.producer))
     for site in record.order:
         name, args, shape, label = record.info[site]
-        own = variable(record, site) if site[3] else ""
-        label = own or (label if record.callee.get(site) else label_of(name, tuple(args), record.names))
+        label = label if record.callee.get(site) else label_of(name, tuple(args), record.names)
         record.info[site] = (name, args, shape, label)
-        record.names.update({key: label for key in made.get(site, []) if key not in inputs})
+        record.said[site] = said = (variable(record, site) if site[3] else "") or label
+        record.names.update({key: said for key in made.get(site, []) if key not in fixed})
 
 
 def _made_by_torch(line: str) -> bool:

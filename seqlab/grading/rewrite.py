@@ -193,7 +193,7 @@ def _edits(
                     _, _, o_shape, o_label = record.info[other_site]
                     useful = other_site[3] or other_site in record.returned
                     if useful and other_site != site and o_shape == tuple(operand.shape) and o_label != what:
-                        text = f"{o_label} is used where {what} belongs (in {label})"
+                        text = f"{record.said.get(other_site, o_label)} is used where {what} belongs (in {label})"
                         tiers[3].append(Edit("sub", site, when, i, ("site", other_site), text))
     for tier, edits in tiers.items():
         yield from ((tier, e) for e in edits)
@@ -218,7 +218,7 @@ def name_by_rewrite(
     try:
         folder = Path(_source(ref)).parent
         files = {str(p) for p in folder.glob("*.py")}
-        record = Record(names={id(v): k for k, v in inputs.items()})
+        record = Record(names={id(v): k for k, v in inputs.items()}, fixed={id(v) for v in inputs.values()})
         own = getattr(inspect.unwrap(ref), "__name__", "")
         with torch.no_grad(), Mode(files, own, record, None, inputs):
             expected = pick(call())

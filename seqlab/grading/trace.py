@@ -26,6 +26,8 @@ Site = tuple[str, int, int, bool]
 # Values kept per operation (a loop over the time steps or chunks of a case's sizes fits), and in
 # all: a lab's long training run keeps its first values only, not gigabytes of copies.
 VALUES, VALUE_BYTES = 64, 32 * 2**20
+# results with no values of their own until written into: never what a student's result "is"
+UNSET = {"empty", "empty_like", "new_empty", "empty_strided"}
 # the elementwise nonlinearities a student may put in one another's place
 OTHERS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
     "tanh": torch.tanh,
@@ -78,6 +80,8 @@ class Record:
     # each operation's last result as the run left it (an output filled in place after it is made)
     final: dict[Site, torch.Tensor] = field(default_factory=dict)
     kept_bytes: int = 0
+    fixed: set[int] = field(default_factory=set)  # tensors named as inputs or arguments: never renamed
+    said: dict[Site, str] = field(default_factory=dict)  # an operation's value by its variable, if it has one
 
 
 class Mode(TorchFunctionMode):
@@ -90,6 +94,7 @@ class Mode(TorchFunctionMode):
         self.latest: dict[Site, Any] = {}
         self.made: dict[int, tuple[str, tuple[Any, ...]]] = {}
         self.keep: list[Any] = []
+        self.framed: set[int] = set()
 
     def _site(self) -> Site | None:
         frame: FrameType | None = sys._getframe(2)
@@ -104,7 +109,25 @@ class Mode(TorchFunctionMode):
             if caller.f_code.co_filename in self.files:
                 self.callee = caller.f_code.co_name
             caller = caller.f_back
-        return (code.co_filename, frame.f_lineno, frame.f_lasti, code.co_qualname.split(".")[0] == self.own)
+        own = code.co_qualname.split(".")[0] == self.own
+        if own and self.edit is None and id(frame) not in self.framed:
+            self._name_arguments(frame)
+        return (code.co_filename, frame.f_lineno, frame.f_lasti, own)
+
+    def _name_arguments(self, frame: FrameType) -> None:
+        """The graded function's arguments by their parameter names (``dw``, ``state['v']``),
+        also where no input was named (a chain of calls the grader built)."""
+        self.framed.add(id(frame))
+        self.keep.append(frame)  # its id stays its own while the run lasts
+        code, names = frame.f_code, self.record.names
+        for arg in code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]:
+            value = frame.f_locals.get(arg)
+            items = value.items() if isinstance(value, dict) else [(None, value)]
+            for key, item in items:
+                if isinstance(item, torch.Tensor) and id(item) not in names:
+                    names[id(item)] = arg if key is None else f"{arg}[{key!r}]"
+                    self.record.fixed.add(id(item))
+                    self.record.keep.append(item)
 
     def __torch_function__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None) -> Any:
         kwargs = kwargs or {}
@@ -193,7 +216,8 @@ class Mode(TorchFunctionMode):
             record.producer.setdefault(id(result), site)  # in place: the result keeps its maker
             seen = record.values.setdefault(site, [])
             size = result.numel() * result.element_size()
-            if len(seen) < VALUES and result.is_floating_point() and record.kept_bytes + size <= VALUE_BYTES:
+            room = len(seen) < VALUES and record.kept_bytes + size <= VALUE_BYTES
+            if room and result.is_floating_point() and name not in UNSET:
                 seen.append(result.detach().clone())
                 record.final[site] = result
                 record.kept_bytes += size
