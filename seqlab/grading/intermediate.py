@@ -9,8 +9,12 @@ against one entry of a value along an axis (``h[:, :, -1]`` where ``h[:, -1]`` b
 
 Why this is safe to say: a value is named only when the student's part matches it within the
 check's own tolerance, it differs from the expected part by DECISIVE tolerances (a value that is
-nearly the answer, a copy of it, names nothing), and every value that matches is the same
-tensor (two different quantities that both fit name nothing).
+nearly the answer, a copy of it, names nothing), and every value that matches is within twice
+the tolerance of the others (one quantity, however many operations hold it: said by the name the
+graded function's own code gives it); two different quantities that both fit name nothing. A
+buffer as torch.empty makes it is never a candidate (its bytes are whatever memory it reuses), and
+the values kept are capped (seqlab.grading.trace.VALUES, VALUE_BYTES), so a long run keeps only
+its first ones: a value past the cap names nothing rather than something else.
 """
 
 from __future__ import annotations
