@@ -133,7 +133,8 @@ def _edits(
             for value, other in exprs.items() if scale and own else ():
                 if not math.isclose(value, args[1], rel_tol=1e-9):
                     verb = "divided" if name != "mul" else "multiplied"
-                    text = f"the scale is another size's: {label} is {verb} by {other} ({value:.6g}) where {scale} belongs{w}"
+                    what = record.said.get(site, label)  # scores, not q @ transpose(k, -2) / 2.82843
+                    text = f"the scale is another size's: {what} is {verb} by {other} ({value:.6g}) where {scale} belongs{w}"
                     tiers[1].append(Edit("scalar", site, when, 1, value, text))
             if name in ("mul", "div", "true_divide") and len(args) >= 2 and own and when == "all":
                 wrong = "division" if name == "mul" else "multiplication"

@@ -115,7 +115,7 @@ def test_a_scale_by_another_size():
     actual = torch.softmax(q @ k.transpose(-2, -1) / L**0.5, dim=-1) @ v
     sizes = {"B": 2, "L": L, "S": S, "d": d, "dv": 6}
     said = named("attention.scaled_dot_product_attention", (q, k, v), actual, lambda out: out[0], sizes)
-    assert "is divided by sqrt(L) (2.23607) where sqrt(d) (3) belongs" in said, said
+    assert "scores is divided by sqrt(L) (2.23607) where sqrt(d) (3) belongs" in said, said
     right = torch.softmax(q @ k.transpose(-2, -1) / 3, dim=-1) @ v
     assert named("attention.scaled_dot_product_attention", (q, k, v), right * 1.01, lambda out: out[0], sizes) == ""
 
