@@ -65,7 +65,8 @@ def relabel(record: Record) -> None:
     fixed = record.fixed | (set(record.names) - set(record.producer))
     for site in record.order:
         name, args, shape, label = record.info[site]
-        label = label if record.callee.get(site) else label_of(name, tuple(args), record.names)
+        loop = record.counts.get(site, 1) > 1
+        label = label if record.callee.get(site) else label_of(name, tuple(args), record.names, loop)
         record.info[site] = (name, args, shape, label)
         record.said[site] = said = (variable(record, site) if site[3] else "") or label
         record.names.update({key: said for key in made.get(site, []) if key not in fixed})

@@ -234,27 +234,30 @@ def operand(x: Any, names: dict[int, str]) -> str:
     return repr(x) if isinstance(x, (int, bool)) else "…"
 
 
-def _index(key: Any) -> str:
-    """An index as the code writes it: ``:, 1::2``, ``..., -1``."""
+def _index(key: Any, loop: bool = False) -> str:
+    """An index as the code writes it: ``:, 1::2``, ``..., -1``; in a loop (``loop``) a lone
+    number is the first time's only, so it is said as ``t`` (``hs[:, t]``)."""
     if isinstance(key, tuple):
-        return ", ".join(_index(k) for k in key)
+        return ", ".join(_index(k, loop) for k in key)
     if isinstance(key, slice):
         parts = ["" if p is None else str(p) for p in (key.start, key.stop, key.step)]
         return ":".join(parts[:2]) + (f":{parts[2]}" if key.step is not None else "")
-    return {None: "None", Ellipsis: "..."}.get(key, str(key)) if not isinstance(key, torch.Tensor) else "…"
+    if isinstance(key, int) and not isinstance(key, bool):
+        return "t" if loop else str(key)
+    return {None: "None", Ellipsis: "..."}.get(key, "…") if not isinstance(key, torch.Tensor) else "…"
 
 
 # copies and casts: the same quantity as their operand, said by its name
 _SAME = {"to", "clone", "contiguous", "detach", "float", "double"}
 
 
-def label_of(name: str, args: tuple[Any, ...], names: dict[int, str]) -> str:
+def label_of(name: str, args: tuple[Any, ...], names: dict[int, str], loop: bool = False) -> str:
     operands = [operand(a, names) for a in args if isinstance(a, (torch.Tensor, float, int))]
     short = [o if len(o) <= 40 else "(…)" for o in operands]
     if name in _SAME and args and isinstance(args[0], torch.Tensor):
         return short[0]
     if name == "getitem" and len(args) == 2 and not isinstance(args[1], torch.Tensor):
-        return f"{short[0]}[{_index(args[1])}]"
+        return f"{short[0]}[{_index(args[1], loop)}]"
     if name == "addcmul" and len(short) >= 3:
         return f"{short[0]} + {short[1]} * {short[2]}"
     if name in SYMBOL and len(short) == 2:
