@@ -20,6 +20,7 @@ its first ones: a value past the cap names nothing rather than something else.
 from __future__ import annotations
 
 import ast
+import functools
 import linecache
 import re
 from collections.abc import Iterator
@@ -43,7 +44,10 @@ def variable(record: Record, site: Site) -> str:
     """The variable an operation's line assigns where the operation is that line's last (its
     value is what the name holds), or ""."""
     file, line, offset, _ = site
-    last = max(s[2] for s in record.order if s[0] == file and s[1] == line)
+    if not record.last_on_line:  # once per recorded run: each line's last operation
+        for f, n, o, _ in record.order:
+            record.last_on_line[(f, n)] = max(o, record.last_on_line.get((f, n), o))
+    last = record.last_on_line[(file, line)]
     text = linecache.getline(file, line)
     found = _ASSIGNED.match(text) if offset == last and _made_by_torch(text) else None
     return found.group(1) if found else ""
@@ -72,6 +76,7 @@ def relabel(record: Record) -> None:
         record.names.update({key: said for key in made.get(site, []) if key not in fixed})
 
 
+@functools.lru_cache(maxsize=4096)
 def _made_by_torch(line: str) -> bool:
     """Whether the line's assigned value is an operation's own result (``a * b``, ``x[:, t]``,
     ``torch.tanh(...)``, ``h.clone()``), not a Python function's result that an operation on

@@ -82,6 +82,7 @@ class Record:
     kept_bytes: int = 0
     fixed: set[int] = field(default_factory=set)  # tensors named as inputs or arguments: never renamed
     said: dict[Site, str] = field(default_factory=dict)  # an operation's value by its variable, if it has one
+    last_on_line: dict[tuple[str, int], int] = field(default_factory=dict)  # (file, line) -> its last offset
 
 
 class Mode(TorchFunctionMode):
