@@ -8,7 +8,9 @@ or the last time, for a place inside a loop):
 * a term of a sum left out (``a + b`` computed as ``a``);
 * a factor left out (``a * b``, ``a / b`` or ``a @ W`` computed as ``a``): a scale, a
   normalisation or a correction omitted;
-* the same factor applied twice (``a / b / b``): double scaling;
+* the same factor applied twice (``a / b / b``): double scaling; one tensor left out of a
+  line's product is one change whichever multiplication drops it (``(1 - b) * g * g`` without
+  one ``g``);
 * a nonlinearity left out (``tanh(a)`` as ``a``), another in its place (``relu`` for ``tanh``),
   or applied to one operand of a sum or product instead of all of it (``relu(a) + b`` where
   ``relu(a + b)`` belongs, ``exp(a) * b`` where ``exp(a * b)`` does);
@@ -96,6 +98,11 @@ def _number(x: Any, exprs: dict[float, str]) -> str:
     return f"{named[0]} ({x:.6g})" if named else ""
 
 
+def _dropped(operand: Any) -> Any:
+    """What a factor left out is, to tell one change from another: the tensor itself."""
+    return ("factor", id(operand)) if isinstance(operand, torch.Tensor) else None
+
+
 def _edits(
     record: Record, inputs: dict[str, torch.Tensor], sizes: dict[str, Any] | None = None
 ) -> Iterator[tuple[int, Edit]]:
@@ -121,10 +128,10 @@ def _edits(
                 verb = "division by" if name in ("div", "true_divide") else "multiplication by"
                 if own:
                     text = f"a factor is left out: the {verb} {operands[1]} in {label}{w}"
-                    tiers[1].append(Edit("keep", site, when, 0, text=text))
+                    tiers[1].append(Edit("keep", site, when, 0, _dropped(args[1]), text))
                 if name == "mul" and own:
                     text = f"a factor is left out: the multiplication by {operands[0]} in {label}{w}"
-                    tiers[1].append(Edit("keep", site, when, 1, text=text))
+                    tiers[1].append(Edit("keep", site, when, 1, _dropped(args[0]), text))
                 if name in ("mul", "div", "true_divide") and not isinstance(args[1], torch.Tensor):
                     where = f"in {label}" if own else f"that {record.callee[site]} does"
                     text = f"the same factor is applied twice: the {verb} {operands[1]} {where} is done twice{w}"
@@ -241,9 +248,12 @@ def name_by_rewrite(
         except Exception:  # a change the reference cannot run with names nothing
             continue
         if output is not None and _near(actual, output, expected, tol) and _decisive(output, expected, tol):
-            found.append(edit.text)
+            # one tensor left out of one line's product, whichever of its multiplications drops it
+            # (``(1 - b) * g * g`` without one ``g``), is one change, however it is said
+            same = (edit.site[:2], edit.when, edit.source) if edit.kind == "keep" and edit.source else edit.text
+            found.append((same, edit.text))
             tier_found = tier
-    texts = list(dict.fromkeys(found))
+    texts = list(dict(reversed(found)).values())
     return f"your result equals the reference's computation with one change: {texts[0]}" if len(texts) == 1 else ""
 
 

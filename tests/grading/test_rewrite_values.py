@@ -178,3 +178,17 @@ def test_a_product_where_a_division_belongs():
     ref = REF("positional.sinusoidal_encoding")
     said = name_by_rewrite(lambda: ref(P, d, None, torch.float64), ref, {}, lambda o: o, actual, TOL, 400, {"d": d})
     assert "a multiplication where a division belongs" in said, said
+
+
+def test_one_factor_of_a_square_left_out_whichever_product_drops_it():
+    """RMSprop's average of (1 - alpha) * dw (not of its square): either multiplication by dw
+    in ``(1 - alpha) * dw * dw`` dropped gives it, and the two are one change, so it is named."""
+    gen = torch.Generator().manual_seed(21)
+    w, dw = randn(gen, 3, 4), randn(gen, 3, 4)
+    s = 0.01 * dw
+    actual = (w - 1e-2 * dw / (torch.sqrt(s) + 1e-8), {"sq_avg": s})
+    rms = REF("optimizers.rmsprop")
+    inputs = named_inputs(["w", "dw", "state"], (w, dw, {}), {})
+    said = name_by_rewrite(lambda: rms(w, dw, {}), rms, inputs, lambda o: o[0], actual[0], TOL, 400, {})
+    assert said.startswith("your result equals the reference's computation with one change: a factor is left out"), said
+    assert "multiplication by dw" in said, said
