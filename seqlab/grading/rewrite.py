@@ -7,10 +7,9 @@ or the last time, for a place inside a loop):
 
 * a term of a sum left out (``a + b`` computed as ``a``);
 * a factor left out (``a * b``, ``a / b`` or ``a @ W`` computed as ``a``): a scale, a
-  normalisation or a correction omitted;
-* the same factor applied twice (``a / b / b``): double scaling; one tensor left out of a
-  line's product is one change whichever multiplication drops it (``(1 - b) * g * g`` without
-  one ``g``);
+  normalisation or a correction omitted (one tensor left out of a line's product is one change,
+  whichever of its multiplications drops it: ``(1 - b) * g * g`` without one ``g``);
+* the same factor applied twice (``a / b / b``): double scaling;
 * a nonlinearity left out (``tanh(a)`` as ``a``), another in its place (``relu`` for ``tanh``),
   or applied to one operand of a sum or product instead of all of it (``relu(a) + b`` where
   ``relu(a + b)`` belongs, ``exp(a) * b`` where ``exp(a * b)`` does);
@@ -253,7 +252,7 @@ def name_by_rewrite(
             same = (edit.site[:2], edit.when, edit.source) if edit.kind == "keep" and edit.source else edit.text
             found.append((same, edit.text))
             tier_found = tier
-    texts = list(dict(reversed(found)).values())
+    texts = list(dict(found).values())  # one change said at its last multiplication: the whole product
     return f"your result equals the reference's computation with one change: {texts[0]}" if len(texts) == 1 else ""
 
 
