@@ -58,6 +58,7 @@ def check_chain(grade, make, shape, mistakes, *, dtype=torch.float64, grad_scale
                 case=f"{case}, after step {step + 1}",
                 mistakes=lambda step=step: [Mistake(name, out[step], why) for name, out, why in wrong_chains()],
                 rewrite=(lambda: [values(out) for out in chain(grade.reference(grade.function), w, grads, **hp)], mine),
+                before=(want[step - 1][0] if step else w, None),
             )
         except GradeFailure as failure:
             if w_right:

@@ -32,15 +32,14 @@ from typing import Any
 
 import torch
 
-from ..contract import SIGNATURES
 from ..student import Outcome, StudentError
 from ..student.guards import split_scope
 from ..tolerance import Tolerance
 from .case import Case, Make, describe_case
 from .compare import first_change, first_float_dtype, matches, structure_problem, value_mismatch
-from .diagnose import CONFINED, diagnose
+from .diagnose import CONFINED, diagnose, settings_of, step_factor
 from .mistakes import LazyMistakes, Mistake, consistent, first_match, from_table, variant_output, without_inputs
-from .parts import At, Names, arity_problem, named_parts, pick, pick_or_none, render, split_dicts
+from .parts import At, Names, arity_problem, named_parts, param_names, pick, pick_or_none, render, split_dicts
 from .rewrite import name_by_rewrite, named_inputs
 from .sensitivity import sensitive_inputs
 
@@ -85,10 +84,6 @@ class Voided(GradeFailure):
 
 class NotGradable(GradeFailure):
     """The student's code gave no value (not implemented, missing, crashed, timed out)."""
-
-
-def param_names(qualname: str) -> list[str]:
-    return [p.split("=")[0].strip() for p in SIGNATURES[qualname].strip("()").split(",") if p.strip()]
 
 
 # --- the per-test grading helper -------------------------------------------------------------
@@ -198,6 +193,7 @@ class Grade:
         tol: Tolerance | None = None,
         what: str = "output",
         rewrite: tuple[Callable[[], Any], Any] | None = None,
+        before: Any = None,
         **kwargs: Any,
     ) -> Any:
         """Compare the student's answer with the expected one; returns the student's value.
@@ -211,7 +207,9 @@ class Grade:
         ``(call, whole)``: the reference's computation of a whole that ``expected`` is part of,
         and the student's whole (``call`` runs again with one operation changed, to name a
         mistake by the reference's structure, seqlab.grading.rewrite; the whole, every step of
-        a chain, tells apart changes that agree on one step by chance).
+        a chain, tells apart changes that agree on one step by chance). ``before``: with
+        ``value``, what each part starts from (an update's w): a move that is a constant multiple
+        of the expected one is named so (seqlab.grading.diagnose.step_factor).
         """
         if value is _NOT_GIVEN:
             value = self.run(*args, **kwargs).value
@@ -229,16 +227,16 @@ class Grade:
             self.sizes["dtype"] = str(sizes["dtype"]).replace("torch.", "")
         case, tol = str(case), tol or self.tolerance(expected)
         named = LazyMistakes(mistakes, args, kwargs)
-        named.sizes = sizes
+        named.sizes, named.before = {**settings_of(self.reference(self.function)), **sizes} if before else sizes, before
         if args or kwargs:
             names = param_names(self.function)
-            named.probes = functools.cache(lambda: without_inputs(self.reference(self.function), names, args, kwargs))
-            named.rewrite = functools.partial(
-                self._rewrite, functools.partial(self.ref, *args, **kwargs), named_inputs(names, args, kwargs), None
-            )
+            ref, T = self.reference(self.function), sizes.get("T")
+            named.probes = functools.cache(lambda: without_inputs(ref, names, args, kwargs, T))
+            call, inputs = functools.partial(self.ref, *args, **kwargs), named_inputs(names, args, kwargs)
+            named.rewrite = functools.partial(self._rewrite, (call, inputs, None, sizes))
             named.sensitivity = functools.partial(self._sensitivity, args, kwargs)
         elif rewrite is not None:
-            named.rewrite = functools.partial(self._rewrite, rewrite[0], {}, rewrite[1])
+            named.rewrite = functools.partial(self._rewrite, (rewrite[0], {}, rewrite[1], sizes))
         parts = named_parts(returns) if returns is not None else [(what, ())]
         parts = [(label, at) for label, at in parts if only is None or label in only]
 
@@ -312,6 +310,8 @@ class Grade:
             if (not said or located) and named.rewrite is not None:
                 rewritten = named.rewrite(at, actual, tol)
                 hint = f"{label}: {rewritten}" if rewritten and label else rewritten
+            if not hint and named.before is not None:
+                hint = step_factor(actual, pick_or_none(expected, at), pick_or_none(named.before, at), tol, named.sizes)
             if not hint and named.sensitivity is not None:
                 problem += named.sensitivity(at, tol)
             if located:
@@ -327,13 +327,14 @@ class Grade:
         self.rewrite_spent[f"{self.function} {kind}"] = done + 1
         return search() if done < SEARCHES else ""
 
-    def _rewrite(
-        self, call: Callable[[], Any], inputs: dict[str, Any], whole: Any, at: At, actual: Any, tol: Tolerance
-    ) -> str:  # seqlab.grading.rewrite's name: ``actual`` against the part at ``at``, or ``whole`` against all
+    def _rewrite(self, how: tuple[Callable[[], Any], dict, Any, dict], at: At, actual: Any, tol: Tolerance) -> str:
+        """seqlab.grading.rewrite's name of ``actual`` against the part at ``at`` (``whole``
+        given: the whole against all); ``how``: (call, inputs, whole, the case's sizes)."""
+        call, inputs, whole, sizes = how
         ref = self.reference(self.function)
         pick_at = (lambda out: out) if whole is not None else functools.partial(pick_or_none, at=at)
         target = actual if whole is None else whole
-        return self._timed(lambda: name_by_rewrite(call, ref, inputs, pick_at, target, tol, REWRITE_RUNS))
+        return self._timed(lambda: name_by_rewrite(call, ref, inputs, pick_at, target, tol, REWRITE_RUNS, sizes))
 
     def _sensitivity(self, args: tuple[Any, ...], kwargs: dict[str, Any], at: At, tol: Tolerance) -> str:
         def student(*a: Any, **k: Any) -> Any:

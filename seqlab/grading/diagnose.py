@@ -18,12 +18,15 @@ order (cheapest and most specific first):
 * weights that sum to one along another axis (a softmax over the wrong axis);
 * an integer off by one (a step counter).
 
-Where none fits, :func:`locate` says where the error is: which positions along which axis, and
+Where the reference's own re-run names nothing either (seqlab.grading.checks), an update is held
+against its start (:func:`step_factor`: the step scaled by a factor of the case's sizes or
+settings). Where none fits, :func:`locate` says where the error is: which positions along which axis, and
 what the error is inside a block that confines it (a reversed half, a scaled row).
 """
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import math
 from collections.abc import Callable, Iterable
@@ -59,15 +62,29 @@ def _ratios(sizes: dict[str, int]) -> list[tuple[str, float]]:
     return found
 
 
-def _name_factor(c: float, sizes: dict[str, Any]) -> tuple[str, bool]:
-    """``c`` as said in feedback, and whether it is a simple expression (of the case's sizes)."""
-    named = [expr for expr, value in _ratios(_sizes_named(sizes)) if math.isclose(c, value, rel_tol=1e-9)]
+def _hyper(sizes: dict[str, Any]) -> list[tuple[str, float]]:
+    """Expressions in a case's float settings a factor on an update may be (1 + momentum: a
+    first step taken with the gradient counted twice, 1 - beta, 1/(1 - beta))."""
+    found = []
+    for name, v in sizes.items():
+        if isinstance(v, float) and v not in (0.0, 1.0):
+            found += [(name, v), (f"1/{name}", 1 / v), (f"1 + {name}", 1 + v), (f"1 - {name}", 1 - v)]
+            found += [(f"1/(1 - {name})", 1 / (1 - v))]
+    return found
+
+
+def _name_factor(c: float, sizes: dict[str, Any], settings: bool = False) -> tuple[str, bool]:
+    """``c`` as said in feedback, and whether it is a simple expression (of the case's sizes, and
+    with ``settings`` of its float settings)."""
+    exprs = _ratios(_sizes_named(sizes)) + (_hyper(sizes) if settings else [])
+    named = [expr for expr, value in exprs if math.isclose(c, value, rel_tol=1e-9)]
     if not named:
         return f"{c:.6g}", False
     symbolic = [expr for expr in dict.fromkeys(named) if expr not in _CONSTANTS]
     if not symbolic:
         return f"{c:g}", True
-    where = ", ".join(f"{k}={v}" for k, v in _sizes_named(sizes).items())
+    used = {k: v for k, v in dict(_hyper(sizes)[::5]).items() if settings and any(k in x for x in symbolic[:3])}
+    where = ", ".join(f"{k}={v:g}" for k, v in {**_sizes_named(sizes), **used}.items())
     return f"{c:.6g} = {' = '.join(symbolic[:3])} (here {where})", True
 
 
@@ -89,6 +106,39 @@ def scale(a: torch.Tensor, e: torch.Tensor, tol: Tolerance, sizes: dict[str, Any
         if abs(d) > tol.atol and not _close(e, e + d, tol) and _close(a, e + d, tol):
             return f"your result is the expected one plus a constant {d:.6g} everywhere: an extra (or missing) constant term"
     return None
+
+
+def settings_of(fn: Callable[..., Any]) -> dict[str, float]:
+    """A function's float settings at their defaults (lr, momentum): what a case that does not
+    set them runs with, for :func:`step_factor` to name a factor by."""
+    try:
+        return {p.name: p.default for p in inspect.signature(fn).parameters.values() if type(p.default) is float}
+    except (TypeError, ValueError):
+        return {}
+
+
+def step_factor(actual: Any, expected: Any, before: Any, tol: Tolerance, sizes: dict[str, Any]) -> str:
+    """A move from ``before`` (an update's start: an optimizer's w) that is a constant multiple
+    of the expected move: the gradient scaled (divided by its numel), a first step with the
+    velocity counted twice (1 + momentum). Said only where the expected result moves by more
+    than DECISIVE tolerances and the factor is a simple expression of the case's sizes or
+    settings: a number nothing names says nothing a student can find in the code."""
+    a, e, w = _tensor(actual), _tensor(expected), _tensor(before)
+    if a is None or e is None or w is None or not a.shape == e.shape == w.shape:
+        return ""
+    d = e - w
+    if float(d.abs().max()) <= DECISIVE * (tol.atol + tol.rtol * float(e.abs().max())):
+        return ""
+    c = float(((a - w) * d).sum()) / float((d * d).sum())
+    named = {**sizes, "numel": w.numel()}
+    factor, simple = _name_factor(c, named, settings=True)
+    if not simple or abs(c - 1) < 1e-6 or not _close(a, w + c * d, tol):
+        return ""
+    return f"your step (the change from the value it starts at) is exactly {factor} times the expected step"
+
+
+# An update that moves its value by fewer tolerances than this is not told apart from rounding.
+DECISIVE = 100.0
 
 
 def reorder(a: torch.Tensor, e: torch.Tensor, tol: Tolerance, sizes: dict[str, Any]) -> str | None:

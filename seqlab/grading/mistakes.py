@@ -112,6 +112,7 @@ class LazyMistakes:
         self.rewrite: Callable[[Any, Any, Tolerance], str] | None = None
         # (where, tolerance) -> the inputs whose zeroing makes the answer right (seqlab.grading.sensitivity)
         self.sensitivity: Callable[[Any, Tolerance], str] | None = None
+        self.before: Any = None  # what the checked value's parts start from (an update's w), if given
 
     def __call__(self) -> list[Mistake]:
         if self.built is None:
@@ -251,18 +252,54 @@ def zeroed_inputs(
 
 
 def without_inputs(
-    ref: Callable[..., Any], names: list[str], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ref: Callable[..., Any],
+    names: list[str],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    time: int | None = None,
 ) -> list[tuple[str, Any, str]]:
     """The reference's output with one input changed the way a slip changes it, as ``(what,
     output, what it means)``: each floating-point input (argument or dict entry) set to zero,
     every bias together, a mask dropped or inverted, a square weight transposed, two inputs of one shape
-    swapped, a float set to zero or to its default. Computed only on a failure."""
+    swapped, a float set to zero or to its default, the sequence inputs reversed in time (and the
+    output reversed back: a recurrence run right to left). Computed only on a failure."""
     found: list[tuple[str, Any, str]] = []
-    for what, meaning, edits in _changes(ref, names, args, kwargs):
+    reversed_in_time = _reversed_in_time(names, args, kwargs, time)
+    for what, meaning, edits in _changes(ref, names, args, kwargs) + reversed_in_time:
         new_args, new_kwargs = _edited(args, kwargs, edits)
         try:
             with torch.no_grad():
-                found.append((what, ref(*new_args, **new_kwargs), meaning))
+                output = ref(*new_args, **new_kwargs)
         except Exception:  # a change the reference cannot run with (a dropped mask) names nothing
             continue
+        found.append((what, output, meaning))
+        if edits and reversed_in_time and edits is reversed_in_time[0][2]:
+            found.append((RIGHT_TO_LEFT[0], _flip_time(output, edits[0][2].shape[1]), RIGHT_TO_LEFT[1]))
     return found
+
+
+READ_BACKWARDS = "the sequence reversed in time", "step t reads position T-1-t: the sequence is read backwards"
+RIGHT_TO_LEFT = (
+    "the sequence reversed in time and the result reversed back",
+    "the recurrence runs from the last step to the first (right to left) where it runs left to right",
+)
+
+
+def _reversed_in_time(
+    names: list[str], args: tuple[Any, ...], kwargs: dict[str, Any], time: int | None
+) -> list[tuple[str, str, list[Edit]]]:
+    """Every sequence input (batch-first: axis 1 of size T) reversed along time, as one change.
+    Without the case's T, the first input of two or more axes gives it."""
+    inputs = [(s, k, v) for _, s, k, v in _inputs(names, args, kwargs) if isinstance(v, torch.Tensor)]
+    sequences = [(s, k, v) for s, k, v in inputs if v.is_floating_point() and v.dim() >= 2]
+    T = time if isinstance(time, int) else (sequences[0][2].shape[1] if sequences else 0)
+    edits: list[Edit] = [(s, k, v.flip(1)) for s, k, v in sequences if v.shape[1] == T]
+    return [(READ_BACKWARDS[0], READ_BACKWARDS[1], edits)] if T > 1 and edits else []
+
+
+def _flip_time(tree: Any, T: int) -> Any:
+    if isinstance(tree, (tuple, list)):
+        return type(tree)(_flip_time(x, T) for x in tree)
+    if isinstance(tree, torch.Tensor) and tree.dim() >= 2 and tree.shape[1] == T:
+        return tree.flip(1)
+    return tree

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..contract import SIGNATURES
+
 Names = tuple[Any, ...]  # ("hs", ("h_T", "c_T")): the names of a returned tuple's items, nested for a nested tuple
 
 
@@ -57,3 +59,8 @@ def split_dicts(parts: list[tuple[str, At]], expected: Any) -> list[tuple[str, A
         part = pick(expected, at)
         split += [(f"{label}[{key!r}]", (*at, key)) for key in part] if isinstance(part, dict) else [(label, at)]
     return split
+
+
+def param_names(qualname: str) -> list[str]:
+    """A contract function's parameter names, in order (what feedback calls its inputs)."""
+    return [p.split("=")[0].strip() for p in SIGNATURES[qualname].strip("()").split(",") if p.strip()]

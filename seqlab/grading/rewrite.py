@@ -7,16 +7,29 @@ or the last time, for a place inside a loop):
 
 * a term of a sum left out (``a + b`` computed as ``a``);
 * a factor left out (``a * b``, ``a / b`` or ``a @ W`` computed as ``a``): a scale, a
-  normalisation or a correction omitted;
+  normalisation or a correction omitted (one tensor left out of a line's product is one change,
+  whichever of its multiplications drops it: ``(1 - b) * g * g`` without one ``g``);
 * the same factor applied twice (``a / b / b``): double scaling;
 * a nonlinearity left out (``tanh(a)`` as ``a``), another in its place (``relu`` for ``tanh``),
   or applied to one operand of a sum or product instead of all of it (``relu(a) + b`` where
   ``relu(a + b)`` belongs, ``exp(a) * b`` where ``exp(a * b)`` does);
 * a slice by position replaced by an index with an integer input (``pe[tokens]`` where
   ``pe[:T]`` belongs): indexing by token where position is meant;
+* a scale that is a size of the case (``/ math.sqrt(d)``) by another size's (``sqrt(S)``, ``d``):
+  only the one-size expressions n, 1/n, sqrt(n), 1/sqrt(n), so a scale is said the way the code
+  writes it; two sizes of one value are one change (said together);
+* one factor of a fused ``x + a * b`` (``addcmul``) left out; a division done as a product or
+  the reverse (``pos * 10000 ** (2i/d)`` where ``pos / 10000 ** (2i/d)`` belongs);
+* a masked fill with 0 where ``-inf`` (or another value) belongs: a mask multiplied in;
+* a square computed as an absolute value (``|g|`` where ``g * g`` belongs); both operands of a
+  square replaced by an input (``x * x`` where ``centered * centered``
+  belongs: a raw second moment for a variance);
 * an operand replaced by another value of the same shape: an input, or a value the reference
   computes elsewhere (the state before its update, the normalised input where the raw one is
   added back, one direction's initial state for the other's).
+
+Before any change is tried, the student's part is held against the reference's own recorded
+values (seqlab.grading.intermediate): a result that is a value on the way needs no change.
 
 Why this is safe to say: a change is named only when the student's output matches the changed
 run within the check's own tolerance, the changed run differs from the reference, and every
@@ -28,6 +41,7 @@ doublings, then substitutions with inputs, then substitutions with computed valu
 from __future__ import annotations
 
 import inspect
+import math
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -37,6 +51,9 @@ import torch
 
 from ..tolerance import Tolerance
 from .compare import matches
+from .diagnose import _CONSTANTS, _ratios
+from .intermediate import name_by_value, relabel
+from .layout import _sizes_named
 from .trace import OTHERS, Edit, Mode, Record
 from .trace import operand as said_of
 
@@ -63,8 +80,33 @@ def _when_text(when: str, count: int) -> str:
     return "" if when == "all" else f" (only the {when} of the {count} times it is computed)"
 
 
-def _edits(record: Record, inputs: dict[str, torch.Tensor]) -> Iterator[tuple[int, Edit]]:
+def _size_exprs(sizes: dict[str, Any]) -> dict[float, str]:
+    """The one-size expressions a scale in the code may be (n, 1/n, sqrt(n), 1/sqrt(n)), by
+    value: two sizes of one value are one scale (said ``sqrt(S) = sqrt(L)``)."""
+    found: dict[float, list[str]] = {}
+    for expr, value in _ratios(_sizes_named(sizes)):
+        one_size = "*" not in expr and ("/" not in expr or (expr.startswith("1/") and expr.count("/") == 1))
+        if expr not in _CONSTANTS and one_size:
+            found.setdefault(value, []).append(expr)
+    return {value: " = ".join(dict.fromkeys(exprs)) for value, exprs in found.items()}
+
+
+def _number(x: Any, exprs: dict[float, str]) -> str:
+    """A scale as a teacher writes it: sqrt(d) (2.82843), not just the number."""
+    named = [e for v, e in exprs.items() if isinstance(x, float) and math.isclose(x, v, rel_tol=1e-9)]
+    return f"{named[0]} ({x:.6g})" if named else ""
+
+
+def _dropped(operand: Any) -> Any:
+    """What a factor left out is, to tell one change from another: the tensor itself."""
+    return ("factor", id(operand)) if isinstance(operand, torch.Tensor) else None
+
+
+def _edits(
+    record: Record, inputs: dict[str, torch.Tensor], sizes: dict[str, Any] | None = None
+) -> Iterator[tuple[int, Edit]]:
     """(tier, edit) for every change the recorded run allows, cheapest tier first."""
+    exprs = _size_exprs(sizes or {})
     by_shape: dict[tuple[tuple[int, ...], torch.dtype], list[str]] = {}
     for key, value in inputs.items():
         if value.is_floating_point():
@@ -76,7 +118,7 @@ def _edits(record: Record, inputs: dict[str, torch.Tensor]) -> Iterator[tuple[in
         count, own = record.counts[site], site[3]
         for when in ("all", "first", "last") if count > 1 else ("all",):
             w = _when_text(when, count)
-            operands = [said_of(a, record.names) for a in args[:2]]
+            operands = [_number(a, exprs) or said_of(a, record.names) for a in args[:2]]
             if name in _TERMS and len(args) >= 2 and own:
                 for keep in (0, 1):
                     text = f"a term is left out of a sum: {operands[1 - keep]} is not added in {label}{w}"
@@ -85,14 +127,38 @@ def _edits(record: Record, inputs: dict[str, torch.Tensor]) -> Iterator[tuple[in
                 verb = "division by" if name in ("div", "true_divide") else "multiplication by"
                 if own:
                     text = f"a factor is left out: the {verb} {operands[1]} in {label}{w}"
-                    tiers[1].append(Edit("keep", site, when, 0, text=text))
+                    tiers[1].append(Edit("keep", site, when, 0, _dropped(args[1]), text))
                 if name == "mul" and own:
                     text = f"a factor is left out: the multiplication by {operands[0]} in {label}{w}"
-                    tiers[1].append(Edit("keep", site, when, 1, text=text))
+                    tiers[1].append(Edit("keep", site, when, 1, _dropped(args[0]), text))
                 if name in ("mul", "div", "true_divide") and not isinstance(args[1], torch.Tensor):
                     where = f"in {label}" if own else f"that {record.callee[site]} does"
                     text = f"the same factor is applied twice: the {verb} {operands[1]} {where} is done twice{w}"
                     tiers[1].append(Edit("twice", site, when, text=text))
+            scale = _number(args[1], exprs) if name in ("mul", "div", "true_divide") and len(args) >= 2 else ""
+            for value, other in exprs.items() if scale and own else ():
+                if not math.isclose(value, args[1], rel_tol=1e-9):
+                    verb = "divided" if name != "mul" else "multiplied"
+                    what = record.said.get(site, label)  # scores, not q @ transpose(k, -2) / 2.82843
+                    text = f"the scale is another size's: {what} is {verb} by {other} ({value:.6g}) where {scale} belongs{w}"
+                    tiers[1].append(Edit("scalar", site, when, 1, value, text))
+            if name in ("mul", "div", "true_divide") and len(args) >= 2 and own and when == "all":
+                wrong = "division" if name == "mul" else "multiplication"
+                sign = "/" if name == "mul" else "*"
+                text = (
+                    f"a {wrong} where a {'division' if name != 'mul' else 'multiplication'} belongs: {label} is "
+                    f"computed as {operands[0]} {sign} {operands[1]} (a factor inverted, or an exponent's sign flipped)"
+                )
+                tiers[1].append(Edit("invert", site, when, text=text))
+            if name == "masked_fill" and len(args) >= 3 and isinstance(args[2], float) and args[2] != 0 and own:
+                fill = said_of(args[2], record.names)
+                text = f"masked positions are set to 0 where {fill} belongs (in {label}): the mask multiplied in{w}"
+                tiers[1].append(Edit("scalar", site, when, 2, 0.0, text))
+            if name == "addcmul" and len(args) >= 3 and own:  # x + t1 * t2 with one factor left out
+                for drop in (1, 2):
+                    dropped, kept = said_of(args[drop], record.names), said_of(args[3 - drop], record.names)
+                    text = f"a factor is left out: {label} adds {kept} without the factor {dropped}{w}"
+                    tiers[1].append(Edit("addcmul", site, when, drop, text=text))
             if name in _UNARY and args and isinstance(args[0], torch.Tensor) and own:
                 tiers[1].append(Edit("skip", site, when, text=f"{name} is left out: {label} is not applied{w}"))
                 made = record.producer.get(id(args[0]))
@@ -114,6 +180,14 @@ def _edits(record: Record, inputs: dict[str, torch.Tensor]) -> Iterator[tuple[in
                     tiers[1].append(Edit("index", site, when, source=key, text=text))
             if when != "all" or name in ("getitem", "clone", "to", "contiguous"):
                 continue
+            square = name == "mul" and len(args) >= 2 and isinstance(args[0], torch.Tensor) and args[0] is args[1]
+            if square and own:  # |x| for x * x: another even function put in its place
+                text = f"the absolute value is used where the square belongs: {label} is computed as |{operands[0]}|"
+                tiers[1].append(Edit("abs", site, when, text=text))
+            for key in by_shape.get((tuple(args[0].shape), args[0].dtype), []) if square and own else ():
+                if inputs[key] is not args[0]:  # a square of the raw input where a computed value's belongs
+                    text = f"{key} is used where {operands[0]} belongs (in the square {label})"
+                    tiers[2].append(Edit("sub", site, when, -1, ("input", key), text))
             for i, operand in enumerate(args[:3]):
                 if not isinstance(operand, torch.Tensor) or not operand.is_floating_point():
                     continue
@@ -126,7 +200,7 @@ def _edits(record: Record, inputs: dict[str, torch.Tensor]) -> Iterator[tuple[in
                     _, _, o_shape, o_label = record.info[other_site]
                     useful = other_site[3] or other_site in record.returned
                     if useful and other_site != site and o_shape == tuple(operand.shape) and o_label != what:
-                        text = f"{o_label} is used where {what} belongs (in {label})"
+                        text = f"{record.said.get(other_site, o_label)} is used where {what} belongs (in {label})"
                         tiers[3].append(Edit("sub", site, when, i, ("site", other_site), text))
     for tier, edits in tiers.items():
         yield from ((tier, e) for e in edits)
@@ -140,6 +214,7 @@ def name_by_rewrite(
     actual: Any,
     tol: Tolerance,
     max_runs: int = 400,
+    sizes: dict[str, Any] | None = None,
 ) -> str:
     """The one change of the reference whose output's part (``pick``) ``actual`` matches, said
     as feedback, or "" (none, or two that say different things, or more than ``max_runs`` changes
@@ -150,14 +225,18 @@ def name_by_rewrite(
     try:
         folder = Path(_source(ref)).parent
         files = {str(p) for p in folder.glob("*.py")}
-        record = Record(names={id(v): k for k, v in inputs.items()})
+        record = Record(names={id(v): k for k, v in inputs.items()}, fixed={id(v) for v in inputs.values()})
         own = getattr(inspect.unwrap(ref), "__name__", "")
         with torch.no_grad(), Mode(files, own, record, None, inputs):
             expected = pick(call())
     except Exception:  # a diagnosis is a courtesy: a reference that cannot be recorded names nothing
         return ""
+    relabel(record)
+    said = name_by_value(record, actual, expected, tol, sizes or {}, DECISIVE)
+    if said:  # the student's part is a value the reference holds: no change needs to be guessed
+        return said
     start, found, tier_found = time.monotonic(), [], None
-    for runs, (tier, edit) in enumerate(_edits(record, inputs)):
+    for runs, (tier, edit) in enumerate(_edits(record, inputs, sizes)):
         if tier_found is not None and tier > tier_found:
             break
         if runs >= max_runs or time.monotonic() - start > DEADLINE_S:
@@ -168,9 +247,12 @@ def name_by_rewrite(
         except Exception:  # a change the reference cannot run with names nothing
             continue
         if output is not None and _near(actual, output, expected, tol) and _decisive(output, expected, tol):
-            found.append(edit.text)
+            # one tensor left out of one line's product, whichever of its multiplications drops it
+            # (``(1 - b) * g * g`` without one ``g``), is one change, however it is said
+            same = (edit.site[:2], edit.when, edit.source) if edit.kind == "keep" and edit.source else edit.text
+            found.append((same, edit.text))
             tier_found = tier
-    texts = list(dict.fromkeys(found))
+    texts = list(dict(found).values())  # one change said at its last multiplication: the whole product
     return f"your result equals the reference's computation with one change: {texts[0]}" if len(texts) == 1 else ""
 
 
@@ -219,10 +301,13 @@ def _decisive(output: Any, expected: Any, tol: Tolerance) -> bool:
     for o, e in zip(_leaves(output), _leaves(expected)):
         if isinstance(o, torch.Tensor) and isinstance(e, torch.Tensor) and o.is_floating_point() and o.shape == e.shape:
             o, e = o.double(), e.double()
-            if not bool(torch.isfinite(o).all()):
+            # Only finite values count as evidence: a NaN (a square root of a negative) is matched
+            # where the student's is (seqlab.grading.compare), but tells no change from another.
+            finite = torch.isfinite(o) & torch.isfinite(e)
+            if not bool(finite.any()):
                 return False
-            bound = tol.atol + tol.rtol * float(e.abs().max())
-            if float((o - e).abs().max()) > DECISIVE * bound:
+            bound = tol.atol + tol.rtol * float(e[finite].abs().max())
+            if float((o - e)[finite].abs().max()) > DECISIVE * bound:
                 return True
     return False
 

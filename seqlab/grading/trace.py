@@ -23,6 +23,11 @@ SYMBOL = {"add": "+", "sub": "-", "mul": "*", "div": "/", "true_divide": "/", "m
 # scale applied again to what it passes, another input passed): the grader swaps correct callees
 # in, so a term dropped inside a callee is never the student's.
 Site = tuple[str, int, int, bool]
+# Values kept per operation (a loop over the time steps or chunks of a case's sizes fits), and in
+# all: a lab's long training run keeps its first values only, not gigabytes of copies.
+VALUES, VALUE_BYTES = 64, 32 * 2**20
+# results with no values of their own until written into: never what a student's result "is"
+UNSET = {"empty", "empty_like", "new_empty", "empty_strided"}
 # the elementwise nonlinearities a student may put in one another's place
 OTHERS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
     "tanh": torch.tanh,
@@ -48,12 +53,12 @@ def base_name(func: Any) -> str:
 
 @dataclass
 class Edit:
-    kind: str  # keep | twice | skip | after | other | sub | index
+    kind: str  # keep | twice | skip | after | other | sub | index | scalar | addcmul | abs | invert
     site: Site
     when: str = "all"  # all | first | last
-    arg: int = 0  # keep/after: the operand kept (inside); sub: the operand replaced
+    arg: int = 0  # keep/after: the operand kept (inside); sub: the operand replaced (-1: both)
     # after: "add" or "mul" (the operation moved out); other: the nonlinearity put in its place;
-    # sub: ("input", name) or ("site", Site); index: the integer input's name
+    # sub: ("input", name) or ("site", Site); index: the integer input's name; scalar: the number
     source: Any = None
     text: str = ""
 
@@ -69,6 +74,15 @@ class Record:
     # a callee's operations whose results the graded function's own code uses: what it returns
     returned: set[Site] = field(default_factory=set)
     keep: list[Any] = field(default_factory=list)  # results kept alive: their ids stay theirs
+    # every value an operation produced, in order (the first VALUES of them): what a student's
+    # output may be instead of the result (seqlab.grading.intermediate)
+    values: dict[Site, list[torch.Tensor]] = field(default_factory=dict)
+    # each operation's last result as the run left it (an output filled in place after it is made)
+    final: dict[Site, torch.Tensor] = field(default_factory=dict)
+    kept_bytes: int = 0
+    fixed: set[int] = field(default_factory=set)  # tensors named as inputs or arguments: never renamed
+    said: dict[Site, str] = field(default_factory=dict)  # an operation's value by its variable, if it has one
+    last_on_line: dict[tuple[str, int], int] = field(default_factory=dict)  # (file, line) -> its last offset
 
 
 class Mode(TorchFunctionMode):
@@ -81,6 +95,7 @@ class Mode(TorchFunctionMode):
         self.latest: dict[Site, Any] = {}
         self.made: dict[int, tuple[str, tuple[Any, ...]]] = {}
         self.keep: list[Any] = []
+        self.framed: set[int] = set()
 
     def _site(self) -> Site | None:
         frame: FrameType | None = sys._getframe(2)
@@ -95,7 +110,25 @@ class Mode(TorchFunctionMode):
             if caller.f_code.co_filename in self.files:
                 self.callee = caller.f_code.co_name
             caller = caller.f_back
-        return (code.co_filename, frame.f_lineno, frame.f_lasti, code.co_qualname.split(".")[0] == self.own)
+        own = code.co_qualname.split(".")[0] == self.own
+        if own and self.edit is None and id(frame) not in self.framed:
+            self._name_arguments(frame)
+        return (code.co_filename, frame.f_lineno, frame.f_lasti, own)
+
+    def _name_arguments(self, frame: FrameType) -> None:
+        """The graded function's arguments by their parameter names (``dw``, ``state['v']``),
+        also where no input was named (a chain of calls the grader built)."""
+        self.framed.add(id(frame))
+        self.keep.append(frame)  # its id stays its own while the run lasts
+        code, names = frame.f_code, self.record.names
+        for arg in code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]:
+            value = frame.f_locals.get(arg)
+            items = value.items() if isinstance(value, dict) else [(None, value)]
+            for key, item in items:
+                if isinstance(item, torch.Tensor) and id(item) not in names:
+                    names[id(item)] = arg if key is None else f"{arg}[{key!r}]"
+                    self.record.fixed.add(id(item))
+                    self.record.keep.append(item)
 
     def __torch_function__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None) -> Any:
         kwargs = kwargs or {}
@@ -144,15 +177,27 @@ class Mode(TorchFunctionMode):
         if edit.kind == "other":
             return OTHERS[edit.source](args[0])
         if edit.kind == "sub":
-            if edit.arg == 0 and _in_place(func):
+            if edit.arg in (0, -1) and _in_place(func):
                 return None  # an input put where an in-place operation writes would be written over
             kind, key = edit.source
             value = self.inputs.get(key) if kind == "input" else self.latest.get(key)
             if value is None:
                 return None
             new = list(args)
-            new[edit.arg] = value
+            for i in (0, 1) if edit.arg == -1 else (edit.arg,):  # -1: both operands of a square
+                new[i] = value
             return func(*new, **kwargs)
+        if edit.kind == "scalar":  # another number in the operand's place
+            new = list(args)
+            new[edit.arg] = edit.source
+            return func(*new, **kwargs)
+        if edit.kind == "addcmul":  # x + value * t1 * t2 without the factor at edit.arg, in place if it was
+            kept, value = args[3 - edit.arg], kwargs.get("value", 1)
+            return args[0].add_(kept, alpha=value) if _in_place(func) else torch.add(args[0], kept, alpha=value)
+        if edit.kind == "invert":  # never in place: the operand written over may be an input
+            return torch.div(args[0], args[1]) if name == "mul" else torch.mul(args[0], args[1])
+        if edit.kind == "abs":
+            return args[0].abs()
         if edit.kind == "index":
             return func(args[0], self.inputs[edit.source], **kwargs)
         return None
@@ -170,6 +215,13 @@ class Mode(TorchFunctionMode):
         record.returned.update(m for m in made if m is not None and record.callee[m] not in ("", self.callee))
         if isinstance(result, torch.Tensor):
             record.producer.setdefault(id(result), site)  # in place: the result keeps its maker
+            seen = record.values.setdefault(site, [])
+            size = result.numel() * result.element_size()
+            room = len(seen) < VALUES and record.kept_bytes + size <= VALUE_BYTES
+            if room and result.is_floating_point() and name not in UNSET:
+                seen.append(result.detach().clone())
+                record.final[site] = result
+                record.kept_bytes += size
         if isinstance(result, torch.Tensor) and id(result) not in record.names:
             record.names[id(result)] = record.info[site][3]
             record.keep.append(result)
@@ -183,9 +235,32 @@ def operand(x: Any, names: dict[int, str]) -> str:
     return repr(x) if isinstance(x, (int, bool)) else "…"
 
 
-def label_of(name: str, args: tuple[Any, ...], names: dict[int, str]) -> str:
+def _index(key: Any, loop: bool = False) -> str:
+    """An index as the code writes it: ``:, 1::2``, ``..., -1``; in a loop (``loop``) a lone
+    number is the first time's only, so it is said as ``t`` (``hs[:, t]``)."""
+    if isinstance(key, tuple):
+        return ", ".join(_index(k, loop) for k in key)
+    if isinstance(key, slice):
+        parts = ["" if p is None else str(p) for p in (key.start, key.stop, key.step)]
+        return ":".join(parts[:2]) + (f":{parts[2]}" if key.step is not None else "")
+    if isinstance(key, int) and not isinstance(key, bool):
+        return "t" if loop else str(key)
+    return {None: "None", Ellipsis: "..."}.get(key, "…") if not isinstance(key, torch.Tensor) else "…"
+
+
+# copies and casts: the same quantity as their operand, said by its name
+_SAME = {"to", "clone", "contiguous", "detach", "float", "double"}
+
+
+def label_of(name: str, args: tuple[Any, ...], names: dict[int, str], loop: bool = False) -> str:
     operands = [operand(a, names) for a in args if isinstance(a, (torch.Tensor, float, int))]
     short = [o if len(o) <= 40 else "(…)" for o in operands]
+    if name in _SAME and args and isinstance(args[0], torch.Tensor):
+        return short[0]
+    if name == "getitem" and len(args) == 2 and not isinstance(args[1], torch.Tensor):
+        return f"{short[0]}[{_index(args[1], loop)}]"
+    if name == "addcmul" and len(short) >= 3:
+        return f"{short[0]} + {short[1]} * {short[2]}"
     if name in SYMBOL and len(short) == 2:
         return f"{short[0]} {SYMBOL[name]} {short[1]}"
     return f"{name}({', '.join(short[:2])})"
