@@ -327,7 +327,7 @@ class Grade:
         self.rewrite_spent[f"{self.function} {kind}"] = done + 1
         return search() if done < SEARCHES else ""
 
-    def _rewrite(self, how: tuple[Callable[[], Any], dict, Any, dict], at: At, actual: Any, tol: Tolerance) -> str:
+    def _rewrite(self, how: tuple[Callable[[], Any], Any, Any, Any], at: At, actual: Any, tol: Tolerance) -> str:
         """seqlab.grading.rewrite's name of ``actual`` against the part at ``at`` (``whole``
         given: the whole against all); ``how``: (call, inputs, whole, the case's sizes)."""
         call, inputs, whole, sizes = how

@@ -136,12 +136,12 @@ def _edits(
                     text = f"the same factor is applied twice: the {verb} {operands[1]} {where} is done twice{w}"
                     tiers[1].append(Edit("twice", site, when, text=text))
             scale = _number(args[1], exprs) if name in ("mul", "div", "true_divide") and len(args) >= 2 else ""
-            for value, other in exprs.items() if scale and own else ():
-                if not math.isclose(value, args[1], rel_tol=1e-9):
+            for size_value, other in exprs.items() if scale and own else ():
+                if not math.isclose(size_value, args[1], rel_tol=1e-9):
                     verb = "divided" if name != "mul" else "multiplied"
                     what = record.said.get(site, label)  # scores, not q @ transpose(k, -2) / 2.82843
-                    text = f"the scale is another size's: {what} is {verb} by {other} ({value:.6g}) where {scale} belongs{w}"
-                    tiers[1].append(Edit("scalar", site, when, 1, value, text))
+                    text = f"the scale is another size's: {what} is {verb} by {other} ({size_value:.6g}) where {scale} belongs{w}"
+                    tiers[1].append(Edit("scalar", site, when, 1, size_value, text))
             if name in ("mul", "div", "true_divide") and len(args) >= 2 and own and when == "all":
                 wrong = "division" if name == "mul" else "multiplication"
                 sign = "/" if name == "mul" else "*"
