@@ -32,6 +32,7 @@ from ..grading.compare import first_float_dtype, structure_problem, value_mismat
 from ..seeds import derive_seed
 from ..tolerance import Tolerance
 from . import Lab, lab_of
+from .figures import warm_up
 from .replay import FIRST_STEPS, FIRST_STEPS_TOL, first_steps_hint, replay
 from .slips import Evidence, crash_hint, name_slip
 
@@ -52,7 +53,7 @@ class LabRun:
     params: dict | None = None
     losses: torch.Tensor | None = None
     cpu_s: float | None = None  # the student's training, in the child
-    parent_cpu_s: float | None = None  # the evaluation (the reference's own run included)
+    parent_cpu_s: float | None = None  # the evaluation and the replay (the reference's own runs)
     failure: GradeFailure | None = None
     metrics: dict[str, float] = field(default_factory=dict)
     reference_losses: list[float] | None = None
@@ -111,6 +112,7 @@ class LabSession:
         return self.runs[self.lab.function]
 
     def _train(self) -> LabRun:
+        warm_up()  # while the child trains
         task = self.lab.module()
         child_inputs, heldout = task.draw_task(self.seed)
         run = LabRun(self.lab.function, self.seed, child_inputs, heldout)
@@ -216,7 +218,9 @@ class LabSession:
         task = self.lab.module()
         assert run.losses is not None  # _ran refuses a return without them
         steps = min(steps, int(run.child_inputs["steps"]))
+        started = time.process_time()
         want = replay(self.lab.function, run.child_inputs, steps)
+        run.parent_cpu_s = (run.parent_cpu_s or 0.0) + time.process_time() - started  # the lab's own work too
         got = run.losses.detach().to(torch.float64).reshape(-1)[:steps]
         off = ~((got - want).abs() <= FIRST_STEPS_TOL.atol + FIRST_STEPS_TOL.rtol * want.abs())
         if not bool(off.any()):
