@@ -30,7 +30,7 @@ def edited(function: str, description: str, old, new, hint: str, where: str = "h
     for before, after in zip(*((old, new) if isinstance(old, tuple) else ((old,), (new,)))):
         assert source.count(before) == 1, f"{function}: {before!r} is not in the reference exactly once"
         source = source.replace(before, after)
-    return Structural(function, description, source, hint, where)
+    return Structural(function, description, source, hint, where=where)
 
 
 STRUCTURAL = [
