@@ -136,7 +136,7 @@ class Grade:
         ] + [first_change(before, outcome.kwargs.get(key), key) for key, before in kwargs.items()]
         changed = [where for where in changed if where]
         if changed:
-            message, hint = purity_failure(self.function, changed[0])
+            message, hint = purity_failure(self.function, str(changed[0]))
             raise GradeFailure(message, hint=hint, rule="purity")
         if outcome.aliased:
             raise GradeFailure(
