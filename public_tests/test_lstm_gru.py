@@ -93,6 +93,32 @@ def test_lstm_cell_gate_blocks_in_pytorchs_order():
 
 
 @checks("lstm_gru.lstm_cell")
+def test_lstm_cell_forget_gate_scales_the_old_cell():
+    # Every weight 0, c_prev = 1, b_ih = [0, 1, 1, 0]: i = sigmoid(0) = 0.5, f = sigmoid(1),
+    # g = tanh(1), o = 0.5. The forget gate keeps the old cell, the input gate lets g in:
+    #   c = f * c_prev + i * g = sigmoid(1) + 0.5 tanh(1),  h = 0.5 tanh(c)
+    # (i * c_prev + f * g, the two roles swapped, would give 0.5 + sigmoid(1) tanh(1).)
+    case = "B=1, D=1, H=1, all weights 0, x=1, h_prev=0, c_prev=1, b_ih=[0, 1, 1, 0], b_hh=0"
+    zeros = torch.zeros(4, 1, dtype=T64)
+    out = call(
+        "lstm_gru.lstm_cell",
+        lstm_gru.lstm_cell,
+        t([[1.0]]),
+        t([[0.0]]),
+        t([[1.0]]),
+        zeros,
+        zeros.clone(),
+        t([0.0, 1.0, 1.0, 0.0]),
+        torch.zeros(4, dtype=T64),
+        case=case,
+    )
+    h, c = unpack("lstm_gru.lstm_cell", out, ("h", "c"), case=case)
+    c_want = sigmoid(1) + 0.5 * math.tanh(1)
+    check_close("lstm_gru.lstm_cell", c, [[c_want]], case=case, what="c")
+    check_close("lstm_gru.lstm_cell", h, [[0.5 * math.tanh(c_want)]], case=case, what="h")
+
+
+@checks("lstm_gru.lstm_cell")
 @FLOATS
 def test_lstm_cell_shapes_and_dtype(dtype):
     gen = torch.Generator().manual_seed(0)

@@ -146,7 +146,14 @@ def test_rmsprop_worked_example():
     check_close("optimizers.rmsprop", s1["sq_avg"], [0.4], case=case, what="sq_avg after step 1")
     check_close("optimizers.rmsprop", w1, [1 - 0.1 * 2 / math.sqrt(0.4)], case=case, what="w after step 1")
     check_close("optimizers.rmsprop", s2["sq_avg"], [0.76], case=case, what="sq_avg after step 2")
-    # eps is added after the square root: w = 1 - 0.1 * 2 / (sqrt(2) + 1), not 1 - 0.1 * 2 / sqrt(2 + 1)
+    # each coordinate has its own average: dw = [2, 0] gives s = 0.5 * [4, 0] = [2, 0] and
+    # w = [1 - 0.1 * 2 / sqrt(2), 1] (one average over the coordinates would give s = 1, w[0] = 0.8)
+    case = "w=[1, 1], dw=[2, 0], lr=0.1, alpha=0.5"
+    ((w1, s1),) = two_steps(
+        "rmsprop", torch.tensor([1.0, 1.0], dtype=T), [torch.tensor([2.0, 0.0], dtype=T)], case, lr=0.1, alpha=0.5
+    )
+    check_close("optimizers.rmsprop", s1["sq_avg"], [2.0, 0.0], case=case, what="sq_avg after step 1")
+    check_close("optimizers.rmsprop", w1, [1 - 0.1 * math.sqrt(2), 1.0], case=case, what="w after step 1")
     case = "w=[1], dw=[2], lr=0.1, alpha=0.5, eps=1"
     ((w1, _),) = two_steps(
         "rmsprop", torch.tensor([1.0], dtype=T), [torch.tensor([2.0], dtype=T)], case, lr=0.1, alpha=0.5, eps=1.0

@@ -170,6 +170,13 @@ def test_softmax_cross_entropy_is_stable_for_huge_logits(dtype):
     )
     check_tensor("rnn.softmax_cross_entropy", loss, case=case, shape=(), dtype=dtype, what="loss")
     check_close("rnn.softmax_cross_entropy", loss, 5000.0, case=case)
+    # each row is shifted by its own maximum: row 2's logits lie 1e4 below row 1's, and shifting it
+    # by the batch's maximum makes every exp of row 2 underflow to 0 and its loss log(0) = -inf.
+    # row 1: log(1 + e^-10000) = 0; row 2: equal logits, log 2; the mean is log(2) / 2.
+    case = f"logits=[[1e4, 0], [0, 0]], targets=[0, 0], {str(dtype)[6:]}"
+    logits = t([[1e4, 0.0], [0.0, 0.0]], dtype)
+    loss = call("rnn.softmax_cross_entropy", rnn.softmax_cross_entropy, logits, torch.tensor([0, 0]), case=case)
+    check_close("rnn.softmax_cross_entropy", loss, math.log(2) / 2, case=case)
 
 
 # --- rnn_bptt ------------------------------------------------------------------------------------

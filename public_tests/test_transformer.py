@@ -103,6 +103,24 @@ def test_feed_forward_bias_is_inside_the_relu():
 
 
 @checks("transformer.feed_forward")
+def test_feed_forward_output_is_linear_and_can_be_negative():
+    # E = F = 1: relu(x W1^T + b1) = relu(2) = 2, then y = 2 * (-1) + 0 = -2. The ReLU is between
+    # the two maps only: one after the second map too would give relu(-2) = 0.
+    case = "x=[2], W1=[[1]], b1=[0], W2=[[-1]], b2=[0]"
+    y = call(
+        "transformer.feed_forward",
+        transformer.feed_forward,
+        t([[2.0]]),
+        t([[1.0]]),
+        t([0.0]),
+        t([[-1.0]]),
+        t([0.0]),
+        case=case,
+    )
+    check_close("transformer.feed_forward", y, [[-2.0]], case=case)
+
+
+@checks("transformer.feed_forward")
 @FLOATS
 def test_feed_forward_shape_and_dtype(dtype):
     gen = torch.Generator().manual_seed(1)

@@ -36,7 +36,7 @@ from ..student import Outcome, StudentError
 from ..student.guards import split_scope
 from ..tolerance import Tolerance
 from .case import Case, Make, describe_case
-from .compare import first_change, first_float_dtype, matches, structure_problem, value_mismatch
+from .compare import first_change, first_float_dtype, matches, purity_failure, structure_problem, value_mismatch
 from .diagnose import CONFINED, diagnose, settings_of, step_factor
 from .mistakes import LazyMistakes, Mistake, consistent, first_match, from_table, variant_output, without_inputs
 from .parts import At, Names, arity_problem, named_parts, param_names, pick, pick_or_none, render, split_dicts
@@ -136,11 +136,8 @@ class Grade:
         ] + [first_change(before, outcome.kwargs.get(key), key) for key, before in kwargs.items()]
         changed = [where for where in changed if where]
         if changed:
-            raise GradeFailure(
-                f"{self.function} modified its argument {changed[0]} in place; functions must be "
-                f"pure (work on new tensors / a new dict)",
-                rule="purity",
-            )
+            message, hint = purity_failure(self.function, str(changed[0]))
+            raise GradeFailure(message, hint=hint, rule="purity")
         if outcome.aliased:
             raise GradeFailure(
                 f"{self.function} returned {outcome.aliased[0]}, which is an argument or a view of "

@@ -148,6 +148,24 @@ def matches(actual: Any, candidate: Any, tol: Tolerance) -> bool:
         return False
 
 
+def purity_failure(function: str, where: str) -> tuple[str, str]:
+    """The message and the hint for an argument found changed in place. The change is exact (see
+    first_change), so the hint names it for certain: which argument, the operations that do it,
+    and what to write instead."""
+    message = (
+        f"{function} modified its argument {where} in place; functions must be pure (work on new tensors / a new dict)"
+    )
+    hint = (
+        f"{where} is changed in place, so the caller's {where} changes too: an in-place operation does"
+        " this (a method ending in _ such as sub_, add_, mul_, copy_; x -= ... or x += ... on a tensor;"
+        " an assignment into x[...] or into a dict passed in; .to(dtype) and .contiguous() return the"
+        " argument itself when nothing needs changing, so writing into their result writes into it)."
+        " Compute new values and return them"
+        " instead: w = w - lr * dw, m = beta1 * m + (1 - beta1) * dw, a new dict {**state, 'm': m}"
+    )
+    return message, hint
+
+
 def first_change(before: Any, after: Any, path: str) -> str | None:
     """Where an argument was modified in place, by exact comparison. A generator is not data:
     drawing from it is what it is passed for."""

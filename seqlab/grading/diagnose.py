@@ -235,6 +235,22 @@ def locate(a: torch.Tensor, e: torch.Tensor, tol: Tolerance, sizes: dict[str, An
     return CONFINED + " " + "; ".join(text for _, text in sorted(found)[:2]) + " (the rest is right)"
 
 
+def nonfinite(a: torch.Tensor, e: torch.Tensor) -> str | None:
+    """Values that are inf or NaN where every expected value is finite. Exact (no tolerance is
+    involved), so it is said for certain; what produced them is only suggested, by the operations
+    that can (the cause differs per function and is not inferred)."""
+    if a.shape != e.shape or not bool(torch.isfinite(e).all()) or bool(torch.isfinite(a).all()):
+        return None
+    kinds = [w for w, m in (("nan", a.isnan()), ("inf", a == float("inf")), ("-inf", a == -float("inf"))) if m.any()]
+    count = int((~torch.isfinite(a)).sum())
+    return (
+        f"{count} of {a.numel()} values are {'/'.join(kinds)} where every expected value is finite: a"
+        f" division by a quantity that is 0 here, a log of 0 or an exp that overflows ({'0/0, inf - inf or 0 * inf' if 'nan' in kinds else 'x/0, log(0) or exp of a large x'});"
+        " look for a quantity that is 0 or extreme only in this case (a step count read before it is"
+        " incremented, a maximum subtracted that is not each row's own)"
+    )
+
+
 def counter(actual: Any, expected: Any) -> str | None:
     """An integer off by a small amount (a step counter that starts at 0, or counts twice)."""
     if isinstance(expected, bool) or not isinstance(expected, int) or isinstance(actual, bool):
@@ -313,4 +329,5 @@ def _diagnose_leaf(actual: Any, expected: Any, tol: Tolerance, sizes: dict[str, 
         o = _tensor(output)
         if o is not None and o.shape == e.shape and not _close(e, o, tol) and _close(a, o, tol):
             return f"your result equals the reference's computed with {what}: {meaning}"
-    return (locate(a, e, tol, sizes) or "") if a.shape == e.shape else ""
+    said = nonfinite(a, e)
+    return (said or locate(a, e, tol, sizes) or "") if a.shape == e.shape else ""

@@ -133,6 +133,14 @@ TRANSPOSED = "a weight applied the other way round (x @ W where x @ W.T belongs,
 SWAPPED = "the two are used in each other's place"
 USED_FOR = "one input used where another of the same shape belongs"
 DEFAULTED = "the argument given is not used (a fixed value in its place)"
+# Only a bias: it enters as one added term, so doubling it is exactly "added twice" (b_ih and b_hh
+# both given b); a doubled weight would also read as a scale, which diagnose.py names.
+TWICE = "that term is added twice (once per projection, say), where it is added once"
+
+
+def _bias(name: str) -> bool:
+    return name.split("[")[-1].strip("']").startswith("b")
+
 
 Slot = int | str  # an argument by position, or by keyword
 # (slot, key, replacement): the argument (or, with a key, its dict entry) to replace; None drops it
@@ -166,6 +174,7 @@ def _changes(
     ]
     if len(biases) > 1:
         changes.append(("every bias = 0", LEFT_OUT, biases))
+    changes += [(f"{n} doubled", TWICE, [(s, k, 2 * v)]) for n, s, k, v in floats if _bias(n)]
     masks = [
         (n, s, k, v) for n, s, k, v in inputs if "mask" in n and isinstance(v, torch.Tensor) and v.dtype == torch.bool
     ]

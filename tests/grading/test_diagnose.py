@@ -206,3 +206,28 @@ def test_a_variant_wrong_where_the_student_is_right_is_not_named():
     right, wrong = torch.ones(3), torch.zeros(3)
     assert not consistent((right, wrong), (wrong, wrong), (right, right), TOL)  # loss right, variant's not
     assert consistent((right, wrong), (right, wrong), (right, right), TOL)
+
+
+def test_values_not_finite_where_the_expected_are_are_said_with_their_kind():
+    rows = torch.tensor([[0.0, 1.0], [2.0, 3.0]], dtype=torch.float64)
+    said = diagnose(rows / torch.tensor([1.0, 0.0], dtype=torch.float64) * 0, rows, TOL, {})
+    assert "2 of 4 values are nan where every expected value is finite" in said and "0/0" in said
+    said = diagnose(torch.log(torch.exp(rows - 1e3)), rows, TOL, {})  # exp underflows to 0
+    assert "-inf where every expected value is finite" in said and "log(0)" in said
+    assert "finite" not in diagnose(rows + 1, rows, TOL, {}) and diagnose(rows, rows + float("nan"), TOL, {}) == ""
+
+
+def test_a_bias_added_twice_is_named_and_a_weight_doubled_is_not():
+    """An RNN cell with b_h added after each projection; one with W_hh doubled is not a term
+    added twice (no doubled-weight change is tried), so nothing names it so."""
+    x, h, W_xh, W_hh, b = randn(3, 2), randn(3, 4), randn(4, 2), randn(4, 4), randn(4)
+
+    def cell(x, h_prev, W_xh, W_hh, b_h):
+        return torch.tanh(x @ W_xh.T + h_prev @ W_hh.T + b_h)
+
+    names = ["x", "h_prev", "W_xh", "W_hh", "b_h"]
+    probes = without_inputs(cell, names, (x, h, W_xh, W_hh, b), {})
+    expected = cell(x, h, W_xh, W_hh, b)
+    twice = torch.tanh(x @ W_xh.T + b + h @ W_hh.T + b)
+    assert "b_h doubled: that term is added twice" in diagnose(twice, expected, TOL, {}, lambda: probes)
+    assert "doubled" not in diagnose(cell(x, h, W_xh, 2 * W_hh, b), expected, TOL, {}, lambda: probes)
