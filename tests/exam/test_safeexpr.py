@@ -90,11 +90,12 @@ INJECTIONS = [
 
 @pytest.mark.parametrize("text", INJECTIONS, ids=lambda t: repr(t[:30]) + (f"...({len(t)})" if len(t) > 30 else ""))
 def test_injections_are_rejected_quickly_with_a_message(text):
-    start = time.perf_counter()
+    parse("d", SYMS)  # the first parse in a process imports sympy: that is not the rejection's time
+    start = time.process_time()  # this process's work, not the machine's load
     with pytest.raises(AnswerRejected) as info:
         parse(text, SYMS)
     assert str(info.value)  # a message for the student
-    assert time.perf_counter() - start < 0.5
+    assert time.process_time() - start < 0.5
 
 
 def test_non_text_is_rejected():
