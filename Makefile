@@ -34,7 +34,7 @@ JOBS ?= 2
 XDIST := -n $(JOBS) --dist loadgroup
 LOCK := $(shell . scripts/defaults.sh && defaults LOCK)
 
-.PHONY: setup system-packages demo test test-banks test-fast lint typecheck docs format check bench lock clean
+.PHONY: setup system-packages bytecode demo test test-banks test-fast lint typecheck docs format check bench lock clean
 
 # The system packages are checked on every run (one dpkg-query): a stamp would not see one removed.
 setup: system-packages .venv/.seqlab-installed
@@ -53,13 +53,20 @@ check: setup
 	.venv/bin/seqlab build --check
 	.venv/bin/seqlab config --check
 
-test: setup
+# The project's own modules compiled before the tests (nothing to do when they are fresh). This
+# image sets PYTHONDONTWRITEBYTECODE, so every process the tests start (the graders' children,
+# nbgrader's kernels) would compile seqlab from source again, in a new clone most of all.
+# compileall writes the .pyc files whatever that variable says.
+bytecode: setup
+	@$(PY) -m compileall -q -j 0 seqlab graders solutions tests >/dev/null
+
+test: bytecode
 	$(PY) -m pytest -q $(XDIST) -m "not bank and not e2e"
 
-test-banks: setup
+test-banks: bytecode
 	$(PY) -m pytest -q $(XDIST) -m "bank or e2e"
 
-test-fast: setup
+test-fast: bytecode
 	$(PY) -m pytest -q $(XDIST) -m "not slow"
 
 lint: setup
