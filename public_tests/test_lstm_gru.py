@@ -65,6 +65,24 @@ def test_lstm_cell_worked_example():
     check_close("lstm_gru.lstm_cell", h, [[sigmoid(3) * math.tanh(c_want)]], case=case, what="h")
 
 
+def _bias_only_cell(c_prev: float, b_ih: list[float], case: str):
+    """lstm_cell with every weight 0, x = 1, h_prev = 0 and b_hh = 0: only b_ih and c_prev speak."""
+    zeros = torch.zeros(4, 1, dtype=T64)
+    out = call(
+        "lstm_gru.lstm_cell",
+        lstm_gru.lstm_cell,
+        t([[1.0]]),
+        t([[0.0]]),
+        t([[c_prev]]),
+        zeros,
+        zeros.clone(),
+        t(b_ih),
+        torch.zeros(4, dtype=T64),
+        case=case,
+    )
+    return unpack("lstm_gru.lstm_cell", out, ("h", "c"), case=case)
+
+
 @checks("lstm_gru.lstm_cell")
 def test_lstm_cell_gate_blocks_in_pytorchs_order():
     # Every weight 0 and c_prev = 0, so only the biases speak; b_ih = [0, 0, 1, -1] sets the four
@@ -73,20 +91,7 @@ def test_lstm_cell_gate_blocks_in_pytorchs_order():
     #   c = f * 0 + i * g = 0.5 tanh(1) = 0.3808,  h = o * tanh(c) = sigmoid(-1) tanh(0.3808) = 0.0977
     # Reading the blocks as [i, f, o, g] would give g = tanh(-1): a negative cell state.
     case = "B=1, D=1, H=1, all weights 0, x=1, h_prev=c_prev=0, b_ih=[0, 0, 1, -1], b_hh=0"
-    zeros = torch.zeros(4, 1, dtype=T64)
-    out = call(
-        "lstm_gru.lstm_cell",
-        lstm_gru.lstm_cell,
-        t([[1.0]]),
-        t([[0.0]]),
-        t([[0.0]]),
-        zeros,
-        zeros.clone(),
-        t([0.0, 0.0, 1.0, -1.0]),
-        torch.zeros(4, dtype=T64),
-        case=case,
-    )
-    h, c = unpack("lstm_gru.lstm_cell", out, ("h", "c"), case=case)
+    h, c = _bias_only_cell(0.0, [0.0, 0.0, 1.0, -1.0], case)
     c_want = 0.5 * math.tanh(1)
     check_close("lstm_gru.lstm_cell", c, [[c_want]], case=case, what="c")
     check_close("lstm_gru.lstm_cell", h, [[sigmoid(-1) * math.tanh(c_want)]], case=case, what="h")
@@ -99,20 +104,7 @@ def test_lstm_cell_forget_gate_scales_the_old_cell():
     #   c = f * c_prev + i * g = sigmoid(1) + 0.5 tanh(1),  h = 0.5 tanh(c)
     # (i * c_prev + f * g, the two roles swapped, would give 0.5 + sigmoid(1) tanh(1).)
     case = "B=1, D=1, H=1, all weights 0, x=1, h_prev=0, c_prev=1, b_ih=[0, 1, 1, 0], b_hh=0"
-    zeros = torch.zeros(4, 1, dtype=T64)
-    out = call(
-        "lstm_gru.lstm_cell",
-        lstm_gru.lstm_cell,
-        t([[1.0]]),
-        t([[0.0]]),
-        t([[1.0]]),
-        zeros,
-        zeros.clone(),
-        t([0.0, 1.0, 1.0, 0.0]),
-        torch.zeros(4, dtype=T64),
-        case=case,
-    )
-    h, c = unpack("lstm_gru.lstm_cell", out, ("h", "c"), case=case)
+    h, c = _bias_only_cell(1.0, [0.0, 1.0, 1.0, 0.0], case)
     c_want = sigmoid(1) + 0.5 * math.tanh(1)
     check_close("lstm_gru.lstm_cell", c, [[c_want]], case=case, what="c")
     check_close("lstm_gru.lstm_cell", h, [[0.5 * math.tanh(c_want)]], case=case, what="h")
