@@ -17,12 +17,15 @@ turn: ``python -c "import torch"``, ``seqlab grade --no-labs`` and ``seqlab grad
 on). Each lab's own times come from the graded results (``meta.lab_runs``): the student's
 training in the child (CPU seconds, as the kernel counts them) and the parent's evaluation.
 
-Floors (exit 1 when one is missed): every honest lab's training <= its CPU budget
-(seqlab.labs.CPU_BUDGET_S, 5 s) and all of them together <= 15 s; the class of 300 with the
-labs under 45 minutes at ``--jobs 2`` (measured wall); ``--jobs 2`` at least 1.7x faster than
-``--jobs 1``; the grade without labs within 3x the torch import; with them, at most the labs'
-own time (child + parent CPU, 1.5x for a busy machine's wall clock) on top. The wall figures
-need a quiet machine: at a load of 6 on 2 cores a process gets a third of a core.
+Floors (exit 1 when one is missed): every honest lab's training <= its CPU budget on this
+machine (seqlab.labs.CPU_BUDGET_S, 5 s on the standard core, times this core's slowdown as
+seqlab.labs.clock measures it) and all of them together <= 15 s on the standard core; the class
+of 300 with the labs under 45 minutes at ``--jobs 2`` (measured wall, divided by the slowdown:
+the budgets were set on cores ~3x faster than some machines of this kind, and the raw figure is
+printed beside it); ``--jobs 2`` at least 1.7x faster than ``--jobs 1``; the grade without labs
+within 3x the torch import; with them, at most the labs' own time (child + parent CPU, 1.5x for a
+busy machine's wall clock) on top. The wall figures need a quiet machine: at a load of 6 on 2
+cores a process gets a third of a core.
 
     .venv/bin/python benchmarks/bench_labs.py [--class 16] [--rounds 1] [--skip-single] [--skip-class]
 """
@@ -145,6 +148,17 @@ def lab_runs(out: Path, names: set[str] | None = None) -> dict[str, list[dict]]:
     return runs
 
 
+def core_slowdown(out: Path) -> float:
+    """How much slower than the standard core this machine's cores are, as the gradings in
+    ``out`` measured it (each lab's budget is its standard budget times that)."""
+    from seqlab.labs import LABS
+
+    found = [
+        r["budget_s"] / LABS[f].cpu_budget_s for f, runs in lab_runs(out).items() for r in runs if r.get("budget_s")
+    ]
+    return statistics.median(found) if found else 1.0
+
+
 def timed(command: list[str]) -> float:
     start = time.perf_counter()
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
@@ -164,13 +178,18 @@ def class_part(count: int, work: Path, failures: list[str]) -> dict[str, list[di
     two, one = measured[2], measured[1]
     minutes = CLASS * two["wall"] / count / 60
     ideal = CLASS * two["cpu"] / count / CORES / 60
+    slowdown = core_slowdown(work / "out2")
     print(
         f"a class of {CLASS} at --jobs 2: {minutes:.1f} minutes at the measured throughput, "
-        f"{ideal:.1f} from its CPU alone on an idle {CORES}-core machine (floor {CLASS_MINUTES:g})"
+        f"{ideal:.1f} from its CPU alone on an idle {CORES}-core machine"
+    )
+    print(
+        f"  on standard cores ({slowdown:.2f}x faster than these, seqlab.labs.clock): {minutes / slowdown:.1f} "
+        f"minutes (floor {CLASS_MINUTES:g})"
     )
     print(f"--jobs 2 is {one['wall'] / two['wall']:.2f}x faster than --jobs 1 (floor {JOBS_FLOOR:g}x)")
-    if minutes > CLASS_MINUTES:
-        failures.append(f"the class would take {minutes:.0f} minutes at the measured throughput")
+    if minutes / slowdown > CLASS_MINUTES:
+        failures.append(f"the class would take {minutes / slowdown:.0f} minutes on standard cores")
     if one["wall"] / two["wall"] < JOBS_FLOOR:
         failures.append(f"--jobs 2 is only {one['wall'] / two['wall']:.2f}x faster than --jobs 1")
     honest = {f"student{i:02d}" for i, kind in enumerate(kinds) if kind.startswith(("reference", "honest"))}
@@ -211,25 +230,34 @@ def single_part(rounds: int, work: Path, failures: list[str]) -> dict[str, list[
 
 
 def budget_table(runs: dict[str, list[dict]], failures: list[str]) -> None:
-    from seqlab.labs import LABS
+    from seqlab.labs import CPU_BUDGET_S, LABS
 
     print(
         f"\n{'lab (honest runs)':36s} {'runs':>4s} {'train CPU s':>11s} {'max':>6s} {'parent CPU s':>12s} {'budget':>7s}"
     )
-    trained = 0.0
+    trained, slowdowns = 0.0, []
     for function, found in sorted(runs.items()):
         child = [r["cpu_s"] for r in found]
         parent = statistics.median(r["parent_cpu_s"] for r in found)
-        budget = LABS[function].cpu_budget_s
+        budget = min(r["budget_s"] for r in found)
+        slowdowns += [r["budget_s"] / LABS[function].cpu_budget_s for r in found]
         trained += statistics.median(child)
         print(
             f"{function:36s} {len(found):4d} {statistics.median(child):11.2f} {max(child):6.2f} {parent:12.2f} {budget:7.1f}"
         )
         if max(child) > budget:
-            failures.append(f"{function} trained for {max(child):.2f} s, over its budget")
-    print(f"the labs together train for {trained:.2f} s (median each; floor {ALL_LABS_S:g} s)")
-    if trained > ALL_LABS_S:
-        failures.append(f"the labs together train for {trained:.1f} s, over {ALL_LABS_S:g} s")
+            failures.append(f"{function} trained for {max(child):.2f} s, over its budget of {budget:.1f} s")
+    slowdown = statistics.median(slowdowns or [1.0])
+    print(
+        f"this core is {slowdown:.2f}x slower than the standard one (seqlab.labs.clock): each budget is "
+        f"{slowdown:.2f} x {CPU_BUDGET_S:g} s here"
+    )
+    print(
+        f"the labs together train for {trained:.2f} s of CPU here, {trained / slowdown:.2f} s on the standard core "
+        f"(median each; floor {ALL_LABS_S:g} s on the standard core)"
+    )
+    if trained / slowdown > ALL_LABS_S:
+        failures.append(f"the labs together train for {trained / slowdown:.1f} standard s, over {ALL_LABS_S:g} s")
 
 
 def main() -> int:

@@ -31,7 +31,8 @@ import os
 from dataclasses import dataclass, field
 from types import ModuleType
 
-# The grader's clock: a lab trains on one core in at most this much CPU time. A class of 300 on
+# The grader's clock: a lab trains on one standard core (seqlab.labs.clock: a slower core
+# stretches it) in at most this much CPU time. A class of 300 on
 # two cores in 45 minutes leaves 18 s of CPU per submission; the exercises take ~5 s and four
 # labs at ~2.5 s each take the rest, so 5 s is twice what a reference-speed solution needs.
 CPU_BUDGET_S = 5.0
@@ -56,12 +57,20 @@ class Lab:
         return importlib.import_module(self.task)
 
     @property
+    def budget_s(self) -> float:
+        """The budget on this machine: ``cpu_budget_s`` is for the standard core, and a slower
+        core stretches it (seqlab.labs.clock)."""
+        from .clock import slowdown
+
+        return self.cpu_budget_s * slowdown()
+
+    @property
     def wall_limit_s(self) -> float:
         """The call's wall-clock limit, after which the child is stopped and the lab scores what
         it returned: nothing. The budget itself is CPU time, checked when the call returns; the
         wall limit only stops a hang, so it is eight times the budget: a loaded machine (load 7
         on 2 cores, measured while this was written) gives a process a third of a core."""
-        return 8 * self.cpu_budget_s
+        return 8 * self.budget_s
 
 
 LABS: dict[str, Lab] = {

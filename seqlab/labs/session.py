@@ -5,7 +5,8 @@ instance from the grading's seed, runs the student's function once on ``child_in
 the lab's limits, and keeps the outcome (``LabRun``) for every other test of the lab: the
 held-out test, the trajectory test and the report's figures read the same run.
 
-Limits. The budget is CPU time: the child's is read from the kernel before and after the call
+Limits. The budget is CPU time on a standard core, stretched on a slower one (``Lab.budget_s``,
+seqlab.labs.clock): the child's is read from the kernel before and after the call
 (``StudentCode.cpu_clock``), and a run over the budget is not scored, so no one gains by
 training longer than the others. A wall-clock limit (``Lab.wall_limit_s``) stops a hang: past
 it the child is stopped (and replaced), and the lab scores what came back: nothing. Parameters must come back with the
@@ -53,6 +54,7 @@ class LabRun:
     params: dict | None = None
     losses: torch.Tensor | None = None
     cpu_s: float | None = None  # the student's training, in the child
+    budget_s: float | None = None  # the lab's CPU budget on this machine (Lab.budget_s)
     parent_cpu_s: float | None = None  # the evaluation and the replay (the reference's own runs)
     failure: GradeFailure | None = None
     metrics: dict[str, float] = field(default_factory=dict)
@@ -88,7 +90,8 @@ def returned_problem(params: Any, losses: Any, child_inputs: dict) -> str | None
 
 def summary(run: LabRun) -> dict:
     """The run as plain data for the reports: what the figures are drawn from (no parameters)."""
-    out: dict = {"seed": run.seed, "metrics": dict(run.metrics), "cpu_s": run.cpu_s, "parent_cpu_s": run.parent_cpu_s}
+    out: dict = {"seed": run.seed, "metrics": dict(run.metrics), "cpu_s": run.cpu_s}
+    out.update(parent_cpu_s=run.parent_cpu_s, budget_s=run.budget_s)
     if run.losses is not None:
         out["losses"] = [float(v) for v in run.losses.detach().to(torch.float64)]
     if run.reference_losses is not None:
@@ -132,10 +135,14 @@ class LabSession:
         after = student.cpu_clock()
         if before is not None and after is not None and before[0] is after[0]:
             run.cpu_s = after[1] - before[1]
-        if run.cpu_s is not None and run.cpu_s > self.lab.cpu_budget_s:
+        run.budget_s = self.lab.budget_s
+        if run.cpu_s is not None and run.cpu_s > run.budget_s:
+            slower = run.budget_s / self.lab.cpu_budget_s
+            on_this_core = f", as this core is {slower:.1f}x slower than the standard one" if slower > 1 else ""
             run.failure = GradeFailure(
                 f"{self.lab.function} trained for {run.cpu_s:.1f} s of CPU, over the lab's budget of "
-                f"{self.lab.cpu_budget_s:g} s: its parameters are not scored (the reference needs well under half)",
+                f"{run.budget_s:.1f} s ({self.lab.cpu_budget_s:g} s on a standard core{on_this_core}): its "
+                "parameters are not scored (the reference needs about half)",
                 rule="budget",
             )
             return run

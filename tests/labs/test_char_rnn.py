@@ -14,7 +14,7 @@ import torch
 
 from seqlab.grading import grade_submission, grading_settings
 from seqlab.grading.checks import Grade
-from seqlab.labs import LABS, char_rnn, corpus, slips
+from seqlab.labs import LABS, char_rnn, clock, corpus, slips
 from seqlab.labs.session import LabSession, returned_problem
 from seqlab.reference import load_reference
 from seqlab.student.codec import decode, encode
@@ -104,14 +104,27 @@ class _Clocked:
         return SimpleNamespace(value=self.value, args=(), kwargs=kwargs, aliased=[], ops={})
 
 
-def test_a_run_over_the_cpu_budget_is_not_scored():
+def _clocked_run(monkeypatch, slowdown):
+    monkeypatch.setattr(clock, "slowdown", lambda: slowdown)
     student = _Clocked(char_rnn.draw_task(3)[0])
     grade = Grade(LAB, student, load_reference(), {}, lambda name: None)
     session = LabSession(LABS[LAB], grade, {}, 3, {})
     session.seed = 3
-    run = session.run()
+    return session.run()
+
+
+def test_a_run_over_the_cpu_budget_is_not_scored(monkeypatch):
+    run = _clocked_run(monkeypatch, 1.0)
     assert run.failure is not None and run.failure.rule == "budget" and "7.0 s of CPU" in run.failure.message
+    assert "budget of 5.0 s (5 s on a standard core)" in run.failure.message, run.failure.message
     assert run.params is None
+
+
+def test_a_slower_core_stretches_the_budget_and_says_so(monkeypatch):
+    assert _clocked_run(monkeypatch, 2.0).failure is None  # 7 s of CPU against 10 s: scored
+    run = _clocked_run(monkeypatch, 1.2)
+    assert run.failure is not None and run.failure.rule == "budget"
+    assert "budget of 6.0 s (5 s on a standard core, as this core is 1.2x slower" in run.failure.message
 
 
 # --- graded with the lab on (the bank) ------------------------------------------------------------
@@ -143,7 +156,7 @@ def test_the_reference_scores_full_marks_isolated_within_budget(tmp_path):
     result = _grade(tmp_path, isolated=True, only="rnn.train_char_rnn,rnn.sample_chars")
     assert result.percent == 100.0, [(t.name, t.output[:300]) for t in result.tests if t.score < t.max_score]
     run = result.meta["lab_runs"][LAB]
-    assert run["cpu_s"] is not None and run["cpu_s"] < LABS[LAB].cpu_budget_s, run["cpu_s"]
+    assert run["cpu_s"] is not None and run["cpu_s"] < run["budget_s"], (run["cpu_s"], run["budget_s"])
     assert len(run["losses"]) == len(run["reference_losses"]) == char_rnn.STEPS
 
 
@@ -234,5 +247,8 @@ def test_every_lab_scores_full_marks_for_the_reference_within_its_budget(tmp_pat
     assert result.percent == 100.0, [(t.name, t.output[:300]) for t in result.tests if t.score < t.max_score]
     runs = result.meta["lab_runs"]
     assert set(runs) == set(LABS)
-    assert all(runs[f]["cpu_s"] < LABS[f].cpu_budget_s for f in LABS), {f: runs[f]["cpu_s"] for f in LABS}
-    assert sum(runs[f]["cpu_s"] for f in LABS) < 15.0
+    assert all(runs[f]["cpu_s"] < runs[f]["budget_s"] for f in LABS), {
+        f: (runs[f]["cpu_s"], runs[f]["budget_s"]) for f in LABS
+    }
+    slowdown = runs[LAB]["budget_s"] / LABS[LAB].cpu_budget_s  # this core against the standard one
+    assert sum(runs[f]["cpu_s"] for f in LABS) / slowdown < 15.0  # the budget, in standard seconds
