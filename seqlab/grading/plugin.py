@@ -139,13 +139,20 @@ class SeqlabPlugin:
         # A lab runs the student's own functions and its feedback names those that failed their
         # own tests, so every other test runs first (stable: each file keeps its order).
         keep.sort(key=lambda item: self.records[item.nodeid].function in LABS)
-        if any(self.records[item.nodeid].function in LABS for item in keep):
-            from ..labs import clock
-
-            clock.start()  # the labs' budgets need this core's speed: measured while the exercises run
         items[:] = keep
         if drop:
             config.hook.pytest_deselected(items=drop)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> None:
+        """The labs' budgets need this core's speed: it is measured while the exercises run
+        (not when the graders are only collected: `seqlab config` imports no torch)."""
+        if not session.config.option.collectonly and any(
+            self.records[item.nodeid].function in LABS for item in session.items if item.nodeid in self.records
+        ):
+            from ..labs import clock
+
+            clock.start()
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
