@@ -34,10 +34,14 @@ def evidence_of(function: str, train, seed: int) -> tuple[dict | None, Evidence 
         except Exception:
             return None
 
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # as in the graded child: a worker's default team rounds otherwise
     try:
         params, losses = train(**child_inputs)
     except Exception as exc:  # a student's loop crashes the way the sandbox reports it
         return None, None, f"{type(exc).__name__}: {exc}"
+    finally:
+        torch.set_num_threads(threads)
     evidence = Evidence(child_inputs, heldout, params, losses, probe=probe)
     return task.evaluate(params, child_inputs, heldout), evidence, ""
 
@@ -155,7 +159,12 @@ def test_a_known_wrong_loop_is_named_by_its_slip(variant):
         # sandbox's frame, which crash_hint also asks for: tests/labs/test_lab_graded.py)
         hint = slips.crash_hint(crash + "\n  exercises/optimizers.py, line 1, in adam") if crash else ""
         hint = hint or (named(variant.function, evidence) if evidence else "")
-        if variant.hint:  # the slip it names, and no other
+        if variant.hint and variant.description in LEARNS_DESPITE_ITS_SLIP and passes(variant.function, metrics):
+            # It learned the task all the same (a decoder that sees the next target can still
+            # learn to reverse): its held-out test passes and asks for no name, and a name is
+            # given only where the held-out loss shows the slip; the replay's test names it.
+            assert hint == "" or hint.startswith(f"{variant.hint}: "), (seed, hint, crash)
+        elif variant.hint:  # the slip it names, and no other
             assert hint.startswith(f"{variant.hint}: "), (seed, hint, crash)
         else:  # a wrong loop we cannot name: it loses its points, and no wrong name is given
             assert hint == "", (seed, hint)
