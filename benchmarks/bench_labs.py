@@ -221,7 +221,12 @@ def single_part(rounds: int, work: Path, failures: list[str]) -> dict[str, list[
     for name, values in times.items():
         print(f"{name:28s} {statistics.median(values):9.2f} {statistics.median(values) / base:7.2f}x")
     lab_total = sum(statistics.median(r["cpu_s"] + r["parent_cpu_s"] for r in found) for found in runs.values())
-    print(f"labs add {with_labs - without:.2f} s of wall time; their own CPU time is {lab_total:.2f} s")
+    training = sum(statistics.median(r["cpu_s"] for r in found) for found in runs.values())
+    print(
+        f"labs add {with_labs - without:.2f} s of wall time; their own CPU time is {lab_total:.2f} s "
+        f"(training in the child {training:.2f} s, judging in the parent {lab_total - training:.2f} s, much of it "
+        "while the child trains)"
+    )
     if without / base > TORCH_FLOOR:
         failures.append(f"grade --no-labs is {without / base:.2f}x import torch, over {TORCH_FLOOR:g}x")
     if with_labs - without > 1.5 * lab_total + 1.0:
