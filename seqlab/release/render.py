@@ -46,7 +46,7 @@ def _first_docstring_line(source: str, name: str) -> str:
         if isinstance(node, ast.FunctionDef) and node.name == name:
             doc = ast.get_docstring(node) or ""
             line = doc.strip().splitlines()[0].rstrip(".") if doc.strip() else ""
-            return line.replace("``", "`")
+            return line.replace("``", "`").replace(":func:`", "`")  # a Sphinx role reads as noise in Markdown
     return ""
 
 
