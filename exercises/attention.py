@@ -137,6 +137,10 @@ def multi_head_attention(query, key, value, params, num_heads, mask=None):
         num_heads (int): number of heads ``h``; must divide ``E``.
         mask (Tensor, optional): bool, broadcastable to (B, L, S), ``True`` = may attend, applied
             to every head; e.g. (L, S) causal or (B, 1, S) padding. ``None`` allows every key.
+            The per-head scores are (B, num_heads, L, S), and broadcasting aligns axes from
+            the right: an (L, S) mask fits them as it is, but a 3-dim (B, 1, S) or (B, L, S)
+            mask would meet the head axis with its batch axis. Give it a head axis of size 1
+            first, (B, 1, 1, S) or (B, 1, L, S).
 
     Returns:
         (out, weights): ``out`` (B, L, E); ``weights`` (B, num_heads, L, S), the attention weights

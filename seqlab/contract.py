@@ -77,6 +77,11 @@ def read(solutions_dir: Path) -> dict[str, Any]:
     }
 
 
+def lab_parts(solutions_dir: Path) -> tuple[str, ...]:
+    """The ``LAB_PARTS`` of ``solutions_dir/__init__.py``: qualified names, graded through a lab."""
+    return _declared(solutions_dir / "__init__.py", "LAB_PARTS")
+
+
 def _declared(init: Path, name: str) -> tuple[str, ...]:
     """The tuple of strings ``name = (...)`` in ``init`` (TOPICS must be there; the others may not)."""
     for node in ast.parse(init.read_text(encoding="utf-8")).body:

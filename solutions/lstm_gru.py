@@ -15,7 +15,10 @@ Conventions that matter here (they are PyTorch's, so the results agree with ``nn
   GRU they differ in the new-gate block because ``r`` multiplies ``W_hn h + b_hn``.
 - Sequences are batch-first: ``x (B, T, D)``.
 - PyTorch's own recurrent kernels (``torch.lstm_cell``, ``torch.gru_cell``, ``torch.lstm``,
-  ``torch.gru``, ``torch._VF``, the ``nn`` recurrent modules) are forbidden here.
+  ``torch.gru``, ``torch._VF``, the ``nn`` recurrent modules) are forbidden here. The README's
+  patterns ``*lstm*`` and ``*gru*`` match those PyTorch names only, never your own functions:
+  ``lstm_forward`` and ``gru_forward`` may call your ``lstm_cell`` and ``gru_cell``, and the
+  labs below run your ``lstm_forward`` and ``gru_forward``, as their docstrings say.
 """
 
 from __future__ import annotations

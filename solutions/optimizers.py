@@ -62,11 +62,17 @@ def sgd_momentum(w, dw, state, lr=1e-2, momentum=0.9):
         momentum (float): :math:`\mu`, the friction/decay of the velocity. Default: ``0.9``.
 
     Returns:
-        (w_next, state_next): ``state_next = {"velocity": v_{t+1}}``, a new dict.
+        (w_next, state_next): ``state_next = {"velocity": v_{t+1}}``, a new dict, where
+        :math:`v_{t+1} = \mu v_t + \nabla_w L(w_t)` is the sum of raw gradients above (not
+        scaled by ``lr``). The returned state is graded too, after every step, not only
+        ``w_next``.
 
-    Notes: W8 §1.2. Some texts write :math:`v = \mu v - \mathrm{lr}\, g,\ w = w + v`; with a
-    constant learning rate that is the same trajectory with the velocity scaled by ``-lr``.
-    PyTorch (and this function) accumulates raw gradients and multiplies by ``lr`` at the end.
+    Notes: W8 §1.2. Some texts (the notes among them) write
+    :math:`v = \mu v - \mathrm{lr}\, g,\ w = w + v`; with a constant learning rate that moves
+    ``w`` along the same trajectory, but its velocity is this one scaled by ``-lr``. PyTorch (and
+    this function) accumulates raw gradients and multiplies by ``lr`` at the end: store that
+    velocity. A state holding the notes' velocity gets ``w_next`` right and ``state_next`` wrong,
+    and loses half of each test's points.
 
     Agrees with ``torch.optim.SGD([w], lr=lr, momentum=momentum)`` (``dampening=0``,
     ``nesterov=False``), whose buffer is initialised to the first gradient.
@@ -205,7 +211,10 @@ def clip_grad_norm(grads, max_norm):
     Notes: L5 §6.1 (norm clipping against exploding gradients), L7-8 (Lecture 7) §四.
 
     Agrees with ``torch.nn.utils.clip_grad_norm_`` (``norm_type=2``), which does the same in
-    place on ``p.grad`` and also clamps the coefficient at 1.0.
+    place on ``p.grad`` and also clamps the coefficient at 1.0. No guard against overflow is
+    asked for: where the sum of squares overflows the dtype (float32 gradients of about 1e19 and
+    above), ``total_norm`` is ``inf`` and the clipped gradients are zeros, as
+    ``clip_grad_norm_`` gives too. The graded gradients are far from that range.
     """
     ### BEGIN SOLUTION
     if len(grads) == 0:

@@ -155,6 +155,12 @@ def rnn_bptt(x, targets, h0, params):
         (loss, grads): ``loss`` a 0-dim tensor; ``grads`` a new dict with keys ``W_xh``,
         ``W_hh``, ``b_h``, ``W_hy``, ``b_y`` and ``h0``, each shaped like its parameter.
 
+    The loss is summed over time and averaged over the batch, not averaged over all
+    :math:`B \cdot T` positions. :func:`softmax_cross_entropy`, which you may call here, is a
+    mean over every row it is given: on the ``B * T`` rows of all time steps at once it gives
+    :math:`L / T`, so that mean is not yet the loss asked for. The gradients carry the same
+    :math:`1/B` and no :math:`1/T` (:math:`\partial L / \partial o_t` above).
+
     Notes: L5 §3 (full derivation), L5 §4 (teacher forcing), L7-8 (Lecture 7) §二.1-2.
     No autograd (``backward``, ``torch.autograd``, ``torch.func``) anywhere.
 
@@ -308,6 +314,8 @@ def greedy_decode(params, embedding, h0, start_token, steps):
 
     Returns:
         Tensor: ``tokens (B, steps)`` int64, the generated tokens without the start token.
+        ``steps=0`` gives an empty ``(B, 0)`` int64 tensor (``torch.stack`` of an empty list
+        raises instead, so that case needs its own answer).
 
     Notes: W8 §4 (character-level LM: sample and feed back; greedy is the argmax variant),
     L5 §4 (teacher forcing vs generation, exposure bias), L7-8 (Lecture 7) §三 (embedding as a
@@ -437,7 +445,9 @@ def sample_chars(params, start_token, steps, temperature=1.0, generator=None):
         generator (torch.Generator, optional): the source of randomness of every draw.
 
     Returns:
-        Tensor: ``tokens (B, steps)`` int64, without the start token.
+        Tensor: ``tokens (B, steps)`` int64, without the start token. ``steps=0`` gives an
+        empty ``(B, 0)`` int64 tensor (``torch.stack`` of an empty list raises instead, so that
+        case needs its own answer).
 
     Notes: L5 §4 (generation: sample and feed back; exposure bias), W8 §4 (the character-level
     LM and its temperature). Calls ``rnn_cell`` at every step.

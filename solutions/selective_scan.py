@@ -13,8 +13,9 @@ Conventions that matter here (Mamba's public ``selective_scan_ref``, transposed 
 - The state ``h (B, D, N)`` starts at zero. Discretisation is zero-order hold for ``A`` and Euler
   for ``B`` (``B_bar = delta * B``), exactly as Mamba's code does (the paper's full ZOH ``B_bar``
   differs by O(delta^2)).
-- ``selective_scan_ref`` computes in float32 and casts back; here the result has the dtype that
-  PyTorch's type promotion gives the floating-point inputs (float64 stays float64).
+- ``selective_scan_ref`` computes in float32 and casts back; here the whole computation runs
+  in the dtype that PyTorch's type promotion gives the floating-point inputs (float64 inputs
+  are computed, returned and checked in float64).
 - ``linear_scan`` is the parallel part: O(log T) sequential steps, no Python loop over time.
 """
 
@@ -69,8 +70,9 @@ def linear_scan(a, b, h0=None):
     Each step is the affine map :math:`x \mapsto a_t x + b_t`; composing two maps gives another,
     :math:`(a_1, b_1)` then :math:`(a_2, b_2)` is :math:`(a_2 a_1,\ a_2 b_1 + b_2)`, and the
     composition is associative, so :math:`h_t` is a prefix "sum" that a parallel scan computes
-    (L5 §18.3). This one is Blelloch / Brent-Kung style, in place on the output (positions
-    counted from 0 below):
+    (L5 §18.3). One such scan, Blelloch / Brent-Kung style, written as updates of the output
+    (positions counted from 0 below; ``+=`` here is the math, not a demand for in-place code:
+    each level may as well build new tensors):
 
     1. *Up-sweep*, one level per halving: every odd position absorbs its left neighbour,
        :math:`h_{2k+1} \mathrel{+}= a_{2k+1} h_{2k}`, and the odd positions, with the pair
@@ -92,9 +94,14 @@ def linear_scan(a, b, h0=None):
         h (Tensor): (B, T, ...), a new tensor, ``h[:, t]`` the state after step ``t``, in the
         promoted dtype of the inputs, on their device.
 
-    Notes: L5 §18.3 (prefix product + prefix sum structure, parallel scan). The selective-copy
-    lab trains through this with autograd, which cannot go back through in-place writes on
-    tensors it saved: give that case a path without them.
+    Notes: L5 §18.3 (prefix product + prefix sum structure, parallel scan). In-place writes are
+    allowed on a tensor of your own (never on ``a``, ``b`` or ``h0``) but not required. One
+    caller needs care: the selective-copy lab trains through your ``selective_scan``, and so
+    through this scan, with autograd, on inputs that require grad. Autograd cannot go back
+    through an in-place write to a tensor it saved for the backward pass (computing the
+    gradients then raises a ``RuntimeError``), so a scan that writes in place needs a second path
+    without such writes for that case (grad mode on, ``torch.is_grad_enabled()``, and an input
+    with ``requires_grad``). A scan that builds new tensors at every level needs only one path.
 
     Agrees with the sequential loop ``h = a[:, t] * h + b[:, t]`` (the loop inside Mamba's
     ``selective_scan_ref``) up to reassociation; PyTorch has no built-in for it.
@@ -175,7 +182,10 @@ def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_sof
 
     Agrees with Mamba's ``selective_scan_ref(u.mT, delta.mT, A, B.mT, C.mT, D, z.mT, delta_bias,
     delta_softplus, return_last_state)`` (its layout is channel-first ``(B, D, T)``), output
-    transposed back, in float32 up to reassociation.
+    transposed back, in float32 up to reassociation. Compute in the inputs' own precision, not
+    in ``selective_scan_ref``'s: that function casts to float32 inside, but here float64 inputs
+    are checked against the same computation done in float64, at float64's tolerance, which a
+    detour through float32 cannot meet.
     """
     ### BEGIN SOLUTION
     dtype = u.dtype  # work in the promoted dtype of all inputs, so mixed precision loses nothing

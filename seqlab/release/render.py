@@ -16,6 +16,7 @@ from .. import contract, templating
 from ..build import render_stubs
 from ..defaults import PYTHON_VERSION, TORCH_CPU_INDEX, TORCH_VERSION
 from ..paths import COURSE_ROOT, SOLUTIONS_DIR, TEMPLATES_DIR
+from ..regions import stub_module
 from .leaks import ReleaseError
 
 PUBLIC_TESTS_DIR = COURSE_ROOT / "public_tests"
@@ -45,13 +46,45 @@ def _first_docstring_line(source: str, name: str) -> str:
         if isinstance(node, ast.FunctionDef) and node.name == name:
             doc = ast.get_docstring(node) or ""
             line = doc.strip().splitlines()[0].rstrip(".") if doc.strip() else ""
-            return line.replace("``", "`")
+            return line.replace("``", "`").replace(":func:`", "`")  # a Sphinx role reads as noise in Markdown
     return ""
+
+
+def _lab_parts_to_write(source: str, module: str, parts: tuple[str, ...]) -> list[dict]:
+    """The lab parts of ``module`` whose stub the student fills in (a lab model's forward; a
+    task generator given complete is left out), each with the labs that call it."""
+    stub = {n.name: n for n in ast.parse(stub_module(source, module)).body if isinstance(n, ast.FunctionDef)}
+    defs = {n.name: n for n in ast.parse(source).body if isinstance(n, ast.FunctionDef)}
+    labs = [contract.split(q)[1] for q in contract.LABS if contract.split(q)[0] == module]
+    written = []
+    for qualname in parts:
+        part_module, _, name = qualname.partition(".")
+        if part_module != module or name not in stub:
+            continue
+        raises = any(isinstance(n, ast.Raise) and "NotImplementedError" in ast.unparse(n) for n in ast.walk(stub[name]))
+        if not raises:
+            continue
+        callers = [
+            lab
+            for lab in labs
+            if any(isinstance(n, ast.Call) and getattr(n.func, "id", None) == name for n in ast.walk(defs[lab]))
+        ]
+        written.append(
+            {
+                "name": name,
+                "qualname": qualname,
+                "signature": f"({ast.unparse(defs[name].args)})",
+                "labs": callers,
+                "summary": _first_docstring_line(source, name),
+            }
+        )
+    return written
 
 
 def course_view(config, solutions_dir: Path) -> dict:
     """What the student README shows: topics, functions, points, rules, tolerances, limits."""
     topics = []
+    parts = contract.lab_parts(Path(solutions_dir))
     for module in contract.MODULES:
         source = (Path(solutions_dir) / f"{module}.py").read_text(encoding="utf-8")
         functions = []
@@ -69,7 +102,14 @@ def course_view(config, solutions_dir: Path) -> dict:
                     "summary": _first_docstring_line(source, name),
                 }
             )
-        topics.append({"module": module, "functions": functions, "points": sum(f["points"] for f in functions)})
+        topics.append(
+            {
+                "module": module,
+                "functions": functions,
+                "lab_parts": _lab_parts_to_write(source, module, parts),
+                "points": sum(f["points"] for f in functions),
+            }
+        )
     groups: dict[tuple, list[str]] = {}  # functions that share one list of forbidden patterns
     for topic in topics:
         for f in topic["functions"]:
@@ -79,6 +119,8 @@ def course_view(config, solutions_dir: Path) -> dict:
     return {
         "title": config.course_title or "Sequence models",
         "topics": topics,
+        "graded": sum(len(t["functions"]) for t in topics),
+        "lab_parts": [p for t in topics for p in t["lab_parts"]],
         "total": config.max_score,
         "forbidden": forbidden,
         "tolerances": {k: {"rtol": v.rtol, "atol": v.atol} for k, v in sorted(config.tolerances.items())},
