@@ -1,5 +1,6 @@
 """What the tests of one function say together: the sizes that separate its passing tests from
-its failing ones ("right for B=1 only"), said once, in the output of its first failed test."""
+its failing ones ("right for B=1 only"), said once, in the output of its first failed test; and
+a known mistake one test names that another test rules out, taken back."""
 
 from __future__ import annotations
 
@@ -44,3 +45,16 @@ def note_shapes(tests: list[TestResult]) -> None:
         failed = [t for t in group if t.status != "passed" and not t.voided_by]
         if note and failed:
             failed[0].output = f"{failed[0].output}\n{note}" if failed[0].output else note
+
+
+def drop_ruled_out(tests: list[TestResult]) -> None:
+    """A hint that names a table row (``name: explanation``) that another failed test of the same
+    function ruled out (seqlab.grading.mistakes.row_evidence: computed there, and not what the
+    student's output is) is taken back: the row matched by a coincidence of one case's sizes,
+    and a name is said only where it is a fact about the output, so in every case that tried it."""
+    ruled_out: dict[str, set[str]] = {}
+    for t in tests:
+        ruled_out.setdefault(t.function, set()).update(t.details.pop("rows_ruled_out", None) or ())
+    for t in tests:
+        if t.hint and any(t.hint.startswith(f"{name}: ") for name in ruled_out.get(t.function, ())):
+            t.hint = ""
