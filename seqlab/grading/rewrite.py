@@ -93,7 +93,9 @@ def _size_exprs(sizes: dict[str, Any]) -> dict[float, str]:
 
 def _number(x: Any, exprs: dict[float, str]) -> str:
     """A scale as a teacher writes it: sqrt(d) (2.82843), not just the number."""
-    named = [e for v, e in exprs.items() if isinstance(x, float) and math.isclose(x, v, rel_tol=1e-9)]
+    # an int too: ``two_i / d_model`` and ``/ B`` divide by a size as written, not a float
+    number = isinstance(x, (int, float)) and not isinstance(x, bool)
+    named = [e for v, e in exprs.items() if number and math.isclose(x, v, rel_tol=1e-9)]
     return f"{named[0]} ({x:.6g})" if named else ""
 
 
