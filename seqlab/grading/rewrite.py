@@ -26,7 +26,8 @@ or the last time, for a place inside a loop):
   belongs: a raw second moment for a variance);
 * an operand replaced by another value of the same shape: an input, or a value the reference
   computes elsewhere (the state before its update, the normalised input where the raw one is
-  added back, one direction's initial state for the other's).
+  added back, one direction's initial state for the other's);
+* a bias correction written wrongly, a nonlinearity closed too early (seqlab.grading.edits).
 
 Before any change is tried, the student's part is held against the reference's own recorded
 values (seqlab.grading.intermediate): a result that is a value on the way needs no change.
@@ -52,6 +53,7 @@ import torch
 from ..tolerance import Tolerance
 from .compare import matches
 from .diagnose import _CONSTANTS, _ratios
+from .edits import bias_corrections, closed_early
 from .intermediate import name_by_value, relabel
 from .layout import _sizes_named
 from .trace import OTHERS, Edit, Mode, Record
@@ -105,7 +107,7 @@ def _dropped(operand: Any) -> Any:
 
 
 def _edits(
-    record: Record, inputs: dict[str, torch.Tensor], sizes: dict[str, Any] | None = None
+    record: Record, inputs: dict[str, torch.Tensor], sizes: dict[str, Any] | None = None, ref: Any = None
 ) -> Iterator[tuple[int, Edit]]:
     """(tier, edit) for every change the recorded run allows, cheapest tier first."""
     exprs = _size_exprs(sizes or {})
@@ -204,6 +206,7 @@ def _edits(
                     if useful and other_site != site and o_shape == tuple(operand.shape) and o_label != what:
                         text = f"{record.said.get(other_site, o_label)} is used where {what} belongs (in {label})"
                         tiers[3].append(Edit("sub", site, when, i, ("site", other_site), text))
+    tiers[1] += [*bias_corrections(record, sizes or {}, ref), *closed_early(record)] if ref else []
     for tier, edits in tiers.items():
         yield from ((tier, e) for e in edits)
 
@@ -238,7 +241,7 @@ def name_by_rewrite(
     if said:  # the student's part is a value the reference holds: no change needs to be guessed
         return said
     start, found, tier_found = time.monotonic(), [], None
-    for runs, (tier, edit) in enumerate(_edits(record, inputs, sizes)):
+    for runs, (tier, edit) in enumerate(_edits(record, inputs, sizes, ref)):
         if tier_found is not None and tier > tier_found:
             break
         if runs >= max_runs or time.monotonic() - start > DEADLINE_S:

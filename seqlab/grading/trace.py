@@ -8,6 +8,8 @@ same line of code however often a loop runs it.
 
 from __future__ import annotations
 
+import functools
+import operator
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -53,12 +55,13 @@ def base_name(func: Any) -> str:
 
 @dataclass
 class Edit:
-    kind: str  # keep | twice | skip | after | other | sub | index | scalar | addcmul | abs | invert
+    kind: str  # keep | twice | skip | after | other | sub | index | scalar | addcmul | abs | invert | rescale | closed
     site: Site
     when: str = "all"  # all | first | last
     arg: int = 0  # keep/after: the operand kept (inside); sub: the operand replaced (-1: both)
     # after: "add" or "mul" (the operation moved out); other: the nonlinearity put in its place;
-    # sub: ("input", name) or ("site", Site); index: the integer input's name; scalar: the number
+    # sub: ("input", name) or ("site", Site); index: the integer input's name; scalar: the number;
+    # rescale: {site: the operand's new number from its old}; closed: the sum's terms
     source: Any = None
     text: str = ""
 
@@ -142,8 +145,9 @@ class Mode(TorchFunctionMode):
         self.seen[site] = n + 1
         edit = self.edit
         result = None
-        if edit is not None and edit.site == site and self._when(edit, site, n):
-            result = self._apply(edit, func, name, args, kwargs)
+        here = edit is not None and (edit.site == site or (edit.kind == "rescale" and site in edit.source))
+        if edit is not None and here and self._when(edit, site, n):
+            result = self._apply(edit, func, name, args, kwargs, site)
         if result is None:
             result = func(*args, **kwargs)
         if isinstance(result, torch.Tensor):
@@ -158,7 +162,9 @@ class Mode(TorchFunctionMode):
         total = self.record.counts.get(site, 1)
         return edit.when == "all" or (edit.when == "first" and n == 0) or (edit.when == "last" and n == total - 1)
 
-    def _apply(self, edit: Edit, func: Any, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    def _apply(
+        self, edit: Edit, func: Any, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], site: Site
+    ) -> Any:
         if edit.kind == "keep":
             full = func(*args, **kwargs)
             kept = args[edit.arg]
@@ -187,6 +193,13 @@ class Mode(TorchFunctionMode):
             for i in (0, 1) if edit.arg == -1 else (edit.arg,):  # -1: both operands of a square
                 new[i] = value
             return func(*new, **kwargs)
+        if edit.kind == "rescale":  # the operand's number recomputed, call by call (seqlab.grading.edits)
+            new = list(args)
+            new[edit.arg] = edit.source[site](args[edit.arg])
+            return func(*new, **kwargs)
+        if edit.kind == "closed":  # func of the first edit.arg terms of the sum, the others added after
+            inside = functools.reduce(operator.add, edit.source[: edit.arg])
+            return functools.reduce(operator.add, edit.source[edit.arg :], func(inside))
         if edit.kind == "scalar":  # another number in the operand's place
             new = list(args)
             new[edit.arg] = edit.source
