@@ -39,6 +39,17 @@ def _bptt(replacements=(), prologue=""):
 
 
 MUTANTS = [
+    Mutant(
+        "rnn.rnn_bptt",
+        "backward loop stops before the first step",
+        _bptt(
+            [
+                ("for t in reversed(range(T)):", "for t in reversed(range(1, T)):"),
+                ("torch.empty_like(hs)", "torch.zeros_like(hs)"),
+            ]
+        ),
+        wrong="x = 0",
+    ),
     # --- rnn_cell
     FromTable("rnn.rnn_cell", "W_xh and W_hh swapped", "W_xh and W_hh swapped"),
     FromTable("rnn.rnn_cell", "recurrent weight not transposed", "W_hh not transposed"),
@@ -50,6 +61,15 @@ MUTANTS = [
 def rnn_cell(x, h_prev, W_xh, W_hh, b_h):
     return torch.rnn_tanh_cell(x, h_prev, W_xh, W_hh, b_h, torch.zeros_like(b_h))
 """,
+    ),
+    Mutant(
+        "rnn.rnn_cell",
+        "tanh closed after the input term",
+        """
+def rnn_cell(x, h_prev, W_xh, W_hh, b_h):
+    return torch.tanh(x @ W_xh.T) + h_prev @ W_hh.T + b_h
+""",
+        hint="tanh is closed too early: it is applied to x @",
     ),
     # --- rnn_forward
     FromTable("rnn.rnn_forward", "every step restarts from h0", "hidden state not carried"),
@@ -251,6 +271,14 @@ def greedy_decode(params, embedding, h0, start_token, steps):
 ]
 
 ALTERNATIVES = [
+    Alternative(
+        "rnn.rnn_cell",
+        "the terms summed in another order, the bias first",
+        """
+def rnn_cell(x, h_prev, W_xh, W_hh, b_h):
+    return torch.tanh(b_h + h_prev @ W_hh.T + x @ W_xh.T)
+""",
+    ),
     Alternative(
         "rnn.rnn_cell",
         "one matmul on the concatenation [x, h]",
