@@ -48,13 +48,19 @@ def note_shapes(tests: list[TestResult]) -> None:
 
 
 def drop_ruled_out(tests: list[TestResult]) -> None:
-    """A hint that names a table row (``name: explanation``) that another failed test of the same
-    function ruled out (seqlab.grading.mistakes.row_evidence: computed there, and not what the
-    student's output is) is taken back: the row matched by a coincidence of one case's sizes,
-    and a name is said only where it is a fact about the output, so in every case that tried it."""
-    ruled_out: dict[str, set[str]] = {}
+    """A hint that names a table row (``name: explanation``) or a probe (the reference with one
+    input changed) that another failed test of the same function ruled out (computed there, and
+    not what the student's output is: seqlab.grading.mistakes.LazyMistakes.evidence) is taken
+    back: it matched by a coincidence of one case's sizes, and a name is said only where it is
+    a fact about the output, so in every case that tried it."""
+    rows: dict[str, set[str]] = {}
+    probes: dict[str, set[str]] = {}
     for t in tests:
-        ruled_out.setdefault(t.function, set()).update(t.details.pop("rows_ruled_out", None) or ())
+        rows.setdefault(t.function, set()).update(t.details.pop("rows_ruled_out", None) or ())
+        probes.setdefault(t.function, set()).update(t.details.pop("probes_ruled_out", None) or ())
     for t in tests:
-        if t.hint and any(t.hint.startswith(f"{name}: ") for name in ruled_out.get(t.function, ())):
+        row = any(t.hint.startswith(f"{name}: ") for name in rows.get(t.function, ()))
+        # seqlab.grading.diagnose says a probe as "... computed with {what}: {meaning}"
+        probe = any(f"computed with {what}: " in t.hint for what in probes.get(t.function, ()))
+        if t.hint and (row or probe):
             t.hint = ""

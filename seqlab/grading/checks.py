@@ -295,7 +295,7 @@ class Grade:
         mistakes = [Mistake(m.name, pick_or_none(m.output, at), m.explain, m.tol) for m in fits]
         actual = pick(value, at)
         found = first_match(actual, mistakes, tol)
-        details = {"case": case, **(details or {}), **named.evidence(fits, mistakes, actual, tol)}
+        details = {"case": case, **(details or {})}
         if named.error:
             details["mistakes_error"] = named.error  # for the instructor: a variant of the grader broke
         hint = found.hint if found else ""
@@ -315,6 +315,7 @@ class Grade:
                 problem += f"; {said}"
             elif said:
                 hint = said
+        details.update(named.evidence(fits, mistakes, actual, tol, at))  # for the other tests' names (across.py)
         return GradeFailure(f"{self.function}, case {case}: {problem}", rule=rule, hint=hint, details=details)
 
     def _timed(self, search: Callable[[], str], kind: str = "rewrite") -> str:

@@ -18,6 +18,7 @@ import torch
 
 from ..tolerance import Tolerance
 from .compare import matches
+from .evidence import probe_evidence, row_evidence
 
 
 @dataclass
@@ -77,22 +78,6 @@ def first_match(actual: Any, mistakes: Iterable[Mistake], tol: Tolerance) -> Mis
     return found[0] if found and len({m.name for m in found}) == 1 else None
 
 
-def row_evidence(
-    built: list[Mistake], fits: list[Mistake], picked: list[Mistake], actual: Any, tol: Tolerance
-) -> dict[str, Any]:
-    """For the function's other tests (seqlab.grading.across): the names of the rows this failure
-    rules out (computed here, and no row of that name fits the student's output: ``fits``, the
-    rows consistent with the parts the student has right, and ``picked``, their part that fails).
-    A row that one case names and another rules out matched by a coincidence of the first case's
-    sizes (10000^(i/d) and 10000^(2i/P) agree where P = 2d): across drops that name, since a
-    wrong name is worse than none."""
-    fit = {id(m) for m in fits}
-    matched = {p.name for p in picked if p.output is not None and matches(actual, p.output, p.tol or tol)}
-    seen = {m.name for m in built if m.output is not None and id(m) not in fit}
-    seen |= {p.name for p in picked if p.output is not None}
-    return {"rows_ruled_out": sorted(seen - matched)} if seen - matched else {}
-
-
 def consistent(value: Any, output: Any, expected: Any, tol: Tolerance) -> bool:
     """Whether a variant's output agrees with the student's on every part the student has right:
     a variant wrong where the student is right is not the student's mistake, even where the two
@@ -130,8 +115,13 @@ class LazyMistakes:
         self.sensitivity: Callable[[Any, Tolerance], str] | None = None
         self.before: Any = None  # what the checked value's parts start from (an update's w), if given
 
-    def evidence(self, fits: list[Mistake], picked: list[Mistake], actual: Any, tol: Tolerance) -> dict[str, Any]:
-        return row_evidence(self(), fits, picked, actual, tol)
+    def evidence(
+        self, fits: list[Mistake], picked: list[Mistake], actual: Any, tol: Tolerance, at: tuple[Any, ...]
+    ) -> dict[str, Any]:
+        """What this failure rules out, for the function's other tests (seqlab.grading.evidence)."""
+        computed = getattr(self.probes, "cache_info", None)  # probes are never computed for this alone
+        probes = self.probes() if self.probes is not None and computed is not None and computed().currsize else []
+        return {**row_evidence(self(), fits, picked, actual, tol), **probe_evidence(probes, at, actual, tol)}
 
     def __call__(self) -> list[Mistake]:
         if self.built is None:
