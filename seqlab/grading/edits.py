@@ -6,7 +6,10 @@ operand of one operation:
   ``beta**t``, the step one ahead or behind, or the first step's ``t = 1`` every time; at every
   such division at once (the same slip written for both moments) or at one of them;
 * a nonlinearity closed too early: ``tanh(a) + b + c`` where ``tanh(a + b + c)`` belongs, for a
-  sum of three or more terms (a sum of two is rewrite's own "after" change).
+  sum of three or more terms (a sum of two is rewrite's own "after" change);
+* an operation along one axis done along another (a mean over the batch where the features
+  belong, a softmax over the rows, a gather or a flip along the wrong dim): every other axis of
+  the operand, once each.
 
 Why this is safe to say: the same rules as every change of rewrite (a strict match within the
 check's tolerance, decisively away from the reference, no other change of its tier fitting). A
@@ -123,3 +126,25 @@ def closed_early(record: Record) -> Iterator[Edit]:
                 f"{' + '.join(said[k:])} is added after it, where {label} applies it to the whole sum"
             )
             yield Edit("closed", site, "all", k, tuple(terms), text)
+
+
+def wrong_axis(record: Record) -> Iterator[Edit]:
+    """Each operation along an axis done along every other axis of its operand; and where one
+    kind of operation is done along one axis at several places (a flip of the input and a flip of
+    the result back), all of them at once (the same slip written at each)."""
+    groups: dict[tuple[str, int, int], list[Site]] = {}
+    for site, (dim, ndim) in record.dims.items():
+        name, _, _, label = record.info[site]
+        if not site[3] or ndim < 2 or not -ndim <= dim < ndim:
+            continue
+        groups.setdefault((name, dim % ndim, ndim), []).append(site)
+        what = record.said.get(site, label)
+        for other in range(ndim):
+            if other != dim % ndim:
+                text = f"{name} is taken along dim {other} where dim {dim} belongs (in {what})"
+                yield Edit("dim", site, "all", 0, {site: other}, text)
+    for (name, dim, ndim), sites in groups.items():
+        for other in range(ndim) if len(sites) > 1 else ():
+            if other != dim:
+                text = f"every {name} is taken along dim {other} where dim {dim} belongs ({len(sites)} places)"
+                yield Edit("dim", sites[0], "all", 0, dict.fromkeys(sites, other), text)
