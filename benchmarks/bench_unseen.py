@@ -6,7 +6,7 @@ mistake, what the hidden grading says and whether the public tests point at its 
 
 Each file becomes a submission (the reference solutions with that one function swapped in,
 tests/mutants.make_submission) graded the way a hand-in is: isolated, sandboxed, without the
-labs, on one seed (7 unless told), the mistake's module and the modules that call into it. It
+labs (but for a lab's own mistake), on one seed (7 unless told), the mistake's module and the modules that call into it. It
 records:
 
 * the points lost in the mistake's own function (a mistake that keeps full marks is missed);
@@ -91,14 +91,14 @@ def start_public(release: Path, submission: Path, work: Path, modules: list[str]
     return subprocess.Popen(cmd, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
-def public_result(proc: subprocess.Popen) -> dict:
+def public_result(proc: subprocess.Popen, function: str) -> dict:
     try:
         out, _ = proc.communicate(timeout=PUBLIC_TIMEOUT)
     except subprocess.TimeoutExpired:
         proc.kill()
         out, _ = proc.communicate()
     failing, problems = [], {}
-    labs = set(contract.LABS)
+    labs = set(contract.LABS) - {function}
     for line in out.splitlines():
         m = _SUMMARY.match(line.rstrip())
         if m and m.group(1) == "FAIL" and m.group(2) not in labs:
@@ -113,7 +113,10 @@ def measure(mistake: BankMistake, release: Path, tmp: Path, seed: int, config) -
     modules = modules_graded(mistake.function)
     proc = start_public(release, submission, tmp / "public", modules)
     started = time.perf_counter()
-    settings = grading_settings(isolated=True, seed=seed, only=",".join(modules), config=config, labs=False)
+    # the labs only for a lab's own mistake: they train, and the others' points leave them out
+    labs = mistake.function in contract.LABS
+    graded = [f for m in modules for f in contract.functions_of(m) if f not in contract.LABS or f == mistake.function]
+    settings = grading_settings(isolated=True, seed=seed, only=",".join(graded), config=config, labs=labs)
     result = grade_submission(submission, settings)
     seconds = time.perf_counter() - started
     scores = result.by_function()
@@ -122,7 +125,7 @@ def measure(mistake: BankMistake, release: Path, tmp: Path, seed: int, config) -
     failed = [t for t in result.tests if t.function == mistake.function and t.score < t.max_score - 1e-9]
     hints = list(dict.fromkeys(t.hint for t in failed if t.hint))
     messages = list(dict.fromkeys(t.output.strip() for t in failed if t.output.strip()))
-    public = public_result(proc)
+    public = public_result(proc, mistake.function)
     return {
         "file": mistake.file,
         "function": mistake.function,
