@@ -102,6 +102,19 @@ def rnn_forward(x, h0, W_xh, W_hh, b_h):
 """,
     ),
     # --- softmax_cross_entropy
+    Mutant(
+        "rnn.softmax_cross_entropy",
+        "the maximum taken over the batch",
+        """
+def softmax_cross_entropy(logits, targets):
+    shifted = logits - logits.max(dim=0, keepdim=True).values
+    log_z = torch.log(torch.exp(shifted).sum(dim=1))
+    return (log_z - shifted.gather(1, targets.unsqueeze(1)).squeeze(1)).mean()
+""",
+        hint="max is taken along dim 0 where dim 1 belongs",
+        # with N = 1 the logits shift to 0 and the loss is the one of logits = 0: a coincidence
+        wrong="logits = 0",
+    ),
     FromTable(
         "rnn.softmax_cross_entropy",
         "naive exp, no max subtraction",
@@ -236,6 +249,17 @@ def truncated_bptt(x, targets, h0, params, chunk):
 """,
     ),
     # --- birnn_forward
+    Mutant(
+        "rnn.birnn_forward",
+        "the backward direction flips the batch axis",
+        """
+def birnn_forward(x, h0_fwd, h0_bwd, params_fwd, params_bwd):
+    fwd = rnn_forward(x, h0_fwd, params_fwd["W_xh"], params_fwd["W_hh"], params_fwd["b_h"])
+    bwd = rnn_forward(x.flip(0), h0_bwd, params_bwd["W_xh"], params_bwd["W_hh"], params_bwd["b_h"])
+    return torch.cat([fwd, bwd.flip(0)], dim=-1)
+""",
+        hint="every flip is taken along dim 0 where dim 1 belongs",
+    ),
     FromTable(
         "rnn.birnn_forward",
         "backward outputs left in reversed time",
