@@ -7,6 +7,10 @@ operand of one operation:
   such division at once (the same slip written for both moments) or at one of them;
 * a nonlinearity closed too early: ``tanh(a) + b + c`` where ``tanh(a + b + c)`` belongs, for a
   sum of three or more terms (a sum of two is rewrite's own "after" change);
+* a number in a product or a quotient twice or half what it should be (``2 * two_i / d``: an
+  index that is already even doubled again);
+* a transpose (or permute) done as a reshape to the transposed shape, which keeps the memory
+  order (``k.reshape(..., d, S)`` for ``k.transpose(-2, -1)``): at one place, or at every one;
 * an operation along one axis done along another (a mean over the batch where the features
   belong, a softmax over the rows, a gather or a flip along the wrong dim): every other axis of
   the operand, once each.
@@ -148,3 +152,37 @@ def wrong_axis(record: Record) -> Iterator[Edit]:
             if other != dim:
                 text = f"every {name} is taken along dim {other} where dim {dim} belongs ({len(sites)} places)"
                 yield Edit("dim", sites[0], "all", 0, dict.fromkeys(sites, other), text)
+
+
+def factor_two(record: Record) -> Iterator[Edit]:
+    for site in record.order:
+        name, args, _, label = record.info[site]
+        c: Any = args[1] if len(args) >= 2 else None
+        if name not in ("mul", "div", "true_divide") or not site[3] or type(c) not in (int, float) or c in (0, 1, -1):
+            continue
+        verb = "multiplied" if name == "mul" else "divided"
+        what = record.said.get(site, label)
+        for new, how in ((c * 2, "twice"), (c / 2, "half")):
+            yield Edit(
+                "scalar", site, "all", 1, new, f"{what} is {verb} by {new:g}, {how} the {c:g} that belongs there"
+            )
+
+
+_TRANSPOSES = ("transpose", "permute", "swapaxes", "movedim")
+
+
+def as_reshape(record: Record) -> Iterator[Edit]:
+    sites = [s for s in record.order if s[3] and record.info[s][0] in _TRANSPOSES and record.info[s][2]]
+    for site in sites:
+        what = record.said.get(site, record.info[site][3])
+        yield Edit(
+            "reshaped",
+            site,
+            "all",
+            0,
+            {site: True},
+            f"a reshape where a transpose belongs: {what} keeps the memory order",
+        )
+    if len(sites) > 1:
+        text = f"every transpose is done as a reshape ({len(sites)} places): a reshape keeps the memory order"
+        yield Edit("reshaped", sites[0], "all", 0, dict.fromkeys(sites, True), text)

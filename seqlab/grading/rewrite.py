@@ -27,8 +27,8 @@ or the last time, for a place inside a loop):
 * an operand replaced by another value of the same shape: an input, or a value the reference
   computes elsewhere (the state before its update, the normalised input where the raw one is
   added back, one direction's initial state for the other's);
-* a bias correction written wrongly, a nonlinearity closed too early, an axis mistaken
-  (seqlab.grading.edits).
+* a bias correction written wrongly, a nonlinearity closed too early, an axis mistaken, a
+  number doubled or halved (seqlab.grading.edits).
 
 Before any change is tried, the student's part is held against the reference's own recorded
 values (seqlab.grading.intermediate): a result that is a value on the way needs no change.
@@ -54,7 +54,7 @@ import torch
 from ..tolerance import Tolerance
 from .compare import matches
 from .diagnose import _CONSTANTS, _ratios
-from .edits import bias_corrections, closed_early, wrong_axis
+from .edits import as_reshape, bias_corrections, closed_early, factor_two, wrong_axis
 from .intermediate import name_by_value, relabel
 from .layout import _sizes_named
 from .trace import OTHERS, Edit, Mode, Record
@@ -207,7 +207,14 @@ def _edits(
                     if useful and other_site != site and o_shape == tuple(operand.shape) and o_label != what:
                         text = f"{record.said.get(other_site, o_label)} is used where {what} belongs (in {label})"
                         tiers[3].append(Edit("sub", site, when, i, ("site", other_site), text))
-    tiers[1] += [*bias_corrections(record, sizes or {}, ref), *closed_early(record), *wrong_axis(record)] if ref else []
+    more = [
+        *bias_corrections(record, sizes or {}, ref),
+        *closed_early(record),
+        *wrong_axis(record),
+        *factor_two(record),
+        *as_reshape(record),
+    ]
+    tiers[1] += more if ref else []
     for tier, edits in tiers.items():
         yield from ((tier, e) for e in edits)
 

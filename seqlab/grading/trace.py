@@ -71,6 +71,7 @@ def base_name(func: Any) -> str:
 @dataclass
 class Edit:
     # keep | twice | skip | after | other | sub | index | scalar | addcmul | abs | invert | rescale | closed | dim
+    # | reshaped
     kind: str
     site: Site
     when: str = "all"  # all | first | last
@@ -162,7 +163,9 @@ class Mode(TorchFunctionMode):
         self.seen[site] = n + 1
         edit = self.edit
         result = None
-        here = edit is not None and (edit.site == site or (edit.kind in ("rescale", "dim") and site in edit.source))
+        here = edit is not None and (
+            edit.site == site or (edit.kind in ("rescale", "dim", "reshaped") and site in edit.source)
+        )
         if edit is not None and here and self._when(edit, site, n):
             result = self._apply(edit, func, name, args, kwargs, site)
         if result is None:
@@ -220,6 +223,8 @@ class Mode(TorchFunctionMode):
         if edit.kind == "closed":  # func of the first edit.arg terms of the sum, the others added after
             inside = functools.reduce(operator.add, edit.source[: edit.arg])
             return functools.reduce(operator.add, edit.source[edit.arg :], func(inside))
+        if edit.kind == "reshaped":  # the transposed shape, in the operand's memory order
+            return args[0].reshape(func(*args, **kwargs).shape)
         if edit.kind == "dim":  # the same operation along another axis
             new_dim = edit.source[site]
             if "dim" in kwargs:
