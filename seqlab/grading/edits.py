@@ -163,6 +163,8 @@ def factor_two(record: Record) -> Iterator[Edit]:
         verb = "multiplied" if name == "mul" else "divided"
         what = record.said.get(site, label)
         for new, how in ((c * 2, "twice"), (c / 2, "half")):
+            if math.isclose(new, c * c) or math.isclose(new, 1):  # rewrite's "applied twice", "left out"
+                continue
             yield Edit(
                 "scalar", site, "all", 1, new, f"{what} is {verb} by {new:g}, {how} the {c:g} that belongs there"
             )

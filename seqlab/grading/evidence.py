@@ -12,10 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-import torch
-
 from ..tolerance import Tolerance
 from .compare import matches
+from .layout import _close, _tensor
 
 
 def row_evidence(built: list[Any], fits: list[Any], picked: list[Any], actual: Any, tol: Tolerance) -> dict[str, Any]:
@@ -42,6 +41,11 @@ def probe_evidence(
     probes: Iterable[tuple[str, Any, str]], at: tuple[Any, ...], actual: Any, tol: Tolerance
 ) -> dict[str, Any]:
     """The probes (already computed for this failure) whose part differs from the student's."""
-    parts = [(what, _part(output, at)) for what, output, _ in probes]
-    ruled = sorted({w for w, o in parts if isinstance(o, torch.Tensor) and not matches(actual, o, tol)})
+    # held as diagnose holds them (in float64, by value): a probe computed in another dtype than
+    # the student's output is not ruled out by its dtype
+    a = _tensor(actual)
+    parts = [(what, _tensor(_part(output, at))) for what, output, _ in probes]
+    ruled = sorted(
+        {w for w, o in parts if a is not None and o is not None and o.shape == a.shape and not _close(a, o, tol)}
+    )
     return {"probes_ruled_out": ruled} if ruled else {}
