@@ -1,5 +1,6 @@
 """What the tests of one function say together: the sizes that separate its passing tests from
-its failing ones ("right for B=1 only"), said once, in the output of its first failed test."""
+its failing ones ("right for B=1 only"), said once, in the output of its first failed test; and
+a known mistake one test names that another test rules out, taken back."""
 
 from __future__ import annotations
 
@@ -44,3 +45,22 @@ def note_shapes(tests: list[TestResult]) -> None:
         failed = [t for t in group if t.status != "passed" and not t.voided_by]
         if note and failed:
             failed[0].output = f"{failed[0].output}\n{note}" if failed[0].output else note
+
+
+def drop_ruled_out(tests: list[TestResult]) -> None:
+    """A hint that names a table row (``name: explanation``) or a probe (the reference with one
+    input changed) that another failed test of the same function ruled out (computed there, and
+    not what the student's output is: seqlab.grading.mistakes.LazyMistakes.evidence) is taken
+    back: it matched by a coincidence of one case's sizes, and a name is said only where it is
+    a fact about the output, so in every case that tried it."""
+    rows: dict[str, set[str]] = {}
+    probes: dict[str, set[str]] = {}
+    for t in tests:
+        rows.setdefault(t.function, set()).update(t.details.pop("rows_ruled_out", None) or ())
+        probes.setdefault(t.function, set()).update(t.details.pop("probes_ruled_out", None) or ())
+    for t in tests:
+        row = any(t.hint.startswith(f"{name}: ") for name in rows.get(t.function, ()))
+        # seqlab.grading.diagnose says a probe as "... computed with {what}: {meaning}"
+        probe = any(f"computed with {what}: " in t.hint for what in probes.get(t.function, ()))
+        if t.hint and (row or probe):
+            t.hint = ""

@@ -116,3 +116,13 @@ class Case:
 
     def integer(self, low: int, high: int) -> int:
         return self.make.integer(low, high)
+
+
+def case_sizes(case: Case | str, names: list[str], args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """A case's sizes and options; for a case named by a string, the call's int arguments by
+    their parameter names (``sinusoidal_encoding(12, 16)``: num_positions=12, d_model=16), so
+    that a scale written with a size can still be named by it."""
+    if isinstance(case, Case):
+        return dict(case.params)
+    found = {names[i]: a for i, a in enumerate(args) if i < len(names) and type(a) is int}
+    return {**found, **{k: v for k, v in kwargs.items() if type(v) is int}}

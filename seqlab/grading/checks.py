@@ -35,7 +35,7 @@ import torch
 from ..student import Outcome, StudentError
 from ..student.guards import split_scope
 from ..tolerance import Tolerance
-from .case import Case, Make, describe_case
+from .case import Case, Make, case_sizes, describe_case
 from .compare import first_change, first_float_dtype, matches, purity_failure, structure_problem, value_mismatch
 from .diagnose import CONFINED, diagnose, settings_of, step_factor
 from .mistakes import LazyMistakes, Mistake, consistent, first_match, from_table, variant_output, without_inputs
@@ -218,7 +218,7 @@ class Grade:
             expected = self.ref(*args, **kwargs)
         if returns is not None:
             value = self.unpack(value, returns)
-        sizes = dict(case.params) if isinstance(case, Case) else {}
+        sizes = case_sizes(case, param_names(self.function), args, kwargs)
         self.sizes.update({k: v for k, v in sizes.items() if isinstance(v, int) and not isinstance(v, bool)})
         if isinstance(sizes.get("dtype"), torch.dtype):
             self.sizes["dtype"] = str(sizes["dtype"]).replace("torch.", "")
@@ -315,6 +315,7 @@ class Grade:
                 problem += f"; {said}"
             elif said:
                 hint = said
+        details.update(named.evidence(fits, mistakes, actual, tol, at))  # for the other tests' names (across.py)
         return GradeFailure(f"{self.function}, case {case}: {problem}", rule=rule, hint=hint, details=details)
 
     def _timed(self, search: Callable[[], str], kind: str = "rewrite") -> str:

@@ -18,6 +18,7 @@ import torch
 
 from ..tolerance import Tolerance
 from .compare import matches
+from .evidence import probe_evidence, row_evidence
 
 
 @dataclass
@@ -113,6 +114,14 @@ class LazyMistakes:
         # (where, tolerance) -> the inputs whose zeroing makes the answer right (seqlab.grading.sensitivity)
         self.sensitivity: Callable[[Any, Tolerance], str] | None = None
         self.before: Any = None  # what the checked value's parts start from (an update's w), if given
+
+    def evidence(
+        self, fits: list[Mistake], picked: list[Mistake], actual: Any, tol: Tolerance, at: tuple[Any, ...]
+    ) -> dict[str, Any]:
+        """What this failure rules out, for the function's other tests (seqlab.grading.evidence)."""
+        computed = getattr(self.probes, "cache_info", None)  # probes are never computed for this alone
+        probes = self.probes() if self.probes is not None and computed is not None and computed().currsize else []
+        return {**row_evidence(self(), fits, picked, actual, tol), **probe_evidence(probes, at, actual, tol)}
 
     def __call__(self) -> list[Mistake]:
         if self.built is None:

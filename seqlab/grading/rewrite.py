@@ -26,7 +26,9 @@ or the last time, for a place inside a loop):
   belongs: a raw second moment for a variance);
 * an operand replaced by another value of the same shape: an input, or a value the reference
   computes elsewhere (the state before its update, the normalised input where the raw one is
-  added back, one direction's initial state for the other's).
+  added back, one direction's initial state for the other's);
+* a bias correction written wrongly, a nonlinearity closed too early, an axis mistaken, a
+  number doubled or halved (seqlab.grading.edits).
 
 Before any change is tried, the student's part is held against the reference's own recorded
 values (seqlab.grading.intermediate): a result that is a value on the way needs no change.
@@ -52,6 +54,7 @@ import torch
 from ..tolerance import Tolerance
 from .compare import matches
 from .diagnose import _CONSTANTS, _ratios
+from .edits import as_reshape, bias_corrections, closed_early, factor_two, wrong_axis
 from .intermediate import name_by_value, relabel
 from .layout import _sizes_named
 from .trace import OTHERS, Edit, Mode, Record
@@ -93,7 +96,9 @@ def _size_exprs(sizes: dict[str, Any]) -> dict[float, str]:
 
 def _number(x: Any, exprs: dict[float, str]) -> str:
     """A scale as a teacher writes it: sqrt(d) (2.82843), not just the number."""
-    named = [e for v, e in exprs.items() if isinstance(x, float) and math.isclose(x, v, rel_tol=1e-9)]
+    # an int too: ``two_i / d_model`` and ``/ B`` divide by a size as written, not a float
+    number = isinstance(x, (int, float)) and not isinstance(x, bool)
+    named = [e for v, e in exprs.items() if number and math.isclose(x, v, rel_tol=1e-9)]
     return f"{named[0]} ({x:.6g})" if named else ""
 
 
@@ -103,7 +108,7 @@ def _dropped(operand: Any) -> Any:
 
 
 def _edits(
-    record: Record, inputs: dict[str, torch.Tensor], sizes: dict[str, Any] | None = None
+    record: Record, inputs: dict[str, torch.Tensor], sizes: dict[str, Any] | None = None, ref: Any = None
 ) -> Iterator[tuple[int, Edit]]:
     """(tier, edit) for every change the recorded run allows, cheapest tier first."""
     exprs = _size_exprs(sizes or {})
@@ -202,6 +207,14 @@ def _edits(
                     if useful and other_site != site and o_shape == tuple(operand.shape) and o_label != what:
                         text = f"{record.said.get(other_site, o_label)} is used where {what} belongs (in {label})"
                         tiers[3].append(Edit("sub", site, when, i, ("site", other_site), text))
+    more = [
+        *bias_corrections(record, sizes or {}, ref),
+        *closed_early(record),
+        *wrong_axis(record),
+        *factor_two(record),
+        *as_reshape(record),
+    ]
+    tiers[1] += more if ref else []
     for tier, edits in tiers.items():
         yield from ((tier, e) for e in edits)
 
@@ -236,7 +249,7 @@ def name_by_rewrite(
     if said:  # the student's part is a value the reference holds: no change needs to be guessed
         return said
     start, found, tier_found = time.monotonic(), [], None
-    for runs, (tier, edit) in enumerate(_edits(record, inputs, sizes)):
+    for runs, (tier, edit) in enumerate(_edits(record, inputs, sizes, ref)):
         if tier_found is not None and tier > tier_found:
             break
         if runs >= max_runs or time.monotonic() - start > DEADLINE_S:

@@ -18,7 +18,7 @@ from ..results import GradingResult
 from ..student import StudentError, open_submission
 from ..student.policy import protected_course_paths
 from ..subset import read_modules
-from .across import note_shapes
+from .across import drop_ruled_out, note_shapes
 from .forbidden_names import static_voids
 from .plugin import SeqlabPlugin
 from .scoring import score_records
@@ -120,6 +120,7 @@ def _grade(submission: Path, source: str, started: float, settings: GradingSetti
         from ..labs.session import summary
 
         labs = {function: summary(run) for function, run in plugin.lab_runs.items()}
+    drop_ruled_out(tests)
     note_shapes(tests)
     errors = [f"{m}: {e}" for m, e in load_errors.items()]
     errors += [why for m, why in texts.refused.items() if m not in contract.MODULES]

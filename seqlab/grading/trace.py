@@ -8,6 +8,8 @@ same line of code however often a loop runs it.
 
 from __future__ import annotations
 
+import functools
+import operator
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -39,6 +41,21 @@ OTHERS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
 }
 
 
+# operations along one axis given as ``dim`` (or the first argument after the tensor): the axis
+# a student may get wrong (a sum over the batch, a softmax over the rows, a flip of the batch)
+DIMMED = {
+    "sum", "mean", "amax", "amin", "max", "min", "softmax", "log_softmax", "logsumexp", "argmax",
+    "argmin", "gather", "cumsum", "cumprod", "flip", "var", "std", "norm", "prod",
+}  # fmt: skip
+
+
+def _dim_of(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
+    dim = kwargs.get("dim", kwargs.get("dims", args[1] if len(args) > 1 else None))
+    if isinstance(dim, (list, tuple)) and len(dim) == 1:
+        dim = dim[0]
+    return dim if type(dim) is int else None
+
+
 def _in_place(func: Any) -> bool:
     raw = getattr(func, "__name__", "")
     dunder = raw.startswith("__") and raw.endswith("__")
@@ -53,12 +70,15 @@ def base_name(func: Any) -> str:
 
 @dataclass
 class Edit:
-    kind: str  # keep | twice | skip | after | other | sub | index | scalar | addcmul | abs | invert
+    # keep | twice | skip | after | other | sub | index | scalar | addcmul | abs | invert | rescale | closed | dim
+    # | reshaped
+    kind: str
     site: Site
     when: str = "all"  # all | first | last
     arg: int = 0  # keep/after: the operand kept (inside); sub: the operand replaced (-1: both)
     # after: "add" or "mul" (the operation moved out); other: the nonlinearity put in its place;
-    # sub: ("input", name) or ("site", Site); index: the integer input's name; scalar: the number
+    # sub: ("input", name) or ("site", Site); index: the integer input's name; scalar: the number;
+    # rescale: {site: the operand's new number from its old}; closed: the sum's terms; dim: {site: its axis}
     source: Any = None
     text: str = ""
 
@@ -83,6 +103,7 @@ class Record:
     fixed: set[int] = field(default_factory=set)  # tensors named as inputs or arguments: never renamed
     said: dict[Site, str] = field(default_factory=dict)  # an operation's value by its variable, if it has one
     last_on_line: dict[tuple[str, int], int] = field(default_factory=dict)  # (file, line) -> its last offset
+    dims: dict[Site, tuple[int, int]] = field(default_factory=dict)  # an axis given (one), its operand's ndim
 
 
 class Mode(TorchFunctionMode):
@@ -142,8 +163,11 @@ class Mode(TorchFunctionMode):
         self.seen[site] = n + 1
         edit = self.edit
         result = None
-        if edit is not None and edit.site == site and self._when(edit, site, n):
-            result = self._apply(edit, func, name, args, kwargs)
+        here = edit is not None and (
+            edit.site == site or (edit.kind in ("rescale", "dim", "reshaped") and site in edit.source)
+        )
+        if edit is not None and here and self._when(edit, site, n):
+            result = self._apply(edit, func, name, args, kwargs, site)
         if result is None:
             result = func(*args, **kwargs)
         if isinstance(result, torch.Tensor):
@@ -152,13 +176,18 @@ class Mode(TorchFunctionMode):
             self.keep.append(result)
         if self.edit is None:
             self._note(site, name, args, result)
+            if name in DIMMED and args and isinstance(args[0], torch.Tensor) and site not in self.record.dims:
+                dim = _dim_of(args, kwargs)
+                self.record.dims.update({site: (dim, args[0].dim())} if dim is not None else {})
         return result
 
     def _when(self, edit: Edit, site: Site, n: int) -> bool:
         total = self.record.counts.get(site, 1)
         return edit.when == "all" or (edit.when == "first" and n == 0) or (edit.when == "last" and n == total - 1)
 
-    def _apply(self, edit: Edit, func: Any, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    def _apply(
+        self, edit: Edit, func: Any, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], site: Site
+    ) -> Any:
         if edit.kind == "keep":
             full = func(*args, **kwargs)
             kept = args[edit.arg]
@@ -187,6 +216,26 @@ class Mode(TorchFunctionMode):
             for i in (0, 1) if edit.arg == -1 else (edit.arg,):  # -1: both operands of a square
                 new[i] = value
             return func(*new, **kwargs)
+        if edit.kind == "rescale":  # the operand's number recomputed, call by call (seqlab.grading.edits)
+            new = list(args)
+            new[edit.arg] = edit.source[site](args[edit.arg])
+            return func(*new, **kwargs)
+        if edit.kind == "closed":  # func of the first edit.arg terms of the sum, the others added after
+            inside = functools.reduce(operator.add, edit.source[: edit.arg])
+            return functools.reduce(operator.add, edit.source[edit.arg :], func(inside))
+        if edit.kind == "reshaped":  # the transposed shape, in the operand's memory order
+            return args[0].reshape(func(*args, **kwargs).shape)
+        if edit.kind == "dim":  # the same operation along another axis
+            new_dim = edit.source[site]
+            if "dim" in kwargs:
+                return func(*args, **{**kwargs, "dim": new_dim})
+            given = args[1]
+            return func(
+                args[0],
+                type(given)([new_dim]) if isinstance(given, (list, tuple)) else new_dim,
+                *args[2:],
+                **kwargs,
+            )
         if edit.kind == "scalar":  # another number in the operand's place
             new = list(args)
             new[edit.arg] = edit.source

@@ -231,3 +231,14 @@ def test_a_bias_added_twice_is_named_and_a_weight_doubled_is_not():
     twice = torch.tanh(x @ W_xh.T + b + h @ W_hh.T + b)
     assert "b_h doubled: that term is added twice" in diagnose(twice, expected, TOL, {}, lambda: probes)
     assert "doubled" not in diagnose(cell(x, h, W_xh, 2 * W_hh, b), expected, TOL, {}, lambda: probes)
+
+
+def test_an_input_left_out_is_not_said_of_a_zero_answer():
+    # a gradient over x's one step: with x = 0 it is 0, and so is that of a loop that skips the
+    # step; a zero answer matching it says nothing about x
+    def grad_w(x, d):
+        return d.T @ x
+
+    args = (randn(1, 3), randn(1, 4))
+    probes = without_inputs(grad_w, ["x", "d"], args, {})
+    assert "x = 0" not in diagnose(torch.zeros(4, 3, dtype=torch.float64), grad_w(*args), TOL, {}, lambda: probes)

@@ -54,8 +54,11 @@ def test_mutant_loses_points_only_in_its_function(tmp_path, variant):
     assert score < max_score, f"{variant.id}: the grader gave it full marks"
     others = {fn: s for fn, s in scores.items() if fn != variant.function and s[0] < s[1]}
     assert not others, f"{variant.id}: points lost elsewhere too: {others}"
+    hints = [t.hint for t in result.tests if t.function == variant.function and t.hint]
+    if variant.wrong:
+        said = [h for h in hints if variant.wrong.lower() in h.lower()]
+        assert not said, f"{variant.id}: the feedback names a mistake it is not: {said}"
     if variant.hint:
-        hints = [t.hint for t in result.tests if t.function == variant.function and t.hint]
         assert any(variant.hint.lower() in h.lower() for h in hints), (
             f"{variant.id}: no feedback names the mistake (wanted {variant.hint!r}, got {hints})"
         )

@@ -35,6 +35,9 @@ class Variant:
     # for a mutant derived from a grader's table: the row's function, or its switches as written
     # (what tells apart rows that share a name)
     form: str = ""
+    # for mutants: a name no hint may contain (a table row this mistake coincides with in one
+    # case only: saying it would name a mistake the student did not make)
+    wrong: str = ""
 
     @property
     def module(self) -> str:

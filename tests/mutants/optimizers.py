@@ -16,6 +16,34 @@ def adam(w, dw, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8):
     return w - lr * m_hat / (torch.sqrt(v_hat) + eps), {"step": t, "m": m, "v": v}
 """,
     ),
+    Mutant(
+        "optimizers.adam",
+        "bias corrections (1 - beta)**t",
+        """
+def adam(w, dw, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8):
+    b1, b2 = betas
+    t = state.get("step", 0) + 1
+    m = b1 * state.get("m", torch.zeros_like(w)) + (1 - b1) * dw
+    v = b2 * state.get("v", torch.zeros_like(w)) + (1 - b2) * dw * dw
+    m_hat, v_hat = m / (1 - b1) ** t, v / (1 - b2) ** t
+    return w - lr * m_hat / (torch.sqrt(v_hat) + eps), {"step": t, "m": m, "v": v}
+""",
+        hint="every bias correction is written wrongly: (1 - betas[0])**t where 1 - betas[0]**t belongs",
+    ),
+    Mutant(
+        "optimizers.adam",
+        "first moment's correction (1 - beta1)**t",
+        """
+def adam(w, dw, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8):
+    b1, b2 = betas
+    t = state.get("step", 0) + 1
+    m = b1 * state.get("m", torch.zeros_like(w)) + (1 - b1) * dw
+    v = b2 * state.get("v", torch.zeros_like(w)) + (1 - b2) * dw * dw
+    m_hat = m / (1 - b1) ** t
+    return w - lr * m_hat / (torch.sqrt(v / (1 - b2**t)) + eps), {"step": t, "m": m, "v": v}
+""",
+        hint="the bias correction in m_hat is (1 - betas[0])**t",
+    ),
     FromTable("optimizers.rmsprop", "eps inside the square root", "eps inside the square root"),
     FromTable("optimizers.sgd_momentum", "dampened momentum", "dampened momentum"),
     FromTable("optimizers.adagrad", "forgets to accumulate", "no accumulation"),
@@ -38,6 +66,19 @@ def clip_grad_norm(grads, max_norm):
 ]
 
 ALTERNATIVES = [
+    Alternative(
+        "optimizers.adam",
+        "bias corrections as factors computed once",
+        """
+def adam(w, dw, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8):
+    b1, b2 = betas
+    t = state.get("step", 0) + 1
+    m = b1 * state.get("m", torch.zeros_like(w)) + (1 - b1) * dw
+    v = b2 * state.get("v", torch.zeros_like(w)) + (1 - b2) * dw * dw
+    c1, c2 = 1.0 / (1.0 - b1**t), 1.0 / (1.0 - b2**t)
+    return w - lr * (m * c1) / ((v * c2).sqrt() + eps), {"step": t, "m": m, "v": v}
+""",
+    ),
     Alternative(
         "optimizers.adam",
         "bias correction folded into the step size",

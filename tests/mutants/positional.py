@@ -11,6 +11,23 @@ MUTANTS = [
     FromTable("positional.sinusoidal_encoding", "exponent i/d", "exponent i/d instead of 2i/d"),
     Mutant(
         "positional.sinusoidal_encoding",
+        "exponent divided by num_positions",
+        """
+def sinusoidal_encoding(num_positions, d_model, device=None, dtype=torch.float32):
+    pos = torch.arange(num_positions, device=device, dtype=torch.float64).unsqueeze(1)
+    two_i = torch.arange(0, d_model, 2, device=device, dtype=torch.float64)
+    angle = pos / 10000.0 ** (two_i / num_positions)
+    pe = torch.empty(num_positions, d_model, device=device, dtype=torch.float64)
+    pe[:, 0::2] = torch.sin(angle)
+    pe[:, 1::2] = torch.cos(angle[:, : d_model // 2])
+    return pe.to(dtype)
+""",
+        hint="divided by num_positions",
+        # where num_positions = 2 d_model, 2i/num_positions is i/d: the table's row matches there
+        wrong="exponent i/d",
+    ),
+    Mutant(
+        "positional.sinusoidal_encoding",
         "PyTorch-tutorial code: fails for odd d_model",
         """
 def sinusoidal_encoding(num_positions, d_model, device=None, dtype=torch.float32):

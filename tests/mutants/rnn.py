@@ -39,6 +39,17 @@ def _bptt(replacements=(), prologue=""):
 
 
 MUTANTS = [
+    Mutant(
+        "rnn.rnn_bptt",
+        "backward loop stops before the first step",
+        _bptt(
+            [
+                ("for t in reversed(range(T)):", "for t in reversed(range(1, T)):"),
+                ("torch.empty_like(hs)", "torch.zeros_like(hs)"),
+            ]
+        ),
+        wrong="x = 0",
+    ),
     # --- rnn_cell
     FromTable("rnn.rnn_cell", "W_xh and W_hh swapped", "W_xh and W_hh swapped"),
     FromTable("rnn.rnn_cell", "recurrent weight not transposed", "W_hh not transposed"),
@@ -50,6 +61,15 @@ MUTANTS = [
 def rnn_cell(x, h_prev, W_xh, W_hh, b_h):
     return torch.rnn_tanh_cell(x, h_prev, W_xh, W_hh, b_h, torch.zeros_like(b_h))
 """,
+    ),
+    Mutant(
+        "rnn.rnn_cell",
+        "tanh closed after the input term",
+        """
+def rnn_cell(x, h_prev, W_xh, W_hh, b_h):
+    return torch.tanh(x @ W_xh.T) + h_prev @ W_hh.T + b_h
+""",
+        hint="tanh is closed too early: it is applied to x @",
     ),
     # --- rnn_forward
     FromTable("rnn.rnn_forward", "every step restarts from h0", "hidden state not carried"),
@@ -82,6 +102,19 @@ def rnn_forward(x, h0, W_xh, W_hh, b_h):
 """,
     ),
     # --- softmax_cross_entropy
+    Mutant(
+        "rnn.softmax_cross_entropy",
+        "the maximum taken over the batch",
+        """
+def softmax_cross_entropy(logits, targets):
+    shifted = logits - logits.max(dim=0, keepdim=True).values
+    log_z = torch.log(torch.exp(shifted).sum(dim=1))
+    return (log_z - shifted.gather(1, targets.unsqueeze(1)).squeeze(1)).mean()
+""",
+        hint="max is taken along dim 0 where dim 1 belongs",
+        # with N = 1 the logits shift to 0 and the loss is the one of logits = 0: a coincidence
+        wrong="logits = 0",
+    ),
     FromTable(
         "rnn.softmax_cross_entropy",
         "naive exp, no max subtraction",
@@ -216,6 +249,17 @@ def truncated_bptt(x, targets, h0, params, chunk):
 """,
     ),
     # --- birnn_forward
+    Mutant(
+        "rnn.birnn_forward",
+        "the backward direction flips the batch axis",
+        """
+def birnn_forward(x, h0_fwd, h0_bwd, params_fwd, params_bwd):
+    fwd = rnn_forward(x, h0_fwd, params_fwd["W_xh"], params_fwd["W_hh"], params_fwd["b_h"])
+    bwd = rnn_forward(x.flip(0), h0_bwd, params_bwd["W_xh"], params_bwd["W_hh"], params_bwd["b_h"])
+    return torch.cat([fwd, bwd.flip(0)], dim=-1)
+""",
+        hint="every flip is taken along dim 0 where dim 1 belongs",
+    ),
     FromTable(
         "rnn.birnn_forward",
         "backward outputs left in reversed time",
@@ -251,6 +295,14 @@ def greedy_decode(params, embedding, h0, start_token, steps):
 ]
 
 ALTERNATIVES = [
+    Alternative(
+        "rnn.rnn_cell",
+        "the terms summed in another order, the bias first",
+        """
+def rnn_cell(x, h_prev, W_xh, W_hh, b_h):
+    return torch.tanh(b_h + h_prev @ W_hh.T + x @ W_xh.T)
+""",
+    ),
     Alternative(
         "rnn.rnn_cell",
         "one matmul on the concatenation [x, h]",

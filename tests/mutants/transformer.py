@@ -8,6 +8,18 @@ MUTANTS = [
     FromTable("transformer.layer_norm", "normalizes over the token axis", "normalized over the wrong axis"),
     Mutant(
         "transformer.layer_norm",
+        "the mean over the first axis",
+        """
+def layer_norm(x, weight, bias, eps=1e-5):
+    mean = x.mean(dim=0, keepdim=True)
+    centered = x - mean
+    var = (centered * centered).mean(dim=-1, keepdim=True)
+    return centered / torch.sqrt(var + eps) * weight + bias
+""",
+        hint="mean is taken along dim 0 where dim -1 belongs",
+    ),
+    Mutant(
+        "transformer.layer_norm",
         "calls F.layer_norm (forbidden)",
         """
 def layer_norm(x, weight, bias, eps=1e-5):
