@@ -22,7 +22,6 @@ nothing when no evidence is specific enough.
 from __future__ import annotations
 
 import math
-import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,6 +33,7 @@ from ..grading.compare import first_float_dtype, structure_problem, value_mismat
 from ..seeds import derive_seed
 from ..tolerance import Tolerance
 from . import Lab, lab_of
+from .ahead import Ahead
 from .figures import warm_up
 from .replay import FIRST_STEPS, FIRST_STEPS_TOL, first_steps_hint, replay
 from .slips import Evidence, crash_hint, name_slip
@@ -62,41 +62,6 @@ class LabRun:
     reference_losses: list[float] | None = None
     slip: str | None = None  # the named mistake of a run below its bounds ("": none seen)
     ahead: Ahead | None = None  # the parent's share computed while the child trains
-
-
-class Ahead:
-    """The parent's share of a lab that needs only the task instance, computed on the other core
-    while the child trains: the reference's own run on the same inputs, where the lab has one
-    (the character lab: 1.7 s of this machine's CPU, cached by the task), or else the replay of
-    the first steps. Without it the parent computed these after the child returned, and the
-    labs added 5 % more wall time than their CPU. Its CPU is counted (per thread) into the
-    lab's parent time; torch runs on one intra-op thread in it (OpenMP's setting is per
-    thread), so its numbers are those of the main thread."""
-
-    def __init__(self, function: str, task: Any, child_inputs: dict) -> None:
-        self.function, self.task, self.child_inputs = function, task, child_inputs
-        self.replayed: torch.Tensor | None = None
-        self.cpu_s = 0.0
-        self.thread = threading.Thread(target=self._compute, name=f"seqlab-ahead-{function}", daemon=True)
-        self.thread.start()
-
-    def _compute(self) -> None:
-        torch.set_num_threads(1)
-        started = time.thread_time()
-        try:
-            if hasattr(self.task, "reference_run"):
-                self.task.reference_run(self.child_inputs)
-            else:
-                self.replayed = replay(
-                    self.function, self.child_inputs, min(FIRST_STEPS, int(self.child_inputs["steps"]))
-                )
-        except Exception:  # the main thread computes it again, and reports what fails
-            self.replayed = None
-        self.cpu_s = time.thread_time() - started
-
-    def join(self) -> Ahead:
-        self.thread.join()
-        return self
 
 
 def lab_seed(grading_seed: int, function: str) -> int:
