@@ -72,11 +72,15 @@ ALTERNATIVES = [
         """
 def adam(w, dw, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8):
     b1, b2 = betas
-    t = state.get("step", 0) + 1
-    m = b1 * state.get("m", torch.zeros_like(w)) + (1 - b1) * dw
-    v = b2 * state.get("v", torch.zeros_like(w)) + (1 - b2) * dw * dw
-    c1, c2 = 1.0 / (1.0 - b1**t), 1.0 / (1.0 - b2**t)
-    return w - lr * (m * c1) / ((v * c2).sqrt() + eps), {"step": t, "m": m, "v": v}
+    if state:
+        n, m_old, v_old = state["step"] + 1, state["m"], state["v"]
+    else:
+        n, m_old, v_old = 1, torch.zeros_like(w), torch.zeros_like(w)
+    m_new = m_old.mul(b1).add(dw, alpha=1.0 - b1)
+    v_new = v_old.mul(b2).addcmul(dw, dw, value=1.0 - b2)
+    c1, c2 = 1.0 / (1.0 - b1**n), 1.0 / (1.0 - b2**n)
+    update = (m_new * c1) / (torch.sqrt(v_new * c2) + eps)
+    return w.sub(update, alpha=lr), dict(m=m_new, v=v_new, step=n)
 """,
     ),
     Alternative(
