@@ -182,9 +182,9 @@ SCAN_REVERSED = (
     "maps from the last step to the first, so every state after the first is wrong."
 )
 SCAN_MISTAKES = [
-    *[("affine maps composed in the wrong order", fn, SCAN_REVERSED) for fn in (
-        scan_reversed_h0_first, scan_reversed_h0_inner, scan_reversed_h0_added,
-    )],  # fmt: skip
+    ("affine maps composed in the wrong order", scan_reversed_h0_first, SCAN_REVERSED),
+    ("affine maps composed in the wrong order", scan_reversed_h0_inner, SCAN_REVERSED),
+    ("affine maps composed in the wrong order", scan_reversed_h0_added, SCAN_REVERSED),
     ("h0 ignored", scan_ignores_h0, "when h0 is given the recurrence starts from it: h_1 = a_1 * h0 + b_1."),
     (
         "initial state in the output",

@@ -71,9 +71,7 @@ def test_sinusoidal_encoding_float32_is_the_float64_table_rounded():
     pe = call("positional.sinusoidal_encoding", positional.sinusoidal_encoding, 2001, 16, case=case)
     angles = [2000 / 10000 ** (2 * i / 16) for i in range(8)]
     exact = [f(a) for a in angles for f in (math.sin, math.cos)]
-    check_close(
-        "positional.sinusoidal_encoding", pe[2000], exact, case=case, what="pe[2000]", atol=1e-6, rtol=0.0
-    )
+    check_close("positional.sinusoidal_encoding", pe[2000], exact, case=case, what="pe[2000]", atol=1e-6, rtol=0.0)
 
 
 @checks("positional.sinusoidal_encoding")
