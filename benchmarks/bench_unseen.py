@@ -255,7 +255,10 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-unseen-") as tmp:
         release = Path(tmp) / "release"
-        subprocess.run([str(ROOT / ".venv/bin/seqlab"), "release", str(release)], check=True, capture_output=True)
+        # this checkout's own seqlab (the venv's entry script imports whichever checkout it was
+        # installed from, and a worktree sharing the venv would get another's public tests)
+        release_cmd = [sys.executable, "-m", "seqlab", "release", str(release)]
+        subprocess.run(release_cmd, check=True, capture_output=True, cwd=ROOT)
         for i, mistake in enumerate(mistakes):
             work = Path(tmp) / f"m{i:03d}"
             rows.append(measure(mistake, release, work, args.seed, config))

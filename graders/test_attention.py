@@ -28,18 +28,22 @@ DTYPES = pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["
 # --- known wrong variants: the masked softmax ------------------------------------------------
 
 
-def masked_softmax(scores, mask=None, *, invert=False, full_rows="zero", after=False, stable=True, dim=-1):
+def masked_softmax(
+    scores, mask=None, *, invert=False, full_rows="zero", after=False, stable=True, dim=-1, fill_zero=False
+):
     """Softmax over ``dim`` with ``mask`` (True = may attend) and the usual ways to get it wrong.
 
     full_rows: "zero" (the contract), "nan" (plain softmax over all -inf), "uniform" (masked
     with a large finite negative number, so a fully masked row spreads evenly over all keys).
     after: multiply the softmax by the mask instead of masking the scores (no renormalization).
     stable: False is exp(s) / sum(exp(s)) without subtracting the max.
+    fill_zero: masked scores set to 0 instead of -inf (full_rows "uniform": a fully masked row is
+    left as the softmax of zeros).
     """
     if mask is not None and invert:
         mask = ~mask
     if mask is not None and not after:
-        fill = -1e9 if full_rows == "uniform" else float("-inf")
+        fill = 0.0 if fill_zero else -1e9 if full_rows == "uniform" else float("-inf")
         scores = scores.masked_fill(~mask, fill)
     if stable:
         weights = torch.softmax(scores, dim=dim)
@@ -49,7 +53,8 @@ def masked_softmax(scores, mask=None, *, invert=False, full_rows="zero", after=F
     if mask is not None and after:
         weights = weights * mask
     if mask is not None and not after and full_rows == "zero":
-        weights = weights.masked_fill(scores.amax(dim=dim, keepdim=True) == float("-inf"), 0.0)
+        empty = (~mask).all(dim=dim, keepdim=True) if fill_zero else scores.amax(dim=dim, keepdim=True) == float("-inf")
+        weights = weights.masked_fill(empty, 0.0)
     return weights
 
 
@@ -84,6 +89,15 @@ MASK_MISTAKES = [
         "multiplying the weights by the mask leaves rows that no longer sum to 1; mask the scores with "
         "-inf before the softmax.",
     ),
+    *[
+        (
+            "masked scores set to 0 instead of -inf",
+            {"fill_zero": True, "full_rows": rows},
+            "0 is an ordinary score: exp(0) still gives a masked key weight, so masked positions leak into "
+            "the output; fill them with -inf (masked_fill(~mask, float('-inf'))) so the softmax gives them 0.",
+        )
+        for rows in ("zero", "uniform")
+    ],
 ]
 
 
@@ -365,14 +379,14 @@ def mha_variant(
     def heads(x, n):
         if split in ("contiguous", "merged by reshape"):
             return x.reshape(B, n, h, dh).transpose(1, 2)
-        if split == "split by reshape":  # (B, n, E) read as (B, h, n, dh): tokens mixed into heads
+        if split in ("split by reshape", "both by reshape"):  # (B, n, E) read as (B, h, n, dh): tokens mixed
             return x.reshape(B, h, n, dh)
         return x.reshape(B, n, dh, h).permute(0, 3, 1, 2)  # head i gets features i, i+h, i+2h, ...
 
     def merge(x):
         if split in ("contiguous", "split by reshape"):
             return x.transpose(1, 2).reshape(B, L, E)
-        if split == "merged by reshape":
+        if split in ("merged by reshape", "both by reshape"):
             return x.reshape(B, L, E)
         return x.permute(0, 2, 3, 1).reshape(B, L, E)
 
@@ -418,6 +432,13 @@ MHA_MISTAKES = [
         {"split": "merged by reshape"},
         "the heads come out as (B, num_heads, L, dh): transpose(1, 2) before reshape(B, L, E), or the "
         "features of one token are taken from several tokens.",
+    ),
+    (
+        "heads split and merged by a reshape, without the transposes",
+        {"split": "both by reshape"},
+        "x.reshape(B, num_heads, n, dh) keeps the memory order of (B, n, E), so each head gets pieces of "
+        "several tokens, and reshape(B, L, E) on (B, num_heads, L, dh) mixes them back the same way: split "
+        "with x.view(B, n, num_heads, dh).transpose(1, 2) and merge with out.transpose(1, 2).reshape(B, L, E).",
     ),
     (
         "scaled by sqrt(E)",

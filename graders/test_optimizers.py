@@ -87,6 +87,13 @@ def momentum_dampened(w, dw, state, lr=1e-2, momentum=0.9):
     return w - lr * v, {"velocity": v}
 
 
+def momentum_dampened_first_raw(w, dw, state, lr=1e-2, momentum=0.9):
+    # torch.optim.SGD(dampening=momentum): the first step stores the raw gradient, later ones
+    # average it in with weight (1 - momentum)
+    v = momentum * state["velocity"] + (1 - momentum) * dw if "velocity" in state else dw.clone()
+    return w - lr * v, {"velocity": v}
+
+
 def momentum_lr_inside(w, dw, state, lr=1e-2, momentum=0.9):
     v = momentum * state.get("velocity", torch.zeros_like(w)) - lr * dw
     return w + v, {"velocity": v}
@@ -95,6 +102,11 @@ def momentum_lr_inside(w, dw, state, lr=1e-2, momentum=0.9):
 def adagrad_eps_inside(w, dw, state, lr=1e-2, eps=1e-10):
     G = state.get("sum_sq", torch.zeros_like(w)) + dw * dw
     return w - lr * dw / torch.sqrt(G + eps), {"sum_sq": G}
+
+
+def adagrad_old_accumulator(w, dw, state, lr=1e-2, eps=1e-10):
+    G = state.get("sum_sq", torch.zeros_like(w))
+    return w - lr * dw / (torch.sqrt(G) + eps), {"sum_sq": G + dw * dw}
 
 
 def adagrad_no_accumulation(w, dw, state, lr=1e-2, eps=1e-10):
@@ -112,7 +124,7 @@ def rmsprop_alpha_swapped(w, dw, state, lr=1e-2, alpha=0.99, eps=1e-8):
     return w - lr * dw / (torch.sqrt(s) + eps), {"sq_avg": s}
 
 
-def _adam(w, dw, state, lr, betas, eps, *, correct=True, eps_inside=False, t_offset=0):
+def _adam(w, dw, state, lr, betas, eps, *, correct=True, eps_inside=False, t_offset=0, store_hat=False):
     b1, b2 = betas
     t = state.get("step", 0) + 1
     m = b1 * state.get("m", torch.zeros_like(w)) + (1 - b1) * dw
@@ -121,7 +133,11 @@ def _adam(w, dw, state, lr, betas, eps, *, correct=True, eps_inside=False, t_off
     m_hat = m / (1 - b1**tc) if correct else m
     v_hat = v / (1 - b2**tc) if correct else v
     denom = torch.sqrt(v_hat + eps) if eps_inside else torch.sqrt(v_hat) + eps
-    return w - lr * m_hat / denom, {"step": t, "m": m, "v": v}
+    return w - lr * m_hat / denom, ({"step": t, "m": m_hat, "v": v_hat} if store_hat else {"step": t, "m": m, "v": v})
+
+
+def adam_stores_corrected(w, dw, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8):
+    return _adam(w, dw, state, lr, betas, eps, store_hat=True)
 
 
 def adam_no_bias_correction(w, dw, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8):
@@ -164,6 +180,12 @@ MOMENTUM_MISTAKES = [
         "v = momentum*v + (1-momentum)*dw is an exponential average; PyTorch's SGD adds the raw gradient.",
     ),
     (
+        "dampened momentum",
+        momentum_dampened_first_raw,
+        "v = momentum*v + (1-momentum)*dw is an exponential average (SGD's dampening=momentum); PyTorch's "
+        "default SGD adds the raw gradient.",
+    ),
+    (
         "lr inside the velocity",
         momentum_lr_inside,
         "v = momentum*v - lr*dw moves w the same way, but the contract's state holds v = momentum*v + dw.",
@@ -173,6 +195,12 @@ MOMENTUM_MISTAKES = [
 ADAGRAD_MISTAKES = [
     ("eps inside the square root", adagrad_eps_inside, "PyTorch adds eps after the square root: sqrt(G) + eps."),
     ("no accumulation", adagrad_no_accumulation, "AdaGrad sums every squared gradient so far: G = G + dw**2."),
+    (
+        "accumulator used before this step's dw**2 is added",
+        adagrad_old_accumulator,
+        "add this step's squared gradient first, then divide by its root: G = G + dw**2, then "
+        "w - lr * dw / (sqrt(G) + eps) (the first step then divides by |dw|, not by eps).",
+    ),
 ]
 
 RMSPROP_MISTAKES = [
@@ -197,6 +225,12 @@ ADAM_MISTAKES = [
         "the step counter t is 1 on the first call: correct with 1 - beta**t, t = 1, 2, ...",
     ),
     ("betas swapped", adam_betas_swapped, "betas = (beta1 for m, beta2 for v); m uses 0.9, v uses 0.999."),
+    (
+        "bias-corrected moments stored as the state",
+        adam_stores_corrected,
+        "m_hat and v_hat are used for this step only; the state keeps the raw averages m and v, which the "
+        "next step averages into (storing m_hat scales the state by 1/(1 - beta**t)).",
+    ),
 ]
 
 # The update rules' tests, each five steps fed its own state:
@@ -322,6 +356,12 @@ def clip_always(grads, max_norm):
     return [g * (max_norm / (total + 1e-6)) for g in grads], total
 
 
+def clip_norm_after(grads, max_norm):
+    total = torch.linalg.vector_norm(torch.stack([g.norm() for g in grads]))
+    clipped = [g * min(1.0, max_norm / (float(total) + 1e-6)) for g in grads]
+    return clipped, torch.linalg.vector_norm(torch.stack([g.norm() for g in clipped]))
+
+
 CLIP_MISTAKES = [
     (
         "each gradient clipped by its own norm",
@@ -332,6 +372,12 @@ CLIP_MISTAKES = [
         "scaled even below the threshold",
         clip_always,
         "the scale is min(1, max_norm / (norm + 1e-6)): small gradients pass unchanged.",
+    ),
+    (
+        "norm returned after clipping",
+        clip_norm_after,
+        "the returned norm is the total norm of the gradients as given, measured BEFORE clipping (as "
+        "clip_grad_norm_ returns it), so a caller can log how large they were.",
     ),
 ]
 

@@ -318,7 +318,8 @@ def tanh_derivative(h, deriv):
 def backprop_through_time(
     x, h0, p, hs, d_logits, *, recurse=True, deriv="1-h^2", back_through="W_hh", whh_state="h_prev", h0_grad="dL/dh0"
 ):
-    """Every gradient from the states ``hs`` and dL/dlogits; ``h0_grad``: "dL/dh0", "zero", or
+    """Every gradient from the states ``hs`` and dL/dlogits; ``h0_grad``: "dL/dh0", "zero",
+    "dL/da_1" (the first step's pre-activation gradient, not yet sent back through W_hh), or
     "missing" (no key)."""
     dh_out = d_logits @ p["W_hy"]
     h_prev = torch.cat([h0.unsqueeze(1), hs[:, :-1]], dim=1)
@@ -333,7 +334,7 @@ def backprop_through_time(
         "b_h": d_a.sum(dim=(0, 1)),
         "W_hy": torch.einsum("btc,bth->ch", d_logits, hs),
         "b_y": d_logits.sum(dim=(0, 1)),
-        "h0": carry if h0_grad == "dL/dh0" else torch.zeros_like(h0),
+        "h0": {"dL/dh0": carry, "dL/da_1": d_a[:, 0]}.get(h0_grad, torch.zeros_like(h0)),
     }
     if h0_grad == "missing":
         del grads["h0"]
@@ -385,6 +386,12 @@ BPTT_MISTAKES = [
         "h0 gradient left at zero",
         {"h0_grad": "zero"},
         "h0 is an input too: grads['h0'] = dL/da_1 @ W_hh, what the recursion carries past the first step.",
+    ),
+    (
+        "h0 gradient without the last @ W_hh",
+        {"h0_grad": "dL/da_1"},
+        "h0 enters only through a_1 = x_1 @ W_xh.T + h0 @ W_hh.T + b_h, so dL/dh0 = dL/da_1 @ W_hh: the "
+        "recursion's step from a_1 back to h0 is still to take (grads['h0'] is dL/da_1 here).",
     ),
     H0_KEY_MISSING,
 ]

@@ -147,7 +147,44 @@ def scan_division(a, b, h0=None):
     return P * (_start(a, b, h0)[:, None] + torch.cumsum(b / P, dim=1))
 
 
+def _composed_reversed(a, b, h0, h0_form):
+    """h_t with the affine maps f_s(h) = a_s * h + b_s composed the other way round, f_1(f_2(...
+    f_t(.))), as a scan gives whose combine takes its two operands in swapped order; h0 folded into
+    the first step's offset ("first"), fed to the innermost map ("inner") or added as P_t * h0."""
+    dtype = _promoted(a, b, h0)
+    A, Bv, out = a.to(dtype), b.to(dtype), []
+    for t in range(a.shape[1]):
+        h = _start(a, b, h0) if h0_form == "inner" else _start(a, b, None)
+        for s in range(t, -1, -1):
+            offset = Bv[:, s] + A[:, 0] * h0.to(dtype) if s == 0 and h0 is not None and h0_form == "first" else Bv[:, s]
+            h = A[:, s] * h + offset
+        if h0 is not None and h0_form == "added":
+            h = h + torch.prod(A[:, : t + 1], dim=1) * h0.to(dtype)
+        out.append(h)
+    return torch.stack(out, dim=1)
+
+
+def scan_reversed_h0_first(a, b, h0=None):
+    return _composed_reversed(a, b, h0, "first")
+
+
+def scan_reversed_h0_inner(a, b, h0=None):
+    return _composed_reversed(a, b, h0, "inner")
+
+
+def scan_reversed_h0_added(a, b, h0=None):
+    return _composed_reversed(a, b, h0, "added")
+
+
+SCAN_REVERSED = (
+    "an earlier step (a1, b1) then a later one (a2, b2) is h -> a2 * (a1 * h + b1) + b2 = (a2 * a1, a2 * b1 + b2): "
+    "the later map is applied last. Combined the other way, (a1 * a2, a1 * b2 + b1), the scan applies the "
+    "maps from the last step to the first, so every state after the first is wrong."
+)
 SCAN_MISTAKES = [
+    ("affine maps composed in the wrong order", scan_reversed_h0_first, SCAN_REVERSED),
+    ("affine maps composed in the wrong order", scan_reversed_h0_inner, SCAN_REVERSED),
+    ("affine maps composed in the wrong order", scan_reversed_h0_added, SCAN_REVERSED),
     ("h0 ignored", scan_ignores_h0, "when h0 is given the recurrence starts from it: h_1 = a_1 * h0 + b_1."),
     (
         "initial state in the output",

@@ -211,10 +211,12 @@ def test_feed_forward_shapes(grade, make, shape):
 
 def encoder_variant(
     ref, x, params, num_heads, mask=None, norm_first=False, *, when="all", swap_ln=False, res_attn=True,
-    res_ffn=True, norm_sublayer=False, one_norm=False, use_mask=True, final_norm=False,
+    res_ffn=True, norm_sublayer=False, one_norm=False, use_mask=True, final_norm=False, res_normed="",
 ):  # fmt: skip
     """The encoder block from the reference's pieces, with switches for the classic slips (the
-    defaults are correct); ``when``: the blocks the slip is made in, "all", "post-LN" or "pre-LN"."""
+    defaults are correct); ``when``: the blocks the slip is made in, "all", "post-LN" or "pre-LN";
+    ``res_normed``: the pre-LN sublayers ("attn", "ffn" or both) whose residual adds the
+    normalised input instead of the raw one."""
     if when not in ("all", "pre-LN" if norm_first else "post-LN"):
         return encoder_variant(ref, x, params, num_heads, mask, norm_first)
     mha, ln, ff = ref("attention.multi_head_attention"), ref("transformer.layer_norm"), ref("transformer.feed_forward")
@@ -232,8 +234,10 @@ def encoder_variant(
         return ln(h, params[name]["weight"], params[name]["bias"])
 
     if norm_first != swap_ln:
-        x = (x if res_attn else 0) + sa(norm(x, "norm1"))
-        y = (x if res_ffn else 0) + ffn(norm(x, "norm2"))
+        h = norm(x, "norm1")
+        x = (h if "attn" in res_normed else x if res_attn else 0) + sa(h)
+        h = norm(x, "norm2")
+        y = (h if "ffn" in res_normed else x if res_ffn else 0) + ffn(h)
         return norm(y, "norm2") if final_norm else y
     if norm_sublayer:
         x = x + norm(sa(x), "norm1")
@@ -286,6 +290,15 @@ ENCODER_MISTAKES = [
         "a pre-LN block ends with the residual sum x + FFN(norm2(x)); the final LayerNorm belongs to the "
         "whole encoder, not to each block.",
     ),
+    *[
+        (
+            "pre-LN residual adds the normalised input",
+            {"res_normed": sublayers, "when": "pre-LN"},
+            "in a pre-LN block only the sublayer sees the normalised input; the skip path carries x itself: "
+            "x = x + SA(norm1(x)), then x = x + FFN(norm2(x)), not norm1(x) + SA(norm1(x)).",
+        )
+        for sublayers in ("attn ffn", "attn", "ffn")
+    ],
 ]
 
 

@@ -60,6 +60,21 @@ def test_sinusoidal_encoding_is_accurate_at_large_positions():
 
 
 @checks("positional.sinusoidal_encoding")
+def test_sinusoidal_encoding_float32_is_the_float64_table_rounded():
+    # The default float32 table, row p = 2000 of d_model = 16: column pair (2, 3) has frequency
+    # 1 / 10000^(2/16) = 0.316227766, so its angle is 2000 * 0.316227766 = 632.455532. float32 keeps
+    # 24 bits, about 7 digits: near 632 its spacing is 6.1e-5, so an angle FORMED in float32 is
+    # already off by up to 3e-5, and so are its sine and cosine (2.2e-5 in this row). Computed in
+    # float64 and rounded once at the end, every entry is within 6e-8 (half a float32 spacing
+    # below 1) of the exact value: this test allows 1e-6.
+    case = "num_positions=2001, d_model=16, default dtype (float32), row 2000"
+    pe = call("positional.sinusoidal_encoding", positional.sinusoidal_encoding, 2001, 16, case=case)
+    angles = [2000 / 10000 ** (2 * i / 16) for i in range(8)]
+    exact = [f(a) for a in angles for f in (math.sin, math.cos)]
+    check_close("positional.sinusoidal_encoding", pe[2000], exact, case=case, what="pe[2000]", atol=1e-6, rtol=0.0)
+
+
+@checks("positional.sinusoidal_encoding")
 def test_sinusoidal_encoding_defaults_to_float32():
     case = "num_positions=5, d_model=6, default dtype"
     pe = call("positional.sinusoidal_encoding", positional.sinusoidal_encoding, 5, 6, case=case)

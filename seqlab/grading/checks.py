@@ -2,9 +2,8 @@
 
 Every comparison a grader makes goes through ``grade.check`` (the ``grade`` fixture):
 
-* ``grade.check(*args, case=..., mistakes=..., **kwargs)``: the student's function runs on
-  copies of the arguments (through the handle), the reference on the same arguments in the
-  trusted process, and the two are compared;
+* ``grade.check(*args, case=..., mistakes=..., **kwargs)``: the student's function runs on copies of
+  the arguments (through the handle), the reference on the same arguments in the trusted process;
 * ``grade.check(value=..., expected=..., case=...)``: a value the grader built itself from
   several student calls (an optimizer's chain of steps) against the reference's;
 * ``returns=("loss", "grads")`` names the parts of a returned tuple (its arity is a gate, and
@@ -35,6 +34,7 @@ import torch
 from ..student import Outcome, StudentError
 from ..student.guards import split_scope
 from ..tolerance import Tolerance
+from .axes import shape_note, sizes_named
 from .case import Case, Make, case_sizes, describe_case
 from .compare import first_change, first_float_dtype, matches, purity_failure, structure_problem, value_mismatch
 from .diagnose import CONFINED, diagnose, settings_of, step_factor
@@ -208,8 +208,10 @@ class Grade:
         ``value``, what each part starts from (an update's w): a move that is a constant multiple
         of the expected one is named so (seqlab.grading.diagnose.step_factor).
         """
+        sizes = case_sizes(case, param_names(self.function), args, kwargs)
         if value is _NOT_GIVEN:
-            value = self.run(*args, **kwargs).value
+            with sizes_named(sizes):  # a crash on sizes that do not fit says which sizes they are
+                value = self.run(*args, **kwargs).value
         elif args or kwargs:
             raise TypeError("grade.check(value=...) compares a value the grader built: no call arguments with it")
         elif expected is _NOT_GIVEN:
@@ -218,7 +220,6 @@ class Grade:
             expected = self.ref(*args, **kwargs)
         if returns is not None:
             value = self.unpack(value, returns)
-        sizes = case_sizes(case, param_names(self.function), args, kwargs)
         self.sizes.update({k: v for k, v in sizes.items() if isinstance(v, int) and not isinstance(v, bool)})
         if isinstance(sizes.get("dtype"), torch.dtype):
             self.sizes["dtype"] = str(sizes["dtype"]).replace("torch.", "")
@@ -239,7 +240,8 @@ class Grade:
 
         for label, at in parts:  # gates first: a wrong structure anywhere fails the whole test
             problem = structure_problem(pick(value, at), pick(expected, at), label)
-            if problem:
+            if problem:  # a length along one axis that is another of the case's sizes says which
+                problem += shape_note(pick(value, at), pick(expected, at), sizes)
                 raise self._failure(case, problem, value, expected, at, named, tol, rule=SHAPE_RULE, label=label)
         if partial:  # each gradient of a dict of gradients is a part of its own
             parts = split_dicts(parts, expected)

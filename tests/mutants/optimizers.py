@@ -45,7 +45,7 @@ def adam(w, dw, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8):
         hint="the bias correction in m_hat is (1 - betas[0])**t",
     ),
     FromTable("optimizers.rmsprop", "eps inside the square root", "eps inside the square root"),
-    FromTable("optimizers.sgd_momentum", "dampened momentum", "dampened momentum"),
+    FromTable("optimizers.sgd_momentum", "dampened momentum", "dampened momentum", form="momentum_dampened"),
     FromTable("optimizers.adagrad", "forgets to accumulate", "no accumulation"),
     FromTable(
         "optimizers.clip_grad_norm", "clips each tensor by its own norm", "each gradient clipped by its own norm"

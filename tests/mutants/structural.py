@@ -155,6 +155,23 @@ REWRITTEN = [
         "w - lr * lr * dw",
         "the same factor is applied twice: the multiplication by",
     ),
+    # the class "a number doubled or halved" (seqlab.grading.edits.factor_two): not a scale of the
+    # whole output (pe is added after it), so only the rewrite can say which number it is
+    edited(
+        "positional.embed_tokens",
+        "embedding scaled by 2 * sqrt(d)",
+        "embedding[tokens] * math.sqrt(d)",
+        "embedding[tokens] * (2 * math.sqrt(d))",
+        "twice the",
+    ),
+    # the class "a transpose done as a reshape" (seqlab.grading.edits.as_reshape), at one place
+    edited(
+        "attention.scaled_dot_product_attention",
+        "keys transposed by a reshape",
+        "q @ k.transpose(-2, -1)",
+        "q @ k.reshape(*k.shape[:-2], k.shape[-1], k.shape[-2])",
+        "a reshape where a transpose belongs",
+    ),
     edited(
         "transformer.decoder_block",
         "post-LN cross-attention residual taken from the block input",
