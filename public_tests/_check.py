@@ -155,6 +155,45 @@ def check_close(
         )
 
 
+def check_batch_first(qualname: str, got, expected, *, case: str, what: str, step: str = "state"):
+    """``check_close`` for a batch-first sequence ``(B, T, ...)``, B != T, both over 1.
+
+    When ``got`` holds the right values in the wrong places, the usual slip is named: results
+    collected time-major (a stack along dim 0 gives ``(T, B, ...)``) and then reshaped to
+    ``(B, T, ...)``, or not reordered at all.
+    """
+    __tracebackhide__ = True
+    want = expected if isinstance(expected, torch.Tensor) else torch.tensor(expected, dtype=torch.float64)
+    B, T = want.shape[:2]
+    if isinstance(got, torch.Tensor) and B > 1 and T > 1:
+        time_major = want.transpose(0, 1)  # what a stack along dim 0 gives: (T, B, ...)
+        slips = {
+            "reshape": (
+                time_major.reshape(want.shape),
+                f"{what}[b, t] should be the {step} of sequence b at step t, but yours holds the "
+                f"{step}s stacked time-major (T, B, ...) and then reshaped (or viewed) to (B, T, ...). "
+                f"A reshape keeps the memory order, so it mixes the batch and time axes; swap axes "
+                f"0 and 1 with .transpose(0, 1) instead, or stack along dim=1",
+            ),
+            "time-major": (
+                time_major,
+                f"{what} is time-major (T, B, ...): stack along dim=1 (or .transpose(0, 1)) to make "
+                f"it batch-first (B, T, ...)",
+            ),
+        }
+        for slip, message in slips.values():
+            if tuple(got.shape) == tuple(slip.shape) and _close(got, slip) and not _close(got, want):
+                pytest.fail(f"{qualname}, case {case}: {message}", pytrace=False)
+    check_close(qualname, got, want, case=case, what=what)
+
+
+def _close(got: torch.Tensor, want: torch.Tensor) -> bool:
+    """Within check_close's default tolerance (same shape assumed)."""
+    atol, rtol = (FLOAT32_ATOL, FLOAT32_RTOL) if got.dtype == torch.float32 else (ATOL, RTOL)
+    a, e = got.detach().cpu().to(torch.float64), want.detach().cpu().to(torch.float64)
+    return tuple(a.shape) == tuple(e.shape) and bool(((a - e).abs() <= atol + rtol * e.abs()).all())
+
+
 def randn(gen: torch.Generator, *shape, dtype=torch.float64, scale: float = 1.0):
     """Random inputs for the shape and dtype checks (values do not matter there)."""
     return (torch.randn(*shape, generator=gen, dtype=torch.float64) * scale).to(dtype)

@@ -10,7 +10,7 @@ import math
 
 import pytest
 import torch
-from _check import call, check_close, check_tensor, randn, unpack
+from _check import call, check_batch_first, check_close, check_tensor, randn, unpack
 from _labs import lab_test
 
 from exercises import lstm_gru
@@ -158,6 +158,38 @@ def test_lstm_forward_worked_example():
 
 
 @checks("lstm_gru.lstm_forward")
+def test_lstm_forward_keeps_batch_and_time_apart():
+    # All weights 0 but W_ih's g row (1), h0 = c0 = 0: i = f = o = 0.5 and g = tanh(x) at every
+    # step, so c_t = 0.5 c_{t-1} + 0.5 tanh(x_t) and h_t = 0.5 tanh(c_t), row by row. B = 2 and
+    # T = 3 with a different input at every (b, t): states stacked time-major (T, B, H) and then
+    # reshaped to (B, T, H) instead of transposed land in the wrong places.
+    case = "B=2, T=3, D=H=1, h0=c0=0, W_ih=[[0], [0], [1], [0]], W_hh=0, biases 0, x[b, t] = 1, 2, 3 / 4, 5, 6 (/4)"
+    x = t([[[1.0], [2.0], [3.0]], [[4.0], [5.0], [6.0]]]) / 4
+    zeros = torch.zeros(4, 1, dtype=T64)
+    out = call(
+        "lstm_gru.lstm_forward",
+        lstm_gru.lstm_forward,
+        x,
+        torch.zeros(2, 1, dtype=T64),
+        torch.zeros(2, 1, dtype=T64),
+        t([[0.0], [0.0], [1.0], [0.0]]),
+        zeros,
+        torch.zeros(4, dtype=T64),
+        torch.zeros(4, dtype=T64),
+        case=case,
+    )
+    hs, _ = unpack("lstm_gru.lstm_forward", out, ("hs", "(h_T, c_T)"), case=case)
+    want = []
+    for row in x[:, :, 0].tolist():
+        c, states = 0.0, []
+        for x_t in row:
+            c = 0.5 * c + 0.5 * math.tanh(x_t)
+            states.append([0.5 * math.tanh(c)])
+        want.append(states)
+    check_batch_first("lstm_gru.lstm_forward", hs, want, case=case, what="hs", step="hidden state")
+
+
+@checks("lstm_gru.lstm_forward")
 @FLOATS
 def test_lstm_forward_shapes_and_dtype(dtype):
     gen = torch.Generator().manual_seed(1)
@@ -290,6 +322,36 @@ def test_gru_forward_uses_pytorchs_gru_form():
         h = (1 - sigmoid(-1)) * n + sigmoid(-1) * h
         want.append([h])
     check_close("lstm_gru.gru_forward", hs, [want], case=case, what="hs")
+
+
+@checks("lstm_gru.gru_forward")
+def test_gru_forward_keeps_batch_and_time_apart():
+    # All weights 0 but W_ih's n row (1), h0 = 0: r = z = 0.5 and n = tanh(x) at every step, so
+    # h_t = 0.5 tanh(x_t) + 0.5 h_{t-1}, row by row. B = 2 and T = 3 with a different input at
+    # every (b, t): states stacked time-major (T, B, H) and then reshaped to (B, T, H) instead of
+    # transposed land in the wrong places.
+    case = "B=2, T=3, D=H=1, h0=0, W_ih=[[0], [0], [1]], W_hh=0, biases 0, x[b, t] = 1, 2, 3 / 4, 5, 6 (/4)"
+    x = t([[[1.0], [2.0], [3.0]], [[4.0], [5.0], [6.0]]]) / 4
+    out = call(
+        "lstm_gru.gru_forward",
+        lstm_gru.gru_forward,
+        x,
+        torch.zeros(2, 1, dtype=T64),
+        t([[0.0], [0.0], [1.0]]),
+        torch.zeros(3, 1, dtype=T64),
+        torch.zeros(3, dtype=T64),
+        torch.zeros(3, dtype=T64),
+        case=case,
+    )
+    hs, _ = unpack("lstm_gru.gru_forward", out, ("hs", "h_T"), case=case)
+    want = []
+    for row in x[:, :, 0].tolist():
+        h, states = 0.0, []
+        for x_t in row:
+            h = 0.5 * math.tanh(x_t) + 0.5 * h
+            states.append([h])
+        want.append(states)
+    check_batch_first("lstm_gru.gru_forward", hs, want, case=case, what="hs", step="hidden state")
 
 
 @checks("lstm_gru.gru_forward")

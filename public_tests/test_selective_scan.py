@@ -10,7 +10,7 @@ import math
 
 import pytest
 import torch
-from _check import call, check_close, check_tensor, randn, unpack
+from _check import call, check_batch_first, check_close, check_tensor, randn, unpack
 from _labs import lab_test
 from torch.overrides import TorchFunctionMode
 
@@ -182,6 +182,21 @@ def test_selective_scan_options_worked_example():
     y, h_T = unpack("selective_scan.selective_scan", out, ("y", "h_T"), case=case)
     check_close("selective_scan.selective_scan", y, [[[want[0]], [want[1]]]], case=case, what="y")
     check_close("selective_scan.selective_scan", h_T, [[[h_last]]], case=case, what="h_T (B, D, N)")
+
+
+@checks("selective_scan.selective_scan")
+def test_selective_scan_keeps_batch_and_time_apart():
+    # D = N = 1, delta = 0.5, A = -1, B = C = 1: each row is the scan by hand of its own inputs.
+    # B = 2 and T = 3 with a different input at every (b, t): outputs stacked time-major (T, B, D)
+    # and then reshaped to (B, T, D) instead of transposed land in the wrong places.
+    case = "B=2, T=3, D=N=1, delta=0.5, A=-1, B=C=1, u[b, t] = 1, 2, 3 / 4, 5, 6"
+    u = t([[[1.0], [2.0], [3.0]], [[4.0], [5.0], [6.0]]])
+    ones = torch.ones(2, 3, 1, dtype=T64)
+    y = call(
+        "selective_scan.selective_scan", ss.selective_scan, u, ones * 0.5, t([[-1.0]]), ones, ones.clone(), case=case
+    )
+    want = [[[v] for v in scan_by_hand([0.5] * 3, row, -1.0, [1.0] * 3, [1.0] * 3)[0]] for row in u[:, :, 0].tolist()]
+    check_batch_first("selective_scan.selective_scan", y, want, case=case, what="y", step="output")
 
 
 @checks("selective_scan.selective_scan")

@@ -246,9 +246,13 @@ def reverser_logits(params, src, tgt_in):
         y = \mathrm{Dec}(\mathrm{embed}(tgt_{in}), m), \quad
         \mathrm{logits} = y W_{out}^\top + b_{out}
 
-    ``embed`` is :func:`embed_tokens` with the shared table ``params["embedding"]`` and
-    :func:`sinusoidal_encoding`; both blocks are post-LN with ``REVERSER_HEADS`` heads, the
-    decoder causal (position ``t`` sees ``tgt_in[:, :t+1]`` only).
+    ``embed`` is :func:`embed_tokens` with the shared table ``params["embedding"]`` and one
+    positional table for both sides, ``pe = sinusoidal_encoding(max(S, T), E)`` (the larger
+    length; in the dtype of ``params["embedding"]``, on the device of ``src``): the source adds
+    ``pe[:S]``, the target ``pe[:T]``. Both blocks are post-LN with ``REVERSER_HEADS`` heads. No
+    mask is passed to either block: the encoder and the cross-attention see every position, and
+    the decoder's causal mask is the one :func:`decoder_block` builds inside (its default
+    ``causal=True``, ``self_mask=None``), so position ``t`` sees ``tgt_in[:, :t+1]`` only.
 
     Args:
         params (dict): ``"embedding" (V + 1, E)`` (row ``V`` is the start token),
