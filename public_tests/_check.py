@@ -117,9 +117,7 @@ def check_close(
         pytest.fail(
             f"{qualname}, case {case}: {what} should be a torch.Tensor, got {type(got).__name__}", pytrace=False
         )
-    want = expected if isinstance(expected, torch.Tensor) else torch.tensor(expected)
-    if not isinstance(expected, torch.Tensor) and want.is_floating_point():
-        want = torch.tensor(expected, dtype=torch.float64)  # literals are exact decimals, not float32
+    want = _as_expected(expected)
     if tuple(got.shape) != tuple(want.shape):
         pytest.fail(
             f"{qualname}, case {case}: {what} has shape {tuple(got.shape)}, expected {tuple(want.shape)}", pytrace=False
@@ -137,12 +135,9 @@ def check_close(
             )
         return
     if atol is None:
-        single = got.dtype == torch.float32
-        atol, rtol = (FLOAT32_ATOL, FLOAT32_RTOL) if single else (ATOL, RTOL)
+        atol, rtol = _default_tolerance(got)
     a64, e64 = a.to(torch.float64), e.to(torch.float64)
-    err = (a64 - e64).abs()
-    err = torch.where(torch.isnan(err), torch.full_like(err, math.inf), err)
-    bad = err > atol + rtol * e64.abs()
+    err, bad = _out_of_tolerance(a64, e64, atol, rtol)
     if bool(bad.any()):
         flat = int(torch.argmax(torch.where(bad, err, torch.full_like(err, -1.0))))
         index = tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), e.shape)) if e.dim() else ()
@@ -163,7 +158,7 @@ def check_batch_first(qualname: str, got, expected, *, case: str, what: str, ste
     ``(B, T, ...)``, or not reordered at all.
     """
     __tracebackhide__ = True
-    want = expected if isinstance(expected, torch.Tensor) else torch.tensor(expected, dtype=torch.float64)
+    want = _as_expected(expected)
     B, T = want.shape[:2]
     if isinstance(got, torch.Tensor) and B > 1 and T > 1:
         time_major = want.transpose(0, 1)  # what a stack along dim 0 gives: (T, B, ...)
@@ -182,16 +177,38 @@ def check_batch_first(qualname: str, got, expected, *, case: str, what: str, ste
             ),
         }
         for slip, message in slips.values():
-            if tuple(got.shape) == tuple(slip.shape) and _close(got, slip) and not _close(got, want):
+            if _close(got, slip) and not _close(got, want):
                 pytest.fail(f"{qualname}, case {case}: {message}", pytrace=False)
     check_close(qualname, got, want, case=case, what=what)
 
 
+def _as_expected(expected) -> torch.Tensor:
+    """An expected value as a tensor: nested lists of floats become float64 (literals are exact
+    decimals, not float32)."""
+    want = expected if isinstance(expected, torch.Tensor) else torch.tensor(expected)
+    if not isinstance(expected, torch.Tensor) and want.is_floating_point():
+        want = torch.tensor(expected, dtype=torch.float64)
+    return want
+
+
+def _default_tolerance(got: torch.Tensor) -> tuple[float, float]:
+    return (FLOAT32_ATOL, FLOAT32_RTOL) if got.dtype == torch.float32 else (ATOL, RTOL)
+
+
+def _out_of_tolerance(a64: torch.Tensor, e64: torch.Tensor, atol: float, rtol: float):
+    """The absolute error (a NaN counts as infinite) and where it exceeds ``atol + rtol * |e|``."""
+    err = (a64 - e64).abs()
+    err = torch.where(torch.isnan(err), torch.full_like(err, math.inf), err)
+    return err, err > atol + rtol * e64.abs()
+
+
 def _close(got: torch.Tensor, want: torch.Tensor) -> bool:
-    """Within check_close's default tolerance (same shape assumed)."""
-    atol, rtol = (FLOAT32_ATOL, FLOAT32_RTOL) if got.dtype == torch.float32 else (ATOL, RTOL)
+    """Whether check_close would pass ``got`` against ``want`` with its default tolerance."""
+    if tuple(got.shape) != tuple(want.shape):
+        return False
     a, e = got.detach().cpu().to(torch.float64), want.detach().cpu().to(torch.float64)
-    return tuple(a.shape) == tuple(e.shape) and bool(((a - e).abs() <= atol + rtol * e.abs()).all())
+    atol, rtol = _default_tolerance(got)
+    return not bool(_out_of_tolerance(a, e, atol, rtol)[1].any())
 
 
 def randn(gen: torch.Generator, *shape, dtype=torch.float64, scale: float = 1.0):
