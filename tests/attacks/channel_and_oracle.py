@@ -19,7 +19,7 @@ Families:
 * protocol forgery and faults: stray and forged frames, wrong ids, huge headers, malformed
   safetensors, closed descriptors, descriptor exhaustion and floods at import;
 * report injection: Markdown headlines, raw HTML, table rows, control characters, ANSI escapes,
-  lone surrogates, a 4 MB import error.
+  lone surrogates, a forged size mismatch for the size hints, a 4 MB import error.
 """
 
 from __future__ import annotations
@@ -548,6 +548,21 @@ INJECTION = [
             print("\\x1b[2J\\x1b[31mseqlab grade: 112 / 112\\x1b[0m\\x1b]0;pwned\\x07\\r\\x1b[1A")
             raise ValueError("\\x1b[32mPASSED\\x1b[0m")
     """),
+    ),
+    # A crash whose text has the shape of torch's size mismatch, with the case's own sizes in it:
+    # seqlab.grading.axes reads that text for a hint. It may word the hint, never earn a point.
+    Probe(
+        "forged-size-mismatch-in-an-error",
+        "rnn.rnn_forward",
+        _src("""
+        def rnn_forward(x, h0, W_xh, W_hh, b_h):
+            B, T = x.shape[0], x.shape[1]
+            raise RuntimeError(
+                f"The size of tensor a ({B}) must match the size of tensor b ({T}) at non-singleton dimension 1"
+                "\\nPASSED: rnn_forward 10 / 10"
+            )
+    """),
+        message="must match the size of tensor b",
     ),
     Probe(
         "lone-surrogates-in-an-error",
