@@ -8,7 +8,7 @@ each in alternating order, each into a fresh folder, with no ``--seed``: every g
 own task instances, as a real class run does, so nothing the parent computes for one
 submission's labs is reused for another. For each run it prints the wall time, the submissions
 per minute, the CPU the whole process tree spent (the workers and the students' children: a
-cgroup's count where one can be made, see TreeCPU) and the load average around it; the floors
+cgroup's count where one can be made, see GroupCPU) and the load average around it; the floors
 apply to the medians. One run of each is not enough: at ``--jobs 2`` both cores are busy, so
 anything else the machine does comes straight off the figure (five runs of one class on one
 quiet machine took 58 to 68 s, where ``--jobs 1`` took 108 to 110 s).
@@ -26,8 +26,8 @@ machine (seqlab.labs.CPU_BUDGET_S, 5 s on the standard core, times this core's s
 seqlab.labs.clock measures it) and all of them together <= 15 s on the standard core; the class
 of 300 with the labs under 45 minutes at ``--jobs 2`` on this machine (measured wall; the figure
 on the standard core, divided by the clock's slowdown, is printed beside it but not judged: the
-calibration reads a loaded core as slower, which would flatter it); ``--jobs 2`` at least 1.7x faster than ``--jobs 1``; the grade without labs
-within 3x the torch import; with them, at most the labs' own time (child + parent CPU, 1.5x for a
+calibration reads a loaded core as slower, which would flatter it); ``--jobs 2`` at least 1.7x
+faster than ``--jobs 1``; the grade without labs within 3x the torch import; with them, at most the labs' own time (child + parent CPU, 1.5x for a
 busy machine's wall clock) on top. The wall figures need a quiet machine: at a load of 6 on 2
 cores a process gets a third of a core.
 
@@ -60,55 +60,66 @@ def load() -> str:
     return "/".join(f"{v:.1f}" for v in os.getloadavg())
 
 
-class TreeCPU:
-    """CPU seconds (user + system) spent by a process and all its descendants.
+class GroupCPU:
+    """The kernel's own count of a process tree's CPU: the process joins a fresh cgroup before it
+    execs (``join``, Popen's preexec_fn) and every descendant inherits it. Exact and free; needs
+    root and cgroup v1's cpuacct or cgroup v2 mounted (``make`` returns None elsewhere)."""
 
-    Where a cgroup can be made (root, with cgroup v1's cpuacct or cgroup v2 mounted), the
-    process joins a fresh group before it execs and every descendant inherits it: the kernel's
-    own count, exact and free. Elsewhere /proc is sampled every 200 ms from a thread at the
-    lowest priority (a process's last sample stands for it, so up to 200 ms of each is missed).
-    The sampler is not free: at 50 ms it took a tenth of a core, all of it from ``--jobs 2``'s
-    wall time (``--jobs 1`` leaves a core idle for it), which understated the ratio by ~10%.
-    """
+    how = "the kernel's count (a cgroup)"
+    # (mount point, counter file, the counter's value in seconds from its text)
+    KINDS = (
+        ("/sys/fs/cgroup/cpuacct", "cpuacct.usage", lambda text: int(text) * 1e-9),
+        ("/sys/fs/cgroup/unified", "cpu.stat", lambda text: int(text.split("usage_usec", 1)[1].split()[0]) * 1e-6),
+    )
 
-    GROUPS = (("/sys/fs/cgroup/cpuacct", "cpuacct.usage", 1e-9), ("/sys/fs/cgroup/unified", "cpu.stat", 1e-6))
+    def __init__(self, group: Path, counter: str, seconds) -> None:
+        self.group, self.counter, self.seconds = group, counter, seconds
 
-    def __init__(self) -> None:
-        self.group: tuple[Path, str, float] | None = None
-        for root, counter, unit in self.GROUPS:
+    @classmethod
+    def make(cls) -> GroupCPU | None:
+        for root, counter, seconds in cls.KINDS:
             group = Path(root) / f"seqlab-bench-{os.getpid()}"
             try:
                 group.mkdir()
             except OSError:
                 continue
             if (group / counter).is_file():
-                self.group = (group, counter, unit)
-                break
+                return cls(group, counter, seconds)
             group.rmdir()
+        return None
+
+    def join(self) -> None:
+        (self.group / "cgroup.procs").write_text("0")
+
+    def start(self, pid: int) -> None:
+        pass
+
+    def stop(self) -> float:
+        """The CPU seconds spent, once the tree has exited; the group is removed."""
+        spent = self.seconds((self.group / self.counter).read_text())
+        self.group.rmdir()
+        return spent
+
+
+class SampledCPU:
+    """A process tree's CPU sampled from /proc every 200 ms, from a thread at the lowest
+    priority: a process's last sample stands for it, so up to 200 ms of each is missed. Not
+    free: at 50 ms the sampler took a tenth of a core, all of it from ``--jobs 2``'s wall time
+    (``--jobs 1`` leaves a core idle for it), which understated the ratio by about a tenth."""
+
+    how = "sampled from /proc every 200 ms"
+
+    def __init__(self) -> None:
         self.seen: dict[int, float] = {}
         self.done = threading.Event()
         self.thread: threading.Thread | None = None
 
-    @property
-    def how(self) -> str:
-        return "the kernel's count (a cgroup)" if self.group else "sampled from /proc every 200 ms"
-
     def join(self) -> None:
-        """Run in the child before it execs (Popen's preexec_fn): join the group."""
-        if self.group:
-            (self.group[0] / "cgroup.procs").write_text("0")
+        pass
 
     def start(self, pid: int) -> None:
-        if self.group is None:
-            self.thread = threading.Thread(target=self._sample, args=(pid,), daemon=True)
-            self.thread.start()
-
-    def _read_group(self) -> float:
-        assert self.group is not None
-        group, counter, unit = self.group
-        text = (group / counter).read_text()
-        value = int(text.split()[0]) if counter == "cpuacct.usage" else int(text.split("usage_usec", 1)[1].split()[0])
-        return value * unit
+        self.thread = threading.Thread(target=self._sample, args=(pid,), daemon=True)
+        self.thread.start()
 
     def _sample(self, root: int) -> None:
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
@@ -133,12 +144,6 @@ class TreeCPU:
             time.sleep(0.2)
 
     def stop(self) -> float:
-        """The CPU seconds spent, once the process has exited; the group is removed."""
-        if self.group is not None:
-            spent = self._read_group()
-            self.group[0].rmdir()
-            self.group = None
-            return spent
         self.done.set()
         if self.thread is not None:
             self.thread.join()
@@ -178,15 +183,18 @@ def grade_class(jobs: int, submissions: Path, out: Path) -> dict:
     shutil.rmtree(out, ignore_errors=True)
     command = [sys.executable, "-m", "seqlab", "grade-all", str(submissions), "--out", str(out), "--jobs", str(jobs)]
     before = load()
-    meter = TreeCPU()
+    meter = GroupCPU.make() or SampledCPU()
     start = time.perf_counter()
-    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, cwd=ROOT, preexec_fn=meter.join)
-    meter.start(proc.pid)
-    if proc.wait():
-        meter.stop()
+    try:
+        proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, cwd=ROOT, preexec_fn=meter.join)
+        meter.start(proc.pid)
+        failed = proc.wait()
+        wall = time.perf_counter() - start
+    finally:
+        cpu = meter.stop()
+    if failed:
         raise SystemExit(f"{' '.join(command)} failed")
-    wall, how = time.perf_counter() - start, meter.how
-    return {"wall": wall, "cpu": meter.stop(), "load": f"{before} -> {load()}", "how": how}
+    return {"wall": wall, "cpu": cpu, "load": f"{before} -> {load()}", "how": meter.how}
 
 
 def lab_runs(out: Path, names: set[str] | None = None) -> dict[str, list[dict]]:
@@ -251,7 +259,8 @@ def class_part(count: int, rounds: int, work: Path, failures: list[str]) -> dict
     ratio = one["wall"] / two["wall"]
     print(f"--jobs 2 is {ratio:.2f}x faster than --jobs 1 (median of {rounds} rounds; floor {JOBS_FLOOR:g}x)")
     # The same class is the same work: CPU that grows at --jobs 2 is each core running slower
-    # while the other is busy (vCPUs sharing a physical core), which no packing can win back.
+    # while the other is busy (seen on these virtual machines, now and then), which no packing
+    # of the work can win back.
     print(
         f"  the same work took {two['cpu'] / one['cpu']:.2f}x the CPU at --jobs 2; with both cores busy the "
         f"best packing would give {2 * one['wall'] / two['cpu']:.2f}x"
