@@ -179,12 +179,17 @@ def class_summary(rows: list[dict]) -> dict:
             who.setdefault(key, []).append(row["submission"])
     totals = [res.percent for res in results]
     labs: dict[str, dict[str, list[float]]] = {}  # lab function -> metric -> the class's values
+    bounds: dict[str, Counter[tuple[tuple[str, float], ...]]] = {}  # lab function -> bounds applied
     for res in results:
         for function, run in (res.meta.get("lab_runs") or {}).items():
             for metric, value in (run.get("metrics") or {}).items():
                 labs.setdefault(function, {}).setdefault(metric, []).append(float(value))
+            if run.get("bounds"):
+                bounds.setdefault(function, Counter())[tuple(sorted(run["bounds"].items()))] += 1
     return {
         "labs": labs,
+        # The bounds most of the class was graded against, as its results recorded them.
+        "lab_bounds": {function: dict(seen.most_common(1)[0][0]) for function, seen in bounds.items()},
         "n": len(rows),
         "graded": len(results),
         "errors": [r for r in rows if r["status"] == "error"],
@@ -199,9 +204,11 @@ def class_summary(rows: list[dict]) -> dict:
     }
 
 
-def _lab_figures(labs: dict) -> list:
+def _lab_figures(labs: dict, recorded_bounds: dict) -> list:
     """The distribution of each lab's bounded held-out metrics over the class (matplotlib only
-    when some result has a lab run)."""
+    when some result has a lab run). The bounds are the ones the results recorded; only results
+    too old to record them make this process import the task module (and with it torch, most of
+    the class report's time)."""
     if not labs:
         return []
     from .labs import lab_of
@@ -212,7 +219,8 @@ def _lab_figures(labs: dict) -> list:
         lab = lab_of(function)
         if lab is None:
             continue
-        for metric, bound in lab.module().THRESHOLDS.items():
+        bounds = recorded_bounds.get(function) or lab.module().THRESHOLDS
+        for metric, bound in bounds.items():
             if metrics.get(metric):
                 figures.append(distribution_figure(function, metric, metrics[metric], bound))
     return figures
@@ -253,7 +261,7 @@ def write_class_report(out: Path, rows: list[dict], similarity: dict | None = No
 
     summary = class_summary(rows)
     summary["similarity"] = similarity
-    summary["lab_figures"] = _lab_figures(summary["labs"])
+    summary["lab_figures"] = _lab_figures(summary["labs"], summary["lab_bounds"])
     env = environment()
     html = out / "class_report.html"
     md = out / "class_report.md"

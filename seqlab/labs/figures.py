@@ -113,10 +113,11 @@ def heldout_figure(function: str, metrics: dict[str, float]) -> Figure:
     return Figure("held-out cross-entropy", _svg(fig, f"{function}-heldout", "held-out cross-entropy"), alt + ".")
 
 
-def metric_figure(function: str, metrics: dict[str, float]) -> Figure:
-    """A lab's held-out metrics as bars (its bounded ones with their bound)."""
+def metric_figure(function: str, metrics: dict[str, float], bounds: dict[str, float] | None = None) -> Figure:
+    """A lab's held-out metrics as bars (its bounded ones with their bound: ``bounds`` as the
+    grading recorded them, else the task module's)."""
     lab = LABS[function]
-    bounds = lab.module().THRESHOLDS
+    bounds = bounds or lab.module().THRESHOLDS
     names = list(metrics)
     fig, ax = _figure(height=0.5 + 0.45 * len(names))
     values = [metrics[k] for k in names]
@@ -148,7 +149,7 @@ def run_figures(function: str, run: dict) -> list[Figure]:
     if "heldout" in lab.figures and run.get("metrics"):
         figures.append(heldout_figure(function, run["metrics"]))
     if "metrics" in lab.figures and run.get("metrics"):
-        figures.append(metric_figure(function, run["metrics"]))
+        figures.append(metric_figure(function, run["metrics"], run.get("bounds")))
     return figures
 
 

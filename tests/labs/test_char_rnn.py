@@ -7,6 +7,8 @@ trains it (seconds of CPU each) and is in the bank (``make test-banks``).
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from types import SimpleNamespace
 
 import pytest
@@ -227,6 +229,27 @@ def test_the_class_report_shows_the_distribution_of_heldout_results(tmp_path):
     text = html.read_text()
     assert "Labs: held-out results" in text and text.count('<svg role="img"') == 1
     assert "of 4 submissions" in text and "2 at or above the bound 0.9" in text
+
+
+@pytest.mark.bank
+def test_the_class_report_draws_the_recorded_bounds_without_torch(tmp_path):
+    """grade-all writes the class report last, after every worker is done: what it imports is
+    serial time for the whole class. The bounds come from the results, so torch stays out."""
+    script = f"""
+import sys
+from pathlib import Path
+from seqlab.gradebook import write_class_report
+from seqlab.results import GradingResult
+rows = []
+for i, progress in enumerate([1.0, 0.97, 0.5]):
+    run = {{"metrics": {{"progress": progress}}, "bounds": {{"progress": 0.75}}}}
+    result = GradingResult(tests=[], submission=f"s{{i}}", seed=i, meta={{"lab_runs": {{"{LAB}": run}}}})
+    rows.append({{"submission": f"s{{i}}", "status": "graded", "reason": "", "result": result}})
+html, _ = write_class_report(Path(sys.argv[1]), rows)
+assert "torch" not in sys.modules, "the class report imported torch"
+assert "2 at or above the bound 0.75" in html.read_text()
+"""
+    subprocess.run([sys.executable, "-c", script, str(tmp_path)], check=True, cwd=ROOT)
 
 
 @pytest.mark.bank
