@@ -237,3 +237,27 @@ def test_an_error_inside_grading_still_leaves_a_row_and_a_results_json(tmp_path)
     assert written["score"] == 0 and written["max_score"] == 112 and "a bug only this test has" in written["output"]
     (row,) = collect(tmp_path / "out", ["alice"])
     assert row["status"] == "error" and row["max_score"] == 112 and workers.qsize() == 1
+
+
+def test_the_class_is_graded_longest_first(tmp_path):
+    """The written hand-ins first, the untouched stubs and unreadable ones last: the class's tail
+    (one worker busy, the others idle) is then the quick work. A stub left by a student counts
+    whichever file it is in, and a link in the copy is never followed."""
+    from seqlab.batch import Submission, _unwritten
+    from tests.mutants import ROOT
+
+    def hand_in(name: str, stubs: int) -> Submission:
+        folder = make_submission(tmp_path / name)
+        text = (folder / "exercises" / "rnn.py").read_text()
+        (folder / "exercises" / "rnn.py").write_text(text + "\nraise NotImplementedError\n" * stubs)
+        return Submission(name, folder, folder)
+
+    linked = hand_in("linked", 0)
+    (linked.path / "exercises" / "zz.py").symlink_to(ROOT / "exercises" / "rnn.py")
+    stubs = Submission("stubs", tmp_path, tmp_path / "stubs")
+    (stubs.path / "exercises").mkdir(parents=True)
+    for source in (ROOT / "exercises").glob("*.py"):
+        (stubs.path / "exercises" / source.name).write_text(source.read_text())
+    unread = Submission("unread", tmp_path / "unread.zip", None, "not a zip")
+    subs = [unread, stubs, hand_in("half", 3), hand_in("done", 0), linked]
+    assert [s.name for s in sorted(subs, key=_unwritten)] == ["done", "linked", "half", "stubs", "unread"]
