@@ -179,17 +179,16 @@ def class_summary(rows: list[dict]) -> dict:
             who.setdefault(key, []).append(row["submission"])
     totals = [res.percent for res in results]
     labs: dict[str, dict[str, list[float]]] = {}  # lab function -> metric -> the class's values
-    bounds: dict[str, Counter[tuple[tuple[str, float], ...]]] = {}  # lab function -> bounds applied
+    bounds: dict[str, dict[str, float]] = {}  # lab function -> the bounds its first result recorded
     for res in results:
         for function, run in (res.meta.get("lab_runs") or {}).items():
             for metric, value in (run.get("metrics") or {}).items():
                 labs.setdefault(function, {}).setdefault(metric, []).append(float(value))
             if run.get("bounds"):
-                bounds.setdefault(function, Counter())[tuple(sorted(run["bounds"].items()))] += 1
+                bounds.setdefault(function, run["bounds"])
     return {
         "labs": labs,
-        # The bounds most of the class was graded against, as its results recorded them.
-        "lab_bounds": {function: dict(seen.most_common(1)[0][0]) for function, seen in bounds.items()},
+        "lab_bounds": bounds,
         "n": len(rows),
         "graded": len(results),
         "errors": [r for r in rows if r["status"] == "error"],
@@ -206,9 +205,8 @@ def class_summary(rows: list[dict]) -> dict:
 
 def _lab_figures(labs: dict, recorded_bounds: dict) -> list:
     """The distribution of each lab's bounded held-out metrics over the class (matplotlib only
-    when some result has a lab run). The bounds are the ones the results recorded; only results
-    too old to record them make this process import the task module (and with it torch, most of
-    the class report's time)."""
+    when some result has a lab run), with the bounds the results recorded (``Lab.thresholds``):
+    the class report is grade-all's last, serial step, and the task modules import torch."""
     if not labs:
         return []
     from .labs import lab_of
@@ -219,8 +217,7 @@ def _lab_figures(labs: dict, recorded_bounds: dict) -> list:
         lab = lab_of(function)
         if lab is None:
             continue
-        bounds = recorded_bounds.get(function) or lab.module().THRESHOLDS
-        for metric, bound in bounds.items():
+        for metric, bound in lab.thresholds(recorded_bounds.get(function)).items():
             if metrics.get(metric):
                 figures.append(distribution_figure(function, metric, metrics[metric], bound))
     return figures

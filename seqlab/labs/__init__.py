@@ -56,6 +56,12 @@ class Lab:
     def module(self) -> ModuleType:
         return importlib.import_module(self.task)
 
+    def thresholds(self, recorded: dict[str, float] | None = None) -> dict[str, float]:
+        """The bounds a grading applies (the task's ``THRESHOLDS``), or ``recorded``: the ones a
+        result stored when it was graded. A report drawn from results reads those, and so needs
+        neither the task module nor torch."""
+        return dict(recorded) if recorded else dict(self.module().THRESHOLDS)
+
     @property
     def budget_s(self) -> float:
         """The budget on this machine: ``cpu_budget_s`` is for the standard core, and a slower

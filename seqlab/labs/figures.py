@@ -114,10 +114,10 @@ def heldout_figure(function: str, metrics: dict[str, float]) -> Figure:
 
 
 def metric_figure(function: str, metrics: dict[str, float], bounds: dict[str, float] | None = None) -> Figure:
-    """A lab's held-out metrics as bars (its bounded ones with their bound: ``bounds`` as the
-    grading recorded them, else the task module's)."""
+    """A lab's held-out metrics as bars (its bounded ones with their bound, as the grading
+    recorded it: ``Lab.thresholds``)."""
     lab = LABS[function]
-    bounds = bounds or lab.module().THRESHOLDS
+    bounds = lab.thresholds(bounds)
     names = list(metrics)
     fig, ax = _figure(height=0.5 + 0.45 * len(names))
     values = [metrics[k] for k in names]

@@ -94,8 +94,8 @@ def summary(run: LabRun) -> dict:
     """The run as plain data for the reports: what the figures are drawn from (no parameters)."""
     out: dict = {"seed": run.seed, "metrics": dict(run.metrics), "cpu_s": run.cpu_s}
     lab = lab_of(run.function)
-    if lab is not None:  # the bounds this grading applied: a report reads them without the task module
-        out["bounds"] = dict(lab.module().THRESHOLDS)
+    if lab is not None:
+        out["bounds"] = lab.thresholds()
     out.update(parent_cpu_s=run.parent_cpu_s, budget_s=run.budget_s)
     if run.losses is not None:
         out["losses"] = [float(v) for v in run.losses.detach().to(torch.float64)]
