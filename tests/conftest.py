@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -60,6 +61,22 @@ def no_stray_gradebook():
     before = {p for p in places if p.exists()}
     yield
     assert not {p for p in places if p.exists()} - before, "a test left a gradebook.db outside its tmp_path"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection(session):
+    """Let pytest cache its assertion-rewritten test modules (``__pycache__/*-pytest-*.pyc``).
+
+    It writes them only when ``sys.dont_write_bytecode`` is false, and this image sets
+    PYTHONDONTWRITEBYTECODE: each worker rewrote all the test modules on every run, about 2 s
+    of its collection. Only collection writes; the tests themselves run as the image says (an
+    in-process grading imports a submission's modules, whose bytecode must never be cached)."""
+    dont_write = sys.dont_write_bytecode
+    sys.dont_write_bytecode = False
+    try:
+        return (yield)
+    finally:
+        sys.dont_write_bytecode = dont_write
 
 
 # --- running on several workers (pytest-xdist, `make test`) -------------------------------------
