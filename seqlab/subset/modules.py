@@ -160,14 +160,16 @@ class ModuleFinder(importlib.abc.MetaPathFinder):
             module.__dict__["__file__"] = filename
             exec(compile(text, filename, "exec", dont_inherit=True), module.__dict__)
             return
-        verdict = check(text, filename, self.siblings)
+        # checked under the module's name in the package, as the parent checks it: one check per
+        # text in a process, wherever the submission lies
+        verdict = check(text, f"{rules.PACKAGE}/{name}.py", self.siblings)
         if verdict.problems:  # the parent refuses these first; the student's own tests come here
             raise ImportError(_refusal(f"{rules.PACKAGE}/{name}.py", list(verdict.problems)), name=module.__name__)
         module.__dict__.update(guard_globals())
         module.__dict__["__builtins__"] = make_builtins(self.guarded_import)
         module.__dict__["__file__"] = filename
         assert verdict.code is not None  # no problems: it compiled
-        exec(verdict.code, module.__dict__)
+        exec(_located(verdict.code, filename), module.__dict__)
 
     def guarded_import(self, name, globals=None, locals=None, fromlist=(), level=0):
         """The import statement of a submission's module."""
@@ -192,6 +194,13 @@ class ModuleFinder(importlib.abc.MetaPathFinder):
                 if item != "*" and hasattr(target, item):
                     guarded_getattr(target, item)  # refuses ``from torch import load`` by any route
         return module
+
+
+def _located(code: types.CodeType, filename: str) -> types.CodeType:
+    """``code`` and every code object compiled inside it, as if compiled from ``filename``
+    (tracebacks and the line cache name the file where the submission lies)."""
+    consts = tuple(_located(c, filename) if isinstance(c, types.CodeType) else c for c in code.co_consts)
+    return code.replace(co_filename=filename, co_consts=consts)
 
 
 def _remember_lines(filename: str, text: str) -> None:
