@@ -1603,7 +1603,12 @@ def _more(add, fam, C, cmd_of, so_bytes):
         "optimizers.sgd",
         refused=True,
         expect="refused",
-        files={"exercises/helpers.py": "x = 0\n" * 4_000_000 + "import os\nos.system(@CMD@)\n"},
+        # bytes: passed through as they are (textwrap.dedent over 24 MB cost every worker 0.6 s)
+        files={
+            "exercises/helpers.py": (
+                "x = 0\n" * 4_000_000 + f"import os\nos.system({cmd_of('fs-huge-file-evil-tail')!r})\n"
+            ).encode()
+        },
         prelude="from . import helpers\n",
         source=sgd("pass\n"),
     )
@@ -1614,7 +1619,11 @@ def _more(add, fam, C, cmd_of, so_bytes):
         "optimizers.sgd",
         refused=True,
         expect="refused",
-        files={"exercises/helpers.py": "s = '" + "a" * 8_000_000 + "'; import os; os.system(@CMD@)\n"},
+        files={
+            "exercises/helpers.py": (
+                "s = '" + "a" * 8_000_000 + f"'; import os; os.system({cmd_of('fs-megabyte-single-line')!r})\n"
+            ).encode()
+        },
         prelude="from . import helpers\n",
         source=sgd("pass\n"),
     )
