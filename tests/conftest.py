@@ -69,8 +69,9 @@ def pytest_collection(session):
 
     It writes them only when ``sys.dont_write_bytecode`` is false, and this image sets
     PYTHONDONTWRITEBYTECODE: each worker rewrote all the test modules on every run, about 2 s
-    of its collection. Only collection writes; the tests themselves run as the image says (an
-    in-process grading imports a submission's modules, whose bytecode must never be cached)."""
+    of its collection. Only collection writes; the tests themselves run as the image says:
+    several write a module (a grader, a helper) and import it again within the second, and a
+    bytecode cache keyed on whole-second modification times could hand back the old one."""
     dont_write = sys.dont_write_bytecode
     sys.dont_write_bytecode = False
     try:

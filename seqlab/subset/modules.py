@@ -59,6 +59,13 @@ def _refusal(filename: str, problems, limit: int = 3) -> str:
     return f"{filename} was not loaded: it {REFUSED} for submissions ({shown}{more})"
 
 
+def _in_package(name: str) -> str:
+    """The file name a module is checked and reported under, whichever folder it was read from:
+    the check's cache is keyed on it, so a text is checked once in a process (the parent's
+    verdict, an in-process load, the next submission's identical stub)."""
+    return f"{rules.PACKAGE}/{name}.py"
+
+
 def read_modules(exercises: Path, *, subset: bool = True) -> Modules:
     """Every ``exercises/*.py`` of a submission, read once, decoded and checked.
 
@@ -72,7 +79,8 @@ def read_modules(exercises: Path, *, subset: bool = True) -> Modules:
         return Modules({}, {}, subset)
     candidates = [e for e in entries if e.name.endswith(".py") and e.name != "__init__.py"]
     for entry in candidates[:MAX_MODULES]:
-        name, filename = entry.name[:-3], f"{rules.PACKAGE}/{entry.name}"
+        name = entry.name[:-3]
+        filename = _in_package(name)
         if not name.isidentifier():
             continue  # cannot be imported by any import statement
         try:
@@ -99,9 +107,9 @@ def read_modules(exercises: Path, *, subset: bool = True) -> Modules:
     if subset:
         siblings = frozenset(texts) | frozenset(refused)
         for name in list(texts):
-            verdict = check(texts[name], f"{rules.PACKAGE}/{name}.py", siblings)
+            verdict = check(texts[name], _in_package(name), siblings)
             if verdict.problems:
-                refused[name] = _refusal(f"{rules.PACKAGE}/{name}.py", list(verdict.problems))
+                refused[name] = _refusal(_in_package(name), list(verdict.problems))
                 del texts[name]
     return Modules(texts, refused, subset)
 
@@ -160,11 +168,9 @@ class ModuleFinder(importlib.abc.MetaPathFinder):
             module.__dict__["__file__"] = filename
             exec(compile(text, filename, "exec", dont_inherit=True), module.__dict__)
             return
-        # checked under the module's name in the package, as the parent checks it: one check per
-        # text in a process, wherever the submission lies
-        verdict = check(text, f"{rules.PACKAGE}/{name}.py", self.siblings)
+        verdict = check(text, _in_package(name), self.siblings)  # the parent's verdict, if it checked here
         if verdict.problems:  # the parent refuses these first; the student's own tests come here
-            raise ImportError(_refusal(f"{rules.PACKAGE}/{name}.py", list(verdict.problems)), name=module.__name__)
+            raise ImportError(_refusal(_in_package(name), list(verdict.problems)), name=module.__name__)
         module.__dict__.update(guard_globals())
         module.__dict__["__builtins__"] = make_builtins(self.guarded_import)
         module.__dict__["__file__"] = filename
