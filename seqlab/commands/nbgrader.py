@@ -147,6 +147,7 @@ def _build(args) -> int:
 def _export(args) -> int:
     from ..nbgrader.course import read_seed
     from ..nbgrader.export import export_course_submissions, export_submission
+    from ..studentfiles import shown
 
     if args.course:
         if args.notebooks:
@@ -158,8 +159,13 @@ def _export(args) -> int:
             raise UserError("no notebooks given (or use --course COURSE_DIR)")
         reports = {"": export_submission(args.notebooks, args.out)}
         seed = None
+    failed = 0
     for student, report in reports.items():
-        label = f"{student}: " if student else ""
+        label = f"{shown(student)}: " if student else ""
+        if report.error:
+            failed += 1
+            print(f"NOT EXPORTED {label}{report.error}", file=sys.stderr)
+            continue
         topics = ", ".join(sorted(report.modules)) or "none"
         print(
             f"{label}{report.out}/exercises/ ({topics} from notebooks"
@@ -174,7 +180,7 @@ def _export(args) -> int:
         f"grade with: seqlab grade {target}{seed_arg} --device cpu   (the seed of nbgrader_config.py "
         f"gives the same points as autograde)"
     )
-    return 0
+    return 1 if failed else 0
 
 
 def _crosscheck(args) -> int:
@@ -204,21 +210,26 @@ def _autograde(args) -> int:
         timeout=args.timeout or DEFAULT_TIMEOUT_S,
         progress=Progress(),
     )
+    from ..nbgrader.handin import shown
+
     for outcome in report.outcomes:
         if outcome.graded:
             scores = ", ".join(f"{a} {s:.4g}/{m:.4g}" for a, (s, m) in outcome.scores.items())
-            print(f"{outcome.student:20s} {scores}")
+            print(f"{shown(outcome.student):20s} {scores}")
         for warning in outcome.warnings:
-            print(f"  warning: {warning}", file=sys.stderr)
+            print(f"  warning: {shown(warning)}", file=sys.stderr)
+    for error in report.errors:
+        print(f"error: {error}", file=sys.stderr)
     for outcome in report.not_graded:
         print(
-            f"NOT GRADED {outcome.student}: {outcome.reason} (nothing written to the gradebook for them; "
-            f"fix and rerun, or use `nbgrader autograde`)"
+            f"NOT GRADED {shown(outcome.student)}: {shown(outcome.reason)} (nothing written to the gradebook for "
+            f"them; fix and rerun, or use `nbgrader autograde`)"
         )
     print(
         f"{len(report.outcomes) - len(report.not_graded)} of {len(report.outcomes)} student(s) graded "
         f"({', '.join(report.assignments)}; seed {report.seed}); the gradebook now holds their grades: "
         f"`nbgrader export`, `nbgrader generate_feedback`, formgrader"
         + (f"; seqlab's reports in {report.work}/results" if report.work else "")
+        + (f"; {len(report.not_graded)} NOT GRADED" if report.not_graded else "")
     )
-    return 1 if report.not_graded else 0
+    return 1 if report.not_graded or report.errors else 0

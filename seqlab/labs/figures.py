@@ -157,12 +157,34 @@ def report_figures(lab_runs: dict) -> dict[str, list[Figure]]:
     return {function: run_figures(function, run) for function, run in (lab_runs or {}).items()}
 
 
+# Below this spread (relative to the values' size) a class's results are drawn as one value: two
+# correct runs of a lab give 1.0 and 1.0000000000000002, a spread of one rounding step, and
+# numpy cannot cut that into finite bins ("Too many bins for data range"), which once stopped the
+# class report -- and `seqlab nbgrader autograde` with it -- for an ordinary class.
+SAME_VALUE_SPREAD = 1e-9
+
+
+def histogram_edges(values: list[float], bins: int) -> list[float]:
+    """``bins + 1`` increasing bin edges that hold every one of ``values`` (finite numbers): over
+    their range, or, when that range is zero or within rounding of zero, over a small window
+    centred on them (width 1e-3 of their size, at least 1e-3), so every bin has a finite width."""
+    if not values:
+        return [float(i) / bins for i in range(bins + 1)]
+    lo, hi = min(values), max(values)
+    scale = max(abs(lo), abs(hi), 1.0)
+    if hi / 2 - lo / 2 <= SAME_VALUE_SPREAD * scale / 2:  # halves: no overflow near the float limit
+        middle, half = (lo + hi) / 2, 5e-4 * scale
+        lo, hi = middle - half, middle + half
+    step = hi / bins - lo / bins
+    return [lo + i * step for i in range(bins)] + [hi]
+
+
 def distribution_figure(function: str, metric: str, values: list[float], bound: float | None) -> Figure:
     """The class's held-out results: one histogram, the pass bound marked."""
     lab = LABS[function]
     fig, ax = _figure(height=2.2)
     finite = [v for v in values if math.isfinite(v)]
-    ax.hist(finite, bins=min(20, max(5, len(finite) // 3)), color=BLUE)
+    ax.hist(finite, bins=histogram_edges(finite, min(20, max(5, len(finite) // 3))), color=BLUE)
     if bound is not None:
         ax.axvline(bound, color=ORANGE, linestyle="--", label=f"bound {bound:g}")
         ax.legend(frameon=False)

@@ -26,7 +26,6 @@ left out of the gradebook and named, never given a zero.
 from __future__ import annotations
 
 import fnmatch
-import hashlib
 import os
 import shutil
 import subprocess
@@ -42,6 +41,7 @@ from .course import read_seed
 from .export import ExportError, export_submission, notebook_topic, read_notebook
 from .feedback import function_feedback
 from .gradebook import function_scores, gradebook_url
+from .handin import HandInError, folder_name, id_problem, is_plain_dir, is_plain_file, links_under, shown
 from .record import write_grades_file
 
 GRADES_FILE = "seqlab_grades.json"
@@ -72,6 +72,8 @@ class AutogradeReport:
     seed: int
     outcomes: list[StudentOutcome]
     work: Path | None  # kept exports and reports (--keep), else None
+    # what failed beside the students' grades (a class report, nbgrader's log); never a lost grade
+    errors: list[str] = field(default_factory=list)
 
     @property
     def not_graded(self) -> list[StudentOutcome]:
@@ -116,15 +118,7 @@ def _all_assignments(course_dir: Path) -> list[str]:
     return [a for a in folders if any(notebook_topic(read_notebook(p)) for p in (source / a).glob("*.ipynb"))]
 
 
-def _folder_name(student: str) -> str:
-    """A results folder name grade-all keeps as it is (its own safe name, in lower case: ids that
-    differ in case only would stop grade-all as one name on a case-insensitive disk); other ids
-    get a stable hashed name."""
-    from ..batch import safe_submission_name
-
-    if safe_submission_name(student) == student == student.lower():
-        return student
-    return "student-" + hashlib.sha256(student.encode()).hexdigest()[:12]
+_folder_name = folder_name  # the results folder of a student id (seqlab.nbgrader.handin)
 
 
 def _cell_grades(result, topics, missing: dict[str, list[str]]) -> dict[str, dict]:
@@ -159,26 +153,60 @@ def _topics_of(notebooks: dict[str, dict[str, str]]) -> dict[str, list[str]]:
     return topics
 
 
-def _hand_ins(submitted: Path, notebooks: dict[str, dict[str, str]]) -> tuple[dict, dict]:
-    """``(handed_in, empty)``: per student, the assignments with one of their notebooks, and the
-    assignment folders holding none of them (nbgrader autograde fails on those, "No notebooks
-    found", so they are named and left out of the gradebook)."""
+def _hand_ins(submitted: Path, notebooks: dict[str, dict[str, str]], others=None) -> tuple[dict, dict, dict]:
+    """``(handed_in, empty, refused)``: per student, the assignments with one of their notebooks;
+    the assignment folders holding none of them (nbgrader autograde fails on those, "No notebooks
+    found", so they are named and left out of the gradebook); and the students refused, with why:
+    an id seqlab cannot carry (``handin.id_problem``), or a symbolic link anywhere in their
+    folders of the course's assignments (``notebooks`` and ``others``): none is ever followed, so a
+    link to the instructor's ``source/`` notebook grades nothing. Hidden folders are skipped, as
+    nbgrader skips them."""
     handed_in: dict[str, list[str]] = {}
     empty: dict[str, list[str]] = {}
-    if submitted.is_dir():
-        for student_dir in sorted(p for p in submitted.iterdir() if p.is_dir() and not p.name.startswith(".")):
+    refused: dict[str, str] = {}
+    every = {**(others or {}), **notebooks}
+    if is_plain_dir(submitted):
+        for entry in sorted(os.scandir(submitted), key=lambda e: e.name):
+            student = entry.name
+            if student.startswith("."):
+                continue
+            if entry.is_symlink():
+                refused[student] = (
+                    f"submitted/{shown(student)} is a symbolic link, not a folder; nothing under it is read"
+                )
+                continue
+            if not entry.is_dir(follow_symlinks=False):
+                continue
+            problem = id_problem(student)
+            if problem:
+                refused[student] = f"student id {shown(student)} cannot be graded: {problem}"
+                continue
+            student_dir = Path(entry.path)
+            try:
+                links = [
+                    link for a in every for link in links_under(student_dir / a) if os.path.lexists(student_dir / a)
+                ]
+            except HandInError as exc:
+                refused[student] = str(exc)
+                continue
+            if links:
+                refused[student] = (
+                    f"symbolic link(s) {', '.join(map(shown, links))} under submitted/: a link is never "
+                    f"followed or graded (hand in the notebook itself)"
+                )
+                continue
             for assignment, names in notebooks.items():
                 folder = student_dir / assignment
-                if any((folder / name).is_file() for name in names):
-                    handed_in.setdefault(student_dir.name, []).append(assignment)
-                elif folder.is_dir():
-                    empty.setdefault(student_dir.name, []).append(assignment)
-    if not handed_in and not empty:
+                if any(is_plain_file(folder / name) for name in names):
+                    handed_in.setdefault(student, []).append(assignment)
+                elif is_plain_dir(folder):
+                    empty.setdefault(student, []).append(assignment)
+    if not handed_in and not empty and not refused:
         raise AutogradeError(
             f"nothing under {submitted}/<student>/{{{','.join(notebooks)}}}/ "
             f"(collect the submissions first: `nbgrader collect` or copy them there)"
         )
-    return handed_in, empty
+    return handed_in, empty, refused
 
 
 def _lab_notebooks(submitted: Path, student: str, others: dict[str, dict[str, str]], graded: set[str]) -> list[Path]:
@@ -191,19 +219,27 @@ def _lab_notebooks(submitted: Path, student: str, others: dict[str, dict[str, st
     for assignment, names in others.items():
         for name, topic in names.items():
             path = submitted / student / assignment / name
-            if topic not in graded and path.is_file():
+            if topic not in graded and is_plain_file(path):
                 found.append(path)
     return found
 
 
-def _export_class(submitted: Path, exports: Path, notebooks, handed_in, empty, others=None) -> tuple[dict, dict, dict]:
+def _export_class(
+    submitted: Path, exports: Path, notebooks, handed_in, empty, others=None, refused=None
+) -> tuple[dict, dict, dict]:
     """Each student's handed-in notebooks exported to ``exports/<folder>`` (with their notebooks
     of ``others``, the course's other assignments, for the labs); returns the outcomes (a reason
-    set for those that cannot be graded), the folder names and the missing answer cells."""
+    set for those that cannot be graded), the folder names and the missing answer cells.
+
+    Whatever one student's notebooks hold, it costs only that student: a notebook that cannot be
+    read or exported (malformed JSON, a cell that is no cell, a link, ...) is that student's
+    reason, and two students who would share a results folder are both refused by name."""
     graded = {topic for names in notebooks.values() for topic in names.values()}
     outcomes: dict[str, StudentOutcome] = {}
     folders: dict[str, str] = {}
     missing: dict[str, dict[str, list[str]]] = {}
+    for student, why in (refused or {}).items():
+        outcomes[student] = StudentOutcome(student, [], graded=False, reason=why)
     for student, nothing in empty.items():
         outcomes[student] = StudentOutcome(
             student,
@@ -213,23 +249,35 @@ def _export_class(submitted: Path, exports: Path, notebooks, handed_in, empty, o
         )
         if student not in handed_in:
             outcomes[student].reason = "no notebook of the assignment under the expected name"
+    sharing: dict[str, list[str]] = {}
+    for student in handed_in:
+        sharing.setdefault(folder_name(student).casefold(), []).append(student)
     for student, handed in handed_in.items():
         outcome = outcomes.setdefault(student, StudentOutcome(student, [], graded=False))
         outcome.assignments = handed
-        folders[student] = _folder_name(student)
+        folder = folder_name(student)
+        same = [s for s in sharing[folder.casefold()] if s != student]
+        if same:  # never by construction (handin.folder_name); refused rather than merged if it were
+            outcome.reason = f"would share the results folder {folder} with {', '.join(map(shown, same))}"
+            continue
+        folders[student] = folder
         # exactly the files nbgrader will record (another notebook in the folder is not graded)
         handed_notebooks = [
             submitted / student / a / name
             for a in handed
             for name in notebooks[a]
-            if (submitted / student / a / name).is_file()
+            if is_plain_file(submitted / student / a / name)
         ]
         extra = _lab_notebooks(submitted, student, others or {}, graded)
         try:
-            report = export_submission(handed_notebooks + extra, exports / folders[student])
+            report = export_submission(handed_notebooks + extra, exports / folder)
         except ExportError as exc:
             outcome.reason = f"could not be exported: {exc}"
-            shutil.rmtree(exports / folders[student], ignore_errors=True)
+            shutil.rmtree(exports / folder, ignore_errors=True)
+            continue
+        except Exception as exc:  # one student's notebook must never stop the class
+            outcome.reason = f"could not be exported: {type(exc).__name__}: {str(exc)[:300]}"
+            shutil.rmtree(exports / folder, ignore_errors=True)
             continue
         # what the export says of the labs' other notebooks is not this run's to report
         outcome.warnings += [w for w in report.warnings if not w.startswith(tuple(str(p) for p in extra))]
@@ -246,7 +294,7 @@ def autograde(
     timeout: float = DEFAULT_TIMEOUT_S,
     progress=None,
 ) -> AutogradeReport:
-    from ..batch import ClassRun, grade_all
+    from ..batch import ClassRun
     from ..grading import grading_settings
 
     course_dir = Path(course_dir).resolve()
@@ -259,7 +307,8 @@ def autograde(
     notebooks = {a: assignment_notebooks(course_dir, a) for a in assignments}
     topics = _topics_of(notebooks)
     submitted = course_dir / "submitted"
-    handed_in, empty = _hand_ins(submitted, notebooks)
+    others = {a: assignment_notebooks(course_dir, a) for a in _all_assignments(course_dir) if a not in notebooks}
+    handed_in, empty, refused = _hand_ins(submitted, notebooks, others)
 
     work = Path(keep).resolve() if keep else Path(tempfile.mkdtemp(prefix="seqlab-nbgrader-autograde-"))
     if work == course_dir or course_dir in work.parents:
@@ -267,14 +316,19 @@ def autograde(
             f"{work}: keep the exports outside the course folder (the students' code may not read anything in it)"
         )
     exports, results = work / "submissions", work / "results"
-    shutil.rmtree(exports, ignore_errors=True)  # a student who resubmitted must not keep an old export
+    # A student who resubmitted must not keep an old export, nor an old result: every result read
+    # below is one this run wrote.
+    shutil.rmtree(exports, ignore_errors=True)
+    shutil.rmtree(results, ignore_errors=True)
     exports.mkdir(parents=True)
+    errors: list[str] = []
     try:
-        others = {a: assignment_notebooks(course_dir, a) for a in _all_assignments(course_dir) if a not in notebooks}
-        outcomes, folders, missing = _export_class(submitted, exports, notebooks, handed_in, empty, others)
+        outcomes, folders, missing = _export_class(submitted, exports, notebooks, handed_in, empty, others, refused)
         graded_topics = [t for t in contract.MODULES if any(t in ts for ts in topics.values())]
         settings = grading_settings(seed=seed, only=",".join(graded_topics), protected_dirs=(course_dir,))
-        rows = grade_all(exports, results, settings, ClassRun(jobs=jobs, force=True, timeout=timeout), progress)
+        rows = _grade_class(
+            exports, results, settings, ClassRun(jobs=jobs, force=True, timeout=timeout), progress, errors
+        )
         by_folder = {row["submission"]: row for row in rows}
         grades = {}
         for student, outcome in outcomes.items():
@@ -285,19 +339,26 @@ def autograde(
                 outcome.reason = f"not graded: {row['reason'] if row else 'grade-all did not list it'}"
                 continue
             student_topics = [t for a in outcome.assignments for t in topics[a]]
-            grades[student] = _cell_grades(row["result"], student_topics, missing.get(student, {}))
+            try:
+                grades[student] = _cell_grades(row["result"], student_topics, missing.get(student, {}))
+            except Exception as exc:  # a result that cannot be read costs its student only
+                outcome.reason = f"its result could not be read: {type(exc).__name__}: {str(exc)[:300]}"
+                continue
             outcome.graded = True
-        # per assignment, the students with a folder there whose grades are not recorded
-        left_out = {
-            a: [s for s in outcomes if a in empty.get(s, ()) or (a in handed_in.get(s, ()) and not outcomes[s].graded)]
-            for a in assignments
-            if any(a in o.assignments for o in outcomes.values() if o.graded)
-        }
-        grades_file = write_grades_file(work / GRADES_FILE, students=grades, left_out=left_out)
-        if left_out:
-            _write_gradebook(course_dir, grades_file)
+        # per assignment, the graded students who handed it in: exactly those nbgrader records
+        record = {a: [s for s, o in outcomes.items() if o.graded and a in o.assignments] for a in assignments}
+        record = {a: students for a, students in record.items() if students}
+        if record:
+            grades_file = write_grades_file(work / GRADES_FILE, students=grades, record=record)
+            errors += _write_gradebook(course_dir, grades_file, record, notebooks)
+            _check_recorded(course_dir, record, notebooks, outcomes)
         for assignment in assignments:
-            for student, table in function_scores(course_dir, assignment).items():
+            try:
+                table_of = function_scores(course_dir, assignment)
+            except Exception as exc:  # the scores are printed, the grades are recorded
+                errors.append(f"could not read the scores of {assignment} back from the gradebook: {exc}")
+                continue
+            for student, table in table_of.items():
                 if student in outcomes and outcomes[student].graded and assignment in outcomes[student].assignments:
                     outcomes[student].scores[assignment] = (
                         sum(s for s, _ in table.values()),
@@ -306,16 +367,61 @@ def autograde(
     finally:
         if keep is None:
             shutil.rmtree(work, ignore_errors=True)
-    return AutogradeReport(course_dir, assignments, seed, list(outcomes.values()), work if keep else None)
+    return AutogradeReport(course_dir, assignments, seed, list(outcomes.values()), work if keep else None, errors)
 
 
-def _write_gradebook(course_dir: Path, grades_file: Path) -> None:
+def _grade_class(exports: Path, results: Path, settings, run, progress, errors: list[str]) -> list[dict]:
+    """grade-all's rows for the exported class. grade-all writes each student's result as it is
+    graded and draws its class report last; whatever fails after the grading (the report, a
+    figure, similarity) is an error in the log, and the results it wrote are read back from
+    ``results`` (``gradebook.collect``) and recorded: a report never costs a grade."""
+    from ..batch import grade_all
+    from ..gradebook import collect
+
+    try:
+        return grade_all(exports, results, settings, run, progress)
+    except Exception as exc:  # see above: the grades are on disk, the report is not ours to lose them
+        errors.append(
+            f"grade-all stopped after grading ({type(exc).__name__}: {str(exc)[:500]}); its results are recorded"
+        )
+        if progress is not None and hasattr(progress, "stop"):
+            try:
+                progress.stop()
+            except Exception:  # the progress display is not a grade
+                pass
+    names = sorted(p.name for p in exports.iterdir() if p.is_dir()) if exports.is_dir() else []
+    return collect(results, names)
+
+
+def _write_gradebook(course_dir: Path, grades_file: Path, record: dict, notebooks: dict) -> list[str]:
     """nbgrader's Autograde converter, with SeqlabGrades in place of Execute (``record.py``), in its
-    own process started in the course folder (so nbgrader reads its config as `nbgrader autograde`)."""
+    own process started in the course folder (so nbgrader reads its config as `nbgrader autograde`).
+    It records exactly the students of ``record``; their ``autograded/`` folders are removed first
+    (as ``--force`` does), so a folder there afterwards is this run's (``_check_recorded``).
+    Returns what went wrong, for the log."""
+    for assignment, students in record.items():
+        for student in students:
+            shutil.rmtree(course_dir / "autograded" / student / assignment, ignore_errors=True)
     args = [sys.executable, "-m", "seqlab.nbgrader.record", str(grades_file), "--force"]
     # nbgrader runs alembic from PATH when it creates or upgrades a gradebook
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     env.pop("NBGRADER_EXECUTION", None)
-    done = subprocess.run(args, cwd=course_dir, env=env, capture_output=True, text=True)
+    done = subprocess.run(args, cwd=course_dir, env=env, capture_output=True, text=True, errors="replace")
     if done.returncode != 0:
-        raise AutogradeError(f"nbgrader could not record the grades (exit {done.returncode}):\n{done.stderr[-4000:]}")
+        return [f"nbgrader could not record every grade (exit {done.returncode}):\n{done.stderr[-4000:]}"]
+    return []
+
+
+def _check_recorded(course_dir: Path, record: dict, notebooks: dict, outcomes: dict) -> None:
+    """A student nbgrader did not record (its ``autograded/<student>/<assignment>/`` notebook is not
+    there after the run) is not graded, with the reason: the gradebook holds nothing new of theirs."""
+    for assignment, students in record.items():
+        for student in students:
+            folder = course_dir / "autograded" / student / assignment
+            handed = [
+                n for n in notebooks[assignment] if is_plain_file(course_dir / "submitted" / student / assignment / n)
+            ]
+            if not handed or not all(is_plain_file(folder / name) for name in handed):
+                outcome = outcomes[student]
+                outcome.graded = False
+                outcome.reason = f"nbgrader did not record {assignment} (see its log above)"

@@ -29,6 +29,8 @@ from .. import contract
 from ..build import render_stubs
 from ..errors import SeqlabError
 from ..paths import SOLUTIONS_DIR
+from ..studentfiles import StudentFileError, is_plain_dir, links_under, read_bytes, shown
+from .handin import id_problem
 from .source import TopicSource, load_topics
 
 _MAGIC = re.compile(r"^(?P<indent>[ \t]*)(?P<line>[%!].*)$")
@@ -128,14 +130,106 @@ def export_topic(source: TopicSource, notebook: dict, notebook_name: str = "the 
     return ExportedModule(source.topic, "\n\n".join(parts), answered, missing)
 
 
-def read_notebook(path: Path) -> dict:
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ExportError(f"{path}: not a readable notebook ({exc})") from None
-    if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
+# A notebook is read whole into memory and parsed: this bounds what one file may cost. A
+# notebook's own text is some kilobytes; its outputs (plots as base64 PNG) a few megabytes.
+MAX_NOTEBOOK_BYTES = 32 * 1024 * 1024
+# nbformat nests about six deep (cells, metadata, nbgrader, ...; an output's JSON data a few
+# more). Deeper JSON is no notebook, and a recursive reader (nbformat, nbgrader's writer) would
+# stop on it with a RecursionError.
+MAX_NOTEBOOK_DEPTH = 64
+# An answer cell holds a function or two; a module this large is no answer (the reference's
+# longest cell is a few kilobytes).
+MAX_ANSWER_CHARS = 1024 * 1024
+
+
+def _json_kind(value) -> str:
+    return {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null"}.get(
+        type(value), "number"
+    )
+
+
+def _check_tree(data, path) -> None:
+    """Depth and text of every value, without recursion: deeper than MAX_NOTEBOOK_DEPTH, or a
+    string that is not valid Unicode (a lone surrogate written as ``\\ud800``, which no UTF-8
+    file can hold), is refused."""
+    stack = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_NOTEBOOK_DEPTH:
+            raise ExportError(f"{path}: not a notebook (JSON nested more than {MAX_NOTEBOOK_DEPTH} deep)")
+        if isinstance(value, dict):
+            for key, item in value.items():
+                _check_text(key, path)
+                stack.append((item, depth + 1))
+        elif isinstance(value, list):
+            stack.extend((item, depth + 1) for item in value)
+        elif isinstance(value, str):
+            _check_text(value, path)
+
+
+def _check_text(text: str, path) -> None:
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ExportError(f"{path}: holds text that is not valid Unicode (a lone surrogate)") from None
+
+
+def check_notebook_shape(data, path) -> dict:
+    """``data`` when it has the shape every reader of a notebook here relies on, else
+    ``ExportError`` naming the first thing wrong (and the cell, counted from 1)."""
+    if not isinstance(data, dict):
+        raise ExportError(f"{path}: not a notebook (a JSON {_json_kind(data)}, not an object)")
+    _check_tree(data, path)
+    if not isinstance(data.get("cells"), list):
         raise ExportError(f"{path}: not a notebook (no cells)")
+    for key in ("metadata",):
+        if key in data and not isinstance(data[key], dict):
+            raise ExportError(f"{path}: not a notebook (its {key} is a JSON {_json_kind(data[key])})")
+    seqlab_meta = (data.get("metadata") or {}).get("seqlab")
+    if seqlab_meta is not None and not isinstance(seqlab_meta, dict):
+        raise ExportError(f"{path}: not a notebook (metadata.seqlab is a JSON {_json_kind(seqlab_meta)})")
+    for number, cell in enumerate(data["cells"], start=1):
+        where = f"{path}: cell {number}"
+        if not isinstance(cell, dict):
+            raise ExportError(f"{where} is a JSON {_json_kind(cell)}, not a cell")
+        if not isinstance(cell.get("cell_type"), str):
+            raise ExportError(f"{where} has no cell_type")
+        source = cell.get("source", "")
+        if not (isinstance(source, str) or (isinstance(source, list) and all(isinstance(s, str) for s in source))):
+            raise ExportError(f"{where}: its source is neither text nor a list of lines")
+        metadata = cell.get("metadata", {})
+        if not isinstance(metadata, dict):
+            raise ExportError(f"{where}: its metadata is a JSON {_json_kind(metadata)}")
+        nb_meta = metadata.get("nbgrader", {})
+        if nb_meta is not None and not isinstance(nb_meta, dict):
+            raise ExportError(f"{where}: its nbgrader metadata is a JSON {_json_kind(nb_meta)}")
+        answer = cell["cell_type"] == "code" and (nb_meta or {}).get("grade_id") is not None
+        if answer and sum(map(len, source)) > MAX_ANSWER_CHARS:
+            raise ExportError(f"{where}: more than {MAX_ANSWER_CHARS} characters in one answer cell")
     return data
+
+
+def read_notebook(path: Path) -> dict:
+    """A notebook file as a dict of the checked shape (``check_notebook_shape``), or ``ExportError``
+    naming the file and the problem: never through a symbolic link, at most MAX_NOTEBOOK_BYTES,
+    strict UTF-8 JSON no deeper than MAX_NOTEBOOK_DEPTH."""
+    try:
+        raw = read_bytes(Path(path), MAX_NOTEBOOK_BYTES)
+    except StudentFileError as exc:
+        raise ExportError(str(exc)) from None
+    name = shown(str(path))
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ExportError(f"{name}: not a readable notebook (not UTF-8 text: byte {exc.start})") from None
+    try:
+        data = json.loads(text)
+    except RecursionError:
+        raise ExportError(f"{name}: not a notebook (JSON nested too deep to read)") from None
+    except ValueError as exc:
+        raise ExportError(f"{name}: not a readable notebook ({exc})") from None
+    return check_notebook_shape(data, name)
 
 
 def find_notebooks(paths) -> list[Path]:
@@ -157,6 +251,7 @@ class ExportReport:
     notebooks: dict[str, str]  # topic -> notebook path
     stubbed: list[str]  # topics with no notebook: written as stubs
     warnings: list[str]
+    error: str = ""  # why nothing was exported (export_course_submissions: one student's, named)
 
 
 def export_submission(notebooks, out: Path, *, solutions_dir: Path = SOLUTIONS_DIR) -> ExportReport:
@@ -209,10 +304,23 @@ def export_course_submissions(
     if not submitted.is_dir():
         raise ExportError(f"{course_dir}: no submitted/ folder (run `nbgrader collect` first)")
     reports = {}
-    for student_dir in sorted(p for p in submitted.iterdir() if p.is_dir()):
-        if students and student_dir.name not in students:
+    for student_dir in sorted(submitted.iterdir()):
+        student = student_dir.name
+        if students and student not in students:
             continue
-        reports[student_dir.name] = export_submission(
-            [student_dir], Path(out) / student_dir.name, solutions_dir=solutions_dir
-        )
+        if student.startswith(".") or not (student_dir.is_symlink() or is_plain_dir(student_dir)):
+            continue
+        # One student's folder costs only that student: a link, an id seqlab cannot carry or a
+        # notebook that is no notebook is their report's error, and the others are exported.
+        target = Path(out) / student
+        try:
+            problem = id_problem(student)
+            if problem:
+                raise ExportError(f"student id {shown(student)} cannot be exported: {problem}")
+            links = links_under(student_dir)
+            if links:
+                raise ExportError(f"symbolic link(s) {', '.join(map(shown, links))}: a link is never followed or exported")
+            reports[student] = export_submission([student_dir], target, solutions_dir=solutions_dir)
+        except (ExportError, StudentFileError) as exc:
+            reports[student] = ExportReport(target, {}, {}, [], [], error=str(exc))
     return reports

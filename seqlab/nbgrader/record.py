@@ -8,8 +8,10 @@ with each test cell's output taken from the grades file instead of a run. Nothin
 the grader or reads a student's code.
 
 The grades file (JSON), written by ``write_grades_file`` and read only here:
-``{"students": {student: {qualname: {"text", "points"}}}, "assignments": {assignment: [students
-to leave out]}}``.
+``{"students": {student: {qualname: {"text", "points"}}}, "record": {assignment: [students to
+record]}}``. nbgrader is shown exactly those students' folders (``record_only``): never a folder
+seqlab did not grade, whatever its name (nbgrader's own ``student_id_exclude`` is a comma-separated
+list, and a folder name nbgrader's path pattern cannot match stops its run for everyone).
 """
 
 from __future__ import annotations
@@ -21,13 +23,24 @@ from pathlib import Path
 from .gradebook import qualname_of
 
 
-def write_grades_file(path: Path, *, students: dict[str, dict], left_out: dict[str, list[str]]) -> Path:
-    """``students``: each graded student's test-cell outputs by qualname; ``left_out``: for each
-    assignment to record, the students with a folder there whose grades are not recorded."""
-    path.write_text(
-        json.dumps({"assignments": left_out, "students": students}, indent=1, sort_keys=True), encoding="utf-8"
-    )
+def write_grades_file(path: Path, *, students: dict[str, dict], record: dict[str, list[str]]) -> Path:
+    """``students``: each graded student's test-cell outputs by qualname; ``record``: for each
+    assignment to record, the students whose grades nbgrader records (no one else's folder)."""
+    path.write_text(json.dumps({"record": record, "students": students}, indent=1, sort_keys=True), encoding="utf-8")
     return path
+
+
+def record_only(converter, students) -> None:
+    """Keep, of the assignment folders nbgrader found (``converter.assignments``, after its
+    ``init_notebooks``), only those of ``students``, by exact path."""
+    import os
+
+    wanted = {
+        os.path.normpath(converter._format_source(converter.coursedir.assignment_id, student)) for student in students
+    }
+    converter.assignments = {
+        folder: found for folder, found in converter.assignments.items() if os.path.normpath(folder) in wanted
+    }
 
 
 def seqlab_grades_class():
@@ -123,13 +136,22 @@ def nbgrader_main(argv=None) -> None:
     overrides.SeqlabGrades.grades_file = grades_file
     app.update_config(overrides)
     with open(grades_file, encoding="utf-8") as fh:
-        assignments = json.load(fh)["assignments"]  # {assignment: students to leave out}
+        assignments = json.load(fh)["record"]  # {assignment: students to record}
+
+    class RecordOnly(Autograde):
+        students: tuple[str, ...] = ()
+
+        def init_notebooks(self) -> None:
+            super().init_notebooks()
+            record_only(self, self.students)
+
     failed = []
-    for assignment, left_out in assignments.items():
+    for assignment, students in assignments.items():
         app.coursedir.assignment_id = assignment
-        app.coursedir.student_id_exclude = ",".join(left_out)
+        converter = RecordOnly(coursedir=app.coursedir, parent=app)
+        converter.students = tuple(students)
         try:
-            Autograde(coursedir=app.coursedir, parent=app).start()
+            converter.start()
         except NbGraderException:  # nbgrader has logged why; the other assignments still get recorded
             failed.append(assignment)
     if failed:
