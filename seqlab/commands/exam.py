@@ -209,32 +209,47 @@ def run_grade_all(args) -> int:
     rows = grade_folder(exam, args.answers_dir, roster)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    # The grades first: gradebook.csv is written before any report, and a report that fails is an
+    # error in the log (and the exit status), never a lost grade.
+    write_text_atomic(out / "gradebook.csv", gradebook_csv(exam, rows))
+    failed: list[str] = []
     for row in rows:
         if row.result is not None:
-            write_all(row.result, out / row.student, html=False)
+            try:
+                write_all(row.result, out / row.student, html=False)
+            except (OSError, ValueError) as exc:
+                failed.append(f"{row.student}'s reports could not be written: {exc}")
             print(
                 f"{row.student}: {row.result.score:.4g} / {row.result.max_score:.4g} ({row.result.percent:.1f}%)"
                 + (f"  FLAG: {row.flag}" if row.flag else "")
             )
         else:
             print(f"error: {row.reason}", file=sys.stderr)
-    write_text_atomic(out / "gradebook.csv", gradebook_csv(exam, rows))
     from ..lms import report, write_lms
 
     grades = {row.student: row.result.score if row.result else None for row in rows if row.student}
     max_score = max((r.result.max_score for r in rows if r.result is not None), default=0.0)
-    print(report(*write_lms(out, grades, max_score, assignment=args.lms_assignment, roster_path=args.lms_roster)))
+    try:
+        print(report(*write_lms(out, grades, max_score, assignment=args.lms_assignment, roster_path=args.lms_roster)))
+    except (OSError, ValueError) as exc:
+        failed.append(f"the LMS files could not be written: {exc}")
     from ..exam.items import class_notice, write_item_analysis
 
-    write_item_analysis(exam, rows, out)
-    if class_notice(rows):
-        print(f"note: {class_notice(rows)}")
+    try:
+        write_item_analysis(exam, rows, out)
+        if class_notice(rows):
+            print(f"note: {class_notice(rows)}")
+    except (OSError, ValueError, ArithmeticError) as exc:
+        failed.append(f"the item analysis could not be written: {exc}")
+    for problem in failed:
+        print(f"error: {problem}", file=sys.stderr)
     bad = sum(1 for r in rows if r.result is None)
     print(
         f"graded {len(rows) - bad} of {len(rows)} answers file(s); gradebook: {out / 'gradebook.csv'}; "
         f"item analysis: {out / 'item_analysis.csv'}, {out / 'class_report.html'}"
+        + (f"; {bad} NOT GRADED (named above)" if bad else "")
     )
-    return 1 if bad else 0
+    return 1 if bad or failed else 0
 
 
 def run_check(args) -> int:

@@ -22,6 +22,7 @@ from typing import Any
 import sympy
 import yaml
 
+from ..studentfiles import StudentFileError, read_bytes, shown
 from .check_script import report
 from .draws import StudentIdError, check_student_id
 from .errors import AnswersError, yaml_problem
@@ -29,31 +30,73 @@ from .marking import answer_text, choice_letter, count_problem, truefalse_value
 from .model import CHOICE, NUMERIC, SYMBOLIC
 from .safeexpr import AnswerRejected, parse, parse_numbers
 
-MAX_FILE_BYTES = 16 * 1024 * 1024
+# An answers file of a 40-question exam is some kilobytes; this leaves room for any honest one
+# and bounds what one file may cost the class's run (it is read whole and parsed).
+MAX_FILE_BYTES = 1024 * 1024
+# YAML's structure bounds, checked on the parser's events before anything is built:
+# * no anchors or aliases: an answers file needs none, and a 621-byte file of nested aliases (a
+#   "billion laughs") builds a structure whose every use (printing a claimed id, reading an answer)
+#   expands it exponentially -- it exhausted memory in `exam grade-all`;
+# * nesting at most MAX_YAML_DEPTH (the file nests 2 deep, a list answer 3): deeper nesting makes
+#   every recursive reader of it raise RecursionError;
+# * at most MAX_YAML_NODES values (an exam asks some tens of questions).
+MAX_YAML_DEPTH = 16
+MAX_YAML_NODES = 20_000
+
+
+def _line(event) -> str:
+    mark = getattr(event, "start_mark", None)
+    return f"line {mark.line + 1}: " if mark is not None else ""
+
+
+def _check_yaml_events(text: str, loader) -> None:
+    """Raise ``ValueError`` naming the first event that breaks the bounds above."""
+    depth = nodes = 0
+    for event in yaml.parse(text, Loader=loader):
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
+            raise ValueError(
+                f"{_line(event)}YAML anchors and aliases (&name, *name) are not allowed in an answers file"
+            )
+        if isinstance(event, (yaml.ScalarEvent, yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+            nodes += 1
+            if nodes > MAX_YAML_NODES:
+                raise ValueError(f"more than {MAX_YAML_NODES} values")
+        if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+            depth += 1
+            if depth > MAX_YAML_DEPTH:
+                raise ValueError(f"{_line(event)}nested more than {MAX_YAML_DEPTH} deep")
+        elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+            depth -= 1
 
 
 def load_answers(path: str | Path, *, require_student: bool = True) -> tuple[str | None, dict[str, Any]]:
     """``(student, {question_id: answer})`` from an answers file, or ``AnswersError``.
 
-    ``student`` is what the file *claims*; only a batch's roster decides whose file it is.
+    ``student`` is what the file *claims*; only a batch's roster decides whose file it is. The
+    file is read through ``seqlab.studentfiles`` (never through a symbolic link: a link to the key
+    would score it; at most MAX_FILE_BYTES) and its YAML within the bounds above.
     """
     path = Path(path)
+    where = shown(str(path))
     try:
-        size = path.stat().st_size
-    except OSError as exc:
-        raise AnswersError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    if size > MAX_FILE_BYTES:
-        raise AnswersError(f"{path}: file too large ({size} bytes; at most {MAX_FILE_BYTES})")
+        raw = read_bytes(path, MAX_FILE_BYTES)
+    except StudentFileError as exc:
+        raise AnswersError(str(exc)) from None
     try:
-        text = path.read_text(encoding="utf-8")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise AnswersError(f"{path}: not UTF-8 text") from None
+        raise AnswersError(f"{where}: not UTF-8 text") from None
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        _check_yaml_events(text, loader)
         data = yaml.load(text, Loader=loader)
     except yaml.YAMLError as exc:
-        raise AnswersError(f"{path}: {yaml_problem(exc, text)}") from None
-    return answers_from_data(data, str(path), require_student=require_student)
+        raise AnswersError(f"{where}: {yaml_problem(exc, text)}") from None
+    except ValueError as exc:  # the bounds above; and a scalar PyYAML cannot build (a date out of range)
+        raise AnswersError(f"{where}: not accepted as an answers file: {exc}") from None
+    except RecursionError:
+        raise AnswersError(f"{where}: nested too deep to read") from None
+    return answers_from_data(data, where, require_student=require_student)
 
 
 def answers_from_data(

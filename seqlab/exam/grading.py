@@ -6,12 +6,14 @@ one answer per kind, ``paper`` grades one student's paper; callers import each f
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..gradebook import csv_text, read_csv
 from ..results import GradingResult
+from ..studentfiles import shown
 from .answers import load_answers
 from .draws import StudentIdError, check_student_id
 from .errors import AnswersError
@@ -32,16 +34,69 @@ class BatchRow:
 
 
 ANSWER_SUFFIXES = (".yaml", ".yml", ".json")
+# What `exam grade-all` writes into its output folder beside the students' folders (``OUT/<id>/``):
+# a student id equal to one of these, or starting with one and a dot (``gradebook.csv.yaml`` is
+# student ``gradebook.csv``; ``write_text_atomic`` writes ``gradebook.csv.tmp`` first), would put
+# a student's folder where an output is written. Such an id is refused by name (compared without
+# case: a case-insensitive disk holds one of ``LMS`` and ``lms``).
+OUTPUT_NAMES = ("gradebook", "item_analysis", "class_report", "lms")
+# A hand-in folder with more entries than this is not a class's (and listing it costs the run).
+MAX_FOLDER_ENTRIES = 10_000
+
+
+def output_clash(student: str) -> str:
+    """The output of grade-all that a student's folder ``OUT/<student>`` would collide with, or ""."""
+    folded = student.casefold()
+    for name in OUTPUT_NAMES:
+        if folded == name or folded.startswith(name + "."):
+            return name
+    return ""
+
+
+def _is_answers_name(name: str) -> bool:
+    return Path(name).suffix.lower() in ANSWER_SUFFIXES
+
+
+def scan_folder(folder: Path) -> tuple[list[Path], list[tuple[str, str]]]:
+    """``(answers files, [(name, why refused)])`` of a hand-in folder: ``ID.yaml`` at the top, or
+    one file per ``ID/`` folder. Nothing is followed: an answers file or an ``ID/`` folder that is
+    a symbolic link (to the key, say, which would score 100) is refused by name, as is any entry
+    with an answers suffix that is not a regular file (a FIFO would block the read)."""
+    folder = Path(folder)
+    found: list[Path] = []
+    refused: list[tuple[str, str]] = []
+    count = 0
+
+    def visit(directory: Path, prefix: str, top: bool) -> None:
+        nonlocal count
+        for entry in sorted(os.scandir(directory), key=lambda e: e.name):
+            count += 1
+            if count > MAX_FOLDER_ENTRIES:
+                raise AnswersError(
+                    f"{shown(str(folder))}: more than {MAX_FOLDER_ENTRIES} entries; not a hand-in folder"
+                )
+            name = prefix + entry.name
+            if entry.is_symlink():
+                if _is_answers_name(entry.name) or top:
+                    refused.append(
+                        (name, "a symbolic link, not a file: a link is never followed (hand in the file itself)")
+                    )
+            elif entry.is_dir(follow_symlinks=False):
+                if top:
+                    visit(Path(entry.path), name + "/", False)
+            elif _is_answers_name(entry.name):
+                if entry.is_file(follow_symlinks=False):
+                    found.append(Path(entry.path))
+                else:
+                    refused.append((name, "not a regular file"))
+
+    visit(folder, "", True)
+    return found, refused
 
 
 def answer_files(folder: Path) -> list[Path]:
-    """The answers files of a hand-in folder: ``ID.yaml`` at the top, or one file per ``ID/`` folder."""
-    folder = Path(folder)
-    found = [p for p in folder.iterdir() if p.is_file() and p.suffix.lower() in ANSWER_SUFFIXES]
-    for sub in folder.iterdir():
-        if sub.is_dir() and not sub.is_symlink():
-            found += [p for p in sub.iterdir() if p.is_file() and p.suffix.lower() in ANSWER_SUFFIXES]
-    return sorted(found)
+    """The answers files of a hand-in folder (``scan_folder``; the refused entries left out)."""
+    return scan_folder(folder)[0]
 
 
 HANDED_IN_PREFIX = "answers-"  # `seqlab exam render` hands each student answers-ID.yaml to fill in
@@ -84,31 +139,52 @@ def grade_folder(exam: Exam, folder: str | Path, roster: dict[str, str] | None =
         raise AnswersError(f"{folder}: not a folder")
     rows: list[BatchRow] = []
     loaded: list[tuple[Path, str, str | None, dict[str, Any]]] = []
-    for path in answer_files(folder):
-        name = path.relative_to(folder).as_posix()
+    files, refused = scan_folder(folder)
+    for name, why in refused:
+        rows.append(BatchRow(shown(name), _owner_guess(name), "error", reason=f"{shown(str(folder / name))}: {why}"))
+    for path in files:
+        name = shown(path.relative_to(folder).as_posix())
         if roster is not None:
             if name not in roster:
-                rows.append(BatchRow(name, "", "error", reason=f"{path}: not in the roster; add it to grade it"))
+                rows.append(
+                    BatchRow(name, "", "error", reason=f"{shown(str(path))}: not in the roster; add it to grade it")
+                )
                 continue
             owner = roster[name]
         else:
             try:
                 owner = check_student_id(owner_from_name(folder, path))
             except StudentIdError as exc:
-                rows.append(BatchRow(name, "", "error", reason=f"{path}: the file name is no student id: {exc}"))
+                rows.append(
+                    BatchRow(name, "", "error", reason=f"{shown(str(path))}: the file name is no student id: {exc}")
+                )
                 continue
+        clash = output_clash(owner)
+        if clash:
+            rows.append(
+                BatchRow(
+                    name,
+                    "",
+                    "error",
+                    reason=f"{shown(str(path))}: student id {owner!r} would collide with grade-all's output "
+                    f"{clash!r}; rename the file or give its owner's id in a roster",
+                )
+            )
+            continue
         try:
             claimed, answers = load_answers(path, require_student=False)
             loaded.append((path, owner, claimed, answers))
         except AnswersError as exc:
             rows.append(BatchRow(name, owner, "error", reason=str(exc)))
+    # one folder per student under OUT/: ids that differ in case only would share it on a
+    # case-insensitive disk, so they count as one student with two files (both refused)
     files_of: dict[str, list[str]] = {}
     for path, owner, _, _ in loaded:
-        files_of.setdefault(owner, []).append(path.relative_to(folder).as_posix())
+        files_of.setdefault(owner.casefold(), []).append(path.relative_to(folder).as_posix())
     for path, owner, claimed, answers in loaded:
         name = path.relative_to(folder).as_posix()
-        if len(files_of[owner]) > 1:
-            others = ", ".join(f for f in files_of[owner] if f != name)
+        if len(files_of[owner.casefold()]) > 1:
+            others = ", ".join(f for f in files_of[owner.casefold()] if f != name)
             rows.append(
                 BatchRow(
                     name,
@@ -118,7 +194,13 @@ def grade_folder(exam: Exam, folder: str | Path, roster: dict[str, str] | None =
                 )
             )
             continue
-        result = grade_answers(exam, owner, answers, source=str(path))
+        try:
+            result = grade_answers(exam, owner, answers, source=str(path))
+        except (AnswersError, ValueError, TypeError, RecursionError) as exc:
+            # an answer no marker can read costs its student only (the markers reject what they
+            # cannot read; this is the net under them)
+            rows.append(BatchRow(name, owner, "error", reason=f"{path}: could not be graded: {str(exc)[:300]}"))
+            continue
         flag = ""
         if claimed is not None and claimed != owner:
             flag = f"the file claims student {claimed!r}; graded as its owner {owner!r}"
@@ -126,6 +208,16 @@ def grade_folder(exam: Exam, folder: str | Path, roster: dict[str, str] | None =
             result.meta["claimed_student"] = claimed
         rows.append(BatchRow(name, owner, "graded", result=result, flag=flag))
     return rows
+
+
+def _owner_guess(name: str) -> str:
+    """The id a refused entry's name gives, for its row ("" when it gives none)."""
+    try:
+        first = name.split("/", 1)[0]
+        owner = check_student_id(Path(first).stem.removeprefix(HANDED_IN_PREFIX) if "/" not in name else first)
+    except StudentIdError:
+        return ""
+    return "" if output_clash(owner) else owner
 
 
 def gradebook_csv(exam: Exam, rows: list[BatchRow]) -> str:
