@@ -9,18 +9,24 @@ gradebook and a rerun picks up where it stopped (``--force`` regrades everything
 No submission is ever lost: one that could not be graded still gets a row with the reason, the
 points it could have had, and a results.json that says why. Each hand-in is read by
 ``seqlab.submission``, as ``seqlab grade`` reads one; an entry that is not one (``notes.txt``,
-``.DS_Store``) is skipped and said so, and two hand-ins that would share a name stop the run.
+``.DS_Store``) is skipped and said so. Every hand-in gets a name no other can have
+(:func:`hand_ins`), and whatever one hand-in does (a corrupt zip, a name that is not UTF-8, a
+1000-deep tree, a name that is console markup) costs nothing but its own row: everyone else is
+graded, gradebook.csv and the LMS files are written, and then the class report is drawn.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import queue
 import re
 import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection
@@ -28,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from .defaults import SUBMISSION_TIMEOUT_S
-from .errors import SeqlabError, UserError
+from .errors import SeqlabError
 from .gradebook import (
     RESULT_FILE,
     STATUS_FILE,
@@ -44,6 +50,7 @@ from .submission import SubmissionError, is_submission, read_submission
 # What grade-all writes into its output folder beside the submissions' own folders (and their
 # ``.tmp`` twins while written); a submission named like one is renamed, so that neither is lost.
 OWN_NAMES = ("gradebook", "class_report", "similarity")
+LMS_DIR = "lms"  # the LMS gradebooks' folder (seqlab.lms): a submission named so is renamed too
 WORK_DIR = "_submissions"  # the copies read from the hand-ins; no safe name starts with "_"
 
 
@@ -57,49 +64,105 @@ class Submission:
 
 def safe_submission_name(name: str) -> str:
     """A hand-in's name as a results folder and gradebook key: letters, digits and ``._-`` only,
-    never hidden, never one of the files grade-all writes beside the results folders."""
+    never hidden, never one of the files grade-all writes beside the results folders. grade-all
+    keeps a name as it is only where this leaves it so (:func:`hand_ins`)."""
     safe = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "submission"
-    return f"student-{safe}" if safe.casefold().startswith(OWN_NAMES) else safe
+    own = safe.casefold().startswith(OWN_NAMES) or safe.casefold() == LMS_DIR
+    return f"student-{safe}" if own else safe
 
 
-def _entry_name(entry: Path) -> str:
+def _hand_in_id(entry: Path) -> str:
+    """What a class folder's entry is named by: a zip by its stem, anything else by its name."""
     is_zip = entry.suffix.lower() == ".zip" and not entry.is_dir() and not entry.is_symlink()
-    return safe_submission_name(entry.stem if is_zip else entry.name)
+    return entry.stem if is_zip else entry.name
 
 
-def hand_ins(submissions_dir: Path) -> tuple[dict[str, Path], list[tuple[str, str]]]:
-    """``({name: hand-in}, [(entry, why skipped)])`` of a class folder. Two hand-ins whose names
-    are one after making them safe (``alice/`` and ``alice.zip``; ``Bob`` and ``bob``, one folder
-    on a case-insensitive disk) stop the run: which of them would be graded is not ours to pick."""
-    named: dict[str, list[Path]] = {}
+def _derived_name(entry: Path, digits: int = 12) -> str:
+    """A name for a hand-in whose own cannot be used as it is: its safe form, cut short, then
+    ``+`` and a hash of the entry's name as bytes (a name that is not UTF-8 hashes too).
+    :func:`safe_submission_name` never leaves a ``+``, so no name kept as it is can be one of
+    these; two of these are one only if the hashes' first 48 bits are."""
+    digest = hashlib.sha256(os.fsencode(entry.name)).hexdigest()[:digits]
+    return f"{safe_submission_name(_hand_in_id(entry))[:40]}+{digest}"
+
+
+def shown(text: str) -> str:
+    """``text`` (a file name, a reason naming one) as it can be written anywhere: a name that is
+    not UTF-8 reaches Python with surrogates, which no UTF-8 file or terminal takes; they are
+    written as ``\\xNN``. Control characters are written the same way (a newline would start a
+    new line in the log, an escape sequence would drive the terminal)."""
+    out = []
+    for char in text:
+        code = ord(char)
+        if 0xDC80 <= code <= 0xDCFF:  # a byte that was not UTF-8 (surrogateescape)
+            out.append(f"\\x{code - 0xDC00:02x}")
+        elif 0xD800 <= code <= 0xDFFF or code < 0x20 or 0x7F <= code < 0xA0:
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+@dataclass(frozen=True)
+class HandIns:
+    """A class folder read: ``named`` (name -> hand-in), ``skipped`` ([(entry, why)]: no hand-in)
+    and ``renamed`` ([(entry, name, why)]: hand-ins graded under a derived name)."""
+
+    named: dict[str, Path]
+    skipped: list[tuple[str, str]]
+    renamed: list[tuple[str, str, str]]
+
+
+def hand_ins(submissions_dir: Path) -> HandIns:
+    """Every hand-in of a class folder, each with a name of its own (its results folder and
+    gradebook row). A hand-in keeps its name where :func:`safe_submission_name` leaves it as it is
+    and no other hand-in's is the same up to case (``alice/`` and ``alice.zip``; ``Bob`` and
+    ``bob``, one folder on a case-insensitive disk); any other gets :func:`_derived_name`, and so
+    do both of two that would share one: which of them is "alice" is not ours to pick, and
+    neither is dropped. No two names can be one, so no hand-in can take another's folder or row."""
+    ids: dict[str, list[Path]] = {}
     skipped = []
     for entry in sorted(Path(submissions_dir).iterdir()):
         if is_submission(entry):
-            named.setdefault(_entry_name(entry).casefold(), []).append(entry)
+            ids.setdefault(_hand_in_id(entry).casefold(), []).append(entry)
         else:
-            skipped.append((entry.name, "hidden" if entry.name.startswith(".") else "not a folder or a .zip"))
-    clashes = [entries for entries in named.values() if len(entries) > 1]
-    if clashes:
-        raise UserError(
-            "; ".join(
-                f"{' and '.join(e.name for e in entries)} would both be graded as {_entry_name(entries[0])!r}"
-                for entries in clashes
+            why = "hidden" if entry.name.startswith(".") else "not a folder or a .zip"
+            skipped.append((shown(entry.name), why))
+    named: dict[str, Path] = {}
+    renamed = []
+    for entries in ids.values():
+        for entry in entries:
+            own = _hand_in_id(entry)
+            if len(entries) == 1 and safe_submission_name(own) == own:
+                named[own] = entry
+                continue
+            name = _derived_name(entry)
+            if name.casefold() in {n.casefold() for n in named}:  # 48 bits alike: the whole hash
+                name = _derived_name(entry, digits=64)
+            named[name] = entry
+            why = (
+                f"{' and '.join(shown(e.name) for e in entries)} would all be named {shown(own)!r}"
+                if len(entries) > 1
+                else "its name is not a plain one (letters, digits and ._-, not one grade-all writes)"
             )
-            + f" (in {submissions_dir}): rename all but one"
-        )
-    return {_entry_name(entries[0]): entries[0] for entries in named.values()}, skipped
+            renamed.append((shown(entry.name), name, why))
+    return HandIns(dict(sorted(named.items())), skipped, renamed)
 
 
 def discover(named: dict[str, Path], work_dir: Path) -> list[Submission]:
     """Every hand-in of :func:`hand_ins` read into ``work_dir/_submissions/<name>``
-    (seqlab.submission: the same shapes and messages as ``seqlab grade``)."""
+    (seqlab.submission: the same shapes and messages as ``seqlab grade``). Whatever reading one
+    raises is that hand-in's problem, never the class's."""
     found = []
     for name, entry in named.items():
         try:
             copy = read_submission(entry, Path(work_dir) / WORK_DIR / name).folder
             found.append(Submission(name, entry, copy))
         except SubmissionError as exc:
-            found.append(Submission(name, entry, None, str(exc)))
+            found.append(Submission(name, entry, None, shown(str(exc))))
+        except Exception as exc:  # a reader bug, or a shape it did not foresee: this one only
+            why = f"internal error reading it: {type(exc).__name__}: {exc}"
+            found.append(Submission(name, entry, None, shown(why)[:500]))
     return found
 
 
@@ -190,9 +253,9 @@ def _grade_one(sub: Submission, out: Path, workers: queue.Queue[_Worker], job: d
     the full points). Whatever happens, the submission's folder ends with a status and a
     results.json that says it."""
     target = out / sub.name
-    target.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     try:
+        target.mkdir(parents=True, exist_ok=True)
         if sub.path is None:
             status: dict[str, Any] = {"status": "error", "reason": sub.problem}
         else:
@@ -207,6 +270,8 @@ def _grade_one(sub: Submission, out: Path, workers: queue.Queue[_Worker], job: d
                 status = {"status": "error", "reason": "the grader wrote no result"}
     except Exception as exc:  # a bug in seqlab costs this submission only, with the reason
         status = {"status": "error", "reason": f"internal error: {type(exc).__name__}: {exc}"[:500]}
+    if "reason" in status:  # it may name the student's files: written in any file and terminal
+        status["reason"] = shown(str(status["reason"]))
     status.update(name=sub.name, source=str(sub.source), seconds=round(time.perf_counter() - started, 2))
     if status["status"] != "graded":
         _write_failure(target, status, job["max_score"], started)
@@ -271,26 +336,38 @@ class ClassRun:
 
 
 def grade_all(
-    submissions_dir: Path, out: Path, settings: GradingSettings, run: ClassRun = ClassRun(), progress=None
+    submissions_dir: Path,
+    out: Path,
+    settings: GradingSettings,
+    run: ClassRun = ClassRun(),
+    progress=None,
+    record: Callable[[list[dict]], object] | None = None,
 ) -> list[dict]:
     """Every hand-in of ``submissions_dir`` graded under ``settings`` (a GradingSettings; every
     worker grades under it as it is) into ``out``. ``progress.skip(entry, why)`` hears of each
-    entry that is no hand-in."""
+    entry that is no hand-in, ``progress.rename(entry, name, why)`` of each graded under a name
+    not its own. ``record(rows)``: where else the grades go (the LMS files), called once the
+    class is graded, after gradebook.csv and before any report is drawn.
+
+    One hand-in costs nothing but its own row: whatever reading or grading it raises is its
+    row's reason; a report or figure that fails is an error in the log (and the rows are still
+    returned), never a lost grade."""
     submissions_dir, out = Path(submissions_dir), Path(out)
     if not submissions_dir.exists():
         raise SubmissionError(f"{submissions_dir}: does not exist")
     if not submissions_dir.is_dir() or submissions_dir.is_symlink():
         raise SubmissionError(f"{submissions_dir}: not a folder (grade-all takes a folder of submissions)")
     max_score = settings.max_score
-    named, skipped = hand_ins(submissions_dir)  # a clash stops the run before anything is written
+    found = hand_ins(submissions_dir)
     out.mkdir(parents=True, exist_ok=True)
-    subs = discover(named, out)
+    subs = discover(found.named, out)
     todo = [s for s in subs if run.force or not _is_done(out, s)]
     if progress:
-        for entry, why in skipped:
-            if hasattr(progress, "skip"):
-                progress.skip(entry, why)
-        progress.start(total=len(subs), already=len(subs) - len(todo))
+        for entry, why in found.skipped:
+            _tell(progress, "skip", entry, why)
+        for entry, name, why in found.renamed:
+            _tell(progress, "rename", entry, name, why)
+        _tell(progress, "start", total=len(subs), already=len(subs) - len(todo))
 
     read: dict = {}  # rows already read, reused while their files are unchanged
 
@@ -307,6 +384,7 @@ def grade_all(
         workers.put(_Worker())
     pool = ThreadPoolExecutor(max_workers=jobs)
     pending: dict[Future[dict[str, Any]], Submission] = {}
+    finished = False
     try:
         # Longest first: the class's last minutes are one worker finishing while the others wait,
         # and that wait is shortest when the work left at the end is the quick work.
@@ -318,19 +396,62 @@ def grade_all(
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in done:
                 sub = pending.pop(future)
-                status = future.result()
+                try:
+                    status = future.result()
+                except Exception as exc:  # its folder could not even be written: its row says pending
+                    status = {"status": "error", "reason": shown(f"internal error: {type(exc).__name__}: {exc}")}
                 if progress:
-                    progress.advance(sub.name, status)
+                    _tell(progress, "advance", sub.name, status)
             rows = refresh()
+        finished = True
     finally:
         pool.shutdown(wait=not pending, cancel_futures=True)
         while not workers.empty():
             workers.get().stop()
         rows = refresh()
+        failed: Exception | None = None
+        if finished and record is not None:
+            try:
+                record(rows)
+            except Exception as exc:  # said after the reports are drawn: they do not depend on it
+                failed = exc
+        _draw_reports(rows, subs, out, run)
+        if progress:
+            _tell(progress, "stop")
+        if failed is not None:
+            raise failed
+    return rows
+
+
+def _tell(progress, event: str, *args, **kwargs) -> None:
+    """One progress event; a progress display that fails (or has no such event) costs the log a
+    line, never a grade."""
+    call = getattr(progress, event, None)
+    if call is None:
+        return
+    try:
+        call(*args, **kwargs)
+    except Exception as exc:
+        print(
+            f"grade-all: the progress display failed ({type(exc).__name__}: {shown(str(exc))[:200]})", file=sys.stderr
+        )
+
+
+def _draw_reports(rows: list[dict], subs: list[Submission], out: Path, run: ClassRun) -> None:
+    """The class report (and its similarity section), drawn from the rows already recorded in
+    gradebook.csv: a report that fails is an error in the log, and the grades stay as written."""
+    try:
         # Source text only, parsed in this trusted process and never run: see seqlab/similarity.py.
-        similar = _similarity(subs) if run.similarity else None
+        similar = _similarity([s for s in subs if s.path is not None]) if run.similarity else None
+    except Exception as exc:
+        print(f"grade-all: error: the similarity of the class could not be computed: {_failure(exc)}", file=sys.stderr)
+        similar = None
+    try:
         link_reports(rows, out, out)
         write_class_report(out, rows, similar)
-        if progress:
-            progress.stop()
-    return rows
+    except Exception as exc:
+        print(f"grade-all: error: the class report could not be drawn: {_failure(exc)}", file=sys.stderr)
+
+
+def _failure(exc: Exception) -> str:
+    return f"{type(exc).__name__}: {shown(str(exc))[:300]} (gradebook.csv holds every grade)"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 
@@ -17,7 +18,10 @@ from .options import (
 
 
 class Progress:
-    """A progress bar with ETA (rich), or one line per submission without a terminal."""
+    """A progress bar with ETA (rich), or one line per submission without a terminal. Nothing a
+    student named is read as rich markup (``[/]`` in a file name stopped the class with a
+    MarkupError) or as an emoji code: the bar's console takes plain text, and every name and
+    reason is escaped as well."""
 
     def __init__(self):
         self.bar = None
@@ -26,6 +30,7 @@ class Progress:
         self.total, self.done, self.t0 = total, already, time.perf_counter()
         self.fresh = 0
         try:
+            from rich.console import Console
             from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
             from rich.progress import Progress as Bar
 
@@ -35,7 +40,9 @@ class Progress:
                 MofNCompleteColumn(),
                 TextColumn("ETA"),
                 TimeRemainingColumn(),
-                TextColumn("{task.description}"),
+                TextColumn("{task.description}", markup=False),
+                # markup off: what is printed while the bar runs goes through this console too
+                console=Console(markup=False, emoji=False, highlight=False),
             )
             self.bar.start()
             self.task = self.bar.add_task("", total=total, completed=already)
@@ -47,12 +54,17 @@ class Progress:
     def skip(self, entry: str, why: str) -> None:
         print(f"skipped: {entry} ({why})", flush=True)
 
+    def rename(self, entry: str, name: str, why: str) -> None:
+        print(f"renamed: {entry} is graded as {name!r} ({why})", flush=True)
+
     def advance(self, name: str, status: dict) -> None:
         self.done += 1
         self.fresh += 1
         note = name if status["status"] == "graded" else f"{name}: {status.get('reason', '')[:60]}"
         if self.bar is not None:
-            self.bar.update(self.task, advance=1, description=note)
+            from rich.markup import escape
+
+            self.bar.update(self.task, advance=1, description=escape(note))
         else:
             elapsed = time.perf_counter() - self.t0
             eta = elapsed / self.fresh * (self.total - self.done)
@@ -100,20 +112,34 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
+    """Exit status: 0 when every hand-in was graded; 1 when at least one was not (the last line
+    says how many, each is named above it and in its gradebook row); 2 when the run could not
+    start (seqlab's usual ``error:``). Not the count itself: an exit status is one byte (256 not
+    graded would read as 0) and 2 already means the grader could not run."""
     from ..batch import ClassRun, grade_all
+    from ..lms import report, write_lms
 
     # once, before any worker starts: --sandbox bwrap fails here, and every worker grades in this
     # one, its reason kept
     settings = grading_settings_of(args)
     run = ClassRun(jobs=args.jobs, force=args.force, timeout=args.timeout, similarity=args.similarity)
-    rows = grade_all(args.submissions, args.out, settings, run, progress=Progress())
+    wrote: list[str] = []
+
+    def record(rows: list[dict]) -> None:
+        """The LMS files, written once every grade is in gradebook.csv, before the class report."""
+        results = [row["result"] for row in rows if row["result"] is not None]
+        grades = {row["submission"]: row["result"].score if row["result"] else None for row in rows}
+        max_score = max((r.max_score for r in results), default=0.0)
+        lms = write_lms(args.out, grades, max_score, assignment=args.lms_assignment, roster_path=args.lms_roster)
+        wrote.append(report(*lms))
+
+    rows = grade_all(args.submissions, args.out, settings, run, progress=Progress(), record=record)
     print_class_summary(
         rows, f"gradebook: {args.out / 'gradebook.csv'}; class report: {args.out / 'class_report.html'}"
     )
-    from ..lms import report, write_lms
-
-    results = [row["result"] for row in rows if row["result"] is not None]
-    grades = {row["submission"]: row["result"].score if row["result"] else None for row in rows}
-    max_score = max((r.max_score for r in results), default=0.0)
-    print(report(*write_lms(args.out, grades, max_score, assignment=args.lms_assignment, roster_path=args.lms_roster)))
-    return 0 if all(row["status"] == "graded" for row in rows) else 1
+    for line in wrote:
+        print(line)
+    missed = [row["submission"] for row in rows if row["status"] != "graded"]
+    if missed:
+        print(f"grade-all: {len(missed)} of {len(rows)} hand-ins not graded: {', '.join(missed)}", file=sys.stderr)
+    return 1 if missed else 0

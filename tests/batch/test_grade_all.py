@@ -176,9 +176,10 @@ def test_names_the_gradebook_uses_cannot_be_taken_and_non_submissions_are_skippe
     rows = grade_all(klass, out, settings, progress=heard)
     by_name = {r["submission"]: r for r in rows}
     assert sorted(heard.skipped) == [".DS_Store", "notes.txt"]
-    assert set(by_name) == {"student-gradebook.csv", "flat", "alice", "linked", "empty"}
-    assert (out / "gradebook.csv").is_file() and (out / "student-gradebook.csv" / "results.json").is_file()
-    for name in ("student-gradebook.csv", "flat", "alice"):
+    (renamed,) = [name for name in by_name if name.startswith("student-gradebook.csv+")]
+    assert set(by_name) == {renamed, "flat", "alice", "linked", "empty"}
+    assert (out / "gradebook.csv").is_file() and (out / renamed / "results.json").is_file()
+    for name in (renamed, "flat", "alice"):
         assert by_name[name]["status"] == "graded" and by_name[name]["result"].percent == 100.0, by_name[name]
         result = by_name[name]["result"]
         assert result.notices == [box.notice] and not result.errors, (result.notices, result.errors)
@@ -194,22 +195,25 @@ def test_names_the_gradebook_uses_cannot_be_taken_and_non_submissions_are_skippe
         assert failed["score"] == 0 and failed["max_score"] == 112 and by_name[name]["reason"] in failed["output"]
 
 
-def test_names_that_would_collide_stop_the_run_before_grading(tmp_path, capsys):
+def test_names_that_would_collide_are_both_renamed_and_the_run_goes_on(tmp_path, capsys):
+    """``alice/`` and ``alice.zip``, ``Bob`` and ``bob``: which is "alice" is not grade-all's to
+    pick, so each is graded under a name of its own (said before grading), none is dropped."""
     from seqlab.cli import main
 
     klass = tmp_path / "class"
-    make_submission(klass / "alice")
-    make_submission(klass / "alice-zip")  # its own name: no clash with alice.zip
-    with zipfile.ZipFile(klass / "alice.zip", "w") as archive:
-        archive.writestr("exercises/rnn.py", "")
+    (klass / "alice").mkdir(parents=True)
+    (klass / "alice-zip").mkdir()  # its own name: no clash with alice.zip
+    (klass / "alice.zip").write_bytes(b"not a zip")  # nothing readable: no grading process starts
     (klass / "Bob").mkdir()
     (klass / "bob").mkdir()
     out = tmp_path / "out"
     code = main(["grade-all", str(klass), "--out", str(out)])
-    err = capsys.readouterr().err
-    assert code == 2 and "alice and alice.zip would both be graded as 'alice'" in err, err
-    assert "Bob and bob would both be graded as 'Bob'" in err and "alice-zip" not in err
-    assert not out.exists()
+    printed = capsys.readouterr().out
+    assert code == 1, printed
+    assert "renamed: alice.zip is graded as 'alice+" in printed and "(alice and alice.zip would all be" in printed
+    assert "renamed: Bob is graded as 'Bob+" in printed and "renamed: bob is graded as 'bob+" in printed
+    rows = {r["submission"] for r in csv.DictReader((out / "gradebook.csv").open())}
+    assert len(rows) == 5 and "alice-zip" in rows and "alice" not in rows
     code = main(["grade-all", str(tmp_path / "nope"), "--out", str(out)])
     assert code == 2 and "nope: does not exist" in capsys.readouterr().err
 
