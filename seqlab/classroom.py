@@ -16,6 +16,7 @@ from pathlib import Path
 from .batch import safe_submission_name
 from .defaults import PYTHON_VERSION, SUBMISSION_TIMEOUT_S, TORCH_CPU_INDEX, TORCH_VERSION
 from .errors import SeqlabError
+from .escape import markdown_inline
 from .gradebook import STATUS_FILE, gradebook_from_results
 from .paths import TEMPLATES_DIR
 from .release.render import template_environment
@@ -161,16 +162,16 @@ def _summary_markdown(results_dir: Path, rows: list[dict], source: dict, out_dir
     ]
     for row in rows:
         commit_file = results_dir / row["submission"] / "commit.txt"
-        commit = commit_file.read_text(encoding="utf-8").strip()[:12] if commit_file.is_file() else ""
+        commit = commit_file.read_text(encoding="utf-8", errors="replace").strip()[:12] if commit_file.is_file() else ""
         result = row["result"]
         score = f"{result.score:.4g} / {result.max_score:.4g}" if result else ""
         percent = f"{result.percent:.1f}%" if result else ""
         note = row["reason"] or ("; ".join(result.errors)[:200] if result else "")
-        note = note.replace("|", "\\|").replace("\n", " ")
-        lines.append(
-            f"| `{row['submission']}` | {source.get(row['submission'], '')} | {commit} | {row['status']} | "
-            f"{score} | {percent} | {note} |"
-        )
+        # every text cell escaped (seqlab.escape): a name, a source or a message is the
+        # student's, and raw it can print "**144 / 144 (100%)**" or an <img> beside a real 0
+        cells = [row["submission"], source.get(row["submission"], ""), commit, row["status"]]
+        text = " | ".join(markdown_inline(c) for c in cells)
+        lines.append(f"| {text} | {score} | {percent} | {markdown_inline(note)} |")
     report = out_dir / "class_report.md"
     extra = report.read_text(encoding="utf-8") if report.is_file() else ""
     return "\n".join(lines) + "\n\n" + extra

@@ -18,8 +18,7 @@ such a string through the function for its format, here, at the point it is writ
 * :func:`plain`      -- text in a plain text file or a plain ``print``: no ANSI escape and no
   control character (a carriage return or a bidirectional override rewrites what a reader sees).
 
-Each function is total (any ``object`` in, ``str`` out; ``None`` is the empty string) and
-idempotent where the format allows it (``plain``, ``csv_cell``); the tests in
+Each function is total (any ``object`` in, ``str`` out; ``None`` is the empty string); the tests in
 ``tests/reports/test_escape.py`` check each one's safety on generated strings.
 """
 
@@ -73,23 +72,27 @@ FORMULA_LEADS = frozenset("=+-@\uff1d\uff0b\uff0d\uff20")
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 
 
+def _formula_like(text: str) -> bool:
+    """Whether a spreadsheet could read ``text`` as a formula: its first character past blanks
+    and quote marks (a ``'`` of the student's own must not pass for ours) is a formula lead,
+    and it is not a plain number."""
+    rest = text.lstrip("' ")
+    return rest[:1] in FORMULA_LEADS and not _NUMBER.fullmatch(rest.rstrip(" "))
+
+
 def csv_cell(value: Any) -> str:
     """``value`` as a CSV cell a spreadsheet shows as the text it is: on one line, without
     control characters, and, when it would start a formula (its first non-blank character is one
     of ``= + - @``), behind a single quote, the spreadsheet's own mark for "this is text". The
     csv module then quotes what needs quoting; a reader sees the text, the quote aside."""
     text = one_line(value)
-    lead = text.lstrip(" ")[:1]
-    if lead in FORMULA_LEADS and not _NUMBER.fullmatch(text.strip(" ")):
-        return "'" + text
-    return text
+    return "'" + text if _formula_like(text) else text
 
 
 def csv_visible(cell: str) -> str:
-    """What a spreadsheet shows for a cell :func:`csv_cell` wrote (its leading quote hidden)."""
-    if cell.startswith("'") and cell[1:].lstrip(" ")[:1] in FORMULA_LEADS:
-        return cell[1:]
-    return cell
+    """What a spreadsheet shows for a cell :func:`csv_cell` wrote (its leading quote hidden):
+    the inverse of :func:`csv_cell` on one line of text."""
+    return cell[1:] if cell.startswith("'") and _formula_like(cell[1:]) else cell
 
 
 # --- Markdown ------------------------------------------------------------------------------------
@@ -132,10 +135,16 @@ def html(value: Any) -> str:
 
 
 # --- terminal (rich) -----------------------------------------------------------------------------
+# rich reads a backslash before any "[" as its escape (not only before a tag, as
+# rich.markup.escape assumes), and an even run of them as literal backslashes.
+_RICH_BRACKET = re.compile(r"(\\*)\[")
+
+
 def terminal(value: Any) -> str:
     """``value`` for a rich console or progress bar: on one line, no ANSI escape or control
-    character, and every ``[`` that could open console markup escaped (``[/]`` otherwise
-    raises ``MarkupError`` and stops the run)."""
-    from rich.markup import escape
-
-    return escape(one_line(value))
+    character, and every ``[`` escaped with the backslashes before it (``[/]`` otherwise raises
+    ``MarkupError`` and stops the run; ``[red]`` would take a style). A trailing run of
+    backslashes is doubled so that it cannot escape the caller's own markup after it. Emoji codes
+    (``:smile:``) are left: rich has no escape for them, and they only ever become an emoji."""
+    text = _RICH_BRACKET.sub(lambda m: m.group(1) * 2 + "\\[", one_line(value))
+    return text + "\\" * (len(text) - len(text.rstrip("\\")))

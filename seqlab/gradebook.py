@@ -2,7 +2,7 @@
 
 One writing policy for every gradebook seqlab writes (``grade-all``, ``seqlab gradebook`` and
 the exam's ``grade-all``): CSV through :func:`csv_text` (the csv module's minimal quoting, ``\n``
-line ends, columns in the caller's order) and to disk through :func:`write_text_atomic`
+line ends, columns in the caller's order, every cell escaped against formulas) and to disk through :func:`write_text_atomic`
 (UTF-8, written beside the target and renamed over it, so a reader or an interrupted run never
 sees half a file). The columns are the caller's: one per contract function for code, one per
 question for an exam.
@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from . import contract
+from .escape import csv_cell
 from .results import GradingResult
 
 STATUS_FILE = "status.json"
@@ -32,11 +33,13 @@ RESULT_FILE = "seqlab_result.json"
 
 
 def csv_text(header: Sequence[object], rows: Iterable[Sequence[object]]) -> str:
-    """A CSV document: the header, then the rows, as every seqlab gradebook writes them."""
+    """A CSV document: the header, then the rows, as every seqlab gradebook writes them. Every
+    cell goes through :func:`seqlab.escape.csv_cell`: a name, an id or a message that starts like
+    a formula (``=HYPERLINK(...)``) is shown as text by the spreadsheet or LMS that opens it."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(header)
-    writer.writerows(rows)
+    writer.writerow([csv_cell(cell) for cell in header])
+    writer.writerows([csv_cell(cell) for cell in row] for row in rows)
     return buffer.getvalue()
 
 

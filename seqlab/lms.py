@@ -3,7 +3,9 @@
 ``grade-all`` and ``exam grade-all`` write ``lms/canvas.csv``, ``lms/moodle.csv`` and
 ``lms/roster_check.txt`` beside gradebook.csv. With ``--lms-roster FILE`` (the LMS's own class
 list: a Canvas gradebook export, or Moodle's participants or grades export) every row carries
-the LMS's identifiers; without it the seqlab name stands in for the login.
+the LMS's identifiers; without it the seqlab name stands in for the login. Every cell is
+escaped as :func:`seqlab.gradebook.csv_text` escapes it: a display name ``=HYPERLINK(...)``
+arrives as text, not a formula.
 
 * Canvas (Grades > Import): the columns ``Student``, ``ID``, ``SIS User ID``, ``SIS Login ID``,
   ``Section``, then one column per assignment, ``Name`` (a new assignment) or ``Name (id)`` (an
@@ -25,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import UserError
+from .escape import one_line
 from .gradebook import csv_text, read_csv, write_text_atomic
 
 CANVAS_IDENTITY = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
@@ -107,9 +110,12 @@ def roster_check(missing: list[dict[str, str]], unknown: list[str], roster: Rost
         return "No roster given (--lms-roster): every graded name is exported as the login.\n"
     lines = [f"Roster matched on its column {roster.key!r}: {len(roster.by_name)} of {len(roster.rows)} students."]
     lines.append(f"On the roster with no graded submission ({len(missing)}):")
-    lines += [f"  {r.get(roster.key, '')} {r.get('Student', '')}".rstrip() for r in missing] or ["  none"]
+    # one line per person, control characters out (a roster's display name is anyone's text)
+    lines += [f"  {one_line(r.get(roster.key, ''))} {one_line(r.get('Student', ''))}".rstrip() for r in missing] or [
+        "  none"
+    ]
     lines.append(f"Graded but not on the roster, left out of the LMS files ({len(unknown)}):")
-    lines += [f"  {n}" for n in unknown] or ["  none"]
+    lines += [f"  {one_line(n)}" for n in unknown] or ["  none"]
     return "\n".join(lines) + "\n"
 
 

@@ -21,8 +21,9 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ..escape import markdown_inline
 from ..results import GradingResult
-from .render import markdown_inline, public_text
+from .render import public_text
 
 
 def _round(x: float) -> float:

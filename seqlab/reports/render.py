@@ -7,6 +7,7 @@ import re
 from functools import lru_cache
 from pathlib import Path, PurePath
 
+from ..escape import markdown_inline, markdown_url
 from ..paths import TEMPLATES_DIR
 from ..results import GradingResult
 
@@ -16,21 +17,10 @@ def environment():
     from .. import templating
 
     return templating.environment(
-        TEMPLATES_DIR, autoescape=templating.html_autoescape(), filters={"md": markdown_inline, "rpts": rounded}
+        TEMPLATES_DIR,
+        autoescape=templating.html_autoescape(),
+        filters={"md": markdown_inline, "mdurl": markdown_url, "rpts": rounded},
     )
-
-
-# Inline constructs only: the text never starts a line, so list and heading markers are inert.
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~#])")
-
-
-def markdown_inline(text) -> str:
-    """``text`` (already clean, seqlab.results.clean_text) as inert inline Markdown: one line (a
-    newline could start a heading, a table row or a quote), HTML characters as entities (GitHub
-    renders raw HTML in Markdown), every Markdown punctuation mark backslash-escaped (mid-line, the rest are inert)."""
-    text = " ".join(str(text).split())
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
 
 
 def rounded(x: float) -> str:
