@@ -123,7 +123,8 @@ def answers_from_data(
     unknown = set(data) - {"student", "answers"}
     if unknown:
         raise AnswersError(
-            f"{source}: unknown key(s) {', '.join(sorted(map(str, unknown)))}; expected only 'student' and 'answers'"
+            f"{source}: unknown key(s) {', '.join(sorted(shown(str(k))[:40] for k in unknown))}; "
+            f"expected only 'student' and 'answers'"
         )
     return student, {str(k): v for k, v in answers.items()}
 

@@ -184,15 +184,18 @@ def _hand_ins(submitted: Path, notebooks: dict[str, dict[str, str]], others=None
             student_dir = Path(entry.path)
             try:
                 links = [
-                    link for a in every for link in links_under(student_dir / a) if os.path.lexists(student_dir / a)
+                    f"submitted/{student}/{link}"
+                    for a in every
+                    if os.path.lexists(student_dir / a)
+                    for link in links_under(student_dir / a)
                 ]
             except HandInError as exc:
                 refused[student] = str(exc)
                 continue
             if links:
                 refused[student] = (
-                    f"symbolic link(s) {', '.join(map(shown, links))} under submitted/: a link is never "
-                    f"followed or graded (hand in the notebook itself)"
+                    f"symbolic link(s) {', '.join(map(shown, links))}: a link is never followed or graded "
+                    f"(hand in the notebook itself)"
                 )
                 continue
             for assignment, names in notebooks.items():
@@ -271,13 +274,11 @@ def _export_class(
         extra = _lab_notebooks(submitted, student, others or {}, graded)
         try:
             report = export_submission(handed_notebooks + extra, exports / folder)
-        except ExportError as exc:
-            outcome.reason = f"could not be exported: {exc}"
-            shutil.rmtree(exports / folder, ignore_errors=True)
-            continue
         except Exception as exc:  # one student's notebook must never stop the class
-            outcome.reason = f"could not be exported: {type(exc).__name__}: {str(exc)[:300]}"
+            detail = str(exc) if isinstance(exc, ExportError) else f"{type(exc).__name__}: {str(exc)[:300]}"
+            outcome.reason = f"could not be exported: {detail}"
             shutil.rmtree(exports / folder, ignore_errors=True)
+            del folders[student]
             continue
         # what the export says of the labs' other notebooks is not this run's to report
         outcome.warnings += [w for w in report.warnings if not w.startswith(tuple(str(p) for p in extra))]

@@ -319,7 +319,9 @@ def export_course_submissions(
                 raise ExportError(f"student id {shown(student)} cannot be exported: {problem}")
             links = links_under(student_dir)
             if links:
-                raise ExportError(f"symbolic link(s) {', '.join(map(shown, links))}: a link is never followed or exported")
+                raise ExportError(
+                    f"symbolic link(s) {', '.join(map(shown, links))}: a link is never followed or exported"
+                )
             reports[student] = export_submission([student_dir], target, solutions_dir=solutions_dir)
         except (ExportError, StudentFileError) as exc:
             reports[student] = ExportReport(target, {}, {}, [], [], error=str(exc))
