@@ -9,6 +9,7 @@ import io
 import keyword
 import tokenize
 from collections import defaultdict
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -52,23 +53,33 @@ class FunctionCode:
     fingerprints: dict[int, list[int]] = field(default_factory=dict)  # hash -> token positions
 
 
+def python_lines(text: str) -> list[str]:
+    """``text`` cut into lines as Python's parser counts them (ends kept): at ``\n``, ``\r\n``
+    and ``\r`` only. ``str.splitlines`` also cuts at U+2028, U+0085 and form feeds, so one
+    comment of U+2028 characters shifted every line after it and hid a copied function."""
+    return io.StringIO(text, newline="").readlines()
+
+
 def _offsets(source: str) -> list[int]:
     starts, total = [], 0
-    for line in source.splitlines(keepends=True):
+    for line in python_lines(source):
         starts.append(total)
         total += len(line)
     return starts + [total]
 
 
-def normalise(
-    source: str, skip: tuple[tuple[int, int], tuple[int, int]] | None = None
-) -> tuple[list[str], list[tuple[int, int]]]:
+Range = tuple[tuple[int, int], tuple[int, int]]  # ((row, col), (row, col)), rows from 1, columns in characters
+
+
+def normalise(source: str, skip: Range | Sequence[Range] | None = None) -> tuple[list[str], list[tuple[int, int]]]:
     """Tokens of `source` with names, strings and layout made irrelevant (see the module doc).
-    `skip` is a ((row, col), (row, col)) range left out (the docstring)."""
+    `skip`: a ((row, col), (row, col)) range, or several, left out (code that never runs or
+    does nothing: see :func:`inert_ranges`)."""
     line_start = _offsets(source)
     raw = [t for t in tokenize.generate_tokens(io.StringIO(source).readline) if t.type not in _DROPPED]
-    if skip is not None:
-        raw = [t for t in raw if not (skip[0] <= t.start < skip[1])]
+    if skip:
+        ranges = [skip] if isinstance(skip[0][0], int) else skip
+        raw = [t for t in raw if not any(start <= t.start < end for start, end in ranges)]  # type: ignore[operator]
     tokens, spans = [], []
     fstring_depth = 0
     for i, tok in enumerate(raw):
@@ -139,28 +150,101 @@ def winnow(hashes: list[int], window: int = WINDOW) -> dict[int, list[int]]:
     return dict(selected)
 
 
+# --- the program as it runs: dead branches, no-op statements ------------------------------------
+# Code that never runs or does nothing is left out of the tokens, so padding a copy with it hides
+# nothing: a branch whose test is a constant (`if True:`, `if 1:`, `if not 0:`, `while False:`),
+# `pass`, and statements that are a constant alone (docstrings anywhere, `...`, `0`). Issue 39:
+# the whole file under `if True:` hid every function, and a `pass` after each statement hid two
+# thirds of a copy. Only the test's own tokens and the branch that cannot run are dropped: the
+# live branch's code counts as if it were written without the `if`.
+
+
+def constant_truth(test: ast.expr) -> bool | None:
+    """The truth of a test built from literals only (``True``, ``1``, ``not 0``, ``1 == 1``,
+    ``()``), or None when it depends on anything at run time."""
+    try:
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            inner = constant_truth(test.operand)
+            return None if inner is None else not inner
+        if isinstance(test, ast.BoolOp):
+            values = [constant_truth(v) for v in test.values]
+            if None in values:
+                return None
+            return all(values) if isinstance(test.op, ast.And) else any(values)
+        if isinstance(test, ast.Compare) and len(test.ops) == 1:
+            left, right = ast.literal_eval(test.left), ast.literal_eval(test.comparators[0])
+            compare = {ast.Eq: "__eq__", ast.NotEq: "__ne__", ast.Lt: "__lt__", ast.LtE: "__le__",
+                       ast.Gt: "__gt__", ast.GtE: "__ge__"}.get(type(test.ops[0]))  # fmt: skip
+            if compare is None or type(left) not in _SCALARS or type(right) not in _SCALARS:
+                return None
+            result = getattr(left, compare)(right)
+            return None if result is NotImplemented else bool(result)
+        return bool(ast.literal_eval(test))
+    except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError, OverflowError):
+        return None
+
+
+_SCALARS = (int, float, bool, str, bytes, type(None))
+
+
+def _live_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """The statements of ``body`` that run, in order, with the live branch of every constant
+    test in place of the test."""
+    for node in body:
+        truth = constant_truth(node.test) if isinstance(node, (ast.If, ast.While)) else None
+        if isinstance(node, ast.If) and truth is not None:
+            yield from _live_statements(node.body if truth else node.orelse)
+        elif isinstance(node, ast.While) and truth is False:
+            yield from _live_statements(node.orelse)
+        else:
+            yield node
+
+
 def _function_node(tree: ast.Module, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-    # The last top-level definition is the one Python binds, so it is the one graded.
+    # The last definition Python binds at module level is the one graded (a definition inside
+    # `if True:` is bound like one at the top).
     found = None
-    for node in tree.body:
+    for node in _live_statements(tree.body):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
             found = node
     return found
 
 
-def _docstring_range(
-    node: ast.FunctionDef | ast.AsyncFunctionDef, first_line: int
-) -> tuple[tuple[int, int], tuple[int, int]] | None:
-    doc = node.body[0] if node.body else None
-    if (
-        isinstance(doc, ast.Expr)
-        and isinstance(doc.value, ast.Constant)
-        and isinstance(doc.value.value, str)
-        and doc.end_lineno is not None  # always set on a node parsed from source
-        and doc.end_col_offset is not None
-    ):
-        return (doc.lineno - first_line + 1, doc.col_offset), (doc.end_lineno - first_line + 1, doc.end_col_offset)
-    return None
+def _inert(node: ast.AST) -> bool:
+    return isinstance(node, ast.Pass) or (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant))
+
+
+def inert_ranges(function: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str]) -> list[Range]:
+    """The source ranges of ``function`` (rows counted from its first line, columns in
+    characters) that never run or do nothing: a constant test's ``if``/``while`` with its test
+    and its dead branch, ``pass``, statements that are a constant alone (the docstring too)."""
+
+    def at(row: int, col: int) -> tuple[int, int]:  # ast columns are UTF-8 bytes; tokenize's characters
+        text = lines[row - 1] if 0 < row <= len(lines) else ""
+        return row - function.lineno + 1, len(text.encode("utf-8")[:col].decode("utf-8", errors="ignore"))
+
+    def start(node: ast.AST) -> tuple[int, int]:
+        return at(node.lineno, node.col_offset)  # type: ignore[attr-defined]
+
+    def end(node: ast.AST) -> tuple[int, int]:
+        return at(node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
+
+    ranges: list[Range] = []
+    for node in ast.walk(function):
+        if _inert(node):
+            ranges.append((start(node), end(node)))
+        elif isinstance(node, (ast.If, ast.While)):
+            truth = constant_truth(node.test)
+            live = node.body if truth else node.orelse
+            if truth is None or (isinstance(node, ast.While) and truth):
+                continue  # a real test, or `while True:` (a loop that runs)
+            if not live:
+                ranges.append((start(node), end(node)))
+                continue
+            ranges.append((start(node), start(live[0])))  # `if test:` (and a dead body before `else:`)
+            if truth and node.orelse:
+                ranges.append((end(live[-1]), end(node)))  # `else:` and the dead branch after it
+    return ranges
 
 
 def read_functions(exercises: Path, module: str) -> tuple[dict[str, FunctionCode], str]:
@@ -181,7 +265,7 @@ def read_functions(exercises: Path, module: str) -> tuple[dict[str, FunctionCode
         return {}, f"{module}.py could not be read ({exc.strerror or exc}): not compared"
     except (ValueError, RecursionError, MemoryError) as exc:
         return {}, f"{module}.py could not be parsed ({type(exc).__name__}): not compared"
-    lines = text.splitlines(keepends=True)
+    lines = python_lines(text)
     found = {}
     for qualname in contract.functions_of(module):
         node = _function_node(tree, qualname.split(".", 1)[1])
@@ -189,8 +273,8 @@ def read_functions(exercises: Path, module: str) -> tuple[dict[str, FunctionCode
             continue
         source = "".join(lines[node.lineno - 1 : node.end_lineno])
         try:
-            tokens, spans = normalise(source, _docstring_range(node, node.lineno))
-        except (tokenize.TokenError, SyntaxError, IndentationError):
+            tokens, spans = normalise(source, inert_ranges(node, lines))
+        except (tokenize.TokenError, SyntaxError, IndentationError, RecursionError):
             continue  # cannot happen for a function ast parsed; never fail the report over it
         found[qualname] = FunctionCode(source, tokens, spans)
     return found, ""

@@ -16,6 +16,12 @@ How (MOSS's method: Schleimer, Wilkerson, Aiken, "Winnowing", SIGMOD 2003):
   does), strings become ``S``, numbers are compared by value, and a trailing comma before a
   closing bracket is dropped (what formatters add). Renaming and reformatting leave the
   token sequence unchanged.
+* The program is read as it runs (``seqlab.fingerprints.inert_ranges``): a function defined
+  under a constant test (the whole file under ``if True:``) is found like one at the top level;
+  inside a function, a constant test's ``if``/``while`` keeps only its live branch, and ``pass``
+  and statements that are a constant alone (docstrings anywhere, ``...``) are dropped; lines are
+  counted as Python counts them (a comment of U+2028 characters moves nothing). Padding or
+  wrapping a copy so leaves its tokens unchanged (``tests/batch/test_similarity_disguises.py``).
 * Every run of ``KGRAM_TOKENS`` tokens is hashed (blake2b, so the fingerprints are the same on
   every run and machine, unlike Python's salted ``hash``), and winnowing keeps the minimum of
   every window of ``WINDOW`` hashes.
