@@ -62,6 +62,25 @@ def failure_results(message: str, *, max_score: float, started: float, notes: Se
     }
 
 
+def upload_problem(exc: BaseException, upload: Path) -> str:
+    """What the student reads when their upload could not be read: that the fault is in the
+    upload, what the reader found (with the upload's paths as they uploaded them), and what to
+    upload instead."""
+    from ..escape import one_line
+    from ..submission import MODULE_FILES, SubmissionError
+
+    if isinstance(exc, SubmissionError):
+        found = str(exc)
+    else:  # the reader did not expect it; its type and first line still say what was found
+        found = f"it could not be read ({type(exc).__name__}: {one_line(exc)[:200] or 'no details'})"
+    found = found.replace(f"{upload}/", "").replace(str(upload), "your upload")
+    return (
+        f"Your upload could not be graded; the problem is in the files you uploaded, not in the course: {found}. "
+        f"Upload the files {', '.join(MODULE_FILES)} (flat, in an exercises/ folder, or in one .zip of "
+        f"them), then submit again."
+    )
+
+
 def graded_results(result, config, notes: list[str], started: float) -> dict[str, Any]:
     """Gradescope's results.json for a finished grade, with the config's page-level visibility."""
     from ..reports.gradescope import markdown_lines, to_gradescope
@@ -127,7 +146,7 @@ def autograde(root: Path, config_path: Path | None, started: float) -> dict[str,
     from ..config import load_config
     from ..grading.settings import graded_max_score
     from ..results import GradingResult
-    from ..submission import MODULE_FILES, SubmissionError, read_submission
+    from ..submission import SubmissionError, read_submission
 
     config = load_config(config_path)
     with tempfile.TemporaryDirectory(prefix="seqlab-gradescope-") as folder:
@@ -135,10 +154,15 @@ def autograde(root: Path, config_path: Path | None, started: float) -> dict[str,
         upload = root / "submission"
         try:
             notes = list(read_submission(upload, work / "submission").notes)
-        except SubmissionError as exc:
-            # the reader's own message, with the upload's paths as the student uploaded them
-            problem = str(exc).replace(f"{upload}/", "").replace(str(upload), "your upload")
-            problem += f". Upload the files {', '.join(MODULE_FILES)} (flat, in an exercises/ folder, or zipped), then submit again."
+        except Exception as exc:  # whatever breaks here, the upload broke it
+            # Reading the upload only reads what the student handed in: a failure here is a fault
+            # in their upload (a broken or truncated zip, a file the reader cannot decode), and
+            # the student must hear that, with what to fix, never GRADER_FAILED's "the course's
+            # side" (issue 39). The reader's own refusals (SubmissionError) say what is wrong in
+            # its words; anything else it raised is named by its type, its traceback in the log.
+            if not isinstance(exc, SubmissionError):
+                traceback.print_exc()
+            problem = upload_problem(exc, upload)
             print(f"upload: {problem}")
             return failure_results(problem, max_score=graded_max_score(config), started=started)
         for note in notes:

@@ -177,7 +177,8 @@ def test_autograder_main_never_crashes_on_an_empty_root(tmp_path, capsys):
     assert autograder_main(["--root", str(tmp_path)]) == 0
     data = _validate(json.loads((tmp_path / "results" / "results.json").read_text()))
     assert data["score"] == 0 and data["max_score"] == graded_max_score(load_config())
-    assert data["output"].startswith("your upload: does not exist. Upload the files optimizers.py, rnn.py")
+    assert data["output"].startswith("Your upload could not be graded; the problem is in the files you uploaded")
+    assert "your upload: does not exist. Upload the files optimizers.py, rnn.py" in data["output"]
 
 
 def test_write_results_replaces_a_planted_folder_or_link(tmp_path):
