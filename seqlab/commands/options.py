@@ -87,11 +87,13 @@ def path_option(parser: argparse.ArgumentParser, flag: str, help: str, *, metava
 def print_class_summary(rows: list[dict], wrote: str) -> None:
     """The end of a class run: how many of the rows were graded, what was written, and every
     submission that was not graded with its reason (never silently dropped)."""
+    from ..escape import one_line
+
     graded = sum(r["status"] == "graded" for r in rows)
     print(f"{graded} of {len(rows)} graded; {wrote}")
     for row in rows:
-        if row["status"] != "graded":
-            print(f"  not graded: {row['submission']}: {row['reason']}")
+        if row["status"] != "graded":  # one line each, no escape sequence: a reason can quote a student
+            print(f"  not graded: {one_line(row['submission'])}: {one_line(row['reason'])}")
 
 
 def add_labs_option(parser: argparse.ArgumentParser) -> None:

@@ -145,3 +145,15 @@ def test_roster_check_keeps_one_line_per_person(tmp_path):
     lines = check.splitlines()
     assert sum(line.startswith("On the roster") for line in lines) == 1 and "\x1b" not in check
     assert lines[2].startswith("  eve Eve On the roster")  # the forged line stays in Eve's
+
+
+def test_the_terminal_summary_gives_each_student_one_line(capsys):
+    from seqlab.commands.options import print_class_summary
+
+    rows = [
+        {"submission": "eve", "status": "error", "reason": "bad\n5 of 5 graded; all fine\x1b[2J\r"},
+        {"submission": "ada", "status": "graded", "reason": ""},
+    ]
+    print_class_summary(rows, "wrote gradebook.csv")
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == ["1 of 2 graded; wrote gradebook.csv", "  not graded: eve: bad 5 of 5 graded; all fine "]
