@@ -192,6 +192,8 @@ def _crosscheck(args) -> int:
         status = "same" if row["same"] else "DIFFERENT"
         differ += not row["same"]
         print(f"{row['student']:20s} nbgrader {row['nbgrader']:7.4g}   seqlab grade {row['seqlab']:7.4g}   {status}")
+        if row.get("error"):
+            print(f"    not exported: {row['error']}")
         for qualname, (a, b) in row["differences"].items():
             print(f"    {qualname}: nbgrader {a:.4g}, seqlab grade {b:.4g}")
     print(f"{len(rows)} submission(s), {differ} different")

@@ -14,8 +14,9 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
+from ..studentfiles import StudentFileError, links_under, shown
 from .course import CourseError, read_seed
-from .export import export_submission
+from .export import ExportError, export_submission
 from .gradebook import function_scores
 
 TOLERANCE = 1e-4
@@ -37,9 +38,29 @@ def crosscheck(course_dir: Path, assignment: str, *, students=None, keep: Path |
             if students and student not in students:
                 continue
             folder = course_dir / "submitted" / student / assignment
-            if not folder.is_dir():
+            if not (folder.is_dir() or folder.is_symlink()):
                 continue
-            report = export_submission([folder], work / student)
+            try:
+                links = links_under(folder)
+                if links:
+                    raise ExportError(f"symbolic link(s) {', '.join(map(shown, links))}: never followed")
+                report = export_submission([folder], work / student)
+            except (
+                ExportError,
+                StudentFileError,
+            ) as exc:  # a notebook no longer readable (or a link): this student's row says so
+                rows.append(
+                    {
+                        "student": student,
+                        "nbgrader": sum(sc for sc, _ in nb_scores.values()),
+                        "seqlab": 0.0,
+                        "same": False,
+                        "differences": {},
+                        "export": "",
+                        "error": str(exc),
+                    }
+                )
+                continue
             topics = sorted(report.modules)
             result = grade_submission(work / student, replace(settings, only=",".join(topics) or assignment))
             ours = result.by_function()
