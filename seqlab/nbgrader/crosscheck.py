@@ -31,7 +31,7 @@ def crosscheck(course_dir: Path, assignment: str, *, students=None, keep: Path |
         raise CourseError(f"{course_dir}: no seed recorded (was it written by `seqlab nbgrader`?)")
     gradebook = function_scores(course_dir, assignment)
     work = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="seqlab-crosscheck-"))
-    rows = []
+    rows: list[dict] = []
     settings = grading_settings(seed=seed, protected_dirs=(course_dir.resolve(),))
     try:
         for student, nb_scores in sorted(gradebook.items()):
