@@ -37,8 +37,9 @@ def _svg(fig, salt: str, label: str) -> str:
     text = buffer.getvalue()
     text = text[text.index("<svg") :]  # no XML declaration or doctype inside an HTML page
     text = re.sub(r"<metadata>.*?</metadata>", "", text, flags=re.S)
-    label = label.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
-    return text.replace("<svg ", f'<svg role="img" aria-label="{label}" class="lab-figure" ', 1)
+    from ..escape import html
+
+    return text.replace("<svg ", f'<svg role="img" aria-label="{html(label)}" class="lab-figure" ', 1)
 
 
 _warming: threading.Thread | None = None
