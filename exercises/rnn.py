@@ -320,6 +320,12 @@ def train_char_rnn(tokens, params, steps, batch_size, seq_len, lr=1e-2, clip=5.0
         ``losses (steps,)``, each step's training loss in nats per character, measured before
         that step's update, in the dtype of ``params``.
 
+    Trained in grading with a text of 9616 tokens over V=28 characters, H=48, 200 steps of
+    batch_size=16 streams with seq_len=24, lr=0.02, clip=5, within 15 s of CPU on one standard
+    core (stretched on a slower one; the reference takes about 1.2 s). The public test
+    test_train_char_rnn_trains_within_its_cpu_budget (tests/test_rnn.py) trains yours at these
+    sizes and counts its CPU time the same way.
+
     Notes: L5 §4 (the character-level language model, trained with teacher forcing), L5 §6
     (exploding and vanishing gradients: why clip, why truncate), L7-8 (Lecture 7) §二.3
     (truncated BPTT: the state flows on, the gradient stops). Calls ``truncated_bptt``,

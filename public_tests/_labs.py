@@ -1,12 +1,16 @@
 """What a lab's public test adds to a failure: the earlier functions the lab runs that failed
 their own public tests in this run. A lab trains with your own functions (not correct copies),
 so a bug in one of them fails the lab too; the failure then names it first, as the grader does.
-Needs no torch: conftest.py fills RESULTS as the tests run.
+Needs no torch for that: conftest.py fills RESULTS as the tests run.
+
+And each lab's budget test (``check_budget``): your training function, once, at the sizes the
+grader trains it at, its CPU time against the lab's budget on your core.
 """
 
 from __future__ import annotations
 
 import functools
+import os
 
 import pytest
 
@@ -74,3 +78,227 @@ def _culprits(qualname: str) -> str:
     if untested:
         return f"{qualname} runs your own {', '.join(untested)}, not tested in this run (run all the tests)"
     return ""
+
+
+# --- the labs' CPU budgets, checked at the grading sizes ----------------------------------------
+#
+# Each lab trains your function once at the sizes the grader uses (the costliest instance where a
+# size is drawn per grading: the longest lag, the largest vocabulary and length) and counts its CPU
+# time against the lab's budget, on your core measured the way the grader measures its own
+# (_budget.py: the same workload, the same standard core, the same words when it refuses). The
+# sizes are the ones each lab's docstring states; the instructor's tests check that the two agree.
+GRADING = {
+    "rnn.train_char_rnn": {
+        "vocab": 28, "hidden": 48, "chars": 9616, "steps": 200, "batch_size": 16, "seq_len": 24,
+        "lr": 0.02, "clip": 5.0,
+    },
+    "lstm_gru.train_recall": {
+        "kind": "gru", "symbols": 16, "hidden": 48, "steps": 160, "batch_size": 128, "lag": 32, "lr": 0.01,
+    },
+    "transformer.train_reverser": {
+        "vocab": 12, "seq_len": 8, "embed": 32, "ffn": 64, "steps": 160, "batch_size": 32, "lr": 0.003,
+    },
+    "selective_scan.train_selective_copy": {
+        "symbols": 8, "channels": 16, "states": 8, "copy_count": 4, "steps": 320, "batch_size": 32,
+        "selective": True, "lr": 0.02,
+    },
+}  # fmt: skip
+
+# The grader counts the CPU of a training call made under its watch: every torch call named and
+# counted, and a hook on every tensor autograd saves. Those cost CPU in proportion to the number
+# of small operations, 1.1-2.7x a plain call's depending on the style (measured on the
+# references and on loop-style hand-ins). So the training call here runs under the same kind of
+# watch (_Watch), and its CPU is counted as the grader counts it; GRADER_OVERHEAD is what is left
+# (the grader's process also checks file and import events, and passes the tensors across),
+# measured at 1.0-1.45x on a busy machine (benchmarks/bench_lab_budgets.py): the middle, 1.25.
+GRADER_OVERHEAD = 1.25
+
+
+class _Watch:
+    """What the grader runs a training call under, as far as its CPU goes: a mode that names and
+    counts every torch function called, and saved-tensor hooks on every save."""
+
+    def __init__(self):
+        import collections
+
+        import torch
+        from torch.overrides import TorchFunctionMode, resolve_name
+
+        names: dict = {}
+        counts: collections.Counter = collections.Counter()
+        getter = type(torch.Tensor.shape.__get__)
+
+        def name_of(func):
+            owner = func.__self__ if type(func) is getter else func
+            key = (id(owner), getattr(func, "__name__", ""))
+            known = names.get(key)
+            if known is not None and known[0] is owner:
+                return known[1]
+            name = resolve_name(func) or f"{getattr(func, '__module__', '')}.{getattr(func, '__qualname__', func)}"
+            if len(names) >= 4096:
+                names.clear()
+            names[key] = (owner, name)
+            return name
+
+        class Mode(TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                counts[name_of(func)] += 1
+                return func(*args, **(kwargs or {}))
+
+        self.mode, self.counts = Mode(), counts
+        self.hooks = torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t)
+
+    def __enter__(self):
+        self.hooks.__enter__()
+        self.mode.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self.mode.__exit__(*exc)
+        self.hooks.__exit__(*exc)
+
+
+# LAB_BUDGETS=off skips these four tests (a quick run of the rest); the grader measures anyway.
+BUDGETS_OFF = os.environ.get("LAB_BUDGETS", "").lower() == "off"
+
+_SLOWDOWN: list[float] = []
+
+
+def _core_slowdown() -> float:
+    """This core against the standard one, measured once per run (~0.1-0.3 s)."""
+    if not _SLOWDOWN:
+        import _budget
+        import torch
+
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)  # as the grader measures its core, and as a lab trains
+        try:
+            _SLOWDOWN.append(_budget.slowdown_of(_budget.measure()))
+        finally:
+            torch.set_num_threads(threads)
+    return _SLOWDOWN[0]
+
+
+def grading_inputs(qualname: str, seed: int = 0) -> dict:
+    """The keyword arguments of ``qualname`` at the grading sizes (GRADING): its initial
+    parameters drawn like the grader's (the values differ, the shapes and dtypes do not)."""
+    import math
+
+    import torch
+
+    size = GRADING[qualname]
+    gen = torch.Generator().manual_seed(seed)
+
+    def normal(*shape, scale=1.0, dtype=torch.float32):
+        return (torch.randn(*shape, generator=gen, dtype=torch.float64) * scale).to(dtype)
+
+    if qualname == "rnn.train_char_rnn":
+        V, H, f64 = size["vocab"], size["hidden"], torch.float64
+        params = {
+            "W_xh": normal(H, V, scale=0.3, dtype=f64),
+            "W_hh": normal(H, H, scale=0.5 / H**0.5, dtype=f64),
+            "b_h": torch.zeros(H, dtype=f64),
+            "W_hy": normal(V, H, scale=0.1, dtype=f64),
+            "b_y": torch.zeros(V, dtype=f64),
+        }
+        tokens = torch.randint(0, V, (size["chars"],), generator=gen)
+        keys = ("steps", "batch_size", "seq_len", "lr", "clip")
+        return {"tokens": tokens, "params": params, **{k: size[k] for k in keys}}
+    if qualname == "lstm_gru.train_recall":
+        K, H = size["symbols"], size["hidden"]
+        bound = 1 / math.sqrt(H)
+
+        def uniform(*shape):
+            return ((torch.rand(*shape, generator=gen, dtype=torch.float64) * 2 - 1) * bound).float()
+
+        params = {"W_ih": uniform(3 * H, K), "W_hh": uniform(3 * H, H), "b_ih": uniform(3 * H), "b_hh": uniform(3 * H)}
+        params["b_ih"][H : 2 * H] += 3.0  # the update gate starts by keeping the state
+        params["W_y"], params["b_y"] = uniform(K, H), uniform(K)
+        keys = ("kind", "steps", "batch_size", "lag", "lr")
+        return {"params": params, **{k: size[k] for k in keys}, "generator": torch.Generator().manual_seed(seed + 1)}
+    if qualname == "transformer.train_reverser":
+        vocab, E, F = size["vocab"], size["embed"], size["ffn"]
+
+        def matrix(rows, cols):
+            return normal(rows, cols, scale=1 / math.sqrt(cols))
+
+        def attention():
+            out = {name: matrix(E, E) for name in ("W_q", "W_k", "W_v", "W_o")}
+            return out | {name: torch.zeros(E) for name in ("b_q", "b_k", "b_v", "b_o")}
+
+        def ffn():
+            return {"W1": matrix(F, E), "b1": torch.zeros(F), "W2": matrix(E, F), "b2": torch.zeros(E)}
+
+        def norm():
+            return {"weight": torch.ones(E), "bias": torch.zeros(E)}
+
+        params = {
+            "embedding": matrix(vocab + 1, E),
+            "encoder": {"self_attn": attention(), "ffn": ffn(), "norm1": norm(), "norm2": norm()},
+            "decoder": {"self_attn": attention(), "cross_attn": attention(), "ffn": ffn()}
+            | {"norm1": norm(), "norm2": norm(), "norm3": norm()},
+            "W_out": matrix(vocab, E),
+            "b_out": torch.zeros(vocab),
+        }
+        keys = ("steps", "batch_size", "seq_len", "vocab", "lr")
+        return {"params": params, **{k: size[k] for k in keys}, "generator": torch.Generator().manual_seed(seed + 1)}
+    if qualname == "selective_scan.train_selective_copy":
+        M, D, N = size["symbols"], size["channels"], size["states"]
+        params = {
+            "embedding": normal(M + 1 + size["copy_count"], D),
+            "W_delta": normal(D, D, scale=1 / math.sqrt(D)),
+            "b_delta": torch.full((D,), -3.0),
+            "W_B": normal(N, D, scale=1 / math.sqrt(D)),
+            "b_B": normal(N, scale=1 / math.sqrt(N)),
+            "W_C": normal(N, D, scale=1 / math.sqrt(D)),
+            "b_C": normal(N, scale=1 / math.sqrt(N)),
+            "A_log": torch.log(torch.arange(1, N + 1, dtype=torch.float64)).repeat(D, 1).float(),
+            "D": torch.ones(D),
+            "W_out": normal(M, D, scale=1 / math.sqrt(D)),
+            "b_out": torch.zeros(M),
+        }
+        keys = ("steps", "batch_size", "selective", "lr")
+        return {"params": params, **{k: size[k] for k in keys}, "generator": torch.Generator().manual_seed(seed + 1)}
+    raise KeyError(f"{qualname} is not a lab")
+
+
+def check_budget(qualname: str, fn) -> float:
+    """Train ``fn`` once at the grading sizes and fail, with the grader's own refusal, when its
+    CPU time (times GRADER_OVERHEAD) is over the lab's budget on this core. Returns the CPU
+    time counted. On one intra-op thread, as the grader's process trains."""
+    __tracebackhide__ = True
+    import time
+
+    import _budget
+    import torch
+    from _check import call
+
+    slowdown = _core_slowdown()
+    inputs = grading_inputs(qualname)
+    spent: list[float] = []
+
+    @functools.wraps(fn)
+    def timed(*args, **kwargs):
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        watch = _Watch()
+        started = time.thread_time()
+        try:
+            with watch:
+                return fn(*args, **kwargs)
+        finally:
+            spent.append(time.thread_time() - started)
+            torch.set_num_threads(threads)
+
+    size = ", ".join(f"{k}={v}" for k, v in GRADING[qualname].items())
+    call(qualname, timed, case=f"the grading sizes: {size}", **inputs)
+    counted = spent[0] * GRADER_OVERHEAD
+    refusal = _budget.over_budget(qualname, counted, _budget.CPU_BUDGET_S, slowdown)
+    if refusal:
+        pytest.fail(
+            f"{refusal}\n(counted here as {spent[0]:.1f} s of CPU at the grading sizes ({size}), under a "
+            f"watch of torch calls like the grader's, times {GRADER_OVERHEAD:g} for the rest of its "
+            f"process's checks; this core measures {slowdown:.2f}x the standard one)",
+            pytrace=False,
+        )
+    return counted

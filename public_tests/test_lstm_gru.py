@@ -11,7 +11,7 @@ import math
 import pytest
 import torch
 from _check import call, check_batch_first, check_close, check_tensor, randn, unpack
-from _labs import lab_test
+from _labs import BUDGETS_OFF, check_budget, lab_test
 
 from exercises import lstm_gru
 
@@ -422,3 +422,12 @@ def test_train_recall_returns_new_parameters_and_a_loss_per_step():
     for key, value in params.items():
         check_tensor(qualname, trained[key], case=case, shape=tuple(value.shape), dtype=torch.float32, what=key)
     assert bool(torch.isfinite(losses).all()), f"{qualname}, case {case}: losses are not finite"
+
+
+@checks("lstm_gru.train_recall")
+@lab_test("lstm_gru.train_recall")
+@pytest.mark.skipif(BUDGETS_OFF, reason="LAB_BUDGETS=off")
+def test_train_recall_trains_within_its_cpu_budget():
+    """Once at the grading sizes (the docstring's), on your core measured as the grader measures
+    its own: the lab's CPU budget, refused in the grader's words. A few seconds."""
+    check_budget("lstm_gru.train_recall", lstm_gru.train_recall)

@@ -11,7 +11,7 @@ import math
 import pytest
 import torch
 from _check import call, check_batch_first, check_close, check_tensor, randn, unpack
-from _labs import lab_test
+from _labs import BUDGETS_OFF, check_budget, lab_test
 
 from exercises import rnn
 
@@ -636,3 +636,12 @@ def test_sample_chars_temperature_divides_the_logits():
     share = float(tokens.to(T64).mean())
     # softmax([0, log 3] / 0.5) = [1, 9] / 10; applied after the softmax the temperature gives 0.75
     check_close(qualname, t(share), t(0.9), case=case, what="share of token 1 in 2000 draws", atol=0.03, rtol=0.0)
+
+
+@checks("rnn.train_char_rnn")
+@lab_test("rnn.train_char_rnn")
+@pytest.mark.skipif(BUDGETS_OFF, reason="LAB_BUDGETS=off")
+def test_train_char_rnn_trains_within_its_cpu_budget():
+    """Once at the grading sizes (the docstring's), on your core measured as the grader measures
+    its own: the lab's CPU budget, refused in the grader's words. A few seconds."""
+    check_budget("rnn.train_char_rnn", rnn.train_char_rnn)

@@ -11,7 +11,7 @@ import math
 import pytest
 import torch
 from _check import call, check_batch_first, check_close, check_tensor, randn, unpack
-from _labs import lab_test
+from _labs import BUDGETS_OFF, check_budget, lab_test
 from torch.overrides import TorchFunctionMode
 
 from exercises import selective_scan as ss
@@ -252,3 +252,12 @@ def test_train_selective_copy_returns_new_parameters_and_a_loss_per_step():
     check_tensor(qualname, losses, case=case, shape=(3,), dtype=torch.float32, what="losses")
     for key, value in params.items():
         check_tensor(qualname, trained[key], case=case, shape=tuple(value.shape), dtype=torch.float32, what=key)
+
+
+@checks("selective_scan.train_selective_copy")
+@lab_test("selective_scan.train_selective_copy")
+@pytest.mark.skipif(BUDGETS_OFF, reason="LAB_BUDGETS=off")
+def test_train_selective_copy_trains_within_its_cpu_budget():
+    """Once at the grading sizes (the docstring's), on your core measured as the grader measures
+    its own: the lab's CPU budget, refused in the grader's words. A few seconds."""
+    check_budget("selective_scan.train_selective_copy", ss.train_selective_copy)

@@ -12,7 +12,7 @@ import math
 import pytest
 import torch
 from _check import call, check_close, check_tensor, randn
-from _labs import lab_test
+from _labs import BUDGETS_OFF, check_budget, lab_test
 
 from exercises import transformer
 
@@ -410,3 +410,12 @@ def test_train_reverser_returns_new_parameters_and_a_loss_per_step():
     check_tensor(qualname, losses, case=case, shape=(3,), dtype=torch.float32, what="losses")
     check_tensor(qualname, trained["W_out"], case=case, shape=(5, 8), dtype=torch.float32, what="params_out['W_out']")
     assert bool(torch.isfinite(losses).all()), f"{qualname}, case {case}: losses are not finite"
+
+
+@checks("transformer.train_reverser")
+@lab_test("transformer.train_reverser")
+@pytest.mark.skipif(BUDGETS_OFF, reason="LAB_BUDGETS=off")
+def test_train_reverser_trains_within_its_cpu_budget():
+    """Once at the grading sizes (the docstring's), on your core measured as the grader measures
+    its own: the lab's CPU budget, refused in the grader's words. A few seconds."""
+    check_budget("transformer.train_reverser", transformer.train_reverser)

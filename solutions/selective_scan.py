@@ -306,10 +306,15 @@ def train_selective_copy(params, steps, batch_size, selective=True, lr=1e-3, gen
         (params_out, losses): new tensors with the keys, shapes and dtype of ``params``, and
         ``losses (steps,)`` in the dtype of ``params``.
 
+    Trained in grading with M=8 symbols, D=16 channels, N=8 states, 320 steps of batch_size=32
+    sequences, selective=True, lr=0.02, within 15 s of CPU on one standard core (stretched on a
+    slower one; the reference takes about 2.7 s). The public test
+    test_train_selective_copy_trains_within_its_cpu_budget (tests/test_selective_scan.py) trains
+    yours at these sizes and counts its CPU time the same way.
+
     Notes: L5 §18 (SSM, the selective mechanism, the parallel scan). Your ``selective_scan``
     must work under autograd (see :func:`linear_scan`). Graded in the parent with
-    ``selective=True``: held-out copy accuracy at least 0.6 (chance ``1 / M``), within 5 s of
-    CPU on one core.
+    ``selective=True``: held-out copy accuracy at least 0.6 (chance ``1 / M``).
     """
     from .optimizers import adam
     from .rnn import softmax_cross_entropy

@@ -18,6 +18,10 @@ import torch
 # A grading trains every lab (seconds of CPU each); the project's tests grade hundreds of
 # submissions, so they leave the labs out unless they test one (GradingSettings(labs=True)).
 os.environ.setdefault("SEQLAB_LABS", "0")
+# Likewise the public tests, which the project's tests run in released repos again and again:
+# their lab budget tests train all four labs at full size (~10 s), so they are skipped there;
+# tests/labs/test_lab_budgets.py runs them, in the bank.
+os.environ.setdefault("LAB_BUDGETS", "off")
 
 
 def _devices() -> list[str]:

@@ -31,11 +31,18 @@ import os
 from dataclasses import dataclass, field
 from types import ModuleType
 
+from .budget import CPU_BUDGET_S, REFERENCE_CPU_S
+
 # The grader's clock: a lab trains on one standard core (seqlab.labs.clock: a slower core
-# stretches it) in at most this much CPU time. A class of 300 on
-# two cores in 45 minutes leaves 18 s of CPU per submission; the exercises take ~5 s and four
-# labs at ~2.5 s each take the rest, so 5 s is twice what a reference-speed solution needs.
-CPU_BUDGET_S = 5.0
+# stretches it) in at most CPU_BUDGET_S of CPU time, 15 s: 5.5x (selective copy) to 12x
+# (characters) the reference's own time (REFERENCE_CPU_S), so that a loop-style student fits
+# with room (the loopiest honest style measured, the cross-entropy row by row, takes 2.6-7.3x the
+# reference, benchmarks/bench_lab_budgets.py) while a quadratic loop (~12-16x) does not. The
+# figures, the reasons and the cost per submission are in seqlab/labs/budget.py, the one place
+# the budgets live: it ships with the student release, whose lab tests check the same budget.
+
+# The wall limit, as a multiple of the budget: see Lab.wall_limit_s.
+WALL_FACTOR = 4
 
 
 @dataclass(frozen=True)
@@ -74,9 +81,28 @@ class Lab:
     def wall_limit_s(self) -> float:
         """The call's wall-clock limit, after which the child is stopped and the lab scores what
         it returned: nothing. The budget itself is CPU time, checked when the call returns; the
-        wall limit only stops a hang, so it is eight times the budget: a loaded machine (load 7
-        on 2 cores, measured while this was written) gives a process a third of a core."""
-        return 8 * self.budget_s
+        wall limit only stops a hang, so it is WALL_FACTOR (4) times the budget: a loaded machine
+        (load 7 on 2 cores, measured while this was written) gives a process a third of a core,
+        so a run that uses its whole budget still ends in 3x. It was 8x when the budget was 5 s;
+        at 15 s, 8x would let one hanging submission hold a worker 3 minutes per lab (12 for the
+        four) on a 1.5x-slower core, where 4x holds it 90 s per lab."""
+        return WALL_FACTOR * self.budget_s
+
+    def grading_note(self) -> str:
+        """What the lab's docstring says of its grading sizes and budget (the test that holds
+        it there: tests/labs/test_lab_budgets.py), from the task module and the budget."""
+        module, name = self.function.split(".")
+        return (
+            f"Trained in grading with {self.module().GRADING_TEXT}, within {self.cpu_budget_s:g} s of CPU on "
+            f"one standard core (stretched on a slower one; the reference takes about {self.reference_cpu_s:g} s). "
+            f"The public test test_{name}_trains_within_its_cpu_budget (tests/test_{module}.py) trains yours "
+            "at these sizes and counts its CPU time the same way."
+        )
+
+    @property
+    def reference_cpu_s(self) -> float:
+        """The reference's own training CPU in the grader, on the standard core."""
+        return REFERENCE_CPU_S[self.function]
 
 
 LABS: dict[str, Lab] = {

@@ -36,6 +36,17 @@ HELDOUT = 2000
 # loop's drawing its own batches alike.
 THRESHOLDS = {"accuracy": 0.9}
 
+# The sizes the grader trains at (the costliest instance: the longest lag), as the student's
+# public budget test trains at them (public_tests/_labs.py, GRADING) and as the lab's docstring
+# states them (Lab.grading_note): tests/labs/test_lab_budgets.py holds all three to these.
+GRADING_SIZES = {
+    "kind": KIND, "symbols": K, "hidden": H, "steps": STEPS, "batch_size": BATCH, "lag": max(LAGS), "lr": LR,
+}  # fmt: skip
+GRADING_TEXT = (
+    f"kind={KIND!r}, K={K} symbols, H={H}, {STEPS} steps of batch_size={BATCH} sequences, "
+    f"a lag from {min(LAGS)} to {max(LAGS)} drawn per grading, lr={LR:g}"
+)
+
 
 # The first steps' replay (LabSession.check_first_steps): the batch the protocol draws, and the
 # counts that a loss summed where the protocol averages is off by.

@@ -45,6 +45,19 @@ HELDOUT = 1000
 # its first losses does (its first loss is not the protocol's), and its slip is named there.
 THRESHOLDS = {"exact_match": 0.5}
 
+# The sizes the grader trains at (the costliest instance: the largest vocabulary and length), as
+# the student's public budget test trains at them (public_tests/_labs.py, GRADING) and as the
+# lab's docstring states them (Lab.grading_note): tests/labs/test_lab_budgets.py holds all three
+# to these.
+GRADING_SIZES = {
+    "vocab": max(VOCABS), "seq_len": max(LENGTHS), "embed": E, "ffn": FFN, "steps": STEPS, "batch_size": BATCH,
+    "lr": LR,
+}  # fmt: skip
+GRADING_TEXT = (
+    f"vocab from {min(VOCABS)} to {max(VOCABS)} and seq_len from {min(LENGTHS)} to {max(LENGTHS)} "
+    f"drawn per grading, E={E}, F={FFN}, {STEPS} steps of batch_size={BATCH} sequences, lr={LR:g}"
+)
+
 
 # The first steps' replay (LabSession.check_first_steps): the batch the protocol draws, and the
 # counts that a loss summed where the protocol averages is off by.

@@ -36,6 +36,19 @@ HELDOUT = 2000
 # between the two: the time-invariant model cannot reach it, every selective run clears it.
 THRESHOLDS = {"accuracy": 0.6}
 
+# The sizes the grader trains at, as the student's public budget test trains at them
+# (public_tests/_labs.py, GRADING) and as the lab's docstring states them (Lab.grading_note):
+# tests/labs/test_lab_budgets.py holds all three to these. The data tokens per sequence are the
+# module's COPY_COUNT (4), checked there too.
+GRADING_SIZES = {
+    "symbols": M, "channels": D, "states": N, "copy_count": 4, "steps": STEPS, "batch_size": BATCH,
+    "selective": True, "lr": LR,
+}  # fmt: skip
+GRADING_TEXT = (
+    f"M={M} symbols, D={D} channels, N={N} states, {STEPS} steps of batch_size={BATCH} "
+    f"sequences, selective=True, lr={LR:g}"
+)
+
 
 # The first steps' replay (LabSession.check_first_steps): the batch the protocol draws, and the
 # counts that a loss summed where the protocol averages is off by.

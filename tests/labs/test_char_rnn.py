@@ -16,7 +16,7 @@ import torch
 
 from seqlab.grading import grade_submission, grading_settings
 from seqlab.grading.checks import Grade
-from seqlab.labs import LABS, char_rnn, clock, corpus, slips
+from seqlab.labs import LABS, budget, char_rnn, clock, corpus, slips
 from seqlab.labs.session import LabSession, returned_problem
 from seqlab.reference import load_reference
 from seqlab.student.codec import decode, encode
@@ -92,11 +92,11 @@ def test_returned_parameters_must_keep_keys_shapes_dtype_and_be_finite(change, w
 
 
 class _Clocked:
-    """A student whose training returns the right structure but whose CPU clock says 7 s."""
+    """A student whose training returns the right structure but whose CPU clock says 20 s."""
 
     def __init__(self, child_inputs):
         self.value = (child_inputs["params"], torch.zeros(child_inputs["steps"], dtype=torch.float64))
-        self.readings = iter([("child", 1.0), ("child", 8.0)])
+        self.readings = iter([("child", 1.0), ("child", 21.0)])
 
     def cpu_clock(self):
         return next(self.readings)
@@ -117,16 +117,18 @@ def _clocked_run(monkeypatch, slowdown):
 
 def test_a_run_over_the_cpu_budget_is_not_scored(monkeypatch):
     run = _clocked_run(monkeypatch, 1.0)
-    assert run.failure is not None and run.failure.rule == "budget" and "7.0 s of CPU" in run.failure.message
-    assert "budget of 5.0 s (5 s on a standard core)" in run.failure.message, run.failure.message
+    assert run.failure is not None and run.failure.rule == "budget" and "20.0 s of CPU" in run.failure.message
+    assert "budget of 15.0 s (15 s on a standard core)" in run.failure.message, run.failure.message
+    # the words are the ones the student's own budget test gives (seqlab.labs.budget, shipped)
+    assert run.failure.message == budget.over_budget(LAB, 20.0, 15.0, 1.0)
     assert run.params is None
 
 
 def test_a_slower_core_stretches_the_budget_and_says_so(monkeypatch):
-    assert _clocked_run(monkeypatch, 2.0).failure is None  # 7 s of CPU against 10 s: scored
+    assert _clocked_run(monkeypatch, 2.0).failure is None  # 20 s of CPU against 30 s: scored
     run = _clocked_run(monkeypatch, 1.2)
     assert run.failure is not None and run.failure.rule == "budget"
-    assert "budget of 6.0 s (5 s on a standard core, as this core is 1.2x slower" in run.failure.message
+    assert "budget of 18.0 s (15 s on a standard core, as this core is 1.2x slower" in run.failure.message
 
 
 # --- graded with the lab on (the bank) ------------------------------------------------------------

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from seqlab.labs import CPU_BUDGET_S, LABS, clock
+from seqlab.labs import CPU_BUDGET_S, LABS, WALL_FACTOR, clock
 
 
 def test_the_core_is_measured_once_per_process_and_the_slowdown_is_bounded():
@@ -26,7 +26,7 @@ def test_the_budget_follows_the_core(monkeypatch, calibration, slowdown):
     assert clock.slowdown() == pytest.approx(slowdown)
     lab = LABS["lstm_gru.train_recall"]
     assert lab.budget_s == pytest.approx(CPU_BUDGET_S * slowdown)
-    assert lab.wall_limit_s == pytest.approx(8 * CPU_BUDGET_S * slowdown)
+    assert lab.wall_limit_s == pytest.approx(WALL_FACTOR * CPU_BUDGET_S * slowdown)
 
 
 def test_the_thread_measures_what_the_main_thread_would():

@@ -1,0 +1,1 @@
+../seqlab/labs/budget.py
