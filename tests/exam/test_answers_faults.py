@@ -185,7 +185,7 @@ def check_class(folder: Path, name: str, content: bytes) -> None:
     path.unlink()
 
 
-@settings(GENERATED, max_examples=60)
+@settings(GENERATED, max_examples=25)
 @given(bad_answers_bytes())
 def test_generated_answers_files_are_read_or_refused_by_name(tmp_path_factory, content):
     path = tmp_path_factory.mktemp("answers") / "s9.yaml"
@@ -193,7 +193,7 @@ def test_generated_answers_files_are_read_or_refused_by_name(tmp_path_factory, c
     check_answers_file(path)
 
 
-@settings(GENERATED, max_examples=15)
+@settings(GENERATED, max_examples=8)
 @given(bad_names, bad_answers_bytes())
 def test_a_generated_bad_file_in_a_class_costs_its_student_only(tmp_path_factory, name, content):
     check_class(tmp_path_factory.mktemp("class"), name, content)
