@@ -57,6 +57,11 @@ def id_problem(student: str) -> str:
             return f"the folder name holds the character U+{ord(char):04X} (control, format or line break)"
     if not student.strip():
         return "the folder name is blank"
+    special = sorted(set(student) & set("*?["))
+    if special:
+        # nbgrader lists a student's notebooks with a glob pattern built from the folder's path, so
+        # `[x]` would match the folder `x` (another student's) and never its own
+        return f"the folder name holds {' '.join(special)}, which nbgrader reads as a file pattern"
     return ""
 
 
