@@ -197,3 +197,17 @@ def test_generated_answers_files_are_read_or_refused_by_name(tmp_path_factory, c
 @given(bad_names, bad_answers_bytes())
 def test_a_generated_bad_file_in_a_class_costs_its_student_only(tmp_path_factory, name, content):
     check_class(tmp_path_factory.mktemp("class"), name, content)
+
+
+def test_a_report_that_fails_is_an_error_in_the_log_never_a_lost_grade(tmp_path, exam_file, capsys, monkeypatch):
+    import seqlab.exam.items
+
+    def fails(*args, **kwargs):
+        raise ValueError("Too many bins for data range")
+
+    monkeypatch.setattr(seqlab.exam.items, "write_item_analysis", fails)
+    answers = honest_folder(tmp_path / "answers")
+    code, rows, err = grade_all(exam_file, answers, tmp_path / "out", capsys)
+    assert code == 1 and "item analysis could not be written: Too many bins" in err
+    assert_honest_recorded(rows, tmp_path / "out")
+    assert (tmp_path / "out" / "lms" / "canvas.csv").is_file()

@@ -264,3 +264,21 @@ def test_generated_notebooks_are_read_or_refused_by_name(tmp_path_factory, conte
     path = tmp_path_factory.mktemp("nb") / "optimizers.ipynb"
     path.write_bytes(content)
     check_reader(path)
+
+
+def test_the_command_names_the_not_graded_and_the_log_errors_and_exits_1(monkeypatch, capsys, tmp_path):
+    import seqlab.nbgrader.autograde as module
+    from seqlab.cli import main
+    from seqlab.nbgrader.autograde import AutogradeReport, StudentOutcome
+
+    outcomes = [
+        StudentOutcome("alice", [TOPIC], graded=True, scores={TOPIC: (10.0, 10.0)}),
+        StudentOutcome("new\nline", [], graded=False, reason="student id 'new\\nline' cannot be graded"),
+    ]
+    report = AutogradeReport(tmp_path, [TOPIC], 1, outcomes, None, errors=["grade-all stopped after grading"])
+    monkeypatch.setattr(module, "autograde", lambda *args, **kwargs: report)
+    assert main(["nbgrader", "autograde", str(tmp_path), TOPIC]) == 1
+    out, err = capsys.readouterr()
+    assert "alice" in out and "10/10" in out
+    assert "NOT GRADED 'new\\nline'" in out and "1 NOT GRADED" in out
+    assert "error: grade-all stopped after grading" in err
