@@ -96,22 +96,32 @@ def csv_visible(cell: str) -> str:
 
 
 # --- Markdown ------------------------------------------------------------------------------------
-# Every ASCII punctuation mark: CommonMark lets a backslash make any of them literal, and between
-# them they start every inline and block construct (emphasis * _, code `, links and images [ ] !
-# ( ), tables |, strikethrough ~, headings #, lists - + . ), quotes, math $, footnotes ^, and
-# GitHub's autolinks of bare URLs (the colon of http:, the dot of www.) and addresses (@, also
-# its mentions). &, < and > become entities instead: GitHub renders raw HTML in Markdown.
-_MARKDOWN_PUNCTUATION = re.compile(r"""([!"#$%'()*+,\-./:;=?@\[\\\]^_`{|}~])""")
+# The characters that open an inline construct anywhere in a line: emphasis * _, code `, links
+# and images [ ] (an image's ! needs its [), tables |, strikethrough ~, headings #, math $ (GitHub
+# renders $\\textbf{144}$), a backslash (it would escape what follows it), and @ (an address is
+# autolinked, a name a mention). CommonMark makes any of them literal behind a backslash. Other
+# punctuation stays as it is, so a message reads the same in the Markdown source ("hand-in",
+# "rnn.py: line 3") and in a test's assertion.
+_MARKDOWN_INLINE = re.compile(r"([\\`*_\[\]|~#$@])")
+# Bare URLs GitHub autolinks: "http://", "https://", "ftp://" (their "//" escaped) and "www."
+# (its dot escaped).
+_AUTOLINK = re.compile(r"(?<=:)//|(?<![\w.-])(?i:www)\.")
+# What opens a block at the start of a line: a list item (- + or 1. 1)), a setext underline or a
+# thematic break (= -). The text may start a line (Gradescope's output puts one message a line),
+# so these are escaped there; mid-line they are plain text.
+_MARKDOWN_LINE_START = re.compile(r"^(?:([-+=])|(\d+)([.)]))")
 
 
 def markdown_inline(value: Any) -> str:
     """``value`` as inert inline Markdown: one line (whitespace runs collapsed: a newline could
     start a heading, a table row or a quote; leading blanks an indented code block), HTML
-    characters as entities, every other ASCII punctuation mark backslash-escaped. Safe anywhere
-    in a line, at its start or in a table cell; never inside a code span (escapes do not work
-    there), so a student's text is never put between backticks."""
-    text = _MARKDOWN_PUNCTUATION.sub(r"\\\1", " ".join(one_line(value).split()))
-    # entities last: their own ";" must stay unescaped
+    characters as entities, the characters of inline constructs, bare URLs and a block marker
+    at the start backslash-escaped. Safe anywhere in a line, at its start or in a table cell;
+    never inside a code span (escapes do not work there), so a student's text is never put
+    between backticks."""
+    text = _MARKDOWN_INLINE.sub(r"\\\1", " ".join(one_line(value).split()))
+    text = _AUTOLINK.sub(lambda m: m.group(0).replace("/", "\\/").replace(".", "\\."), text)
+    text = _MARKDOWN_LINE_START.sub(lambda m: f"\\{m.group(1)}" if m.group(1) else f"{m.group(2)}\\{m.group(3)}", text)
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
@@ -135,9 +145,16 @@ def html(value: Any) -> str:
 
 
 # --- terminal (rich) -----------------------------------------------------------------------------
-# rich reads a backslash before any "[" as its escape (not only before a tag, as
-# rich.markup.escape assumes), and an even run of them as literal backslashes.
-_RICH_BRACKET = re.compile(r"(\\*)\[")
+# How rich (15) reads a "[" in markup: one that opens a tag ("[bold]", "[/]": a letter, #, / or @,
+# then no "[" up to a "]") takes the backslashes before it in pairs, an odd one escaping it; any
+# other "[" loses the one backslash just before it. Each kind gets the backslashes that make
+# rich show exactly the student's.
+_RICH_BRACKET = re.compile(r"(\\*)\[(?=([a-z#/@][^\[]*?\])?)")
+
+
+def _rich_bracket(match: re.Match[str]) -> str:
+    before = len(match.group(1))
+    return "\\" * (2 * before + 1 if match.group(2) is not None else before + 1) + "["
 
 
 def terminal(value: Any) -> str:
@@ -146,5 +163,5 @@ def terminal(value: Any) -> str:
     ``MarkupError`` and stops the run; ``[red]`` would take a style). A trailing run of
     backslashes is doubled so that it cannot escape the caller's own markup after it. Emoji codes
     (``:smile:``) are left: rich has no escape for them, and they only ever become an emoji."""
-    text = _RICH_BRACKET.sub(lambda m: m.group(1) * 2 + "\\[", one_line(value))
+    text = _RICH_BRACKET.sub(_rich_bracket, one_line(value))
     return text + "\\" * (len(text) - len(text.rstrip("\\")))

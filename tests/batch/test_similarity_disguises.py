@@ -35,10 +35,13 @@ def _statement_lines(text: str) -> list[tuple[int, int, int]]:
     found = []
     for node in ast.walk(ast.parse(text)):
         if isinstance(node, ast.stmt):
-            line = lines[node.lineno - 1]
+            # a decorated definition starts at its first decorator (the `def` line is inside it)
+            first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+            line = lines[first - 1]
             indent = len(line) - len(line.lstrip(" \t"))
-            if line[:indent].strip() == "" and node.col_offset == len(line[:indent].encode()):
-                found.append((node.lineno, node.end_lineno or node.lineno, indent))
+            if first == node.lineno and node.col_offset != len(line[:indent].encode()):
+                continue  # not the first statement on its line (`if x: y = 1`, `a; b`)
+            found.append((first, node.end_lineno or node.lineno, indent))
     return found
 
 

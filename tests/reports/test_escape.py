@@ -86,25 +86,13 @@ hostile_text = st.one_of(
 # runs every property on thousands.
 FAST = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
-# mistune with every plugin it ships that adds a construct (GitHub's and more): the escaped text
-# must stay text under all of them.
+# mistune with the constructs GitHub's renderer has (tables, strikethrough, bare URLs, footnotes,
+# task lists, math), where summary.md and the class report are read: the escaped text must stay
+# text under all of them. (mistune's own extras, ==mark== or ^sup^, are not GitHub's and are not
+# escaped.)
 _MARKDOWN = mistune.create_markdown(
     escape=False,
-    plugins=[
-        "strikethrough",
-        "table",
-        "url",
-        "footnotes",
-        "task_lists",
-        "math",
-        "mark",
-        "insert",
-        "superscript",
-        "subscript",
-        "abbr",
-        "def_list",
-        "spoiler",
-    ],
+    plugins=["strikethrough", "table", "url", "footnotes", "task_lists", "math"],
 )
 
 
