@@ -181,6 +181,13 @@ class ModuleFinder(importlib.abc.MetaPathFinder):
         """The import statement of a submission's module."""
         from .guards import SubsetViolation, guarded_getattr
 
+        if type(fromlist) is list and not fromlist and level == 0 and name in sys.modules:
+            # Not a statement of the submission: the compiler passes None or a tuple, and the
+            # submission cannot name this hook. It is the C API's ``PyImport_Import``, which
+            # looks the hook up in the calling frame's builtins: the first ``torch.tensor`` made
+            # at a module's top level asks for ``torch.storage`` this way. An already loaded
+            # module runs nothing and goes back to the C code that asked, never to the student.
+            return sys.modules[name]
         top = name.partition(".")[0]
         if level == 0 and top in self.siblings and top not in rules.ALLOWED_MODULES and top != rules.PACKAGE:
             # a helper named torch.py must not stand in for torch: allowed names always mean the library

@@ -39,7 +39,9 @@ class MatchRules:
         node.pattern = self.visit(node.pattern)
         if node.guard is not None:
             node.guard = self.visit(node.guard)
-        node.body = [self.visit(s) for s in node.body]
+        # A statement's visit may return several statements (RestrictedPython unpacks ``a, b = x``
+        # through a temporary): flattened here as ``generic_visit`` would, or compile() gets a list.
+        node.body = [s for item in map(self.visit, node.body) for s in (item if isinstance(item, list) else [item])]
         return node
 
     def visit_MatchValue(self, node: ast.MatchValue):
