@@ -17,20 +17,27 @@ def status_word(score: float, max_score: float, voided: bool = False) -> str:
     return "failed" if score <= 1e-9 else "partial"
 
 
+def _terminal(text: str) -> str:
+    """Text for rich markup, line by line (seqlab.escape.terminal keeps one line)."""
+    from ..escape import terminal
+
+    return "\n".join(terminal(line) for line in str(text).splitlines())
+
+
 def print_table(result: GradingResult, file=None, *, failures: int = 8) -> None:
     file = file or sys.stdout
     rows = [(fn, s, m) for fn, (s, m) in result.by_function().items()]
     voided = {t.function for t in result.tests if t.voided_by}
     try:
         from rich.console import Console
-        from rich.markup import escape
         from rich.table import Table
     except ImportError:  # plain text for a bare environment
         for fn, s, m in rows:
             print(f"{fn:42s} {s:6.2f} / {m:<6.2f} {status_word(s, m, fn in voided)}", file=file)
         print(f"{'total':42s} {result.score:6.2f} / {result.max_score:<6.2f} ({result.percent:.1f}%)", file=file)
         return
-    console = Console(file=file, highlight=False, width=100)
+    # emoji off: a student's ":smile:" stays those characters (escape.terminal leaves emoji codes)
+    console = Console(file=file, highlight=False, emoji=False, width=100)
     table = Table(
         title=f"seqlab grade: {result.score:.4g} / {result.max_score:.4g} ({result.percent:.1f}%)", show_lines=False
     )
@@ -40,13 +47,13 @@ def print_table(result: GradingResult, file=None, *, failures: int = 8) -> None:
     for fn, s, m in rows:
         word = status_word(s, m, fn in voided)
         style = {"ok": "green", "partial": "yellow"}.get(word, "red")
-        table.add_row(escape(fn), f"[{style}]{s:.4g} / {m:.4g}[/{style}]", f"[{style}]{word}[/{style}]")
+        table.add_row(_terminal(fn), f"[{style}]{s:.4g} / {m:.4g}[/{style}]", f"[{style}]{word}[/{style}]")
     console.print(table)
     for n in result.notices:
-        console.print(f"[yellow]notice:[/yellow] {escape(n)}", markup=True)
+        console.print(f"[yellow]notice:[/yellow] {_terminal(n)}", markup=True)
     for e in result.errors:
         label = "[yellow]notice:[/yellow]" if e.startswith(NOT_SANDBOXED) else "[red]error:[/red]"
-        console.print(f"{label} {escape(e)}", markup=True)
+        console.print(f"{label} {_terminal(e)}", markup=True)
     # The first failure of each function: one line of what, one of the known mistake.
     first: dict[str, list] = {}
     for t in result.tests:
@@ -57,8 +64,8 @@ def print_table(result: GradingResult, file=None, *, failures: int = 8) -> None:
         line = t.output.splitlines()[0] if t.output else ""
         more = f"  (+{len(tests) - 1} more failed tests of {function})" if len(tests) > 1 else ""
         console.print(
-            f"[bold]{escape(t.name)}[/bold]{escape(more)}\n    {escape(line)}"
-            + (f"\n    [yellow]Looks like:[/yellow] {escape(t.hint)}" if t.hint else ""),
+            f"[bold]{_terminal(t.name)}[/bold]{_terminal(more)}\n    {_terminal(line)}"
+            + (f"\n    [yellow]Looks like:[/yellow] {_terminal(t.hint)}" if t.hint else ""),
             markup=True,
             highlight=False,
             soft_wrap=True,

@@ -157,3 +157,22 @@ def test_the_terminal_summary_gives_each_student_one_line(capsys):
     print_class_summary(rows, "wrote gradebook.csv")
     lines = capsys.readouterr().out.splitlines()
     assert lines == ["1 of 2 graded; wrote gradebook.csv", "  not graded: eve: bad 5 of 5 graded; all fine "]
+
+
+def test_the_terminal_table_prints_markup_as_text():
+    """rich markup in a message (``[/]`` raised MarkupError; ``[red]`` took a style), emoji codes and
+    escape sequences: the grade's table prints each as the characters they are."""
+    from seqlab.reports.table import print_table
+
+    hostile = "[/] [red]100%[/red] \\[bold] :smile: \x1b[2Jend"
+    result = model.GradingResult(
+        tests=[model.TestResult("rnn.rnn_cell: one", 0.0, 1.0, output=hostile, hint=hostile)],
+        seed=1,
+        errors=[hostile],
+        notices=[hostile],
+    )
+    out = io.StringIO()
+    print_table(result, file=out)
+    text = out.getvalue()
+    visible = "[/] [red]100%[/red] \\[bold] :smile: end"
+    assert text.count(visible) == 4 and "\x1b" not in text  # notice, error, the failure and its hint
