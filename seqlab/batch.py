@@ -64,9 +64,11 @@ class Submission:
 
 def safe_submission_name(name: str) -> str:
     """A hand-in's name as a results folder and gradebook key: letters, digits and ``._-`` only,
-    never hidden, never one of the files grade-all writes beside the results folders. grade-all
-    keeps a name as it is only where this leaves it so (:func:`hand_ins`)."""
-    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "submission"
+    starting with a letter or digit, never one of the files grade-all writes beside the results
+    folders. grade-all keeps a name as it is only where this leaves it so (:func:`hand_ins`)."""
+    # never starting with "-" either: such a name reads as an option to any command it is passed
+    # to, and as a formula to a spreadsheet opening the gradebook
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", name).lstrip("._-").rstrip("._") or "submission"
     own = safe.casefold().startswith(OWN_NAMES) or safe.casefold() == LMS_DIR
     return f"student-{safe}" if own else safe
 
@@ -442,7 +444,7 @@ def _draw_reports(rows: list[dict], subs: list[Submission], out: Path, run: Clas
     gradebook.csv: a report that fails is an error in the log, and the grades stay as written."""
     try:
         # Source text only, parsed in this trusted process and never run: see seqlab/similarity.py.
-        similar = _similarity([s for s in subs if s.path is not None]) if run.similarity else None
+        similar = _similarity(subs) if run.similarity else None
     except Exception as exc:
         print(f"grade-all: error: the similarity of the class could not be computed: {_failure(exc)}", file=sys.stderr)
         similar = None

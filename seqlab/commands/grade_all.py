@@ -20,8 +20,8 @@ from .options import (
 class Progress:
     """A progress bar with ETA (rich), or one line per submission without a terminal. Nothing a
     student named is read as rich markup (``[/]`` in a file name stopped the class with a
-    MarkupError) or as an emoji code: the bar's console takes plain text, and every name and
-    reason is escaped as well."""
+    MarkupError): the bar's text goes through :func:`seqlab.escape.terminal`, and its console
+    reads no markup or emoji code in what is printed while it runs."""
 
     def __init__(self):
         self.bar = None
@@ -40,7 +40,7 @@ class Progress:
                 MofNCompleteColumn(),
                 TextColumn("ETA"),
                 TimeRemainingColumn(),
-                TextColumn("{task.description}", markup=False),
+                TextColumn("{task.description}"),  # escaped by seqlab.escape.terminal
                 # markup off: what is printed while the bar runs goes through this console too
                 console=Console(markup=False, emoji=False, highlight=False),
             )
@@ -62,9 +62,9 @@ class Progress:
         self.fresh += 1
         note = name if status["status"] == "graded" else f"{name}: {status.get('reason', '')[:60]}"
         if self.bar is not None:
-            from rich.markup import escape
+            from ..escape import terminal
 
-            self.bar.update(self.task, advance=1, description=escape(note))
+            self.bar.update(self.task, advance=1, description=terminal(note))
         else:
             elapsed = time.perf_counter() - self.t0
             eta = elapsed / self.fresh * (self.total - self.done)

@@ -83,7 +83,7 @@ def test_names_no_two_hand_ins_share_and_no_output_file_can_be_taken(tmp_path):
     klass = tmp_path / "class"
     klass.mkdir()
     plain = ["alice-2", "student-gradebook.csv", "gradebook.csv+0", "lmsmith"]
-    odd = ["gradebook.csv", "gradebook.csv.tmp", "class_report.html", "similarity", "lms", "LMS", "_submissions"]
+    odd = ["gradebook.csv", "gradebook.csv.tmp", "class_report.html", "similarity", "lms", "LMS", "_submissions", "-x"]
     for name in plain + odd + ["alice", "Bob", "bob", "[red]x"]:
         (klass / name).mkdir()
     with zipfile.ZipFile(klass / "alice.zip", "w") as archive:
