@@ -265,8 +265,10 @@ def write_class_report(out: Path, rows: list[dict], similarity: dict | None = No
     env = environment()
     html = out / "class_report.html"
     md = out / "class_report.md"
-    html.write_text(env.get_template("class_report.html.j2").render(s=summary), encoding="utf-8")
-    md.write_text(env.get_template("class_report.md.j2").render(s=summary), encoding="utf-8")
+    # errors="replace": a results folder's name that is not UTF-8 (a lone surrogate once decoded)
+    # is written as U+FFFD-like "?" rather than stopping the report (the HTML autoescape keeps it)
+    html.write_text(env.get_template("class_report.html.j2").render(s=summary), encoding="utf-8", errors="replace")
+    md.write_text(env.get_template("class_report.md.j2").render(s=summary), encoding="utf-8", errors="replace")
     return html, md
 
 

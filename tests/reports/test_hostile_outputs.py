@@ -176,3 +176,23 @@ def test_the_terminal_table_prints_markup_as_text():
     text = out.getvalue()
     visible = "[/] [red]100%[/red] \\[bold] :smile: end"
     assert text.count(visible) == 4 and "\x1b" not in text  # notice, error, the failure and its hint
+
+
+def test_a_results_folder_named_in_no_encoding_still_gets_its_row_and_reports(tmp_path):
+    """``seqlab gradebook`` over a folder whose name is not UTF-8: every file is written (the
+    class report used to raise UnicodeEncodeError), the name shown with U+FFFD."""
+    import os
+
+    results = tmp_path / "results"
+    folder = results / os.fsdecode(b"caf\xe9")
+    folder.mkdir(parents=True)
+    _result(1.0).save(folder / "seqlab_result.json")
+    (folder / STATUS_FILE).write_text(json.dumps({"status": "graded", "reason": ""}))
+    rows = classroom.assemble_gradebook(results, tmp_path / "book")
+    assert [r["status"] for r in rows] == ["graded"]
+    book = tmp_path / "book"
+    assert {"gradebook.csv", "summary.md", "class_report.html", "class_report.md"} <= {p.name for p in book.iterdir()}
+    assert next(csv.reader(io.StringIO((book / "gradebook.csv").read_text(encoding="utf-8").splitlines()[1])))[0] == (
+        "caf\ufffd"
+    )
+    assert "| caf\ufffd |" in (book / "summary.md").read_text(encoding="utf-8")
