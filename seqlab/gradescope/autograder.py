@@ -70,7 +70,7 @@ def upload_problem(exc: BaseException, upload: Path) -> str:
     from ..submission import MODULE_FILES, SubmissionError
 
     if isinstance(exc, SubmissionError):
-        found = str(exc)
+        found = one_line(exc)  # it quotes the upload's file names: no control character, one line
     else:  # the reader did not expect it; its type and first line still say what was found
         found = f"it could not be read ({type(exc).__name__}: {one_line(exc)[:200] or 'no details'})"
     found = found.replace(f"{upload}/", "").replace(str(upload), "your upload")

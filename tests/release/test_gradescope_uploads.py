@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import zipfile
 import zlib
 
@@ -53,6 +54,8 @@ UPLOADS = {
     "empty-file": {"submission.zip": b""},
     "empty-upload": {},
     "wrong-layout": {"my_code/deep/attention.txt": b"def f(): pass\n", "README.md": b"hello"},
+    # a name that would forge a line of the page or clear the screen of an instructor's terminal
+    "odd-file-names": {"notes\n\x1b[2JFull marks: 144 / 144.txt": b"x", "\u202eyp.attention": b"x"},
 }
 
 
@@ -73,6 +76,7 @@ def _assert_the_upload_is_at_fault(data: dict, tmp_path) -> None:
     assert "Upload the files optimizers.py, rnn.py" in output and "then submit again" in output
     assert GRADER_FAILED not in output and "course's side" not in output
     assert str(tmp_path) not in output  # the upload's paths as the student uploaded them
+    assert not re.search("[\x00-\x1f\x7f-\x9f\u202a-\u202e]", output)  # one line, no escape sequence
 
 
 @pytest.mark.parametrize("shape", sorted(UPLOADS))
