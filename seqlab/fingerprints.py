@@ -4,14 +4,17 @@ seqlab/similarity.py for the method and why): the code is only parsed, never run
 from __future__ import annotations
 
 import ast
+import bisect
 import hashlib
 import io
+import itertools
 import keyword
 import tokenize
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 from . import contract
 from .paths import EXERCISES_DIR
@@ -78,8 +81,13 @@ def normalise(source: str, skip: Range | Sequence[Range] | None = None) -> tuple
     line_start = _offsets(source)
     raw = [t for t in tokenize.generate_tokens(io.StringIO(source).readline) if t.type not in _DROPPED]
     if skip:
-        ranges = [skip] if isinstance(skip[0][0], int) else skip
-        raw = [t for t in raw if not any(start <= t.start < end for start, end in ranges)]  # type: ignore[operator]
+        ranges: list[Range] = sorted(cast("list[Range]", [skip] if isinstance(skip[0][0], int) else list(skip)))
+        # A token is skipped when a range holds it: the furthest end among the ranges starting
+        # at or before it lies past it. Sorted starts and running ends make that a binary search
+        # per token, so a file of 50,000 `pass` lines costs no more than its length.
+        starts = [start for start, _ in ranges]
+        furthest = list(itertools.accumulate((end for _, end in ranges), max))
+        raw = [t for t in raw if (i := bisect.bisect_right(starts, t.start)) == 0 or furthest[i - 1] <= t.start]
     tokens, spans = [], []
     fstring_depth = 0
     for i, tok in enumerate(raw):
