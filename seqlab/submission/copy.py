@@ -7,6 +7,7 @@ import stat
 import struct
 import zipfile
 from pathlib import Path, PurePosixPath
+from typing import BinaryIO
 
 from ..errors import SeqlabError
 from ..student.forkserver.protocol import COPY_LIMIT_BYTES, COPY_LIMIT_ENTRIES
@@ -123,11 +124,24 @@ class Unzipper:
         self.count += 1
         target = self.scratch / f"zip{self.count}"
         target.mkdir(parents=True)
-        _check_directory(archive, shown)
         try:
-            with zipfile.ZipFile(archive) as zf:
-                for info in zf.infolist():
-                    self._member(zf, info, target, shown)
+            # opened once, never through a link, and checked on the descriptor: an archive swapped
+            # for a link or a FIFO after the walk looked at it is still refused
+            fd = os.open(archive, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError as exc:
+            seen = lstat(archive)
+            if seen is not None and not stat.S_ISREG(seen.st_mode):
+                raise refuse(shown, seen.st_mode) from None
+            raise SubmissionError(f"{shown}: not a readable zip ({exc.strerror or exc})") from None
+        try:
+            with os.fdopen(fd, "rb") as handle:
+                mode = os.fstat(handle.fileno()).st_mode
+                if not stat.S_ISREG(mode):
+                    raise refuse(shown, mode)
+                _check_directory(handle, shown)
+                with zipfile.ZipFile(handle) as zf:
+                    for info in zf.infolist():
+                        self._member(zf, info, target, shown)
         except SubmissionError:
             raise
         except OSError as exc:
@@ -172,31 +186,29 @@ def _kind_of(exc: Exception) -> str:
     return kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
 
 
-def _check_directory(archive: Path, shown: str) -> None:
+def _check_directory(handle: BinaryIO, shown: str) -> None:
     """Refuse, before zipfile parses it, a zip too large to be a hand-in or whose end record
     claims more entries than MAX_ENTRIES: zipfile reads the whole central directory into memory
     before the first member is looked at. A record that cannot be found or read is left to
     zipfile, which then says why the archive is unreadable."""
+    size = os.fstat(handle.fileno()).st_size
+    if size > MAX_ZIP_BYTES:
+        raise SubmissionError(f"{shown}: a zip of {size >> 20} MB, more than {MAX_ZIP_BYTES >> 20} MB")
     try:
-        size = os.stat(archive).st_size
-        if size > MAX_ZIP_BYTES:
-            raise SubmissionError(f"{shown}: a zip of {size >> 20} MB, more than {MAX_ZIP_BYTES >> 20} MB")
-        with open(archive, "rb") as handle:
-            start = max(0, size - (1 << 16) - 22)  # the end record: 22 bytes and a comment of < 64 KiB
-            handle.seek(start)
-            tail = handle.read()
-            at = tail.rfind(b"PK\x05\x06")
-            if at < 0 or at + 22 > len(tail):
-                return
-            entries = struct.unpack_from("<H", tail, at + 10)[0]
-            if entries == 0xFFFF and at >= 20 and tail[at - 20 : at - 16] == b"PK\x06\x07":  # zip64
-                handle.seek(struct.unpack_from("<Q", tail, at - 20 + 8)[0])
-                record = handle.read(56)
-                if len(record) == 56 and record[:4] == b"PK\x06\x06":
-                    entries = struct.unpack_from("<Q", record, 32)[0]
+        handle.seek(max(0, size - (1 << 16) - 22))  # the end record: 22 bytes, a comment < 64 KiB
+        tail = handle.read()
+        at = tail.rfind(b"PK\x05\x06")
+        if at < 0 or at + 22 > len(tail):
+            return
+        entries = struct.unpack_from("<H", tail, at + 10)[0]
+        if entries == 0xFFFF and at >= 20 and tail[at - 20 : at - 16] == b"PK\x06\x07":  # zip64
+            handle.seek(struct.unpack_from("<Q", tail, at - 20 + 8)[0])
+            record = handle.read(56)
+            if len(record) == 56 and record[:4] == b"PK\x06\x06":
+                entries = struct.unpack_from("<Q", record, 32)[0]
     except OSError as exc:
         raise SubmissionError(f"{shown}: not a readable zip ({exc.strerror or exc})") from None
-    except (OverflowError, ValueError):  # a forged zip64 offset: zipfile says what is wrong
+    except (OverflowError, struct.error):  # a forged zip64 offset: zipfile says what is wrong
         return
     if entries > MAX_ENTRIES:
         raise SubmissionError(f"{shown}: a zip of {entries} entries, more than {MAX_ENTRIES}")

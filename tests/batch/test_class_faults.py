@@ -193,3 +193,28 @@ def test_every_case_in_one_class_leaves_the_honest_graded_and_the_lms_written(tm
         canvas = handle.read()
     assert all(name in canvas for name in honest | renamed)
     assert (tmp_path / "out" / "class_report.html").is_file()
+
+
+def test_the_reader_bounds_a_zip_before_parsing_it_and_reads_one_with_no_file_type(tmp_path):
+    """A zip whose end record claims more entries than the reader takes, or that is larger than
+    anything it would extract, is refused before zipfile builds its directory; a zip whose
+    members carry no Unix file type (zipfile's own writestr, many tools) is read."""
+    import struct
+
+    from seqlab.submission import SubmissionError, read_submission
+    from seqlab.submission.copy import MAX_ENTRIES, MAX_ZIP_BYTES
+    from tests.batch._faults import honest_zip_bytes
+
+    plain = tmp_path / "plain.zip"
+    plain.write_bytes(honest_zip_bytes())  # writestr: external_attr 0o600 << 16, no file type
+    assert (read_submission(plain, tmp_path / "read").folder / "exercises" / "rnn.py").is_file()
+    data = bytearray(honest_zip_bytes())
+    end = data.rfind(b"PK\x05\x06")
+    struct.pack_into("<HH", data, end + 8, MAX_ENTRIES + 1, MAX_ENTRIES + 1)
+    (tmp_path / "many.zip").write_bytes(bytes(data))
+    with pytest.raises(SubmissionError, match=f"a zip of {MAX_ENTRIES + 1} entries, more than {MAX_ENTRIES}"):
+        read_submission(tmp_path / "many.zip", tmp_path / "read")
+    with open(tmp_path / "huge.zip", "wb") as handle:
+        handle.truncate(MAX_ZIP_BYTES + 1)  # sparse
+    with pytest.raises(SubmissionError, match=f"more than {MAX_ZIP_BYTES >> 20} MB"):
+        read_submission(tmp_path / "huge.zip", tmp_path / "read")
