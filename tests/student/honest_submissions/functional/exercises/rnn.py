@@ -95,3 +95,61 @@ def _generate(params, embedding, h, tok):
 def greedy_decode(params, embedding, h0, start_token, steps):
     toks = list(itertools.islice(_generate(params, embedding, h0, start_token), steps))
     return torch.stack(toks, 1) if toks else start_token.new_zeros((h0.shape[0], 0))
+
+
+# --- the lab: a character-level language model ------------------------------------------------
+
+
+def _streams(tokens, batch_size):
+    """tokens (N,) -> (batch_size, L) contiguous streams, L = N // batch_size."""
+    L = tokens.shape[0] // batch_size
+    return tokens[: batch_size * L].reshape(batch_size, L)
+
+
+def _adam_all(adam, lr, theta, grads, states):
+    """One adam step per key, each with its own state: new (theta, states)."""
+    stepped = {k: adam(theta[k], grads[k], states[k], lr=lr) for k in theta}
+    return {k: w for k, (w, _) in stepped.items()}, {k: s for k, (_, s) in stepped.items()}
+
+
+def train_char_rnn(tokens, params, steps, batch_size, seq_len, lr=1e-2, clip=5.0):
+    from .optimizers import adam, clip_grad_norm
+
+    V, H = params["W_hy"].shape
+    dtype, device = params["W_xh"].dtype, params["W_xh"].device
+    streams = _streams(tokens.to(device), batch_size)
+    n_windows = (streams.shape[1] - 1) // seq_len
+    zeros = partial(torch.zeros, batch_size, H, dtype=dtype, device=device)
+
+    def step(carry, s):
+        theta, states, h, losses = carry
+        w = s % n_windows
+        window = streams[:, w * seq_len:(w + 1) * seq_len + 1]  # inputs and targets, one longer
+        h = zeros() if w == 0 else h
+        x = F.one_hot(window[:, :-1], V).to(dtype)
+        loss, grads, h_last = truncated_bptt(x, window[:, 1:], h, theta, seq_len)
+        clipped, _ = clip_grad_norm([grads[k] for k in _KEYS], clip)
+        theta, states = _adam_all(adam, lr, theta, dict(zip(_KEYS, clipped)), states)
+        return theta, states, h_last, losses + (loss / seq_len,)
+
+    init = ({k: params[k].clone() for k in _KEYS}, {k: {} for k in _KEYS}, zeros(), ())
+    theta, _, _, losses = reduce(step, range(steps), init)
+    losses = torch.stack(losses).to(dtype) if losses else torch.zeros(0, dtype=dtype, device=device)
+    return theta, losses
+
+
+def _samples(params, h, tok, temperature, generator):
+    """An endless stream of sampled tokens (B,), the state carried inside the generator."""
+    V = params["W_hy"].shape[0]
+    while True:
+        h = rnn_cell(F.one_hot(tok, V).to(h.dtype), h, *_cell_params(params))
+        p = ((h @ params["W_hy"].T + params["b_y"]) / temperature).softmax(-1)
+        tok = torch.multinomial(p, 1, generator=generator)[:, 0]
+        yield tok
+
+
+def sample_chars(params, start_token, steps, temperature=1.0, generator=None):
+    W_hh = params["W_hh"]
+    h0 = torch.zeros(start_token.shape[0], W_hh.shape[0], dtype=W_hh.dtype, device=W_hh.device)
+    toks = list(itertools.islice(_samples(params, h0, start_token.to(W_hh.device), temperature, generator), steps))
+    return torch.stack(toks, 1) if toks else start_token.new_zeros((start_token.shape[0], 0))

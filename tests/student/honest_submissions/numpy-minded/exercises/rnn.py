@@ -123,6 +123,56 @@ def greedy_decode(params, embedding, h0, start_token, steps):
     return out
 
 
+def one_hot(ix, V, dtype):
+    """np.eye(V)[ix]: each index becomes a row of the identity (used by lstm_gru too)."""
+    return torch.eye(V, dtype=dtype, device=ix.device)[ix]
+
+
+# --- the lab: a character-level language model, like min-char-rnn ----------------------------------
+
+
+def train_char_rnn(tokens, params, steps, batch_size, seq_len, lr=1e-2, clip=5.0):
+    from .optimizers import adam, clip_grad_norm
+
+    V, H = params["W_hy"].shape
+    dtype, device = params["W_xh"].dtype, params["W_xh"].device
+    L = tokens.shape[0] // batch_size
+    data = tokens[: batch_size * L].reshape(batch_size, L).to(device)  # row b = stream b
+    n_windows = (L - 1) // seq_len
+    theta = {k: params[k].clone() for k in PARAM_NAMES}
+    mem = {k: {} for k in PARAM_NAMES}  # one Adam state per parameter
+    losses = torch.zeros(steps, dtype=dtype, device=device)
+    h = torch.zeros((batch_size, H), dtype=dtype, device=device)
+    for s in range(steps):
+        w = s % n_windows
+        if w == 0:
+            h = torch.zeros((batch_size, H), dtype=dtype, device=device)  # the streams start again
+        p = w * seq_len
+        inputs = one_hot(data[:, p:p + seq_len], V, dtype)  # (B, S, V)
+        targets = data[:, p + 1:p + seq_len + 1]  # (B, S), shifted by one
+        loss, grads, h = truncated_bptt(inputs, targets, h, theta, seq_len)
+        clipped, _ = clip_grad_norm([grads[k] for k in PARAM_NAMES], clip)
+        for k, dk in zip(PARAM_NAMES, clipped):
+            theta[k], mem[k] = adam(theta[k], dk, mem[k], lr=lr)
+        losses[s] = loss / seq_len
+    return theta, losses
+
+
+def sample_chars(params, start_token, steps, temperature=1.0, generator=None):
+    B = start_token.shape[0]
+    V, H = params["W_hy"].shape
+    dtype, device = params["W_hh"].dtype, params["W_hh"].device
+    out = torch.zeros((B, steps), dtype=torch.int64, device=device)
+    h = torch.zeros((B, H), dtype=dtype, device=device)
+    ix = start_token.to(device)
+    for s in range(steps):
+        h = rnn_cell(one_hot(ix, V, dtype), h, params["W_xh"], params["W_hh"], params["b_h"])
+        p = softmax_rows(linear(h, params["W_hy"], params["b_y"]) / temperature)  # (B, V)
+        ix = torch.multinomial(p, 1, generator=generator)[:, 0]
+        out[:, s] = ix
+    return out
+
+
 if __name__ == "__main__":
     import os
 

@@ -8,6 +8,11 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+try:
+    from .rnn import linear
+except ImportError:  # running this file directly
+    from rnn import linear
+
 
 def discretize(delta, A, B):
     Bsz, T, D = delta.shape
@@ -63,6 +68,63 @@ def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_sof
     if return_last_state:
         return y, h[:, -1].clone()
     return y
+
+
+# --- the lab: selective copying ------------------------------------------------------------------
+
+COPY_CONTEXT, COPY_COUNT = 16, 4  # context positions, data tokens among them (and outputs)
+SELECTIVE_ONLY = ["W_delta", "W_B", "W_C"]  # what the time-invariant model does not use
+
+
+def copy_batch(M, batch_size, generator=None):
+    B, T, n = batch_size, COPY_CONTEXT, COPY_COUNT
+    positions = torch.rand(B, T, generator=generator).argsort(dim=1)[:, :n].sort(dim=1).values
+    data = torch.randint(1, M + 1, (B, n), generator=generator)
+    tokens = torch.zeros(B, T + n, dtype=torch.long).scatter(1, positions, data)
+    tokens[:, T:] = M + 1 + torch.arange(n)
+    return tokens, data - 1
+
+
+def copy_logits(params, tokens, selective=True):
+    Bsz, T = tokens.shape
+    D = params["embedding"].shape[1]
+    N = params["A_log"].shape[1]
+    u = params["embedding"][tokens.reshape(-1)].reshape(Bsz, T, D)  # lookup
+    if selective:
+        delta = linear(u, params["W_delta"], params["b_delta"])  # (B, T, D)
+        Bm = linear(u, params["W_B"], params["b_B"])  # (B, T, N)
+        Cm = linear(u, params["W_C"], params["b_C"])  # (B, T, N)
+    else:  # the same constants at every step, like np.broadcast_to
+        delta = torch.broadcast_to(params["b_delta"], (Bsz, T, D))
+        Bm = torch.broadcast_to(params["b_B"], (Bsz, T, N))
+        Cm = torch.broadcast_to(params["b_C"], (Bsz, T, N))
+    A = -torch.exp(params["A_log"])  # (D, N), negative
+    y = selective_scan(u, delta, A, Bm, Cm, params["D"], delta_softplus=True)  # (B, T, D)
+    return linear(y[:, T - COPY_COUNT:, :], params["W_out"], params["b_out"])  # (B, COPY_COUNT, M)
+
+
+def train_selective_copy(params, steps, batch_size, selective=True, lr=1e-3, generator=None):
+    from .optimizers import adam
+    from .rnn import softmax_cross_entropy
+
+    M = params["W_out"].shape[0]
+    dtype, device = params["W_out"].dtype, params["W_out"].device
+    names = [k for k in params if selective or k not in SELECTIVE_ONLY]
+    theta = {k: v.clone() for k, v in params.items()}
+    mem = {k: {} for k in names}
+    losses = torch.zeros(steps, dtype=dtype, device=device)
+    for s in range(steps):
+        tokens, targets = copy_batch(M, batch_size, generator)
+        tokens, targets = tokens.to(device), targets.to(device)
+        leaves = {k: theta[k].detach().requires_grad_(True) for k in names}
+        with torch.enable_grad():
+            logits = copy_logits({**theta, **leaves}, tokens, selective)  # (B, COPY_COUNT, M)
+            loss = softmax_cross_entropy(logits.reshape(-1, M), targets.reshape(-1))
+            grads = torch.autograd.grad(loss, [leaves[k] for k in names])
+        for k, dk in zip(names, grads):
+            theta[k], mem[k] = adam(theta[k], dk, mem[k], lr=lr)
+        losses[s] = loss.detach()
+    return theta, losses
 
 
 if __name__ == "__main__":

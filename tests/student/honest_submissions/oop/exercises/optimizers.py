@@ -148,3 +148,49 @@ def clip_grad_norm(grads, max_norm):
     total = gl.norm
     coef = (max_norm / (total + 1e-6)).clamp(max=1.0)
     return gl.scaled(coef), total
+
+
+# --- helpers of the labs: Adam over many named tensors ----------------------------------------
+
+
+class AdamGroup:
+    """One ``adam`` state per named tensor (never shared between tensors of different shapes)."""
+
+    def __init__(self, names, lr):
+        self._lr = lr
+        self._states = {name: {} for name in names}
+
+    def __repr__(self):
+        return f"AdamGroup(lr={self._lr}, tensors={len(self._states)})"
+
+    def step(self, tensors, grads):
+        """New tensors for the names in ``grads``, one adam step each; the states move on."""
+        updated = {}
+        for name, g in grads.items():
+            updated[name], self._states[name] = adam(tensors[name], g, self._states[name], lr=self._lr)
+        return updated
+
+
+class AutogradTrainer:
+    """Trains the named tensors of a flat dict: autograd gives the gradients, AdamGroup steps."""
+
+    def __init__(self, params, names, lr):
+        self.params = {k: v.clone() for k, v in params.items()}
+        self._names = tuple(names)
+        self._adam = AdamGroup(self._names, lr)
+        self._losses = []
+
+    def step(self, loss_fn):
+        """One update; ``loss_fn(params)`` builds the loss from the dict it is given."""
+        leaves = {k: self.params[k].detach().requires_grad_() for k in self._names}
+        with torch.enable_grad():
+            loss = loss_fn({**self.params, **leaves})
+            grads = torch.autograd.grad(loss, [leaves[k] for k in self._names])
+        self.params = {**self.params, **self._adam.step(self.params, dict(zip(self._names, grads)))}
+        self._losses.append(loss.detach())
+        return loss
+
+    def losses(self, dtype, device):
+        if not self._losses:
+            return torch.zeros(0, dtype=dtype, device=device)
+        return torch.stack(self._losses).to(dtype)

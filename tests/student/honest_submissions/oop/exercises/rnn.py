@@ -148,3 +148,81 @@ class _GreedyDecoder:
 
 def greedy_decode(params, embedding, h0, start_token, steps):
     return _GreedyDecoder(params, embedding)(h0, start_token, steps)
+
+
+# --- the lab: a character-level language model ------------------------------------------------
+
+
+class _CharStreams:
+    """The token stream cut into ``batch_size`` contiguous rows, read one window per step."""
+
+    def __init__(self, tokens, batch_size, seq_len, device):
+        L = tokens.shape[0] // batch_size
+        self._rows = tokens[: batch_size * L].reshape(batch_size, L).to(device)
+        self._len = seq_len
+        self.n_windows = (L - 1) // seq_len
+
+    def __len__(self):
+        return self.n_windows
+
+    def window(self, step):
+        """(w, inputs, targets) of the window step ``step`` reads; targets are shifted by one."""
+        w = step % self.n_windows
+        chunk = self._rows[:, w * self._len:(w + 1) * self._len + 1]
+        return w, chunk[:, :-1], chunk[:, 1:]
+
+
+def train_char_rnn(tokens, params, steps, batch_size, seq_len, lr=1e-2, clip=5.0):
+    from .optimizers import AdamGroup, clip_grad_norm
+
+    V, H = params["W_hy"].shape
+    dtype, device = params["W_xh"].dtype, params["W_xh"].device
+    streams = _CharStreams(tokens, batch_size, seq_len, device)
+    opt = AdamGroup(_Grads.KEYS, lr)
+    theta = {k: params[k].clone() for k in _Grads.KEYS}
+    h, losses = None, []
+    for s in range(steps):
+        w, inputs, targets = streams.window(s)
+        if w == 0:
+            h = torch.zeros(batch_size, H, dtype=dtype, device=device)
+        x = F.one_hot(inputs, num_classes=V).to(dtype)
+        loss, grads, h = truncated_bptt(x, targets, h, theta, seq_len)
+        clipped, _ = clip_grad_norm([grads[k] for k in _Grads.KEYS], clip)
+        theta = {**theta, **opt.step(theta, dict(zip(_Grads.KEYS, clipped)))}
+        losses.append(loss / seq_len)
+    if not losses:
+        return theta, torch.zeros(0, dtype=dtype, device=device)
+    return theta, torch.stack(losses).to(dtype)
+
+
+class _Sampler:
+    def __init__(self, params, temperature, generator):
+        self._cell = RNNParams.from_dict(params)
+        self._W_hy, self._b_y = params["W_hy"], params["b_y"]
+        self._tau, self._gen = temperature, generator
+
+    @property
+    def vocab_size(self):
+        return self._W_hy.shape[0]
+
+    def step(self, token, h):
+        x = F.one_hot(token, num_classes=self.vocab_size).to(h.dtype)
+        h = rnn_cell(x, h, *self._cell.astuple())
+        p = torch.softmax((h @ self._W_hy.T + self._b_y) / self._tau, dim=-1)
+        return torch.multinomial(p, 1, generator=self._gen)[:, 0], h
+
+    def __call__(self, start_token, steps):
+        W_hh = self._cell.W_hh
+        tok = start_token.to(W_hh.device)
+        h = torch.zeros(tok.shape[0], self._cell.hidden_size, dtype=W_hh.dtype, device=W_hh.device)
+        tokens = []
+        for _ in range(steps):
+            tok, h = self.step(tok, h)
+            tokens.append(tok)
+        if not tokens:
+            return torch.empty(tok.shape[0], 0, dtype=torch.int64, device=tok.device)
+        return torch.stack(tokens, dim=1)
+
+
+def sample_chars(params, start_token, steps, temperature=1.0, generator=None):
+    return _Sampler(params, temperature, generator)(start_token, steps)

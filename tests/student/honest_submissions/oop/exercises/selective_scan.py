@@ -76,3 +76,62 @@ def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_sof
     h = linear_scan(A_bar, B_bar * u.unsqueeze(-1))
     y = _Output(C, D, z)(h, u)
     return (y, h[:, -1]) if return_last_state else y
+
+
+# --- the lab: selective copying ------------------------------------------------------------------
+
+COPY_CONTEXT, COPY_COUNT = 16, 4  # context positions, data tokens among them (and outputs)
+
+
+def copy_batch(M, batch_size, generator=None):
+    B, T, n = batch_size, COPY_CONTEXT, COPY_COUNT
+    positions = torch.rand(B, T, generator=generator).argsort(dim=1)[:, :n].sort(dim=1).values
+    data = torch.randint(1, M + 1, (B, n), generator=generator)
+    tokens = torch.zeros(B, T + n, dtype=torch.long).scatter(1, positions, data)
+    tokens[:, T:] = M + 1 + torch.arange(n)
+    return tokens, data - 1
+
+
+class _CopyModel:
+    """Embed, one selective (or time-invariant) SSM, read out at the markers."""
+
+    SELECTIVE_ONLY = ("W_delta", "W_B", "W_C")
+
+    def __init__(self, selective=True):
+        self.selective = selective
+
+    def __repr__(self):
+        return f"_CopyModel(selective={self.selective})"
+
+    def trainable(self, params):
+        return tuple(k for k in params if self.selective or k not in self.SELECTIVE_ONLY)
+
+    def _ssm_inputs(self, params, u):
+        if self.selective:
+            return tuple(u @ params[f"W_{n}"].T + params[f"b_{n}"] for n in ("delta", "B", "C"))
+        B, T, _ = u.shape
+        return tuple(params[f"b_{n}"].expand(B, T, -1) for n in ("delta", "B", "C"))
+
+    def __call__(self, params, tokens):
+        u = params["embedding"][tokens]
+        delta, B, C = self._ssm_inputs(params, u)
+        y = selective_scan(u, delta, -torch.exp(params["A_log"]), B, C, params["D"], delta_softplus=True)
+        return y[:, -COPY_COUNT:] @ params["W_out"].T + params["b_out"]
+
+
+def copy_logits(params, tokens, selective=True):
+    return _CopyModel(selective)(params, tokens)
+
+
+def train_selective_copy(params, steps, batch_size, selective=True, lr=1e-3, generator=None):
+    from .optimizers import AutogradTrainer
+    from .rnn import softmax_cross_entropy
+
+    model = _CopyModel(selective)
+    M = params["W_out"].shape[0]
+    dtype, device = params["W_out"].dtype, params["W_out"].device
+    trainer = AutogradTrainer(params, model.trainable(params), lr)
+    for _ in range(steps):
+        tokens, targets = (t.to(device) for t in copy_batch(M, batch_size, generator))
+        trainer.step(lambda p: softmax_cross_entropy(model(p, tokens).reshape(-1, M), targets.reshape(-1)))
+    return trainer.params, trainer.losses(dtype, device)

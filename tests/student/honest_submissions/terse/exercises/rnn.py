@@ -76,3 +76,37 @@ def greedy_decode(params, embedding, h0, start_token, steps):
     if not out:
         return torch.zeros(h0.shape[0], 0, dtype=torch.long, device=h0.device)
     return torch.stack(out, dim=1)
+
+
+PARAM_KEYS = ("W_xh", "W_hh", "b_h", "W_hy", "b_y")
+
+
+def train_char_rnn(tokens, params, steps, batch_size, seq_len, lr=1e-2, clip=5.0):
+    from .optimizers import adam, clip_grad_norm
+
+    p, st, V = {k: params[k] for k in PARAM_KEYS}, {k: {} for k in PARAM_KEYS}, params["W_xh"].shape[1]
+    L = tokens.shape[0] // batch_size
+    rows, W = tokens[: batch_size * L].reshape(batch_size, L).to(p["W_xh"].device), (L - 1) // seq_len
+    h, losses = None, []
+    for s in range(steps):
+        w = s % W
+        if w == 0:
+            h = p["W_hh"].new_zeros(batch_size, p["W_hh"].shape[0])
+        win = rows[:, w * seq_len:(w + 1) * seq_len + 1]
+        loss, g, h = truncated_bptt(F.one_hot(win[:, :-1], V).to(p["W_xh"].dtype), win[:, 1:], h, p, seq_len)
+        g, _ = clip_grad_norm([g[k] for k in PARAM_KEYS], clip)
+        for k, gk in zip(PARAM_KEYS, g):
+            p[k], st[k] = adam(p[k], gk, st[k], lr=lr)
+        losses.append(loss / seq_len)
+    out = torch.stack(losses) if losses else p["W_xh"].new_zeros(0)
+    return {k: v.clone() for k, v in p.items()}, out
+
+
+def sample_chars(params, start_token, steps, temperature=1.0, generator=None):
+    W_xh, W_hh = params["W_xh"], params["W_hh"]
+    h, tok, out = W_hh.new_zeros(start_token.shape[0], W_hh.shape[0]), start_token, []
+    for _ in range(steps):
+        h = rnn_cell(F.one_hot(tok, W_xh.shape[1]).to(W_xh.dtype), h, W_xh, W_hh, params["b_h"])
+        tok = torch.multinomial(torch.softmax((h @ params["W_hy"].T + params["b_y"]) / temperature, -1), 1, generator=generator)[:, 0]
+        out.append(tok)
+    return torch.stack(out, 1) if out else torch.zeros(start_token.shape[0], 0, dtype=torch.long, device=start_token.device)

@@ -47,3 +47,54 @@ def decoder_block(x, memory, params, num_heads, self_mask=None, memory_mask=None
     x = _ln(x + sa(x), params["norm1"])
     x = _ln(x + ca(x), params["norm2"])
     return _ln(x + _ffn(x, params["ffn"]), params["norm3"])
+
+
+REVERSER_HEADS = 1
+
+
+def reverser_batch(batch_size, seq_len, vocab, generator=None):
+    src = torch.randint(vocab, (batch_size, seq_len), generator=generator)
+    tgt = src.flip(1)
+    start = torch.full((batch_size, 1), vocab, dtype=torch.long)
+    return src, torch.cat([start, tgt[:, :-1]], dim=1), tgt
+
+
+def reverser_logits(params, src, tgt_in):
+    from .positional import embed_tokens, sinusoidal_encoding
+
+    E = params["embedding"]
+    pe = sinusoidal_encoding(max(src.shape[1], tgt_in.shape[1]), E.shape[1], device=src.device, dtype=E.dtype)
+    m = encoder_block(embed_tokens(src, E, pe), params["encoder"], REVERSER_HEADS)
+    return decoder_block(embed_tokens(tgt_in, E, pe), m, params["decoder"], REVERSER_HEADS) @ params["W_out"].T + params["b_out"]
+
+
+def _flat(d, pre=()):
+    return [kv for k, v in d.items() for kv in (_flat(v, pre + (k,)) if isinstance(v, dict) else [(pre + (k,), v)])]
+
+
+def _nest(flat):
+    out = {}
+    for path, v in flat.items():
+        node = out
+        for k in path[:-1]:
+            node = node.setdefault(k, {})
+        node[path[-1]] = v
+    return out
+
+
+def train_reverser(params, steps, batch_size, seq_len, vocab, lr=1e-3, generator=None):
+    from .optimizers import adam
+    from .rnn import softmax_cross_entropy
+
+    p = {k: v.detach().clone() for k, v in _flat(params)}
+    st, losses, dev = {k: {} for k in p}, [], params["W_out"].device
+    for _ in range(steps):
+        src, tgt_in, tgt = (t.to(dev) for t in reverser_batch(batch_size, seq_len, vocab, generator))
+        leaves = {k: v.detach().requires_grad_() for k, v in p.items()}
+        with torch.enable_grad():
+            loss = softmax_cross_entropy(reverser_logits(_nest(leaves), src, tgt_in).reshape(-1, vocab), tgt.reshape(-1))
+            gs = torch.autograd.grad(loss, list(leaves.values()), allow_unused=True)
+        for (k, v), g in zip(leaves.items(), gs):
+            p[k], st[k] = adam(v.detach(), torch.zeros_like(v) if g is None else g, st[k], lr=lr)
+        losses.append(loss.detach())
+    return _nest(p), torch.stack(losses) if losses else params["W_out"].new_zeros(0)

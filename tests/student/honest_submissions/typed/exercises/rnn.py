@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Dict, Final, List, Optional, Tuple
+from typing import Dict, Final, List, Optional, Tuple, Union
 
 import torch
 import torch.nn.functional as F
@@ -100,5 +100,71 @@ def greedy_decode(params: Params, embedding: Tensor, h0: Tensor, start_token: Te
     for s in range(steps):
         h = rnn_cell(embedding[token], h, params["W_xh"], params["W_hh"], params["b_h"])
         token = torch.argmax(h @ params["W_hy"].T + params["b_y"], dim=-1)
+        out[:, s] = token
+    return out
+
+
+# --- the lab: a character-level language model, trained by hand --------------------------------
+
+AdamState = Dict[str, Union[Tensor, int]]  # the optimizers' state dict
+
+
+def train_char_rnn(
+    tokens: Tensor,
+    params: Params,
+    steps: int,
+    batch_size: int,
+    seq_len: int,
+    lr: float = 1e-2,
+    clip: float = 5.0,
+) -> Tuple[Params, Tensor]:
+    """Truncated BPTT + global clipping + Adam, no autograd. 截断 BPTT、全局裁剪和 Adam，全部手写。"""
+    from .optimizers import adam, clip_grad_norm
+
+    W_xh: Tensor = params["W_xh"]
+    V: int = W_xh.size(1)
+    H: int = params["W_hh"].size(0)
+    L: int = tokens.size(0) // batch_size
+    n_windows: int = (L - 1) // seq_len
+    streams: Tensor = tokens[: batch_size * L].reshape(batch_size, L).to(W_xh.device)
+    current: Params = {k: params[k] for k in PARAM_KEYS}
+    states: Dict[str, AdamState] = {k: {} for k in PARAM_KEYS}
+    h: Tensor = torch.zeros(batch_size, H, dtype=W_xh.dtype, device=W_xh.device)
+    losses: List[Tensor] = []
+    for s in range(steps):
+        w: int = s % n_windows
+        if w == 0:
+            h = torch.zeros(batch_size, H, dtype=W_xh.dtype, device=W_xh.device)  # 重新从头读
+        window: Tensor = streams[:, w * seq_len : (w + 1) * seq_len + 1]
+        x: Tensor = F.one_hot(window[:, :-1], V).to(W_xh.dtype)
+        y: Tensor = window[:, 1:]
+        loss, grads, h = truncated_bptt(x, y, h, current, seq_len)  # h 用更新前的参数算出
+        clipped, _ = clip_grad_norm([grads[k] for k in PARAM_KEYS], clip)
+        for k, g in zip(PARAM_KEYS, clipped):
+            current[k], states[k] = adam(current[k], g, states[k], lr=lr)
+        losses.append(loss / seq_len)  # nats per character
+    out: Tensor = torch.stack(losses) if losses else torch.zeros(0, dtype=W_xh.dtype, device=W_xh.device)
+    return {k: v.clone() for k, v in current.items()}, out
+
+
+def sample_chars(
+    params: Params,
+    start_token: Tensor,
+    steps: int,
+    temperature: float = 1.0,
+    generator: Optional[torch.Generator] = None,
+) -> Tensor:
+    """Sample with temperature on the logits. 温度除的是 logits，不是概率。"""
+    W_xh: Tensor = params["W_xh"]
+    V: int = W_xh.size(1)
+    B: int = start_token.size(0)
+    h: Tensor = torch.zeros(B, params["W_hh"].size(0), dtype=W_xh.dtype, device=W_xh.device)
+    token: Tensor = start_token
+    out: Tensor = torch.zeros(B, steps, dtype=torch.int64, device=start_token.device)
+    for s in range(steps):
+        x: Tensor = F.one_hot(token, V).to(W_xh.dtype)
+        h = rnn_cell(x, h, W_xh, params["W_hh"], params["b_h"])
+        p: Tensor = torch.softmax((h @ params["W_hy"].T + params["b_y"]) / temperature, dim=-1)
+        token = torch.multinomial(p, 1, generator=generator)[:, 0]
         out[:, s] = token
     return out

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Dict, Final, Optional
+from typing import Any, Dict, Final, List, Optional, Tuple, Union
 
 import torch
 from torch import Tensor
@@ -71,3 +71,92 @@ def decoder_block(
     x = _ln(x + _attn(x, x, params["self_attn"], num_heads, sa_mask), params["norm1"])
     x = _ln(x + _attn(x, memory, params["cross_attn"], num_heads, memory_mask), params["norm2"])
     return _ln(x + _ffn(x, params["ffn"]), params["norm3"])
+
+
+# --- the lab: a Transformer that learns to reverse -----------------------------------------------
+
+REVERSER_HEADS: Final[int] = 1  # one head, so the cross-attention map is the alignment itself
+
+Tree = Dict[str, Any]  # nested parameter dicts, tensors at the leaves
+Path = Tuple[str, ...]
+AdamState = Dict[str, Union[Tensor, int]]  # the optimizers' state dict
+
+
+def reverser_batch(
+    batch_size: int, seq_len: int, vocab: int, generator: Optional[torch.Generator] = None
+) -> Tuple[Tensor, Tensor, Tensor]:
+    """Given task generator. 给定的任务：目标是倒序的源序列。"""
+    src = torch.randint(vocab, (batch_size, seq_len), generator=generator)
+    tgt = src.flip(1)
+    start = torch.full((batch_size, 1), vocab, dtype=torch.long)
+    return src, torch.cat([start, tgt[:, :-1]], dim=1), tgt
+
+
+def reverser_logits(params: Tree, src: Tensor, tgt_in: Tensor) -> Tensor:
+    """Encoder block -> decoder block -> projection. 一个编码器块、一个解码器块、一个输出投影。"""
+    from .positional import embed_tokens, sinusoidal_encoding
+
+    embedding: Tensor = params["embedding"]
+    E: int = embedding.size(1)
+    S: int = src.size(1)
+    T: int = tgt_in.size(1)
+    pe: Tensor = sinusoidal_encoding(max(S, T), E, device=src.device, dtype=embedding.dtype)
+    memory: Tensor = encoder_block(embed_tokens(src, embedding, pe), params["encoder"], REVERSER_HEADS)
+    y: Tensor = decoder_block(embed_tokens(tgt_in, embedding, pe), memory, params["decoder"], REVERSER_HEADS)
+    return y @ params["W_out"].T + params["b_out"]
+
+
+def _flatten(tree: Tree, prefix: Path = ()) -> Dict[Path, Tensor]:
+    """{("encoder", "ffn", "W1"): tensor, ...}. 把嵌套字典拍平。"""
+    flat: Dict[Path, Tensor] = {}
+    for key, value in tree.items():
+        if isinstance(value, dict):
+            flat.update(_flatten(value, prefix + (key,)))
+        else:
+            flat[prefix + (key,)] = value
+    return flat
+
+
+def _unflatten(flat: Dict[Path, Tensor]) -> Tree:
+    """Inverse of _flatten. 还原成嵌套字典。"""
+    tree: Tree = {}
+    for path, value in flat.items():
+        node: Tree = tree
+        for key in path[:-1]:
+            node = node.setdefault(key, {})
+        node[path[-1]] = value
+    return tree
+
+
+def train_reverser(
+    params: Tree,
+    steps: int,
+    batch_size: int,
+    seq_len: int,
+    vocab: int,
+    lr: float = 1e-3,
+    generator: Optional[torch.Generator] = None,
+) -> Tuple[Tree, Tensor]:
+    """Teacher forcing + autograd + own adam. 教师强制训练，autograd 求梯度，自己的 adam 更新。"""
+    from .optimizers import adam
+    from .rnn import softmax_cross_entropy
+
+    W_out: Tensor = params["W_out"]
+    current: Dict[Path, Tensor] = {k: v.detach().clone() for k, v in _flatten(params).items()}
+    paths: List[Path] = list(current)
+    states: Dict[Path, AdamState] = {k: {} for k in paths}
+    losses: List[Tensor] = []
+    for _ in range(steps):
+        src, tgt_in, tgt = reverser_batch(batch_size, seq_len, vocab, generator)
+        src, tgt_in, tgt = src.to(W_out.device), tgt_in.to(W_out.device), tgt.to(W_out.device)
+        leaves: Dict[Path, Tensor] = {k: v.detach().requires_grad_(True) for k, v in current.items()}
+        with torch.enable_grad():
+            logits: Tensor = reverser_logits(_unflatten(leaves), src, tgt_in)
+            loss: Tensor = softmax_cross_entropy(logits.reshape(-1, vocab), tgt.reshape(-1))
+            grads: Tuple[Optional[Tensor], ...] = torch.autograd.grad(loss, [leaves[k] for k in paths], allow_unused=True)
+        for k, g in zip(paths, grads):
+            step_grad: Tensor = torch.zeros_like(current[k]) if g is None else g
+            current[k], states[k] = adam(current[k], step_grad, states[k], lr=lr)
+        losses.append(loss.detach())
+    out: Tensor = torch.stack(losses) if losses else torch.zeros(0, dtype=W_out.dtype, device=W_out.device)
+    return _unflatten(current), out

@@ -152,3 +152,82 @@ def greedy_decode(params, embedding, h0, start_token, steps):
         tokens[:, s] = token
         _debug(f"step {s}: tokens {token.tolist()}")
     return tokens
+
+
+# --- the lab: a character-level language model, trained by hand --------------------------------
+
+PARAM_KEYS = _PARAM_KEYS  # the order gradients are clipped and stepped in (the stub's name)
+
+
+def train_char_rnn(tokens, params, steps, batch_size, seq_len, lr=1e-2, clip=5.0):
+    """Truncated BPTT over contiguous streams, global-norm clipping, one Adam state per parameter.
+
+    My reading of the protocol (curriculum "Labs"):
+    - B streams of L = N // B tokens, W = (L - 1) // seq_len windows, step s uses window s % W
+    - h starts at 0, carries over to the next window (computed BEFORE the update), reset when w == 0
+    - losses[s] = loss / seq_len (nats per character), measured before the update
+    """
+    from .optimizers import adam, clip_grad_norm
+
+    for key in PARAM_KEYS:
+        assert key in params, f"train_char_rnn: params is missing {key!r}"
+    assert tokens.dim() == 1, f"tokens should be (N,), got {tuple(tokens.shape)}"
+    W_xh = params["W_xh"]
+    dtype, device = W_xh.dtype, W_xh.device
+    H, V = W_xh.shape
+    assert params["W_hy"].shape == (V, H), f"W_hy should be (V, H) = {(V, H)}, got {tuple(params['W_hy'].shape)}"
+    L = tokens.shape[0] // batch_size
+    n_windows = (L - 1) // seq_len
+    assert steps == 0 or n_windows >= 1, f"stream of {L} tokens per row is too short for seq_len={seq_len}"
+    streams = tokens[: batch_size * L].reshape(batch_size, L).to(device)
+    _debug(f"train_char_rnn: N={tokens.shape[0]} B={batch_size} L={L} windows={n_windows} V={V} H={H}")
+
+    current = {k: params[k] for k in PARAM_KEYS}  # adam returns new tensors, so params is never touched
+    adam_states = {k: {} for k in PARAM_KEYS}  # one state per parameter: m, v never shared
+    h = torch.zeros(batch_size, H, dtype=dtype, device=device)
+    losses = []
+    t0 = time.perf_counter()
+    for s in range(steps):
+        w = s % n_windows
+        if w == 0:
+            h = torch.zeros(batch_size, H, dtype=dtype, device=device)  # the stream starts again
+        window = streams[:, w * seq_len:(w + 1) * seq_len + 1]  # seq_len inputs + 1 for the last target
+        x = F.one_hot(window[:, :-1], V).to(dtype)  # (B, S, V)
+        targets = window[:, 1:]  # (B, S)
+        assert x.shape == (batch_size, seq_len, V), f"window x has shape {tuple(x.shape)}"
+        loss, grads, h = truncated_bptt(x, targets, h, current, seq_len)  # h: state after this window
+        clipped, total_norm = clip_grad_norm([grads[k] for k in PARAM_KEYS], clip)
+        for key, g in zip(PARAM_KEYS, clipped):
+            current[key], adam_states[key] = adam(current[key], g, adam_states[key], lr=lr)
+        losses.append(loss / seq_len)
+        if s % 100 == 0:
+            _debug(f"step {s}: window {w}, loss/char {float(loss) / seq_len:.4f}, grad norm {float(total_norm):.3f}")
+    log.debug("train_char_rnn: %d steps in %.3fs", steps, time.perf_counter() - t0)
+    if losses:
+        losses_out = torch.stack(losses)
+    else:
+        losses_out = torch.zeros(0, dtype=dtype, device=device)
+    assert losses_out.shape == (steps,), f"losses should be ({steps},), got {tuple(losses_out.shape)}"
+    return {k: v.clone() for k, v in current.items()}, losses_out
+
+
+def sample_chars(params, start_token, steps, temperature=1.0, generator=None):
+    """Sample and feed back; the temperature divides the LOGITS (W8 §4), one multinomial per step."""
+    assert steps >= 0, "steps must be >= 0"
+    assert temperature > 0, f"temperature must be > 0, got {temperature}"
+    assert start_token.dim() == 1, f"start_token should be (B,), got {tuple(start_token.shape)}"
+    W_xh, W_hh, b_h = params["W_xh"], params["W_hh"], params["b_h"]
+    V = W_xh.shape[1]
+    B = start_token.shape[0]
+    h = torch.zeros(B, W_hh.shape[0], dtype=W_xh.dtype, device=W_xh.device)  # h_0 = 0
+    tokens = torch.empty(B, steps, dtype=torch.long, device=start_token.device)
+    token = start_token
+    for s in range(steps):
+        x_s = F.one_hot(token, V).to(W_xh.dtype)  # one-hot input, D = V
+        h = rnn_cell(x_s, h, W_xh, W_hh, b_h)
+        logits = h @ params["W_hy"].T + params["b_y"]
+        probs = torch.softmax(logits / temperature, dim=-1)
+        token = torch.multinomial(probs, 1, generator=generator)[:, 0]
+        tokens[:, s] = token
+        _debug(f"sample step {s}: {token.tolist()}")
+    return tokens

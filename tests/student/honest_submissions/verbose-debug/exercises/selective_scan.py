@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import sys
+import time
 
 import torch
 import torch.nn.functional as F
@@ -84,3 +85,77 @@ def selective_scan(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_sof
     if return_last_state:
         return y, states[:, -1]
     return y
+
+
+# --- the lab: selective copying ------------------------------------------------------------------
+
+COPY_CONTEXT, COPY_COUNT = 16, 4  # context positions, data tokens among them (and outputs)
+_LTI_UNUSED = ("W_delta", "W_B", "W_C")  # not used by the time-invariant model
+
+
+def copy_batch(M, batch_size, generator=None):
+    """Draw selective-copying sequences (given with the exercise, copied unchanged)."""
+    B, T, n = batch_size, COPY_CONTEXT, COPY_COUNT
+    positions = torch.rand(B, T, generator=generator).argsort(dim=1)[:, :n].sort(dim=1).values
+    data = torch.randint(1, M + 1, (B, n), generator=generator)
+    tokens = torch.zeros(B, T + n, dtype=torch.long).scatter(1, positions, data)
+    tokens[:, T:] = M + 1 + torch.arange(n)
+    return tokens, data - 1
+
+
+def copy_logits(params, tokens, selective=True):
+    """embed -> (delta, B, C from u, or constants) -> selective_scan -> read out at the markers."""
+    assert tokens.dim() == 2, f"tokens should be (B, T), got {tuple(tokens.shape)}"
+    u = params["embedding"][tokens]  # (B, T, D), lookup by indexing
+    Bsz, T, D = u.shape
+    N = params["A_log"].shape[1]
+    A = -torch.exp(params["A_log"])  # (D, N), negative
+    if selective:
+        delta = u @ params["W_delta"].T + params["b_delta"]  # (B, T, D)
+        B_t = u @ params["W_B"].T + params["b_B"]  # (B, T, N)
+        C_t = u @ params["W_C"].T + params["b_C"]  # (B, T, N)
+    else:
+        # time-invariant: the same delta, B, C at every step, whatever the token
+        delta = params["b_delta"].expand(Bsz, T, D)
+        B_t = params["b_B"].expand(Bsz, T, N)
+        C_t = params["b_C"].expand(Bsz, T, N)
+    y = selective_scan(u, delta, A, B_t, C_t, params["D"], delta_softplus=True)
+    assert y.shape == (Bsz, T, D), f"y {tuple(y.shape)}"
+    logits = y[:, -COPY_COUNT:] @ params["W_out"].T + params["b_out"]  # (B, COPY_COUNT, M)
+    return logits
+
+
+def train_selective_copy(params, steps, batch_size, selective=True, lr=1e-3, generator=None):
+    """Selective copying: autograd through my selective_scan (and so my linear_scan), my own adam."""
+    from .optimizers import adam
+    from .rnn import softmax_cross_entropy
+
+    M = params["W_out"].shape[0]
+    dtype, device = params["W_out"].dtype, params["W_out"].device
+    current = {k: v.detach().clone() for k, v in params.items()}
+    trained = [k for k in current if selective or k not in _LTI_UNUSED]
+    adam_states = {k: {} for k in trained}
+    _debug(f"train_selective_copy: selective={selective}, training {trained}")
+    losses = []
+    t0 = time.perf_counter()
+    for s in range(steps):
+        tokens, targets = copy_batch(M, batch_size, generator)
+        tokens, targets = tokens.to(device), targets.to(device)
+        leaves = dict(current)
+        for k in trained:
+            leaves[k] = current[k].detach().requires_grad_(True)
+        with torch.enable_grad():
+            logits = copy_logits(leaves, tokens, selective)
+            assert logits.shape == (batch_size, COPY_COUNT, M), f"logits {tuple(logits.shape)}"
+            loss = softmax_cross_entropy(logits.reshape(-1, M), targets.reshape(-1))
+            grads = torch.autograd.grad(loss, [leaves[k] for k in trained], allow_unused=True)
+        for key, g in zip(trained, grads):
+            if g is None:
+                g = torch.zeros_like(current[key])
+            current[key], adam_states[key] = adam(current[key], g, adam_states[key], lr=lr)
+        losses.append(loss.detach())
+        if s % 50 == 0:
+            _debug(f"train_selective_copy step {s}: loss {float(losses[-1]):.4f}")
+    log.debug("train_selective_copy: %d steps in %.3fs", steps, time.perf_counter() - t0)
+    losses_out = torch.stack(losses) if losses else torch.zeros(0, dtype=dtype, device=device)
+    return current, losses_out

@@ -81,3 +81,91 @@ def decoder_block(x, memory, params, num_heads, self_mask=None, memory_mask=None
     y = layer_norm(x + ffn(x), *n3)
     log.debug("decoder_block out %s", tuple(y.shape))
     return y
+
+
+# --- the lab: a Transformer that learns to reverse -----------------------------------------------
+
+REVERSER_HEADS = 1  # one head, so the notebook's cross-attention map is the alignment itself
+
+
+def reverser_batch(batch_size, seq_len, vocab, generator=None):
+    """Draw reversal examples (given with the exercise, copied unchanged)."""
+    src = torch.randint(vocab, (batch_size, seq_len), generator=generator)
+    tgt = src.flip(1)
+    start = torch.full((batch_size, 1), vocab, dtype=torch.long)
+    return src, torch.cat([start, tgt[:, :-1]], dim=1), tgt
+
+
+def reverser_logits(params, src, tgt_in):
+    """embed -> encoder_block -> decoder_block (its own causal mask) -> W_out."""
+    from .positional import embed_tokens, sinusoidal_encoding
+
+    embedding = params["embedding"]
+    V1, E = embedding.shape  # V + 1 rows: the last one is the start token
+    B, S = src.shape
+    T = tgt_in.shape[1]
+    assert tgt_in.shape[0] == B, "src and tgt_in must have the same batch size"
+    pe = sinusoidal_encoding(max(S, T), E, device=src.device, dtype=embedding.dtype)  # one table for both sides
+    memory = encoder_block(embed_tokens(src, embedding, pe), params["encoder"], REVERSER_HEADS)  # no mask
+    y = decoder_block(embed_tokens(tgt_in, embedding, pe), memory, params["decoder"], REVERSER_HEADS)
+    logits = y @ params["W_out"].T + params["b_out"]
+    assert logits.shape == (B, T, params["W_out"].shape[0]), f"logits {tuple(logits.shape)}"
+    return logits
+
+
+def _flatten_params(tree, prefix=()):
+    """Nested dicts -> list of (path, tensor), e.g. (("decoder", "cross_attn", "W_q"), tensor)."""
+    items = []
+    for key, value in tree.items():
+        if isinstance(value, dict):
+            items.extend(_flatten_params(value, prefix + (key,)))
+        else:
+            items.append((prefix + (key,), value))
+    return items
+
+
+def _rebuild_params(flat):
+    """Inverse of _flatten_params: {path: tensor} -> nested dicts."""
+    tree = {}
+    for path, value in flat.items():
+        node = tree
+        for key in path[:-1]:
+            if key not in node:
+                node[key] = {}
+            node = node[key]
+        node[path[-1]] = value
+    return tree
+
+
+def train_reverser(params, steps, batch_size, seq_len, vocab, lr=1e-3, generator=None):
+    """Teacher forcing; autograd for the gradients, my own adam (one state per tensor) for the steps."""
+    from .optimizers import adam
+    from .rnn import softmax_cross_entropy
+
+    assert params["W_out"].shape[0] == vocab, f"W_out has {params['W_out'].shape[0]} rows, vocab={vocab}"
+    assert params["embedding"].shape[0] == vocab + 1, "embedding needs vocab + 1 rows (start token)"
+    dtype, device = params["W_out"].dtype, params["W_out"].device
+    current = {path: t.detach().clone() for path, t in _flatten_params(params)}
+    paths = list(current)
+    adam_states = {path: {} for path in paths}
+    _debug(f"train_reverser: {len(paths)} tensors, {sum(t.numel() for t in current.values())} numbers")
+    losses = []
+    t0 = time.perf_counter()
+    for s in range(steps):
+        src, tgt_in, tgt = reverser_batch(batch_size, seq_len, vocab, generator)
+        src, tgt_in, tgt = src.to(device), tgt_in.to(device), tgt.to(device)
+        leaves = {path: t.detach().requires_grad_(True) for path, t in current.items()}
+        with torch.enable_grad():
+            logits = reverser_logits(_rebuild_params(leaves), src, tgt_in)  # (B, T, V)
+            loss = softmax_cross_entropy(logits.reshape(-1, vocab), tgt.reshape(-1))  # mean over all tokens
+            grads = torch.autograd.grad(loss, [leaves[p] for p in paths], allow_unused=True)
+        for path, g in zip(paths, grads):
+            if g is None:
+                g = torch.zeros_like(current[path])
+            current[path], adam_states[path] = adam(current[path], g, adam_states[path], lr=lr)
+        losses.append(loss.detach())
+        if s % 50 == 0:
+            _debug(f"train_reverser step {s}: loss {float(losses[-1]):.4f}")
+    log.debug("train_reverser: %d steps in %.3fs", steps, time.perf_counter() - t0)
+    losses_out = torch.stack(losses) if losses else torch.zeros(0, dtype=dtype, device=device)
+    return _rebuild_params(current), losses_out
