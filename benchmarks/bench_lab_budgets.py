@@ -12,8 +12,8 @@ grading sizes, under its watch of torch calls), and the ratio of the grader's co
 one is printed: what public_tests/_labs.py's GRADER_OVERHEAD stands for.
 
 Floors (exit 1 when one is missed): every honest style's every lab scored (no budget refusal,
-no failed bound) and its slowest run within the budget / MARGIN (the room left for a busier
-machine than this one and a student loopier than these); the quadratic style (its recurrences
+no failed bound), every run of the loop style within half its budget and of the row-by-row
+style within budget / 1.25 (MARGIN: the room left for a busier machine than this one); the quadratic style (its recurrences
 the per-unit style (the GRU's cell one hidden unit at a time) refused by the recall lab. Its
 other labs are printed, not judged (they do not run the GRU).
 
@@ -34,7 +34,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
-MARGIN = 1.5
+# The room each honest style must keep under its budget, run by run: the loop style (the
+# ordinary one the budget is set for) twice over, the row-by-row style (the loopiest measured)
+# a quarter, for a machine busier than the one measured (at load 6 on 2 cores its CPU rose 20 %).
+MARGIN = {"loop style": 2.0, "row by row": 1.25}
 
 
 def grade(submission: Path, out: Path, seed: int, labs: list[str]) -> dict[str, dict]:
@@ -99,7 +102,7 @@ def main() -> int:
     public: dict[str, dict[str, list[float]]] = {n: {lab: [] for lab in labs} for n in names}
     cpu: dict[str, dict[str, list[float]]] = {n: {lab: [] for lab in labs} for n in names}
     budgets: dict[str, list[float]] = {lab: [] for lab in labs}
-    margins: dict[str, list[float]] = {lab: [] for lab in labs}  # an honest run's budget over its CPU
+    margins: dict[str, list[tuple[float, str]]] = {lab: [] for lab in labs}  # an honest run's budget / CPU
     failures: list[str] = []
     for r in range(args.rounds):
         order = names[r % len(names) :] + names[: r % len(names)]
@@ -113,8 +116,8 @@ def main() -> int:
                 if run.get("cpu_s") is not None:
                     cpu[name][lab].append(run["cpu_s"])
                     budgets[lab].append(run["budget_s"])
-                    if name not in OVER:
-                        margins[lab].append(run["budget_s"] / run["cpu_s"])
+                    if name in MARGIN:
+                        margins[lab].append((run["budget_s"] / run["cpu_s"], name))
                 refused = run.get("cpu_s") is None or run["cpu_s"] > run["budget_s"]
                 if name in OVER:
                     if lab == "lstm_gru.train_recall" and not refused:
@@ -132,10 +135,11 @@ def main() -> int:
             else "refused"
             for n in names
         ]
-        margin = min(margins[lab] or [0.0])
+        margin = min(m for m, _ in margins[lab]) if margins[lab] else 0.0
         print(f"{lab:36s} " + " ".join(f"{c:>18s}" for c in cells) + f" {min(budgets[lab]):7.1f} {margin:6.2f}x")
-        if margin < MARGIN:
-            failures.append(f"{lab}: an honest run kept only {margin:.2f}x under its budget (floor {MARGIN:g}x)")
+        for kept, name in margins[lab]:
+            if kept < MARGIN[name]:
+                failures.append(f"{lab}: a {name} run kept only {kept:.2f}x under its budget (floor {MARGIN[name]:g}x)")
     print(
         f"budget: the smallest of the gradings' (the standard {LABS[labs[0]].cpu_budget_s:g} s times the core's slowdown)"
     )

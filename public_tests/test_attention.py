@@ -10,6 +10,7 @@ import math
 
 import pytest
 import torch
+from _autograd import check_autograd
 from _check import call, check_close, check_tensor, randn, unpack
 
 from exercises import attention
@@ -399,3 +400,42 @@ def test_multi_head_attention_shapes_and_dtype(dtype):
     )
     check_tensor("attention.multi_head_attention", out, case=case, shape=(2, 3, 8), dtype=dtype, what="out")
     check_tensor("attention.multi_head_attention", weights, case=case, shape=(2, 4, 3, 5), dtype=dtype, what="weights")
+
+
+# --- autograd through it, as the labs use it (_autograd.py) --------------------------------------
+
+
+def _attention_params(gen, E):
+    params = {f"W_{n}": randn(gen, E, E, scale=0.4) for n in "qkvo"}
+    return params | {f"b_{n}": randn(gen, E, scale=0.1) for n in "qkvo"}
+
+
+@checks("attention.scaled_dot_product_attention")
+def test_scaled_dot_product_attention_supports_autograd():
+    gen = torch.Generator().manual_seed(8)
+    q, k, v = randn(gen, 2, 3, 4), randn(gen, 2, 3, 4), randn(gen, 2, 3, 4)
+    mask = torch.ones(3, 3, dtype=torch.bool).tril()
+    check_autograd(
+        "attention.scaled_dot_product_attention",
+        attention.scaled_dot_product_attention,
+        (q, k, v, mask),
+        {},
+        ("q", "k", "v"),
+        case="B=2, L=S=3, d=4, a causal mask",
+        labs="the reverser lab trains through it",
+    )
+
+
+@checks("attention.multi_head_attention")
+def test_multi_head_attention_supports_autograd():
+    gen = torch.Generator().manual_seed(9)
+    query, memory = randn(gen, 2, 3, 4), randn(gen, 2, 5, 4)
+    check_autograd(
+        "attention.multi_head_attention",
+        attention.multi_head_attention,
+        (query, memory, memory.clone(), _attention_params(gen, 4), 2),
+        {},
+        ("query", "key", "value", "params"),
+        case="B=2, L=3, S=5, E=4, 2 heads",
+        labs="the reverser lab trains through it",
+    )

@@ -10,6 +10,7 @@ import math
 
 import pytest
 import torch
+from _autograd import check_autograd
 from _check import call, check_batch_first, check_close, check_tensor, randn, unpack
 from _labs import BUDGETS_OFF, check_budget, lab_test
 
@@ -431,3 +432,36 @@ def test_train_recall_trains_within_its_cpu_budget():
     """Once at the grading sizes (the docstring's), on your core measured as the grader measures
     its own: the lab's CPU budget, refused in the grader's words. A few seconds."""
     check_budget("lstm_gru.train_recall", lstm_gru.train_recall)
+
+
+# --- autograd through it, as the labs use it (_autograd.py) --------------------------------------
+
+
+@checks("lstm_gru.gru_cell")
+def test_gru_cell_supports_autograd():
+    gen = torch.Generator().manual_seed(6)
+    x, h = randn(gen, 2, 3), randn(gen, 2, 4, scale=0.5)
+    check_autograd(
+        "lstm_gru.gru_cell",
+        lstm_gru.gru_cell,
+        (x, h, *random_weights(gen, 3, 3, 4, torch.float64)),
+        {},
+        ("x", "h_prev", "W_ih", "W_hh", "b_ih", "b_hh"),
+        case="B=2, D=3, H=4",
+        labs="the recall lab trains through it",
+    )
+
+
+@checks("lstm_gru.gru_forward")
+def test_gru_forward_supports_autograd():
+    gen = torch.Generator().manual_seed(7)
+    x, h0 = randn(gen, 2, 3, 3), randn(gen, 2, 4, scale=0.5)
+    check_autograd(
+        "lstm_gru.gru_forward",
+        lstm_gru.gru_forward,
+        (x, h0, *random_weights(gen, 3, 3, 4, torch.float64)),
+        {},
+        ("x", "h0", "W_ih", "W_hh", "b_ih", "b_hh"),
+        case="B=2, T=3, D=3, H=4",
+        labs="the recall lab trains through it",
+    )

@@ -9,6 +9,7 @@ import math
 
 import pytest
 import torch
+from _autograd import check_autograd
 from _check import call, check_close, check_tensor
 
 from exercises import positional
@@ -108,3 +109,25 @@ def test_embed_tokens_shape_and_dtype(dtype):
         case=case,
     )
     check_tensor("positional.embed_tokens", x, case=case, shape=(2, 3, 5), dtype=dtype, what="x")
+
+
+# --- autograd through it, as the labs use it (_autograd.py) --------------------------------------
+
+
+@checks("positional.embed_tokens")
+def test_embed_tokens_supports_autograd():
+    gen = torch.Generator().manual_seed(10)
+    tokens = torch.tensor([[0, 4, 2], [3, 3, 1]])
+    embedding, pe = (
+        torch.randn(5, 4, generator=gen, dtype=torch.float64),
+        torch.randn(6, 4, dtype=torch.float64, generator=gen),
+    )
+    check_autograd(
+        "positional.embed_tokens",
+        positional.embed_tokens,
+        (tokens, embedding, pe),
+        {},
+        ("embedding",),
+        case="B=2, T=3, V=5, d=4",
+        labs="the reverser lab trains through it",
+    )

@@ -10,6 +10,7 @@ import math
 
 import pytest
 import torch
+from _autograd import check_autograd
 from _check import call, check_batch_first, check_close, check_tensor, randn, unpack
 from _labs import BUDGETS_OFF, check_budget, lab_test
 
@@ -645,3 +646,21 @@ def test_train_char_rnn_trains_within_its_cpu_budget():
     """Once at the grading sizes (the docstring's), on your core measured as the grader measures
     its own: the lab's CPU budget, refused in the grader's words. A few seconds."""
     check_budget("rnn.train_char_rnn", rnn.train_char_rnn)
+
+
+# --- autograd through it, as the labs use it (_autograd.py) --------------------------------------
+
+
+@checks("rnn.softmax_cross_entropy")
+def test_softmax_cross_entropy_supports_autograd():
+    gen = torch.Generator().manual_seed(5)
+    logits, targets = randn(gen, 6, 4, scale=2.0), torch.tensor([0, 3, 1, 2, 3, 0])
+    check_autograd(
+        "rnn.softmax_cross_entropy",
+        rnn.softmax_cross_entropy,
+        (logits, targets),
+        {},
+        ("logits",),
+        case="N=6, C=4",
+        labs="the recall, reverser and selective-copy labs train through it",
+    )

@@ -10,6 +10,7 @@ import math
 
 import pytest
 import torch
+from _autograd import check_autograd
 from _check import call, check_batch_first, check_close, check_tensor, randn, unpack
 from _labs import BUDGETS_OFF, check_budget, lab_test
 from torch.overrides import TorchFunctionMode
@@ -261,3 +262,60 @@ def test_train_selective_copy_trains_within_its_cpu_budget():
     """Once at the grading sizes (the docstring's), on your core measured as the grader measures
     its own: the lab's CPU budget, refused in the grader's words. A few seconds."""
     check_budget("selective_scan.train_selective_copy", ss.train_selective_copy)
+
+
+# --- autograd through it, as the labs use it (_autograd.py) --------------------------------------
+
+
+@checks("selective_scan.discretize")
+def test_discretize_supports_autograd():
+    gen = torch.Generator().manual_seed(15)
+    delta = 0.1 + randn(gen, 2, 3, 4).abs()
+    A, B = -(0.5 + randn(gen, 4, 2).abs()), randn(gen, 2, 3, 2)
+    check_autograd(
+        "selective_scan.discretize",
+        ss.discretize,
+        (delta, A, B),
+        {},
+        ("delta", "A", "B"),
+        case="B=2, T=3, D=4, N=2",
+        labs="the selective-copy lab trains through it",
+    )
+
+
+@checks("selective_scan.linear_scan")
+@pytest.mark.parametrize("T", [1, 5, 8], ids=["T=1", "T=5", "T=8"])
+@pytest.mark.parametrize("with_h0", [False, True], ids=["h0=None", "h0 given"])
+def test_linear_scan_supports_autograd(T, with_h0):
+    """A scan that writes in place into a tensor autograd saved passes its value tests and then
+    breaks the selective-copy lab's training: its docstring asks for a path without such writes
+    where an input requires grad, and this is that path's test."""
+    gen = torch.Generator().manual_seed(16 + T)
+    a, b = 0.9 * torch.rand(2, T, 3, generator=gen, dtype=torch.float64), randn(gen, 2, T, 3)
+    h0 = randn(gen, 2, 3) if with_h0 else None
+    check_autograd(
+        "selective_scan.linear_scan",
+        ss.linear_scan,
+        (a, b, h0),
+        {},
+        ("a", "b", "h0") if with_h0 else ("a", "b"),
+        case=f"a, b (2, {T}, 3){', h0 (2, 3)' if with_h0 else ''}",
+        labs="the selective-copy lab trains through it, inside your selective_scan,",
+    )
+
+
+@checks("selective_scan.selective_scan")
+def test_selective_scan_supports_autograd():
+    gen = torch.Generator().manual_seed(17)
+    u, delta, z = randn(gen, 2, 4, 3), randn(gen, 2, 4, 3, scale=0.5), randn(gen, 2, 4, 3)
+    A, B, C = -(0.5 + randn(gen, 3, 2).abs()), randn(gen, 2, 4, 2), randn(gen, 2, 4, 2)
+    D, delta_bias = randn(gen, 3), randn(gen, 3, scale=0.3)
+    check_autograd(
+        "selective_scan.selective_scan",
+        ss.selective_scan,
+        (u, delta, A, B, C, D, z, delta_bias, True),
+        {},
+        ("u", "delta", "A", "B", "C", "D", "z", "delta_bias"),
+        case="B=2, T=4, D=3, N=2, with D, z, delta_bias and softplus",
+        labs="the selective-copy lab trains through it",
+    )

@@ -11,6 +11,7 @@ import math
 
 import pytest
 import torch
+from _autograd import check_autograd
 from _check import call, check_close, check_tensor, randn
 from _labs import BUDGETS_OFF, check_budget, lab_test
 
@@ -419,3 +420,66 @@ def test_train_reverser_trains_within_its_cpu_budget():
     """Once at the grading sizes (the docstring's), on your core measured as the grader measures
     its own: the lab's CPU budget, refused in the grader's words. A few seconds."""
     check_budget("transformer.train_reverser", transformer.train_reverser)
+
+
+# --- autograd through it, as the labs use it (_autograd.py) --------------------------------------
+
+
+@checks("transformer.layer_norm")
+def test_layer_norm_supports_autograd():
+    gen = torch.Generator().manual_seed(11)
+    x = randn(gen, 2, 3, 4)
+    weight, bias = 1 + randn(gen, 4, scale=0.2), randn(gen, 4, scale=0.2)
+    check_autograd(
+        "transformer.layer_norm",
+        transformer.layer_norm,
+        (x, weight, bias),
+        {},
+        ("x", "weight", "bias"),
+        case="(2, 3, 4)",
+        labs="the reverser lab trains through it",
+    )
+
+
+@checks("transformer.feed_forward")
+def test_feed_forward_supports_autograd():
+    gen = torch.Generator().manual_seed(12)
+    x = randn(gen, 2, 3, 4)
+    W1, b1, W2, b2 = randn(gen, 6, 4, scale=0.5), randn(gen, 6), randn(gen, 4, 6, scale=0.5), randn(gen, 4)
+    check_autograd(
+        "transformer.feed_forward",
+        transformer.feed_forward,
+        (x, W1, b1, W2, b2),
+        {},
+        ("x", "W1", "b1", "W2", "b2"),
+        case="E=4, F=6",
+        labs="the reverser lab trains through it",
+    )
+
+
+@checks("transformer.encoder_block")
+def test_encoder_block_supports_autograd():
+    gen = torch.Generator().manual_seed(13)
+    check_autograd(
+        "transformer.encoder_block",
+        transformer.encoder_block,
+        (randn(gen, 2, 3, 4), random_block(gen, 4, 6, torch.float64), 2),
+        {},
+        ("x", "params"),
+        case="B=2, T=3, E=4, F=6, 2 heads",
+        labs="the reverser lab trains through it",
+    )
+
+
+@checks("transformer.decoder_block")
+def test_decoder_block_supports_autograd():
+    gen = torch.Generator().manual_seed(14)
+    check_autograd(
+        "transformer.decoder_block",
+        transformer.decoder_block,
+        (randn(gen, 2, 3, 4), randn(gen, 2, 5, 4), random_block(gen, 4, 6, torch.float64, decoder=True), 2),
+        {},
+        ("x", "memory", "params"),
+        case="B=2, T=3, S=5, E=4, F=6, 2 heads, causal",
+        labs="the reverser lab trains through it",
+    )

@@ -59,6 +59,11 @@ class Lab:
     # 3x slower than the reference, over the budget. The function-level recorder, the autograd
     # detector and the static scan of the source still see every operation a lab forbids.
     kernels: bool = False
+    # The functions the lab backpropagates through with autograd (the character lab's gradients
+    # are by hand): each must support autograd, which its own tests check, public
+    # (test_<function>_supports_autograd) and hidden where the runner allows, and a crash of
+    # autograd in the lab names them (seqlab.labs.slips.crash_hint).
+    through: tuple[str, ...] = ()
 
     def module(self) -> ModuleType:
         return importlib.import_module(self.task)
@@ -125,6 +130,7 @@ LABS: dict[str, Lab] = {
         "seqlab.labs.recall",
         uses=("lstm_gru.gru_forward", "lstm_gru.gru_cell", "rnn.softmax_cross_entropy", "optimizers.adam"),
         notes="L5 §5-8",
+        through=("lstm_gru.gru_forward", "lstm_gru.gru_cell", "rnn.softmax_cross_entropy"),
         figures=("losses", "metrics"),
         metric_names={"accuracy": "held-out recall accuracy", "chance": "chance"},
     ),
@@ -135,6 +141,9 @@ LABS: dict[str, Lab] = {
         + ("attention.scaled_dot_product_attention", "transformer.layer_norm", "transformer.feed_forward")
         + ("attention.causal_mask", "positional.embed_tokens", "positional.sinusoidal_encoding", "optimizers.adam"),
         notes="W8 §4, §8-15",
+        through=("transformer.encoder_block", "transformer.decoder_block", "attention.multi_head_attention")
+        + ("attention.scaled_dot_product_attention", "transformer.layer_norm", "transformer.feed_forward")
+        + ("positional.embed_tokens", "rnn.softmax_cross_entropy"),
         figures=("losses", "metrics"),
         metric_names={"exact_match": "held-out exact-match reversal"},
     ),
@@ -144,6 +153,8 @@ LABS: dict[str, Lab] = {
         uses=("selective_scan.selective_scan", "selective_scan.discretize", "selective_scan.linear_scan")
         + ("rnn.softmax_cross_entropy", "optimizers.adam"),
         notes="L5 §18",
+        through=("selective_scan.linear_scan", "selective_scan.selective_scan", "selective_scan.discretize")
+        + ("rnn.softmax_cross_entropy",),
         figures=("losses", "metrics"),
         metric_names={"accuracy": "held-out copy accuracy", "chance": "chance"},
     ),

@@ -57,10 +57,17 @@ CONSTANT_RATIO = 1e-3
 
 
 def first_steps_hint(
-    got: torch.Tensor, want: torch.Tensor, off: torch.Tensor, counts: dict, batch_call: str, slip=lambda: ""
+    got: torch.Tensor,
+    want: torch.Tensor,
+    off: torch.Tensor,
+    counts: dict,
+    batch_call: str,
+    slip=lambda: "",
+    through: tuple[str, ...] = (),
 ) -> str:
     """What the first departure of the reported losses from the protocol's replay says (``off``:
-    which steps are outside the tolerance), as ``name: explain``, or ""."""
+    which steps are outside the tolerance), as ``name: explain``, or "". ``through``: the
+    functions the lab backpropagates through (a wrong gradient is a wrong first update too)."""
     steps = int(off.numel())
     if not bool(off.any()):
         return ""
@@ -91,10 +98,21 @@ def first_steps_hint(
             "as the docstring writes it, and records the mean cross-entropy before the update."
         )
     if first == 1:
+        # An in-place write into a tensor autograd saved gives a wrong gradient without an error
+        # in the grader's process (its saved-tensor hooks skip autograd's version check), where
+        # the student's own notebook and public tests raise "modified by an inplace operation".
+        gradients = (
+            f" Or a gradient is wrong: the lab backpropagates through your {', '.join(through)}, and one that "
+            "writes in place into a tensor autograd saved gives a wrong gradient (in your own notebook, "
+            'autograd\'s "modified by an inplace operation"): their public tests '
+            "test_<function>_supports_autograd check each."
+            if through
+            else ""
+        )
         return (
             "the first update is not the protocol's: losses[0] is right and losses[1], the loss after one "
             "update, is not. Every parameter takes one adam step with its own gradient, its own fresh "
-            "state and the lab's lr, and the next step starts from what adam returned."
+            "state and the lab's lr, and the next step starts from what adam returned." + gradients
         )
     return (
         f"a later update is not the protocol's: losses[0:{first}] are right (the first update too) and "

@@ -141,7 +141,7 @@ class LabSession:
             value = self.grade.run(**child_inputs).value
             params, losses = self.grade.unpack(value, RETURNS)
         except GradeFailure as failure:
-            failure.hint = failure.hint or crash_hint(failure.message)
+            failure.hint = failure.hint or crash_hint(failure.message, self.lab.through)
             run.failure = failure
             return run
         finally:
@@ -254,7 +254,11 @@ class LabSession:
         step = int(off.nonzero()[0, 0])
         culprits = self._culprits()
         counts = task.loss_counts(run.child_inputs)
-        hint = "" if culprits else first_steps_hint(got, want, off, counts, task.BATCH_CALL, lambda: self._slip(run))
+        hint = (
+            ""
+            if culprits
+            else first_steps_hint(got, want, off, counts, task.BATCH_CALL, lambda: self._slip(run), self.lab.through)
+        )
         raise GradeFailure(
             f"{self.lab.function}: losses[{step}] is {float(got[step]):.6g}; the protocol, replayed from the "
             f"same initial parameters and generator state, gives {float(want[step]):.6g} "

@@ -283,14 +283,24 @@ UNUSED_PARAMETER = Slip(
 )
 
 
-def crash_hint(message: str) -> str:
+def crash_hint(message: str, through: tuple[str, ...] = ()) -> str:
     """The slip a crash of the training call shows: a crash inside the student's adam on
-    mismatched sizes (one state for several shapes), or autograd refusing a parameter the loss
-    does not reach (its own words, whatever the loop)."""
+    mismatched sizes (one state for several shapes), autograd refusing a parameter the loss
+    does not reach (its own words, whatever the loop), or autograd finding a saved tensor
+    overwritten: one of the functions the lab backpropagates through (``through``) writes in
+    place where its inputs require grad, and each has a test of that property of its own."""
     if "must match the size" in message and ", in adam\n" in message + "\n":
         return ADAM_SHARED.hint(Evidence({}, {}, None))
     if "appears to not have been used in the graph" in message:
         return UNUSED_PARAMETER.hint(Evidence({}, {}, None))
+    if "modified by an inplace operation" in message and through:
+        names = ", ".join(through)
+        return (
+            "an in-place write under autograd: the lab backpropagates through your "
+            f"{names}, and one of them writes into a tensor autograd saved for the backward pass. Each "
+            "must support autograd; its public test test_<function>_supports_autograd names the one "
+            "(where an input requires grad, build new tensors instead of writing into them)"
+        )
     return ""
 
 

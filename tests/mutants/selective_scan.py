@@ -149,3 +149,37 @@ def discretize(delta, A, B):
 """,
     ),
 ]
+
+# A scan that is right on every value but writes in place into the tensor autograd saved for its
+# backward pass (the reference's fast path, with no second path for inputs that require grad):
+# the selective-copy lab then crashes with autograd's "modified by an inplace operation". It is
+# not in MUTANTS because the hidden tests run linear_scan in the student's process, which returns
+# values, not graphs: no hidden test of linear_scan can backpropagate through it there (the
+# runner would need a call that returns gradients, seqlab/student). Its own public test
+# test_linear_scan_supports_autograd catches it, and the lab's feedback names the functions it
+# trains through (tests/labs/test_lab_autograd.py).
+INPLACE_UNDER_AUTOGRAD = Mutant(
+    "selective_scan.linear_scan",
+    "writes in place into what autograd saved (no second path under autograd)",
+    """
+def linear_scan(a, b, h0=None):
+    dtype = torch.promote_types(a.dtype, b.dtype)
+    if h0 is not None:
+        dtype = torch.promote_types(dtype, h0.dtype)
+    a = a.to(dtype)
+    h = out = b.to(dtype, memory_format=torch.contiguous_format, copy=True)
+    if h0 is not None:
+        h[:, 0] = h[:, 0] + a[:, 0] * h0
+    levels = []
+    while h.shape[1] > 1:
+        T = h.shape[1]
+        h[:, 1::2] += a[:, 1::2] * h[:, 0 : T - 1 : 2]
+        levels.append((a, h))
+        a, h = a[:, 1::2] * a[:, 0 : T - 1 : 2], h[:, 1::2]
+    for a, h in reversed(levels):
+        T = h.shape[1]
+        h[:, 2::2] += a[:, 2::2] * h[:, 1 : T - 1 : 2]
+    return out
+""",
+    hint="in-place write under autograd",
+)

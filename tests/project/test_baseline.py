@@ -23,7 +23,19 @@ PYPROJECT = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
 INSTRUCTOR_CODE = ("seqlab", "graders", "tests", "public_tests", "benchmarks", "solutions", "examples")
 # Import name -> distribution, where they differ.
 DISTRIBUTION_OF = {"PIL": "Pillow", "yaml": "PyYAML", "xdist": "pytest-xdist", "pytest_timeout": "pytest-timeout"}
-FIRST_PARTY = {"seqlab", "solutions", "exercises", "tests", "graders", "_check", "_labs", "_subset", "_budget", "loop_style"}
+FIRST_PARTY = {
+    "seqlab",
+    "solutions",
+    "exercises",
+    "tests",
+    "graders",
+    "_check",
+    "_labs",
+    "_subset",
+    "_budget",
+    "_autograd",
+    "loop_style",
+}
 # Student code kept as test data: its imports are the student's own (``from rnn import ...``).
 STUDENT_CODE = ("tests/student/honest_submissions",)
 
