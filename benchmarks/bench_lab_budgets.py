@@ -132,7 +132,7 @@ def main() -> int:
         cells = [
             f"{statistics.median(cpu[n][lab]):7.2f} s {statistics.median(cpu[n][lab]) / ref:5.2f}x  "
             if cpu[n][lab]
-            else "refused"
+            else "no figure"
             for n in names
         ]
         margin = min(m for m, _ in margins[lab]) if margins[lab] else 0.0

@@ -34,12 +34,13 @@ from types import ModuleType
 from .budget import CPU_BUDGET_S, REFERENCE_CPU_S
 
 # The grader's clock: a lab trains on one standard core (seqlab.labs.clock: a slower core
-# stretches it) in at most CPU_BUDGET_S of CPU time, 15 s: 5.5x (selective copy) to 12x
+# stretches it) in at most CPU_BUDGET_S of CPU time, 15 s: 5.6x (selective copy) to 12.5x
 # (characters) the reference's own time (REFERENCE_CPU_S), so that a loop-style student fits
-# with room (the loopiest honest style measured, the cross-entropy row by row, takes 2.6-7.3x the
-# reference, benchmarks/bench_lab_budgets.py) while a quadratic loop (~12-16x) does not. The
-# figures, the reasons and the cost per submission are in seqlab/labs/budget.py, the one place
-# the budgets live: it ships with the student release, whose lab tests check the same budget.
+# with room (1.4-3.7x the reference; the loopiest honest style measured, the cross-entropy row by
+# row, 2.1-7.3x: benchmarks/bench_lab_budgets.py) while a loop over hidden units inside every
+# step does not. The figures, the reasons and the cost per submission are in
+# seqlab/labs/budget.py, the one place the budgets live: it ships with the student release,
+# whose lab tests check the same budget.
 
 # The wall limit, as a multiple of the budget: see Lab.wall_limit_s.
 WALL_FACTOR = 4

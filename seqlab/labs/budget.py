@@ -10,22 +10,26 @@ slower than the standard core it is, never shrunk (a faster core keeps the state
 
 Why CPU_BUDGET_S is 15 s, the same for every lab. The references train in the grader in
 1.2 s (characters), 2.3 s (recall), 2.4 s (reverser) and 2.7 s (selective copy) on the
-standard core (REFERENCE_CPU_S). Loop-style students (benchmarks/loop_style.py: loops over
-time, over heads, over parameters, the causal mask and the positional table element by element,
-a sequential linear_scan) take 1.4-3.7x the reference's CPU in the grader, lab by lab; one that
-also writes the cross-entropy row by row (the loopiest honest style measured) takes 2.6-7.3x,
-up to 9.6 s on the standard core (benchmarks/bench_lab_budgets.py). 15 s admits that style
-with a margin of 1.5x or more on every lab (the room for a noisier machine and a loopier
-student) and the plain loop style with 3x; it is 5.5x (selective copy) to 12x (characters)
-the reference's own time.
+standard core (REFERENCE_CPU_S), 8.6 s together. A loop-style student (benchmarks/loop_style.py:
+loops over time, over heads, over parameters, the causal mask and the positional table element
+by element, BPTT's sums step by step, a sequential linear_scan) takes 1.4-3.7x the reference's
+CPU in the grader, lab by lab, 15 s for the four; one that also writes the cross-entropy row by
+row (the loopiest honest style measured) takes 2.1-7.3x, 29 s for the four and up to 10.7 s for
+one lab (benchmarks/bench_lab_budgets.py, two benchmarks of two rounds each on a 2-core machine
+at load 4-8). 15 s admits the loop style with a margin of 2.5x or more on every lab and the
+row-by-row style with 1.4x (the room for a busier machine than that one); it is 5.6x
+(selective copy) to 12.5x (characters) the reference's own time.
 
-What it still stops: a loop that redoes work quadratically (the forward pass recomputed from
-the first step at every step: ~T/2 = 12-16x the reference here, 30-40 s), a loop over hidden
-units or batch rows inside every time step (48x or 128x the operations), training several
-times the steps the task asks for. What it costs: a submission's four labs may use up to 60 s
-of CPU on the standard core, where the references use 8.6 s, a loop style ~19 s and the
-row-by-row style ~33 s; a class of 300 row-by-row students would add about 80 minutes on two
-standard cores, a class of references about 20 (docs/labs.md, "Budgets").
+What it still stops: a loop over the hidden units inside every step (the GRU's cell one unit at
+a time: the recall lab runs past its wall limit, four times the budget), a loop over batch rows
+inside every step, training several times the steps the task asks for. A forward recomputed from
+the first step at every step (quadratic in the length) runs the recall lab out of the child's
+memory first, but costs the character lab, whose backward pass is by hand, only 5.8x its
+reference: the budget does not stop that one. What it costs: a submission's four labs may use up
+to 60 s of CPU on the standard core, where the references use 8.6 s, a loop style 15 s and the
+row-by-row style 29 s; on two standard cores a class of 300 spends about 22 minutes on the
+references' labs, 38 on loop styles', 73 on row-by-row ones' and 150 if every lab used its
+whole budget (docs/labs.md, "Budgets").
 """
 
 from __future__ import annotations

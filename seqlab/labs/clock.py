@@ -8,7 +8,7 @@ and every reference lab was refused as over its budget. So the parent measures i
 with a fixed workload shaped like the labs' (small tensors, a Python loop, autograd: the labs
 are bound by per-operation dispatch, ~110,000 torch calls for the recall lab) and scales every
 budget by how much slower than the standard core it is. The rule a student meets stays the one
-the budget was set by: a loop may take 5.5-12x the reference's CPU (the lab's budget over its
+the budget was set by: a loop may take 5.6-12.5x the reference's CPU (the lab's budget over its
 reference's time, seqlab.labs.budget) on the machine that grades it, and never less than the
 stated budget (a faster core does not shrink it).
 
