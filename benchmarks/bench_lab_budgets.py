@@ -13,9 +13,10 @@ one is printed: what public_tests/_labs.py's GRADER_OVERHEAD stands for.
 
 Floors (exit 1 when one is missed): every honest style's every lab scored (no budget refusal,
 no failed bound), every run of the loop style within half its budget and of the row-by-row
-style within budget / 1.25 (MARGIN: the room left for a busier machine than this one); the quadratic style (its recurrences
-the per-unit style (the GRU's cell one hidden unit at a time) refused by the recall lab. Its
-other labs are printed, not judged (they do not run the GRU).
+style within budget / 1.25 (MARGIN: the room left for a busier machine than this one); the
+per-unit style (the GRU's cell one hidden unit at a time) refused by the recall lab. Its other
+labs are printed, not judged (they do not run the GRU; after the recall lab's child is stopped
+at its wall limit, the next lab's CPU reading spans two children and gives no figure).
 
     .venv/bin/python benchmarks/bench_lab_budgets.py [--rounds 2]
 """
