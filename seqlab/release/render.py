@@ -9,6 +9,7 @@ copied, and the README, ``pyproject.toml``, ``.gitignore`` and the student workf
 from __future__ import annotations
 
 import ast
+import json
 from pathlib import Path
 from typing import Any
 
@@ -176,6 +177,20 @@ def _subset_files() -> dict[str, str]:
     return {f"tests/_subset/{path.name}": path.read_text(encoding="utf-8") for path in sorted(SUBSET_DIR.glob("*.py"))}
 
 
+def rules_file(config) -> str:
+    """``tests/_rules.json``: the rules the student's own tests apply as the grader does (today the
+    forbidden operations of README.md's list, public_tests/_forbidden.py), as data from the one
+    place they are declared, grading_config.yaml."""
+    table = {
+        "functions": sorted(contract.FUNCTIONS),
+        "labs": sorted(contract.LABS),
+        "forbidden": {
+            f: list(config.rules(f).forbidden) for f in sorted(config.functions) if config.rules(f).forbidden
+        },
+    }
+    return json.dumps(table, indent=1, sort_keys=True) + "\n"
+
+
 def render_release(
     *,
     solutions_dir: Path = SOLUTIONS_DIR,
@@ -191,6 +206,7 @@ def render_release(
 
     config = config or load_config()
     files = {**_stub_files(solutions_dir), **_public_test_files(public_tests_dir), **_subset_files()}
+    files["tests/_rules.json"] = rules_file(config)
     context = {
         "course": course_view(config, solutions_dir),
         "torch_version": torch_version,

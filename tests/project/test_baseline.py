@@ -33,6 +33,8 @@ FIRST_PARTY = {
     "_labs",
     "_subset",
     "_budget",
+    "_forbidden",
+    "_static_names",
     "_autograd",
     "loop_style",
 }

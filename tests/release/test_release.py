@@ -77,6 +77,9 @@ def test_release_contents_and_idempotence(released, tmp_path):
         "tests/_autograd.py",  # the autograd property the labs rely on, per function
         "tests/_budget.py",  # the labs' budgets and clock, the grader's own (seqlab/labs/budget.py)
         "tests/test_code_rules.py",
+        "tests/_forbidden.py",  # the forbidden operations, checked as the grader checks them
+        "tests/_static_names.py",  # the grader's own source scan (seqlab/grading/static_names.py)
+        "tests/_rules.json",  # the rules those apply, as data from the grading config
     }
     from seqlab.contract import MODULES
     from seqlab.release.render import SUBSET_DIR

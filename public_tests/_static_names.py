@@ -1,0 +1,1 @@
+../seqlab/grading/static_names.py
