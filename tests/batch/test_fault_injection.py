@@ -42,9 +42,10 @@ SEEN = {"bad": 0}  # how many bad hand-ins this process generated (the bank's re
 def _count(request):
     """Says, in pytest's own report, how many bad hand-ins the module generated."""
     yield
-    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-    if SEEN["bad"] and reporter is not None:
-        reporter.write_line(f"fault injection: {SEEN['bad']} generated bad hand-ins")
+    capture = request.config.pluginmanager.get_plugin("capturemanager")
+    if SEEN["bad"] and capture is not None:
+        with capture.global_and_fixture_disabled():
+            print(f"\nfault injection: {SEEN['bad']} generated bad hand-ins")
 
 
 def _printable(text: str) -> bool:
