@@ -56,7 +56,9 @@ def _expressions(depth: int) -> st.SearchStrategy[ast.expr]:
     return st.one_of(
         leaf,
         st.builds(ast.Attribute, value=sub, attr=st.sampled_from(ATTRS), ctx=st.just(ast.Load())),
-        st.builds(ast.Subscript, value=sub, slice=st.one_of(sub, st.builds(ast.Slice, sub, sub)), ctx=st.just(ast.Load())),
+        st.builds(
+            ast.Subscript, value=sub, slice=st.one_of(sub, st.builds(ast.Slice, sub, sub)), ctx=st.just(ast.Load())
+        ),
         st.builds(ast.BinOp, left=sub, op=binops.map(lambda o: o()), right=sub),
         st.builds(ast.UnaryOp, op=st.sampled_from([ast.USub(), ast.Not(), ast.Invert()]), operand=sub),
         st.builds(ast.Compare, left=sub, ops=st.just([ast.Lt()]), comparators=st.lists(sub, min_size=1, max_size=1)),
@@ -79,17 +81,23 @@ def _expressions(depth: int) -> st.SearchStrategy[ast.expr]:
         st.builds(ast.IfExp, test=sub, body=sub, orelse=sub),
         st.builds(
             ast.Lambda,
-            args=st.just(ast.arguments(posonlyargs=[], args=[ast.arg("a")], kwonlyargs=[], kw_defaults=[], defaults=[])),
+            args=st.just(
+                ast.arguments(posonlyargs=[], args=[ast.arg("a")], kwonlyargs=[], kw_defaults=[], defaults=[])
+            ),
             body=sub,
         ),
         st.builds(ast.NamedExpr, target=st.sampled_from(["w", "n"]).map(lambda n: ast.Name(n, ast.Store())), value=sub),
-        st.builds(comprehension, st.sampled_from(["list", "set", "gen"]), sub, comp_target, sub, st.lists(sub, max_size=1)),
+        st.builds(
+            comprehension, st.sampled_from(["list", "set", "gen"]), sub, comp_target, sub, st.lists(sub, max_size=1)
+        ),
         st.builds(
             ast.JoinedStr,
             values=st.lists(
                 st.one_of(
                     st.text("ab {}", max_size=3).map(ast.Constant),
-                    st.builds(ast.FormattedValue, value=sub, conversion=st.sampled_from([-1, 114]), format_spec=st.none()),
+                    st.builds(
+                        ast.FormattedValue, value=sub, conversion=st.sampled_from([-1, 114]), format_spec=st.none()
+                    ),
                 ),
                 max_size=3,
             ),
@@ -115,7 +123,12 @@ def _targets(depth: int = 2) -> st.SearchStrategy[ast.expr]:
         return kind(elts=elts, ctx=ast.Store())
 
     return st.one_of(
-        st.builds(unpack, st.sampled_from([ast.Tuple, ast.List]), st.lists(inner, min_size=1, max_size=3), st.sampled_from([None, 0])),
+        st.builds(
+            unpack,
+            st.sampled_from([ast.Tuple, ast.List]),
+            st.lists(inner, min_size=1, max_size=3),
+            st.sampled_from([None, 0]),
+        ),
         simple,
     )
 
@@ -173,18 +186,30 @@ def _statements(depth: int) -> st.SearchStrategy[ast.stmt]:
             op=st.sampled_from([ast.Add(), ast.Mult(), ast.MatMult(), ast.BitOr()]),
             value=expr,
         ),
-        st.builds(ast.AnnAssign, target=_name(ast.Store()), annotation=expr, value=st.one_of(st.none(), expr), simple=st.just(1)),
+        st.builds(
+            ast.AnnAssign,
+            target=_name(ast.Store()),
+            annotation=expr,
+            value=st.one_of(st.none(), expr),
+            simple=st.just(1),
+        ),
         st.builds(ast.Expr, value=expr),
         st.builds(ast.Return, value=st.one_of(st.none(), expr)),
         st.builds(ast.Delete, targets=st.lists(_targets(0), min_size=1, max_size=2)),
         st.builds(ast.Assert, test=expr, msg=st.one_of(st.none(), expr)),
         st.builds(ast.Raise, exc=st.one_of(st.none(), expr), cause=st.none()),
         st.just(ast.Pass()),
-        st.builds(ast.Import, names=st.lists(st.sampled_from(MODULES).map(lambda m: ast.alias(m)), min_size=1, max_size=2)),
+        st.builds(
+            ast.Import, names=st.lists(st.sampled_from(MODULES).map(lambda m: ast.alias(m)), min_size=1, max_size=2)
+        ),
         st.builds(
             ast.ImportFrom,
             module=st.sampled_from(["torch", "math", "functools", "dataclasses", "", "rnn"]),
-            names=st.lists(st.sampled_from(["nn", "sqrt", "partial", "dataclass", "rnn_cell", "load"]).map(ast.alias), min_size=1, max_size=2),
+            names=st.lists(
+                st.sampled_from(["nn", "sqrt", "partial", "dataclass", "rnn_cell", "load"]).map(ast.alias),
+                min_size=1,
+                max_size=2,
+            ),
             level=st.sampled_from([0, 1]),
         ).filter(lambda n: n.module or n.level),
         st.builds(ast.Global, names=st.just(["state"])),
@@ -195,9 +220,14 @@ def _statements(depth: int) -> st.SearchStrategy[ast.stmt]:
     body = st.lists(_statements(depth - 1), min_size=1, max_size=4)
     orelse = st.one_of(st.just([]), body)
     handler = st.builds(
-        ast.ExceptHandler, type=st.one_of(st.none(), st.just(ast.Name("ValueError"))), name=st.sampled_from([None, "e"]), body=body
+        ast.ExceptHandler,
+        type=st.one_of(st.none(), st.just(ast.Name("ValueError"))),
+        name=st.sampled_from([None, "e"]),
+        body=body,
     )
-    decorators = st.lists(st.one_of(_expressions(1), st.just(ast.parse("dataclass(frozen=True)", mode="eval").body)), max_size=2)
+    decorators = st.lists(
+        st.one_of(_expressions(1), st.just(ast.parse("dataclass(frozen=True)", mode="eval").body)), max_size=2
+    )
     arguments = st.sampled_from(["self, x", "*args, **kwargs", "a, /, b=1, *, c", ""]).map(
         lambda a: ast.parse(f"def f({a}): pass").body[0].args
     )
@@ -209,11 +239,17 @@ def _statements(depth: int) -> st.SearchStrategy[ast.stmt]:
         st.builds(ast.AsyncFor, target=_targets(), iter=expr, body=body, orelse=orelse, type_comment=st.none()),
         st.builds(
             ast.With,
-            items=st.lists(st.builds(ast.withitem, context_expr=expr, optional_vars=st.one_of(st.none(), _targets(1))), min_size=1, max_size=2),
+            items=st.lists(
+                st.builds(ast.withitem, context_expr=expr, optional_vars=st.one_of(st.none(), _targets(1))),
+                min_size=1,
+                max_size=2,
+            ),
             body=body,
             type_comment=st.none(),
         ),
-        st.builds(ast.Try, body=body, handlers=st.lists(handler, min_size=1, max_size=2), orelse=orelse, finalbody=orelse),
+        st.builds(
+            ast.Try, body=body, handlers=st.lists(handler, min_size=1, max_size=2), orelse=orelse, finalbody=orelse
+        ),
         st.builds(
             ast.TryStar,
             body=body,
@@ -228,7 +264,11 @@ def _statements(depth: int) -> st.SearchStrategy[ast.stmt]:
         st.builds(
             ast.Match,
             subject=expr,
-            cases=st.lists(st.builds(ast.match_case, pattern=_patterns(2), guard=st.one_of(st.none(), expr), body=body), min_size=1, max_size=3),
+            cases=st.lists(
+                st.builds(ast.match_case, pattern=_patterns(2), guard=st.one_of(st.none(), expr), body=body),
+                min_size=1,
+                max_size=3,
+            ),
         ),
         st.builds(
             ast.FunctionDef,
@@ -276,9 +316,12 @@ def _module(preamble: list[str], statements: list[ast.stmt]) -> ast.Module:
 
 
 PREAMBLES = st.lists(
-    st.sampled_from(["from __future__ import annotations", "import torch", "import math", "from dataclasses import dataclass"]),
+    st.sampled_from(
+        ["from __future__ import annotations", "import torch", "import math", "from dataclasses import dataclass"]
+    ),
     unique=True,
 ).map(lambda lines: sorted(lines, key=lambda line: "__future__" not in line))
+
 
 @st.composite
 def programs(draw) -> str:
