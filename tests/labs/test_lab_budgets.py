@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import re
+import signal
 import sys
 import time
 from pathlib import Path
@@ -36,6 +37,15 @@ def public_labs():
         yield module
     finally:
         sys.path.remove(str(PUBLIC))
+
+
+@pytest.fixture(autouse=True)
+def _no_rules_file(monkeypatch, public_labs):
+    """The release writes the grader's rules beside the tests (tests/_rules.json); in this
+    checkout there is none, and no rule forbids anything a lab's training call does."""
+    monkeypatch.syspath_prepend(str(PUBLIC))
+    forbidden = importlib.import_module("_forbidden")
+    monkeypatch.setattr(forbidden, "rules", lambda: {"functions": [], "labs": list(LABS), "forbidden": {}})
 
 
 def _shape_tree(tree):
@@ -124,6 +134,8 @@ def test_the_public_budget_test_refuses_in_the_graders_words(public_labs, monkey
     message = str(failed.value)
     assert message.startswith("lstm_gru.train_recall trained for "), message
     assert "over the lab's budget of 0.0 s (0.01 s on a standard core)" in message
+    # where a profiling timer exists, the call is stopped a tenth past the budget (_stop_after)
+    assert "and stopped there, before its end" in message or not hasattr(signal, "setitimer"), message
 
 
 @pytest.mark.bank
