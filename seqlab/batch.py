@@ -143,7 +143,8 @@ def hand_ins(submissions_dir: Path) -> HandIns:
                 name = _derived_name(entry, digits=64)
             named[name] = entry
             why = (
-                f"{' and '.join(shown(e.name) for e in entries)} would all be named {shown(own)!r}"
+                f"{' and '.join(shown(e.name) for e in entries)} would "
+                f"{'both' if len(entries) == 2 else 'all'} be named {shown(own)!r}"
                 if len(entries) > 1
                 else "its name is not a plain one (letters, digits and ._-, not one grade-all writes)"
             )

@@ -105,7 +105,7 @@ def test_names_no_two_hand_ins_share_and_no_output_file_can_be_taken(tmp_path):
         assert not name.casefold().startswith(OWN_NAMES) or "+" in name or name.startswith("student-")
         assert name.casefold() not in {"lms", WORK_DIR, "gradebook.csv", "class_report.html", "class_report.md"}
     why = dict((entry, why) for entry, _name, why in found.renamed)
-    assert why["alice.zip"] == "alice and alice.zip would all be named 'alice'"
+    assert why["alice.zip"] == "alice and alice.zip would both be named 'alice'"
 
 
 def test_the_progress_bar_reads_no_markup(capsys):

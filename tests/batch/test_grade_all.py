@@ -212,7 +212,7 @@ def test_names_that_would_collide_are_both_renamed_and_the_run_goes_on(tmp_path,
     code = main(["grade-all", str(klass), "--out", str(out)])
     printed = capsys.readouterr().out
     assert code == 1, printed
-    assert "renamed: alice.zip is graded as 'alice+" in printed and "(alice and alice.zip would all be" in printed
+    assert "renamed: alice.zip is graded as 'alice+" in printed and "(alice and alice.zip would both be" in printed
     assert "renamed: Bob is graded as 'Bob+" in printed and "renamed: bob is graded as 'bob+" in printed
     rows = {r["submission"] for r in csv.DictReader((out / "gradebook.csv").open())}
     assert len(rows) == 5 and "alice-zip" in rows and "alice" not in rows
