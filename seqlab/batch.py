@@ -242,8 +242,12 @@ def worker_main(fd: int) -> None:
         try:
             settings = replace(job["settings"], protected_dirs=(job["out"], *job["settings"].protected_dirs))
             result = grade_submission(job["submission"], settings)
-            write_all(result, Path(job["out"]))
+            result.save(Path(job["out"]) / RESULT_FILE)  # the grade, recorded before any report
             status = {"status": "graded"}
+            try:
+                write_all(result, Path(job["out"]))
+            except Exception as exc:  # a report that fails is said, never a lost grade
+                status["report_error"] = f"{type(exc).__name__}: {exc}"[:500]
         except (GradingError, SeqlabError) as exc:
             status = {"status": "error", "reason": str(exc)[:500]}
         except Exception as exc:  # a grader bug must cost this submission only, with the reason
@@ -273,8 +277,15 @@ def _grade_one(sub: Submission, out: Path, workers: queue.Queue[_Worker], job: d
                 status = {"status": "error", "reason": "the grader wrote no result"}
     except Exception as exc:  # a bug in seqlab costs this submission only, with the reason
         status = {"status": "error", "reason": f"internal error: {type(exc).__name__}: {exc}"[:500]}
-    if "reason" in status:  # it may name the student's files: written in any file and terminal
-        status["reason"] = shown(str(status["reason"]))
+    for key in ("reason", "report_error"):  # they may name the student's files
+        if key in status:
+            status[key] = shown(str(status[key]))
+    if "report_error" in status:
+        print(
+            f"grade-all: error: {sub.name}: its reports could not be written (graded, the grade is recorded): "
+            f"{status['report_error']}",
+            file=sys.stderr,
+        )
     status.update(name=sub.name, source=str(sub.source), seconds=round(time.perf_counter() - started, 2))
     if status["status"] != "graded":
         _write_failure(target, status, job["max_score"], started)

@@ -218,3 +218,53 @@ def test_the_reader_bounds_a_zip_before_parsing_it_and_reads_one_with_no_file_ty
         handle.truncate(MAX_ZIP_BYTES + 1)  # sparse
     with pytest.raises(SubmissionError, match=f"more than {MAX_ZIP_BYTES >> 20} MB"):
         read_submission(tmp_path / "huge.zip", tmp_path / "read")
+
+
+def test_a_students_report_that_fails_is_said_and_the_grade_kept(tmp_path, monkeypatch, capsys):
+    """The grading process records the grade (seqlab_result.json) before it draws the student's
+    reports; a report that raises is a line in the log and the row stays graded."""
+    import queue
+    import socket
+    import threading
+    from multiprocessing.connection import Connection
+
+    import seqlab.batch as batch
+    import seqlab.grading as grading
+    import seqlab.reports as reports
+    from seqlab.gradebook import collect
+    from seqlab.results import GradingResult, TestResult
+
+    result = GradingResult([TestResult("attention.causal_mask: shape", 1.0, 1.0)], seed=1)
+    monkeypatch.setattr(grading, "grade_submission", lambda submission, settings: result)
+
+    def boom(*args, **kwargs):
+        raise ValueError("Too many bins for data range")
+
+    monkeypatch.setattr(reports, "write_all", boom)
+
+    class InProcess:
+        """The grading process's own loop (worker_main), run in a thread over a socket pair."""
+
+        def grade(self, job, timeout):
+            ours, theirs = socket.socketpair()
+            thread = threading.Thread(target=batch.worker_main, args=(theirs.detach(),))
+            thread.start()
+            channel = Connection(ours.detach())
+            channel.send(job)
+            status = channel.recv()
+            channel.close()
+            thread.join()
+            return status
+
+        def stop(self):
+            pass
+
+    workers = queue.Queue()
+    workers.put(InProcess())
+    sub = batch.Submission("alice", tmp_path / "alice", tmp_path / "copy")
+    status = batch._grade_one(sub, tmp_path / "out", workers, {"settings": _settings(), "max_score": 1.0}, 30)
+    assert status["status"] == "graded" and "Too many bins" in status["report_error"]
+    (row,) = collect(tmp_path / "out", ["alice"])
+    assert row["status"] == "graded" and row["result"].score == 1.0
+    err = capsys.readouterr().err
+    assert "grade-all: error: alice: its reports could not be written (graded, the grade is recorded)" in err
