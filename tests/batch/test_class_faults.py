@@ -157,6 +157,7 @@ def test_a_progress_display_that_fails_costs_no_grade(tmp_path, capsys):
     assert "the progress display failed (RuntimeError: a display bug)" in capsys.readouterr().err
 
 
+@pytest.mark.bank  # a real grading (workers start, torch loads): ~10 s, kept out of make test
 @pytest.mark.slow
 def test_every_case_in_one_class_leaves_the_honest_graded_and_the_lms_written(tmp_path, monkeypatch, capsys):
     """Every case of issue 39 in one class beside honest hand-ins (two of them under names that
