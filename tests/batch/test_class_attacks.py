@@ -95,8 +95,15 @@ def _folder_with(where: str, make):
 
 
 def _socket(path: Path) -> None:
-    with socket.socket(socket.AF_UNIX) as server:
-        server.bind(os.fspath(path))
+    """A Unix socket at ``path``, bound by its short name from its folder (a socket's path may be
+    at most 107 bytes, less than a temporary folder under xdist can be)."""
+    here = os.getcwd()
+    os.chdir(path.parent)
+    try:
+        with socket.socket(socket.AF_UNIX) as server:
+            server.bind(path.name)
+    finally:
+        os.chdir(here)
 
 
 def _zip_bytes(data: bytes):
