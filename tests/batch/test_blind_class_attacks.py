@@ -711,3 +711,313 @@ def test_grade_all_roster_display_names_are_text(class_run, who):
         assert ESC not in canvas and ESC not in check and "\r" not in canvas
         vic = [r for r in rows if "vic" in r]
         assert len(vic) == 1 and vic[0][0].startswith("Vic"), vic
+
+
+# =================================================================================================
+# exam grade-all: one class of answers files
+# =================================================================================================
+EXAM = ROOT / "exams" / "final.yaml"
+EX: dict = {}
+
+
+def ex(name):
+    def register(fn):
+        EX[name] = fn
+        return fn
+
+    return register
+
+
+def _answers(student: str, answers: dict | None = None) -> str:
+    return json.dumps({"student": student, "answers": answers or {"concept.bottleneck": "A"}})
+
+
+@ex("id-with-trailing-newline")
+def _(c: Path):  # (a)(c) "erin\n.yaml": the id regex's $ takes a final newline: a second "erin"
+    (c / "erin.yaml").write_text(_answers("erin"))
+    (c / "erin\n.yaml").write_text(_answers("erin", {"concept.bottleneck": "B"}))
+    return c / "erin\n.yaml"
+
+
+@ex("answers-file-links-to-key")
+def _(c: Path):  # (b) a link to the exam file itself (the key's source)
+    (c / "e02.yaml").symlink_to(EXAM)
+    return c / "e02.yaml"
+
+
+@ex("billion-laughs")
+def _(c: Path):  # (d) nested aliases
+    lines = ['a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    lines += [f"a{i}: &a{i} [{','.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 9)]
+    (c / "e03.yaml").write_text("\n".join(lines) + "\nstudent: e03\nanswers: {q: *a8}\n")
+    return c / "e03.yaml"
+
+
+@ex("python-object-tag")
+def _(c: Path):  # (b)(c) a tag that runs a command under an unsafe loader
+    (c / "e04.yaml").write_text(
+        f"student: e04\nanswers:\n  concept.bottleneck: !!python/object/apply:os.system ['mkdir {CANARY}']\n"
+    )
+    return c / "e04.yaml"
+
+
+@ex("huge-integer-answer")
+def _(c: Path):  # (d) a 900,000-digit integer as a numeric answer
+    (c / "e05.yaml").write_text("student: e05\nanswers:\n  rnn.param_count: " + "9" * 900_000 + "\n")
+    return c / "e05.yaml"
+
+
+@ex("deep-flow-nesting")
+def _(c: Path):  # (a) 50,000 nested flow sequences
+    (c / "e06.yaml").write_text("student: e06\nanswers: {q: " + "[" * 50_000 + "]" * 50_000 + "}\n")
+    return c / "e06.yaml"
+
+
+@ex("names-of-exam-outputs")
+def _(c: Path):  # (a)(b) ids that are grade-all's own outputs
+    for name in ("gradebook.csv.yaml", "LMS.yml", "Item_Analysis.csv.json", "class_report.html.yaml"):
+        (c / name).write_text(_answers("x"))
+    return c / "gradebook.csv.yaml"
+
+
+@ex("escape-in-a-name-inside-a-student-folder")
+def _(c: Path):  # (c) ID/ folder of two files, one named with a terminal escape
+    (c / "e08").mkdir()
+    (c / "e08" / "a.yaml").write_text(_answers("e08"))
+    (c / "e08" / "\x1b]0;pwn\x07\x1b[2J.yaml").write_text(_answers("e08"))
+    return c / "e08" / "a.yaml"
+
+
+@ex("student-folder-links-to-classmate")
+def _(c: Path):  # (b) e09/ -> hank/ (hank's answers graded as e09's)
+    (c / "hank").mkdir()
+    (c / "hank" / "final.yaml").write_text(_answers("hank"))
+    (c / "e09").symlink_to("hank")
+    return c / "e09"
+
+
+@ex("second-file-in-victims-name")
+def _(c: Path):  # (a) mallory hands in answers-dora.yaml beside honest dora.yaml: both refused
+    (c / "dora.yaml").write_text(_answers("dora"))
+    (c / "answers-dora.yaml").write_text(_answers("dora", {"concept.bottleneck": "C"}))
+    return c / "answers-dora.yaml"
+
+
+@ex("claims-another-id")
+def _(c: Path):  # (b) content claims bob
+    (c / "e11.yaml").write_text(_answers("bob"))
+    return c / "e11.yaml"
+
+
+@ex("answer-text-injects")
+def _(c: Path):  # (c) answers holding an escape, Markdown and HTML
+    (c / "e12.yaml").write_text(
+        'student: e12\nanswers:\n  concept.bottleneck: "\\e]0;pwn\\a\\e[2J **100 / 100 (100%)** <img src=x>"\n'
+        '  attn.var_qk: "\\e[31m<script>x</script> # 100 / 100"\n'
+        '  rnn.param_count: "=HYPERLINK(\\"http://x\\")"\n'
+    )
+    return c / "e12.yaml"
+
+
+@ex("fifo-answers-file")
+def _(c: Path):  # (d) reading a FIFO blocks
+    os.mkfifo(c / "e13.yaml")
+    return c / "e13.yaml"
+
+
+@ex("sparse-oversized-file")
+def _(c: Path):  # (d) 4 GB sparse
+    with open(c / "e14.yaml", "wb") as handle:
+        handle.truncate(4 << 30)
+    return c / "e14.yaml"
+
+
+@ex("utf16-and-invalid-bytes")
+def _(c: Path):  # (a) UTF-16 with a BOM
+    (c / "e15.yaml").write_bytes(_answers("e15").encode("utf-16"))
+    return c / "e15.yaml"
+
+
+@ex("unhashable-question-key")
+def _(c: Path):  # (a) a question key that is a list
+    (c / "e16.yaml").write_text("student: e16\nanswers:\n  ? [a, b]\n  : x\n")
+    return c / "e16.yaml"
+
+
+@ex("expression-bombs")
+def _(c: Path):  # (d) answers whose evaluation explodes
+    (c / "e17.yaml").write_text(
+        "student: e17\nanswers:\n"
+        "  opt.momentum_steps: '9**9**9**9, 10**10**10'\n"
+        "  rnn.param_count: '(((((((((((((((((((((((((((((((1)))))))))))))))))))))))))))))))' \n"
+        "  opt.adagrad_decay: '(x+1)**100000000'\n"
+        "  attn.var_qk: 'factorial(10**9)'\n"
+        "  rnn.ce_grad_formula: '" + "+".join(["x"] * 20000) + "'\n"
+    )
+    return c / "e17.yaml"
+
+
+@ex("twenty-thousand-values")
+def _(c: Path):  # (d) 20,001 answers
+    body = "".join(f"  q{i}: {i}\n" for i in range(20_001))
+    (c / "e18.yaml").write_text("student: e18\nanswers:\n" + body)
+    return c / "e18.yaml"
+
+
+BROKEN_EX = {
+    "escape-in-a-name-inside-a-student-folder": "exam grade-all prints the path of a student's second "
+    "file raw on stderr ('student ... also has answers in ...'): a file named '\\x1b]0;pwn\\x07\\x1b[2J.yaml' "
+    "under e08/ retitles and clears the instructor's terminal",
+    "id-with-trailing-newline": "a file 'erin\\n.yaml' passes the id check (its regex's $ matches before a "
+    "final newline): it is graded as a second student 'erin\\n' beside the real erin, with its own folder "
+    "OUT/erin\\n/ and an 'erin ' row in the LMS files",
+    "second-file-in-victims-name": "answers-dora.yaml handed in beside dora.yaml: both are refused as two "
+    "files of one student, and honest dora is not graded",
+}
+
+
+@pytest.fixture(scope="module")
+def exam_run(tmp_path_factory):
+    base = tmp_path_factory.mktemp("blind-exam")
+    c = base / "answers"
+    c.mkdir()
+    for honest in ("alice", "bob"):
+        (c / f"{honest}.yaml").write_text(_answers(honest))
+    entries = {name: build(c) for name, build in EX.items()}
+    started = time.monotonic()
+    done = subprocess.run(
+        [PY, "-m", "seqlab", "exam", "grade-all", str(c), "--exam", str(EXAM), "--out", str(base / "out")],
+        capture_output=True, timeout=600, cwd=base,
+    )  # fmt: skip
+    seconds = time.monotonic() - started
+    rows = []
+    if (base / "out" / "gradebook.csv").is_file():
+        with open(base / "out" / "gradebook.csv", newline="", encoding="utf-8") as handle:
+            rows = list(csv.DictReader(handle))
+    yield {
+        "base": base,
+        "class": c,
+        "out": base / "out",
+        "entries": entries,
+        "done": done,
+        "stdout": done.stdout.decode("utf-8", "replace"),
+        "stderr": done.stderr.decode("utf-8", "replace"),
+        "rows": rows,
+        "seconds": seconds,
+    }
+    shutil.rmtree(base, ignore_errors=True)
+
+
+def _exam_rows_of(run, file_name: str) -> list[dict]:
+    return [r for r in run["rows"] if r["file"] == file_name or r["file"].startswith(file_name + "/")]
+
+
+def _exam_graded(run, student: str) -> dict:
+    rows = [r for r in run["rows"] if r["student"] == student]
+    assert len(rows) == 1 and rows[0]["status"] == "graded", (student, rows)
+    return rows[0]
+
+
+@pytest.mark.parametrize(
+    "attack",
+    [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=BROKEN_EX[n])) if n in BROKEN_EX else n for n in EX],
+)
+def test_exam_grade_all_attack_costs_only_its_own_row(exam_run, attack):
+    run = exam_run
+    both = run["stdout"] + run["stderr"]
+    assert "Traceback" not in both, run["stderr"][-3000:]
+    assert run["seconds"] < 120, run["seconds"]
+    for name in ("gradebook.csv", "item_analysis.csv", "class_report.html", "lms/canvas.csv"):
+        assert (run["out"] / name).is_file(), name
+    for honest in ("alice", "bob"):
+        _exam_graded(run, honest)
+    assert not CANARY.exists()
+    EXAM_CHECKS.get(attack, _exam_refused)(run, attack)
+
+
+def _exam_refused(run, attack):
+    """The attack's file has a row of its own, not graded, with a reason."""
+    entry = run["entries"][attack]
+    rel = entry.relative_to(run["class"]).as_posix()
+    rows = _exam_rows_of(run, rel)
+    assert rows, (rel, [r["file"] for r in run["rows"]])
+    for row in rows:
+        assert row["status"] == "error" and row["reason"], row
+
+
+def _exam_newline(run, attack):
+    _exam_graded(run, "erin")
+    assert not [r for r in run["rows"] if r["student"].startswith("erin") and r["student"] != "erin"]
+    assert not (run["out"] / "erin\n").exists()
+
+
+def _exam_outputs(run, attack):
+    _exam_refused(run, attack)
+    for name in ("gradebook.csv", "item_analysis.csv", "class_report.html", "lms"):
+        assert (run["out"] / name).exists()
+    assert not any(p.is_dir() and p.name.casefold().startswith(("gradebook", "item_analysis", "class_report", "lms."))
+                   for p in run["out"].iterdir())  # fmt: skip
+    for name in ("LMS.yml", "Item_Analysis.csv.json", "class_report.html.yaml"):
+        assert _exam_rows_of(run, name) and all(r["status"] == "error" for r in _exam_rows_of(run, name))
+
+
+def _exam_escape(run, attack):
+    _exam_refused(run, attack)
+    both = run["stdout"] + run["stderr"]
+    assert ESC not in both, [line for line in both.splitlines() if ESC in line]
+    assert ESC not in (run["out"] / "gradebook.csv").read_text(encoding="utf-8")
+
+
+def _exam_link_to_classmate(run, attack):
+    _exam_refused(run, attack)
+    _exam_graded(run, "hank")
+    assert not [r for r in run["rows"] if r["student"] == "e09" and r["status"] == "graded"]
+
+
+def _exam_victim(run, attack):
+    _exam_graded(run, "dora")
+
+
+def _exam_claim(run, attack):
+    row = _exam_graded(run, "e11")
+    assert row["flag"], row
+    assert [r["student"] for r in run["rows"]].count("bob") == 1
+
+
+def _exam_injection(run, attack):
+    _exam_graded(run, "e12")
+    # what the run printed or wrote about e12 (the class shares the run: e08 tests its own name)
+    lines = [line for line in (run["stdout"] + run["stderr"]).splitlines() if "e12" in line]
+    assert lines and not [line for line in lines if ESC in line], lines
+    for path, text in _text_outputs(run["out"]):
+        if "e12" not in path.parts:
+            text = "\n".join(line for line in text.splitlines() if "e12" in line)
+        assert ESC not in text, path
+        if path.suffix in (".md", ".html"):
+            assert "<img" not in text and "<script>" not in text, path
+        if path.suffix == ".md":
+            assert "**100 / 100 (100%)**" not in text and not re.search(r"^#+ 100 / 100", text, re.M), path
+        if path.suffix == ".csv":
+            for cells in csv.reader(text.splitlines()):
+                assert not any(cell.lstrip(" ").startswith("=") for cell in cells), (path, cells)
+
+
+def _exam_bounded(run, attack):
+    entry = run["entries"][attack]
+    rows = _exam_rows_of(run, entry.relative_to(run["class"]).as_posix())
+    assert len(rows) == 1, rows  # graded (every bomb scores nothing) or refused, never a stop
+    assert rows[0]["status"] == "error" or float(rows[0]["total"]) == 0, rows[0]
+
+
+EXAM_CHECKS = {
+    "id-with-trailing-newline": _exam_newline,
+    "names-of-exam-outputs": _exam_outputs,
+    "escape-in-a-name-inside-a-student-folder": _exam_escape,
+    "student-folder-links-to-classmate": _exam_link_to_classmate,
+    "second-file-in-victims-name": _exam_victim,
+    "claims-another-id": _exam_claim,
+    "answer-text-injects": _exam_injection,
+    "expression-bombs": _exam_bounded,
+    "unhashable-question-key": _exam_bounded,
+    "twenty-thousand-values": _exam_bounded,
+}
