@@ -26,6 +26,7 @@ import socket
 import subprocess
 import sys
 import time
+import unicodedata
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
@@ -91,18 +92,26 @@ def _derived_name(entry: Path, digits: int = 12) -> str:
 def shown(text: str) -> str:
     """``text`` (a file name, a reason naming one) as it can be written anywhere: a name that is
     not UTF-8 reaches Python with surrogates, which no UTF-8 file or terminal takes; they are
-    written as ``\\xNN``. Control characters are written the same way (a newline would start a
-    new line in the log, an escape sequence would drive the terminal)."""
+    written as ``\\xNN``. Control and format characters are written the same way (``\\x1b``,
+    ``\\u202e``): a newline would start a new line in the log, an escape sequence would drive
+    the terminal, a right-to-left override or a zero-width character would reorder or hide what
+    the instructor reads."""
     out = []
     for char in text:
         code = ord(char)
         if 0xDC80 <= code <= 0xDCFF:  # a byte that was not UTF-8 (surrogateescape)
             out.append(f"\\x{code - 0xDC00:02x}")
-        elif 0xD800 <= code <= 0xDFFF or code < 0x20 or 0x7F <= code < 0xA0:
+        elif unicodedata.category(char) in _HIDDEN:
             out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
         else:
             out.append(char)
     return "".join(out)
+
+
+# Unicode categories written as escapes by :func:`shown`: controls, format characters (the
+# bidirectional overrides, zero-width joiners), line and paragraph separators, surrogates,
+# private use and unassigned code points (a terminal shows them as nothing or as anything).
+_HIDDEN = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"})
 
 
 @dataclass(frozen=True)
@@ -126,7 +135,11 @@ def hand_ins(submissions_dir: Path) -> HandIns:
     skipped = []
     for entry in sorted(Path(submissions_dir).iterdir()):
         if is_submission(entry):
-            ids.setdefault(_hand_in_id(entry).casefold(), []).append(entry)
+            own = _hand_in_id(entry)
+            # only plain names can clash: any other is derived, and a derived name is no plain one
+            # (a folder "ſam", long s, folds to "sam" but takes nothing from sam)
+            key = own.casefold() if safe_submission_name(own) == own else "+" + os.fsencode(entry.name).hex()
+            ids.setdefault(key, []).append(entry)
         else:
             why = "hidden" if entry.name.startswith(".") else "not a folder or a .zip"
             skipped.append((shown(entry.name), why))

@@ -25,6 +25,7 @@ class Progress:
 
     def __init__(self):
         self.bar = None
+        self.renamed: list[str] = []  # said again at the end: their LMS rows need matching by hand
 
     def start(self, total: int, already: int) -> None:
         self.total, self.done, self.t0 = total, already, time.perf_counter()
@@ -55,6 +56,7 @@ class Progress:
         print(f"skipped: {entry} ({why})", flush=True)
 
     def rename(self, entry: str, name: str, why: str) -> None:
+        self.renamed.append(f"{entry} as {name!r}")
         print(f"renamed: {entry} is graded as {name!r} ({why})", flush=True)
 
     def advance(self, name: str, status: dict) -> None:
@@ -133,12 +135,18 @@ def run(args) -> int:
         lms = write_lms(args.out, grades, max_score, assignment=args.lms_assignment, roster_path=args.lms_roster)
         wrote.append(report(*lms))
 
-    rows = grade_all(args.submissions, args.out, settings, run, progress=Progress(), record=record)
+    progress = Progress()
+    rows = grade_all(args.submissions, args.out, settings, run, progress=progress, record=record)
     print_class_summary(
         rows, f"gradebook: {args.out / 'gradebook.csv'}; class report: {args.out / 'class_report.html'}"
     )
     for line in wrote:
         print(line)
+    if progress.renamed:
+        print(
+            f"note: {len(progress.renamed)} hand-in(s) graded under a name not their own, so an LMS roster "
+            f"will not match them: {'; '.join(progress.renamed)}"
+        )
     missed = [row["submission"] for row in rows if row["status"] != "graded"]
     if missed:
         print(f"grade-all: {len(missed)} of {len(rows)} hand-ins not graded: {', '.join(missed)}", file=sys.stderr)

@@ -461,12 +461,8 @@ def _(c: Path):  # (d) a FIFO "m38.zip" in the class folder
 VICTIMS = {"honest-alice-zip-squats-victim-name": "vic", "casefold-twin-of-victim": "sam", "nfc-nfd-twins": None}
 
 BROKEN_GA = {
-    "name-rtl-override": "grade-all's 'renamed:' line prints a hand-in's name with its U+202E "
-    "(right-to-left override) raw to the console: what the instructor reads is reordered",
     "honest-alice-zip-squats-victim-name": "a hand-in named vic.zip beside honest vic/ renames both: "
     "vic's grade is filed under vic+<hash>, and the roster's vic gets no grade in lms/canvas.csv",
-    "casefold-twin-of-victim": "a folder ſam folds to sam: honest sam is renamed sam+<hash> and the "
-    "roster's sam gets no grade in lms/canvas.csv",
 }
 
 

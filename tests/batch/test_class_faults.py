@@ -104,6 +104,14 @@ def test_names_no_two_hand_ins_share_and_no_output_file_can_be_taken(tmp_path):
         assert safe_submission_name(name.split("+")[0]) == name.split("+")[0]
         assert not name.casefold().startswith(OWN_NAMES) or "+" in name or name.startswith("student-")
         assert name.casefold() not in {"lms", WORK_DIR, "gradebook.csv", "class_report.html", "class_report.md"}
+    # a name that is not plain never clashes with a plain one: "ſam" (long s) folds to "sam" but
+    # is renamed alone, and sam keeps her name; a right-to-left override is shown escaped
+    twins = tmp_path / "twins"
+    for name in ("sam", "ſam", "\u202eexe.py"):
+        (twins / name).mkdir(parents=True)
+    found_twins = hand_ins(twins)
+    assert found_twins.named["sam"].name == "sam"
+    assert {entry for entry, _name, _why in found_twins.renamed} == {"ſam", "\\u202eexe.py"}
     why = dict((entry, why) for entry, _name, why in found.renamed)
     assert why["alice.zip"] == "alice and alice.zip would both be named 'alice'"
 
