@@ -1017,3 +1017,368 @@ EXAM_CHECKS = {
     "unhashable-question-key": _exam_bounded,
     "twenty-thousand-values": _exam_bounded,
 }
+
+
+# =================================================================================================
+# seqlab nbgrader autograde: one course, one class of submitted/ folders
+# =================================================================================================
+NB: dict = {}
+ASSIGNMENT = "optimizers"
+NOTEBOOK = "optimizers.ipynb"
+NB_FULL = 19.0  # the optimizers assignment's points
+
+
+def nb(name):
+    def register(fn):
+        NB[name] = fn
+        return fn
+
+    return register
+
+
+def _submit(course: Path, student: str, data=None, raw: bytes | None = None) -> Path:
+    """``submitted/<student>/optimizers/optimizers.ipynb``: the reference notebook (an honest
+    student's), ``data`` as JSON, or ``raw`` bytes."""
+    folder = course / "submitted" / student / ASSIGNMENT
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / NOTEBOOK
+    if raw is not None:
+        target.write_bytes(raw)
+    elif data is not None:
+        target.write_text(json.dumps(data), encoding="utf-8")
+    else:
+        shutil.copyfile(course / "source" / ASSIGNMENT / NOTEBOOK, target)
+    return course / "submitted" / student
+
+
+def _release(course: Path) -> dict:
+    return json.loads((course / "release" / ASSIGNMENT / NOTEBOOK).read_text(encoding="utf-8"))
+
+
+@nb("hashed-folder-squat")
+def _(course: Path):  # (b) the id "student-<sha256 of zoë>" squats the folder zoë's id maps to
+    from seqlab.nbgrader.handin import folder_name
+
+    _submit(course, "zoë")
+    return _submit(course, folder_name("zoë"), _release(course))
+
+
+@nb("notebook-links-to-source")
+def _(course: Path):  # (b) the notebook is a link to the instructor's source notebook
+    folder = course / "submitted" / "n02" / ASSIGNMENT
+    folder.mkdir(parents=True)
+    (folder / NOTEBOOK).symlink_to(course / "source" / ASSIGNMENT / NOTEBOOK)
+    return course / "submitted" / "n02"
+
+
+@nb("student-folder-links-to-classmate")
+def _(course: Path):  # (b) submitted/n03 -> alice
+    (course / "submitted" / "n03").symlink_to("alice")
+    return course / "submitted" / "n03"
+
+
+@nb("cell-is-a-number")
+def _(course: Path):  # (a) a cell that is the number 1
+    data = _release(course)
+    data["cells"].insert(2, 1)
+    return _submit(course, "n04", data)
+
+
+@nb("source-list-of-numbers")
+def _(course: Path):  # (a) an answer cell whose source lines are numbers and null
+    data = _release(course)
+    cell = next(c for c in data["cells"] if c["metadata"].get("nbgrader", {}).get("solution"))
+    cell["source"] = [1, None, {"x": 2}]
+    return _submit(course, "n05", data)
+
+
+@nb("deep-json")
+def _(course: Path):  # (a) 200,000 nested arrays in the metadata
+    text = json.dumps(_release(course))
+    deep = "[" * 200_000 + "]" * 200_000
+    return _submit(course, "n06", raw=text.replace('"metadata": {', f'"metadata": {{"x": {deep}, ', 1).encode())
+
+
+@nb("nbformat-3-worksheets")
+def _(course: Path):  # (a) an nbformat 3 notebook: cells under worksheets
+    data = {"nbformat": 3, "nbformat_minor": 0, "metadata": {}, "worksheets": [{"cells": _release(course)["cells"]}]}
+    return _submit(course, "n07", data)
+
+
+@nb("sparse-huge-notebook")
+def _(course: Path):  # (d) a 6 GB sparse notebook
+    student = _submit(course, "n08", raw=b"{")
+    with open(student / ASSIGNMENT / NOTEBOOK, "r+b") as handle:
+        handle.truncate(6 << 30)
+    return student
+
+
+@nb("fifo-notebook")
+def _(course: Path):  # (d) a FIFO where the notebook is
+    folder = course / "submitted" / "n09" / ASSIGNMENT
+    folder.mkdir(parents=True)
+    os.mkfifo(folder / NOTEBOOK)
+    return course / "submitted" / "n09"
+
+
+@nb("rtl-override-id")
+def _(course: Path):  # (c) an id holding U+202E
+    return _submit(course, "n10\u202eexe.", _release(course))
+
+
+@nb("glob-id")
+def _(course: Path):  # (b) "[a]lice": nbgrader's glob would match alice's folder
+    return _submit(course, "[a]lice", _release(course))
+
+
+@nb("nfd-twin-id")
+def _(course: Path):  # (a) "josé" decomposed beside honest "josé" composed
+    _submit(course, unicodedata.normalize("NFC", "josé"))
+    return _submit(course, unicodedata.normalize("NFD", "josé"), _release(course))
+
+
+@nb("case-twin-id")
+def _(course: Path):  # (a)(b) "Alice" beside honest "alice"
+    return _submit(course, "Alice", _release(course))
+
+
+@nb("forged-outputs-and-points")
+def _(course: Path):  # (b) the stubs, with test cells' outputs and metadata claiming full (and more) points
+    data = _release(course)
+    for cell in data["cells"]:
+        meta = cell["metadata"].setdefault("nbgrader", {})
+        if cell["cell_type"] == "code":
+            cell["outputs"] = [{"output_type": "execute_result", "execution_count": 1, "metadata": {},
+                                "data": {"text/plain": "1000"}}]  # fmt: skip
+            cell["execution_count"] = 1
+        if meta.get("grade") or meta.get("solution"):
+            meta.update(grade=True, points=1000.0)
+    return _submit(course, "n14", data)
+
+
+@nb("huge-output")
+def _(course: Path):  # (d) a markdown cell of 40 MB
+    data = _release(course)
+    data["cells"].append({"cell_type": "markdown", "metadata": {}, "source": "x" * (40 << 20)})
+    return _submit(course, "n15", data)
+
+
+@nb("option-like-and-output-like-ids")
+def _(course: Path):  # (a) honest students whose ids read as an option and as an output name
+    _submit(course, "--force")
+    return _submit(course, "gradebook.csv")
+
+
+@nb("newline-id")
+def _(course: Path):  # (a) an id with a newline: nbgrader's path regex stops at it
+    return _submit(course, "n17\nbob", _release(course))
+
+
+@nb("duplicate-cell-ids-and-grade-ids")
+def _(course: Path):  # (a)(b) every cell with one id, and a second answer cell of sgd's grade_id
+    data = _release(course)
+    for cell in data["cells"]:
+        cell["id"] = "same"
+    answer = next(c for c in data["cells"] if c["metadata"].get("nbgrader", {}).get("grade_id") == "optimizers-sgd")
+    data["cells"].append(json.loads(json.dumps(answer)))
+    return _submit(course, "n18", data)
+
+
+@nb("long-id")
+def _(course: Path):  # (a) an honest student with a 200-character id
+    return _submit(course, "n19" + "y" * 197)
+
+
+NB_HONEST_EXTRA = {  # attack -> honest students it stands beside (each must be graded in full)
+    "hashed-folder-squat": ["zoë"],
+    "nfd-twin-id": [unicodedata.normalize("NFC", "josé")],
+    "option-like-and-output-like-ids": ["--force", "gradebook.csv"],
+    "long-id": ["n19" + "y" * 197],
+}
+BROKEN_NB: dict = {}
+
+
+@pytest.fixture(scope="module")
+def nbgrader_run(tmp_path_factory):
+    pytest.importorskip("nbgrader")
+    base = tmp_path_factory.mktemp("blind-nbgrader")
+    course = base / "course"
+    env = {**os.environ, "PATH": f"{Path(PY).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    made = subprocess.run([PY, "-m", "seqlab", "nbgrader", str(course), "--seed", "5"], capture_output=True, env=env,
+                          timeout=600)  # fmt: skip
+    assert made.returncode == 0, made.stderr[-3000:]
+    made = subprocess.run([str(Path(PY).parent / "nbgrader"), "generate_assignment", ASSIGNMENT, "--force"],
+                          cwd=course, capture_output=True, env=env, timeout=300)  # fmt: skip
+    assert made.returncode == 0, made.stderr[-3000:]
+    for honest in ("alice", "bob"):
+        _submit(course, honest)
+    entries = {name: build(course) for name, build in NB.items()}
+    started = time.monotonic()
+    done = subprocess.run(
+        [PY, "-m", "seqlab", "nbgrader", "autograde", str(course), ASSIGNMENT, "--jobs", "2"],
+        capture_output=True, timeout=900, cwd=base, env={**env, "COLUMNS": "200"},
+    )  # fmt: skip
+    seconds = time.monotonic() - started
+    yield {
+        "base": base,
+        "course": course,
+        "entries": entries,
+        "done": done,
+        "stdout": done.stdout.decode("utf-8", "replace"),
+        "stderr": done.stderr.decode("utf-8", "replace"),
+        "seconds": seconds,
+        "scores": _nbgrader_scores(course),
+    }
+    shutil.rmtree(base, ignore_errors=True)
+
+
+def _nbgrader_scores(course: Path) -> dict:
+    """student id -> the optimizers assignment's score in nbgrader's own gradebook."""
+    from nbgrader.api import Gradebook
+
+    scores = {}
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+        for student in gradebook.students:
+            try:
+                scores[student.id] = gradebook.find_submission(ASSIGNMENT, student.id).score
+            except Exception:  # no submission recorded for this student
+                continue
+    return scores
+
+
+@pytest.mark.parametrize(
+    "attack",
+    [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=BROKEN_NB[n])) if n in BROKEN_NB else n for n in NB],
+)
+def test_nbgrader_autograde_attack_costs_only_its_own_student(nbgrader_run, attack):
+    run = nbgrader_run
+    both = run["stdout"] + run["stderr"]
+    assert "Traceback" not in both, both[-4000:]
+    assert run["seconds"] < 600
+    for honest in ["alice", "bob", *NB_HONEST_EXTRA.get(attack, [])]:
+        assert run["scores"].get(honest) == NB_FULL, (honest, run["scores"])
+    entry = run["entries"][attack]
+    student = entry.name
+    # the attacker is never recorded with points they did not earn
+    if student not in NB_HONEST_EXTRA.get(attack, []):
+        assert run["scores"].get(student, 0.0) < NB_FULL, (student, run["scores"])
+    assert attack not in NB_NAMED_BY_OUTPUT or shown_in(both, student), both[-3000:]
+    NB_CHECKS.get(attack, lambda run, student: None)(run, student)
+
+
+def shown_in(text: str, student: str) -> bool:
+    """Whether the run's output names the student (as text, or as ascii() shows an odd name)."""
+    return student in text or ascii(student)[1:-1] in text or student.encode("unicode_escape").decode() in text
+
+
+def _nb_clean_console(run, student):
+    both = run["stdout"] + run["stderr"]
+    assert "\u202e" not in both, [line for line in both.splitlines() if "\u202e" in line]
+    assert "n17\nbob" not in both  # no line forged on the console
+
+
+def _nb_forged(run, student):
+    assert run["scores"].get(student, 0.0) <= 0.0, run["scores"]
+
+
+NB_NAMED_BY_OUTPUT = {
+    "notebook-links-to-source", "student-folder-links-to-classmate", "cell-is-a-number", "source-list-of-numbers",
+    "deep-json", "nbformat-3-worksheets", "sparse-huge-notebook", "rtl-override-id", "glob-id", "newline-id",
+}  # fmt: skip
+NB_CHECKS = {
+    "rtl-override-id": _nb_clean_console,
+    "newline-id": _nb_clean_console,
+    "forged-outputs-and-points": _nb_forged,
+}
+
+
+# nbgrader collect (the course's LinkRefusingCollect): a student writes anything into the
+# exchange's inbound/; one hand-in there must never stop the collection of the others.
+STAMP = "2026-12-01 10:00:00.000000 UTC"
+COLLECT: dict = {}
+
+
+def collect_attack(name):
+    def register(fn):
+        COLLECT[name] = fn
+        return fn
+
+    return register
+
+
+def _inbound(inbound: Path, student: str, course: Path, stamp: str = STAMP) -> Path:
+    folder = inbound / f"{student}+{ASSIGNMENT}+{stamp}+r{len(student)}"
+    folder.mkdir(parents=True)
+    shutil.copyfile(course / "release" / ASSIGNMENT / NOTEBOOK, folder / NOTEBOOK)
+    return folder
+
+
+@collect_attack("link-to-source-in-inbound")
+def _(inbound: Path, course: Path, who: str):  # (b) the notebook a link to source/
+    folder = inbound / f"{who}+{ASSIGNMENT}+{STAMP}+r0"
+    folder.mkdir(parents=True)
+    (folder / NOTEBOOK).symlink_to(course / "source" / ASSIGNMENT / NOTEBOOK)
+
+
+@collect_attack("fifo-in-inbound")
+def _(inbound: Path, course: Path, who: str):  # (a)(d) a FIFO beside the notebook
+    os.mkfifo(_inbound(inbound, who, course) / "pipe")
+
+
+@collect_attack("oversized-inbound")
+def _(inbound: Path, course: Path, who: str):  # (a)(d) a 2 GB sparse file beside the notebook
+    with open(_inbound(inbound, who, course) / "data.bin", "wb") as handle:
+        handle.truncate(2 << 30)
+
+
+@collect_attack("bad-timestamp-record")
+def _(inbound: Path, course: Path, who: str):  # (a) a record whose timestamp is no time
+    _inbound(inbound, who, course, stamp="not a time")
+
+
+@collect_attack("deep-tree-in-inbound")
+def _(inbound: Path, course: Path, who: str):  # (a) 40 folders deep beside the notebook
+    folder = _inbound(inbound, who, course)
+    (folder / Path(*["d"] * 40)).mkdir(parents=True)
+
+
+BROKEN_COLLECT = {
+    "oversized-inbound": "a hand-in over CourseDirectory.max_dir_size makes do_copy raise RuntimeError: "
+    "`nbgrader collect` stops and the students after it are not collected",
+    "bad-timestamp-record": "an inbound folder 'x+optimizers+not a time+r' makes nbgrader's collect "
+    "(init_src, before LinkRefusingCollect copies anything) raise dateutil's ParserError: nobody is collected",
+}
+
+
+@pytest.mark.parametrize(
+    "attack",
+    [
+        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=BROKEN_COLLECT[n])) if n in BROKEN_COLLECT else n
+        for n in COLLECT
+    ],
+)
+def test_nbgrader_collect_attack_costs_only_its_own_student(nbgrader_run, attack, tmp_path):
+    course = nbgrader_run["course"]
+    number = list(COLLECT).index(attack)
+    inbound = tmp_path / "exchange" / "seqlab" / "inbound"
+    inbound.mkdir(parents=True)
+    # honest students on both sides of the attacker in any order nbgrader takes them
+    honest = [f"c{number}a", f"c{number}m", f"c{number}z"]
+    for student in honest:
+        _inbound(inbound, student, course)
+    who = f"c{number}k"
+    COLLECT[attack](inbound, course, who)
+    env = {**os.environ, "PATH": f"{Path(PY).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    done = subprocess.run(
+        [str(Path(PY).parent / "nbgrader"), "collect", ASSIGNMENT, f"--Exchange.root={tmp_path / 'exchange'}"],
+        cwd=course, capture_output=True, env=env, timeout=120,
+    )  # fmt: skip
+    log = (done.stdout + done.stderr).decode("utf-8", "replace")
+    for student in honest:
+        assert (course / "submitted" / student / ASSIGNMENT / NOTEBOOK).is_file(), (student, log[-3000:])
+    mine = course / "submitted" / who / ASSIGNMENT / NOTEBOOK
+    if mine.exists():  # collected: its own file, never the reference and never through a link
+        assert not mine.is_symlink()
+        assert mine.read_bytes() != (course / "source" / ASSIGNMENT / NOTEBOOK).read_bytes()
+    else:
+        assert who in log, log[-3000:]
