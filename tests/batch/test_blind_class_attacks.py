@@ -457,8 +457,32 @@ def _(c: Path):  # (d) a FIFO "m38.zip" in the class folder
     return c / "m38.zip"
 
 
+@ga("tarball-with-hardlink-and-symlink")
+def _(c: Path):  # (a)(b) a .tar.gz (links to the reference inside): not read, but never silently lost
+    import io
+    import tarfile
+
+    with tarfile.open(c / "m39.tar.gz", "w:gz") as tar:
+        data = _honest_optimizers()
+        info = tarfile.TarInfo("exercises/rnn.py")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+        link = tarfile.TarInfo("exercises/optimizers.py")
+        link.type, link.linkname = tarfile.SYMTYPE, str(ROOT / "solutions" / "exercises" / "optimizers.py")
+        tar.addfile(link)
+        hard = tarfile.TarInfo("exercises/attention.py")
+        hard.type, hard.linkname = tarfile.LNKTYPE, "/etc/passwd"
+        tar.addfile(hard)
+    return c / "m39.tar.gz"
+
+
+@ga("hidden-folder-hand-in")
+def _(c: Path):  # (a) an honest student's folder that starts with a dot (a careless class)
+    _honest(c / ".m40")
+    return c / ".m40"
+
+
 # Who each attack tries to cost its grade, beside alice and bob (graded in every run).
-VICTIMS = {"honest-alice-zip-squats-victim-name": "vic", "casefold-twin-of-victim": "sam", "nfc-nfd-twins": None}
 
 BROKEN_GA = {
     "honest-alice-zip-squats-victim-name": "a hand-in named vic.zip beside honest vic/ renames both: "
@@ -552,8 +576,8 @@ def test_grade_all_attack_costs_only_its_own_row(class_run, attack):
     for folder in (run["base"], run["out"], run["class"], run["base"].parent):
         assert not list(folder.glob("seqlab-blind-canary*")), folder
     entry = run["entries"][attack]
-    if attack in NOT_HAND_INS:  # skipped, unread, and said so
-        assert "m38.zip" in both
+    if attack in NOT_HAND_INS:  # skipped, unread, and said so by name
+        assert f"skipped: {entry.name} (" in run["stdout"], run["stdout"][:3000]
         return
     status = run["statuses"].get(str(entry))
     assert status is not None, f"{entry!r} has no row"
@@ -687,7 +711,7 @@ ATTACK_CHECKS = {
     "sparse-8gb-module-file": _check_bounded(30),
     "fifo-in-exercises": _check_bounded(30),
 }
-NOT_HAND_INS = {"fifo-named-like-a-zip"}
+NOT_HAND_INS = {"fifo-named-like-a-zip", "tarball-with-hardlink-and-symlink", "hidden-folder-hand-in"}
 
 
 @pytest.mark.parametrize("who", ["formula-display-name", "line-break-and-escape-display-name"])
@@ -1382,3 +1406,191 @@ def test_nbgrader_collect_attack_costs_only_its_own_student(nbgrader_run, attack
         assert mine.read_bytes() != (course / "source" / ASSIGNMENT / NOTEBOOK).read_bytes()
     else:
         assert who in log, log[-3000:]
+
+
+# =================================================================================================
+# the GitHub gradebook job (seqlab.classroom): the matrix and summary.md
+# =================================================================================================
+INJECTION = (
+    "**144 / 144 (100%)** <img src=x onerror=alert(1)> | forged | cell |\n# Full marks\n"
+    "[click](http://evil.example) ![i](http://evil.example/i.png) $\\textbf{100}$ \x1b[2J"
+)
+
+
+def _save_result(folder: Path, errors: list[str], score: float) -> None:
+    from seqlab.results import GradingResult, TestResult
+
+    folder.mkdir(parents=True)
+    GradingResult(tests=[TestResult("optimizers.sgd: steps", score, 2.0)], errors=errors, seed=1).save(
+        folder / "seqlab_result.json"
+    )
+
+
+@pytest.mark.parametrize("attack", ["result-errors", "status-reason", "upload-name", "raw-result-file"])
+def test_classroom_summary_shows_student_text_as_text(tmp_path, attack):
+    """(c) summary.md's table: a message, a reason or an upload's name of the student's own is
+    text in its cell; the rendered page holds no tag, link, image or heading of theirs, and every
+    row keeps its seven cells."""
+    import mistune
+
+    from seqlab.classroom import assemble_gradebook
+
+    results = tmp_path / "results"
+    _save_result(results / "alice", [], 2.0)
+    expect = [{"name": "alice", "repo": "o/alice", "ref": "", "upload": ""}]
+    if attack == "result-errors":
+        _save_result(results / "mallory", [INJECTION], 0.0)
+    elif attack == "status-reason":
+        (results / "mallory").mkdir(parents=True)
+        (results / "mallory" / "status.json").write_text(json.dumps({"status": "error", "reason": INJECTION}))
+    elif attack == "upload-name":
+        _save_result(results / "mallory", [], 0.0)
+        expect.append({"name": "mallory", "repo": "", "ref": "", "upload": f"submissions/{INJECTION}.zip"})
+    else:  # a results file written by hand, not through GradingResult.save
+        (results / "mallory").mkdir(parents=True)
+        (results / "mallory" / "seqlab_result.json").write_text(
+            json.dumps({"tests": [{"name": "optimizers.sgd: x", "score": 0, "max_score": 2}], "errors": [INJECTION]})
+        )
+    rows = assemble_gradebook(results, tmp_path / "out", expect=expect)
+    assert {r["submission"]: r["status"] for r in rows}["alice"] == "graded"
+    text = (tmp_path / "out" / "summary.md").read_text(encoding="utf-8")
+    assert ESC not in text
+    table = text.split("\n\n", 2)[1] if text.count("\n\n") >= 2 else text
+    page = mistune.create_markdown(plugins=["table", "strikethrough", "url", "math"])(table)
+    assert "<img" not in page and "<strong>" not in page and "<a " not in page and "<h1>" not in page, page
+    assert "math" not in page, page  # $\\textbf{100}$ stays text, never typeset math
+    cells = [row.count("<td") for row in page.split("<tr>")[1:]]
+    assert cells and set(cells) - {0} == {7}, (cells, page)
+    csv_text = (tmp_path / "out" / "gradebook.csv").read_text(encoding="utf-8")
+    assert ESC not in csv_text
+
+
+BROKEN_MATRIX = {
+    "github-user-named-like-a-renamed-one": "two GitHub users 'lms' and 'student-lms' (both legal logins) "
+    "get one results folder name: build_matrix raises ClassroomError and no student's job runs",
+    "upload-zip-and-folder-of-one-student": "submissions/alice.zip beside submissions/alice/ (one student "
+    "uploading twice): build_matrix raises ClassroomError and no student's job runs",
+}
+
+
+@pytest.mark.parametrize(
+    "attack",
+    [
+        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=BROKEN_MATRIX[n])) if n in BROKEN_MATRIX else n
+        for n in ["github-user-named-like-a-renamed-one", "upload-zip-and-folder-of-one-student", "odd-upload-names"]
+    ],
+)
+def test_classroom_matrix_one_entry_never_costs_the_class(tmp_path, attack):
+    """(a) One roster row or upload never stops the whole matrix: every honest entry gets a job,
+    and no two entries share a results folder."""
+    from seqlab.classroom import build_matrix
+
+    roster = tmp_path / "roster.csv"
+    uploads = tmp_path / "submissions"
+    uploads.mkdir()
+    users = ["alice", "bob"]
+    if attack == "github-user-named-like-a-renamed-one":
+        users += ["lms", "student-lms"]
+    roster.write_text(
+        "github_username,student_repository_url\n" + "".join(f"{u},https://github.com/course/hw-{u}\n" for u in users)
+    )
+    if attack == "upload-zip-and-folder-of-one-student":
+        (uploads / "carol").mkdir()
+        _zip(uploads / "carol.zip", [("exercises/optimizers.py", b"")])
+    if attack == "odd-upload-names":  # names that are markup, a formula, a traversal and an escape
+        for name in ("[b]x", "=cmd()", "..x", "\x1b[2Jy", "-rf", "_hidden", "gradebook"):
+            (uploads / name).mkdir()
+    matrix = build_matrix(roster=roster, uploads=uploads)
+    names = [entry["name"] for entry in matrix]
+    assert len(set(names)) == len(names), names
+    for user in users:
+        assert any(entry["repo"] == f"course/hw-{user}" for entry in matrix), (user, matrix)
+    for entry in matrix:
+        assert re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._+-]*", entry["name"]), entry
+        assert not entry["name"].casefold().startswith(("gradebook", "lms", "class_report", "similarity")), entry
+
+
+# =================================================================================================
+# the Gradescope upload reader
+# =================================================================================================
+GS: dict = {}
+
+
+def gs(name):
+    def register(fn):
+        GS[name] = fn
+        return fn
+
+    return register
+
+
+@gs("link-to-reference")
+def _(upload: Path):  # (b) exercises/optimizers.py -> the reference
+    (upload / "exercises").mkdir()
+    (upload / "exercises" / "optimizers.py").symlink_to(ROOT / "solutions" / "exercises" / "optimizers.py")
+
+
+@gs("corrupt-zip")
+def _(upload: Path):  # (c) a damaged archive: the page must blame the upload, not the course
+    path = _zip(upload / "hw.zip", [("exercises/optimizers.py", _honest_optimizers() * 20)])
+    data = bytearray(path.read_bytes())
+    for i in range(60, 200):
+        data[i] ^= 0x33
+    path.write_bytes(bytes(data))
+
+
+@gs("escape-and-newline-member-name")
+def _(upload: Path):  # (c) a member named with an escape and a forged line, beside a link member
+    _zip(
+        upload / "hw.zip",
+        [
+            ("exercises/\x1b]0;pwn\x07\nScore: 100/100\n.py", b"x"),
+            _link_member("exercises/optimizers.py", "/autograder/source/solutions/exercises/optimizers.py"),
+        ],
+    )
+
+
+@gs("fifo-as-module")
+def _(upload: Path):  # (d) a FIFO named optimizers.py
+    os.mkfifo(upload / "optimizers.py")
+
+
+@gs("zip-bomb")
+def _(upload: Path):  # (d) 3 x 64 MB of zeros
+    zeros = b"\0" * (64 << 20)
+    with zipfile.ZipFile(upload / "hw.zip", "w", zipfile.ZIP_DEFLATED, compresslevel=9) as zf:
+        for i in range(3):
+            zf.writestr(f"exercises/z{i}.py", zeros)
+
+
+@gs("utf16-member-name-flagged-utf8")
+def _(upload: Path):  # (a) a member name flagged UTF-8 that is UTF-16
+    path = _zip(upload / "hw.zip", [("exercises/AAAAAAAA.py", b"x")])
+    _patch(path, b"AAAAAAAA", "xé".encode("utf-16-le") + b"\xff\xfe\x00\xd8")
+    data = bytearray(path.read_bytes())
+    for sig, off in ((b"PK\x03\x04", 6), (b"PK\x01\x02", 8)):
+        at = data.find(sig)
+        data[at + off + 1] |= 0x08
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("attack", list(GS))
+def test_gradescope_upload_attack_gets_a_page_about_the_upload(tmp_path, attack):
+    """(b)(c)(d) An upload that cannot be graded scores 0 with a visible page that blames the upload
+    (never GRADER_FAILED), on one clean line per message, within seconds."""
+    from seqlab.gradescope.autograder import GRADER_FAILED, autograde
+
+    root = tmp_path / "autograder"
+    upload = root / "submission"
+    upload.mkdir(parents=True)
+    GS[attack](upload)
+    started = time.monotonic()
+    data = autograde(root, None, started)
+    assert time.monotonic() - started < 30
+    assert data["score"] == 0.0 and data["max_score"] > 0, data
+    output = data["output"]
+    assert GRADER_FAILED not in output, output
+    assert "the problem is in the files you uploaded" in output, output
+    assert ESC not in output and "\x07" not in output, output
+    assert "Score: 100/100" not in output.splitlines(), output
+    assert data["visibility"] == "visible"
