@@ -482,6 +482,25 @@ def _(c: Path):  # (a) an honest student's folder that starts with a dot (a care
     return c / ".m40"
 
 
+@ga("wide-tree-beside-exercises")
+def _(c: Path):  # (d) 25,000 empty files beside an honest exercises/ folder
+    _honest(c / "m41")
+    (c / "m41" / "junk").mkdir()
+    for i in range(25_000):
+        (c / "m41" / "junk" / f"{i}").touch()
+    return c / "m41"
+
+
+@ga("folder-holding-a-zip-with-a-link")
+def _(c: Path):  # (b) no module file in the folder; inside backup.zip, a link member to the reference
+    (c / "m42" / "notes").mkdir(parents=True)
+    _zip(
+        c / "m42" / "notes" / "backup.zip",
+        [_link_member("exercises/optimizers.py", str(ROOT / "solutions" / "exercises" / "optimizers.py"))],
+    )
+    return c / "m42"
+
+
 # Who each attack tries to cost its grade, beside alice and bob (graded in every run).
 
 BROKEN_GA = {
@@ -708,6 +727,7 @@ ATTACK_CHECKS = {
     "name-250-chars": _check_graded_full,
     "zip-nested-four-deep": _not_full,
     "zip-bomb-nested": _check_bounded(30),
+    "wide-tree-beside-exercises": _check_bounded(30),
     "sparse-8gb-module-file": _check_bounded(30),
     "fifo-in-exercises": _check_bounded(30),
 }
@@ -823,6 +843,13 @@ def _(c: Path):  # (a) mallory hands in answers-dora.yaml beside honest dora.yam
     return c / "answers-dora.yaml"
 
 
+@ex("case-twin-file-of-victim")
+def _(c: Path):  # (a) mallory hands in FAY.yml beside honest fay.yaml: one student up to case
+    (c / "fay.yaml").write_text(_answers("fay"))
+    (c / "FAY.yml").write_text(_answers("FAY", {"concept.bottleneck": "D"}))
+    return c / "FAY.yml"
+
+
 @ex("claims-another-id")
 def _(c: Path):  # (b) content claims bob
     (c / "e11.yaml").write_text(_answers("bob"))
@@ -885,6 +912,8 @@ def _(c: Path):  # (d) 20,001 answers
 
 
 BROKEN_EX = {
+    "case-twin-file-of-victim": "FAY.yml handed in beside fay.yaml: ids equal up to case count as one "
+    "student with two files, both refused, and honest fay is not graded",
     "escape-in-a-name-inside-a-student-folder": "exam grade-all prints the path of a student's second "
     "file raw on stderr ('student ... also has answers in ...'): a file named '\\x1b]0;pwn\\x07\\x1b[2J.yaml' "
     "under e08/ retitles and clears the instructor's terminal",
@@ -1035,6 +1064,7 @@ EXAM_CHECKS = {
     "escape-in-a-name-inside-a-student-folder": _exam_escape,
     "student-folder-links-to-classmate": _exam_link_to_classmate,
     "second-file-in-victims-name": _exam_victim,
+    "case-twin-file-of-victim": lambda run, attack: _exam_graded(run, "fay"),
     "claims-another-id": _exam_claim,
     "answer-text-injects": _exam_injection,
     "expression-bombs": _exam_bounded,
@@ -1594,3 +1624,32 @@ def test_gradescope_upload_attack_gets_a_page_about_the_upload(tmp_path, attack)
     assert ESC not in output and "\x07" not in output, output
     assert "Score: 100/100" not in output.splitlines(), output
     assert data["visibility"] == "visible"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a rerun keys 'already graded' on the hand-in's path alone (status.json's source): a hand-in "
+    "whose files changed since keeps its old grade, and the run says only '2 of 2 already graded (use "
+    "--force ...)', never which hand-in changed",
+)
+def test_grade_all_rerun_grades_a_resubmitted_hand_in_as_it_is_now(tmp_path):
+    """(a)(b) A careless class: after a first run, a student replaces their hand-in (the same
+    folder, new files) and grade-all is run again, as its docs invite ("a rerun picks up where it
+    stopped"). The gradebook must hold the grade of the files handed in now, or say that it
+    kept an older one: never a stale grade as if current."""
+    c = tmp_path / "class"
+    _honest(c / "alice")
+    (c / "m43" / "exercises").mkdir(parents=True)
+    (c / "m43" / "exercises" / "optimizers.py").write_text("def sgd(w, dw, state, lr=1e-2):\n    return w, {}\n")
+    command = [PY, "-m", "seqlab", "grade-all", str(c), "--out", str(tmp_path / "out"), "--no-labs",
+               "--only", ONLY, "--seed", "3"]  # fmt: skip
+    first = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert "Traceback" not in first.stderr, first.stderr[-3000:]
+    (c / "m43" / "exercises" / "optimizers.py").write_bytes(_honest_optimizers())
+    second = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert "Traceback" not in second.stderr, second.stderr[-3000:]
+    with open(tmp_path / "out" / "gradebook.csv", newline="", encoding="utf-8") as handle:
+        rows = {r["submission"]: r for r in csv.DictReader(handle)}
+    assert float(rows["alice"]["total"]) == FULL
+    said = "m43" in second.stdout + second.stderr and re.search(r"(?i)changed|stale|older|kept", second.stdout)
+    assert float(rows["m43"]["total"]) == FULL or said, (rows["m43"], second.stdout[-2000:])
