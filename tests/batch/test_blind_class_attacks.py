@@ -850,6 +850,29 @@ def _(c: Path):  # (a) mallory hands in FAY.yml beside honest fay.yaml: one stud
     return c / "FAY.yml"
 
 
+def _degenerate_answers() -> dict:
+    """An answer for every question that is no answer: NaN and infinities for numbers, sympy's
+    undefined values for formulas, every option at once for choices, both for true/false."""
+    from seqlab.exam.examfile import load_exam
+
+    answers = {}
+    for q in load_exam(EXAM).questions:
+        kind, qid = q.question.kind, q.question.id
+        answers[qid] = {
+            "numeric": ".nan, nan, inf, -inf, 1e999, -1e999",
+            "symbolic": "nan + zoo*x + oo",
+            "choice": "A, B, C, D, E, F, G, H",
+            "truefalse": "true false",
+        }.get(kind, "nan")
+    return answers
+
+
+@ex("degenerate-values-for-points")
+def _(c: Path):  # (b) NaN, infinities, undefined formulas, every option: points for no answer
+    (c / "e20.yaml").write_text(_answers("e20", _degenerate_answers()))
+    return c / "e20.yaml"
+
+
 @ex("claims-another-id")
 def _(c: Path):  # (b) content claims bob
     (c / "e11.yaml").write_text(_answers("bob"))
@@ -1051,6 +1074,15 @@ def _exam_injection(run, attack):
                 assert not any(cell.lstrip(" ").startswith("=") for cell in cells), (path, cells)
 
 
+def _exam_degenerate(run, attack):
+    rows = _exam_rows_of(run, "e20.yaml")
+    assert len(rows) == 1, rows
+    if rows[0]["status"] == "graded":
+        result = json.loads((run["out"] / "e20" / "seqlab_result.json").read_text(encoding="utf-8"))
+        scored = {t["name"]: t["score"] for t in result["tests"] if t["score"] > 0}
+        assert not scored, scored
+
+
 def _exam_bounded(run, attack):
     entry = run["entries"][attack]
     rows = _exam_rows_of(run, entry.relative_to(run["class"]).as_posix())
@@ -1064,6 +1096,7 @@ EXAM_CHECKS = {
     "escape-in-a-name-inside-a-student-folder": _exam_escape,
     "student-folder-links-to-classmate": _exam_link_to_classmate,
     "second-file-in-victims-name": _exam_victim,
+    "degenerate-values-for-points": _exam_degenerate,
     "case-twin-file-of-victim": lambda run, attack: _exam_graded(run, "fay"),
     "claims-another-id": _exam_claim,
     "answer-text-injects": _exam_injection,
@@ -1653,3 +1686,30 @@ def test_grade_all_rerun_grades_a_resubmitted_hand_in_as_it_is_now(tmp_path):
     assert float(rows["alice"]["total"]) == FULL
     said = "m43" in second.stdout + second.stderr and re.search(r"(?i)changed|stale|older|kept", second.stdout)
     assert float(rows["m43"]["total"]) == FULL or said, (rows["m43"], second.stdout[-2000:])
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="one student's ID/ folder of 10,001 files makes scan_folder raise AnswersError for the whole "
+    "hand-in folder (its entry cap counts the class's entries and the student's together): exam "
+    "grade-all grades nobody",
+)
+def test_exam_grade_all_one_students_crowded_folder_never_stops_the_class(tmp_path):
+    """(a)(d) Its own run: in the class run above it would stop every other case."""
+    c = tmp_path / "answers"
+    c.mkdir()
+    for honest in ("alice", "bob"):
+        (c / f"{honest}.yaml").write_text(_answers(honest))
+    (c / "e19").mkdir()
+    (c / "e19" / "final.yaml").write_text(_answers("e19"))
+    for i in range(10_001):
+        (c / "e19" / f"scratch{i}.txt").touch()
+    done = subprocess.run(
+        [PY, "-m", "seqlab", "exam", "grade-all", str(c), "--exam", str(EXAM), "--out", str(tmp_path / "out")],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    )  # fmt: skip
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]
+    with open(tmp_path / "out" / "gradebook.csv", newline="", encoding="utf-8") as handle:
+        rows = {r["student"]: r for r in csv.DictReader(handle)}
+    assert rows["alice"]["status"] == rows["bob"]["status"] == "graded", rows
+    assert rows["e19"]["status"] == "error" and rows["e19"]["reason"], rows["e19"]
