@@ -99,6 +99,24 @@ class _Kernels(TorchDispatchMode):
         return func(*args, **(kwargs or {}))
 
 
+def version_checked(tensor):
+    """A saved tensor with its version: hooks that only passed the tensor through would switch off
+    autograd's check that it was not written in place before backward (the grader keeps it too)."""
+    return tensor, tensor._version
+
+
+def unpack_checked(packed):
+    tensor, version = packed
+    if tensor._version != version:
+        raise RuntimeError(
+            f"one of the variables needed for gradient computation has been modified by an inplace "
+            f"operation: [{tensor.type()} {list(tensor.shape)}] is at version {tensor._version}; expected "
+            f"version {version} instead. Hint: a tensor autograd saved was written in place afterwards "
+            f"(x[...] = ..., x += ..., or a method ending in _)"
+        )
+    return tensor
+
+
 def _match(qualname: str, name: str) -> str | None:
     for pattern in rules()["forbidden"].get(qualname, ()):
         if fnmatch.fnmatchcase(name, pattern):
@@ -162,11 +180,11 @@ def watched(qualname: str):
 
     def pack(tensor):
         saved.append(tuple(reversed(scope)))  # innermost first, as the grader keys them
-        return tensor
+        return version_checked(tensor)
 
     with (
         _callees_scoped(qualname, scope),
-        torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t),
+        torch.autograd.graph.saved_tensors_hooks(pack, unpack_checked),
         _Kernels(seen, scope),
         _Watch(seen, scope),
     ):

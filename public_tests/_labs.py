@@ -148,7 +148,9 @@ class _Watch:
                 return func(*args, **(kwargs or {}))
 
         self.mode, self.counts = Mode(), counts
-        self.hooks = torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t)
+        from _forbidden import unpack_checked, version_checked  # autograd's in-place check kept, as the grader's
+
+        self.hooks = torch.autograd.graph.saved_tensors_hooks(version_checked, unpack_checked)
 
     def __enter__(self):
         self.hooks.__enter__()

@@ -119,20 +119,39 @@ class KernelRecorder(TorchDispatchMode, _Counter):
         return func(*args, **(kwargs or {}))
 
 
+def inplace_message(tensor: torch.Tensor, saved: int) -> str:
+    """Autograd's own error for a saved tensor written in place before backward (its words, so the
+    hints that know them name the mistake)."""
+    return (
+        f"one of the variables needed for gradient computation has been modified by an inplace "
+        f"operation: [{tensor.type()} {list(tensor.shape)}] is at version {tensor._version}; expected "
+        f"version {saved} instead. Hint: a tensor autograd saved was written in place afterwards "
+        f"(x[...] = ..., x += ..., or a method ending in _)"
+    )
+
+
 class AutogradDetector:
-    """Fires when autograd records a graph: ``saved_tensors_hooks`` are called on every save."""
+    """Fires when autograd records a graph: ``saved_tensors_hooks`` are called on every save.
+
+    A pack hook takes over how a tensor is saved, and with it autograd's check that a saved tensor
+    was not written in place before backward: the hooks keep each tensor's version and check it
+    on unpacking, so a graded call raises where plain PyTorch (and the student's own tests) would,
+    instead of training on wrong gradients."""
 
     def __init__(self) -> None:
         self.used = False
         self.paused = 0
 
-    def _pack(self, tensor: torch.Tensor) -> torch.Tensor:
+    def _pack(self, tensor: torch.Tensor) -> tuple[torch.Tensor, int]:
         if not self.paused:
             self.used = True
-        return tensor
+        return tensor, tensor._version
 
     @staticmethod
-    def _unpack(tensor: torch.Tensor) -> torch.Tensor:
+    def _unpack(packed: tuple[torch.Tensor, int]) -> torch.Tensor:
+        tensor, version = packed
+        if tensor._version != version:
+            raise RuntimeError(inplace_message(tensor, version))
         return tensor
 
     def context(self) -> torch.autograd.graph.saved_tensors_hooks:

@@ -95,3 +95,35 @@ def test_a_module_level_tensor_imports_in_a_fresh_process_as_the_students_tests_
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert run.returncode == 0, run.stderr[-2000:]
     assert run.stdout.split() == ["1e-300", "[1.0,", "1.0]", "[0.5,", "0.5]", "_last_states"]
+
+
+def test_the_graders_and_the_public_saved_tensor_hooks_keep_autograds_inplace_check():
+    """Hooks that take over how autograd saves a tensor also take over its check that the tensor
+    was not written in place before backward: both sides keep it, in the same words, so an
+    in-place scan fails in the grader as it does in plain PyTorch and in the student's tests."""
+    import torch
+
+    sys.path.insert(0, str(ROOT / "public_tests"))
+    try:
+        from _forbidden import unpack_checked, version_checked
+    finally:
+        sys.path.remove(str(ROOT / "public_tests"))
+    from seqlab.student.guards import AutogradDetector
+
+    messages = []
+    for hooks in (
+        AutogradDetector().context(),
+        torch.autograd.graph.saved_tensors_hooks(version_checked, unpack_checked),
+    ):
+        x = torch.arange(3.0, requires_grad=True)
+        with hooks:
+            y = x.exp()  # exp saves its output for backward
+            y.add_(1.0)  # then the output is written in place
+        with pytest.raises(RuntimeError, match="modified by an inplace operation") as raised:
+            y.sum().backward()
+        messages.append(str(raised.value))
+    assert messages[0] == messages[1]
+    with AutogradDetector().context():  # and an honest graph still backpropagates
+        x = torch.arange(3.0, requires_grad=True)
+        x.exp().sum().backward()
+    assert torch.allclose(x.grad, x.detach().exp())
