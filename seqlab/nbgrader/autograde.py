@@ -25,6 +25,7 @@ left out of the gradebook and named, never given a zero.
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import os
 import shutil
@@ -37,11 +38,17 @@ from pathlib import Path
 from .. import contract
 from ..defaults import SUBMISSION_TIMEOUT_S
 from ..errors import SeqlabError
+from .classexport import StudentOutcome
+from .classexport import export_class as _export_class  # the tests' name for it
 from .course import read_seed
-from .export import ExportError, export_submission, notebook_topic, read_notebook
+from .export import notebook_topic, read_notebook
 from .feedback import function_feedback
 from .gradebook import function_scores, gradebook_url
-from .handin import HandInError, folder_name, id_problem, is_plain_dir, is_plain_file, links_under, shown
+from .handin import (
+    folder_name,
+    is_plain_file,
+    scan_submitted,
+)
 from .record import write_grades_file
 
 GRADES_FILE = "seqlab_grades.json"
@@ -53,16 +60,6 @@ HEADER = "hidden tests graded by seqlab outside the notebook (isolated); the qui
 
 class AutogradeError(SeqlabError, ValueError):
     """The course or the assignment cannot be autograded (nothing was written to the gradebook)."""
-
-
-@dataclass
-class StudentOutcome:
-    student: str
-    assignments: list[str]
-    graded: bool
-    reason: str = ""  # why it was not graded
-    warnings: list[str] = field(default_factory=list)  # from the export (missing answer cells, ...)
-    scores: dict[str, tuple[float, float]] = field(default_factory=dict)  # assignment -> (score, max), read back
 
 
 @dataclass
@@ -154,136 +151,14 @@ def _topics_of(notebooks: dict[str, dict[str, str]]) -> dict[str, list[str]]:
 
 
 def _hand_ins(submitted: Path, notebooks: dict[str, dict[str, str]], others=None) -> tuple[dict, dict, dict]:
-    """``(handed_in, empty, refused)``: per student, the assignments with one of their notebooks;
-    the assignment folders holding none of them (nbgrader autograde fails on those, "No notebooks
-    found", so they are named and left out of the gradebook); and the students refused, with why:
-    an id seqlab cannot carry (``handin.id_problem``), or a symbolic link anywhere in their
-    folders of the course's assignments (``notebooks`` and ``others``): none is ever followed, so a
-    link to the instructor's ``source/`` notebook grades nothing. Hidden folders are skipped, as
-    nbgrader skips them."""
-    handed_in: dict[str, list[str]] = {}
-    empty: dict[str, list[str]] = {}
-    refused: dict[str, str] = {}
-    every = {**(others or {}), **notebooks}
-    if is_plain_dir(submitted):
-        for entry in sorted(os.scandir(submitted), key=lambda e: e.name):
-            student = entry.name
-            if student.startswith("."):
-                continue
-            if entry.is_symlink():
-                refused[student] = (
-                    f"submitted/{shown(student)} is a symbolic link, not a folder; nothing under it is read"
-                )
-                continue
-            if not entry.is_dir(follow_symlinks=False):
-                continue
-            problem = id_problem(student)
-            if problem:
-                refused[student] = f"student id {shown(student)} cannot be graded: {problem}"
-                continue
-            student_dir = Path(entry.path)
-            try:
-                links = [
-                    f"submitted/{student}/{link}"
-                    for a in every
-                    if os.path.lexists(student_dir / a)
-                    for link in links_under(student_dir / a)
-                ]
-            except HandInError as exc:
-                refused[student] = str(exc)
-                continue
-            if links:
-                refused[student] = (
-                    f"symbolic link(s) {', '.join(map(shown, links))}: a link is never followed or graded "
-                    f"(hand in the notebook itself)"
-                )
-                continue
-            for assignment, names in notebooks.items():
-                folder = student_dir / assignment
-                if any(is_plain_file(folder / name) for name in names):
-                    handed_in.setdefault(student, []).append(assignment)
-                elif is_plain_dir(folder):
-                    empty.setdefault(student, []).append(assignment)
+    """``handin.scan_submitted``, refusing a ``submitted/`` that holds nothing to grade."""
+    handed_in, empty, refused = scan_submitted(submitted, notebooks, others)
     if not handed_in and not empty and not refused:
         raise AutogradeError(
             f"nothing under {submitted}/<student>/{{{','.join(notebooks)}}}/ "
             f"(collect the submissions first: `nbgrader collect` or copy them there)"
         )
     return handed_in, empty, refused
-
-
-def _lab_notebooks(submitted: Path, student: str, others: dict[str, dict[str, str]], graded: set[str]) -> list[Path]:
-    """The student's notebooks of the course's other assignments (``others``: ``{assignment:
-    {file: topic}}``) for the topics not graded in this run: a lab runs the student's own
-    functions of other topics (the rnn lab trains with their optimizers' ``adam``), so its
-    submission is all their notebooks, as `seqlab grade` takes a whole submission. Those topics
-    are exported beside the graded ones and never graded here (``only``)."""
-    found = []
-    for assignment, names in others.items():
-        for name, topic in names.items():
-            path = submitted / student / assignment / name
-            if topic not in graded and is_plain_file(path):
-                found.append(path)
-    return found
-
-
-def _export_class(
-    submitted: Path, exports: Path, notebooks, handed_in, empty, others=None, refused=None
-) -> tuple[dict, dict, dict]:
-    """Each student's handed-in notebooks exported to ``exports/<folder>`` (with their notebooks
-    of ``others``, the course's other assignments, for the labs); returns the outcomes (a reason
-    set for those that cannot be graded), the folder names and the missing answer cells.
-
-    Whatever one student's notebooks hold, it costs only that student: a notebook that cannot be
-    read or exported (malformed JSON, a cell that is no cell, a link, ...) is that student's
-    reason, and two students who would share a results folder are both refused by name."""
-    graded = {topic for names in notebooks.values() for topic in names.values()}
-    outcomes: dict[str, StudentOutcome] = {}
-    folders: dict[str, str] = {}
-    missing: dict[str, dict[str, list[str]]] = {}
-    for student, why in (refused or {}).items():
-        outcomes[student] = StudentOutcome(student, [], graded=False, reason=why)
-    for student, nothing in empty.items():
-        outcomes[student] = StudentOutcome(
-            student,
-            [],
-            graded=False,
-            warnings=[f"submitted/{student}/{a}/ holds none of {', '.join(notebooks[a])}; not graded" for a in nothing],
-        )
-        if student not in handed_in:
-            outcomes[student].reason = "no notebook of the assignment under the expected name"
-    sharing: dict[str, list[str]] = {}
-    for student in handed_in:
-        sharing.setdefault(folder_name(student).casefold(), []).append(student)
-    for student, handed in handed_in.items():
-        outcome = outcomes.setdefault(student, StudentOutcome(student, [], graded=False))
-        outcome.assignments = handed
-        folder = folder_name(student)
-        same = [s for s in sharing[folder.casefold()] if s != student]
-        if same:  # never by construction (handin.folder_name); refused rather than merged if it were
-            outcome.reason = f"would share the results folder {folder} with {', '.join(map(shown, same))}"
-            continue
-        folders[student] = folder
-        # exactly the files nbgrader will record (another notebook in the folder is not graded)
-        handed_notebooks = [
-            submitted / student / a / name
-            for a in handed
-            for name in notebooks[a]
-            if is_plain_file(submitted / student / a / name)
-        ]
-        extra = _lab_notebooks(submitted, student, others or {}, graded)
-        try:
-            report = export_submission(handed_notebooks + extra, exports / folder)
-        except Exception as exc:  # one student's notebook must never stop the class
-            detail = str(exc) if isinstance(exc, ExportError) else f"{type(exc).__name__}: {str(exc)[:300]}"
-            outcome.reason = f"could not be exported: {detail}"
-            shutil.rmtree(exports / folder, ignore_errors=True)
-            del folders[student]
-            continue
-        # what the export says of the labs' other notebooks is not this run's to report
-        outcome.warnings += [w for w in report.warnings if not w.startswith(tuple(str(p) for p in extra))]
-        missing[student] = {t: m.missing for t, m in report.modules.items()}
-    return outcomes, folders, missing
 
 
 def autograde(
@@ -386,10 +261,8 @@ def _grade_class(exports: Path, results: Path, settings, run, progress, errors: 
             f"grade-all stopped after grading ({type(exc).__name__}: {str(exc)[:500]}); its results are recorded"
         )
         if progress is not None and hasattr(progress, "stop"):
-            try:
+            with contextlib.suppress(Exception):  # the progress display is not a grade: nothing to record
                 progress.stop()
-            except Exception:  # the progress display is not a grade
-                pass
     names = sorted(p.name for p in exports.iterdir() if p.is_dir()) if exports.is_dir() else []
     return collect(results, names)
 

@@ -18,7 +18,9 @@ student (a named reason), never the class:
 from __future__ import annotations
 
 import hashlib
+import os
 import unicodedata
+from pathlib import Path
 
 from ..studentfiles import (  # noqa: F401 -- the readers of student files, re-exported for the nbgrader side
     MAX_WALK_DEPTH,
@@ -76,3 +78,75 @@ def folder_name(student: str) -> str:
         return student
     digest = hashlib.sha256(student.encode("utf-8", "surrogateescape")).hexdigest()
     return HASHED_PREFIX + digest[:HASH_DIGITS]
+
+
+# --- a class's submitted/ folder, scanned (seqlab nbgrader autograde) -------------------------
+
+
+def scan_submitted(submitted: Path, notebooks: dict[str, dict[str, str]], others=None) -> tuple[dict, dict, dict]:
+    """``(handed_in, empty, refused)``: per student, the assignments with one of their notebooks;
+    the assignment folders holding none of them (nbgrader autograde fails on those, "No notebooks
+    found", so they are named and left out of the gradebook); and the students refused, with why:
+    an id seqlab cannot carry (``handin.id_problem``), or a symbolic link anywhere in their
+    folders of the course's assignments (``notebooks`` and ``others``): none is ever followed, so a
+    link to the instructor's ``source/`` notebook grades nothing. Hidden folders are skipped, as
+    nbgrader skips them."""
+    handed_in: dict[str, list[str]] = {}
+    empty: dict[str, list[str]] = {}
+    refused: dict[str, str] = {}
+    every = {**(others or {}), **notebooks}
+    if is_plain_dir(submitted):
+        for entry in sorted(os.scandir(submitted), key=lambda e: e.name):
+            student = entry.name
+            if student.startswith("."):
+                continue
+            if entry.is_symlink():
+                refused[student] = (
+                    f"submitted/{shown(student)} is a symbolic link, not a folder; nothing under it is read"
+                )
+                continue
+            if not entry.is_dir(follow_symlinks=False):
+                continue
+            problem = id_problem(student)
+            if problem:
+                refused[student] = f"student id {shown(student)} cannot be graded: {problem}"
+                continue
+            student_dir = Path(entry.path)
+            try:
+                links = [
+                    f"submitted/{student}/{link}"
+                    for a in every
+                    if os.path.lexists(student_dir / a)
+                    for link in links_under(student_dir / a)
+                ]
+            except HandInError as exc:
+                refused[student] = str(exc)
+                continue
+            if links:
+                refused[student] = (
+                    f"symbolic link(s) {', '.join(map(shown, links))}: a link is never followed or graded "
+                    f"(hand in the notebook itself)"
+                )
+                continue
+            for assignment, names in notebooks.items():
+                folder = student_dir / assignment
+                if any(is_plain_file(folder / name) for name in names):
+                    handed_in.setdefault(student, []).append(assignment)
+                elif is_plain_dir(folder):
+                    empty.setdefault(student, []).append(assignment)
+    return handed_in, empty, refused
+
+
+def lab_notebooks(submitted: Path, student: str, others: dict[str, dict[str, str]], graded: set[str]) -> list[Path]:
+    """The student's notebooks of the course's other assignments (``others``: ``{assignment:
+    {file: topic}}``) for the topics not graded in this run: a lab runs the student's own
+    functions of other topics (the rnn lab trains with their optimizers' ``adam``), so its
+    submission is all their notebooks, as `seqlab grade` takes a whole submission. Those topics
+    are exported beside the graded ones and never graded here (``only``)."""
+    found = []
+    for assignment, names in others.items():
+        for name, topic in names.items():
+            path = submitted / student / assignment / name
+            if topic not in graded and is_plain_file(path):
+                found.append(path)
+    return found

@@ -298,21 +298,17 @@ class Checked:
     problems: tuple[Problem, ...]
 
 
-# The first words of the one refusal that is the grader's fault, not the student's: the checker
-# itself failed on text Python accepts. The generated-program and corpus banks
-# (tests/student/test_subset_fuzz.py) count these and require none; should one still happen, the
-# module is refused with its line like any other problem, so grading goes on and the student's
-# own pytest shows the same words, rather than a traceback in place of a grade.
+# The one refusal that is the grader's fault: the checker failed on text Python accepts. The
+# program banks (tests/student/test_subset_fuzz.py) require none; should one happen, the module is
+# refused with a line like any other, and the student's pytest shows the same words.
 INTERNAL_FAULT = "the grader's checker failed on this module"
 
 
 @functools.lru_cache(maxsize=64)
 def check(text: str, filename: str, siblings: frozenset[str] = frozenset()) -> Checked:
-    """Compile ``text`` through the course's policy. A syntax error is a problem like any other,
-    so that the student sees it with its line whichever tool they run. The same text is checked
-    once a process (the parent's verdict and an in-process load share one compilation).
-
-    Total: for any text it returns a verdict and never raises."""
+    """Compile ``text`` through the course's policy: a verdict for any text, never an exception. A
+    syntax error is a problem like any other, so the student sees it with its line whichever tool
+    they run. The same text is checked once a process (parent and in-process load share it)."""
     try:
         return _check(text, filename, siblings)
     except Exception as exc:  # a verdict for any input; the banks require none

@@ -256,7 +256,7 @@ def test_the_class_is_graded_longest_first(tmp_path):
     """The written hand-ins first, the untouched stubs and unreadable ones last: the class's tail
     (one worker busy, the others idle) is then the quick work. A stub left by a student counts
     whichever file it is in."""
-    from seqlab.batch import Submission, _unwritten
+    from seqlab.batch import Submission, unwritten_stubs
     from tests.mutants import ROOT
 
     def hand_in(name: str, stubs: int) -> Submission:
@@ -271,4 +271,4 @@ def test_the_class_is_graded_longest_first(tmp_path):
         (stubs.path / "exercises" / source.name).write_text(source.read_text())
     unread = Submission("unread", tmp_path / "unread.zip", None, "not a zip")
     subs = [unread, stubs, hand_in("half", 3), hand_in("done", 0)]
-    assert [s.name for s in sorted(subs, key=_unwritten)] == ["done", "half", "stubs", "unread"]
+    assert [s.name for s in sorted(subs, key=unwritten_stubs)] == ["done", "half", "stubs", "unread"]

@@ -122,7 +122,7 @@ def test_seqlab_has_no_import_cycle_even_through_type_checking_imports():
 LAYERS = {
     # plain data and the course's one facts: what everything else reads
     "foundation": {"seqlab", "errors", "defaults", "paths", "tolerance", "seeds", "results", "templating"}
-    | {"contract", "regions"},
+    | {"contract", "regions", "escape", "studentfiles"},
     # the course as read from disk: config, references, the language subset, stubs
     "course": {"config", "reference", "subset", "build", "similarity", "fingerprints", "demo"},
     # running student code
