@@ -14,14 +14,17 @@ import stat
 import unicodedata
 from pathlib import Path
 
+from .errors import SeqlabError
+
 # A student's hand-in folder holds a few files and what a notebook wrote; deeper or larger trees
 # are not a hand-in, and walking them would cost the class's run.
 MAX_WALK_DEPTH = 16
 MAX_WALK_ENTRIES = 10_000
 
 
-class StudentFileError(ValueError):
-    """A file or folder of one student's hand-in that is refused; the message names it."""
+class StudentFileError(SeqlabError, ValueError):
+    """A file or folder of one student's hand-in that is refused; the message names it. Callers
+    that turn a hand-in's problem into that student's row catch it beside their own errors."""
 
 
 def shown(name: str) -> str:
@@ -36,29 +39,27 @@ def shown(name: str) -> str:
     return name
 
 
-def read_bytes(path: Path, max_bytes: int) -> bytes:
+def read_bytes(path: Path, max_bytes: int, error: type[Exception] = StudentFileError) -> bytes:
     """The bytes of a regular file, never through a link (``O_NOFOLLOW``: the final name; the
-    folders above it are checked by the caller's walk), at most ``max_bytes``."""
+    folders above it are checked by the caller's walk), at most ``max_bytes``. A refusal is an
+    ``error`` naming the file: the caller's own error (an answers file's, a notebook's), raised
+    here rather than re-wrapped from another by its text."""
     path = Path(path)
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
         if path.is_symlink():
-            raise StudentFileError(f"{shown(str(path))}: a symbolic link, not a file (hand in the file itself)")
+            raise error(f"{shown(str(path))}: a symbolic link, not a file (hand in the file itself)")
         fd = os.open(path, flags)
     except OSError as exc:
         if exc.errno == getattr(os, "ELOOP", -1):
-            raise StudentFileError(
-                f"{shown(str(path))}: a symbolic link, not a file (hand in the file itself)"
-            ) from None
-        raise StudentFileError(f"{shown(str(path))}: cannot read: {exc.strerror or exc}") from None
+            raise error(f"{shown(str(path))}: a symbolic link, not a file (hand in the file itself)") from None
+        raise error(f"{shown(str(path))}: cannot read: {exc.strerror or exc}") from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise StudentFileError(f"{shown(str(path))}: not a regular file")
+            raise error(f"{shown(str(path))}: not a regular file")
         if info.st_size > max_bytes:
-            raise StudentFileError(
-                f"{shown(str(path))}: {info.st_size} bytes, more than the {max_bytes} a hand-in may have"
-            )
+            raise error(f"{shown(str(path))}: {info.st_size} bytes, more than the {max_bytes} a hand-in may have")
         chunks, total = [], 0
         while True:
             chunk = os.read(fd, 1 << 20)
@@ -66,11 +67,11 @@ def read_bytes(path: Path, max_bytes: int) -> bytes:
                 break
             total += len(chunk)
             if total > max_bytes:  # grew while read
-                raise StudentFileError(f"{shown(str(path))}: more than the {max_bytes} bytes a hand-in may have")
+                raise error(f"{shown(str(path))}: more than the {max_bytes} bytes a hand-in may have")
             chunks.append(chunk)
         return b"".join(chunks)
     except OSError as exc:
-        raise StudentFileError(f"{shown(str(path))}: cannot read: {exc.strerror or exc}") from None
+        raise error(f"{shown(str(path))}: cannot read: {exc.strerror or exc}") from None
     finally:
         os.close(fd)
 

@@ -22,7 +22,7 @@ from typing import Any
 import sympy
 import yaml
 
-from ..studentfiles import StudentFileError, read_bytes, shown
+from ..studentfiles import read_bytes, shown
 from .check_script import report
 from .draws import StudentIdError, check_student_id
 from .errors import AnswersError, yaml_problem
@@ -78,10 +78,7 @@ def load_answers(path: str | Path, *, require_student: bool = True) -> tuple[str
     """
     path = Path(path)
     where = shown(str(path))
-    try:
-        raw = read_bytes(path, MAX_FILE_BYTES)
-    except StudentFileError as exc:
-        raise AnswersError(str(exc)) from None
+    raw = read_bytes(path, MAX_FILE_BYTES, AnswersError)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:

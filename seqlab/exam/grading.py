@@ -13,7 +13,7 @@ from typing import Any
 
 from ..gradebook import csv_text, read_csv
 from ..results import GradingResult
-from ..studentfiles import shown
+from ..studentfiles import StudentFileError, shown
 from .answers import load_answers
 from .draws import StudentIdError, check_student_id
 from .errors import AnswersError
@@ -174,7 +174,7 @@ def grade_folder(exam: Exam, folder: str | Path, roster: dict[str, str] | None =
         try:
             claimed, answers = load_answers(path, require_student=False)
             loaded.append((path, owner, claimed, answers))
-        except AnswersError as exc:
+        except (AnswersError, StudentFileError) as exc:
             rows.append(BatchRow(name, owner, "error", reason=str(exc)))
     # one folder per student under OUT/: ids that differ in case only would share it on a
     # case-insensitive disk, so they count as one student with two files (both refused)

@@ -214,10 +214,7 @@ def read_notebook(path: Path) -> dict:
     """A notebook file as a dict of the checked shape (``check_notebook_shape``), or ``ExportError``
     naming the file and the problem: never through a symbolic link, at most MAX_NOTEBOOK_BYTES,
     strict UTF-8 JSON no deeper than MAX_NOTEBOOK_DEPTH."""
-    try:
-        raw = read_bytes(Path(path), MAX_NOTEBOOK_BYTES)
-    except StudentFileError as exc:
-        raise ExportError(str(exc)) from None
+    raw = read_bytes(Path(path), MAX_NOTEBOOK_BYTES, ExportError)
     name = shown(str(path))
     try:
         text = raw.decode("utf-8")
