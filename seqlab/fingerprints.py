@@ -161,8 +161,8 @@ def winnow(hashes: list[int], window: int = WINDOW) -> dict[int, list[int]]:
 # --- the program as it runs: dead branches, no-op statements ------------------------------------
 # Code that never runs or does nothing is left out of the tokens, so padding a copy with it hides
 # nothing: a branch whose test is a constant (`if True:`, `if 1:`, `if not 0:`, `while False:`),
-# `pass`, and statements that are a constant alone (docstrings anywhere, `...`, `0`). Issue 39:
-# the whole file under `if True:` hid every function, and a `pass` after each statement hid two
+# `pass`, and statements that are a constant alone (docstrings anywhere, `...`, `0`). Seen in
+# a class: the whole file under `if True:` hid every function, and a `pass` after each statement hid two
 # thirds of a copy. Only the test's own tokens and the branch that cannot run are dropped: the
 # live branch's code counts as if it were written without the `if`.
 

@@ -158,7 +158,7 @@ def autograde(root: Path, config_path: Path | None, started: float) -> dict[str,
             # Reading the upload only reads what the student handed in: a failure here is a fault
             # in their upload (a broken or truncated zip, a file the reader cannot decode), and
             # the student must hear that, with what to fix, never GRADER_FAILED's "the course's
-            # side" (issue 39). The reader's own refusals (SubmissionError) say what is wrong in
+            # side". The reader's own refusals (SubmissionError) say what is wrong in
             # its words; anything else it raised is named by its type, its traceback in the log.
             if not isinstance(exc, SubmissionError):
                 traceback.print_exc()

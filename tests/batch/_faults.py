@@ -1,4 +1,4 @@
-"""Bad hand-ins for grade-all, as files on disk: the cases of issue 39 one by one, and the pieces
+"""Bad hand-ins for grade-all, as files on disk: the cases that once stopped a class, one by one, and the pieces
 the fault-injection bank (test_fault_injection.py) draws from. Each writes one entry into a class
 folder and returns its name there (bytes where the name is not UTF-8)."""
 

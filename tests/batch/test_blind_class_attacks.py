@@ -1,4 +1,4 @@
-"""A blind attack bank on the class-level paths (issue 39), written without reading the other banks.
+"""A blind attack bank on the class-level paths, written without reading the other banks.
 
 Each attack is a concrete hand-in (files, an archive, a notebook, a YAML answers file, an id, a
 roster name) and the property it tries to break:

@@ -1,4 +1,4 @@
-"""A blind attack bank on grade-all's class path (issue 39): hand-ins written to take another
+"""A blind attack bank on grade-all's class path: hand-ins written to take another
 student's grade or the key, to write outside their folder, to take or spoil grade-all's own files,
 or to stop the class. Each is written into one class beside two honest students (``alice/``,
 ``bob.zip``) and must be held: the honest graded with full marks under rows read from their own

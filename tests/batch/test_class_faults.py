@@ -1,4 +1,4 @@
-"""Issue 39, grade-all: each hand-in that stopped the class on its own, as a test. Every one
+"""grade-all: each hand-in that stopped the class on its own, as a test. Every one
 must leave everyone else graded and recorded (gradebook.csv, the LMS files), be named in its
 own row with a clear reason, and count in the run's exit status (1, with the count on the last
 line; 0 only when every hand-in was graded)."""
@@ -168,7 +168,7 @@ def test_a_progress_display_that_fails_costs_no_grade(tmp_path, capsys):
 @pytest.mark.bank  # a real grading (workers start, torch loads): ~10 s, kept out of make test
 @pytest.mark.slow
 def test_every_case_in_one_class_leaves_the_honest_graded_and_the_lms_written(tmp_path, monkeypatch, capsys):
-    """Every case of issue 39 in one class beside honest hand-ins (two of them under names that
+    """Every case above in one class beside honest hand-ins (two of them under names that
     must be renamed, one in a 1000-deep tree, one under a name like an output file), through the
     command: each honest one graded with full marks and in the LMS files, each bad one named in
     its row, the exit status 1 and the last line counting them."""

@@ -1,4 +1,4 @@
-"""The fault-injection bank of grade-all (issue 39): generated bad hand-ins (corrupt and
+"""The fault-injection bank of grade-all: generated bad hand-ins (corrupt and
 truncated zips, member names in several encodings with and without the UTF-8 flag, links and
 FIFOs, deep trees, huge and sparse files, zip bombs, nested zips, names that collide with
 grade-all's outputs or with the honest students) mixed into a class of honest ones.

@@ -1,6 +1,6 @@
 """Similarity on the program as it runs: padding and wrapping a copy does not hide it.
 
-Issue 39 hid a verbatim copy of a whole submission three ways: the file under ``if True:`` (no
+A review hid a verbatim copy of a whole submission three ways: the file under ``if True:`` (no
 function was found at the top level, so none was compared), one comment of U+2028 characters
 (``str.splitlines`` cut there, every function's source was read from the wrong lines), and a
 ``pass`` after each statement (a token between every statement broke two thirds of the k-grams).

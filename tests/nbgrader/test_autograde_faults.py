@@ -1,5 +1,5 @@
 """`seqlab nbgrader autograde` end to end with the real nbgrader, one class holding every bad hand-in
-of issue 39's nbgrader cases beside honest students: each honest student graded and recorded in
+of the nbgrader cases that once stopped a class, beside honest students: each honest student graded and recorded in
 nbgrader's gradebook, each bad one named, and a failure after the grading (the class report's
 histogram) an error in the log, never a lost grade. About a minute on the 2-core machine: slow.
 """

@@ -1,6 +1,6 @@
 """A corrupt Gradescope upload is the student's to fix, and the page says so.
 
-Issue 39: a corrupt upload told the student the fault was the course's (``GRADER_FAILED``). Each
+A corrupt upload once told the student the fault was the course's (``GRADER_FAILED``). Each
 upload here is broken the way a student's can be (a zip that is not one, one cut short, one
 whose deflate stream is damaged, one with an entry name that is not UTF-8, an empty upload, an
 empty file, the right files in the wrong layout); the results page must put the fault in the

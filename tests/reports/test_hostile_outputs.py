@@ -1,7 +1,7 @@
 """Hostile strings put through every class-level output, and the rendered files checked.
 
 A student controls their submission's folder name, the messages their code raises, their
-repository's name and (through the LMS) their roster display name. Issue 39 found the GitHub
+repository's name and (through the LMS) their roster display name. A review found the GitHub
 gradebook job's summary.md printing ``**144 / 144 (100%)**`` and an ``<img>`` beside a real 0,
 and lms/canvas.csv copying a display name ``=HYPERLINK(...)`` into a cell a spreadsheet runs.
 Each test here writes the real file from such input and reads it as its reader would: Markdown
