@@ -174,7 +174,7 @@ def histogram_edges(values: list[float], bins: int) -> list[float]:
     lo, hi = min(values), max(values)
     scale = max(abs(lo), abs(hi), 1.0)
     if hi / 2 - lo / 2 <= SAME_VALUE_SPREAD * scale / 2:  # halves: no overflow near the float limit
-        middle, half = (lo + hi) / 2, 5e-4 * scale
+        middle, half = lo / 2 + hi / 2, 5e-4 * scale  # halves first: no overflow near the float limit
         lo, hi = middle - half, middle + half
     step = hi / bins - lo / bins
     return [lo + i * step for i in range(bins)] + [hi]
