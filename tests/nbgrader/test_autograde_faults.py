@@ -25,6 +25,9 @@ TOPIC = "optimizers"
 HISTOGRAM = "Too many bins for data range. Cannot create 5 finite-sized bins."
 
 
+# A whole nbgrader course and a real autograde: about 35 s of one worker, so with the banks
+# (make test keeps the read-stage tests of tests/nbgrader/test_handin.py, case by case).
+@pytest.mark.bank
 @pytest.mark.slow
 def test_a_class_with_every_bad_hand_in_grades_and_records_every_honest_student(tmp_path, monkeypatch):
     course = build_course(tmp_path / "course", seed=SEED, topics=(TOPIC,)).course_dir
