@@ -10,6 +10,7 @@ results. The student side (what ``seqlab release`` writes) is :mod:`seqlab.relea
 from __future__ import annotations
 
 import csv
+import hashlib
 import re
 from pathlib import Path
 
@@ -107,14 +108,18 @@ def build_matrix(*, roster: Path | None = None, uploads: Path | None = None, ref
             entries.append({"name": name, "repo": "", "ref": "", "upload": Path(uploads, item.name).as_posix()})
     if not entries:
         raise ClassroomError(f"no submissions: neither a roster at {roster} nor folders or zips in {uploads}")
-    seen: dict[str, int] = {}
+    # Two submissions that would share a name (a results folder, a gradebook row): two logins
+    # that sanitize alike, a student's folder beside their zip. Neither is dropped and the class
+    # is not stopped: each is named ``<name>+<12 hex of SHA-256 of where it comes from>``, as
+    # grade-all names them (no plain name holds a "+", so none can take another's).
+    sharing: dict[str, list[dict]] = {}
     for entry in entries:
-        if entry["name"] in seen:
-            raise ClassroomError(
-                f"two submissions are both named {entry['name']!r}; names must be unique "
-                f"(they name the results folders)"
-            )
-        seen[entry["name"]] = 1
+        sharing.setdefault(entry["name"].casefold(), []).append(entry)
+    for same in sharing.values():
+        if len(same) > 1:
+            for entry in same:
+                origin = entry["upload"] or f"{entry['repo']}@{entry['ref']}"
+                entry["name"] = f"{entry['name']}+{hashlib.sha256(origin.encode()).hexdigest()[:12]}"
     if len(entries) > MAX_MATRIX:
         raise ClassroomError(
             f"{len(entries)} submissions, but one GitHub Actions matrix runs at most {MAX_MATRIX} jobs; "

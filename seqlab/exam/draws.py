@@ -29,7 +29,7 @@ class StudentIdError(SeqlabError, ValueError):
 def check_student_id(student: object) -> str:
     if isinstance(student, int) and not isinstance(student, bool):
         student = str(student)
-    if not isinstance(student, str) or not STUDENT_ID.match(student):
+    if not isinstance(student, str) or not STUDENT_ID.fullmatch(student):
         raise StudentIdError(f"bad student id {str(student)[:80]!r}: use 1-64 letters, digits, '_', '.', '@', '-'")
     return student
 

@@ -69,12 +69,18 @@ def scan_folder(folder: Path) -> tuple[list[Path], list[tuple[str, str]]]:
 
     def visit(directory: Path, prefix: str, top: bool) -> None:
         nonlocal count
+        inside = 0  # one student's ID/ folder is bounded on its own: a crowded one costs only its owner
         for entry in sorted(os.scandir(directory), key=lambda e: e.name):
-            count += 1
+            count += top
+            inside += not top
             if count > MAX_FOLDER_ENTRIES:
                 raise AnswersError(
                     f"{shown(str(folder))}: more than {MAX_FOLDER_ENTRIES} entries; not a hand-in folder"
                 )
+            if inside > MAX_FOLDER_ENTRIES:
+                refused.append((prefix.rstrip("/"), f"more than {MAX_FOLDER_ENTRIES} entries; not a hand-in"))
+                found[:] = [p for p in found if not p.is_relative_to(directory)]
+                return
             name = prefix + entry.name
             if entry.is_symlink():
                 if _is_answers_name(entry.name) or top:
@@ -190,7 +196,7 @@ def grade_folder(exam: Exam, folder: str | Path, roster: dict[str, str] | None =
                     name,
                     owner,
                     "error",
-                    reason=f"{path}: student {owner!r} also has answers in {others}; keep one file",
+                    reason=f"{shown(str(path))}: student {owner!r} also has answers in {shown(others)}; keep one file",
                 )
             )
             continue

@@ -937,12 +937,6 @@ def _(c: Path):  # (d) 20,001 answers
 BROKEN_EX = {
     "case-twin-file-of-victim": "FAY.yml handed in beside fay.yaml: ids equal up to case count as one "
     "student with two files, both refused, and honest fay is not graded",
-    "escape-in-a-name-inside-a-student-folder": "exam grade-all prints the path of a student's second "
-    "file raw on stderr ('student ... also has answers in ...'): a file named '\\x1b]0;pwn\\x07\\x1b[2J.yaml' "
-    "under e08/ retitles and clears the instructor's terminal",
-    "id-with-trailing-newline": "a file 'erin\\n.yaml' passes the id check (its regex's $ matches before a "
-    "final newline): it is graded as a second student 'erin\\n' beside the real erin, with its own folder "
-    "OUT/erin\\n/ and an 'erin ' row in the LMS files",
     "second-file-in-victims-name": "answers-dora.yaml handed in beside dora.yaml: both are refused as two "
     "files of one student, and honest dora is not graded",
 }
@@ -1528,12 +1522,7 @@ def test_classroom_summary_shows_student_text_as_text(tmp_path, attack):
     assert ESC not in csv_text
 
 
-BROKEN_MATRIX = {
-    "github-user-named-like-a-renamed-one": "two GitHub users 'lms' and 'student-lms' (both legal logins) "
-    "get one results folder name: build_matrix raises ClassroomError and no student's job runs",
-    "upload-zip-and-folder-of-one-student": "submissions/alice.zip beside submissions/alice/ (one student "
-    "uploading twice): build_matrix raises ClassroomError and no student's job runs",
-}
+BROKEN_MATRIX: dict[str, str] = {}
 
 
 @pytest.mark.parametrize(
@@ -1688,12 +1677,8 @@ def test_grade_all_rerun_grades_a_resubmitted_hand_in_as_it_is_now(tmp_path):
     assert float(rows["m43"]["total"]) == FULL or said, (rows["m43"], second.stdout[-2000:])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="one student's ID/ folder of 10,001 files makes scan_folder raise AnswersError for the whole "
-    "hand-in folder (its entry cap counts the class's entries and the student's together): exam "
-    "grade-all grades nobody",
-)
+@pytest.mark.bank
+@pytest.mark.slow
 def test_exam_grade_all_one_students_crowded_folder_never_stops_the_class(tmp_path):
     """(a)(d) Its own run: in the class run above it would stop every other case."""
     c = tmp_path / "answers"
