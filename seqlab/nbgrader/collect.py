@@ -9,11 +9,14 @@ get the reference copied in as their own notebook, and graded: full marks.
 ``LinkRefusingCollect`` (set in the course's ``nbgrader_config.py``) refuses such a hand-in by
 name in nbgrader's log and collects nothing of it: no link is followed, and none is copied. A
 link that appears while the hand-in is copied is copied as a link, found, and the copy removed.
-Everything else is nbgrader's collect (owners, timestamps, ``--update``, sizes).
+Two more hand-ins that stopped nbgrader's collect for the whole class are refused by name in the
+log instead: one over the course's ``max_dir_size``, and one whose folder name holds no time
+stamp. Everything else is nbgrader's collect (owners, timestamps, ``--update``).
 """
 
 from __future__ import annotations
 
+import datetime
 import os
 import shutil
 from pathlib import Path
@@ -22,8 +25,24 @@ from nbgrader.exchange.default.collect import ExchangeCollect
 
 from .handin import HandInError, links_under, shown
 
+# A hand-in whose folder name holds no readable time stamp (students write inbound/): sorted last,
+# then left out of what is collected, by name, instead of stopping the collect for everyone.
+_UNREADABLE = datetime.datetime.min
+
 
 class LinkRefusingCollect(ExchangeCollect):
+    def _path_to_record(self, path):
+        try:
+            return super()._path_to_record(path)
+        except (ValueError, OverflowError) as exc:  # dateutil's ParserError is a ValueError
+            name = os.path.basename(path)
+            self.log.error("NOT COLLECTED %s: no time stamp in its name (%s)", shown(name), type(exc).__name__)
+            return {"username": name.split("+", 1)[0], "filename": name, "timestamp": _UNREADABLE}
+
+    def init_src(self):
+        super().init_src()
+        self.src_records = [r for r in self.src_records if r["timestamp"] is not _UNREADABLE]
+
     def do_copy(self, src, dest, log=None):
         from nbgrader.utils import ignore_patterns
 
@@ -42,10 +61,14 @@ class LinkRefusingCollect(ExchangeCollect):
             )
             return
         size = self.get_size(src)
-        if size > 1000 * self.coursedir.max_dir_size:
-            raise RuntimeError(
-                f"Directory size is too big. Size is {size}, maximum size is {1000 * self.coursedir.max_dir_size}"
+        if size > 1000 * self.coursedir.max_dir_size:  # nbgrader raises here, which stops the class
+            self.log.error(
+                "NOT COLLECTED %s: %d bytes, more than the course's maximum of %d",
+                shown(src),
+                size,
+                1000 * self.coursedir.max_dir_size,
             )
+            return
         ignore = ignore_patterns(
             exclude=self.coursedir.ignore,
             include=self.coursedir.include,
