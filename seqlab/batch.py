@@ -52,6 +52,7 @@ from .submission.handins import (
     HandIns,
     Submission,
     discover,
+    hand_in_digest,
     hand_ins,
     safe_submission_name,
     shown,
@@ -179,7 +180,8 @@ def _grade_one(sub: Submission, out: Path, workers: queue.Queue[_Worker], job: d
             f"{status['report_error']}",
             file=sys.stderr,
         )
-    status.update(name=sub.name, source=str(sub.source), seconds=round(time.perf_counter() - started, 2))
+    status.update(name=sub.name, source=str(sub.source), digest=hand_in_digest(sub))
+    status["seconds"] = round(time.perf_counter() - started, 2)
     if status["status"] != "graded":
         _write_failure(target, status, job["max_score"], started)
     write_text_atomic(target / STATUS_FILE, json.dumps(status, indent=2))
@@ -199,19 +201,15 @@ def _write_failure(target: Path, status: dict, max_score: float, started: float)
 
 
 def _is_done(out: Path, sub: Submission) -> bool:
+    """Graded before from the same hand-in and files (a changed one is regraded, not kept)."""
     status_path = out / sub.name / STATUS_FILE
     if not status_path.is_file():
         return False
     try:
-        return json.loads(status_path.read_text()).get("source") == str(sub.source)
+        status = json.loads(status_path.read_text())
     except ValueError:
         return False
-
-
-def _similarity(subs: list[Submission]) -> dict:
-    from .similarity import compare_class
-
-    return compare_class({s.name: s.path for s in subs})
+    return status.get("source") == str(sub.source) and status.get("digest") == hand_in_digest(sub)
 
 
 @dataclass(frozen=True)
@@ -332,8 +330,9 @@ def _draw_reports(rows: list[dict], subs: list[Submission], out: Path, run: Clas
     """The class report (and its similarity section), drawn from the rows already recorded in
     gradebook.csv: a report that fails is an error in the log, and the grades stay as written."""
     try:
-        # Source text only, parsed in this trusted process and never run: see seqlab/similarity.py.
-        similar = _similarity(subs) if run.similarity else None
+        from .similarity import compare_class  # source text only, parsed here and never run
+
+        similar = compare_class({s.name: s.path for s in subs}) if run.similarity else None
     except Exception as exc:
         print(f"grade-all: error: the similarity of the class could not be computed: {_failure(exc)}", file=sys.stderr)
         similar = None

@@ -164,3 +164,18 @@ def unwritten_stubs(sub: Submission) -> int:
         except OSError:
             pass
     return count
+
+
+def hand_in_digest(sub: Submission) -> str:
+    """SHA-256 of what is graded of a hand-in: seqlab's own copy of its exercises/ (each file's
+    name and bytes), or the reason it could not be read. A rerun regrades a hand-in whose digest
+    changed since its grade was recorded."""
+    digest = hashlib.sha256()
+    if sub.path is None:
+        digest.update(b"unread\0" + str(sub.problem).encode("utf-8", "backslashreplace"))
+        return digest.hexdigest()
+    for path in sorted((sub.path / "exercises").rglob("*")):
+        if path.is_file() and not path.is_symlink():
+            digest.update(os.fsencode(path.relative_to(sub.path)) + b"\0")
+            digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()

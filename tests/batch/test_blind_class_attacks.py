@@ -1643,12 +1643,6 @@ def test_gradescope_upload_attack_gets_a_page_about_the_upload(tmp_path, attack)
     assert data["visibility"] == "visible"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a rerun keys 'already graded' on the hand-in's path alone (status.json's source): a hand-in "
-    "whose files changed since keeps its old grade, and the run says only '2 of 2 already graded (use "
-    "--force ...)', never which hand-in changed",
-)
 def test_grade_all_rerun_grades_a_resubmitted_hand_in_as_it_is_now(tmp_path):
     """(a)(b) A careless class: after a first run, a student replaces their hand-in (the same
     folder, new files) and grade-all is run again, as its docs invite ("a rerun picks up where it
