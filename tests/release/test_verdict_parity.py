@@ -6,8 +6,7 @@ than for a wrong value, each with a submission that earns it. Each is graded by 
 run through the release's public tests, and the grader's message must appear in the public run.
 A test below checks the table is complete against the rules the grader's code can give, so a new
 kind of verdict cannot be added without its public twin. (The subset's refusals, one rule each,
-are ``test_subset_parity.py``; the labs' CPU budget has its own public test,
-``tests/labs/test_lab_budgets.py``.)
+are ``test_subset_parity.py``; the labs' CPU budget's twin is ``TWIN_ELSEWHERE``'s.)
 """
 
 from __future__ import annotations
@@ -70,9 +69,14 @@ RULE_OF = {
     "an argument modified in place (purity)": "purity",
     "an argument returned (aliasing)": "aliasing",
 }
+# The labs' CPU budget: its public twin trains the student's lab at the grading size and refuses
+# in the grader's words, from the one budget module both ship (seqlab/labs/budget.py).
+TWIN_ELSEWHERE = {
+    "budget": "tests/labs/test_lab_budgets.py::test_the_public_budget_test_refuses_in_the_graders_words",
+}
 # Rules of the grader that judge values, not how they were computed: the public tests check
 # values in their own words (expected/got), so no word-for-word twin is asked of them.
-VALUE_RULES = {"shape/dtype/device", "trajectory", "first-steps", "held-out", "complexity", "budget"}
+VALUE_RULES = {"shape/dtype/device", "trajectory", "first-steps", "held-out", "complexity"}
 
 
 def test_every_rule_of_the_grader_is_a_verdict_here_or_a_value_rule():
@@ -80,8 +84,11 @@ def test_every_rule_of_the_grader_is_a_verdict_here_or_a_value_rule():
     for path in [*(ROOT / "seqlab").rglob("*.py"), *(ROOT / "graders").glob("*.py")]:
         rules |= set(re.findall(r'rule="([a-z/_-]+)"', path.read_text(encoding="utf-8")))
     rules.add("shape/dtype/device")  # SHAPE_RULE, by its constant
-    missing = rules - set(RULE_OF.values()) - VALUE_RULES
+    missing = rules - set(RULE_OF.values()) - set(TWIN_ELSEWHERE) - VALUE_RULES
     assert not missing, f"a verdict of the grader with no public twin in VERDICTS: {missing}"
+    for where in TWIN_ELSEWHERE.values():
+        path, _, test = where.partition("::")
+        assert f"def {test}(" in (ROOT / path).read_text(encoding="utf-8"), where
 
 
 def _submission(folder: Path, verdict: str) -> Path:
