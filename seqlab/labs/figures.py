@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 import math
 import re
+import sys
 import threading
 from dataclasses import dataclass
 
@@ -175,9 +176,13 @@ def histogram_edges(values: list[float], bins: int) -> list[float]:
     scale = max(abs(lo), abs(hi), 1.0)
     if hi / 2 - lo / 2 <= SAME_VALUE_SPREAD * scale / 2:  # halves: no overflow near the float limit
         middle, half = lo / 2 + hi / 2, 5e-4 * scale  # halves first: no overflow near the float limit
-        lo, hi = middle - half, middle + half
+        lo, hi = max(middle - half, -sys.float_info.max), min(middle + half, sys.float_info.max)
     step = hi / bins - lo / bins
-    return [lo + i * step for i in range(bins)] + [hi]
+    edges = [lo + i * step for i in range(bins)] + [hi]
+    if all(math.isfinite(e) for e in edges):
+        return edges
+    # near the float limit the step itself overflows: interpolate, each term within range
+    return [lo * (1 - i / bins) + hi * (i / bins) for i in range(bins)] + [hi]
 
 
 def distribution_figure(function: str, metric: str, values: list[float], bound: float | None) -> Figure:
