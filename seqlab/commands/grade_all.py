@@ -120,6 +120,7 @@ def run(args) -> int:
     graded would read as 0) and 2 already means the grader could not run."""
     from ..batch import ClassRun, grade_all
     from ..lms import report, write_lms
+    from ..submission.handins import hand_ins, shown
 
     # once, before any worker starts: --sandbox bwrap fails here, and every worker grades in this
     # one, its reason kept
@@ -132,7 +133,11 @@ def run(args) -> int:
         results = [row["result"] for row in rows if row["result"] is not None]
         grades = {row["submission"]: row["result"].score if row["result"] else None for row in rows}
         max_score = max((r.max_score for r in results), default=0.0)
-        lms = write_lms(args.out, grades, max_score, assignment=args.lms_assignment, roster_path=args.lms_roster)
+        # the names the hand-ins had in the class folder: an LMS's bulk download names the student
+        sources = {name: shown(entry.name) for name, entry in hand_ins(args.submissions).named.items()}
+        lms = write_lms(
+            args.out, grades, max_score, assignment=args.lms_assignment, roster_path=args.lms_roster, sources=sources
+        )
         wrote.append(report(*lms))
 
     progress = Progress()
