@@ -40,12 +40,19 @@ def grading_settings_of(args, *, protected_dirs=()):
     ``--sandbox``, ``--device``, ``--seed``, ``--only``, ``--no-labs``), each checked now, before any grading
     starts: a bad device or a missing bubblewrap fails here, once, naming the option."""
     from ..grading import grading_settings
+    from ..grading.settings import choose_device
 
+    box = resolve_sandbox(args)
+    # auto never takes a GPU the student's child cannot reach; where it takes the CPU on a
+    # machine with a GPU driver, one line says why
+    device, why = choose_device(args.device, box)
+    if why:
+        print(why, file=sys.stderr, flush=True)
     return grading_settings(
         config=args.config,
         isolated=not args.in_process,
-        sandbox=resolve_sandbox(args),
-        device=args.device,
+        sandbox=box,
+        device=device,
         seed=args.seed,
         only=args.only,
         protected_dirs=protected_dirs,

@@ -105,10 +105,13 @@ def grading_settings(
     ``labs`` None: graded unless the environment says SEQLAB_LABS=0."""
     if not isinstance(config, GradingConfig):
         config = load_config(config)
+    box = resolve_sandbox(sandbox) if isolated else None
+    device = resolve_device(device, box)
     return GradingSettings(
         config=config,
-        sandbox=resolve_sandbox(sandbox) if isolated else None,
-        device=resolve_device(device),
+        # on CUDA the sandbox passes the GPU in (or says why it cannot); on the CPU it is unchanged
+        sandbox=box.for_device(device) if box is not None else None,
+        device=device,
         seed=None if seed is None else int(seed),
         only=only,
         protected_dirs=tuple(str(p) for p in protected_dirs if p),
@@ -126,19 +129,41 @@ def resolve_sandbox(sandbox: Sandbox | str | None) -> Sandbox:
     return resolve(sandbox or "auto")  # its SandboxUnavailable is a SeqlabError naming the mode
 
 
-def resolve_device(device: str) -> str:
+def resolve_device(device: str, sandbox: Sandbox | None = None) -> str:
+    """The device for ``--device DEVICE`` where the student's child runs in ``sandbox``."""
+    return choose_device(device, sandbox)[0]
+
+
+def choose_device(device: str, sandbox: Sandbox | None = None) -> tuple[str, str]:
+    """The device for ``--device DEVICE``, and one line saying why ``auto`` took the CPU on a
+    machine with a GPU driver ("" otherwise). ``cuda`` that torch cannot see is an error."""
     if device == "cpu":
-        return device  # without importing torch: grade-all's parent never needs it
+        return device, ""  # without importing torch: grade-all's parent never needs it
     if device != "auto" and not device.startswith("cuda"):
         raise GradingError(f"unknown device {device!r} (use auto, cpu or cuda)")
     if device == "auto" and not any(os.path.exists(node) for node in GPU_DEVICE_NODES):
         # No GPU driver's device node, so no device torch could see: "cpu" without importing
         # torch here, which would come before the sandboxed child's start instead of beside it.
-        return "cpu"
+        return "cpu", ""
     import torch
 
     if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
+        return auto_device(torch.cuda.is_available(), sandbox)
     if not torch.cuda.is_available():
         raise GradingError("--device cuda was asked for, but torch sees no CUDA device here")
-    return device
+    return device, ""
+
+
+def auto_device(torch_sees_cuda: bool, sandbox: Sandbox | None, root: str = "/") -> tuple[str, str]:
+    """``--device auto`` on a machine with a GPU driver: cuda only where torch sees a CUDA device
+    and the student's child can reach it (no kernel sandbox, or one that can pass in the NVIDIA
+    driver's nodes found under ``root``); otherwise cpu, with the one line that says why."""
+    if not torch_sees_cuda:
+        return "cpu", "--device auto: cpu (a GPU driver is here, but torch sees no CUDA device)"
+    if sandbox is not None and sandbox.enforced:
+        from ..student.gpu import find
+
+        why_not = find(root).why_not
+        if why_not:
+            return "cpu", f"--device auto: cpu (torch sees CUDA, but the sandbox cannot reach it: {why_not})"
+    return "cuda", ""

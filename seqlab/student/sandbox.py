@@ -21,6 +21,9 @@ libseccomp is available.
 
 ``--sandbox auto`` probes bwrap once per process and, when it cannot run, falls back to the
 in-process guards (the audit hook) with a notice that every report repeats.
+
+Grading on CUDA (``Sandbox.for_device``), and only then, the sandbox also passes the NVIDIA
+driver's device nodes and files in (``gpu.py``); on the CPU its command line is the same.
 """
 
 from __future__ import annotations
@@ -31,11 +34,15 @@ import resource
 import subprocess
 import sys
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import SeqlabError
 from .policy import is_course_checkout
+
+if TYPE_CHECKING:
+    from .gpu import Passthrough
 
 MODES = ("auto", "bwrap", "none")
 MODES_HELP = (
@@ -68,6 +75,8 @@ class SandboxUnavailable(SeqlabError, RuntimeError):
 class Sandbox:
     kind: str  # "bwrap" or "none"
     why: str = ""  # for "none": why the kernel sandbox is not used
+    # the NVIDIA driver's files bound in: set by for_device on CUDA only, None on the CPU
+    gpu: Passthrough | None = None
 
     @property
     def enforced(self) -> bool:
@@ -80,7 +89,24 @@ class Sandbox:
             return self.kind
         from .seccomp import unavailable
 
-        return f"bwrap (no seccomp filter: {unavailable()})" if unavailable() else "bwrap + seccomp"
+        kind = f"bwrap (no seccomp filter: {unavailable()})" if unavailable() else "bwrap + seccomp"
+        return kind + (" + NVIDIA devices" if self.gpu is not None else "")
+
+    def for_device(self, device: str, root: str = "/") -> Sandbox:
+        """This sandbox for grading on ``device``: on CUDA and enforced, with the NVIDIA driver's
+        nodes and files of the host (under ``root``) passed in, or SandboxUnavailable where the
+        sandbox cannot reach the GPU; otherwise itself, unchanged."""
+        if not self.enforced or not device.startswith("cuda"):
+            return self
+        from .gpu import find
+
+        gpu = find(root)
+        if not gpu.reachable:
+            raise SandboxUnavailable(
+                f"--device {device} in the bwrap sandbox: {gpu.why_not} (grade with --device cpu, "
+                f"or --sandbox none to run without the kernel sandbox)"
+            )
+        return replace(self, gpu=gpu)
 
     @property
     def notice(self) -> str:
@@ -151,10 +177,12 @@ def bwrap_command(
     scratch: str | Path,
     seccomp_fd: int | None = None,
     mounts: Iterable[tuple[str, str]] = (),
+    gpu: Passthrough | None = None,
 ) -> list[str]:
     """``argv`` (the child's command line) wrapped in bwrap with the allow-list above, plus
     ``mounts``: (host folder, where the sandbox sees it) pairs, read-only (the fork server's
-    submission slot)."""
+    submission slot), and ``gpu``: the NVIDIA driver's files when grading on CUDA (after the
+    sandbox's own /proc and /dev, which would hide them)."""
     scratch = str(scratch)
     args = [
         BWRAP,
@@ -186,6 +214,8 @@ def bwrap_command(
     for host, seen in mounts:
         args += ["--ro-bind", str(host), str(seen)]
     args += ["--proc", "/proc", "--dev", "/dev"]
+    if gpu is not None:
+        args += gpu.bwrap_args()
     if not scratch.startswith("/tmp/"):
         args += ["--size", str(SCRATCH_BYTES), "--tmpfs", scratch]
     else:

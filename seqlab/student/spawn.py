@@ -116,7 +116,9 @@ def launch(
     if sandbox is not None and sandbox.enforced:
         from .sandbox import apply_rlimits, bwrap_command
 
-        argv = bwrap_command(argv, exercises=exercises, scratch=scratch, seccomp_fd=seccomp_fd, mounts=mounts)
+        argv = bwrap_command(
+            argv, exercises=exercises, scratch=scratch, seccomp_fd=seccomp_fd, mounts=mounts, gpu=sandbox.gpu
+        )
         preexec = apply_rlimits
     # SEQLAB_CHILD_STDERR=path keeps the process's own stderr, for debugging seqlab itself.
     debug_err = os.environ.get("SEQLAB_CHILD_STDERR")
@@ -170,6 +172,8 @@ def spawn(exercises: Path | None = None, sandbox: Sandbox | None = None) -> Chil
 
 
 def child_key(exercises: Path | str | None, sandbox: Sandbox | None) -> tuple[Any, ...]:
-    """What a child started alone serves: its submission (where the sandbox mounts it) and sandbox."""
+    """What a child started alone serves: its submission (where the sandbox mounts it) and sandbox
+    (with the GPU passed in or not: a child started for the CPU cannot reach CUDA)."""
     enforced = sandbox is not None and sandbox.enforced
-    return (str(Path(exercises).resolve()) if enforced and exercises else "", enforced)
+    gpu = sandbox.gpu if sandbox is not None and enforced else None
+    return (str(Path(exercises).resolve()) if enforced and exercises else "", enforced, gpu)

@@ -193,8 +193,8 @@ class ForkedProcess:
         self.server.live.discard(self.pid)
 
 
-_servers: dict[tuple[int, bool], ForkServer] = {}
-_never_started: set[tuple[int, bool]] = set()
+_servers: dict[tuple[Any, ...], ForkServer] = {}
+_never_started: set[tuple[Any, ...]] = set()
 
 
 def server_for(sandbox: Sandbox | None) -> ForkServer | None:
@@ -210,7 +210,8 @@ def server_for(sandbox: Sandbox | None) -> ForkServer | None:
 
         if unavailable():
             return None
-    key = (os.getpid(), enforced)
+    # the GPU passed in or not is part of the sandbox: a server started for the CPU has no CUDA
+    key = (os.getpid(), enforced, sandbox.gpu if sandbox is not None and enforced else None)
     if key in _never_started:
         return None
     server = _servers.get(key)
