@@ -23,7 +23,8 @@ from typing import Any
 
 from ..escape import markdown_inline
 from ..results import GradingResult
-from .render import public_text
+from .fixfirst import fix_first
+from .render import public_text, rounded
 
 
 def _round(x: float) -> float:
@@ -52,6 +53,15 @@ def to_gradescope(result: GradingResult) -> dict[str, Any]:
     header.append(f"device {result.device}")
     header += [f"notice: {public_text(n, result)}" for n in result.notices]
     header += [f"error: {public_text(e, result)}" for e in result.errors]
+    first = fix_first(result)
+    if first:  # report.html's and summary.md's "Fix first", for students who see only Gradescope
+        header.append("Fix first (they failed tests, and other functions of yours run them):")
+        header += [
+            f"{i}. {e.function} ({rounded(e.score)} / {rounded(e.max_score)}): {e.why}."
+            for i, e in enumerate(first.entries, 1)
+        ]
+        if first.more:
+            header.append(f"and {first.more} more failing functions that others run.")
     functions = {fn: i for i, fn in enumerate(result.by_function(), start=1)}
     counts: dict[str, int] = {}
     hints: dict[str, set[str]] = {}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..results import GradingResult
+from .fixfirst import fix_first
 from .render import render
 
 
@@ -14,6 +15,6 @@ def write(result: GradingResult, path: Path) -> Path:
         from ..labs.figures import report_figures
 
         figures = report_figures(result.meta["lab_runs"])
-    text = render("report.html.j2", result, figures=figures)
+    text = render("report.html.j2", result, figures=figures, fix_first=fix_first(result))
     Path(path).write_text(text, encoding="utf-8", errors="replace")
     return Path(path)

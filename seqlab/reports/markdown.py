@@ -5,11 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..results import GradingResult
+from .fixfirst import fix_first
 from .render import render
 
 
 def to_markdown(result: GradingResult) -> str:
-    return render("summary.md.j2", result)
+    return render("summary.md.j2", result, fix_first=fix_first(result))
 
 
 def write(result: GradingResult, path: Path) -> Path:
