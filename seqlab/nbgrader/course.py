@@ -3,6 +3,9 @@
 ``COURSE_DIR/nbgrader_config.py``            course id, kernel start-up, timeouts, the nbgrader
                                              settings the traps need (see docs/nbgrader.md)
 ``COURSE_DIR/source/<topic>/<topic>.ipynb``  one assignment per topic, in contract order
+``COURSE_DIR/source/<topic>/<shipped files>``  what the notebook imports in a student's kernel, which
+                                             has no seqlab (``SHIPPED``): nbgrader's
+                                             ``generate_assignment`` releases them with it
 
 Each notebook (nbformat 4, nbgrader cell metadata schema 3):
 
@@ -23,24 +26,42 @@ from __future__ import annotations
 
 import json
 import secrets
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .. import contract
 from ..config import GradingConfig, load_config
-from ..defaults import SUBMISSION_TIMEOUT_S
+from ..defaults import SUBMISSION_TIMEOUT_S, TORCH_CPU_INDEX, TORCH_VERSION
 from ..errors import SeqlabError
 from ..paths import SOLUTIONS_DIR, TEMPLATES_DIR
 from .docstring import function_doc, signature_of
 from .export import answer_id, grade_cell_id
-from .source import Chunk, TopicSource, load_topics
+from .source import PROVIDED_MODULE, Chunk, TopicSource, load_topics
 
 SCHEMA_VERSION = 3
 NBFORMAT_MINOR = 5
 KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
 DEFAULT_TIMEOUT_S = SUBMISSION_TIMEOUT_S  # a hidden-test cell grades a whole topic
 SEED_FILE = ".seqlab-nbgrader.json"
+_HERE = Path(__file__).resolve().parent
+# Files shipped beside a notebook, by the name its cells import them under: the stand-ins of
+# other topics' functions (setup cell) and the lab's helpers. Both import only the standard
+# library, torch and matplotlib (tests/nbgrader/test_release_kernel.py holds them to it).
+SHIPPED = {f"{PROVIDED_MODULE}.py": _HERE / "provided.py", "seqlab_lab.py": _HERE / "labkit.py"}
+LAB_DATA_FILE = "seqlab_lab_data.pt"  # labkit.DATA_FILE
+# The student's kernel: what the notebooks import, and ipykernel to run them in Jupyter.
+REQUIREMENTS = f"""\
+# What this course's notebooks need in your Jupyter kernel (seqlab itself is not needed).
+# Install PyTorch's CPU build first (pip install torch=={TORCH_VERSION} --index-url
+# {TORCH_CPU_INDEX}), or pip may pick a much larger CUDA build.
+torch>=2.1
+numpy>=1.24
+matplotlib>=3.7
+ipykernel>=6.20
+"""
 
 
 class CourseError(SeqlabError, ValueError):
@@ -212,6 +233,27 @@ def _lab_cells(tmpl: TopicTemplates, topic: str) -> list:
     return [_markdown(f"{topic}-lab-text", str(text()).strip()), _code(f"{topic}-lab", source, locked=True)]
 
 
+def ship_files(notebook, folder: Path, topic: str) -> list[str]:
+    """Write beside ``notebook`` what its cells import in a student's kernel (``SHIPPED``, the
+    lab's data, ``requirements.txt``); returns the names written."""
+    import torch
+
+    from ..labs.notebook import lab_data
+
+    code = "\n".join("".join(cell["source"]) for cell in notebook["cells"] if cell["cell_type"] == "code")
+    names = []
+    for name, origin in SHIPPED.items():
+        if f"import {Path(name).stem}" in code or f"from {Path(name).stem} import" in code:
+            (folder / name).write_text(origin.read_text(encoding="utf-8"), encoding="utf-8")
+            names.append(name)
+    data = lab_data(topic) if "seqlab_lab" in code else None
+    if data is not None:
+        torch.save(data, folder / LAB_DATA_FILE)
+        names.append(LAB_DATA_FILE)
+    (folder / "requirements.txt").write_text(REQUIREMENTS, encoding="utf-8")
+    return [*names, "requirements.txt"]
+
+
 def nbgrader_config_text(env, *, course_id: str, seed: int, timeout: int) -> str:
     return env.get_template("notebooks/nbgrader_config.py.j2").render(course_id=course_id, seed=seed, timeout=timeout)
 
@@ -240,9 +282,13 @@ def build_course(
     solutions_dir: Path = SOLUTIONS_DIR,
     config: GradingConfig | None = None,
     topics=contract.MODULES,
+    progress: Callable[[str], None] | None = None,
 ) -> CourseReport:
-    """Write (or rewrite) the course. The seed is kept across rebuilds unless one is given."""
+    """Write (or rewrite) the course. The seed is kept across rebuilds unless one is given.
+    ``progress`` gets one line per notebook written (and per lab's data computed)."""
     import nbformat
+
+    say = progress or (lambda line: None)
 
     course_dir = Path(course_dir).resolve()
     config = config or load_config()
@@ -254,11 +300,15 @@ def build_course(
     course_dir.mkdir(parents=True, exist_ok=True)
     written = []
     for number, source in enumerate(sources, start=1):
+        started = time.perf_counter()
         notebook = build_notebook(source, config, env=env, number=number, total=len(sources))
         path = course_dir / "source" / source.topic / f"{source.topic}.ipynb"
         path.parent.mkdir(parents=True, exist_ok=True)
         nbformat.write(notebook, str(path))
+        shipped = ship_files(notebook, path.parent, source.topic)
         written.append(path)
+        extra = f" with {', '.join(shipped)}" if shipped else ""
+        say(f"[{number}/{len(sources)}] {path}{extra} ({time.perf_counter() - started:.1f} s)")
     config_path = course_dir / "nbgrader_config.py"
     config_path.write_text(nbgrader_config_text(env, course_id=course_id, seed=seed, timeout=timeout), encoding="utf-8")
     (course_dir / SEED_FILE).write_text(json.dumps({"seed": seed, "course_id": course_id}) + "\n", encoding="utf-8")

@@ -23,6 +23,10 @@ from .. import contract
 from ..errors import SeqlabError
 from ..regions import BEGIN, SOLUTION_REGIONS, clear_solutions
 
+# The module a notebook's setup cell imports the stand-ins from: seqlab/nbgrader/provided.py,
+# shipped beside the notebook under this name (seqlab.nbgrader.course.SHIPPED).
+PROVIDED_MODULE = "seqlab_provided"
+
 
 class SourceError(SeqlabError, ValueError):
     """A solution module the notebook builder cannot cut into cells."""
@@ -93,8 +97,9 @@ class TopicSource:
 
     def notebook_setup(self) -> str:
         """The header's code as a notebook cell: the same imports, except that ``from __future__``
-        goes and a relative import of another topic's functions comes from ``seqlab.nbgrader.provided``
-        (a kernel has no package to be relative to)."""
+        goes and a relative import of another topic's functions comes from ``seqlab_provided``
+        (a kernel has no package to be relative to), the copy of ``seqlab.nbgrader.provided`` that
+        the course ships beside the notebook (the student's kernel has no seqlab)."""
         lines = self.header.splitlines()
         out: list[str] = []
         tree = ast.parse(self.header)
@@ -120,7 +125,7 @@ class TopicSource:
                     f"correct version built on PyTorch's\n# own operations (the grader uses a correct one "
                     f"too, so your marks never depend on your {stmt.module} answers)."
                 )
-                out.append(f"from seqlab.nbgrader.provided import {names}")
+                out.append(f"from {PROVIDED_MODULE} import {names}")
                 continue
             out.append("\n".join(lines[stmt.lineno - 1 : stmt.end_lineno]))
         inside = self.function_imports()
@@ -129,7 +134,7 @@ class TopicSource:
             out.append(
                 f"# The functions below import {listed} inside themselves, as the graded module does;\n"
                 "# in this notebook `from .<topic> import ...` finds correct stand-ins (the grader runs your own).\n"
-                "from seqlab.nbgrader.provided import stand_in_package\n\n"
+                f"from {PROVIDED_MODULE} import stand_in_package\n\n"
                 f"__package__ = stand_in_package({inside!r})"
             )
         return "\n".join(out).strip() + "\n"

@@ -94,7 +94,7 @@ def test_every_topic_is_an_assignment_with_an_answer_and_a_test_cell_per_functio
     gru = by_grade_id(_nb(course, "lstm_gru"))["lstm_gru-gru_cell-text"].source
     assert "notes' form" in gru and "r \\odot (W_{hn} h + b_{hn})" in gru, "the GRU convention note"
     setup = by_grade_id(_nb(course, "transformer"))["transformer-setup"].source
-    assert "from seqlab.nbgrader.provided import causal_mask, multi_head_attention" in setup
+    assert "from seqlab_provided import causal_mask, multi_head_attention" in setup
 
 
 def test_nbgrader_config_sets_the_traps_handling(course):
@@ -402,6 +402,11 @@ def _quick_check_namespace(course, topic):
 
     cells = by_grade_id(_nb(course, topic))
     namespace = {"__name__": "__main__"}
+    # as in a fresh kernel in the notebook's folder: the files shipped there are what it imports
+    for shipped in ("seqlab_provided", "seqlab_lab"):
+        sys.modules.pop(shipped, None)
+    folder = str(course.course_dir / "source" / topic)
+    sys.path[:] = [folder, *(p for p in sys.path if not p.startswith(str(course.course_dir / "source")))]
     exec(cells[f"{topic}-setup"].source, namespace)
     for chunk in TOPICS[topic].chunks:
         source = cells[answer_id(topic, chunk.name)].source if chunk.answer else chunk.source
