@@ -135,10 +135,12 @@ def _build(args) -> int:
     if args.course_dir.exists() and not args.course_dir.is_dir():
         raise UserError(f"{args.course_dir} exists and is not a folder")
     report = build_course(
-        args.course_dir, seed=args.seed, course_id=args.course_id, timeout=args.timeout or DEFAULT_TIMEOUT_S
+        args.course_dir,
+        seed=args.seed,
+        course_id=args.course_id,
+        timeout=args.timeout or DEFAULT_TIMEOUT_S,
+        progress=lambda line: print(line, flush=True),  # one line per notebook, as it is written
     )
-    for path in report.notebooks:
-        print(f"wrote {path}")
     print(f"wrote {report.config_path} (seed {report.seed})")
     print(f"next: cd {report.course_dir} && nbgrader generate_assignment <topic>   (e.g. optimizers)")
     return 0
