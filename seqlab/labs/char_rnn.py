@@ -30,6 +30,8 @@ HELDOUT_STREAMS, HELDOUT_LEN = 8, 257
 # permutation lands below 0, and a training loop with a slip in the protocol (no reset, a shared
 # Adam state) still learns and is caught by the trajectory test instead, not twice here.
 THRESHOLDS = {"progress": 0.9}
+# What the held-out test ran on, in its failure message (each lab says its own).
+HELDOUT_WORDS = "a fresh text from the same grammar, which the training never saw"
 
 # The sizes the grader trains at, as the student's public budget test trains at them
 # (public_tests/_labs.py, GRADING) and as the lab's docstring states them (Lab.grading_note):

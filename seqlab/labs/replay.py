@@ -62,12 +62,15 @@ def first_steps_hint(
     off: torch.Tensor,
     counts: dict,
     batch_call: str,
-    slip=lambda: "",
+    slip=lambda behaviour=True: "",
     through: tuple[str, ...] = (),
 ) -> str:
     """What the first departure of the reported losses from the protocol's replay says (``off``:
-    which steps are outside the tolerance), as ``name: explain``, or "". ``through``: the
-    functions the lab backpropagates through (a wrong gradient is a wrong first update too)."""
+    which steps are outside the tolerance), as ``name: explain``, or "". ``slip(behaviour)``:
+    the slip named on the run's evidence (seqlab.labs.slips.name_slip; past a right first loss,
+    without the trained model's behaviour, which tells model slips apart, and a model slip
+    changes the first loss). ``through``: the functions the lab backpropagates through (a wrong
+    gradient is a wrong first update too)."""
     steps = int(off.numel())
     if not bool(off.any()):
         return ""
@@ -97,6 +100,9 @@ def first_steps_hint(
             f"draws its batch with {batch_call} (nothing else drawn from the generator), runs the model "
             "as the docstring writes it, and records the mean cross-entropy before the update."
         )
+    named = slip(False)
+    if named:
+        return named
     if first == 1:
         # An in-place write into a tensor autograd saved gives a wrong gradient without an error
         # in the grader's process (its saved-tensor hooks skip autograd's version check), where

@@ -44,6 +44,8 @@ HELDOUT = 1000
 # needs (0.00 to 0.99 by instance): the held-out bound does not take its points, the replay of
 # its first losses does (its first loss is not the protocol's), and its slip is named there.
 THRESHOLDS = {"exact_match": 0.5}
+# What the held-out test ran on, in its failure message (each lab says its own).
+HELDOUT_WORDS = f"{HELDOUT} fresh source sequences decoded greedily, from a seed your code never saw"
 
 # The sizes the grader trains at (the costliest instance: the largest vocabulary and length), as
 # the student's public budget test trains at them (public_tests/_labs.py, GRADING) and as the

@@ -35,6 +35,8 @@ HELDOUT = 2000
 # is), and at most 0.33 for the known-wrong loops of tests/mutants/labs_tasks.py. 0.6 sits
 # between the two: the time-invariant model cannot reach it, every selective run clears it.
 THRESHOLDS = {"accuracy": 0.6}
+# What the held-out test ran on, in its failure message (each lab says its own).
+HELDOUT_WORDS = f"{HELDOUT} fresh sequences, their data tokens placed afresh, from a seed your code never saw"
 
 # The sizes the grader trains at, as the student's public budget test trains at them
 # (public_tests/_labs.py, GRADING) and as the lab's docstring states them (Lab.grading_note):

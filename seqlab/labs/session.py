@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import torch
@@ -35,6 +36,7 @@ from ..tolerance import Tolerance
 from . import Lab, clock, lab_of
 from .ahead import Ahead
 from .budget import over_budget
+from .differential import Candidate, diagnosis
 from .figures import warm_up
 from .replay import FIRST_STEPS, FIRST_STEPS_TOL, first_steps_hint, replay
 from .slips import Evidence, crash_hint, name_slip
@@ -62,6 +64,7 @@ class LabRun:
     metrics: dict[str, float] = field(default_factory=dict)
     reference_losses: list[float] | None = None
     slip: str | None = None  # the named mistake of a run below its bounds ("": none seen)
+    evidence: Evidence | None = None  # what it is named from (probes and replays run once)
     ahead: Ahead | None = None  # the parent's share computed while the child trains
 
 
@@ -192,12 +195,16 @@ class LabSession:
             return ""
         return f" (the lab runs your own {', '.join(failed)}, which failed tests of their own: fix those first)"
 
-    def _slip(self, run: LabRun) -> str:
-        """The named mistake of a run below its bounds (seqlab.labs.slips), found once per run."""
+    def _slip(self, run: LabRun, behaviour: bool = True) -> str:
+        """The named mistake of a run below its bounds (seqlab.labs.slips), its evidence gathered
+        once per run; without ``behaviour``, on exact evidence and the replay's alone."""
+        if run.evidence is None:
+            args = (run.child_inputs, run.heldout, run.params, run.losses)
+            run.evidence = Evidence(*args, probe=self._probe, function=self.lab.function)
+        if not behaviour:
+            return name_slip(getattr(self.lab.module(), "SLIPS", ()), run.evidence, behaviour=False)
         if run.slip is None:
-            task = self.lab.module()
-            evidence = Evidence(run.child_inputs, run.heldout, run.params, run.losses, probe=self._probe)
-            run.slip = name_slip(getattr(task, "SLIPS", ()), evidence)
+            run.slip = name_slip(getattr(self.lab.module(), "SLIPS", ()), run.evidence)
         return run.slip
 
     def _probe(self, **overrides: Any) -> tuple[Any, Any] | None:
@@ -225,7 +232,7 @@ class LabSession:
                 shown = ", ".join(f"{self.lab.metric_names.get(k, k)} {v:.3f}" for k, v in run.metrics.items())
                 culprits = self._culprits()
                 raise GradeFailure(
-                    f"{self.lab.function}, held-out (a fresh text the training never saw): "
+                    f"{self.lab.function}, held-out ({self.lab.module().HELDOUT_WORDS}): "
                     f"{self.lab.metric_names.get(name, name)} is {value:.3f}, below {bound:g} ({shown})" + culprits,
                     hint="" if culprits else self._slip(run),
                     rule="held-out",
@@ -257,7 +264,7 @@ class LabSession:
         hint = (
             ""
             if culprits
-            else first_steps_hint(got, want, off, counts, task.BATCH_CALL, lambda: self._slip(run), self.lab.through)
+            else first_steps_hint(got, want, off, counts, task.BATCH_CALL, partial(self._slip, run), self.lab.through)
         )
         raise GradeFailure(
             f"{self.lab.function}: losses[{step}] is {float(got[step]):.6g}; the protocol, replayed from the "
@@ -282,16 +289,13 @@ class LabSession:
         got, want = run.losses.detach().to(torch.float64), expected.to(torch.float64)
         off = ~((got - want).abs() <= TRAJECTORY_TOL.atol + TRAJECTORY_TOL.rtol * want.abs())
         step = int(off.nonzero()[0, 0])
-        hint = ""
-        # A known slip is named when its trajectory agrees with the student's from the start to
+        # A known slip (the grader's ``mistakes`` and the lab's catalogue, seqlab.labs.differential)
+        # is named when its trajectory alone agrees with the student's from the start to
         # MISTAKE_HORIZON steps past the first departure: enough to tell the slips apart, and
         # a tenth of a full replay for the slips that show at once.
-        horizon = min(off.numel(), step + MISTAKE_HORIZON)
-        for name, variant, explain in mistakes() if callable(mistakes) else mistakes:
-            replay = variant(run.child_inputs, horizon)
-            if value_mismatch(run.losses[:horizon], replay, TRAJECTORY_TOL, "losses") is None:
-                hint = f"{name}: {explain}"  # Mistake.hint's form: the class report counts the name
-                break
+        rows = mistakes() if callable(mistakes) else mistakes
+        extra = [Candidate((n,), x, lambda steps, v=v: v(run.child_inputs, steps)) for n, v, x in rows]
+        hint = diagnosis(self.lab.function, run.child_inputs, run.losses, MISTAKE_HORIZON, extra)
         raise GradeFailure(
             f"{self.lab.function}: the loss of step {step} is {float(got[step]):.6g}, the protocol gives "
             f"{float(want[step]):.6g} on the same inputs ({int(off.sum())} of {off.numel()} steps differ)"

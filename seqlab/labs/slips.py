@@ -76,8 +76,9 @@ class Evidence:
         params: Any,
         losses: Any = None,
         probe: Callable[..., tuple[Any, Any] | None] | None = None,
+        function: str = "",
     ):
-        self.child_inputs, self.heldout = child_inputs, heldout
+        self.child_inputs, self.heldout, self.function = child_inputs, heldout, function
         self.params = params if isinstance(params, dict) else None
         self.losses = losses.detach().to(torch.float64).reshape(-1) if isinstance(losses, torch.Tensor) else None
         self._probe = probe
@@ -123,17 +124,28 @@ class Evidence:
             return math.nan
         return float(self.losses[-max(1, self.losses.numel() // 10) :].mean())
 
+    @cached_property
+    def replayed(self) -> str:
+        """The slip the differential replay names (seqlab.labs.differential), or ""."""
+        if not self.function or self.losses is None:
+            return ""
+        from .differential import diagnosis
+
+        return diagnosis(self.function, self.child_inputs, self.losses)
+
+    @cached_property
+    def generator_ignored(self) -> str:
+        """How the student's batches are seen not to be the generator's, or ""
+        (seqlab.labs.differential.generator_ignored)."""
+        from .differential import generator_ignored
+
+        return generator_ignored(self.child_inputs, self._probe, PROBE_STEPS)
+
     def probe(self, **overrides: Any) -> tuple[Any, Any] | None:
         key = tuple(sorted((k, repr(v)) for k, v in overrides.items()))
         if key not in self._probes:
             self._probes[key] = None if self._probe is None else self._probe(**overrides)
         return self._probes[key]
-
-    def probe_losses(self, **overrides: Any) -> torch.Tensor | None:
-        out = self.probe(**overrides)
-        if out is None or not isinstance(out[1], torch.Tensor):
-            return None
-        return out[1].detach().to(torch.float64).reshape(-1)
 
     def reads(self, paths) -> bool | None:
         """Whether the student's loss reads the initial tensors ``paths``: its first loss (before
@@ -265,6 +277,17 @@ FROM_INITIAL = Slip(
     exact=True,
 )
 
+GENERATOR_IGNORED = Slip(
+    "generator not passed on",
+    lambda e: (
+        f"{e.generator_ignored}: your batches are not drawn from the generator you are given. Pass it "
+        "on to every draw (the task's batch function takes generator=generator); a draw without it uses "
+        "torch's global generator, which the protocol never touches."
+    ),
+    lambda e: bool(e.generator_ignored),
+    exact=True,
+)
+
 # A crash of the training call that says which slip it was: the words, and the student's frame
 # they must come from (the call's own message and place are shown as well).
 ADAM_SHARED = Slip(
@@ -304,15 +327,20 @@ def crash_hint(message: str, through: tuple[str, ...] = ()) -> str:
     return ""
 
 
-def name_slip(task_slips, evidence: Evidence) -> str:
+def name_slip(task_slips, evidence: Evidence, behaviour: bool = True) -> str:
     """The hint of the first slip seen, or "": the task's exact slips, then the general ones,
-    then the task's behavioural ones."""
-    slips = [NOTHING_CHANGED, NESTED_NEVER_TRAINED, *(s for s in task_slips if s.exact), SOME_NEVER_CHANGED]
-    slips += [LR_IGNORED, FROM_INITIAL]
-    slips += [s for s in task_slips if not s.exact]
-    for slip in slips:
+    then the differential replay's (seqlab.labs.differential), a generator not passed on, and
+    (with ``behaviour``) the task's behavioural ones: those of the trained model, which the
+    first-steps test leaves out where the first loss is right (a model slip shows there)."""
+    exact = [NOTHING_CHANGED, NESTED_NEVER_TRAINED, *(s for s in task_slips if s.exact), SOME_NEVER_CHANGED]
+    exact += [LR_IGNORED, FROM_INITIAL]
+    later = [GENERATOR_IGNORED, *(s for s in task_slips if not s.exact and behaviour)]
+    for slip in [*exact, None, *later]:
         try:
-            if slip.seen(evidence):
+            if slip is None:  # the replay: its name and words are the matching catalogue entry's
+                if evidence.replayed:
+                    return evidence.replayed
+            elif slip.seen(evidence):
                 return slip.hint(evidence)
         except Exception:  # evidence that cannot be computed on this return names nothing
             continue

@@ -16,7 +16,7 @@ import torch
 
 from seqlab.grading import grade_submission, grading_settings
 from seqlab.grading.checks import Grade
-from seqlab.labs import LABS, budget, char_rnn, clock, corpus, slips
+from seqlab.labs import LABS, budget, char_rnn, clock, corpus, differential, slips
 from seqlab.labs.session import LabSession, returned_problem
 from seqlab.reference import load_reference
 from seqlab.student.codec import decode, encode
@@ -38,6 +38,7 @@ def test_a_lab_mistake_is_declared_once_and_each_wrong_loop_names_it():
     rows = {name for name, _, _ in grader.CHAR_RNN_MISTAKES}
     named = rows | {name for name, _, _ in grader.SAMPLE_MISTAKES}
     named |= {v.name for v in vars(slips).values() if isinstance(v, slips.Slip)}
+    named |= {k.name for k in differential.CATALOGUE[LAB][1]}  # the replay's catalogue
     assert all(m.hint in named for m in LAB_MUTANTS), sorted(m.hint for m in LAB_MUTANTS if m.hint not in named)
     assert rows <= {m.hint for m in LAB_MUTANTS}, sorted(rows - {m.hint for m in LAB_MUTANTS})
 

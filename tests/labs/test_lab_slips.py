@@ -14,7 +14,7 @@ import math
 import pytest
 import torch
 
-from seqlab.labs import recall, reverser, selective_copy, slips
+from seqlab.labs import differential, recall, reverser, selective_copy, slips
 from seqlab.labs.slips import Evidence, name_slip
 from seqlab.reference import load_reference
 from tests.labs.test_lab_tasks import LEARNS_DESPITE_ITS_SLIP, TASKS, compiled, passes, reference_function
@@ -28,21 +28,26 @@ def evidence_of(function: str, train, seed: int) -> tuple[dict | None, Evidence 
     task = TASKS[function]
     child_inputs, heldout = task.draw_task(seed)
 
+    def own(inputs):  # the child's call moves a copy of the generator, never the parent's
+        gen = torch.Generator()
+        gen.set_state(inputs["generator"].get_state())
+        return {**inputs, "generator": gen}
+
     def probe(**overrides):
         try:
-            return train(**{**child_inputs, **overrides})
+            return train(**own({**child_inputs, **overrides}))
         except Exception:
             return None
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # as in the graded child: a worker's default team rounds otherwise
     try:
-        params, losses = train(**child_inputs)
+        params, losses = train(**own(child_inputs))
     except Exception as exc:  # a student's loop crashes the way the sandbox reports it
         return None, None, f"{type(exc).__name__}: {exc}"
     finally:
         torch.set_num_threads(threads)
-    evidence = Evidence(child_inputs, heldout, params, losses, probe=probe)
+    evidence = Evidence(child_inputs, heldout, params, losses, probe=probe, function=function)
     return task.evaluate(params, child_inputs, heldout), evidence, ""
 
 
@@ -120,9 +125,11 @@ def test_a_crash_in_adam_on_mismatched_sizes_names_the_shared_state():
 GENERAL = [v for v in vars(slips).values() if isinstance(v, slips.Slip)]
 
 
-def slips_of(function: str) -> dict[str, slips.Slip]:
-    """Every slip a failed run of ``function``'s lab can be named by, by name."""
-    return {s.name: s for s in [*GENERAL, *TASKS[function].SLIPS]}
+def slips_of(function: str) -> dict[str, object]:
+    """Every slip a failed run of ``function``'s lab can be named by, by name: the general and the
+    task's slips, and the differential replay's catalogue (seqlab/labs/differential.py)."""
+    replayed = {k.name: k for k in differential.CATALOGUE[function][1]}
+    return {**replayed, **{s.name: s for s in [*GENERAL, *TASKS[function].SLIPS]}}
 
 
 def test_every_lab_but_the_characters_has_slips_and_five_named_mutants():

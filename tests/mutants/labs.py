@@ -115,6 +115,45 @@ LAB_MUTANTS = [
         _train(("        losses[s] = loss / seq_len\n", "        losses[s] = loss\n")),
         hint="loss not divided by seq_len",
     ),
+    # The slips of the differential replay's catalogue (seqlab/labs/differential.py).
+    Mutant(
+        "rnn.train_char_rnn",
+        "the state carried from the window run again after the update",
+        _train(
+            (
+                "        losses[s] = loss / seq_len\n",
+                "        losses[s] = loss / seq_len\n"
+                '        h = rnn_forward(x, h_in, theta["W_xh"], theta["W_hh"], theta["b_h"])[:, -1]\n',
+            ),
+            ("        loss, grads, h = truncated_bptt(", "        h_in = h\n        loss, grads, h = truncated_bptt("),
+        ),
+        hint="state carried after the update instead of before",
+    ),
+    Mutant(
+        "rnn.train_char_rnn",
+        "streams cut across the text (every batch_size-th token)",
+        _train(
+            (
+                "    streams = tokens[: batch_size * L].reshape(batch_size, L)\n",
+                "    streams = tokens[: batch_size * L].reshape(L, batch_size).T\n",
+            )
+        ),
+        hint="streams cut the wrong way",
+    ),
+    Mutant(
+        "rnn.train_char_rnn",
+        "the loss of the updated parameters recorded",
+        _train(
+            (
+                "        losses[s] = loss / seq_len\n",
+                '        hs = rnn_forward(x, h_in, theta["W_xh"], theta["W_hh"], theta["b_h"])\n'
+                '        logits = hs @ theta["W_hy"].T + theta["b_y"]\n'
+                "        losses[s] = softmax_cross_entropy(logits.reshape(-1, V), window[:, 1:].reshape(-1))\n",
+            ),
+            ("        loss, grads, h = truncated_bptt(", "        h_in = h\n        loss, grads, h = truncated_bptt("),
+        ),
+        hint="losses recorded after the update",
+    ),
     Mutant(
         "rnn.sample_chars",
         "temperature applied after the softmax",

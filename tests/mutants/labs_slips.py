@@ -37,7 +37,7 @@ SLIP_MUTANTS = [
         _RECALL_BACKWARD,
         RECALL,
         "gradients accumulated across steps (never zeroed)",
-        "",  # it learns worse, on batches the parent never sees: nothing specific to name it by
+        "gradients accumulated across steps",  # its replay alone follows its losses
         ("        for w in theta:\n            w.grad = None\n", ""),
     ),
     _mutant(
@@ -118,5 +118,117 @@ SLIP_MUTANTS = [
     ),
 ]
 
+_COPY_BACKWARD = next(a.source for a in TASK_ALTERNATIVES if a.function == COPY)
+_REVERSER_BACKWARD = next(a.source for a in TASK_ALTERNATIVES if a.function == REVERSER)
+
+# The slips of the differential replay's catalogue (seqlab/labs/differential.py), each written
+# as a student would make it, in the base loops and in the alternative loops' other styles.
+REPLAYED_MUTANTS = [
+    _mutant(
+        RECALL,
+        "the readout averages the states over time",
+        "readout pools the states instead of taking the last",
+        ("logits = h_T @", "logits = hs.mean(dim=1) @"),
+    ),
+    _mutant(
+        RECALL,
+        "the model's softmax probabilities given to the loss (a double softmax)",
+        "probabilities given to the loss as logits (a double softmax)",
+        ("loss = softmax_cross_entropy(logits,", "loss = softmax_cross_entropy(torch.softmax(logits, dim=-1),"),
+    ),
+    _cut(
+        _RECALL_BACKWARD,
+        RECALL,
+        "the loss recomputed after the update and recorded",
+        "losses recorded after the update",
+        ("        history[s] = loss.detach()\n", "        history[s] = F.cross_entropy(h_after(x), first).detach()\n"),
+        (
+            "    for s in range(steps):\n",
+            "    def h_after(x):\n"
+            "        with torch.no_grad():\n"
+            "            p = dict(zip(names, theta))\n"
+            '            h = torch.zeros(batch_size, p["W_hh"].shape[1], dtype=x.dtype)\n'
+            "            for t in range(lag + 1):\n"
+            '                h = gru_cell(x[:, t], h, p["W_ih"], p["W_hh"], p["b_ih"], p["b_hh"])\n'
+            '            return h @ p["W_y"].T + p["b_y"]\n'
+            "    for s in range(steps):\n",
+        ),
+    ),
+    _mutant(
+        RECALL,
+        "the batch drawn without the generator",
+        "generator not passed on",
+        ("tokens = recall_batch(K, batch_size, lag, generator)", "tokens = recall_batch(K, batch_size, lag)"),
+    ),
+    _mutant(
+        REVERSER,
+        "the decoder called with its two inputs swapped",
+        "the decoder's two inputs swapped",
+        (
+            "decoder_block(embed_tokens(tgt_in, table, pe), memory,",
+            "decoder_block(memory, embed_tokens(tgt_in, table, pe),",
+        ),
+    ),
+    _mutant(
+        REVERSER,
+        "the logits permuted to (B, vocab, T) before the reshape",
+        "logits permuted before the reshape",
+        (
+            "softmax_cross_entropy(logits.reshape(-1, vocab),",
+            "softmax_cross_entropy(logits.permute(0, 2, 1).reshape(-1, vocab),",
+        ),
+    ),
+    _cut(
+        _REVERSER_BACKWARD,
+        REVERSER,
+        "gradients accumulated across steps (never zeroed)",
+        "gradients accumulated across steps",
+        ("        for w in flat.values():\n            w.grad = None\n", ""),
+    ),
+    _cut(
+        _REVERSER_BACKWARD,
+        REVERSER,
+        "the source drawn from torch's global generator",
+        "generator not passed on",
+        (
+            "src = torch.randint(0, vocab, (batch_size, seq_len), generator=generator)",
+            "src = torch.randint(0, vocab, (batch_size, seq_len))",
+        ),
+    ),
+    _cut(
+        _COPY_BACKWARD,
+        COPY,
+        "the logits permuted to (B, M, COPY_COUNT) before the reshape",
+        "logits permuted before the reshape",
+        (
+            "copy_logits(w, tokens, selective).reshape(-1, M)",
+            "copy_logits(w, tokens, selective).permute(0, 2, 1).reshape(-1, M)",
+        ),
+    ),
+    _mutant(
+        COPY,
+        "the skip term D left out of the scan, the crash silenced with allow_unused",
+        "some parameters never changed",  # D, which the loss never reads: named exactly, first
+        ('B, C, p["D"], delta_softplus=True)', "B, C, delta_softplus=True)"),
+        ("[p[name] for name in trained])", "[p[name] for name in trained], allow_unused=True)"),
+        (
+            "        for name, dw in zip(trained, grads):\n",
+            "        for name, dw in zip(trained, grads):\n            if dw is None:\n                continue\n",
+        ),
+    ),
+    _cut(
+        _COPY_BACKWARD,
+        COPY,
+        "the loss of the updated weights recorded",
+        "losses recorded after the update",
+        (
+            "        out.append(float(loss.detach()))\n",
+            "        with torch.no_grad():\n"
+            "            loss = F.cross_entropy(copy_logits(w, tokens, selective).reshape(-1, M), (data - 1).reshape(-1))\n"
+            "        out.append(float(loss))\n",
+        ),
+    ),
+]
+
 # Every known-wrong loop of the three labs, with the slip it must be named by.
-NAMED_MUTANTS = TASK_MUTANTS + SLIP_MUTANTS
+NAMED_MUTANTS = TASK_MUTANTS + SLIP_MUTANTS + REPLAYED_MUTANTS

@@ -222,7 +222,7 @@ TASK_MUTANTS = [
     _mutant(
         "selective_scan.train_selective_copy",
         "A = exp(A_log), without the minus sign",
-        "",  # its loss explodes from the first step: nothing specific enough to name it by
+        "state matrix with the wrong sign",  # its first losses are finite: the replay names it
         ('-torch.exp(p["A_log"])', 'torch.exp(p["A_log"])'),
     ),
     _mutant(

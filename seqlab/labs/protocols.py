@@ -1,0 +1,257 @@
+"""The labs' training protocols, written once more with switches for the known slips.
+
+Each ``*_losses(child_inputs, **switches)`` is the protocol of a lab's docstring run with the
+reference's functions from the initial parameters and generator state the student's process was
+sent (in float64: the protocol's exact trajectory), with the slips named by ``switches`` switched
+on; it yields one step's loss at a time, as the student's ``losses`` would hold it, so that a
+replay that has already left the student's losses can stop there (seqlab.labs.differential).
+With no switch on, each is the protocol itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import torch
+import torch.nn.functional as F
+
+from .tasktools import reference
+
+
+def _float64(tree):
+    if isinstance(tree, dict):
+        return {k: _float64(v) for k, v in tree.items()}
+    return tree.detach().to(torch.float64).clone() if tree.is_floating_point() else tree.clone()
+
+
+def _generator(child_inputs: dict) -> torch.Generator:
+    gen = torch.Generator()
+    gen.set_state(child_inputs["generator"].get_state())
+    return gen
+
+
+def _flat(tree: dict, prefix: tuple = ()) -> dict[tuple, torch.Tensor]:
+    out = {}
+    for key, value in tree.items():
+        if isinstance(value, dict):
+            out.update(_flat(value, (*prefix, key)))
+        else:
+            out[(*prefix, key)] = value
+    return out
+
+
+def _tree(flat: dict[tuple, torch.Tensor]) -> dict:
+    out: dict = {}
+    for path, value in flat.items():
+        node = out
+        for key in path[:-1]:
+            node = node.setdefault(key, {})
+        node[path[-1]] = value
+    return out
+
+
+def _adam_loop(
+    params: dict,
+    draw: Callable[[], object],
+    loss_of: Callable[[dict, object], torch.Tensor],
+    lr: float,
+    after: bool = False,
+    accumulate: bool = False,
+) -> Iterator[float]:
+    """The task labs' loop: draw a batch, the loss of the parameters on it, one adam step per
+    tensor with its own state. ``after``: the loss recorded is that of the updated parameters
+    on the same batch; ``accumulate``: each step's gradients are added to the previous step's
+    (``.grad`` never reset)."""
+    adam = reference().optimizers.adam
+    flat = _flat(_float64(params))
+    states: dict[tuple, dict] = {path: {} for path in flat}
+    summed: list[torch.Tensor] | None = None
+    while True:
+        batch = draw()
+        leaves = {path: w.detach().requires_grad_(True) for path, w in flat.items()}
+        with torch.enable_grad():
+            loss = loss_of(_tree(leaves), batch)
+            found = torch.autograd.grad(loss, list(leaves.values()), allow_unused=True)
+        grads = [torch.zeros_like(w) if g is None else g for w, g in zip(leaves.values(), found)]
+        if accumulate:
+            summed = grads if summed is None else [s + g for s, g in zip(summed, grads)]
+            grads = summed
+        for (path, w), g in zip(leaves.items(), grads):  # a zero gradient (a map never read) moves nothing
+            flat[path], states[path] = adam(w.detach(), g, states[path], lr=lr)
+        if after:
+            with torch.no_grad():
+                loss = loss_of(_tree(flat), batch)
+        yield float(loss.detach())
+
+
+def recall_losses(
+    child_inputs: dict,
+    readout: str = "last",
+    target: int = 0,
+    detach: bool = False,
+    probabilities: bool = False,
+    after: bool = False,
+    accumulate: bool = False,
+) -> Iterator[float]:
+    """``train_recall`` (a GRU) with its slips: the readout of the first state or the mean of
+    the states, the last token as target, the state detached at every step, the model's
+    probabilities given to the loss as logits (a double softmax)."""
+    ref = reference()
+    lg, gen = ref.lstm_gru, _generator(child_inputs)
+    K = child_inputs["params"]["W_y"].shape[0]
+
+    def draw():
+        return lg.recall_batch(K, child_inputs["batch_size"], child_inputs["lag"], gen)
+
+    def loss_of(p, tokens):
+        x = F.one_hot(tokens, K).to(torch.float64)
+        h = x.new_zeros(x.shape[0], p["W_hh"].shape[1])
+        if detach:
+            states = []
+            for t in range(x.shape[1]):
+                h = lg.gru_cell(x[:, t], h.detach(), p["W_ih"], p["W_hh"], p["b_ih"], p["b_hh"])
+                states.append(h)
+            hs, h_T = torch.stack(states, 1), h
+        else:
+            hs, h_T = lg.gru_forward(x, h, p["W_ih"], p["W_hh"], p["b_ih"], p["b_hh"])
+        state = {"last": h_T, "first": hs[:, 0], "mean": hs.mean(1)}[readout]
+        logits = state @ p["W_y"].T + p["b_y"]
+        if probabilities:
+            logits = torch.softmax(logits, -1)
+        return ref.rnn.softmax_cross_entropy(logits, tokens[:, target])
+
+    return _adam_loop(child_inputs["params"], draw, loss_of, child_inputs["lr"], after, accumulate)
+
+
+def reverser_losses(
+    child_inputs: dict,
+    causal: bool = True,
+    shift: bool = True,
+    positions: bool = True,
+    swap: bool = False,
+    classes_mixed: bool = False,
+    after: bool = False,
+    accumulate: bool = False,
+) -> Iterator[float]:
+    """``train_reverser`` with its slips: no causal mask, the targets fed unshifted, no
+    positions, the decoder's two inputs swapped (``decoder_block(memory, y, ...)``), the logits
+    permuted to ``(B, vocab, T)`` before the reshape to ``(-1, vocab)`` (classes and positions
+    mixed)."""
+    ref = reference()
+    tr, pos, gen = ref.transformer, ref.positional, _generator(child_inputs)
+    B, T, V = child_inputs["batch_size"], child_inputs["seq_len"], child_inputs["vocab"]
+    heads = tr.REVERSER_HEADS
+
+    def draw():
+        return tr.reverser_batch(B, T, V, gen)
+
+    def loss_of(p, batch):
+        src, tgt_in, tgt = batch
+        table = p["embedding"]
+        pe = pos.sinusoidal_encoding(T, table.shape[1], dtype=table.dtype)
+        pe = pe if positions else torch.zeros_like(pe)
+        memory = tr.encoder_block(pos.embed_tokens(src, table, pe), p["encoder"], heads)
+        y = pos.embed_tokens(tgt_in if shift else tgt, table, pe)
+        y = (
+            tr.decoder_block(memory, y, p["decoder"], heads, causal=causal)
+            if swap
+            else tr.decoder_block(y, memory, p["decoder"], heads, causal=causal)
+        )
+        logits = y @ p["W_out"].T + p["b_out"]
+        logits = logits.permute(0, 2, 1) if classes_mixed else logits
+        return ref.rnn.softmax_cross_entropy(logits.reshape(-1, V), tgt.reshape(-1))
+
+    return _adam_loop(child_inputs["params"], draw, loss_of, child_inputs["lr"], after, accumulate)
+
+
+def copy_losses(
+    child_inputs: dict,
+    sign: bool = False,
+    first: bool = False,
+    invariant: bool = False,
+    classes_mixed: bool = False,
+    after: bool = False,
+    accumulate: bool = False,
+) -> Iterator[float]:
+    """``train_selective_copy`` with its slips: ``A = exp(A_log)`` (the state matrix's sign
+    lost), the readout at the first positions, the time-invariant model whatever ``selective``
+    says, the logits permuted before the reshape (classes and positions mixed)."""
+    ref = reference()
+    ss, gen = ref.selective_scan, _generator(child_inputs)
+    M = child_inputs["params"]["W_out"].shape[0]
+    selective = bool(child_inputs.get("selective", True)) and not invariant
+
+    def draw():
+        return ss.copy_batch(M, child_inputs["batch_size"], gen)
+
+    def loss_of(p, batch):
+        tokens, targets = batch
+        u = p["embedding"][tokens]
+        if selective:
+            delta, B, C = (u @ p[f"W_{k}"].T + p[f"b_{k}"] for k in ("delta", "B", "C"))
+        else:
+            delta, B, C = (p[k].expand(*u.shape[:2], -1) for k in ("b_delta", "b_B", "b_C"))
+        A = torch.exp(p["A_log"]) if sign else -torch.exp(p["A_log"])
+        y = ss.selective_scan(u, delta, A, B, C, p["D"], delta_softplus=True)
+        y = y[:, : ss.COPY_COUNT] if first else y[:, -ss.COPY_COUNT :]
+        logits = y @ p["W_out"].T + p["b_out"]
+        logits = logits.permute(0, 2, 1) if classes_mixed else logits
+        return ref.rnn.softmax_cross_entropy(logits.reshape(-1, M), targets.reshape(-1))
+
+    return _adam_loop(child_inputs["params"], draw, loss_of, child_inputs["lr"], after, accumulate)
+
+
+def char_losses(
+    child_inputs: dict,
+    carry: bool = True,
+    reset: bool = True,
+    clipped: bool = True,
+    global_clip: bool = True,
+    keep_adam: bool = True,
+    per_char: bool = True,
+    carried_after: bool = False,
+    streams_across: bool = False,
+    after: bool = False,
+) -> Iterator[float]:
+    """``train_char_rnn`` with its slips: the state not carried or not reset, no clipping or
+    each gradient clipped alone, a fresh Adam state every step, the summed loss; the state
+    carried from the window run again with the updated parameters (``carried_after``), the
+    streams cut across the text (``tokens.reshape(L, B).T``: stream b holds every B-th
+    token), the loss recorded after the update (the updated parameters on the same window)."""
+    ref = reference()
+    keys = ("W_xh", "W_hh", "b_h", "W_hy", "b_y")
+    tokens, B, S = child_inputs["tokens"], child_inputs["batch_size"], child_inputs["seq_len"]
+    theta = {k: child_inputs["params"][k].detach().to(torch.float64).clone() for k in keys}
+    V, H = theta["W_hy"].shape
+    L = tokens.shape[0] // B
+    windows = (L - 1) // S
+    streams = tokens[: B * L].reshape(L, B).T if streams_across else tokens[: B * L].reshape(B, L)
+    state: dict[str, dict] = {k: {} for k in keys}
+    zeros = torch.zeros(B, H, dtype=torch.float64)
+    h, s = zeros, 0
+    while True:
+        w = s % windows
+        if not carry or (reset and w == 0):
+            h = zeros
+        window = streams[:, w * S : (w + 1) * S + 1]
+        x = F.one_hot(window[:, :-1], V).to(torch.float64)
+        loss, grads, h_next = ref("rnn.truncated_bptt")(x, window[:, 1:], h, theta, S)
+        g = [grads[k] for k in keys]
+        if clipped:
+            clip = ref("optimizers.clip_grad_norm")
+            g = (
+                clip(g, child_inputs["clip"])[0]
+                if global_clip
+                else [clip([gk], child_inputs["clip"])[0][0] for gk in g]
+            )
+        for k, gk in zip(keys, g):
+            theta[k], kept = ref("optimizers.adam")(theta[k], gk, state[k], lr=child_inputs["lr"])
+            state[k] = kept if keep_adam else {}
+        if after or carried_after:
+            hs = ref("rnn.rnn_forward")(x, h, theta["W_xh"], theta["W_hh"], theta["b_h"])
+            h_next = hs[:, -1] if carried_after else h_next
+            if after:
+                logits = hs @ theta["W_hy"].T + theta["b_y"]
+                loss = ref("rnn.softmax_cross_entropy")(logits.reshape(-1, V), window[:, 1:].reshape(-1)) * S
+        h, s = h_next, s + 1
+        yield float(loss / S if per_char else loss)

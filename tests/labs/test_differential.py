@@ -1,0 +1,274 @@
+"""Naming a lab's slip by differential replay (seqlab/labs/differential.py): every catalogue entry
+is named on a loop written with that slip (where it must fire) and on no other loop: not on the
+other slips' loops, not on the slips it does not list, not on the reference or the alternative
+correct loops (where it must stay silent). The two wrong names the labs used to give are held
+here too: a recall model that hands probabilities to the loss is not told "no gradient through
+time", and a table in the wrong dtype is not told its values are in another order.
+
+The loops run in-process at small sizes (a batch of 4 to 8, short sequences, a dozen steps):
+the replays are the lab's own, so the evidence is the same kind at a fraction of the cost, and at
+the grader's sizes in the last tests. Each still takes a second or more, so all but the cheap
+ones are in the bank.
+"""
+
+from __future__ import annotations
+
+import textwrap
+import types
+
+import pytest
+import torch
+
+from seqlab.grading.diagnose import diagnose
+from seqlab.labs import char_rnn, differential, recall, reverser, selective_copy, slips
+from seqlab.labs.slips import Evidence, name_slip
+from seqlab.reference import load_reference
+from seqlab.tolerance import Tolerance
+from tests.labs.test_lab_tasks import compiled, reference_function
+from tests.mutants import Variant
+from tests.mutants.labs import LAB_ALTERNATIVES, LAB_MUTANTS
+from tests.mutants.labs_slips import NAMED_MUTANTS
+from tests.mutants.labs_tasks import TASK_ALTERNATIVES, TASK_BASES
+
+TASKS = {
+    "lstm_gru.train_recall": recall,
+    "transformer.train_reverser": reverser,
+    "selective_scan.train_selective_copy": selective_copy,
+    "rnn.train_char_rnn": char_rnn,
+}
+# The task labs at small sizes: the protocol and its slips are the same, the replays cheap.
+SMALL = {
+    "lstm_gru.train_recall": {"batch_size": 8, "lag": 4},
+    "transformer.train_reverser": {"batch_size": 4},
+    "selective_scan.train_selective_copy": {"batch_size": 4},
+    "rnn.train_char_rnn": {},
+}
+STEPS = {"rnn.train_char_rnn": 40}  # past the first wrap of the windows (step 25)
+
+CATALOGUED = {k.name for _, known in differential.CATALOGUE.values() for k in known}
+CHAR_LOOPS = [m for m in LAB_MUTANTS if m.function == "rnn.train_char_rnn"]
+WRONG = [m for m in [*NAMED_MUTANTS, *CHAR_LOOPS] if m.hint]
+FIRES = [m for m in WRONG if m.hint in CATALOGUED]
+OTHERS = [m for m in WRONG if m.hint not in CATALOGUED]
+CORRECT = [*TASK_ALTERNATIVES, *TASK_BASES, *LAB_ALTERNATIVES]
+
+
+def small_task(function: str, seed: int = 0) -> tuple[dict, dict]:
+    child_inputs, heldout = TASKS[function].draw_task(seed)
+    child_inputs = {**child_inputs, **SMALL[function], "steps": STEPS.get(function, 12)}
+    return child_inputs, heldout
+
+
+def fresh(child_inputs: dict) -> dict:
+    """The inputs with a generator of their own: the student's call must not move the parent's."""
+    if "generator" not in child_inputs:
+        return dict(child_inputs)
+    gen = torch.Generator()
+    gen.set_state(child_inputs["generator"].get_state())
+    return {**child_inputs, "generator": gen}
+
+
+def losses_of(train, child_inputs: dict) -> torch.Tensor | None:
+    try:
+        return train(**fresh(child_inputs))[1]
+    except Exception:  # a crash is named by crash_hint, never by a replay
+        return None
+
+
+def replayed(variant, seed: int = 0) -> str:
+    child_inputs, _ = small_task(variant.function, seed)
+    losses = losses_of(compiled(variant), child_inputs)
+    return "" if losses is None else differential.diagnosis(variant.function, child_inputs, losses)
+
+
+def test_every_catalogue_entry_has_a_loop_that_shows_it():
+    assert {m.hint for m in FIRES} >= CATALOGUED, sorted(CATALOGUED - {m.hint for m in FIRES})
+    for function, (_, known) in differential.CATALOGUE.items():
+        assert len({k.name for k in known}) == len(known), function
+
+
+@pytest.mark.bank
+@pytest.mark.parametrize("variant", FIRES, ids=lambda v: v.id)
+def test_a_catalogued_slip_is_named_and_no_other(variant):
+    hint = replayed(variant)
+    assert hint.startswith(f"{variant.hint}: "), hint
+    assert not any(f"{name}:" in hint or f"and {name}" in hint for name in CATALOGUED - {variant.hint})
+
+
+@pytest.mark.bank
+@pytest.mark.parametrize("variant", OTHERS, ids=lambda v: v.id)
+def test_a_slip_the_catalogue_does_not_list_is_named_nothing_by_the_replay(variant):
+    assert replayed(variant) == ""
+
+
+@pytest.mark.bank
+@pytest.mark.parametrize("variant", CORRECT, ids=lambda v: v.id)
+def test_a_correct_loop_is_named_nothing(variant):
+    for seed in (0, 1):
+        child_inputs, _ = small_task(variant.function, seed)
+        losses = losses_of(compiled(variant), child_inputs)
+        assert losses is not None
+        assert [c.names for c in differential.matching(variant.function, child_inputs, losses)] == [()]
+        assert differential.diagnosis(variant.function, child_inputs, losses) == ""
+
+
+@pytest.mark.bank
+def test_the_reference_is_named_nothing_on_every_lab():
+    for function in TASKS:
+        child_inputs, _ = small_task(function)
+        losses = losses_of(reference_function(function), child_inputs)
+        assert differential.diagnosis(function, child_inputs, losses) == "", function
+
+
+@pytest.mark.bank
+def test_two_slips_at_once_are_named_together_only_when_the_pair_alone_follows():
+    base = next(v for v in TASK_BASES if v.function == "lstm_gru.train_recall")
+    both = Variant(
+        base.function,
+        "mean readout, losses after the update",
+        base.source.replace("logits = h_T @", "logits = hs.mean(dim=1) @").replace(
+            "        losses.append(loss.detach())\n",
+            "        with torch.no_grad():\n"
+            "            hs, _ = gru_forward(x, h0, params['W_ih'], params['W_hh'], params['b_ih'], params['b_hh'])\n"
+            "            loss = softmax_cross_entropy(hs.mean(dim=1) @ params['W_y'].T + params['b_y'], tokens[:, 0])\n"
+            "        losses.append(loss.detach())\n",
+        ),
+    )
+    hint = replayed(both)
+    assert hint.startswith("readout pools the states instead of taking the last and losses recorded after the update: ")
+
+
+@pytest.mark.bank
+def test_a_slip_that_makes_another_moot_is_named_alone():
+    """A readout of the first state has no gradient through time to lose: the pair with a
+    detached state follows as well as the readout alone, and only what both share is named."""
+    variant = next(m for m in NAMED_MUTANTS if m.hint == "readout from h_1, not h_T")
+    child_inputs, _ = small_task(variant.function)
+    losses = losses_of(compiled(variant), child_inputs)
+    found = {c.names for c in differential.matching(variant.function, child_inputs, losses)}
+    assert ("readout from h_1, not h_T",) in found and len(found) > 1
+    assert differential.diagnosis(variant.function, child_inputs, losses).startswith("readout from h_1, not h_T: ")
+
+
+def test_losses_nothing_can_follow_name_nothing():
+    child_inputs, _ = small_task("lstm_gru.train_recall")
+    for losses in (torch.full((12,), 2.0), torch.full((12,), float("nan")), torch.zeros(0)):
+        assert differential.diagnosis("lstm_gru.train_recall", child_inputs, losses) == ""
+
+
+# --- the generator -------------------------------------------------------------------------------
+
+
+def _evidence(train, function: str) -> Evidence:
+    child_inputs, heldout = small_task(function)
+
+    def probe(**overrides):
+        try:
+            return train(**fresh({**child_inputs, **overrides}))
+        except Exception:
+            return None
+
+    params, losses = train(**fresh(child_inputs))
+    return Evidence(child_inputs, heldout, params, losses, probe=probe, function=function)
+
+
+@pytest.mark.bank
+@pytest.mark.parametrize("variant", [m for m in NAMED_MUTANTS if m.hint == "generator not passed on"], ids=str)
+def test_a_batch_drawn_without_the_generator_is_named(variant):
+    evidence = _evidence(compiled(variant), variant.function)
+    assert evidence.generator_ignored and slips.GENERATOR_IGNORED.seen(evidence)
+    assert slips.GENERATOR_IGNORED.hint(evidence).startswith("generator not passed on: ")
+
+
+@pytest.mark.bank
+@pytest.mark.parametrize("variant", [*TASK_ALTERNATIVES, *TASK_BASES], ids=lambda v: v.id)
+def test_a_loop_that_draws_from_its_generator_is_not_named_for_it(variant):
+    assert _evidence(compiled(variant), variant.function).generator_ignored == ""
+
+
+@pytest.mark.bank
+def test_a_loop_whose_global_draws_repeat_is_named_by_the_other_state():
+    """A child whose global generator starts from the same state at every call gives the same
+    run twice: two different generator states giving the same run name it instead."""
+    variant = next(m for m in NAMED_MUTANTS if m.hint == "generator not passed on" and "recall" in m.function)
+    train = compiled(variant)
+
+    def reseeded(**kwargs):
+        torch.manual_seed(1234)
+        return train(**kwargs)
+
+    evidence = _evidence(reseeded, variant.function)
+    assert evidence.generator_ignored == "two different generator states gave the same run of your function"
+
+
+# --- the two wrong names the labs used to give ----------------------------------------------------
+
+_DOUBLE_SOFTMAX = """
+def recall_logits(kind, params, x):
+    h0 = x.new_zeros(x.shape[0], params["W_hh"].shape[1])
+    _, h_T = gru_forward(x, h0, params["W_ih"], params["W_hh"], params["b_ih"], params["b_hh"])
+    return torch.softmax(h_T @ params["W_y"].T + params["b_y"], dim=-1)
+"""
+
+
+def lab_with(function: str, source: str):
+    """The reference's lab function, run with ``source`` (a def of its module) in place of the
+    module's own: the lab calls the student's version, as a submission's lab does."""
+    module = getattr(load_reference(), function.split(".")[0])
+    namespace = dict(vars(module))
+    exec(textwrap.dedent(source), namespace)
+    train = getattr(module, function.split(".")[1])
+    return types.FunctionType(train.__code__, namespace, train.__name__, train.__defaults__)
+
+
+@pytest.mark.bank
+def test_a_recall_model_that_returns_probabilities_is_named_a_double_softmax_not_a_lost_gradient():
+    function = "lstm_gru.train_recall"
+    evidence = _evidence(lab_with(function, _DOUBLE_SOFTMAX), function)
+    hint = name_slip(recall.SLIPS, evidence)
+    assert hint.startswith("probabilities given to the loss as logits (a double softmax): "), hint
+    assert "gradient through time" not in hint and ".detach()" not in hint
+
+
+def test_a_table_in_the_wrong_dtype_with_the_right_values_is_not_said_to_be_reordered():
+    """The values are right, the dtype is not (which the structure check says): a reorder
+    that changes nothing (a permute of a size-1 axis) says nothing either."""
+    table = torch.tensor([[0.0, 1.0, 0.0, 1.0, 0.0, 1.0]], dtype=torch.float64)  # P = 1
+    tol = Tolerance(rtol=1e-7, atol=1e-9)
+    assert diagnose(table.float(), table, tol, {"P": 1, "d": 6}) == ""
+    assert diagnose(table.float().double(), table, tol, {"P": 1, "d": 6}) == ""
+    wide = torch.arange(6.0, dtype=torch.float64).reshape(2, 3)
+    said = diagnose(wide.T.reshape(2, 3), wide, tol, {})  # a real reorder is still named
+    assert said.startswith("your values are right but in another order"), said
+
+
+# --- the held-out words --------------------------------------------------------------------------
+
+
+def test_each_lab_says_what_its_held_out_data_is():
+    words = {function: task.HELDOUT_WORDS for function, task in TASKS.items()}
+    assert "text" in words["rnn.train_char_rnn"]
+    assert all("text" not in w for f, w in words.items() if f != "rnn.train_char_rnn"), words
+    assert len(set(words.values())) == len(words)
+
+
+# --- at the grader's sizes (the bank) -------------------------------------------------------------
+
+
+@pytest.mark.bank
+@pytest.mark.parametrize("variant", FIRES, ids=lambda v: v.id)
+def test_a_catalogued_slip_is_named_at_the_graders_sizes(variant):
+    for seed in (0, 1):
+        child_inputs, _ = TASKS[variant.function].draw_task(seed)
+        losses = losses_of(compiled(variant), child_inputs)
+        hint = differential.diagnosis(variant.function, child_inputs, losses)
+        assert hint.startswith(f"{variant.hint}: "), (seed, hint)
+
+
+@pytest.mark.bank
+@pytest.mark.parametrize("variant", CORRECT, ids=lambda v: v.id)
+def test_a_correct_loop_is_named_nothing_at_the_graders_sizes(variant):
+    for seed in range(5):
+        child_inputs, _ = TASKS[variant.function].draw_task(seed)
+        losses = losses_of(compiled(variant), child_inputs)
+        assert differential.diagnosis(variant.function, child_inputs, losses) == "", seed
