@@ -422,7 +422,6 @@ def test_scaled_dot_product_attention_supports_autograd():
         {},
         ("q", "k", "v"),
         case="B=2, L=S=3, d=4, a causal mask",
-        labs="the reverser lab trains through it",
     )
 
 
@@ -437,5 +436,4 @@ def test_multi_head_attention_supports_autograd():
         {},
         ("query", "key", "value", "params"),
         case="B=2, L=3, S=5, E=4, 2 heads",
-        labs="the reverser lab trains through it",
     )

@@ -448,7 +448,6 @@ def test_gru_cell_supports_autograd():
         {},
         ("x", "h_prev", "W_ih", "W_hh", "b_ih", "b_hh"),
         case="B=2, D=3, H=4",
-        labs="the recall lab trains through it",
     )
 
 
@@ -463,5 +462,4 @@ def test_gru_forward_supports_autograd():
         {},
         ("x", "h0", "W_ih", "W_hh", "b_ih", "b_hh"),
         case="B=2, T=3, D=3, H=4",
-        labs="the recall lab trains through it",
     )

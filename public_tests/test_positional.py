@@ -129,5 +129,4 @@ def test_embed_tokens_supports_autograd():
         {},
         ("embedding",),
         case="B=2, T=3, V=5, d=4",
-        labs="the reverser lab trains through it",
     )

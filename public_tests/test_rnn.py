@@ -662,5 +662,4 @@ def test_softmax_cross_entropy_supports_autograd():
         {},
         ("logits",),
         case="N=6, C=4",
-        labs="the recall, reverser and selective-copy labs train through it",
     )

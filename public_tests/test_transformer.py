@@ -437,7 +437,6 @@ def test_layer_norm_supports_autograd():
         {},
         ("x", "weight", "bias"),
         case="(2, 3, 4)",
-        labs="the reverser lab trains through it",
     )
 
 
@@ -453,7 +452,6 @@ def test_feed_forward_supports_autograd():
         {},
         ("x", "W1", "b1", "W2", "b2"),
         case="E=4, F=6",
-        labs="the reverser lab trains through it",
     )
 
 
@@ -467,7 +465,6 @@ def test_encoder_block_supports_autograd():
         {},
         ("x", "params"),
         case="B=2, T=3, E=4, F=6, 2 heads",
-        labs="the reverser lab trains through it",
     )
 
 
@@ -481,5 +478,4 @@ def test_decoder_block_supports_autograd():
         {},
         ("x", "memory", "params"),
         case="B=2, T=3, S=5, E=4, F=6, 2 heads, causal",
-        labs="the reverser lab trains through it",
     )

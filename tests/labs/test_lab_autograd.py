@@ -25,6 +25,10 @@ PUBLIC = Path(__file__).resolve().parents[2] / "public_tests"
 
 @pytest.fixture(scope="module")
 def autograd():
+    import sys
+
+    if str(PUBLIC) not in sys.path:  # its _gradcheck.py, as the student's conftest finds it
+        sys.path.insert(0, str(PUBLIC))
     spec = importlib.util.spec_from_file_location("public_autograd", PUBLIC / "_autograd.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -52,9 +56,7 @@ def test_the_inplace_scan_is_right_on_values_but_fails_its_autograd_test(autogra
     reference = load_reference().selective_scan.linear_scan
     assert torch.allclose(scan(a, b, h0), reference(a, b, h0), rtol=1e-12, atol=1e-12)  # passes value tests
     with pytest.raises(pytest.fail.Exception) as failed:
-        autograd.check_autograd(
-            "selective_scan.linear_scan", scan, (a, b, h0), {}, ("a", "b", "h0"), case="T=5", labs="the lab"
-        )
+        autograd.check_autograd("selective_scan.linear_scan", scan, (a, b, h0), {}, ("a", "b", "h0"), case="T=5")
     message = str(failed.value)
     assert message.startswith("selective_scan.linear_scan, case T=5: selective_scan.linear_scan must support autograd")
     assert "modified by an inplace operation" in message and "in-place write" in message, message
@@ -63,7 +65,7 @@ def test_the_inplace_scan_is_right_on_values_but_fails_its_autograd_test(autogra
 def test_the_reference_passes_its_autograd_tests(autograd):
     a, b, h0 = _scan_inputs()
     scan = load_reference().selective_scan.linear_scan
-    autograd.check_autograd("selective_scan.linear_scan", scan, (a, b, h0), {}, ("a", "b", "h0"), case="T=5", labs="x")
+    autograd.check_autograd("selective_scan.linear_scan", scan, (a, b, h0), {}, ("a", "b", "h0"), case="T=5")
 
 
 def test_a_cut_path_fails_against_finite_differences(autograd):
@@ -72,7 +74,7 @@ def test_a_cut_path_fails_against_finite_differences(autograd):
 
     a, b, h0 = _scan_inputs()
     with pytest.raises(pytest.fail.Exception, match="disagrees with finite differences"):
-        autograd.check_autograd("selective_scan.linear_scan", detached_a, (a, b), {}, ("a", "b"), case="c", labs="x")
+        autograd.check_autograd("selective_scan.linear_scan", detached_a, (a, b), {}, ("a", "b"), case="c")
 
 
 @pytest.mark.parametrize("function", sorted({f for lab in LABS.values() for f in lab.through}))
@@ -82,6 +84,22 @@ def test_every_function_a_lab_trains_through_has_a_public_autograd_test(function
     assert re.search(
         rf'@checks\("{re.escape(function)}"\)\n(@pytest\.mark\.[^\n]+\n)*def test_{name}_supports_autograd\(', text
     ), f"public_tests/test_{module}.py has no test_{name}_supports_autograd marked @checks({function!r})"
+
+
+def test_the_words_of_who_trains_through_what_are_the_labs_own():
+    """The words "the recall lab trains through it" (seqlab/student/gradcheck.py, shipped to
+    students, so it cannot read seqlab.labs) name exactly the labs that declare the function."""
+    from seqlab.student.gradcheck import LABS as WORDS
+
+    def short(lab):  # "lstm_gru.train_recall" -> "recall", "...train_selective_copy" -> "selective-copy"
+        return lab.split(".train_")[1].replace("_", "-")
+
+    declared = {f for lab in LABS.values() for f in lab.through}
+    assert set(WORDS) == declared
+    for function in declared:
+        named = {short(lab) for lab, spec in LABS.items() if function in spec.through}
+        said = {short(lab) for lab in LABS if re.search(rf"\b{short(lab)}\b", WORDS[function])}
+        assert said == named, (function, WORDS[function])
 
 
 def test_an_autograd_crash_in_a_lab_names_what_it_trains_through():

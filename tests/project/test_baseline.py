@@ -36,6 +36,7 @@ FIRST_PARTY = {
     "_forbidden",
     "_static_names",
     "_autograd",
+    "_gradcheck",
     "loop_style",
 }
 # Student code kept as test data: its imports are the student's own (``from rnn import ...``).

@@ -75,6 +75,7 @@ def test_release_contents_and_idempotence(released, tmp_path):
         "tests/_check.py",
         "tests/_labs.py",
         "tests/_autograd.py",  # the autograd property the labs rely on, per function
+        "tests/_gradcheck.py",  # its rule and words, the grader's own (seqlab/student/gradcheck.py)
         "tests/_budget.py",  # the labs' budgets and clock, the grader's own (seqlab/labs/budget.py)
         "tests/test_code_rules.py",
         "tests/_forbidden.py",  # the forbidden operations, checked as the grader checks them

@@ -1,0 +1,1 @@
+../seqlab/student/gradcheck.py
