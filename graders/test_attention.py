@@ -19,6 +19,8 @@ import math
 import pytest
 import torch
 
+from seqlab.grading.autograd import TITLE as AUTOGRAD_TITLE
+from seqlab.grading.autograd import check_autograd
 from seqlab.grading.checks import Case, describe_case, from_table
 
 grades = pytest.mark.grades
@@ -532,3 +534,22 @@ def test_mha_full_mask(grade, make, dtype):
 def test_mha_single(grade, make):
     case = Case(make, B=1, L=1, S=1, E=4, num_heads=4)
     check_mha(grade, case, case.randn("B", "L", "E"), case.randn("B", "S", "E"), case.randn("B", "S", "E"))
+
+
+# --- supports autograd (a lab trains through it; the public twin is test_<function>_supports_autograd) ---
+
+
+@grades("attention.scaled_dot_product_attention", title=AUTOGRAD_TITLE)
+def test_sdpa_supports_autograd(grade, make):
+    case = Case(make, B=2, L=4, S=3, d=5, mask="(L, S) padding")
+    q, k, v = case.randn("B", "L", "d"), case.randn("B", "S", "d"), case.randn("B", "S", "d")
+    mask = torch.ones(4, 3, dtype=torch.bool, device=case.device)
+    mask[:, 2] = False
+    check_autograd(grade, q, k, v, mask, case=case)
+
+
+@grades("attention.multi_head_attention", title=AUTOGRAD_TITLE)
+def test_mha_supports_autograd(grade, make):
+    case = Case(make, B=2, L=3, S=4, E=6, num_heads=2)
+    query, memory = case.randn("B", "L", "E"), case.randn("B", "S", "E")
+    check_autograd(grade, query, memory, case.randn("B", "S", "E"), mha_params(case), case.num_heads, case=case)

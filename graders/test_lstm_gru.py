@@ -18,6 +18,8 @@ import functools
 import pytest
 import torch
 
+from seqlab.grading.autograd import TITLE as AUTOGRAD_TITLE
+from seqlab.grading.autograd import check_autograd
 from seqlab.grading.checks import Case, from_table
 from seqlab.labs.session import task_lab_tests
 
@@ -427,4 +429,21 @@ def test_input_gradient_norms_single(grade, make, ref):
 
 
 HELDOUT_TITLE = "the trained GRU recalls the first token after 24-32 distractors on fresh sequences"
+
+
+# --- supports autograd (a lab trains through it; the public twin is test_<function>_supports_autograd) ---
+
+
+@grades("lstm_gru.gru_cell", title=AUTOGRAD_TITLE)
+def test_gru_cell_supports_autograd(grade, make):
+    case = Case(make, B=2, D=3, H=4)
+    check_autograd(grade, *gru_inputs(case), case=case)
+
+
+@grades("lstm_gru.gru_forward", title=AUTOGRAD_TITLE)
+def test_gru_forward_supports_autograd(grade, make):
+    case = Case(make, B=2, T=4, D=3, H=4)
+    check_autograd(grade, *gru_inputs(case), case=case, returns=("hs", "h_T"))
+
+
 globals().update(task_lab_tests("lstm_gru.train_recall", "accuracy", HELDOUT_TITLE))

@@ -18,6 +18,8 @@ import math
 import pytest
 import torch
 
+from seqlab.grading.autograd import TITLE as AUTOGRAD_TITLE
+from seqlab.grading.autograd import check_autograd
 from seqlab.grading.checks import Case, Mistake, describe_case, from_table
 from seqlab.tolerance import Tolerance
 
@@ -285,3 +287,13 @@ def test_embed_sinusoidal_table(grade, make, ref, device):
     tokens, embedding = case.randint("V", "B", "T"), case.randn("V", "d", scale=0.1)
     pe = ref("positional.sinusoidal_encoding")(case.P, case.d, device=device, dtype=torch.float64)
     grade.check(tokens, embedding, pe, case=case, mistakes=from_table(EMBED_MISTAKES, embed_variant))
+
+
+# --- supports autograd (a lab trains through it; the public twin is test_<function>_supports_autograd) ---
+
+
+@grades("positional.embed_tokens", title=AUTOGRAD_TITLE)
+def test_embed_supports_autograd(grade, make):
+    case = Case(make, B=2, T=4, V=6, d=5, P=7)
+    tokens, embedding, pe = case.randint("V", "B", "T"), case.randn("V", "d"), case.randn("P", "d")
+    check_autograd(grade, tokens, embedding, pe, case=case)

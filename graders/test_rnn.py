@@ -18,6 +18,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from seqlab.grading.autograd import TITLE as AUTOGRAD_TITLE
+from seqlab.grading.autograd import check_autograd
 from seqlab.grading.checks import Case, from_table
 
 grades = pytest.mark.grades
@@ -907,3 +909,12 @@ def test_char_rnn_heldout(lab):
 @grades("rnn.train_char_rnn", title="the loss trajectory follows the protocol, step by step", weight=2)
 def test_char_rnn_trajectory(lab, ref):
     lab.check_trajectory(lambda: char_rnn_mistakes(ref))
+
+
+# --- supports autograd (a lab trains through it; the public twin is test_<function>_supports_autograd) ---
+
+
+@grades("rnn.softmax_cross_entropy", title=AUTOGRAD_TITLE)
+def test_ce_supports_autograd(grade, make):
+    case = Case(make, N=7, C=5)
+    check_autograd(grade, case.randn("N", "C", scale=2.0), case.randint("C", "N"), case=case)

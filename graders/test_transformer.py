@@ -18,6 +18,8 @@ import math
 import pytest
 import torch
 
+from seqlab.grading.autograd import TITLE as AUTOGRAD_TITLE
+from seqlab.grading.autograd import check_autograd
 from seqlab.grading.checks import Case, from_table
 from seqlab.labs.session import task_lab_tests
 
@@ -523,4 +525,33 @@ def test_decoder_single(grade, make, ref):
 
 
 HELDOUT_TITLE = "the trained Transformer reverses fresh sequences exactly, greedy decoding"
+
+
+# --- supports autograd (a lab trains through it; the public twin is test_<function>_supports_autograd) ---
+
+
+@grades("transformer.layer_norm", title=AUTOGRAD_TITLE)
+def test_layer_norm_supports_autograd(grade, make):
+    case = Case(make, B=2, T=3, E=5)
+    check_autograd(grade, case.randn("B", "T", "E"), *norm_params(case).values(), case=case)
+
+
+@grades("transformer.feed_forward", title=AUTOGRAD_TITLE)
+def test_feed_forward_supports_autograd(grade, make):
+    case = Case(make, B=2, T=3, E=4, F=6)
+    check_autograd(grade, case.randn("B", "T", "E"), *ffn_params(case).values(), case=case)
+
+
+@grades("transformer.encoder_block", title=AUTOGRAD_TITLE)
+def test_encoder_supports_autograd(grade, make):
+    case = Case(make, B=2, T=3, E=4, F=6, num_heads=2, norm_first=True)
+    check_autograd(grade, case.randn("B", "T", "E"), block_params(case), case.num_heads, norm_first=True, case=case)
+
+
+@grades("transformer.decoder_block", title=AUTOGRAD_TITLE)
+def test_decoder_supports_autograd(grade, make):
+    case = Case(make, B=2, T=3, S=4, E=4, F=6, num_heads=2, causal=True)
+    check_autograd(grade, *decoder_inputs(case), case=case)
+
+
 globals().update(task_lab_tests("transformer.train_reverser", "exact_match", HELDOUT_TITLE))

@@ -43,19 +43,8 @@ from .parts import At, Names, arity_problem, named_parts, param_names, pick, pic
 from .rewrite import name_by_rewrite, named_inputs
 from .sensitivity import sensitive_inputs
 
-__all__ = [
-    "Case",
-    "Grade",
-    "GradeFailure",
-    "Make",
-    "Mistake",
-    "NotGradable",
-    "Voided",
-    "describe_case",
-    "from_table",
-    "matches",
-    "variant_output",
-]
+__all__ = ["Case", "Grade", "GradeFailure", "Make", "Mistake", "NotGradable", "Voided", "describe_case"]
+__all__ += ["from_table", "matches", "variant_output"]
 
 SHAPE_RULE = "shape/dtype/device"
 # Said of a crash in a matrix product: where to look, not what the mistake is (an input of the
@@ -120,9 +109,13 @@ class Grade:
 
     def run(self, *args: Any, **kwargs: Any) -> Outcome:
         """Run the student's function; applies the gates that do not need the expected value."""
-        self.calls += 1
+        return self.call(args, kwargs)
+
+    def call(self, args: tuple[Any, ...], kwargs: dict[str, Any], **options: Any) -> Outcome:
+        """``run`` with the runner's options (``own_callees``, ``backward``: StudentCode.run)."""
+        self.calls, run = self.calls + 1, self.student.run
         try:
-            outcome: Outcome = self.student.run(self.function, args, kwargs, kernels=self.kernels, timeout=self.timeout)
+            outcome: Outcome = run(self.function, args, kwargs, kernels=self.kernels, timeout=self.timeout, **options)
         except StudentError as exc:
             self._void_if_forbidden(exc.ops)
             output = f"\n(printed: {exc.output.strip()[:500]})" if exc.output.strip() else ""

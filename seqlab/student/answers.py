@@ -14,20 +14,22 @@ class Anomaly(Exception):
 
 
 # The ops a child may send in answer to each request, and the fields (with their types) each needs.
+_RESULT: dict[str, type] = {
+    "value": object,
+    "args": list,
+    "kwargs": dict,
+    "aliased": list,
+    "ops": dict,
+    "op_count": int,
+    "output": str,
+}
+_ERROR: dict[str, type] = {"kind": str, "message": str, "ops": dict, "output": str}
 _ANSWERS: dict[str, dict[str, dict[str, type]]] = {
     "load": {"loading": {"module": str}, "loaded": {"errors": dict}},
-    "call": {
-        "result": {
-            "value": object,
-            "args": list,
-            "kwargs": dict,
-            "aliased": list,
-            "ops": dict,
-            "op_count": int,
-            "output": str,
-        },
-        "error": {"kind": str, "message": str, "ops": dict, "output": str},
-    },
+    "call": {"result": _RESULT, "error": _ERROR},
+    # a call whose outputs are also backpropagated (seqlab.student.gradcheck): the gradients by
+    # input, or why autograd could not give them
+    "backward": {"result": {**_RESULT, "grads": dict, "backward_error": str}, "error": _ERROR},
 }
 _ERROR_KINDS = {"not_implemented", "missing", "exception", "timeout", "crash", "memory", "protocol"}
 
@@ -49,6 +51,8 @@ def check_answer(request_op: str, message: Any) -> dict[str, Any]:
         raise Anomaly("malformed op counts")
     if "aliased" in message and not all(isinstance(p, str) for p in message["aliased"]):
         raise Anomaly("malformed aliasing report")
+    if "grads" in message and not all(isinstance(k, str) for k in message["grads"]):
+        raise Anomaly("malformed gradients")
     if "errors" in message and not all(isinstance(k, str) and isinstance(v, str) for k, v in message["errors"].items()):
         raise Anomaly("malformed load errors")
     return message

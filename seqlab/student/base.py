@@ -17,6 +17,7 @@ from .callees import record_callees
 Args = tuple[Any, ...]
 Kwargs = dict[str, Any] | None
 Seconds = float | None
+Backward = dict[str, Any] | None
 
 
 class StudentError(Exception):
@@ -44,6 +45,9 @@ class Outcome:
     ops: dict[str, int] = field(default_factory=dict)  # torch functions / kernels seen -> count
     op_count: int = 0  # torch-level calls (the complexity rule)
     output: str = ""
+    # a ``backward`` call's (seqlab.student.gradcheck): the gradient by input, or why there is none
+    grads: dict[str, Any] = field(default_factory=dict)
+    backward_error: str = ""
 
 
 class StudentCode(ABC):
@@ -55,18 +59,33 @@ class StudentCode(ABC):
 
     @abstractmethod
     def run(
-        self, qualname: str, args: Args = (), kwargs: Kwargs = None, *, kernels: bool = False, timeout: Seconds = None
+        self,
+        qualname: str,
+        args: Args = (),
+        kwargs: Kwargs = None,
+        *,
+        kernels: bool = False,
+        timeout: Seconds = None,
+        own_callees: bool = False,
+        backward: Backward = None,
     ) -> Outcome:
         """Call the student's ``qualname`` on copies of ``args``/``kwargs``.
 
         The function's declared callees answer from the reference's own calls on these inputs
-        (seqlab.student.callees). ``kernels``: also record aten kernels (slower; used when the
-        function has forbidden operations). Raises ``StudentError``.
+        (seqlab.student.callees), unless ``own_callees``: then they run the student's own code.
+        ``kernels``: also record aten kernels (slower; used when the function has forbidden
+        operations). ``backward``: ``{"wrt": [parameter names], "seed": int}``: the inputs named
+        require grad, and a random weighting of the outputs is backpropagated to them
+        (seqlab.student.gradcheck); the gradients come back in ``Outcome.grads``. Raises
+        ``StudentError``.
         """
 
-    def recording(self, qualname: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[dict[str, Any]]:
-        """The reference's calls to ``qualname``'s declared callees on these inputs (trusted side)."""
-        return record_callees(self.reference, qualname, tuple(args), dict(kwargs or {}))
+    def recording(
+        self, qualname: str, args: tuple[Any, ...], kwargs: dict[str, Any], own: bool = False
+    ) -> list[dict[str, Any]]:
+        """The reference's calls to ``qualname``'s declared callees on these inputs (trusted
+        side); none when the student's ``own`` callees are to run."""
+        return [] if own else record_callees(self.reference, qualname, tuple(args), dict(kwargs or {}))
 
     def cpu_clock(self) -> tuple[object, float] | None:
         """(whose, seconds): the CPU time the process running student code has used so far, as

@@ -167,6 +167,7 @@ def serve(fd_in: int, fd_out: int) -> None:
                 tolerances=tolerances,
                 kernels=request["kernels"],
                 output_limit=output_limit,
+                backward=request.get("backward"),
             )
         except CallFailed as exc:
             send(
@@ -190,6 +191,11 @@ def serve(fd_in: int, fd_out: int) -> None:
                     "ops": report["ops"],
                     "op_count": report["op_count"],
                     "output": report["output"],
+                    **(
+                        {"grads": report["grads"], "backward_error": report["backward_error"]}
+                        if "grads" in report
+                        else {}
+                    ),
                 }
             )
         except Exception as exc:  # a value we cannot send: a costume of a tensor, a generator, ...

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .base import Args, Kwargs, Outcome, Seconds, StudentCode, StudentError
+from .base import Args, Backward, Kwargs, Outcome, Seconds, StudentCode, StudentError
 from .callees import time_budget
 from .invoke import CallFailed, invoke
 from .loader import contract_objects, load_submission, resolve
@@ -50,13 +50,21 @@ class InProcessStudent(StudentCode):
         return self, time.thread_time()
 
     def run(
-        self, qualname: str, args: Args = (), kwargs: Kwargs = None, *, kernels: bool = False, timeout: Seconds = None
+        self,
+        qualname: str,
+        args: Args = (),
+        kwargs: Kwargs = None,
+        *,
+        kernels: bool = False,
+        timeout: Seconds = None,
+        own_callees: bool = False,
+        backward: Backward = None,
     ) -> Outcome:
         try:
             fn = resolve(self.modules, self.load_errors, qualname)
         except LookupError as exc:
             raise StudentError("missing", str(exc)) from None
-        recording = self.recording(qualname, args, kwargs or {})
+        recording = self.recording(qualname, args, kwargs or {}, own_callees)
         args, kwargs = clone_tree(tuple(args)), clone_tree(dict(kwargs or {}))
         try:
             with time_budget(timeout or self.call_timeout, _Timeout):
@@ -71,6 +79,7 @@ class InProcessStudent(StudentCode):
                     tolerances=self.tolerances,
                     kernels=kernels,
                     output_limit=self.output_limit,
+                    backward=backward,
                 )
         except CallFailed as exc:
             raise StudentError(exc.kind, exc.message, exc.report.get("ops"), exc.report.get("output", "")) from None
@@ -84,4 +93,6 @@ class InProcessStudent(StudentCode):
             report["ops"],
             report["op_count"],
             report["output"],
+            report.get("grads", {}),
+            report.get("backward_error", ""),
         )

@@ -17,8 +17,10 @@ from typing import Any
 import torch
 
 from .. import contract
-from .callees import CalleeSession
+from . import gradcheck
+from .callees import CalleeSession, bind_arguments
 from .guards import CallWatch
+from .trees import clone_tree
 
 
 class CappedText(io.TextIOBase):
@@ -92,6 +94,32 @@ def student_traceback(exc: BaseException) -> str:
     return "\n".join(lines)
 
 
+def _require_grad(
+    graded: str, args: tuple[Any, ...], kwargs: dict[str, Any], backward: dict[str, Any] | None
+) -> dict[str, torch.Tensor]:
+    """Mark the floating-point tensors of the arguments ``backward["wrt"]`` names as requiring
+    grad (they are the student's copies): ``{"name[path]": tensor}``."""
+    if backward is None:
+        return {}
+    arguments = bind_arguments(graded, args, kwargs) or {}
+    wrt = tuple(name for name in backward["wrt"] if name in arguments)
+    inputs = gradcheck.inputs_of(arguments, wrt)
+    for t in inputs.values():
+        t.requires_grad_(True)
+    return inputs
+
+
+def _gradients(value: Any, inputs: dict[str, torch.Tensor], seed: int) -> dict[str, Any]:
+    """The report's ``grads`` and ``backward_error``, then everything detached for sending."""
+    try:
+        grads, error = gradcheck.backward(value, inputs, seed), ""
+    except (RuntimeError, ValueError) as exc:  # autograd's own refusal: the verdict's words
+        grads, error = {}, str(exc)[:2000]
+    for t in inputs.values():
+        t.requires_grad_(False)
+    return {"grads": {key: g.detach() for key, g in grads.items()}, "backward_error": error}
+
+
 def install_stand_ins(
     modules: dict[str, types.ModuleType], functions: dict[str, Any], graded: str, session: CalleeSession
 ) -> list[tuple[dict[str, Any], str, Any]]:
@@ -134,19 +162,25 @@ def invoke(
     tolerances: dict[str, tuple[float, float]],
     kernels: bool,
     output_limit: int,
+    backward: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Call ``fn(*args, **kwargs)``; the arguments must already be the student's own copies.
 
     ``recording`` is what the reference's declared callees returned on this test's inputs
-    (seqlab.student.callees.record_callees); the stand-ins made from it end with this call."""
+    (seqlab.student.callees.record_callees); the stand-ins made from it end with this call.
+    ``backward`` (``{"wrt": [...], "seed": int}``): the named inputs require grad and the report
+    carries the gradients of seqlab.student.gradcheck.backward, or why autograd gave none."""
     watch = CallWatch(kernels=kernels)
+    inputs = _require_grad(graded, args, kwargs, backward)
+    if backward is not None:  # the grader's own graph, not the student's use of autograd
+        watch.autograd.paused += 1
     session = CalleeSession(recording, tolerances, watch)
     replaced = install_stand_ins(modules, functions, graded, session)
     captured = CappedText(output_limit)
     saved_streams = sys.stdout, sys.stderr
     sys.stdout = sys.stderr = captured
     try:
-        with watch.active():
+        with watch.active(), torch.set_grad_enabled(True if backward is not None else torch.is_grad_enabled()):
             value = fn(*args, **kwargs)
     except BaseException as exc:
         if isinstance(exc, KeyboardInterrupt):
@@ -166,11 +200,17 @@ def invoke(
         sys.stdout, sys.stderr = saved_streams
         restore(replaced)
         session.close()
+    aliased = aliased_outputs(value, args, kwargs)
+    gradients = {}
+    if backward is not None:
+        gradients = _gradients(value, inputs, int(backward["seed"]))
+        value = clone_tree(value)  # off the graph: the answer is plain data, as on every call
     return {
+        **gradients,
         "value": value,
         "args": args,
         "kwargs": kwargs,
-        "aliased": aliased_outputs(value, args, kwargs),
+        "aliased": aliased,
         **watch.report(),
         "output": captured.text(),
     }

@@ -27,7 +27,7 @@ from ..results import clean_text
 from ..subset.modules import read_modules
 from . import codec
 from .answers import Anomaly, check_answer
-from .base import Args, Kwargs, Outcome, Seconds, StudentCode, StudentError
+from .base import Args, Backward, Kwargs, Outcome, Seconds, StudentCode, StudentError
 from .children import retire_server_of, take
 from .cputime import cpu_seconds, host_pid
 from .spawn import Child
@@ -259,19 +259,28 @@ class IsolatedStudent(StudentCode):
 
     # -- calls -------------------------------------------------------------------------------
     def run(
-        self, qualname: str, args: Args = (), kwargs: Kwargs = None, *, kernels: bool = False, timeout: Seconds = None
+        self,
+        qualname: str,
+        args: Args = (),
+        kwargs: Kwargs = None,
+        *,
+        kernels: bool = False,
+        timeout: Seconds = None,
+        own_callees: bool = False,
+        backward: Backward = None,
     ) -> Outcome:
         if self.timeouts.get(qualname, 0) >= TIMEOUT_STRIKES:
             raise StudentError("timeout", f"timed out {TIMEOUT_STRIKES} times already in this run; not called again")
         timeout = timeout or self.limits.call_timeout_s
-        recording = self.recording(qualname, args, kwargs or {})
+        recording = self.recording(qualname, args, kwargs or {}, own_callees)
         request = {
-            "op": "call",
+            "op": "call" if backward is None else "backward",
             "name": qualname,
             "args": list(args),
             "kwargs": dict(kwargs or {}),
             "recording": recording,
             "kernels": kernels,
+            **({} if backward is None else {"backward": backward}),
         }
         for attempt in range(2):
             if self.child is not None and self.loaded and self._stray_data():
@@ -310,4 +319,6 @@ class IsolatedStudent(StudentCode):
             dict(message["ops"]),
             int(message["op_count"]),
             clean_text(message["output"]),
+            dict(message.get("grads", {})),
+            clean_text(message.get("backward_error", "")),
         )
