@@ -227,13 +227,9 @@ def test_selective_scan_shapes_and_dtype(dtype):
 # --- the lab: train_selective_copy --------------------------------------------------------------------
 
 
-@checks("selective_scan.train_selective_copy")
-@lab_test("selective_scan.train_selective_copy")
-def test_train_selective_copy_returns_new_parameters_and_a_loss_per_step():
-    qualname, case = "selective_scan.train_selective_copy", "M=8, D=16, N=8, 3 steps of 4 sequences"
-    gen = torch.Generator().manual_seed(0)
-    M, D, N = 8, 16, 8
-    params = {
+def _copy_params(seed=0, M=8, D=16, N=8):
+    gen = torch.Generator().manual_seed(seed)
+    return {
         "embedding": randn(gen, M + 1 + ss.COPY_COUNT, D, dtype=torch.float32),
         "W_delta": randn(gen, D, D, dtype=torch.float32, scale=D**-0.5),
         "b_delta": torch.full((D,), -3.0),
@@ -246,6 +242,13 @@ def test_train_selective_copy_returns_new_parameters_and_a_loss_per_step():
         "W_out": randn(gen, M, D, dtype=torch.float32, scale=D**-0.5),
         "b_out": torch.zeros(M),
     }
+
+
+@checks("selective_scan.train_selective_copy")
+@lab_test("selective_scan.train_selective_copy")
+def test_train_selective_copy_returns_new_parameters_and_a_loss_per_step():
+    qualname, case = "selective_scan.train_selective_copy", "M=8, D=16, N=8, 3 steps of 4 sequences"
+    params = _copy_params()
     out = call(
         qualname, ss.train_selective_copy, params, 3, 4, lr=1e-2, generator=torch.Generator().manual_seed(1), case=case
     )
@@ -253,6 +256,45 @@ def test_train_selective_copy_returns_new_parameters_and_a_loss_per_step():
     check_tensor(qualname, losses, case=case, shape=(3,), dtype=torch.float32, what="losses")
     for key, value in params.items():
         check_tensor(qualname, trained[key], case=case, shape=tuple(value.shape), dtype=torch.float32, what=key)
+
+
+@checks("selective_scan.train_selective_copy")
+@lab_test("selective_scan.train_selective_copy")
+def test_train_selective_copy_time_invariant_does_not_use_the_selective_weights():
+    """The grader also trains your function with selective=False (a few steps, against the
+    protocol): the time-invariant model's delta, B and C are the constants b_delta, b_B, b_C, so
+    W_delta, W_B and W_C change no loss and come back unchanged."""
+    qualname, case = "selective_scan.train_selective_copy", "selective=False, M=8, D=16, N=8, 3 steps of 4 sequences"
+    runs = []
+    for seed in (0, 1):  # the same model but for W_delta, W_B, W_C
+        params = {
+            **_copy_params(),
+            **{k: v for k, v in _copy_params(seed + 7).items() if k in ("W_delta", "W_B", "W_C")},
+        }
+        out = call(
+            qualname,
+            ss.train_selective_copy,
+            params,
+            3,
+            4,
+            False,
+            lr=1e-2,
+            generator=torch.Generator().manual_seed(1),
+            case=case,
+        )
+        trained, losses = unpack(qualname, out, ("params_out", "losses"), case=case)
+        for key in ("W_delta", "W_B", "W_C"):
+            if not torch.equal(trained[key], params[key]):
+                pytest.fail(
+                    f"{qualname}, case {case}: {key} changed, but selective=False does not use it", pytrace=False
+                )
+        runs.append(losses)
+    if not torch.allclose(runs[0], runs[1], rtol=1e-5, atol=1e-6):
+        pytest.fail(
+            f"{qualname}, case {case}: the losses change with W_delta, W_B and W_C ({runs[0].tolist()} against "
+            f"{runs[1].tolist()}), so the time-invariant model still computes delta, B or C from the input",
+            pytrace=False,
+        )
 
 
 @checks("selective_scan.train_selective_copy")
@@ -279,7 +321,6 @@ def test_discretize_supports_autograd():
         {},
         ("delta", "A", "B"),
         case="B=2, T=3, D=4, N=2",
-        labs="the selective-copy lab trains through it",
     )
 
 
@@ -300,7 +341,6 @@ def test_linear_scan_supports_autograd(T, with_h0):
         {},
         ("a", "b", "h0") if with_h0 else ("a", "b"),
         case=f"a, b (2, {T}, 3){', h0 (2, 3)' if with_h0 else ''}",
-        labs="the selective-copy lab trains through it, inside your selective_scan,",
     )
 
 
@@ -317,5 +357,4 @@ def test_selective_scan_supports_autograd():
         {},
         ("u", "delta", "A", "B", "C", "D", "z", "delta_bias"),
         case="B=2, T=4, D=3, N=2, with D, z, delta_bias and softplus",
-        labs="the selective-copy lab trains through it",
     )

@@ -314,7 +314,8 @@ def train_selective_copy(params, steps, batch_size, selective=True, lr=1e-3, gen
 
     Notes: L5 §18 (SSM, the selective mechanism, the parallel scan). Your ``selective_scan``
     must work under autograd (see :func:`linear_scan`). Graded in the parent with
-    ``selective=True``: held-out copy accuracy at least 0.6 (chance ``1 / M``).
+    ``selective=True``: held-out copy accuracy at least 0.6 (chance ``1 / M``); and with
+    ``selective=False`` for 3 steps, whose losses must be the time-invariant protocol's.
     """
     from .optimizers import adam
     from .rnn import softmax_cross_entropy
