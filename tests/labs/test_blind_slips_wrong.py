@@ -56,6 +56,15 @@ def _how_wrong(config: dict) -> list[str]:
     return found
 
 
+def test_the_bank_has_enough_entries_on_every_lab_and_style():
+    # the brief of the bank: at least 45 mistakes, at least 8 per lab, and no single style
+    # carrying them (a diagnosis tuned to one way of writing a loop would pass unnoticed)
+    assert len(ENTRIES) >= 45
+    per_lab = {lab: sum(entry["lab"] == lab for entry in ENTRIES) for lab in LABS}
+    assert min(per_lab.values()) >= 8, per_lab
+    assert {entry["base"] for entry in ENTRIES} == set(STYLES)
+
+
 @pytest.mark.parametrize("entry", ENTRIES, ids=[entry["id"] for entry in ENTRIES])
 def test_every_entry_applies_exactly_once(entry):
     text = patched_source(entry)
