@@ -22,6 +22,7 @@ import sys
 import types
 
 from . import rules
+from .shims import impostor
 from .transform import module_refusal
 
 _MODULE = types.ModuleType
@@ -82,7 +83,7 @@ def _check_value(value, owner: str = "") -> None:
     kind = type(value)
     if kind is _MODULE:
         if not is_own(value):
-            problem = module_refusal(value.__name__)
+            problem = module_refusal(value.__name__) or impostor(value)
             if problem:
                 _refuse(
                     f"{owner + ' -> ' if owner else ''}{problem}",

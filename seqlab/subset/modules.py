@@ -22,6 +22,7 @@ from pathlib import Path
 
 from . import rules
 from .safe_builtins import make_builtins
+from .shims import SHIMS
 from .transform import Problem, SourceRefused, check, decode_source, module_refusal
 from .writes import guard_globals
 
@@ -201,8 +202,12 @@ class ModuleFinder(importlib.abc.MetaPathFinder):
         if level > 1:
             raise SubsetViolation("an import from above the exercises package")
         module = __import__(name, globals, locals, fromlist, level)
+        if level == 0 and (name in SHIMS or (not fromlist and top in SHIMS)):
+            # the vetted shim stands for the module (``import collections.abc`` binds the
+            # top, the shim; ``from collections.abc import Mapping`` takes the real submodule)
+            module = SHIMS[name] if fromlist else SHIMS[top]
         if fromlist and level == 0:
-            target = sys.modules.get(name, module)
+            target = module if name in SHIMS else sys.modules.get(name, module)
             for item in fromlist:
                 if item != "*" and hasattr(target, item):
                     guarded_getattr(target, item)  # refuses ``from torch import load`` by any route

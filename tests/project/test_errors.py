@@ -38,6 +38,9 @@ OUTSIDE_THE_FAMILY = {
     "CodecError",
     # the student's code failed a call: that is a failed test in the grade, not an error
     "StudentError",
+    # the subset's dataclasses shim raises it in the student's own code, under the standard
+    # library's name (an AttributeError, as honest code catches it); the subset ships standalone
+    "FrozenInstanceError",
 }
 # Where SeqlabError itself may be caught: the command line, and grade-all's worker process.
 CATCHERS = {"seqlab/cli.py", "seqlab/batch.py"}

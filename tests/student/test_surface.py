@@ -1,0 +1,87 @@
+"""The allowed surface: the audit lists nothing on it, catches each known escape when its module
+is (hypothetically) allowed, and the vetted shims keep what honest code reaches for."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import logging
+import time
+import unittest
+
+import pytest
+
+from seqlab.subset import rules, shims, surface
+
+# Each known way out through allowed library code, and the finding that names it: the audit must
+# see it were the module put back on the surface.
+KNOWN_ESCAPES = {
+    # @dataclass pastes __annotations__ keys into source it exec's
+    "dataclasses.dataclass": (dataclasses.dataclass, "dataclasses._create_fn", "calls exec"),
+    # singledispatch's register() evaluates a string annotation
+    "functools.singledispatch": (functools.singledispatch, "typing.ForwardRef._evaluate", "calls eval"),
+    # loadTestsFromName imports any module by string and calls what it names
+    "unittest.TestLoader": (unittest.TestLoader, "unittest.loader.TestLoader.loadTestsFromName", "calls __import__"),
+    # a {-style format reads attributes of the record's values
+    "logging.Formatter": (logging.Formatter, "logging.Formatter.formatMessage", "formats a computed template"),
+}
+
+
+def test_the_allowed_surface_lists_nothing():
+    start = time.perf_counter()
+    findings = surface.audit()
+    elapsed = time.perf_counter() - start
+    assert not findings, surface.report(findings)
+    assert elapsed < 5, elapsed  # about 0.5 s here; far more means the walk lost its memo
+
+
+def test_the_open_modules_are_named_and_hold_their_findings_only():
+    """enum and numpy stay allowed for honest code while the audit still flags code they reach:
+    what they hold is listed (never silently), and nothing outside them is flagged."""
+    assert set(surface.OPEN) <= set(rules.ALLOWED_MODULES)
+    assert all(len(why) > 40 for why in surface.OPEN.values())
+
+
+@pytest.mark.parametrize("name", sorted(KNOWN_ESCAPES))
+def test_the_audit_catches_each_known_escape(name):
+    value, function, what = KNOWN_ESCAPES[name]
+    findings = surface.audit({name: value})
+    assert any(f.function == function and f.what.startswith(what) for f in findings), surface.report(findings)
+
+
+def test_the_audit_sees_a_string_run_inside_a_helper_it_reaches():
+    def helper(text):
+        return eval(text)
+
+    def surface_function(x):
+        return helper(x)
+
+    surface_function.__globals__["helper"] = helper  # reached through a global, as library code is
+    try:
+        findings = surface.audit({"m.surface_function": surface_function})
+    finally:
+        del surface_function.__globals__["helper"]
+    assert [f.what for f in findings] == ["calls eval"]
+
+
+def test_the_shims_hold_exactly_what_the_rules_let_a_submission_read():
+    for name in shims.SHIMS:
+        assert rules.ALLOWED_ONLY[name] == shims.exports(name), name
+        assert name in rules.ALLOWED_MODULES, name
+
+
+def test_the_real_module_behind_a_shim_is_an_impostor():
+    import torch.nn.functional as F
+
+    assert shims.impostor(F.dataclasses) is not None  # torch.nn.functional.dataclasses is the real one
+    assert shims.impostor(shims.SHIMS["dataclasses"]) is None
+
+
+def test_refused_modules_are_off_the_surface():
+    for name in ("unittest", "re", "json", "string", "textwrap", "fractions"):
+        assert name not in rules.ALLOWED_MODULES, name
+
+
+def test_the_cli_exits_zero_on_the_surface(capsys):
+    assert surface.main() == 0
+    assert "nothing reachable" in capsys.readouterr().out
