@@ -33,9 +33,10 @@ from ..grading.checks import SHAPE_RULE, Grade, GradeFailure, NotGradable
 from ..grading.compare import first_float_dtype, structure_problem, value_mismatch
 from ..seeds import derive_seed
 from ..tolerance import Tolerance
-from . import Lab, clock, lab_of
+from . import Lab, clock, curves, lab_of
 from .ahead import Ahead
 from .budget import over_budget
+from .curves import ReferenceCurve
 from .differential import Candidate, diagnosis
 from .figures import warm_up
 from .replay import FIRST_STEPS, FIRST_STEPS_TOL, first_steps_hint, replay
@@ -66,6 +67,7 @@ class LabRun:
     slip: str | None = None  # the named mistake of a run below its bounds ("": none seen)
     evidence: Evidence | None = None  # what it is named from (probes and replays run once)
     ahead: Ahead | None = None  # the parent's share computed while the child trains
+    curve: ReferenceCurve | None = None  # the reference's whole curve, for the report (curves.py)
 
 
 def lab_seed(grading_seed: int, function: str) -> int:
@@ -103,8 +105,11 @@ def summary(run: LabRun) -> dict:
     out.update(parent_cpu_s=run.parent_cpu_s, budget_s=run.budget_s)
     if run.losses is not None:
         out["losses"] = [float(v) for v in run.losses.detach().to(torch.float64)]
-    if run.reference_losses is not None:
-        out["reference_losses"] = list(run.reference_losses)
+    reference = run.reference_losses
+    if reference is None and run.curve is not None:
+        reference, out["reference_curve_cpu_s"] = run.curve.losses(), run.curve.cpu_s
+    if reference is not None:
+        out["reference_losses"] = list(reference)
     if run.failure is not None:
         out["failure"] = run.failure.message
     return out
@@ -167,6 +172,7 @@ class LabSession:
             run.failure = GradeFailure(f"{self.lab.function}: {problem}", rule=SHAPE_RULE)
             return run
         run.params, run.losses = params, losses
+        run.curve = curves.start(self.lab.function, task, child_inputs)
         assert run.ahead is not None  # set by _train
         run.ahead.join()
         started = time.thread_time()  # this thread's: the warm-up and calibration threads count apart
