@@ -146,7 +146,7 @@ LABS: dict[str, Lab] = {
         + ("attention.scaled_dot_product_attention", "transformer.layer_norm", "transformer.feed_forward")
         + ("positional.embed_tokens", "rnn.softmax_cross_entropy"),
         figures=("losses", "metrics"),
-        metric_names={"exact_match": "held-out exact-match reversal"},
+        metric_names={"exact_match": "held-out exact-match reversal", "token_accuracy": "held-out per-token reversal"},
     ),
     "selective_scan.train_selective_copy": Lab(
         "selective_scan.train_selective_copy",

@@ -18,8 +18,9 @@ import threading
 from dataclasses import dataclass
 
 from . import LABS
+from .figure_facts import facts_of
 
-BLUE, GREY, ORANGE = "#2f6fcf", "#8a93a6", "#b35c00"
+BLUE, GREY, ORANGE, GREEN = "#2f6fcf", "#8a93a6", "#b35c00", "#2e8b57"
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,8 @@ def warm_up() -> None:
 def _draw_samples() -> None:
     try:
         for function, lab in LABS.items():
-            run_figures(function, {"losses": [2.0, 1.0, 0.5], "metrics": dict.fromkeys(lab.metric_names, 0.5)})
+            sample = {"losses": [2.0, 1.0, 0.5], "reference_losses": [2.0, 0.9, 0.4]}
+            run_figures(function, {**sample, "metrics": dict.fromkeys(lab.metric_names, 0.5)})
     except ImportError:  # no matplotlib: the report says so when it draws
         pass
 
@@ -81,57 +83,119 @@ def _figure(width=5.0, height=2.6):
     return fig, fig.add_subplot()
 
 
+def _checked_steps(function: str, reference: list[float] | None) -> int:
+    """How many of the first losses the grader compares with the reference's (figure_facts)."""
+    if facts_of(function).checked == "every":
+        return len(reference or [])
+    from .replay import FIRST_STEPS
+
+    return FIRST_STEPS
+
+
 def loss_figure(function: str, losses: list[float], reference: list[float] | None) -> Figure:
+    """The student's training loss over the reference's on the same inputs, in the lab's own
+    unit, with the steps the grader compares with the reference's shaded (every step for the
+    character lab, the first steps for the others: their band is the grader's own)."""
+    facts = facts_of(function)
     fig, ax = _figure()
-    steps = range(len(losses))
+    checked = _checked_steps(function, reference) if reference else 0
+    if checked and checked < len(reference or []):
+        ax.axvspan(-0.5, checked - 0.5, color=ORANGE, alpha=0.18, linewidth=0,
+                   label=f"graded: steps 0-{checked - 1} must match the reference")  # fmt: skip
     if reference:
-        ax.plot(range(len(reference)), reference, color=GREY, linewidth=4, alpha=0.6, label="reference, same inputs")
-    ax.plot(steps, losses, color=BLUE, linewidth=1.2, label="your training")
+        label = "reference, same inputs" + (" (graded: yours must follow it)" if checked == len(reference) else "")
+        ax.plot(range(len(reference)), reference, color=GREY, linewidth=4, alpha=0.6, label=label)
+    ax.plot(range(len(losses)), losses, color=BLUE, linewidth=1.2, label="your training")
+    shown = [v for v in losses + (reference or []) if math.isfinite(v)]
+    if facts.log_loss and shown and min(shown) > 0:
+        ax.set_yscale("log")
     ax.set_xlabel("step")
-    ax.set_ylabel("training loss (nats/char)")
-    ax.legend(frameon=False)
+    ax.set_ylabel(f"training loss\n({facts.loss_unit})")
+    ax.legend(frameon=False, fontsize="small")
     ax.spines[["top", "right"]].set_visible(False)
     first, last = losses[0] if losses else math.nan, _tail_mean(losses)
-    alt = f"Your training loss went from {first:.3f} to {last:.3f} over {len(losses)} steps"
+    alt = f"Your training loss went from {first:.3f} to {last:.3f} {facts.loss_unit} over {len(losses)} steps"
     if reference:
         alt += f"; the reference's, on the same inputs, from {reference[0]:.3f} to {_tail_mean(reference):.3f}"
-    return Figure("training loss", _svg(fig, f"{function}-losses", "training loss against step"), alt + ".")
+        if checked == len(reference):
+            alt += ". The grader compares every step with the reference's"
+        elif checked:
+            alt += f". The grader compares steps 0 to {checked - 1} with the reference's"
+    else:
+        alt += "; no reference curve was recorded for this run"
+    label = f"training loss ({facts.loss_unit}) against step"
+    return Figure("training loss", _svg(fig, f"{function}-losses", label), alt + ".")
 
 
-def heldout_figure(function: str, metrics: dict[str, float]) -> Figure:
-    lab = LABS[function]
+def _accepted_band(ax, low: float, high: float, label: str, row: float | None = None) -> None:
+    """The values the grader accepts, shaded (a row's own stretch on a bar chart)."""
+    if row is None:
+        ax.axvspan(low, high, color=GREEN, alpha=0.15, linewidth=0, label=label)
+    else:
+        ax.barh(row, high - low, left=low, height=0.9, color=GREEN, alpha=0.15, linewidth=0, label=label, zorder=0)
+
+
+def _legend_outside(ax) -> None:
+    """Beside the bars, never over them (a bar reaching the bound's band would hide it)."""
+    ax.legend(frameon=False, fontsize="small", loc="center left", bbox_to_anchor=(1.0, 0.5))
+
+
+def heldout_figure(function: str, metrics: dict[str, float], bounds: dict[str, float] | None = None) -> Figure:
+    """The character lab's held-out cross-entropy beside the unigram model's and the reference's,
+    with the stretch the grader accepts: progress >= its bound, that is a cross-entropy at most
+    unigram - bound * (unigram - reference)."""
+    lab, facts = LABS[function], facts_of(function)
     names = [k for k in ("unigram_ce", "heldout_ce", "reference_ce") if k in metrics]
     labels = {"unigram_ce": "unigram model", "heldout_ce": "your model", "reference_ce": "reference"}
-    fig, ax = _figure(height=1.8)
+    fig, ax = _figure(height=2.0)
     values = [metrics[k] for k in names]
+    bound = lab.thresholds(bounds).get("progress")
+    unigram, reference = metrics.get("unigram_ce", math.nan), metrics.get("reference_ce", math.nan)
+    limit = None
+    if bound is not None and math.isfinite(unigram) and math.isfinite(reference) and unigram > reference:
+        limit = unigram - bound * (unigram - reference)
+        _accepted_band(ax, 0, limit, f"accepted: progress >= {bound:g} (at most {limit:.3f})")
     ax.barh([labels[k] for k in names], values, color=[GREY, BLUE, ORANGE][: len(names)])
     for i, v in enumerate(values):
         ax.text(v, i, f" {v:.3f}", va="center")
-    ax.set_xlabel("held-out cross-entropy (nats/char), lower is better")
+    ax.set_xlabel(facts.metric_axis)
+    if limit is not None:
+        _legend_outside(ax)
     ax.spines[["top", "right"]].set_visible(False)
-    alt = "On held-out text drawn for this grading: " + ", ".join(f"{labels[k]} {metrics[k]:.3f}" for k in names)
+    alt = f"On {facts.heldout}: " + ", ".join(f"{labels[k]} {metrics[k]:.3f}" for k in names)
+    alt += " nats per character"
     if "progress" in metrics:
-        alt += f" nats per character ({lab.metric_names.get('progress', 'progress')}: {metrics['progress']:.2f})"
+        alt += f" ({lab.metric_names.get('progress', 'progress')}: {metrics['progress']:.2f})"
+    if limit is not None:
+        alt += f". The grader accepts at most {limit:.3f}, progress {bound:g} or more"
     return Figure("held-out cross-entropy", _svg(fig, f"{function}-heldout", "held-out cross-entropy"), alt + ".")
 
 
 def metric_figure(function: str, metrics: dict[str, float], bounds: dict[str, float] | None = None) -> Figure:
-    """A lab's held-out metrics as bars (its bounded ones with their bound, as the grading
-    recorded it: ``Lab.thresholds``)."""
-    lab = LABS[function]
+    """A task lab's held-out results as shares on [0, 1], each bounded one with the stretch the
+    grader accepts (at least its bound, as the grading recorded it: ``Lab.thresholds``)."""
+    lab, facts = LABS[function], facts_of(function)
     bounds = lab.thresholds(bounds)
     names = list(metrics)
-    fig, ax = _figure(height=0.5 + 0.45 * len(names))
+    fig, ax = _figure(height=0.7 + 0.45 * len(names))
     values = [metrics[k] for k in names]
-    ax.barh([lab.metric_names.get(k, k) for k in names], values, color=[BLUE if k in bounds else GREY for k in names])
+    for i, k in enumerate(names):
+        if k in bounds:
+            _accepted_band(ax, bounds[k], 1.0, f"accepted: at least {bounds[k]:g}", row=i)
+    ax.barh([lab.metric_names.get(k, k) for k in names], values, height=0.5,
+            color=[BLUE if k in bounds else GREY for k in names])  # fmt: skip
     for i, (k, v) in enumerate(zip(names, values)):
         ax.text(v, i, f" {v:.3f}", va="center")
         if k in bounds:
-            ax.plot([bounds[k]] * 2, [i - 0.4, i + 0.4], color=ORANGE, linestyle="--")
+            ax.plot([bounds[k]] * 2, [i - 0.45, i + 0.45], color=ORANGE, linestyle="--")
+    ax.set_xlim(0, 1.18)  # shares; room for the value written after a full bar
+    ax.set_xlabel(facts.metric_axis)
+    if bounds:
+        _legend_outside(ax)
     ax.spines[["top", "right"]].set_visible(False)
-    parts = [f"{lab.metric_names.get(k, k)} {metrics[k]:.3f}" + (f" (bound {bounds[k]:g})" if k in bounds else "")
+    parts = [f"{lab.metric_names.get(k, k)} {metrics[k]:.3f}" + (f" (accepted from {bounds[k]:g})" if k in bounds else "")
              for k in names]  # fmt: skip
-    alt = "On held-out data drawn for this grading: " + ", ".join(parts)
+    alt = f"On {facts.heldout}: " + ", ".join(parts)
     return Figure("held-out results", _svg(fig, f"{function}-metrics", "held-out results"), alt + ".")
 
 
@@ -149,7 +213,7 @@ def run_figures(function: str, run: dict) -> list[Figure]:
     if "losses" in lab.figures and run.get("losses"):
         figures.append(loss_figure(function, run["losses"], run.get("reference_losses")))
     if "heldout" in lab.figures and run.get("metrics"):
-        figures.append(heldout_figure(function, run["metrics"]))
+        figures.append(heldout_figure(function, run["metrics"], run.get("bounds")))
     if "metrics" in lab.figures and run.get("metrics"):
         figures.append(metric_figure(function, run["metrics"], run.get("bounds")))
     return figures

@@ -122,12 +122,21 @@ def _assert_on_screen(visit: PageVisit, selector: str, expected: int) -> None:
 
 @pytest.mark.parametrize("viewport", WIDTHS)
 def test_student_report_reads_offline_at_every_width(browser, student_report, viewport):
-    visit = browser.visit(student_report, viewport, "report", boxes=("table.scores td.num", "table.scores svg.plot"))
+    from seqlab.reports.fixfirst import fix_first
+    from seqlab.results import GradingResult
+
+    boxes = ("table.scores td.num", "table.scores svg.plot", ".fix-first li")
+    visit = browser.visit(student_report, viewport, "report", boxes=boxes)
     _assert_reads_offline(visit)
     functions = len(contract.EXERCISES)  # graded without the labs
     _assert_on_screen(visit, "table.scores td.num", functions)
     _assert_on_screen(visit, "table.scores svg.plot", functions)
     assert "Looks like:" in visit.visible_text  # the demo's bugs are named, and shown
+    # the demo's bugs are in functions others run (adam, scaled_dot_product_attention, ...): the
+    # report opens with them, each line on screen
+    first = fix_first(GradingResult.load(student_report.with_name("seqlab_result.json")))
+    assert first.entries and visit.visible_text.index("Fix first") < visit.visible_text.index("Per function")
+    _assert_on_screen(visit, ".fix-first li", len(first.entries))
 
 
 @pytest.mark.parametrize("viewport", WIDTHS)
@@ -218,4 +227,5 @@ def test_lab_figures_read_offline_at_every_width(browser, lab_report, viewport):
     _assert_reads_offline(visit)
     _assert_on_screen(visit, "figure.lab svg", 2)
     _assert_on_screen(visit, "figure.lab figcaption", 2)
-    assert "held-out text drawn for this grading" in visit.visible_text
+    assert "held-out text of the course's grammar, drawn for this grading" in visit.visible_text
+    assert "nats per character over 200 steps" in visit.visible_text  # the caption, in the lab's own unit
