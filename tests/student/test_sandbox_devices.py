@@ -214,3 +214,36 @@ def test_the_gpu_module_imports_without_torch():
     probe = "import sys; import seqlab.student.gpu as g; g.find(); print('torch' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "False", done.stderr
+
+
+@pytest.mark.bank  # four gradings of one topic in the real sandbox: ~20 s
+@pytest.mark.parametrize("forkserver", ["1", "0"])
+def test_a_grading_with_the_driver_passed_in_grades_as_without_it(tmp_path, monkeypatch, forkserver):
+    """The child (forked by a server started with the pass-through, or started alone) runs the
+    graders' calls the same with the stand-in driver mounted: every test's score, status and
+    message equal the plain sandbox's, on the references and on a known-wrong variant. (On the
+    CPU: a grading device of cuda needs a GPU, scripts/gpu-check.sh.)"""
+    need_bwrap()
+    from seqlab.grading import grade_submission
+    from tests.mutants import all_variants, make_submission
+
+    monkeypatch.setenv("SEQLAB_FORKSERVER", forkserver)
+    root, libs = stand_in_host(tmp_path / "host", proc=False)
+    wrong = next(v for v in all_variants("MUTANTS") if v.module == "optimizers")
+    graded = {}
+    for name, box in (("plain", Sandbox("bwrap")), ("driver", gpu_box(root, libs))):
+        for i, variant in enumerate((None, wrong)):
+            submission = make_submission(tmp_path / f"{name}-{i}", variant)
+            settings = grading_settings(seed=3, only="optimizers", sandbox=box)
+            assert settings.sandbox is box  # on the CPU the sandbox given is the one used
+            result = grade_submission(submission, settings)
+            graded[name, i] = [
+                (t.name, t.score, t.max_score, t.status, t.output.replace(str(submission), "<s>")) for t in result.tests
+            ]
+    assert graded["plain", 0] == graded["driver", 0] and graded["plain", 1] == graded["driver", 1]
+    if forkserver == "1":  # and the children were forked by a server with the driver passed in
+        from seqlab.student import children
+
+        server = children.server_for(box)
+        assert server is not None and server.was_ready
+    assert all(t[3] == "passed" for t in graded["driver", 0]) and any(t[3] != "passed" for t in graded["driver", 1])
