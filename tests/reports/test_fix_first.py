@@ -57,7 +57,9 @@ def test_a_broken_dependency_is_named_first_above_everything_else(tmp_path):
     assert _fix_first_items(html) == [SDPA, MHA]
     assert html.index("Fix first") < html.index("Per function")  # at the top, before the table
     summary = to_markdown(result)
-    assert summary.index("### Fix first") < summary.index("| module | function |")
+    # not a heading: the score's is the summary's only one, which no student text can forge
+    assert summary.index("**Fix first.**") < summary.index("| module | function |")
+    assert [line for line in summary.splitlines() if line.startswith("#")] == [summary.splitlines()[0]]
     assert re.search(r"^1\. `attention\.scaled_dot_product_attention` \(0 / 4\): ", summary, re.M)
     output = to_gradescope(result)["output"]
     assert "Fix first" in output and output.index("attention.scaled") < output.index("attention.multi")
