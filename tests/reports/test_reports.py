@@ -5,6 +5,7 @@ kept as data in every one of them."""
 from __future__ import annotations
 
 import json
+import re
 import xml.etree.ElementTree as ET
 
 import jsonschema
@@ -37,6 +38,14 @@ def test_reports_are_well_formed(buggy_submission, tmp_path):
     assert "| module | function |" in summary and "seqlab:" in summary
     html = paths["report.html"].read_text()
     assert "<table>" in html and "Looks like" in html
+    # all three bugs are in functions others run: every lab trains with adam, gru_forward calls
+    # gru_cell (and the recall lab trains with it), the reverser lab with sinusoidal_encoding.
+    # The report opens with them, the one more functions run first.
+    fix_first = html.split('id="fix-first-title"', 1)[1].split("</section>", 1)[0]
+    named = re.findall(r'<li><a href="#([^"]+)">', fix_first)
+    assert named == ["optimizers.adam", "lstm_gru.gru_cell", "positional.sinusoidal_encoding"]
+    assert set(named) == set((buggy_submission / "bugs.txt").read_text().split())
+    assert re.search(r"^1\. `optimizers\.adam` \(", summary, re.M) and "Fix first" in data["output"]
 
 
 # --- text from student code is data --------------------------------------------------------------
