@@ -15,12 +15,11 @@ import re
 from pathlib import Path
 
 from .batch import safe_submission_name
-from .defaults import PYTHON_VERSION, SUBMISSION_TIMEOUT_S, TORCH_CPU_INDEX, TORCH_VERSION
+from .defaults import LOCK, PYTHON_VERSION, SUBMISSION_TIMEOUT_S
 from .errors import SeqlabError
 from .escape import markdown_inline
 from .gradebook import STATUS_FILE, gradebook_from_results
 from .paths import TEMPLATES_DIR
-from .release.render import template_environment
 
 MAX_MATRIX = 256  # GitHub Actions: at most 256 jobs from one matrix per workflow run
 # Grading jobs at once: enough to grade a class of 200 in about ten rounds, few enough that a
@@ -34,20 +33,24 @@ def render_grade_workflow(
     *,
     roster: str = DEFAULT_ROSTER,
     uploads: str = DEFAULT_UPLOADS,
-    python_version: str = PYTHON_VERSION,
-    torch_version: str = TORCH_VERSION,
     timeout_s: int = SUBMISSION_TIMEOUT_S,
     max_parallel: int = DEFAULT_MAX_PARALLEL,
     templates_dir: Path = TEMPLATES_DIR,
 ) -> str:
-    """The instructor's grading workflow (``.github/workflows/grade.yml``): one job per submission."""
+    """The instructor's grading workflow (``.github/workflows/grade.yml``): one job per submission.
+
+    Its jobs install the hashed lock with ``scripts/setup.sh``, so torch and Python are the
+    lock's (the Python it was resolved for, PYTHON_VERSION), not options of their own."""
+    # imported here: the workflow's first job lists the submissions with the standard library
+    # alone (nothing installed), and the templates need jinja2
+    from .release.render import template_environment
+
     env = template_environment(Path(templates_dir) / "ci", workflow=True)
     return env.get_template("grade.yml.j2").render(
         roster=roster,
         uploads=uploads,
-        python_version=python_version,
-        torch_version=torch_version,
-        cpu_index=TORCH_CPU_INDEX,
+        python_version=PYTHON_VERSION,
+        lock=LOCK,
         timeout_s=int(timeout_s),
         job_minutes=max(10, int(timeout_s) // 60 + 15),
         max_parallel=int(max_parallel),

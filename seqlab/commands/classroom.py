@@ -34,8 +34,6 @@ def add_parser(subparsers) -> None:
         default=DEFAULT_MAX_PARALLEL,
         help=f"grading jobs running at once (default {DEFAULT_MAX_PARALLEL})",
     )
-    p.add_argument("--torch", default=None)
-    p.add_argument("--python", default=None)
     p.set_defaults(func=run_ci_workflow)
 
     p = subparsers.add_parser("ci-matrix", help="list submissions as the grading workflow's matrix (JSON)")
@@ -60,10 +58,6 @@ def run_ci_workflow(args) -> int:
         "timeout_s": args.timeout,
         "max_parallel": args.max_parallel,
     }
-    if args.torch:
-        kwargs["torch_version"] = args.torch
-    if args.python:
-        kwargs["python_version"] = args.python
     text = classroom.render_grade_workflow(**kwargs)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text, encoding="utf-8")

@@ -34,8 +34,10 @@ def test_grade_workflow_parses_and_isolates_student_code(tmp_path):
     step = next(s for s in grade["steps"] if s.get("id") == "grade")
     assert "seqlab grade-all _in --out _work --device cpu --timeout 600" in step["run"]
     assert "secrets" not in json.dumps(step), "no secret may reach the step that runs student code"
+    # every package from the hashed lock (torch's CPU build among them), as make setup installs it
     install = next(s for s in grade["steps"] if s.get("id") == "install")["run"]
-    assert f'"torch=={rel.DEFAULT_TORCH}" --index-url {rel.CPU_INDEX}' in install
+    assert "bash scripts/setup.sh" in install and "pip install" not in json.dumps(wf)
+    assert "--sandbox bwrap" in step["run"], "the grading must fail, not run unsandboxed"
     assert gradebook["needs"] == ["collect", "grade"] and "always()" in gradebook["if"]
     assert (
         "seqlab gradebook _results --out gradebook --expect matrix.json"
