@@ -74,9 +74,11 @@ fi
 if [ -n "${SEQLAB_GPU_CARRY:-}" ]; then
   carry="$SEQLAB_GPU_CARRY"
   if [ "$(id -u)" = 0 ]; then
+    # only what the machine lacks: /usr/local/lib comes first, so a copy would shadow its own
+    cache="$(ldconfig -p)"
     for lib in "$carry"/lib/*; do
       [ -e "$lib" ] || continue
-      ldconfig -p | grep -q "^[[:space:]]$(basename "$lib") " || cp "$lib" /usr/local/lib/
+      grep -q "^[[:space:]]$(basename "$lib") " <<<"$cache" || cp "$lib" /usr/local/lib/
     done
     ldconfig
     if [ ! -x "${SEQLAB_BWRAP:-/usr/bin/bwrap}" ] && ! command -v bwrap >/dev/null; then
