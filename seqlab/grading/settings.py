@@ -58,6 +58,14 @@ class GradingSettings:
             raise TypeError(f"sandbox must be a resolved Sandbox or None, not {self.sandbox!r}")
         if self.device != "cpu" and not self.device.startswith("cuda"):
             raise TypeError(f"device must be a resolved device (cpu, cuda), not {self.device!r}")
+        if (
+            self.device.startswith("cuda")
+            and self.sandbox is not None
+            and self.sandbox.enforced
+            and self.sandbox.gpu is None
+        ):
+            # a child in this sandbox would see no GPU: grading_settings passes it in (for_device)
+            raise TypeError("a CUDA grading in the bwrap sandbox needs the GPU passed in: sandbox.for_device(device)")
 
     @property
     def isolated(self) -> bool:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from seqlab.grading.settings import GradingError, auto_device, choose_device, grading_settings
+from seqlab.grading.settings import GradingError, GradingSettings, auto_device, choose_device, grading_settings
 from seqlab.student import gpu, sandbox, spawn
 from seqlab.student.sandbox import Sandbox, SandboxUnavailable
 from tests.student.test_sandbox import need_bwrap
@@ -205,6 +205,10 @@ def test_cuda_asked_for_where_the_sandbox_cannot_reach_it_fails_and_names_the_wa
     with pytest.raises(GradingError, match="torch sees no CUDA device"):
         grading_settings(device="cuda", sandbox="none")
     assert choose_device("cpu", Sandbox("bwrap")) == ("cpu", "")
+    # settings made by hand cannot pair CUDA with a sandbox that shows no GPU
+    config = grading_settings(device="cpu", sandbox="none").config
+    with pytest.raises(TypeError, match="needs the GPU passed in"):
+        GradingSettings(config=config, sandbox=Sandbox("bwrap"), device="cuda")
     assert grading_settings(device="cpu", sandbox="none").sandbox == Sandbox("none", "--sandbox none was asked for")
 
 
