@@ -5,6 +5,11 @@ cell print any number (see docs/nbgrader.md). ``seqlab grade`` runs the same ans
 in the isolated child with the course's seed: the points must be equal, function by function. A
 difference means the notebook tampered with its grading, or the course was autograded with other
 graders or another seed.
+
+A student's submission is all of their notebooks, as in ``seqlab nbgrader autograde``: a lab runs
+the student's functions of other topics (the rnn lab trains with their optimizers' ``adam``), so
+the assignment's notebooks are exported with the student's notebooks of the course's other
+assignments, and only the assignment's topics are graded.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from ..studentfiles import StudentFileError, links_under, shown
 from .course import CourseError, read_seed
 from .export import ExportError, export_submission
 from .gradebook import function_scores
+from .handin import lab_notebooks
 
 TOLERANCE = 1e-4
 
@@ -33,6 +39,7 @@ def crosscheck(course_dir: Path, assignment: str, *, students=None, keep: Path |
     work = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="seqlab-crosscheck-"))
     rows: list[dict] = []
     settings = grading_settings(seed=seed, protected_dirs=(course_dir.resolve(),))
+    graded, others = _assignments(course_dir, assignment)
     try:
         for student, nb_scores in sorted(gradebook.items()):
             if students and student not in students:
@@ -44,7 +51,8 @@ def crosscheck(course_dir: Path, assignment: str, *, students=None, keep: Path |
                 links = links_under(folder)
                 if links:
                     raise ExportError(f"symbolic link(s) {', '.join(map(shown, links))}: never followed")
-                report = export_submission([folder], work / student)
+                extra = lab_notebooks(course_dir / "submitted", student, others, graded)
+                report = export_submission([folder, *extra], work / student)
             except (
                 ExportError,
                 StudentFileError,
@@ -61,7 +69,8 @@ def crosscheck(course_dir: Path, assignment: str, *, students=None, keep: Path |
                     }
                 )
                 continue
-            topics = sorted(report.modules)
+            # the assignment's topics only: the others were exported for the labs, not graded here
+            topics = sorted(set(report.modules) & graded if graded else report.modules)
             result = grade_submission(work / student, replace(settings, only=",".join(topics) or assignment))
             ours = result.by_function()
             differences = {}
@@ -83,3 +92,17 @@ def crosscheck(course_dir: Path, assignment: str, *, students=None, keep: Path |
         if keep is None:
             shutil.rmtree(work, ignore_errors=True)
     return rows
+
+
+def _assignments(course_dir: Path, assignment: str) -> tuple[set[str], dict[str, dict[str, str]]]:
+    """The topics of ``assignment``'s source notebooks, and ``{file: topic}`` of every other
+    assignment of the course (where the labs' other notebooks come from); both empty for a
+    course whose ``source/`` folder is gone."""
+    from .autograde import AutogradeError, _all_assignments, assignment_notebooks
+
+    try:
+        graded = set(assignment_notebooks(course_dir, assignment).values())
+        others = {a: assignment_notebooks(course_dir, a) for a in _all_assignments(course_dir) if a != assignment}
+    except AutogradeError:
+        return set(), {}
+    return graded, others
