@@ -29,8 +29,8 @@ on the surface, but not for objects a surface function receives from outside it;
 are leaves (they cannot run a string without going back through Python, which would be another
 function on the list); torch is left out of the walk (its attributes are held by the deny list
 and the operation recorders, and its own Python code is the library's, not the surface's
-concern here). ``python -m seqlab.subset.surface`` prints the findings, one a line, and exits 1
-when there is any.
+concern here). Run as a module (``python -m`` and its dotted name), it prints the findings, one a
+line, and exits 1 when there is any.
 """
 
 from __future__ import annotations
@@ -201,9 +201,12 @@ def _read(function: types.FunctionType) -> tuple[list[str], list[object]]:
     namespace = function.__globals__
     what: list[str] = []
     reached: list[object] = []
-    granted = _granted_reads(node, namespace)
-    for sub in ast.walk(node):
+    granted: set[int] = set()  # the module name of a ``sys.stderr``-like read (see _granted)
+    for sub in ast.walk(node):  # breadth first: an attribute comes before the name it is read on
         if id(sub) in granted:
+            continue
+        if isinstance(sub, ast.Attribute) and _granted(sub, namespace):
+            granted.add(id(sub.value))
             continue
         if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
             value = _resolve(namespace, sub.id)
@@ -231,19 +234,16 @@ def _read(function: types.FunctionType) -> tuple[list[str], list[object]]:
     return sorted(set(what)), [r for r in reached if r is not None]
 
 
-def _granted_reads(node: ast.AST, namespace: dict) -> set[int]:
-    """The nodes of ``sys.stderr``-like reads: an attribute of an interpreter module that the
-    subset lets a submission read itself (``ALLOWED_ONLY``) gives library code no more than the
-    submission has. Only a plain module name read for that one attribute is granted."""
-    granted: set[int] = set()
-    for sub in ast.walk(node):
-        if isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name):
-            module = _resolve(namespace, sub.value.id)
-            if not isinstance(module, types.ModuleType) or module.__name__ not in INTERPRETER_MODULES:
-                continue
-            if sub.attr in rules.ALLOWED_ONLY.get(module.__name__, ()):
-                granted.update((id(sub), id(sub.value)))
-    return granted
+def _granted(node: ast.Attribute, namespace: dict) -> bool:
+    """``sys.stderr``-like: an attribute of an interpreter module that the subset lets a submission
+    read itself (``ALLOWED_ONLY``) gives library code no more than the submission has. Only a
+    plain module name read for that one attribute is granted."""
+    if not isinstance(node.value, ast.Name):
+        return False
+    module = _resolve(namespace, node.value.id)
+    if not isinstance(module, types.ModuleType) or module.__name__ not in INTERPRETER_MODULES:
+        return False
+    return node.attr in rules.ALLOWED_ONLY.get(module.__name__, ())
 
 
 def _read_bytecode(function: types.FunctionType) -> tuple[list[str], list[object]]:
