@@ -6,7 +6,7 @@ seqlab exam grade  ANSWERS.yaml [--exam exams/final.yaml] [--student s123] [--ou
 seqlab exam grade-all ANSWERS_DIR --out DIR [--exam exams/final.yaml] [--roster ROSTER.csv]
 seqlab exam check ANSWERS.yaml --student s123 [--exam exams/final.yaml]
 seqlab exam check ANSWERS.yaml --shapes check-s123.json      (what students get: no key inside)
-seqlab exam qti    --exam exams/final.yaml --students FILE --out DIR [--variant-pool]
+seqlab exam qti    --exam exams/final.yaml --students FILE --out DIR [--per-student]
 seqlab exam coverage [--check]
 """
 
@@ -77,13 +77,15 @@ def add_parser(subparsers) -> None:
     ch.add_argument("--student", default=None, help="the student id (with --exam)")
     path_option(ch, "--shapes", "check-ID.json written next to a rendered exam: no exam file needed", metavar="JSON")
     ch.set_defaults(func=run_check)
-    qti = papers_parser("qti", "export an LMS quiz (QTI 1.2 zip, one quiz per student) for Canvas/Moodle")
+    qti = papers_parser("qti", "export the class's LMS quiz (QTI 1.2 zip, question groups) for Canvas/Moodle")
     qti.add_argument(
-        "--variant-pool",
+        "--per-student",
         action="store_true",
-        help="one quiz whose questions are groups of the students' variants, the LMS drawing one per "
-        "student: the route for Canvas, which cannot assign a quiz per student in bulk",
+        help="one quiz per student with that student's variant (each to assign by hand), instead of the "
+        "class's one quiz whose questions are groups of the students' variants, the LMS drawing one each",
     )
+    # the class's one quiz was once asked for by this flag; it is the default now, and scripts keep working
+    qti.add_argument("--variant-pool", action="store_true", help="the default: the class's one quiz")
     qti.set_defaults(func=run_qti)
 
     c = sub.add_parser("coverage", help="write docs/coverage.md (notes sections -> questions, exercises)")
@@ -151,21 +153,26 @@ def _print_pdfs(instances, out, *, key: bool) -> None:
 
 
 def run_qti(args) -> int:
+    from ..errors import UserError
     from ..exam.qti_package import write_qti
     from ..exam.variants import make_instance
 
     exam = _exam(args.exam)
     instances = [make_instance(exam, student) for student in _students(args)]
-    path, skipped = write_qti(instances, args.out, variant_pool=args.variant_pool)
-    if args.variant_pool:
-        print(f"wrote {path}: one quiz drawing from the variants of {len(instances)} student id(s)")
+    if args.per_student and args.variant_pool:
+        raise UserError("--per-student and --variant-pool ask for different packages: give one")
+    path, skipped = write_qti(instances, args.out, per_student=args.per_student)
+    on_paper = len(instances[0].variants)
+    stays = len({s.question for s in skipped if s.student == instances[0].student})
+    if args.per_student:
+        print(f"wrote {path}: {len(instances)} quiz(zes), one per student (each to assign to its student)")
     else:
-        kept = sum(len(i.variants) for i in instances) - len(skipped)
-        print(f"wrote {path}: {len(instances)} quiz(zes), {kept} item(s)")
+        print(f"wrote {path}: one quiz for the class, drawing from the variants of {len(instances)} student id(s)")
+    print(f"{on_paper - stays} of the {on_paper} questions on {instances[0].student}'s paper are in the quiz")
     if skipped:
         print(
-            f"{len({s.question for s in skipped})} question(s) cannot travel to an LMS quiz "
-            f"(listed in {Path(args.out) / 'qti-skipped.txt'}); they stay on the paper/HTML exam"
+            f"{len({s.question for s in skipped})} question(s) cannot travel to an LMS quiz (named in the quiz's "
+            f"rules and in {Path(args.out) / 'qti-skipped.txt'}, with why); they stay on the paper/HTML exam"
         )
     return 0
 

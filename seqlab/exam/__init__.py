@@ -19,7 +19,8 @@
                    (the gradebook CSV)
 - ``pools``        "draw k of n" questions per student (same points and kind in a pool)
 - ``pdf``          paper exams and keys (WeasyPrint; math as SVG by ziamath)
-- ``qti``          LMS quizzes (QTI 1.2, one quiz per student or a variant pool); ``qti_package`` zips them
+- ``qti``          LMS quiz items (QTI 1.2); ``qti_pool`` the class's one quiz of question groups (the
+                   default), ``qti`` also one quiz per student; ``qti_package`` zips them
 - ``items``        item analysis of a graded class (item_analysis.csv, class_report.html)
 - ``coverage``     docs/coverage.md and the exam-focus check
 - ``cli``          ``seqlab exam render|key|grade|grade-all|check|qti|coverage``

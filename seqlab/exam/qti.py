@@ -16,29 +16,30 @@ Which questions travel:
 - ``numeric`` with a single number -> ``numerical_question`` with the range key +- tolerance
   (the exam's tolerance: ``abs + rel * |key|``), in decimal on the key's printed digits
   (``numeric_range``), so the package has the same bytes on every machine;
-- ``numeric`` with n numbers and per-entry credit on the paper -> a question group (a ``section``
-  drawing all n) of n ``numerical_question`` items, entry i of n each, worth points/n: the
-  paper's own rule (each entry 1/n of the points; the lint makes sure no entry is copyable).
+- ``numeric`` with n numbers and per-entry credit on the paper -> n ``numerical_question`` items,
+  entry i of n each, worth points/n: the paper's own rule (each entry 1/n of the points; the lint
+  makes sure no entry is copyable). In a student's own quiz they are a question group (a
+  ``section``) drawing all n; in the class's one quiz each entry is a group of its own
+  (``qti_pool``).
 
 Which do not, and why: a vector the paper grades all or nothing (an LMS scores each item on its
-own, so it would pay for part of the answer), a vector in a variant pool (Canvas's groups do not
-nest), and symbolic answers: no LMS item type checks algebraic equivalence, and Canvas's formula
-question asks for a number at drawn values, another question. They stay on the paper/HTML exam;
-the package's ``qti-skipped.txt`` (beside the zip) and the command's output list them.
+own, so it would pay for part of the answer), and symbolic answers: no LMS item type checks
+algebraic equivalence, and Canvas's formula question asks for a number at drawn values, another
+question. They stay on the paper/HTML exam: the quiz's rules item names them with why (so a
+student never looks for them in the LMS), and so do ``qti-skipped.txt`` (beside the zip) and the
+command's output.
 
 Every quiz starts with a ``text_only_question`` holding the paper's rules (``markdown.paper_rules``:
-time, aids, conventions, answer syntax, rounding, partial credit), and every item carries its
-answer format and partial-credit line, as the paper prints them.
+time, aids, conventions, answer syntax, rounding, partial credit) and what is not in the quiz,
+and every item carries its answer format and partial-credit line, as the paper prints them.
 
-One quiz per student (``--students``): each is that student's variant, the same parameters and
-keys as the paper exam, assigned to that student in the LMS (one quiz per student to assign by
-hand). Or (``--variant-pool``, the route for Canvas, where quizzes cannot be assigned to students
-in bulk) one quiz in which each question is a question group holding the variants of the listed
-ids, one drawn per attempt by the LMS (Canvas's "pick 1 from the group"): import it once, publish
-it to the whole course; the LMS, not the student id, then picks each student's variant and grades
-it, and ``seqlab exam grade`` is not involved. Math is MathML, as in the HTML
-exam (Canvas and Moodle keep MathML through their HTML sanitizers and browsers draw it natively):
-no TeX is left for the LMS to typeset or show raw. The zip is byte-reproducible.
+The default package is the class's one quiz (``qti_pool``: every question a group the LMS draws
+each student's variant from, imported once and published to the whole course). With
+``--per-student``, this module's ``assessment_xml`` writes one quiz per student instead, each that
+student's variant, the same parameters and keys as the paper exam, to assign to that student in
+the LMS by hand. Math is MathML, as in the HTML exam (Canvas and Moodle keep MathML through their
+HTML sanitizers and browsers draw it natively): no TeX is left for the LMS to typeset or show raw.
+The zip is byte-reproducible.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, localcontext
 from ..tolerance import Tolerance
 from .draws import format_number
 from .html import markdown_to_html
-from .markdown import answer_format, partial_credit_rule, render_texts, rules_markdown
+from .markdown import answer_format, paper_rules, partial_credit_rule, render_texts
 from .marking import expected_entries
 from .model import CHOICE, NUMERIC, TRUEFALSE, Variant
 from .variants import ExamInstance
@@ -66,21 +67,19 @@ class Skipped:
     reason: str
 
 
-def travels(v: Variant, *, pooled: bool = False) -> str:
-    """'' when the variant can become LMS items, else why not (``pooled``: in a variant pool)."""
+def travels(v: Variant) -> str:
+    """'' when the variant can become LMS items, else why not."""
     kind = v.question.kind
     if kind in (CHOICE, TRUEFALSE):
         return ""
     if kind == NUMERIC:
-        if _entries(v) > 1 and pooled:
-            return f"a vector of {_entries(v)} numbers in a variant pool: Canvas's question groups do not nest"
-        if _entries(v) > 1 and not v.partial.get("per_element"):
-            return f"a vector of {_entries(v)} numbers graded all or nothing: an LMS scores each entry's item alone"
+        if entries(v) > 1 and not v.partial.get("per_element"):
+            return f"a vector of {entries(v)} numbers graded all or nothing: an LMS scores each entry's item alone"
         return ""
     return "a formula: no LMS item type checks algebraic equivalence"
 
 
-def _entries(v: Variant) -> int:
+def entries(v: Variant) -> int:
     return len(v.answer) if isinstance(v.answer, list) else 1
 
 
@@ -167,19 +166,42 @@ def _plain(d: Decimal) -> str:
     return "0" if text in ("-0", "") else text
 
 
-def rules_item(inst: ExamInstance) -> ET.Element:
-    """The quiz's first item: the paper's rules, as a question that asks nothing."""
-    item = ET.Element("item", ident=safe_ident(f"{inst.student}-rules"), title="Rules of this exam")
+def rules_item(
+    inst: ExamInstance, stays: list[tuple[str, str]], ident: str = "", *, one_quiz: bool = False
+) -> ET.Element:
+    """The quiz's first item: the paper's rules, as a question that asks nothing, and then which
+    of the paper's questions are not in the quiz and why (``stays``: (question, why)), so that a
+    student never looks for them in the LMS. ``one_quiz``: the quiz of the whole class, whose
+    rules name no student (the paper's check script is each student's own)."""
+    item = ET.Element("item", ident=ident or safe_ident(f"{inst.student}-rules"), title="Rules of this exam")
     _metadata(item, "text_only_question", 0)
-    _material(ET.SubElement(item, "presentation"), _html(rules_markdown(inst)))
+    rules = [(name, text) for name, text in paper_rules(inst) if not (one_quiz and name == "Checking")]
+    if stays:
+        listed = "; ".join(f"{question}: {why}" for question, why in stays)
+        rules.append(
+            (
+                "Not in this quiz",
+                f"{len(stays)} question(s) of the paper cannot be asked and graded here, so they are answered "
+                f"on the paper (or HTML) exam: {listed}.",
+            )
+        )
+    text = "\n\n".join(f"**{name}.** {' '.join(body.split())}" for name, body in rules)
+    _material(ET.SubElement(item, "presentation"), _html(text))
     return item
 
 
-def variant_items(v: Variant, student: str, eq=None) -> list[ET.Element]:
-    """The QTI items of a variant that travels: one, or one per entry of a vector (``travels``)."""
-    if v.question.kind != NUMERIC or _entries(v) == 1:
+def stays_line(v: Variant, why: str) -> tuple[str, str]:
+    """A question that stays on the paper, as the quiz's rules name it."""
+    return f"Question {v.number} ({v.question.title})", why
+
+
+def variant_items(v: Variant, student: str, eq=None, *, whole_text: bool = False) -> list[ET.Element]:
+    """The QTI items of a variant that travels: one, or one per entry of a vector (``travels``).
+    ``whole_text``: every entry's item carries the whole question (in the class's one quiz the LMS
+    draws each entry on its own, so an item may stand without its neighbours)."""
+    if v.question.kind != NUMERIC or entries(v) == 1:
         return [variant_item(v, student, eq)]
-    n, keys = _entries(v), [format_number(x) for x in expected_entries(v)]
+    n, keys = entries(v), [format_number(x) for x in expected_entries(v)]
     items = []
     for i, key in enumerate(keys):
         item = ET.Element(
@@ -187,7 +209,7 @@ def variant_items(v: Variant, student: str, eq=None) -> list[ET.Element]:
         )
         _metadata(item, "numerical_question", v.points / n)
         presentation = ET.SubElement(item, "presentation")
-        text = _question_text(v, eq) if i == 0 else f"Question {v.number}, continued."
+        text = _question_text(v, eq) if i == 0 or whole_text else f"Question {v.number}, continued."
         _material(presentation, _html(text + f"\n\nThis item takes **entry {i + 1} of the {n}**."))
         _numeric_response(item, presentation, key, v)
         items.append(item)
@@ -246,12 +268,11 @@ def assessment_xml(inst: ExamInstance) -> tuple[bytes, list[Skipped]]:
     root = ET.Element("questestinterop", xmlns=QTI_NS)
     assessment = ET.SubElement(root, "assessment", ident=ident, title=f"{inst.exam.title} ({inst.student})")
     section = ET.SubElement(assessment, "section", ident="root_section")
-    section.append(rules_item(inst))
-    skipped = []
+    skipped = [Skipped(inst.student, v.id, travels(v)) for v in inst.variants if travels(v)]
+    by_id = inst.by_id()
+    section.append(rules_item(inst, [stays_line(by_id[s.question], s.reason) for s in skipped]))
     for v, eq in zip(inst.variants, inst.questions):
-        why = travels(v)
-        if why:
-            skipped.append(Skipped(inst.student, v.id, why))
+        if travels(v):
             continue
         items = variant_items(v, inst.student, eq)
         if len(items) == 1:
@@ -266,51 +287,5 @@ def assessment_xml(inst: ExamInstance) -> tuple[bytes, list[Skipped]]:
         extension = ET.SubElement(selection, "selection_extension")
         ET.SubElement(extension, "points_per_item").text = f"{v.points / len(items):.10g}"
         group.extend(items)
-    ET.indent(root)
-    return ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n", skipped
-
-
-def variant_pool_xml(instances: list[ExamInstance]) -> tuple[bytes, list[Skipped]]:
-    """One quiz whose every question is a question group of the students' variants: the LMS draws
-    one variant per attempt. For an LMS that cannot assign a quiz per student; the LMS, not the
-    student id, then decides who gets which variant, and the LMS grades. A pool of the exam file
-    becomes one group drawing ``draw`` of all its candidates' variants."""
-    exam = instances[0].exam
-    for inst in instances:
-        render_texts(inst)
-    root = ET.Element("questestinterop", xmlns=QTI_NS)
-    assessment = ET.SubElement(root, "assessment", ident="seqlab-variants", title=f"{exam.title} (variants)")
-    top = ET.SubElement(assessment, "section", ident="root_section")
-    groups: dict[str, tuple[ET.Element, set[bytes]]] = {}
-    skipped = []
-    pools = {p.name: p for p in exam.pools}
-    for eq in exam.questions:
-        name = eq.pool or eq.id
-        if name in groups:
-            continue
-        group = ET.SubElement(top, "section", ident=safe_ident(f"group-{name}"), title=name)
-        selection = ET.SubElement(ET.SubElement(group, "selection_ordering"), "selection")
-        ET.SubElement(selection, "selection_number").text = str(pools[name].draw if eq.pool else 1)
-        extension = ET.SubElement(selection, "selection_extension")
-        ET.SubElement(extension, "points_per_item").text = f"{eq.points:g}"
-        groups[name] = (group, set())
-    for inst in instances:
-        for v, eq in zip(inst.variants, inst.questions):
-            why = travels(v, pooled=True)
-            if why:
-                skipped.append(Skipped(inst.student, v.id, why))
-                continue
-            group, seen = groups[eq.pool or eq.id]
-            item = variant_item(v, inst.student, eq)
-            presentation, processing = item.find("presentation"), item.find("resprocessing")
-            assert presentation is not None and processing is not None  # variant_item writes both
-            body = ET.tostring(presentation) + ET.tostring(processing)
-            if body in seen:  # two students with the same parameters: one variant is enough
-                continue
-            seen.add(body)
-            group.append(item)
-    for group, seen in groups.values():
-        if not seen:
-            top.remove(group)
     ET.indent(root)
     return ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n", skipped

@@ -1,7 +1,9 @@
-"""The LMS package: the quizzes ``qti`` writes, zipped with their IMS manifest, byte-reproducible.
+"""The LMS package: the quizzes ``qti`` and ``qti_pool`` write, zipped with their IMS manifest,
+byte-reproducible.
 
-``seqlab exam qti`` writes ``exam-qti.zip`` (one quiz per student, or one variant-pool quiz) and,
-beside it, ``qti-skipped.txt``: the questions that stay on the paper and why (``qti.travels``).
+``seqlab exam qti`` writes ``exam-qti.zip`` (the class's one quiz, ``qti_pool``; or, with
+``--per-student``, one quiz per student) and, beside it, ``qti-skipped.txt``: the questions that
+stay on the paper and why (``qti.travels``), which the quiz's rules also name.
 """
 
 from __future__ import annotations
@@ -10,7 +12,8 @@ import xml.etree.ElementTree as ET
 import zipfile
 from pathlib import Path
 
-from .qti import Skipped, assessment_xml, safe_ident, variant_pool_xml
+from .qti import Skipped, assessment_xml, safe_ident
+from .qti_pool import one_quiz_xml
 from .variants import ExamInstance
 
 CP_NS = "http://www.imsglobal.org/xsd/imsccv1p1/imscp_v1p1"
@@ -38,21 +41,21 @@ def _add(zf: zipfile.ZipFile, name: str, data: bytes) -> None:
 
 
 def write_qti(
-    instances: list[ExamInstance], out: Path, name: str = "exam-qti.zip", *, variant_pool: bool = False
+    instances: list[ExamInstance], out: Path, name: str = "exam-qti.zip", *, per_student: bool = False
 ) -> tuple[Path, list[Skipped]]:
-    """One zip with one quiz per student (or, with ``variant_pool``, one quiz drawing from the
-    students' variants); returns its path and the questions that cannot travel."""
+    """One zip with the class's one quiz, drawing from the students' variants (or, with
+    ``per_student``, one quiz per student); returns its path and the questions that cannot travel."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     path = out / name
     idents: list[str] = []
     skipped_all: list[Skipped] = []
     with zipfile.ZipFile(path, "w") as zf:
-        if variant_pool:
-            data, skipped_all = variant_pool_xml(instances)
+        if not per_student:
+            data, skipped_all = one_quiz_xml(instances)
             _add(zf, "seqlab-variants/seqlab-variants.xml", data)
             idents.append("seqlab-variants")
-        for inst in instances if not variant_pool else ():
+        for inst in instances if per_student else ():
             ident = safe_ident(f"seqlab-{inst.student}")
             data, skipped = assessment_xml(inst)
             _add(zf, f"{ident}/{ident}.xml", data)

@@ -139,7 +139,7 @@ def test_qti_quiz_zip_holds_the_same_rules(tmp_path):
     from seqlab.exam.qti_package import write_qti
 
     inst = render_texts(make_instance(EXAM, STUDENTS[2]))
-    path, _ = write_qti([inst], tmp_path)
+    path, _ = write_qti([inst], tmp_path, per_student=True)
     with zipfile.ZipFile(path) as zf:
         xml = zf.read(f"seqlab-{inst.student}/seqlab-{inst.student}.xml")
     assert xml == assessment_xml(inst)[0]

@@ -21,6 +21,8 @@ from seqlab.exam.variants import make_instance
 from seqlab.paths import DEFAULT_EXAM as FINAL_EXAM
 from seqlab.tolerance import Tolerance
 
+from ._qti_dtd import manifest_problems, qti_problems
+
 NS = {"q": "http://www.imsglobal.org/xsd/ims_qtiasiv1p2", "cp": "http://www.imsglobal.org/xsd/imsccv1p1/imscp_v1p1"}
 STUDENTS = ("s001", "z9876543")
 
@@ -29,13 +31,15 @@ def _export(tmp_path, name="out"):
     roster = tmp_path / "students.txt"
     roster.write_text("# roster\n" + "\n".join(STUDENTS) + "\n", encoding="utf-8")
     out = tmp_path / name
-    assert main(["exam", "qti", "--exam", str(FINAL_EXAM), "--students", str(roster), "--out", str(out)]) == 0
+    args = ["exam", "qti", "--exam", str(FINAL_EXAM), "--students", str(roster), "--out", str(out), "--per-student"]
+    assert main(args) == 0
     return out
 
 
 # What Canvas's QTI 1.2 importer reads (the structure its own exports have): item types named in
 # itemmetadata, points_possible, the text as HTML mattext, and question groups as sections with a
-# selection (selection_number, points_per_item). No copy of the ASI XSD could be had here.
+# selection (selection_number, points_per_item). The packages are also checked against the ASI
+# DTD's content models (tests/exam/_qti_dtd.py: no XSD validator can be had here).
 CANVAS_TYPES = {"multiple_choice_question", "true_false_question", "numerical_question", "text_only_question"}
 
 
@@ -71,6 +75,7 @@ def test_qti_package_layout_xml_and_every_items_answer(tmp_path):
         hrefs = {r.get("href") for r in resources}
         assert names == hrefs | {"imsmanifest.xml"}
         assert all(r.get("type") == "imsqti_xmlv1p2" for r in resources)
+        assert not manifest_problems(zf.read("imsmanifest.xml"), names)
         for student in STUDENTS:
             inst = make_instance(exam, student)
             root = ET.fromstring(zf.read(f"seqlab-{student}/seqlab-{student}.xml"))
@@ -84,6 +89,7 @@ def test_qti_package_layout_xml_and_every_items_answer(tmp_path):
                 fields = _fields(item)
                 assert fields["question_type"] in CANVAS_TYPES and float(fields["points_possible"]) >= 0
                 assert item.find("q:presentation/q:material/q:mattext", NS).get("texttype") == "text/html"
+            assert not qti_problems(zf.read(f"seqlab-{student}/seqlab-{student}.xml"))
             travelling = [v for v in inst.variants if not travels(v)]
             assert len(travelling) >= 45  # of the final's 53 questions on a paper
             for v in travelling:

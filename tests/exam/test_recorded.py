@@ -16,7 +16,7 @@ and the diff of the JSON names what changed. The artifacts:
   content, readable in a failure;
 - the files ``write_exam`` (Markdown, HTML, notebook, blank answers, the check shapes) and
   ``write_key`` (key YAML, Markdown, HTML) write;
-- the QTI item XML of the student's quiz and the variant-pool quiz of all ids;
+- the QTI item XML of the student's quiz and the class's one quiz of all ids (`variant-pool.xml`);
 - the HTML that WeasyPrint typesets into the PDF (paper and key). The PDF bytes themselves are
   not compared: WeasyPrint's output depends on its version and the fonts installed, and laying
   out a PDF costs seconds a paper, while its input page is this HTML.
@@ -49,7 +49,8 @@ from seqlab.exam.draws import format_answer
 from seqlab.exam.examfile import Exam, ExamQuestion, all_questions_exam, load_exam
 from seqlab.exam.model import REGISTRY
 from seqlab.exam.pdf import paper_html
-from seqlab.exam.qti import assessment_xml, variant_pool_xml
+from seqlab.exam.qti import assessment_xml
+from seqlab.exam.qti_pool import one_quiz_xml
 from seqlab.exam.render import write_exam, write_key
 from seqlab.exam.variants import ExamInstance, make_instance
 from seqlab.paths import COURSE_ROOT
@@ -169,7 +170,7 @@ def paper_digests(name: str, exam: Exam, students: list[str], full: list[str], p
         if student in paper:
             digests[f"{at}/paper.html"] = _digest(paper_html(inst))
             digests[f"{at}/paper-key.html"] = _digest(paper_html(inst, key=True))
-    digests[f"{name}/variant-pool.xml"] = _digest(variant_pool_xml(instances)[0])
+    digests[f"{name}/variant-pool.xml"] = _digest(one_quiz_xml(instances)[0])
     return digests
 
 
@@ -181,7 +182,7 @@ def qti_digests() -> dict[str, str]:
     ]:
         instances = [make_instance(exam, student) for student in students]
         digests |= {f"{name}/{inst.student}/qti.xml": _digest(assessment_xml(inst)[0]) for inst in instances}
-        digests[f"{name}/variant-pool.xml"] = _digest(variant_pool_xml(instances)[0])
+        digests[f"{name}/variant-pool.xml"] = _digest(one_quiz_xml(instances)[0])
     return digests
 
 
