@@ -56,7 +56,8 @@ class Progress:
         print(f"skipped: {entry} ({why})", flush=True)
 
     def rename(self, entry: str, name: str, why: str) -> None:
-        self.renamed.append(f"{entry} as {name!r}")
+        if not _read_by_lms(entry):  # an LMS download's name binds by its LMS id, whatever its seqlab name
+            self.renamed.append(f"{entry} as {name!r}")
         print(f"renamed: {entry} is graded as {name!r} ({why})", flush=True)
 
     def advance(self, name: str, status: dict) -> None:
@@ -111,6 +112,16 @@ def add_parser(subparsers) -> None:
 
     add_options(p)
     p.set_defaults(func=run)
+
+
+def _read_by_lms(entry: str) -> bool:
+    """Whether a hand-in's name is an LMS bulk download's that names its student (lms_names)."""
+    from ..submission.lms_names import LmsNameError, read_lms_name
+
+    try:
+        return read_lms_name(entry) is not None
+    except LmsNameError:
+        return False
 
 
 def run(args) -> int:

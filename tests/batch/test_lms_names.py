@@ -7,12 +7,17 @@ from __future__ import annotations
 import csv
 import io
 import re
+import shutil
+import subprocess
+import sys
+import zipfile
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from seqlab.lms import write_lms
+from seqlab.paths import EXERCISES_DIR
 from seqlab.submission.lms_names import CANVAS, MOODLE, LmsNameError, read_lms_name, read_names
 
 # Names as people have them: letters of any script, marks, spaces, apostrophes, hyphens, commas
@@ -235,3 +240,27 @@ def test_one_odd_name_costs_no_other_student(tmp_path_factory, students, odd):
         if odd_reading is not None and odd_reading.lms_id == str(uid):
             continue  # the odd name claims this very student: neither is picked (the test above)
         assert by_login[f"login{uid}"] == f"{grades[name]:g}", (name, odd)
+
+
+@pytest.mark.e2e
+def test_grade_all_on_an_lms_download_puts_each_grade_in_its_students_row(tmp_path):
+    """seqlab grade-all on a class folder as the LMSs' downloads unzip: a Canvas zip (late, a
+    resubmission) and a Moodle folder (its name renamed for the results folder). Each grade reaches
+    its student's row by the id in the name, and no hand-in is said to need matching by hand."""
+    klass = tmp_path / "class"
+    moodle = klass / "Ada Lovelace_123456_assignsubmission_file"
+    shutil.copytree(EXERCISES_DIR, moodle / "exercises")  # the stubs: quick to grade, 0 points
+    with zipfile.ZipFile(klass / "hopperg_LATE_11005_90011_exercises-1.zip", "w") as archive:
+        for path in sorted(EXERCISES_DIR.glob("*.py")):
+            archive.write(path, f"exercises/{path.name}")
+    roster = tmp_path / "roster.csv"
+    roster.write_text(CANVAS_ROSTER, encoding="utf-8")
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "seqlab", "grade-all", str(klass), "--out", str(out), "--no-labs"]
+    proc = subprocess.run([*command, "--jobs", "1", "--lms-roster", str(roster)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "graded under a name not their own" not in proc.stdout
+    by_login = {r[3]: r[5] for r in _rows(out / "lms" / "canvas.csv")[2:]}
+    assert by_login == {"ada": "", "grace": "0", "alan": ""}  # Canvas user 11005 is grace
+    check = (out / "lms" / "roster_check.txt").read_text(encoding="utf-8")
+    assert "Moodle participant 123456 ('Ada Lovelace')" in check and "Canvas user 11005" in check
