@@ -143,6 +143,11 @@ DENIED_ATTRIBUTES: dict[str, dict[str, str]] = {
             "show_config",
             "get_include",
         )
+    }
+    | {  # what the audit of the allowed surface (surface.py) finds reaching the interpreter
+        "bmat": "looks names up in the caller's frame from a string",
+        "info": "imports modules by string and reads their sources",
+        "show_runtime": "reads the interpreter and the machine",
     },
     "numpy.ndarray": {"tofile": "writes a file", "dump": "writes a file", "ctypes": "native pointers"},
     "operator": {

@@ -9,6 +9,7 @@ course's trusted code: they run unguarded, so each is written to be read in one 
 audit walks them like any other module on the surface.
 
 * ``dataclasses`` (``shim_dataclasses.py``): methods from closures, nothing from strings.
+* ``enum`` (``shim_enum.py``): members from the class body, no functional API.
 * ``logging`` (``shim_logging.py``): console logging; records of a few keys, ``%``-formats only.
 * ``typing`` and ``typing_extensions`` (``shim_typing.py``): inert markers, ``NamedTuple``.
 * ``collections``: the real containers, and ``namedtuple`` without ``eval`` or frames; not
@@ -34,7 +35,7 @@ import sys
 import types
 import warnings as _warnings
 
-from . import shim_dataclasses, shim_logging, shim_typing
+from . import shim_dataclasses, shim_enum, shim_logging, shim_typing
 
 
 def wraps(wrapped, assigned=None, updated=None):
@@ -249,6 +250,7 @@ _PPRINT = _module("pprint", "pprint and pformat over repr.", {"pprint": pprint, 
 _DATACLASSES = _module(
     "dataclasses", shim_dataclasses.__doc__ or "", _names(shim_dataclasses, " ".join(shim_dataclasses.__all__))
 )
+_ENUM = _module("enum", shim_enum.__doc__ or "", _names(shim_enum, " ".join(shim_enum.__all__)))
 _LOGGING = _module("logging", shim_logging.__doc__ or "", _names(shim_logging, " ".join(shim_logging.__all__)))
 
 # Module name -> the shim a submission gets in its place.
@@ -263,6 +265,7 @@ SHIMS: dict[str, types.ModuleType] = {
     "traceback": _TRACEBACK,
     "contextlib": _CONTEXTLIB,
     "pprint": _PPRINT,
+    "enum": _ENUM,
 }
 
 

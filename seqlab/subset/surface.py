@@ -64,8 +64,6 @@ UNWALKED = frozenset({"torch", "__future__"})
 # it, with why it stays for now. ``audit()`` leaves them out; ``open_findings()`` lists what they
 # hold, so the list is seen, and a test requires that nothing else is ever flagged.
 OPEN: dict[str, str] = {
-    "enum": "the honest corpus's Enum/IntEnum/auto; EnumType's functional API reads the caller's "
-    "frame for a module name and its class creation reads member names by computed getattr",
     "numpy": "the numpy-minded honest submission; its dispatch decorators read code objects and "
     "inspect signatures (at numpy's import), its fromnumeric wrappers call methods by computed name",
 }
@@ -202,7 +200,7 @@ def _read(function: types.FunctionType) -> tuple[list[str], list[object]]:
     what: list[str] = []
     reached: list[object] = []
     granted: set[int] = set()  # the module name of a ``sys.stderr``-like read (see _granted)
-    for sub in ast.walk(node):  # breadth first: an attribute comes before the name it is read on
+    for sub in _walk_body(node):  # breadth first: an attribute comes before the name it is read on
         if id(sub) in granted:
             continue
         if isinstance(sub, ast.Attribute) and _granted(sub, namespace):
@@ -232,6 +230,14 @@ def _read(function: types.FunctionType) -> tuple[list[str], list[object]]:
                 if loaded is not None and isinstance(sub, ast.ImportFrom):
                     reached.extend(inspect.getattr_static(loaded, a.name, None) for a in sub.names)
     return sorted(set(what)), [r for r in reached if r is not None]
+
+
+def _walk_body(node: ast.AST):
+    """What runs when the function is called: its body, not its decorators, defaults or
+    annotations (they ran once, when the library defined it)."""
+    body = node.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else [node.body]  # type: ignore[attr-defined]
+    for statement in body:
+        yield from ast.walk(statement)
 
 
 def _granted(node: ast.Attribute, namespace: dict) -> bool:

@@ -114,6 +114,39 @@ def test_typing_names_are_inert_markers_and_namedtuples_need_no_eval(load):
     assert m.RESULT == (0, 2, (1, 2, 3), 2, 5)
 
 
+def test_enumerations_from_the_class_body_and_no_functional_api(load):
+    m = load(
+        """
+        import copy
+        import enum
+        import torch
+        from enum import Enum, auto
+
+        class Gate(enum.IntEnum):
+            I = 0
+            F = 1
+            G = 2
+
+        class Norm(Enum):
+            POST = auto()
+            PRE = auto()
+
+            def describe(self):
+                return self.name.lower()
+
+        x = torch.arange(3.0)
+        try:
+            Enum("Color", "RED GREEN")
+            FUNCTIONAL = "made"
+        except TypeError:
+            FUNCTIONAL = "refused"
+        RESULT = (float(x[Gate.F]), Gate.G + 1, [g.name for g in Gate], Norm(2) is Norm.PRE, Norm["POST"].value,
+                  Norm.PRE.describe(), len(Norm), copy.deepcopy(Norm.PRE) is Norm.PRE, repr(Norm.PRE), FUNCTIONAL)
+        """
+    )
+    assert m.RESULT == (1.0, 3, ["I", "F", "G"], True, 1, "pre", 2, True, "<Norm.PRE: 2>", "refused")
+
+
 def test_console_logging_and_no_brace_formats(load, capsys):
     m = load(
         """
@@ -192,6 +225,8 @@ def test_functools_warnings_traceback_contextlib_pprint(load, capsys):
         ("import logging.handlers", "logging.handlers"),
         ("from typing import get_type_hints", "typing.get_type_hints"),
         ("from abc import update_abstractmethods", "abc.update_abstractmethods"),
+        ("from enum import Flag", "enum.Flag"),
+        ("from numpy import bmat", "numpy.bmat"),
     ],
 )
 def test_what_the_shims_leave_out_is_refused_with_its_line(source, rule):
