@@ -24,8 +24,20 @@ def _terminal(text: str) -> str:
     return "\n".join(terminal(line) for line in str(text).splitlines())
 
 
+def fix_first_line(result: GradingResult) -> str:
+    """The report's Fix first list on one line ("" when there is none)."""
+    from .fixfirst import fix_first
+
+    first = fix_first(result)
+    if not first:
+        return ""
+    names = ", ".join(e.function for e in first.entries) + (f" and {first.more} more" if first.more else "")
+    return f"fix first: {names} (other functions of yours run them; report.html says why)"
+
+
 def print_table(result: GradingResult, file=None, *, failures: int = 8) -> None:
     file = file or sys.stdout
+    first_line = fix_first_line(result)
     rows = [(fn, s, m) for fn, (s, m) in result.by_function().items()]
     voided = {t.function for t in result.tests if t.voided_by}
     try:
@@ -35,6 +47,8 @@ def print_table(result: GradingResult, file=None, *, failures: int = 8) -> None:
         for fn, s, m in rows:
             print(f"{fn:42s} {s:6.2f} / {m:<6.2f} {status_word(s, m, fn in voided)}", file=file)
         print(f"{'total':42s} {result.score:6.2f} / {result.max_score:<6.2f} ({result.percent:.1f}%)", file=file)
+        if first_line:
+            print(first_line, file=file)
         return
     # emoji off: a student's ":smile:" stays those characters (escape.terminal leaves emoji codes)
     console = Console(file=file, highlight=False, emoji=False, width=100)
@@ -54,6 +68,8 @@ def print_table(result: GradingResult, file=None, *, failures: int = 8) -> None:
     for e in result.errors:
         label = "[yellow]notice:[/yellow]" if e.startswith(NOT_SANDBOXED) else "[red]error:[/red]"
         console.print(f"{label} {_terminal(e)}", markup=True)
+    if first_line:
+        console.print(f"[red]{_terminal(first_line)}[/red]", markup=True, highlight=False, soft_wrap=True)
     # The first failure of each function: one line of what, one of the known mistake.
     first: dict[str, list] = {}
     for t in result.tests:

@@ -181,6 +181,13 @@ def test_report_of_a_fully_correct_or_wrong_submission_stays_short(browser, grad
     _assert_reads_offline(visit)
     print(f"{submission} at {width}: {visit.page_height} px")
     assert visit.page_height <= HEIGHT_BUDGET[(submission, width)], f"{visit.page_height} px"
+    # the stubs fail every function others run: the Fix first list stops at its cap; the
+    # reference has none
+    from seqlab.reports.fixfirst import SHOWN
+
+    page = (graded_class / submission / "report.html").read_text().split('id="fix-first-title"')
+    listed = page[1].split("</section>", 1)[0].count("<li>") if len(page) > 1 else 0
+    assert listed == (SHOWN if submission == "stubs" else 0) and ("Fix first" in visit.visible_text) == bool(listed)
 
 
 @pytest.mark.parametrize("viewport", WIDTHS)

@@ -5,6 +5,7 @@ submission that fails everything. Built from results in memory: no grading, no t
 
 from __future__ import annotations
 
+import io
 import re
 
 from seqlab import contract, results
@@ -12,6 +13,7 @@ from seqlab.labs import LABS
 from seqlab.reports.fixfirst import SHOWN, dependencies, fix_first
 from seqlab.reports.gradescope import to_gradescope
 from seqlab.reports.markdown import to_markdown
+from seqlab.reports.table import print_table
 from seqlab.results import GradingResult
 
 SDPA, MHA = "attention.scaled_dot_product_attention", "attention.multi_head_attention"
@@ -63,6 +65,9 @@ def test_a_broken_dependency_is_named_first_above_everything_else(tmp_path):
     assert re.search(r"^1\. `attention\.scaled_dot_product_attention` \(0 / 4\): ", summary, re.M)
     output = to_gradescope(result)["output"]
     assert "Fix first" in output and output.index("attention.scaled") < output.index("attention.multi")
+    terminal = io.StringIO()
+    print_table(result, file=terminal)
+    assert f"fix first: {SDPA}, {MHA} (other functions of yours run them" in terminal.getvalue()
 
 
 def test_a_clean_submission_has_no_fix_first_section(tmp_path):
@@ -70,6 +75,9 @@ def test_a_clean_submission_has_no_fix_first_section(tmp_path):
     assert not fix_first(result)
     assert _fix_first_items(_html(result, tmp_path)) == [] and "Fix first" not in _html(result, tmp_path)
     assert "Fix first" not in to_markdown(result) and "Fix first" not in to_gradescope(result)["output"]
+    terminal = io.StringIO()
+    print_table(result, file=terminal)
+    assert "fix first" not in terminal.getvalue()
 
 
 def test_failures_that_nothing_depends_on_make_no_section(tmp_path):
