@@ -20,6 +20,7 @@ import pytest
 
 from seqlab.config import load_config
 from seqlab.grading import grade_submission, grading_settings
+from seqlab.grading.autograd import TITLE as AUTOGRAD_TITLE
 from seqlab.reports import write_all
 from seqlab.submission import SubmissionError
 from seqlab.subset import refusals
@@ -88,7 +89,14 @@ def test_attack(tmp_path, attack, fast_config, sandbox_mode):
         assert target_score == 0, f"{attack.name} earned {target_score} on {attack.target}"
     elif attack.expect == "complexity-only":
         complexity = load_config().rules(attack.target).complexity_points
-        assert target_score == pytest.approx(target_max - complexity), (target_score, target_max)
+        # A loop through Python floats or numpy is off autograd's graph too: it also loses the
+        # autograd test (the selective-copy lab could not train through it), and nothing else.
+        off_graph = sum(
+            t.max_score - t.score
+            for t in result.tests
+            if t.function == attack.target and t.name.endswith(AUTOGRAD_TITLE) and "must support autograd" in t.output
+        )
+        assert target_score == pytest.approx(target_max - complexity - off_graph), (target_score, target_max)
     elif attack.expect == "some-lost":
         assert 0 < target_score < target_max, (target_score, target_max)
         assert any("in place" in t.output for t in result.tests if t.function == attack.target)
