@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import SubmissionError, is_submission, read_submission
+from .lms_names import loose_file_note
 
 # What grade-all writes into its output folder beside the submissions' own folders (and their
 # ``.tmp`` twins while written); a submission named like one is renamed, so that neither is lost.
@@ -109,7 +110,7 @@ def hand_ins(submissions_dir: Path) -> HandIns:
             key = own.casefold() if safe_submission_name(own) == own else "+" + os.fsencode(entry.name).hex()
             ids.setdefault(key, []).append(entry)
         else:
-            why = "hidden" if entry.name.startswith(".") else "not a folder or a .zip"
+            why = "hidden" if entry.name.startswith(".") else "not a folder or a .zip" + loose_file_note(entry.name)
             skipped.append((shown(entry.name), why))
     named: dict[str, Path] = {}
     renamed = []

@@ -154,3 +154,25 @@ def read_names(names: dict[str, str]) -> Readings:
                 shared[name] = why
                 del read[name]
     return Readings(read, refused, shared)
+
+
+def loose_file_note(name: str) -> str:
+    """For a class folder's entry that is no hand-in (a loose file): what to do when it is one
+    module file of an LMS download whose students uploaded their files one by one, else ""."""
+    try:
+        found = read_lms_name(name)
+    except LmsNameError:
+        return ""
+    if found is None or not name.endswith(".py"):
+        return ""
+    text = unicodedata.normalize("NFC", name)
+    moodle, canvas = _MOODLE.fullmatch(text), _CANVAS.fullmatch(text)
+    folder = (
+        text[: moodle.start("file") - 1] if moodle else text[: canvas.start("file")] + "exercises" if canvas else ""
+    )
+    return (
+        f"; it is one file of {found.describe()}'s {found.lms} submission: put that student's .py files in "
+        f"a folder named {folder!r} and run again"
+        if folder
+        else ""
+    )

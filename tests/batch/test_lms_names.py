@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from seqlab.lms import write_lms
 from seqlab.paths import EXERCISES_DIR
+from seqlab.submission.handins import hand_ins
 from seqlab.submission.lms_names import CANVAS, MOODLE, LmsNameError, read_lms_name, read_names
 
 # Names as people have them: letters of any script, marks, spaces, apostrophes, hyphens, commas
@@ -280,6 +281,26 @@ def test_one_odd_name_costs_no_other_student(tmp_path_factory, students, odd):
         if odd_reading is not None and odd_reading.lms_id == str(uid):
             continue  # the odd name claims this very student: neither is picked (the test above)
         assert by_login[f"login{uid}"] == f"{grades[name]:g}", (name, odd)
+
+
+def test_loose_module_files_of_a_download_say_which_folder_makes_them_a_hand_in(tmp_path):
+    """Canvas names each uploaded file on its own: loose .py files are no hand-in, and the skip says
+    which folder makes them one; moved there, they read as their student's."""
+    klass = tmp_path / "class"
+    klass.mkdir()
+    for attachment, module in ((90004, "rnn.py"), (90005, "attention.py")):
+        (klass / f"lovelaceada_11004_{attachment}_{module}").write_text("x = 1\n", encoding="utf-8")
+    (klass / "notes.txt").write_text("not a hand-in", encoding="utf-8")
+    skipped = dict(hand_ins(klass).skipped)
+    assert skipped["notes.txt"] == "not a folder or a .zip"
+    said = skipped["lovelaceada_11004_90004_rnn.py"]
+    folder = re.search(r"a folder named '([^']+)'", said)[1]
+    assert folder == "lovelaceada_11004_90004_exercises" and "Canvas user 11004" in said
+    (klass / folder).mkdir()
+    for loose in klass.glob("lovelaceada_*.py"):
+        loose.rename(klass / folder / loose.name.split("_", 3)[3])
+    found = hand_ins(klass)
+    assert list(found.named) == [folder] and read_lms_name(folder).lms_id == "11004"
 
 
 @pytest.mark.e2e
