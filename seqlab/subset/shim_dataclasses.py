@@ -121,8 +121,9 @@ def _make_init(specs: list[Field], frozen: bool):
                 state[spec.name] = spec.default
             elif spec.default_factory is not MISSING:
                 state[spec.name] = spec.default_factory()
-            else:
+            elif spec.init:
                 raise TypeError(f"__init__() missing 1 required argument: {spec.name!r}")
+            # an init=False field without a default is left for __post_init__ to set
         post_init = getattr(type(self), "__post_init__", None)
         if post_init is not None:
             post_init(self)
