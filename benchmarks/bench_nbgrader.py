@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import random
 import shutil
 import subprocess
 import sys
@@ -36,9 +35,6 @@ FLOOR = 10.0
 # Both paths write the points the hidden graders give, rounded to 6 decimals before nbgrader parses
 # them (kernel.hidden_points and seqlab.nbgrader.feedback); anything above that is a real difference.
 SCORE_TOLERANCE = 1e-6
-# A generated student answers each function correctly, with a known bug, or not at all, with these
-# odds: most of a real class gets most functions right.
-ODDS = {"correct": 0.6, "bug": 0.25, "stub": 0.15}
 
 
 def log(message: str) -> None:
@@ -56,56 +52,11 @@ def run(args, cwd: Path) -> None:
         )
 
 
-def make_class(course: Path, topics: list[str], students: int, seed: int) -> dict[str, dict[str, str]]:
-    """Write submitted/<student>/<topic>/<topic>.ipynb; returns what each student did per function."""
-    import nbformat
-
-    from seqlab.nbgrader.export import answer_id
-    from seqlab.nbgrader.source import load_topics
-    from seqlab.paths import SOLUTIONS_DIR
-    from seqlab.regions import strip_markers
-    from tests.mutants import all_variants
-
-    sources = {t.topic: t for t in load_topics(SOLUTIONS_DIR)}
-    bugs: dict[str, list] = {}
-    for variant in all_variants("MUTANTS"):
-        bugs.setdefault(variant.function, []).append(variant)
-    plan: dict[str, dict[str, str]] = {}
-    for i in range(students):
-        student = f"student{i:02d}"
-        rng = random.Random(seed * 1000 + i)
-        plan[student] = {}
-        for topic in topics:
-            nb = nbformat.read(str(course / "release" / topic / f"{topic}.ipynb"), as_version=4)
-            cells = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in nb.cells}
-            for chunk in sources[topic].answers:
-                qualname = f"{topic}.{chunk.name}"
-                if i == 0:
-                    kind = "correct"
-                elif i == 1:
-                    kind = "stub"
-                else:
-                    kind = rng.choices(list(ODDS), weights=list(ODDS.values()))[0]
-                if kind == "bug" and not bugs.get(qualname):
-                    kind = "stub"
-                cell = cells[answer_id(topic, chunk.name)]
-                if kind == "correct":
-                    cell.source = strip_markers(chunk.source)
-                elif kind == "bug":
-                    variant = rng.choice(bugs[qualname])
-                    cell.source = variant.source.strip() + "\n"
-                    kind = f"bug: {variant.description}"
-                plan[student][qualname] = kind
-            path = course / "submitted" / student / topic / f"{topic}.ipynb"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            nbformat.write(nb, str(path))
-    return plan
-
-
 def main() -> int:
     from seqlab import contract
     from seqlab.nbgrader.course import build_course
     from seqlab.nbgrader.gradebook import function_scores
+    from tests.nbgrader._class import hand_in_class
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--students", type=int, default=20)
@@ -129,7 +80,7 @@ def main() -> int:
         nb_course = build_course(work / "nbgrader-course", seed=args.seed).course_dir
         for topic in topics:
             run([VENV_BIN / "nbgrader", "generate_assignment", topic], cwd=nb_course)
-        make_class(nb_course, topics, args.students, args.seed)
+        hand_in_class(nb_course, topics, args.students, args.seed)
         sq_course = work / "seqlab-course"
         shutil.copytree(nb_course, sq_course)
         log("class written; nbgrader autograde first")

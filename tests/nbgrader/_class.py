@@ -11,6 +11,7 @@ them on one worker.
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -89,6 +90,54 @@ attempt("shell", lambda: print(subprocess.run(["cat", "../../../gradebook.db"], 
 print("SNOOP " + json.dumps(attempts))
 """
 BUGS_HANDED_IN = "2026-11-20 10:15:00.000000 UTC"  # nbgrader's collect writes the hand-in time
+
+
+# A generated student answers each function correctly, with a known bug, or not at all, with these
+# odds: most of a real class gets most functions right.
+ODDS = {"correct": 0.6, "bug": 0.25, "stub": 0.15}
+
+
+def hand_in_class(course: Path, topics: list[str], students: int, seed: int) -> dict[str, dict[str, str]]:
+    """Write submitted/<student>/<topic>/<topic>.ipynb from the release: student 0 answers every
+    function from solutions/, student 1 hands in the stubs, every other one a seeded mix per
+    function (``ODDS``: correct, a known-wrong variant of tests/mutants/, the stub). Returns what
+    each student did per function."""
+    from tests.mutants import all_variants
+
+    sources = TOPICS
+    bugs: dict[str, list] = {}
+    for variant in all_variants("MUTANTS"):
+        bugs.setdefault(variant.function, []).append(variant)
+    plan: dict[str, dict[str, str]] = {}
+    for i in range(students):
+        student = f"student{i:02d}"
+        rng = random.Random(seed * 1000 + i)
+        plan[student] = {}
+        for topic in topics:
+            nb = nbformat.read(str(course / "release" / topic / f"{topic}.ipynb"), as_version=4)
+            cells = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in nb.cells}
+            for chunk in sources[topic].answers:
+                qualname = f"{topic}.{chunk.name}"
+                if i == 0:
+                    kind = "correct"
+                elif i == 1:
+                    kind = "stub"
+                else:
+                    kind = rng.choices(list(ODDS), weights=list(ODDS.values()))[0]
+                if kind == "bug" and not bugs.get(qualname):
+                    kind = "stub"
+                cell = cells[answer_id(topic, chunk.name)]
+                if kind == "correct":
+                    cell.source = strip_markers(chunk.source)
+                elif kind == "bug":
+                    variant = rng.choice(bugs[qualname])
+                    cell.source = variant.source.strip() + "\n"
+                    kind = f"bug: {variant.description}"
+                plan[student][qualname] = kind
+            path = course / "submitted" / student / topic / f"{topic}.ipynb"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            nbformat.write(nb, str(path))
+    return plan
 
 
 def by_grade_id(nb) -> dict:
