@@ -166,6 +166,15 @@ def _plain(d: Decimal) -> str:
     return "0" if text in ("-0", "") else text
 
 
+# The paper reads arithmetic in an answer (1/3, sqrt(2)/2); an LMS's number field reads a decimal
+# number only, and not every LMS reads an exponent: said where the student types, in the quiz.
+LMS_TYPING = (
+    "type each number as a decimal (0.3333, -12.5, 0.0025): the LMS's number field reads no arithmetic "
+    "(1/3, sqrt(2)) and not every LMS reads an exponent (2.5e-3). A list's entries are asked one item "
+    "each. A choice question takes one option."
+)
+
+
 def rules_item(
     inst: ExamInstance, stays: list[tuple[str, str]], ident: str = "", *, one_quiz: bool = False
 ) -> ET.Element:
@@ -176,6 +185,7 @@ def rules_item(
     item = ET.Element("item", ident=ident or safe_ident(f"{inst.student}-rules"), title="Rules of this exam")
     _metadata(item, "text_only_question", 0)
     rules = [(name, text) for name, text in paper_rules(inst) if not (one_quiz and name == "Checking")]
+    rules.append(("In this quiz", LMS_TYPING))
     if stays:
         listed = "; ".join(f"{question}: {why}" for question, why in stays)
         rules.append(
