@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import keyword
+import types
 
 __all__ = ["MISSING", "Field", "FrozenInstanceError", "asdict", "astuple", "dataclass", "field", "fields"]
 __all__ += ["is_dataclass", "replace"]
@@ -53,6 +54,20 @@ class Field:
 def field(*, default=MISSING, default_factory=MISSING, init=True, repr=True, hash=None, compare=True, metadata=None):
     """A field with options (``metadata`` is accepted and not kept)."""
     return Field(default, default_factory, init, repr, hash, compare)
+
+
+def submission_owns(obj) -> bool:
+    """A class or function defined in the submission's own package (its ``__module__``, which
+    the subset lets no submission write, names it)."""
+    from .rules import PACKAGE
+
+    if isinstance(obj, type):
+        module = obj.__dict__.get("__module__")
+    elif isinstance(obj, types.FunctionType):
+        module = obj.__module__
+    else:
+        return False
+    return isinstance(module, str) and (module == PACKAGE or module.startswith(PACKAGE + "."))
 
 
 def _is_class_var(annotation) -> bool:
@@ -190,6 +205,10 @@ def dataclass(cls=None, /, *, init=True, repr=True, eq=True, order=False, unsafe
     made from closures (see the module docstring)."""
 
     def wrap(klass):
+        if not isinstance(klass, type) or not submission_owns(klass):
+            # it writes methods onto the class: only onto the submission's own (the write guard
+            # refuses setting a method of torch.nn.Module; @dataclass must not do it instead)
+            raise TypeError("@dataclass applies to a class of your own")
         if order and not eq:
             raise ValueError("eq must be true if order is true")
         specs = _all_fields(klass)

@@ -15,7 +15,7 @@ audit walks them like any other module on the surface.
 * ``collections``: the real containers, and ``namedtuple`` without ``eval`` or frames; not
   ``UserString`` (its ``format`` runs the data as a template, past the guards' formatter).
 * ``functools``: ``partial``, ``reduce``, ``cmp_to_key`` (C), ``lru_cache`` and ``cache`` (the C
-  cache), ``wraps`` copying four named attributes. Not ``singledispatch`` (evaluates string
+  cache), ``wraps`` copying three named attributes onto the submission's own function. Not ``singledispatch`` (evaluates string
   annotations), ``total_ordering`` or ``cached_property`` (their code reads attributes by
   computed names).
 * ``warnings``: the real ``warn`` and filters; ``catch_warnings`` without ``record``.
@@ -45,12 +45,13 @@ def wraps(wrapped, assigned=None, updated=None):
         raise TypeError("functools.wraps(assigned=..., updated=...) is not in the subset")
 
     def decorate(wrapper):
-        return _copy_names(wrapper, wrapped)
+        return update_wrapper(wrapper, wrapped)
 
     return decorate
 
 
 def _copy_names(wrapper, wrapped):
+    """Name, qualified name and docstring (the wrapper keeps its own module, so its owner)."""
     for_name = getattr(wrapped, "__name__", None)
     if for_name is not None:
         wrapper.__name__ = for_name
@@ -58,13 +59,14 @@ def _copy_names(wrapper, wrapped):
     if qualname is not None:
         wrapper.__qualname__ = qualname
     wrapper.__doc__ = getattr(wrapped, "__doc__", None)
-    module = getattr(wrapped, "__module__", None)
-    if module is not None:
-        wrapper.__module__ = module
     return wrapper
 
 
 def update_wrapper(wrapper, wrapped):
+    """The names copied onto a function of the submission's own, never onto another's: renaming
+    ``torch.nn.functional.relu`` would pass by the write guard, which refuses it to the student."""
+    if not shim_dataclasses.submission_owns(wrapper):
+        raise TypeError("functools.wraps applies to a function of your own")
     return _copy_names(wrapper, wrapped)
 
 

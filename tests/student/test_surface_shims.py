@@ -90,6 +90,33 @@ def test_an_annotation_key_that_is_code_is_refused_not_run(load):
         )
 
 
+def test_what_writes_onto_an_object_writes_only_onto_the_submissions_own(load):
+    m = load(
+        """
+        import functools
+        import torch
+        from dataclasses import dataclass
+
+        def mine():
+            return 1
+
+        outcomes = []
+        for attempt in (lambda: dataclass(torch.nn.Module), lambda: functools.wraps(mine)(torch.nn.functional.relu)):
+            try:
+                attempt()
+                outcomes.append("written")
+            except TypeError as exc:
+                outcomes.append(str(exc))
+        RELU = torch.nn.functional.relu.__name__
+        """
+    )
+    assert m.outcomes == [
+        "@dataclass applies to a class of your own",
+        "functools.wraps applies to a function of your own",
+    ]
+    assert m.RELU == "relu"
+
+
 def test_typing_names_are_inert_markers_and_namedtuples_need_no_eval(load):
     m = load(
         """
