@@ -61,7 +61,7 @@ def moodle_download_name(full_name: str, participant: int, upload: str | None, o
 
 # make test draws a few dozen names per property (each under half a second); the bank draws
 # thousands (make test-banks), where a rare shape (an empty name, a name of digits) is met.
-QUICK = settings(max_examples=30, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+QUICK = settings(max_examples=20, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 MANY = settings(max_examples=3000, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 CANVAS_NAMES = st.tuples(
     PERSON,
