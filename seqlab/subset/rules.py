@@ -13,6 +13,7 @@ of one's own objects) are inside.
 
 from __future__ import annotations
 
+from .package import PACKAGE as PACKAGE  # the rules name it too: rules.PACKAGE
 from .shims import SHIMS, exports
 
 # Modules a submission may import, with the reason each is harmless. A module's attributes are
@@ -323,6 +324,4 @@ NAMED_ATTRIBUTE_BUILTINS = frozenset({"getattr"})
 WRITABLE_MODULE_ATTRIBUTES: dict[str, frozenset[str]] = {
     "torch.backends.cudnn": frozenset({"deterministic", "benchmark", "enabled"}),
 }
-# The package the submission's own modules live in.
-PACKAGE = "exercises"
 MAX_SOURCE_BYTES = 1_000_000  # a real exercise module is ~10 kB

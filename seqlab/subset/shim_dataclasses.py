@@ -17,6 +17,8 @@ import copy
 import keyword
 import types
 
+from .package import PACKAGE
+
 __all__ = ["MISSING", "Field", "FrozenInstanceError", "asdict", "astuple", "dataclass", "field", "fields"]
 __all__ += ["is_dataclass", "replace"]
 
@@ -59,8 +61,6 @@ def field(*, default=MISSING, default_factory=MISSING, init=True, repr=True, has
 def submission_owns(obj) -> bool:
     """A class or function defined in the submission's own package (its ``__module__``, which
     the subset lets no submission write, names it)."""
-    from .rules import PACKAGE
-
     if isinstance(obj, type):
         module = obj.__dict__.get("__module__")
     elif isinstance(obj, types.FunctionType):
