@@ -55,6 +55,7 @@ class Roster:
     columns: list[str]
     key: str = ""
     name_of: dict[int, str] = field(default_factory=dict)  # row index -> the seqlab name graded for it
+    contested: dict[str, str] = field(default_factory=dict)  # name -> why no row is its (a row two names claim)
 
 
 def load_roster(path: str | Path) -> Roster:
@@ -105,15 +106,27 @@ def match(roster: Roster, names: list[str], readings: Readings | None = None) ->
         by_key.setdefault(row.get(roster.key, ""), n)
         for lms_id in _lms_ids(row):
             by_lms.setdefault(lms_id, n)
-    roster.name_of = {}
+    roster.name_of, roster.contested = {}, {}
+    claims: dict[int, list[str]] = {}
     for name in names:
         found = readings.read.get(name)
         i: int | None = by_lms.get((found.lms, found.lms_id)) if found else None
         # a name the LMS's id binds to no row may still be the roster's login (bob_2_3_final, read
         # as Canvas user 2, is also the login "bob_2_3_final"): the key column's match, as before
         i = by_key.get(name) if i is None and name in wanted else i
-        if i is not None and i not in roster.name_of:
-            roster.name_of[i] = name
+        if i is not None:
+            claims.setdefault(i, []).append(name)
+    for i, claim in claims.items():
+        if len(claim) == 1:
+            roster.name_of[i] = claim[0]
+            continue
+        # "ada" and "lovelaceada_2001_..." both Ada's: which is her grade is the instructor's call
+        for name in claim:
+            roster.contested[name] = (
+                f"{len(claim)} hand-ins ({', '.join(claim)}) are the roster's "
+                f"{roster.rows[i].get(roster.key, '') or i}: which is the student's grade is not ours to "
+                "pick; keep one in the class folder and run again"
+            )
     bound = set(roster.name_of.values())
     missing = [r for i, r in enumerate(roster.rows) if i not in roster.name_of]
     return missing, [n for n in names if n not in bound]
@@ -178,8 +191,9 @@ def roster_check(
     missing: list[dict[str, str]], unknown: list[str], roster: Roster | None, readings: Readings | None = None
 ) -> str:
     readings = readings or Readings({}, {}, {})
-    lines = _readings_lines(readings)
-    turned_down = set(readings.refused) | set(readings.shared)
+    contested = roster.contested if roster is not None else {}
+    lines = _readings_lines(readings, contested)
+    turned_down = set(readings.refused) | set(readings.shared) | set(contested)
     unknown = [n for n in unknown if n not in turned_down]
     if roster is None:
         lines.insert(0, "No roster given (--lms-roster): every graded name is exported as the login.")
@@ -204,14 +218,14 @@ def roster_check(
     return "\n".join(head + lines) + "\n"
 
 
-def _readings_lines(readings: Readings) -> list[str]:
+def _readings_lines(readings: Readings, contested: dict[str, str]) -> list[str]:
     lines = []
     if readings.read:
         lines.append(f"Read from the LMS's download names ({len(readings.read)}):")
         lines += [f"  {one_line(n)}: {one_line(found.describe())}" for n, found in sorted(readings.read.items())]
-    turned_down = {**readings.refused, **readings.shared}
+    turned_down = {**readings.refused, **readings.shared, **contested}
     if turned_down:
-        lines.append(f"LMS download names that name no one student, left out of the LMS files ({len(turned_down)}):")
+        lines.append(f"Hand-ins that name no one student, left out of the LMS files ({len(turned_down)}):")
         lines += [f"  {one_line(n)}: {one_line(why)}" for n, why in sorted(turned_down.items())]
     return lines
 

@@ -255,6 +255,21 @@ def test_two_hand_ins_of_one_student_are_neither_picked_and_cost_no_one_else(tmp
     assert "keep one in the class folder" in check and "anonymous grading" in check
 
 
+def test_a_plain_name_and_a_download_name_of_one_student_bind_neither(tmp_path):
+    """ "ada" (the roster's login) and Canvas's name for user 11004 (Ada too) are two hand-ins of one
+    student: neither is her grade in the LMS files, both are named with why, and Grace's is hers."""
+    roster = tmp_path / "roster.csv"
+    roster.write_text(CANVAS_ROSTER, encoding="utf-8")
+    grades = {"ada": 50.0, "lovelaceada_11004_90004_exercises": 60.0, "grace": 70.0}
+    folder, _, unknown = write_lms(tmp_path, grades, 100.0, assignment="Lab", roster_path=roster)
+    by_login = {r[3]: r[5] for r in _rows(folder / "canvas.csv")[2:]}
+    assert by_login == {"ada": "", "grace": "70", "alan": ""}
+    assert sorted(unknown) == ["ada", "lovelaceada_11004_90004_exercises"]
+    check = (folder / "roster_check.txt").read_text(encoding="utf-8")
+    assert "2 hand-ins (ada, lovelaceada_11004_90004_exercises) are the roster's ada" in check
+    assert "Graded but not on the roster, left out of the LMS files (0)" in check
+
+
 @given(
     st.lists(st.tuples(PERSON, IDS, st.sampled_from(["", "LATE"])), min_size=1, max_size=8, unique_by=lambda t: t[1]),
     st.text(max_size=40),
