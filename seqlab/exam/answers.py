@@ -23,7 +23,7 @@ import sympy
 import yaml
 
 from ..studentfiles import read_bytes, shown
-from .check_script import report
+from .check_script import read_as_teacher, report
 from .draws import StudentIdError, check_student_id
 from .errors import AnswersError, yaml_problem
 from .marking import answer_text, choice_letter, count_problem, truefalse_value
@@ -157,6 +157,8 @@ def readability_problem(shape: dict, raw: Any) -> str:
         text = answer_text(raw, kind)
         if text is None or not text.strip():
             return "no answer"
+        entries = shape.get("entries", 1)
+        text = read_as_teacher(text, kind, entries, shape.get("unit", ""), AnswerRejected, "answer rejected: ")
         if kind == NUMERIC:
             got, expected = len(parse_numbers(text)), shape["entries"]
             if got != expected:

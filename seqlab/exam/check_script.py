@@ -25,12 +25,21 @@ _IMPLICIT = (
 )
 
 
-def _hint(source):
+def _hint(source, names):
     for pattern in _IMPLICIT:
         m = pattern.search(source)
         if m and not (pattern is _IMPLICIT[0] and re.fullmatch(r"[eE]\d*", m.group(2))):
+            word = m.group(2)
+            if word[0].isalpha() and word not in names and word not in PAPER["functions"]:
+                # "4560 MiB" in a question that asks no unit: "write 4560*MiB" would lead to another error
+                return _unknown(word, names)
             return "implicit multiplication: write a * between the factors"
     return "not a valid expression (check operators and brackets)"
+
+
+def _unknown(word, names):
+    allowed = ", ".join(sorted(n for n in names if n not in ("pi", "E", "e"))) or "none"
+    return f"unknown name {word!r} (symbols allowed here: {allowed})"
 
 
 def _walk(node, names, allow_list):
@@ -48,8 +57,7 @@ def _walk(node, names, allow_list):
         if node.id in PAPER["functions"]:
             raise ValueError(f"{node.id} must be called, e.g. {node.id}(x)")
         if node.id not in names:
-            allowed = ", ".join(sorted(n for n in names if n not in ("pi", "E", "e"))) or "none"
-            raise ValueError(f"unknown name {node.id!r} (symbols allowed here: {allowed})")
+            raise ValueError(_unknown(node.id, names))
         return
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.UAdd, ast.USub)):
         return _walk(node.operand, names, False)
@@ -93,7 +101,7 @@ def expression_problem(text, names, allow_list=False):
     try:
         tree = ast.parse(source, mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return _hint(source)
+        return _hint(source, names)
     try:
         _walk(tree.body, names, allow_list)
     except ValueError as exc:
@@ -103,14 +111,107 @@ def expression_problem(text, names, allow_list=False):
     return ""
 
 
+# ---------------------------------------------------------------- answers read as a teacher reads them
+# What a teacher reads as the same number, rewritten before the parser sees the text (the grader
+# imports ``read_as_teacher`` from here, so the check and the grade read alike). Each rule is
+# stated to students in the paper's "Writing answers" rule; what could be read two ways (a lone
+# comma inside a number, a unit other than the one asked for) is refused with a message saying
+# how to write it, never guessed and never scored 0 silently.
+# Minus signs and dashes copied from a web page or typed by a word processor read as '-';
+# spaces of every width as a space; the invisible ones as nothing; the multiplication signs as '*'.
+_CHARS = str.maketrans(
+    {
+        **{c: "-" for c in "\u2010\u2011\u2012\u2013\u2014\u2212\ufe63\uff0d"},
+        **{c: " " for c in "\u00a0\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000"},
+        **{c: "" for c in "\u200b\u200c\u200d\u2060\ufeff"},
+        **{c: "*" for c in "\u00d7\u00b7\u22c5\u2219"},
+    }
+)
+# superscript digits are a power: 10\u00b3 is 10^3, 10\u207b\u00b3 is 10^-3
+_SUPER = str.maketrans("\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079\u207b\u207a", "0123456789-+")
+_SUPER_RUN = re.compile("(\\^|\\*\\*)?\\s*([\u2070\u00b9\u00b2\u00b3\u2074-\u2079\u207b\u207a]+)")
+# 1\u00b75 is a decimal point in British print and a product elsewhere: refused, unless a power
+# of ten follows (1.2\u00b710^3, 1.2\u00b710\u00b3 is scientific notation)
+_DOT_DIGITS = re.compile(
+    "\\d\\s*[\u00b7\u22c5]\\s*(?!10\\s*(?:\\^|\\*\\*|[\u2070\u00b9\u00b2\u00b3\u2074-\u2079\u207b\u207a]))\\d+"
+)
+# 1.2 x 10^3: the letter x used as a times sign, only right before a power of ten
+_X10 = re.compile(r"(\d)\s*[xX]\s*(?=10\s*(\^|\*\*))")
+# a word closing an entry right after a number or a bracket: a unit ("4560 MiB", "1.42 nats")
+_UNIT = re.compile(r"(?<=[\d)\]])\s*([A-Za-z]+)\s*(?=,|\]|$)")
+# the spellings of the units a question may ask for (``marking.asked_unit`` names the unit)
+UNIT_SPELLINGS = {"MiB": ("MiB",), "nats": ("nats", "nat")}
+# 93 251 (any width of space): groups of three digits after the first, in the integer part only
+_SPACE_GROUPS = re.compile(r"(?<![\w.])(\d{1,3})((?: \d{3})+)(?![\w])")
+# 1,234,567 and 1,234.5: commas that cannot be a decimal comma (two of them, or one before a point)
+_COMMA_GROUPS = re.compile(r"(?<![\w.,(])\d{1,3}(?:(?:,\d{3}){2,}(?:\.\d+)?|(?:,\d{3})+\.\d+)(?![\w,])")
+_LONE_COMMA = re.compile(r"(?<![\w.])(\d+),(\d+)(?![\w.])")
+_CONSTANTS = ("e", "E", "pi")
+
+
+def _top_commas(text):
+    """Where the commas the parser splits entries at are: those outside a function's brackets."""
+    found, calls = [], []
+    for i, c in enumerate(text):
+        if c in "([":
+            calls.append(c == "(" and i > 0 and (text[i - 1].isalnum() or text[i - 1] == "_"))
+        elif c in ")]" and calls:
+            calls.pop()
+        elif c == "," and not any(calls):
+            found.append(i)
+    return found
+
+
+def read_as_teacher(text, kind, entries=1, unit="", error=ValueError, prefix=""):
+    """``text`` as the grader's parser is to read it, or ``error(prefix + why)`` for a form that
+    could be read two ways. ``entries``: how many numbers the answer holds; ``unit``: the unit
+    the question asks for ("" for a plain number)."""
+    dot = _DOT_DIGITS.search(text)
+    if dot:
+        raise error(
+            f"{prefix}a raised dot between digits ({dot.group(0)}) could be a decimal point or a times sign: write . for a decimal point and * for a product"
+        )
+    text = _SUPER_RUN.sub(lambda m: "^(" + m.group(2).translate(_SUPER) + ")", text.translate(_CHARS))
+    if kind != "numeric":
+        return text
+    text = _X10.sub(r"\1*", text)
+    for m in reversed(list(_UNIT.finditer(text))):
+        word = m.group(1)
+        if word in _CONSTANTS:
+            continue
+        if unit and word in UNIT_SPELLINGS.get(unit, ()):
+            text = text[: m.start()] + text[m.end(1) :]
+            continue
+        if unit:
+            raise error(
+                f"{prefix}this question asks for {unit}, not {word!r}: write the number in {unit}, alone or as 12.5 {unit}"
+            )
+        raise error(f"{prefix}this question asks for a plain number: write it without {word!r}")
+    text = _SPACE_GROUPS.sub(lambda m: m.group(1) + m.group(2).replace(" ", ""), text)
+    if entries == 1:
+        text = _COMMA_GROUPS.sub(lambda m: m.group(0).replace(",", ""), text)
+    commas = _top_commas(text)
+    lone = [m for m in _LONE_COMMA.finditer(text) if m.end(1) in commas]
+    if lone and (entries == 1 or len(commas) + 1 != entries):
+        a, b = lone[0].groups()
+        thousands = len(b) == 3  # 93,251: a decimal comma, or a thousands separator; 0,5: a decimal comma
+        both = f"write {a}.{b} for a decimal" + (f" or {a}{b} for thousands" if thousands else "")
+        what = "a decimal comma or a thousands separator" if thousands else "a decimal comma"
+        raise error(f"{prefix}the comma in {a},{b} could be {what}, and is not read: {both}")
+    return text
+
+
 def answer_problem(shape, raw):
     """The shape rules of ``marking``: '' when readable, else why not."""
     if raw is None or (isinstance(raw, str) and not raw.strip()):
         return "no answer"
     if isinstance(raw, list):
         raw = ", ".join(str(x) for x in raw)
-    text = str(raw).strip()
     kind = shape["kind"]
+    try:
+        text = read_as_teacher(str(raw), kind, shape.get("entries", 1), shape.get("unit", "")).strip()
+    except ValueError as exc:
+        return str(exc)
     if kind == "numeric":
         problem = expression_problem(text, {"pi", "E", "e"}, allow_list=True)
         if problem:

@@ -129,7 +129,15 @@ ANSWER_SYNTAX = (
     "Write each answer as text. Numbers may be written as simple arithmetic (`1/3`, `sqrt(2)/2`, "
     "`2.5e-3`); lists of numbers are separated by commas; formulas use `+ - * / ^`, parentheses, the "
     "functions `sqrt exp log tanh sigmoid sin cos` and the constant `e` (or `exp(1)`), with the symbol "
-    "names the question gives; write every product with `*` (`2*x`, not `2x`)."
+    "names the question gives; write every product with `*` (`2*x`, not `2x`). A number is read as "
+    "a teacher reads it: any minus sign or dash (`-0.5`, `\u22120.5` copied from the page), spaces of "
+    "any width, thousands grouped by spaces (`93 251`) or by commas that cannot be a decimal comma "
+    "(`1,234,567`, `93,251.5`), and scientific notation (`1.2e3`, `1.2*10^3`, `1.2\u00d710^3`, "
+    "`1.2\u00b710\u00b3`). A lone comma inside a number (`93,251`, `0,5`) or a raised dot between "
+    "digits (`1\u00b75`) could be read two ways and is refused, with a message saying how to write "
+    "it: a point for decimals, no separator for thousands. Where a question asks for a unit (MiB; "
+    "nats for a loss taken with the natural log) the answer may end with it (`4560 MiB`); any other "
+    "unit is refused with a message."
 )
 CHECK_ADVICE = (
     "Before handing in, run the check written next to this paper, `python3 check-{student}.py "

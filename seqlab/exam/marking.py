@@ -7,9 +7,11 @@ symbols) are also what ``seqlab exam check`` applies, so a student's check and t
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from .check_script import UNIT_SPELLINGS, read_as_teacher
 from .draws import format_number
 from .model import CHOICE, NUMERIC, SYMBOLIC, Variant, given_numbers
 from .safeexpr import MAX_LENGTH, AnswerRejected, equivalent, parse, parse_numbers
@@ -53,6 +55,8 @@ def grade_variant(v: Variant, raw: Any, *, seed: int = 0) -> Mark:
         if text is None or not text.strip():
             return Mark(0.0, "no answer", "missing")
         kind = v.question.kind
+        entries = len(expected_entries(v)) if kind == NUMERIC else 1
+        text = read_as_teacher(text, kind, entries, asked_unit(v), AnswerRejected, "answer rejected: ")
         if kind == NUMERIC:
             return _numeric(v, text)
         if kind == SYMBOLIC:
@@ -70,6 +74,23 @@ def grade_variant(v: Variant, raw: Any, *, seed: int = 0) -> Mark:
             f"could not grade this answer (internal error {type(exc).__name__}); please ask the instructor to regrade",
             "error",
         )
+
+
+# The unit a numeric question asks for, which an answer may carry ("4560 MiB"): the one its hint
+# names ("one number, in MiB (2^20 bytes)"), or nats for a loss taken with the natural log (its
+# hint names no unit, and "1.4208 nats" is the key as a teacher reads it). Any other unit is
+# refused with a message (``check_script.read_as_teacher``), never converted or scored 0 silently.
+_HINT_UNIT = re.compile(r"\bin (" + "|".join(UNIT_SPELLINGS) + r")\b")
+NATS_QUESTIONS = frozenset({"rnn.ce_loss"})
+
+
+def asked_unit(v: Variant) -> str:
+    if v.question.kind != NUMERIC:
+        return ""
+    if v.id in NATS_QUESTIONS:
+        return "nats"
+    found = _HINT_UNIT.search(v.question.answer_hint)
+    return found.group(1) if found else ""
 
 
 def expected_entries(v: Variant) -> list[float]:
@@ -206,6 +227,8 @@ def answer_shapes(inst: ExamInstance) -> list[dict]:
         shape = {"number": v.number, "id": v.id, "kind": v.question.kind}
         if v.question.kind == NUMERIC:
             shape["entries"] = len(expected_entries(v))
+            if asked_unit(v):
+                shape["unit"] = asked_unit(v)
         elif v.question.kind == SYMBOLIC:
             shape["symbols"] = [s.name for s in v.question.syms(v.params)]
         elif v.question.kind == CHOICE:

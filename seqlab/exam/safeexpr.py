@@ -375,7 +375,7 @@ def parse(
     try:
         tree = ast.parse(source, mode="eval")
     except (SyntaxError, ValueError, MemoryError, RecursionError):
-        raise AnswerRejected(f"answer rejected: {syntax_hint(source)}") from None
+        raise AnswerRejected(f"answer rejected: {syntax_hint(source, symbols, constants)}") from None
     _Checker(symbols, constants, allow_list).check(tree)
     body = tree.body
     if isinstance(body, (ast.Tuple, ast.List)):
@@ -393,14 +393,22 @@ _IMPLICIT = (
 )
 
 
-def syntax_hint(source: str) -> str:
-    """Why a text that is not an expression fails, in words a student can act on."""
+def syntax_hint(
+    source: str, symbols: Mapping[str, object] | None = None, constants: Mapping[str, object] | None = None
+) -> str:
+    """Why a text that is not an expression fails, in words a student can act on. Given the names
+    the answer may use, a product hint is never given for a name outside them: "write 4560*MiB"
+    would lead to another error, so the unknown name is the hint."""
     for pattern in _IMPLICIT:
         m = pattern.search(source)
         if m:
             left, right = m.group(1), m.group(2)
             if pattern is _IMPLICIT[0] and re.fullmatch(r"[eE]\d*", right):
                 continue  # 2e5 and 2.5e-3 are numbers, not products
+            known = set(symbols or ()) | set(constants or ()) | set(FUNCTIONS)
+            if symbols is not None and right[0].isalpha() and right not in known:
+                allowed = ", ".join(sorted(symbols)) or "none"
+                return f"unknown name {right!r} (symbols allowed here: {allowed})"
             left = "(...)" if left == ")" else left
             if right != "(" and source[m.end() : m.end() + 1] == "(":
                 right += "(...)"  # 2 sqrt(x): the product of 2 and a call

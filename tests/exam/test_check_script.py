@@ -51,7 +51,7 @@ def test_the_standalone_check_agrees_with_the_grader_by_question_number(tmp_path
         vector.id: "1",
         "rnn.ce_grad_formula": "w^3(1-o1^2)",
         "opt.bias_correction": "1/(1 - beta1^t",
-        "attn.var_qk": "2x",
+        "attn.var_qk": "2d",
         "concept.bottleneck": "Z",
         "concept.birnn_online": "perhaps",
         "rnn.param_count": "",

@@ -183,7 +183,10 @@ def test_slow_simplify_falls_back_to_the_numeric_check(monkeypatch):
         ("2x", "implicit multiplication: write 2*x"),
         ("2(x+1)", "implicit multiplication: write 2*(...)"),
         ("(x+1)(x-1)", "implicit multiplication: write (x + 1)*(...)"),
-        ("x y", "implicit multiplication: write x*y"),
+        ("x x", "implicit multiplication: write x*x"),
+        # a product hint names only what the answer may use: "write x*y" would lead to another error
+        ("x y", "unknown name 'y' (symbols allowed here: x)"),
+        ("2 MiB", "unknown name 'MiB' (symbols allowed here: x)"),
         ("2 sqrt(x)", "implicit multiplication: write 2*sqrt(...)"),
         # a power or a call before a bracket: Python reads a call of what stands before it
         ("x^3(1-x^2)", "implicit multiplication: write x^3*(...)"),
