@@ -104,8 +104,9 @@ class catch_warnings:
             _warnings.simplefilter(self.action, self.category, self.lineno, self.append)
 
     def __exit__(self, *exc):
-        _warnings.filters[:] = self.saved or []
-        _warnings._filters_mutated()
+        if self.saved is not None:  # entered: put back what was there
+            _warnings.filters[:] = self.saved
+            _warnings._filters_mutated()
 
 
 def _exception_lines(exc) -> list[str]:
@@ -179,8 +180,8 @@ def contextmanager(function):
 def pformat(obj, indent=1, width=80, depth=None, *, compact=False, sort_dicts=True, underscore_numbers=False):
     """``pprint.pformat``: a dict, list or tuple too long for ``width`` one item a line, else ``repr``
     (the standard library's printer reaches the real dataclasses and regular expressions)."""
-    text = repr(obj)
-    if len(text) <= width or not isinstance(obj, (dict, list, tuple)) or not obj:
+    text = repr(obj)  # a container holding itself shows as [...] here, and is not opened below
+    if len(text) <= width or not isinstance(obj, (dict, list, tuple)) or not obj or "[...]" in text or "{...}" in text:
         return text
     pad = " " * indent
     if isinstance(obj, dict):
