@@ -240,6 +240,37 @@ def test_functools_warnings_traceback_contextlib_pprint(load, capsys):
     assert "quiet" not in capsys.readouterr().err
 
 
+# Strings handed to the shims where the standard library would run or resolve them: none runs.
+STRING_ROUTES = {
+    "namedtuple-field": 'namedtuple("N", ["a=print(\'PAYLOAD\')"])',
+    "namedtuple-functional": 'NamedTuple("S", [("a=print(\'PAYLOAD\')", int)])',
+    "optional-string-hint": "Optional[\"print('PAYLOAD')\"]",
+    "percent-format-key": 'logging.Formatter("%(__class__)s")',
+    "brace-message-as-data": 'logging.getLogger("x").warning("{0.__class__.__init__.__globals__}", 1)',
+    "catch-warnings-record": "warnings.catch_warnings(record=True)",
+}
+
+
+@pytest.mark.parametrize("route", sorted(STRING_ROUTES))
+def test_a_string_handed_to_a_shim_runs_and_resolves_nothing(load, capsys, route):
+    m = load(
+        f"""
+        import logging
+        import warnings
+        from collections import namedtuple
+        from typing import NamedTuple, Optional
+
+        try:
+            OUT = repr({STRING_ROUTES[route]})
+        except (TypeError, ValueError) as exc:
+            OUT = type(exc).__name__
+        """
+    )
+    captured = capsys.readouterr()
+    assert "PAYLOAD" not in captured.out and "PAYLOAD" not in captured.err
+    assert "__builtins__" not in captured.err and "function" not in m.OUT
+
+
 @pytest.mark.parametrize(
     "source, rule",
     [
