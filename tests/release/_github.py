@@ -1,6 +1,7 @@
-"""GitHub workflows run here as GitHub runs them, for the release and classroom tests: the ``run:``
-steps of a job with its environment, GITHUB_OUTPUT and GITHUB_STEP_SUMMARY files and the small
-part of the expression language the templates use; student repositories made from a release."""
+"""GitHub workflows for the release and classroom tests: parsed, a job's ``run:`` steps run in this
+project's venv with GITHUB_OUTPUT and GITHUB_STEP_SUMMARY files (``run_job``: quick, its install
+steps left out; ``tests/release/_runner.py`` runs whole jobs, every step, on fresh runners), and
+student repositories made from a release."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import yaml
 from seqlab import release as rel
 from seqlab.paths import SOLUTIONS_DIR
 from seqlab.regions import strip_markers
+from tests.release import _runner
 
 VENV_BIN = Path(sys.executable).parent
 
@@ -66,34 +68,12 @@ def torch_version_of(check: dict) -> str:
 
 
 def evaluate(expression: str, context: dict):
-    """The small part of GitHub's expression language the templates use: paths, '' literals,
-    ==, !=, &&, ||, always()."""
-    expression = expression.strip()
-    if "||" in expression:
-        for part in expression.split("||"):
-            value = evaluate(part, context)
-            if value:
-                return value
-        return value
-    if "&&" in expression:
-        return all(evaluate(part, context) for part in expression.split("&&"))
-    for op in ("!=", "=="):
-        if op in expression:
-            left, right = (evaluate(side, context) for side in expression.split(op, 1))
-            return (str(left) != str(right)) if op == "!=" else (str(left) == str(right))
-    if expression == "always()":
-        return True
-    if expression.startswith("'") and expression.endswith("'"):
-        return expression[1:-1]
-    assert re.fullmatch(r"[A-Za-z_][\w.-]*", expression), f"unsupported expression {expression!r}"
-    value = context
-    for key in expression.split("."):
-        value = value.get(key, "") if isinstance(value, dict) else ""
-    return value
+    """An expression's value (tests/release/_runner.py reads the language)."""
+    return _runner.evaluate(expression, context)
 
 
 def substitute(text: str, context: dict) -> str:
-    return re.sub(r"\$\{\{(.+?)\}\}", lambda m: str(evaluate(m.group(1), context)), text)
+    return _runner.to_text(_runner.interpolate(text, context))
 
 
 def run_job(job: dict, workspace: Path, context: dict, *, skip_ids=("install",), extra_env=None) -> dict:
