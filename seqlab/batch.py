@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import json
 import queue
-import socket
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -28,9 +26,11 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .defaults import SUBMISSION_TIMEOUT_S
+from .engines.process import _Worker
+from .engines.shards import draw_reports
 from .errors import SeqlabError
 from .gradebook import (
     RESULT_FILE,
@@ -59,65 +59,12 @@ from .submission.handins import (
     unwritten_stubs,
 )
 
+if TYPE_CHECKING:
+    from .engines.shards import Shard
+
 __all__ = ["LMS_DIR", "OWN_NAMES", "WORK_DIR", "ClassRun", "HandIns", "Submission", "discover", "grade_all"]
 __all__ += ["hand_ins", "safe_submission_name", "shown", "unwritten_stubs", "worker_main"]
-
-
-class _Worker:
-    """A grading process that lives across submissions: it imports torch, pytest and the graders
-    once. It runs only trusted code (each submission still gets its own fresh student child);
-    if it dies or hangs, it is replaced and only the submission in hand is affected.
-
-    Jobs and answers are pickled frames on a socket pair (multiprocessing.connection): both
-    ends are seqlab's own, so a job carries its GradingSettings as they are, and nothing the
-    worker prints can be mistaken for an answer."""
-
-    def __init__(self) -> None:
-        self.proc: subprocess.Popen | None = None
-        self.channel: Connection | None = None
-
-    def _start(self) -> None:
-        ours, theirs = socket.socketpair()
-        self.proc = subprocess.Popen(
-            [sys.executable, "-c", f"from seqlab.batch import worker_main; worker_main({theirs.fileno()})"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            pass_fds=[theirs.fileno()],
-        )
-        theirs.close()
-        self.channel = Connection(ours.detach())
-
-    def stop(self) -> None:
-        if self.proc is not None:
-            self.proc.kill()
-            self.proc.wait()
-            self.proc = None
-        if self.channel is not None:
-            self.channel.close()
-            self.channel = None
-
-    def grade(self, job: dict, timeout: float) -> dict:
-        if self.proc is None or self.proc.poll() is not None:
-            self.stop()
-            self._start()
-        assert self.proc is not None and self.channel is not None  # _start made both
-        try:
-            self.channel.send(job)
-        except OSError:
-            self.stop()
-            return {"status": "error", "reason": "the grading process could not be reached"}
-        try:
-            if not self.channel.poll(timeout):
-                self.stop()
-                return {"status": "error", "reason": f"grading took longer than {timeout:g} s"}
-            return self.channel.recv()
-        except (EOFError, OSError):
-            code = self.proc.wait()
-            self.stop()
-            if code in (130, -2):  # interrupted (Ctrl-C): not done, a rerun grades it
-                return {"status": "interrupted"}
-            return {"status": "error", "reason": f"the grading process died (exit {code})"}
+__all__ += ["link_reports", "write_class_report"]  # re-exported, as before the engines
 
 
 def worker_main(fd: int) -> None:
@@ -181,6 +128,8 @@ def _grade_one(sub: Submission, out: Path, workers: queue.Queue[_Worker], job: d
             file=sys.stderr,
         )
     status.update(name=sub.name, source=str(sub.source), digest=hand_in_digest(sub))
+    if "run" in job:  # an engine's run: a retried task finds its own finished grade (engines.dask_engine)
+        status["run"] = job["run"]
     status["seconds"] = round(time.perf_counter() - started, 2)
     if status["status"] != "graded":
         _write_failure(target, status, job["max_score"], started)
@@ -216,12 +165,17 @@ def _is_done(out: Path, sub: Submission) -> bool:
 class ClassRun:
     """How a class is run, beside how each hand-in is graded: ``jobs`` submissions at once,
     ``force`` regrades those already graded, ``timeout`` seconds per submission, ``similarity``
-    adds the per-function similarity of the class to its report."""
+    adds the per-function similarity of the class to its report; ``shard``: grade only its
+    hand-ins (seqlab.engines.shards); ``engine``: who runs the tasks (None: ``jobs`` local
+    grading processes; else an object whose ``grade(backlog, out, job, timeout, done)`` runs
+    :func:`_grade_one` per hand-in and calls ``done(sub, status)`` as each ends)."""
 
     jobs: int = 1
     force: bool = False
     timeout: float = SUBMISSION_TIMEOUT_S
     similarity: bool = False
+    shard: Shard | None = None
+    engine: Any = None
 
 
 def grade_all(
@@ -249,7 +203,8 @@ def grade_all(
     max_score = settings.max_score
     found = hand_ins(submissions_dir)
     out.mkdir(parents=True, exist_ok=True)
-    subs = discover(found.named, out)
+    named = {n: p for n, p in found.named.items() if run.shard is None or run.shard.holds(n)}
+    subs = discover(named, out)
     todo = [s for s in subs if run.force or not _is_done(out, s)]
     if progress:
         for entry, why in found.skipped:
@@ -262,11 +217,16 @@ def grade_all(
 
     def refresh():
         rows = collect(out, [s.name for s in subs], {s.name: s.problem for s in subs if s.path is None}, read)
-        write_gradebook(out, rows)
+        write_gradebook(out, rows, run.shard.gradebook if run.shard else "gradebook.csv")
         return rows
 
     rows = refresh()
     job = {"settings": settings, "max_score": max_score}
+    # Longest first: the class's last minutes are one worker finishing while the others wait,
+    # and that wait is shortest when the work left at the end is the quick work.
+    backlog = sorted(todo, key=unwritten_stubs)
+    if run.engine is not None:
+        return _on_engine(backlog, subs, out, job, run, progress, refresh, record)
     jobs = max(1, min(run.jobs, len(todo) or 1))
     workers: queue.Queue[_Worker] = queue.Queue()
     for _ in range(jobs):
@@ -275,9 +235,6 @@ def grade_all(
     pending: dict[Future[dict[str, Any]], Submission] = {}
     finished = False
     try:
-        # Longest first: the class's last minutes are one worker finishing while the others wait,
-        # and that wait is shortest when the work left at the end is the quick work.
-        backlog = sorted(todo, key=unwritten_stubs)
         while backlog or pending:
             while backlog and len(pending) < jobs:
                 sub = backlog.pop(0)
@@ -297,18 +254,45 @@ def grade_all(
         pool.shutdown(wait=not pending, cancel_futures=True)
         while not workers.empty():
             workers.get().stop()
-        rows = refresh()
-        failed: Exception | None = None
-        if finished and record is not None:
-            try:
-                record(rows)
-            except Exception as exc:  # said after the reports are drawn: they do not depend on it
-                failed = exc
-        _draw_reports(rows, subs, out, run)
+        rows = _finish(subs, out, run, progress, refresh, record if finished else None)
+    return rows
+
+
+def _on_engine(backlog, subs, out, job, run, progress, refresh, record) -> list[dict]:
+    """The backlog through ``run.engine``; the gradebook refreshed as each hand-in ends, and
+    written (with the LMS files and the class report) once at the end, as the local path does."""
+    finished = False
+
+    def done(sub: Submission, status: dict) -> None:
         if progress:
-            _tell(progress, "stop")
-        if failed is not None:
-            raise failed
+            _tell(progress, "advance", sub.name, status)
+        refresh()
+
+    try:
+        run.engine.grade(backlog, out, job, run.timeout, done)
+        finished = True
+    finally:
+        rows = _finish(subs, out, run, progress, refresh, record if finished else None)
+    return rows
+
+
+def _finish(subs, out, run, progress, refresh, record) -> list[dict]:
+    """The gradebook once more, then the LMS files (``record``), then the class report: a
+    shard draws no report (``seqlab gradebook`` merges the shards and draws it once)."""
+    rows = refresh()
+    failed: Exception | None = None
+    if record is not None:
+        try:
+            record(rows)
+        except Exception as exc:  # said after the reports are drawn: they do not depend on it
+            failed = exc
+    if run.shard is None:
+        folders = {s.name: s.path for s in subs}
+        draw_reports(rows, folders, out, run.similarity, {s.name: out for s in subs}, write_class_report)
+    if progress:
+        _tell(progress, "stop")
+    if failed is not None:
+        raise failed
     return rows
 
 
@@ -324,24 +308,3 @@ def _tell(progress, event: str, *args, **kwargs) -> None:
         print(
             f"grade-all: the progress display failed ({type(exc).__name__}: {shown(str(exc))[:200]})", file=sys.stderr
         )
-
-
-def _draw_reports(rows: list[dict], subs: list[Submission], out: Path, run: ClassRun) -> None:
-    """The class report (and its similarity section), drawn from the rows already recorded in
-    gradebook.csv: a report that fails is an error in the log, and the grades stay as written."""
-    try:
-        from .similarity import compare_class  # source text only, parsed here and never run
-
-        similar = compare_class({s.name: s.path for s in subs}) if run.similarity else None
-    except Exception as exc:
-        print(f"grade-all: error: the similarity of the class could not be computed: {_failure(exc)}", file=sys.stderr)
-        similar = None
-    try:
-        link_reports(rows, out, out)
-        write_class_report(out, rows, similar)
-    except Exception as exc:
-        print(f"grade-all: error: the class report could not be drawn: {_failure(exc)}", file=sys.stderr)
-
-
-def _failure(exc: Exception) -> str:
-    return f"{type(exc).__name__}: {shown(str(exc))[:300]} (gradebook.csv holds every grade)"

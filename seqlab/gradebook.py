@@ -118,7 +118,8 @@ def _row(folder: Path, name: str, unfindable: dict[str, str]) -> dict:
     return row
 
 
-def write_gradebook(out: Path, rows: list[dict]) -> Path:
+def write_gradebook(out: Path, rows: list[dict], name: str = "gradebook.csv") -> Path:
+    """``out/name`` (a shard's own name: seqlab.engines.shards), one line per row."""
     functions = list(contract.FUNCTIONS)
     lines = []
     for row in rows:
@@ -144,7 +145,7 @@ def write_gradebook(out: Path, rows: list[dict]) -> Path:
             ]
         )
     header = ["submission", "status", "total", "max_score", "percent", *functions, "seed", "reason"]
-    return write_text_atomic(out / "gradebook.csv", csv_text(header, lines))
+    return write_text_atomic(out / name, csv_text(header, lines))
 
 
 def class_summary(rows: list[dict]) -> dict:

@@ -46,6 +46,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("results", type=Path, help="folder with one results folder per submission")
     path_option(p, "--out", "where to write (default: RESULTS)")
     path_option(p, "--expect", "the grading matrix: submissions without results still get a row", metavar="MATRIX_JSON")
+    from .shard_merge import add_merge_options
+
+    add_merge_options(p)
     p.set_defaults(func=run_gradebook)
 
 
@@ -80,6 +83,10 @@ def run_gradebook(args) -> int:
 
     if not args.results.is_dir():
         raise UserError(f"{args.results}: not a folder")
+    if args.submissions is not None:  # grade-all's shards: seqlab.engines.shards
+        from .shard_merge import run_merge
+
+        return run_merge(args)
     expect = None
     if args.expect is not None:
         try:

@@ -9,6 +9,7 @@ from pathlib import Path
 from ..defaults import SUBMISSION_TIMEOUT_S
 from .options import (
     add_config_option,
+    add_engine_options,
     add_jobs_option,
     add_labs_option,
     add_sandbox_option,
@@ -108,6 +109,7 @@ def add_parser(subparsers) -> None:
     )
     add_sandbox_option(p)
     add_labs_option(p)
+    add_engine_options(p)
     from ..lms import add_options
 
     add_options(p)
@@ -130,32 +132,47 @@ def run(args) -> int:
     start (seqlab's usual ``error:``). Not the count itself: an exit status is one byte (256 not
     graded would read as 0) and 2 already means the grader could not run."""
     from ..batch import ClassRun, grade_all
-    from ..lms import report, write_lms
-    from ..submission.handins import hand_ins, shown
+    from ..engines.shards import write_class_lms
+    from ..errors import UserError
 
+    if args.scheduler is not None and args.engine != "dask":
+        raise UserError("--scheduler is a Dask scheduler's address: it needs --engine dask")
     # once, before any worker starts: --sandbox bwrap fails here, and every worker grades in this
     # one, its reason kept
     settings = grading_settings_of(args)
-    run = ClassRun(jobs=args.jobs, force=args.force, timeout=args.timeout, similarity=args.similarity)
+    engine = None
+    if args.engine == "dask":
+        from ..engines.dask_engine import DaskEngine
+
+        # a task under --device cuda goes only to a worker started with --resources GPU=1
+        gpu = {"GPU": 1} if str(settings.device).startswith("cuda") else None
+        engine = DaskEngine(workers=args.jobs, scheduler=args.scheduler, resources=gpu)
+    run = ClassRun(
+        jobs=args.jobs,
+        force=args.force,
+        timeout=args.timeout,
+        similarity=args.similarity,
+        shard=args.shard,
+        engine=engine,
+    )
     wrote: list[str] = []
 
     def record(rows: list[dict]) -> None:
         """The LMS files, written once every grade is in gradebook.csv, before the class report."""
-        results = [row["result"] for row in rows if row["result"] is not None]
-        grades = {row["submission"]: row["result"].score if row["result"] else None for row in rows}
-        max_score = max((r.max_score for r in results), default=0.0)
-        # the names the hand-ins had in the class folder: an LMS's bulk download names the student
-        sources = {name: shown(entry.name) for name, entry in hand_ins(args.submissions).named.items()}
-        lms = write_lms(
-            args.out, grades, max_score, assignment=args.lms_assignment, roster_path=args.lms_roster, sources=sources
-        )
-        wrote.append(report(*lms))
+        lms = write_class_lms(args.out, rows, args.submissions, assignment=args.lms_assignment, roster=args.lms_roster)
+        wrote.append(lms)
 
     progress = Progress()
-    rows = grade_all(args.submissions, args.out, settings, run, progress=progress, record=record)
-    print_class_summary(
-        rows, f"gradebook: {args.out / 'gradebook.csv'}; class report: {args.out / 'class_report.html'}"
+    # a shard writes no LMS file nor class report: `seqlab gradebook` writes them once for all
+    rows = grade_all(
+        args.submissions, args.out, settings, run, progress=progress, record=None if args.shard else record
     )
+    if args.shard:
+        wrote.append(f"once every shard is done: seqlab gradebook {args.out} --submissions {args.submissions}")
+        summary = f"shard {args.shard.index} of {args.shard.count}: {args.out / args.shard.gradebook}"
+    else:
+        summary = f"gradebook: {args.out / 'gradebook.csv'}; class report: {args.out / 'class_report.html'}"
+    print_class_summary(rows, summary)
     for line in wrote:
         print(line)
     if progress.renamed:

@@ -112,3 +112,31 @@ def add_labs_option(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="leave the labs out of the grading and its points (default: graded; SEQLAB_LABS=0 too)",
     )
+
+
+def add_engine_options(parser: argparse.ArgumentParser) -> None:
+    """``--shard i/N``, ``--engine local|dask``, ``--scheduler ADDRESS``: a class beyond one
+    process pool (seqlab.engines; docs/cluster.md)."""
+    from ..engines.shards import parse_shard
+
+    parser.add_argument(
+        "--shard",
+        type=parse_shard,
+        default=None,
+        metavar="I/N",
+        help="grade only shard I of N (1 <= I <= N; by each hand-in's name, the same on every machine); "
+        "merge the shards with `seqlab gradebook OUT --submissions SUBS`",
+    )
+    parser.add_argument(
+        "--engine",
+        choices=("local", "dask"),
+        default="local",
+        help="who runs the tasks: local (--jobs grading processes) or dask (Dask distributed: a "
+        "LocalCluster of --jobs workers, or the cluster of --scheduler)",
+    )
+    parser.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS",
+        help="with --engine dask: an existing Dask scheduler (tcp://host:8786) instead of a LocalCluster",
+    )

@@ -130,7 +130,7 @@ LAYERS = {
     # grading one hand-in (or one exam paper) and writing what it earned
     "grading": {"grading", "grader_index", "submission", "reports", "gradebook", "gradescope", "lms", "exam", "labs"},
     # a class: many hand-ins, the student repository, the nbgrader course
-    "class": {"batch", "classroom", "release", "nbgrader"},
+    "class": {"batch", "classroom", "release", "nbgrader", "engines"},
     # the command line
     "commands": {"commands", "cli", "__main__"},
 }
