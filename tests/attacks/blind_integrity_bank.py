@@ -1,0 +1,288 @@
+"""A blind attack bank on integrity: points for work the submission did not do.
+
+Written from seqlab's code, the graders, the public tests and the threat model, without the
+reference solutions and without the earlier banks' attacks. Each attack is one honest submission
+(``tests/student/honest_submissions/functional``, full marks) with one function, or one lab,
+replaced by code that reaches what a rule forbids by a route the rule's wording does not name.
+Every attack computes a real answer in plain CPython: if it is held, a layer held it.
+
+Classes (``Blind.cls``):
+
+* ``strings``   allowed library code that runs strings, or turns strings into attributes;
+* ``kernels``   autograd and fused or forbidden kernels reached without a forbidden name;
+* ``oracle``    the callees' recorded answers read in the child before the calls are made;
+* ``labs``      labs that pass without training by the student's own functions;
+* ``other``     the report's text, the protocol, the process.
+
+What a grader must give (``expect``): ``"zero"``, nothing on the target for work it did not do
+(no review flag exists in seqlab today, so a flag cannot stand in for the zero yet). An attack
+that wins today carries the reason in ``WINS`` (the runner marks it ``xfail(strict=True)``).
+"""
+
+from __future__ import annotations
+
+import ast
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HONEST = Path(__file__).resolve().parents[1] / "student" / "honest_submissions" / "functional"
+
+
+@dataclass(frozen=True)
+class Blind:
+    name: str
+    cls: str
+    target: str  # "module.function": the function whose points the attack must not win
+    source: str = ""  # replacement for the target's def ('' keeps it)
+    prelude: str = ""  # module-level code after the module's imports
+    also: dict = field(default_factory=dict)  # other functions of the module replaced: name -> source
+    replace: tuple = ()  # (old, new) text replacements in the module, each must match once
+    files: dict = field(default_factory=dict)  # extra files under exercises/
+    labs: bool = False
+    expect: str = "zero"
+
+    @property
+    def module(self) -> str:
+        return self.target.split(".")[0]
+
+    @property
+    def function(self) -> str:
+        return self.target.split(".")[1]
+
+
+def _swap_def(text: str, name: str, source: str) -> str:
+    tree = ast.parse(text)
+    node = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name)
+    first = min([node.lineno] + [d.lineno for d in node.decorator_list]) - 1
+    lines = text.splitlines(keepends=True)
+    return "".join(lines[:first]) + source.strip("\n") + "\n" + "".join(lines[node.end_lineno :])
+
+
+def _after_imports(text: str, code: str) -> str:
+    tree = ast.parse(text)
+    last = max(n.end_lineno for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom)))
+    lines = text.splitlines(keepends=True)
+    return "".join(lines[:last]) + "\n" + code.strip("\n") + "\n\n" + "".join(lines[last:])
+
+
+def patched_module(attack: Blind) -> str:
+    text = (HONEST / "exercises" / f"{attack.module}.py").read_text()
+    for old, new in attack.replace:
+        assert text.count(old) == 1, (attack.name, old)
+        text = text.replace(old, new)
+    for name, source in attack.also.items():
+        text = _swap_def(text, name, source)
+    if attack.source:
+        text = _swap_def(text, attack.function, attack.source)
+    if attack.prelude:
+        text = _after_imports(text, attack.prelude)
+    return text
+
+
+def build(attack: Blind, folder: Path | str) -> Path:
+    """The attack's submission in ``folder``: the honest one, the target's module patched."""
+    root = Path(folder) / attack.name
+    shutil.copytree(HONEST / "exercises", root / "exercises", ignore=shutil.ignore_patterns("__pycache__"))
+    (root / "exercises" / f"{attack.module}.py").write_text(patched_module(attack))
+    for rel, body in attack.files.items():
+        (root / "exercises" / rel).write_text(body)
+    return root
+
+
+# --- shared bodies ------------------------------------------------------------------------------
+
+# adam by torch.optim.Adam on one tensor, the course's state mapped both ways; ``Opt`` is bound by
+# the caller. foreach=False keeps torch on its single-tensor path (no _foreach_ kernel to see).
+ADAM_BODY = """
+    p = w.detach().clone()
+    p.grad = dw.detach().clone()
+    opt = Opt([p], lr=lr, betas=betas, eps=eps, foreach=False)
+    if state:
+        opt.state[p] = {"step": torch.tensor(float(state["step"])), "exp_avg": state["m"].clone(),
+                        "exp_avg_sq": state["v"].clone()}
+    opt.step()
+    st = opt.state[p]
+    return p.detach(), {"step": int(st["step"]), "m": st["exp_avg"].clone(), "v": st["exp_avg_sq"].clone()}
+"""
+ADAM_SIG = "def adam(w, dw, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8):\n"
+
+
+def adam_with(get: str) -> str:
+    return ADAM_SIG + "    " + get.strip() + "\n" + ADAM_BODY.strip("\n") + "\n"
+
+
+SGD_SIG = "def sgd(w, dw, state, lr=1e-2):\n"
+
+
+def sgd_with(get: str) -> str:
+    return (
+        SGD_SIG
+        + "    "
+        + get.strip()
+        + "\n    p = w.detach().clone()\n    p.grad = dw.detach().clone()\n"
+        + "    Opt([p], lr=lr, foreach=False).step()\n    return p.detach(), {}\n"
+    )
+
+
+# sgd_momentum / rmsprop / adagrad by torch.optim on one tensor, given ``Opt``.
+MOMENTUM_BODY = """
+    p = w.detach().clone()
+    p.grad = dw.detach().clone()
+    opt = Opt([p], lr=lr, momentum=momentum, foreach=False)
+    if "velocity" in state:
+        opt.state[p] = {"momentum_buffer": state["velocity"].clone()}
+    opt.step()
+    return p.detach(), {"velocity": opt.state[p]["momentum_buffer"].clone()}
+"""
+RMSPROP_BODY = """
+    p = w.detach().clone()
+    p.grad = dw.detach().clone()
+    opt = Opt([p], lr=lr, alpha=alpha, eps=eps, foreach=False)
+    opt.state[p] = {"step": torch.tensor(0.0), "square_avg": state["sq_avg"].clone() if "sq_avg" in state else torch.zeros_like(w)}
+    opt.step()
+    return p.detach(), {"sq_avg": opt.state[p]["square_avg"].clone()}
+"""
+ADAGRAD_BODY = """
+    p = w.detach().clone()
+    p.grad = dw.detach().clone()
+    opt = Opt([p], lr=lr, eps=eps, foreach=False)
+    if "sum_sq" in state:
+        opt.state[p]["sum"].copy_(state["sum_sq"])
+    opt.step()
+    return p.detach(), {"sum_sq": opt.state[p]["sum"].clone()}
+"""
+
+# The loss and every gradient of rnn_bptt by autograd: ``GRADS`` turns ``loss`` and ``leaves``
+# into ``grads`` (a list in the order of ``leaves``).
+BPTT_AUTOGRAD = """
+    keys = ("W_xh", "W_hh", "b_h", "W_hy", "b_y")
+    leaves = [params[k].detach().clone() for k in keys] + [h0.detach().clone()]
+    for leaf in leaves:
+        leaf.requires_grad = True
+    with torch.set_grad_enabled(True):
+        W_xh, W_hh, b_h, W_hy, b_y, h = leaves
+        loss = 0.0
+        for t in range(x.shape[1]):
+            h = torch.tanh(x[:, t] @ W_xh.T + h @ W_hh.T + b_h)
+            lo = (h @ W_hy.T + b_y).log_softmax(-1)
+            loss = loss - lo.gather(1, targets[:, t:t + 1]).sum() / x.shape[0]
+        GRADS
+    return loss.detach(), dict(zip(keys + ("h0",), [g.detach() for g in grads]))
+"""
+
+
+def bptt_autograd(grads: str, indent: int = 4) -> str:
+    body = BPTT_AUTOGRAD.replace("GRADS", grads.strip().replace("\n", "\n        "))
+    return "\n".join((" " * (indent - 4) + line) if line else line for line in body.strip("\n").splitlines()) + "\n"
+
+
+# A tensor subclass whose __torch_function__ first runs the jobs queued on it. A declared
+# callee's stand-in compares its arguments with the recording under CallWatch.paused(); the
+# comparison strips the subclass with a torch call, which runs these jobs with every recorder
+# (ops, kernels, autograd) paused.
+CARRIER = """
+class _Carrier(torch.Tensor):
+    jobs = []
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        while cls.jobs:
+            job = cls.jobs.pop()
+            job()
+        return super().__torch_function__(func, types, args, kwargs or {})
+"""
+
+from tests.attacks.blind_integrity.entries_a import ENTRIES as _A  # noqa: E402
+from tests.attacks.blind_integrity.entries_b import ENTRIES as _B  # noqa: E402
+
+BANK: list[Blind] = [*_A, *_B]
+
+# Attacks that win points today, with what they win and the layer that lets them through (filled
+# in from grading each attack; the runner marks these xfail(strict=True)).
+WINS: dict[str, str] = {
+    "getattr-rebound-by-tuple-unpacking": (
+        "sgd 2/2: a module that binds the name getattr turns off the subset's literal-name rule; the static scan reads no computed name; torch.optim.SGD(foreach=False) runs no forbidden kernel"
+    ),
+    "match-class-pattern-reads-an-attribute": (
+        "sgd 2/2: a class pattern case object(optim=object(SGD=Opt)) reads torch.optim.SGD; the static scan resolves no match pattern, the runtime sees no forbidden kernel"
+    ),
+    "numpy-measure-execs-a-helper-at-import": (
+        "adam 5/5: numpy.testing.measure compiles and execs a string outside the subset (numpy is OPEN, numpy.testing unaudited); torch.optim.Adam by name, seen by no scan"
+    ),
+    "numpy-measure-defines-the-contract-function": (
+        "clip_grad_norm 3/3: numpy.testing.measure defines the contract function itself at import (torch.nn.utils.clip_grad_norm_); no def to scan"
+    ),
+    "numpy-measure-finds-and-pauses-the-watch": (
+        "layer_norm 3/3: unrestricted code from numpy.testing.measure walks sys._getframe to the CallWatch and pauses every recorder around F.layer_norm"
+    ),
+    "measure-pauses-the-watch-for-autograd-bptt": (
+        "rnn_bptt 8/8: CallWatch.paused() reached through numpy.testing.measure's frames; autograd's saved-tensor detector is paused with it"
+    ),
+    "measure-pauses-the-watch-for-an-lstm-kernel": (
+        "lstm_forward 3/3: torch.lstm_cell fetched and called by unrestricted code with the recorders paused"
+    ),
+    "measure-pauses-the-watch-for-fused-attention": (
+        "multi_head_attention 6/6: the fused scaled_dot_product_attention kernel called with the recorders paused (numpy.testing.measure)"
+    ),
+    "dict-carrier-runs-autograd-while-callee-matching-pauses": (
+        "truncated_bptt 5/5: a dict subclass passed to the rnn_bptt stand-in runs autograd in __iter__ while CalleeSession.match compares it under CallWatch.paused(); no numpy needed"
+    ),
+    "complex-step-gradients-without-autograd": (
+        "rnn_bptt 8/8: gradients by complex-step differentiation, no autograd and no derivative written; no rule or layer looks at how a gradient is obtained"
+    ),
+    "tuple-unpacking-hides-an-alias": (
+        "adam 5/5: (_ADAM,) = (torch.optim.Adam,) is no alias to the scan (one Name target only); foreach=False runs no forbidden kernel"
+    ),
+    "annotated-assignment-hides-an-alias": (
+        "sgd 2/2: an annotated assignment (_SGD: object = torch.optim.SGD) is not read by the alias resolver"
+    ),
+    "class-attribute-hides-an-alias": (
+        "rmsprop 3/3: _Optims.rms names torch.optim.RMSprop in a class body the scan never enters for the function"
+    ),
+    "module-lambda-hides-an-alias": (
+        "adagrad 3/3: a module-level lambda is no FunctionDef, so the helper scan skips it"
+    ),
+    "helper-of-a-helper-is-not-scanned": (
+        "sgd_momentum 3/3: the scan follows one level of module helpers; torch.optim.SGD sits in the second"
+    ),
+    "helper-module-clips-with-torch-utils": (
+        "clip_grad_norm 3/3: a sibling helper module (exercises/_clipkit.py) is never scanned for the function; clip_grad_norm_(foreach=False) runs no forbidden kernel"
+    ),
+    "contract-function-is-a-partial": (
+        "rmsprop 3/3: rmsprop = partial(helper) has no def, so nothing is scanned; torch.optim.RMSprop is a default argument"
+    ),
+    "contract-function-is-a-lambda": (
+        "adagrad 3/3: adagrad is a lambda over a helper naming torch.optim.Adagrad; no def, no scan"
+    ),
+    "contract-function-is-a-staticmethod-of-a-class": (
+        "clip_grad_norm 3/3: clip_grad_norm = _Tools.clip, a staticmethod calling torch.nn.utils.clip_grad_norm_; no def, no scan"
+    ),
+    "sibling-contract-function-does-the-clipping": (
+        "clip_grad_norm 3/3: sgd (whose rules allow it) runs clip_grad_norm_; the scan leaves sibling contract functions out and the runtime sees no forbidden kernel"
+    ),
+    "numpy-measure-reads-the-closure": (
+        "gru_forward 2.6/3: unrestricted code reads gru_cell.__closure__ (the stand-in) and returns the recorded gru_cell results, no cell computed"
+    ),
+    "numpy-measure-patches-torch-equal-so-any-call-matches": (
+        "lstm_forward 3/3: torch.equal replaced by unrestricted code, so zeros match every recorded lstm_cell call in turn and the stand-in hands out each answer"
+    ),
+    "numpy-measure-walks-frames-to-the-session": (
+        "decoder_block 5.3/6: the CalleeSession found through sys._getframe; the block's answer read from its recording"
+    ),
+    "lab-recall-torch-adam-by-tuple-alias": (
+        "train_recall 6/6: torch.optim.Adam through a tuple-unpacked alias; labs run without the dispatch recorder and the scan misses the alias"
+    ),
+    "lab-reverser-torch-adam-by-class-attribute": (
+        "train_reverser 6/6: torch.optim.Adam through a class attribute; no layer sees torch.optim in the lab"
+    ),
+    "lab-copy-torch-adam-defined-by-numpy-measure": (
+        "train_selective_copy 6/6: the lab's optimizer is torch.optim.Adam defined by numpy.testing.measure"
+    ),
+    "lab-replay-honest-then-torch-adam": (
+        "train_recall 6/6: the student's adam for up to 3 steps (the replayed protocol), torch.optim.Adam beyond; the held-out test cannot tell"
+    ),
+    "lab-char-rnn-backward-with-the-watch-paused": (
+        "train_char_rnn 8/8: autograd's backward with the CallWatch paused through numpy.testing.measure's frames"
+    ),
+}
