@@ -124,7 +124,13 @@ PARTIAL_CREDIT_POLICY = (
     "the question (a number printed in it, or 0), which earn nothing; a named mistake earns the "
     "stated fraction. Everything else earns full points or none."
 )
-ROUNDING_POLICY = "Keep full precision in intermediate steps and round only the final answer; give integers exactly."
+# The tolerance under each question is what decides; this says how to stay inside it. A question
+# whose tolerance was measured to accept 3-significant-figure work says so in its own text.
+ROUNDING_POLICY = (
+    "Keep full precision in intermediate steps and round only the final answer, to 4 significant "
+    "figures or more; give integers exactly. A question that says so accepts intermediate results "
+    "rounded to 3 significant figures: its tolerance, printed under it, was measured for that."
+)
 ANSWER_SYNTAX = (
     "Write each answer as text. Numbers may be written as simple arithmetic (`1/3`, `sqrt(2)/2`, "
     "`2.5e-3`); lists of numbers are separated by commas; formulas use `+ - * / ^`, parentheses, the "
