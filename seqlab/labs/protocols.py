@@ -57,31 +57,43 @@ def _adam_loop(
     lr: float,
     after: bool = False,
     accumulate: bool = False,
+    fresh_adam: bool = False,
+    ascent: bool = False,
+    one_batch: bool = False,
+    running_mean: bool = False,
 ) -> Iterator[float]:
     """The task labs' loop: draw a batch, the loss of the parameters on it, one adam step per
-    tensor with its own state. ``after``: the loss recorded is that of the updated parameters
-    on the same batch; ``accumulate``: each step's gradients are added to the previous step's
-    (``.grad`` never reset)."""
+    tensor with its own state. Its slips: the loss recorded that of the updated parameters on
+    the same batch (``after``) or the mean of the losses so far (``running_mean``); each step's
+    gradients added to the previous step's (``accumulate``: ``.grad`` never reset), negated
+    (``ascent``), or given a fresh Adam state (``fresh_adam``); one batch for every step. A step's
+    loss is yielded before its backward pass, so a replay that leaves the student's losses at
+    once costs one forward pass."""
     adam = reference().optimizers.adam
     flat = _flat(_float64(params))
     states: dict[tuple, dict] = {path: {} for path in flat}
     summed: list[torch.Tensor] | None = None
+    batch, total, step = None, 0.0, 0
     while True:
-        batch = draw()
+        batch = batch if one_batch and batch is not None else draw()
         leaves = {path: w.detach().requires_grad_(True) for path, w in flat.items()}
         with torch.enable_grad():
             loss = loss_of(_tree(leaves), batch)
-            found = torch.autograd.grad(loss, list(leaves.values()), allow_unused=True)
-        grads = [torch.zeros_like(w) if g is None else g for w, g in zip(leaves.values(), found)]
+        if not after:
+            total, step = total + float(loss.detach()), step + 1
+            yield total / step if running_mean else float(loss.detach())
+        found = torch.autograd.grad(loss, list(leaves.values()), allow_unused=True)
+        grads = [torch.zeros_like(w) if g is None else (-g if ascent else g) for w, g in zip(leaves.values(), found)]
         if accumulate:
             summed = grads if summed is None else [s + g for s, g in zip(summed, grads)]
             grads = summed
         for (path, w), g in zip(leaves.items(), grads):  # a zero gradient (a map never read) moves nothing
-            flat[path], states[path] = adam(w.detach(), g, states[path], lr=lr)
+            flat[path], states[path] = adam(w.detach(), g, {} if fresh_adam else states[path], lr=lr)
         if after:
             with torch.no_grad():
-                loss = loss_of(_tree(flat), batch)
-        yield float(loss.detach())
+                value = float(loss_of(_tree(flat), batch))
+            total, step = total + value, step + 1
+            yield total / step if running_mean else value
 
 
 def recall_losses(
@@ -90,21 +102,23 @@ def recall_losses(
     target: int = 0,
     detach: bool = False,
     probabilities: bool = False,
-    after: bool = False,
-    accumulate: bool = False,
+    drop_first: bool = False,
+    lag_plus: bool = False,
+    **loop: bool,
 ) -> Iterator[float]:
     """``train_recall`` (a GRU) with its slips: the readout of the first state or the mean of
     the states, the last token as target, the state detached at every step, the model's
-    probabilities given to the loss as logits (a double softmax)."""
+    probabilities given to the loss as logits (a double softmax), the token to remember cut
+    from the input, one distractor too many (``lag + 1``). ``loop``: ``_adam_loop``'s slips."""
     ref = reference()
     lg, gen = ref.lstm_gru, _generator(child_inputs)
     K = child_inputs["params"]["W_y"].shape[0]
 
     def draw():
-        return lg.recall_batch(K, child_inputs["batch_size"], child_inputs["lag"], gen)
+        return lg.recall_batch(K, child_inputs["batch_size"], child_inputs["lag"] + lag_plus, gen)
 
     def loss_of(p, tokens):
-        x = F.one_hot(tokens, K).to(torch.float64)
+        x = F.one_hot(tokens[:, 1:] if drop_first else tokens, K).to(torch.float64)
         h = x.new_zeros(x.shape[0], p["W_hh"].shape[1])
         if detach:
             states = []
@@ -120,7 +134,7 @@ def recall_losses(
             logits = torch.softmax(logits, -1)
         return ref.rnn.softmax_cross_entropy(logits, tokens[:, target])
 
-    return _adam_loop(child_inputs["params"], draw, loss_of, child_inputs["lr"], after, accumulate)
+    return _adam_loop(child_inputs["params"], draw, loss_of, child_inputs["lr"], **loop)
 
 
 def reverser_losses(
@@ -130,13 +144,20 @@ def reverser_losses(
     positions: bool = True,
     swap: bool = False,
     classes_mixed: bool = False,
-    after: bool = False,
-    accumulate: bool = False,
+    shift_twice: bool = False,
+    encoder_causal: bool = False,
+    time_major: bool = False,
+    inputs_swapped: bool = False,
+    pre_ln: bool = False,
+    **loop: bool,
 ) -> Iterator[float]:
     """``train_reverser`` with its slips: no causal mask, the targets fed unshifted, no
     positions, the decoder's two inputs swapped (``decoder_block(memory, y, ...)``), the logits
     permuted to ``(B, vocab, T)`` before the reshape to ``(-1, vocab)`` (classes and positions
-    mixed)."""
+    mixed); the targets shifted once more (``logits[:, :-1]`` against ``tgt[:, 1:]``), a causal
+    mask on the encoder, the logits flattened time-major against batch-major targets,
+    ``reverser_logits``' two token inputs swapped (the encoder reads ``tgt_in``, the decoder
+    ``src``), pre-LN blocks. ``loop``: ``_adam_loop``'s slips."""
     ref = reference()
     tr, pos, gen = ref.transformer, ref.positional, _generator(child_inputs)
     B, T, V = child_inputs["batch_size"], child_inputs["seq_len"], child_inputs["vocab"]
@@ -150,18 +171,19 @@ def reverser_losses(
         table = p["embedding"]
         pe = pos.sinusoidal_encoding(T, table.shape[1], dtype=table.dtype)
         pe = pe if positions else torch.zeros_like(pe)
-        memory = tr.encoder_block(pos.embed_tokens(src, table, pe), p["encoder"], heads)
-        y = pos.embed_tokens(tgt_in if shift else tgt, table, pe)
-        y = (
-            tr.decoder_block(memory, y, p["decoder"], heads, causal=causal)
-            if swap
-            else tr.decoder_block(y, memory, p["decoder"], heads, causal=causal)
-        )
+        read, fed = (tgt_in, src) if inputs_swapped else (src, tgt_in if shift else tgt)
+        mask = ref.attention.causal_mask(T) if encoder_causal else None
+        memory = tr.encoder_block(pos.embed_tokens(read, table, pe), p["encoder"], heads, mask, norm_first=pre_ln)
+        y, blocks = pos.embed_tokens(fed, table, pe), p["decoder"]
+        first, second = (memory, y) if swap else (y, memory)
+        y = tr.decoder_block(first, second, blocks, heads, causal=causal, norm_first=pre_ln)
         logits = y @ p["W_out"].T + p["b_out"]
-        logits = logits.permute(0, 2, 1) if classes_mixed else logits
+        if shift_twice:
+            logits, tgt = logits[:, :-1], tgt[:, 1:]
+        logits = logits.permute(0, 2, 1) if classes_mixed else logits.transpose(0, 1) if time_major else logits
         return ref.rnn.softmax_cross_entropy(logits.reshape(-1, V), tgt.reshape(-1))
 
-    return _adam_loop(child_inputs["params"], draw, loss_of, child_inputs["lr"], after, accumulate)
+    return _adam_loop(child_inputs["params"], draw, loss_of, child_inputs["lr"], **loop)
 
 
 def copy_losses(
@@ -170,12 +192,17 @@ def copy_losses(
     first: bool = False,
     invariant: bool = False,
     classes_mixed: bool = False,
-    after: bool = False,
-    accumulate: bool = False,
+    bc_swapped: bool = False,
+    early: bool = False,
+    bias_twice: bool = False,
+    no_exp: bool = False,
+    **loop: bool,
 ) -> Iterator[float]:
     """``train_selective_copy`` with its slips: ``A = exp(A_log)`` (the state matrix's sign
     lost), the readout at the first positions, the time-invariant model whatever ``selective``
-    says, the logits permuted before the reshape (classes and positions mixed)."""
+    says, the logits permuted before the reshape (classes and positions mixed); B and C swapped
+    in the scan, the readout one position early, ``b_delta`` added twice (again as
+    ``delta_bias``), ``A = -A_log``. ``loop``: ``_adam_loop``'s slips."""
     ref = reference()
     ss, gen = ref.selective_scan, _generator(child_inputs)
     M = child_inputs["params"]["W_out"].shape[0]
@@ -191,14 +218,17 @@ def copy_losses(
             delta, B, C = (u @ p[f"W_{k}"].T + p[f"b_{k}"] for k in ("delta", "B", "C"))
         else:
             delta, B, C = (p[k].expand(*u.shape[:2], -1) for k in ("b_delta", "b_B", "b_C"))
-        A = torch.exp(p["A_log"]) if sign else -torch.exp(p["A_log"])
-        y = ss.selective_scan(u, delta, A, B, C, p["D"], delta_softplus=True)
-        y = y[:, : ss.COPY_COUNT] if first else y[:, -ss.COPY_COUNT :]
+        A = -p["A_log"] if no_exp else torch.exp(p["A_log"]) if sign else -torch.exp(p["A_log"])
+        B, C = (C, B) if bc_swapped else (B, C)
+        bias = p["b_delta"] if bias_twice else None
+        y = ss.selective_scan(u, delta, A, B, C, p["D"], delta_bias=bias, delta_softplus=True)
+        n = ss.COPY_COUNT
+        y = y[:, :n] if first else y[:, -n - 1 : -1] if early else y[:, -n:]
         logits = y @ p["W_out"].T + p["b_out"]
         logits = logits.permute(0, 2, 1) if classes_mixed else logits
         return ref.rnn.softmax_cross_entropy(logits.reshape(-1, M), targets.reshape(-1))
 
-    return _adam_loop(child_inputs["params"], draw, loss_of, child_inputs["lr"], after, accumulate)
+    return _adam_loop(child_inputs["params"], draw, loss_of, child_inputs["lr"], **loop)
 
 
 def char_losses(
@@ -212,12 +242,17 @@ def char_losses(
     carried_after: bool = False,
     streams_across: bool = False,
     after: bool = False,
+    unshifted: bool = False,
+    inputs_are_targets: bool = False,
+    chunk_one: bool = False,
 ) -> Iterator[float]:
     """``train_char_rnn`` with its slips: the state not carried or not reset, no clipping or
     each gradient clipped alone, a fresh Adam state every step, the summed loss; the state
     carried from the window run again with the updated parameters (``carried_after``), the
     streams cut across the text (``tokens.reshape(L, B).T``: stream b holds every B-th
-    token), the loss recorded after the update (the updated parameters on the same window)."""
+    token), the loss recorded after the update (the updated parameters on the same window), the
+    targets not shifted (the inputs themselves), the inputs built from the targets, the window
+    truncated at every step (``chunk=1``)."""
     ref = reference()
     keys = ("W_xh", "W_hh", "b_h", "W_hy", "b_y")
     tokens, B, S = child_inputs["tokens"], child_inputs["batch_size"], child_inputs["seq_len"]
@@ -234,8 +269,12 @@ def char_losses(
         if not carry or (reset and w == 0):
             h = zeros
         window = streams[:, w * S : (w + 1) * S + 1]
-        x = F.one_hot(window[:, :-1], V).to(torch.float64)
-        loss, grads, h_next = ref("rnn.truncated_bptt")(x, window[:, 1:], h, theta, S)
+        inputs, targets = window[:, :-1], window[:, 1:]
+        inputs, targets = (
+            (targets, targets) if inputs_are_targets else (inputs, inputs) if unshifted else (inputs, targets)
+        )
+        x = F.one_hot(inputs, V).to(torch.float64)
+        loss, grads, h_next = ref("rnn.truncated_bptt")(x, targets, h, theta, 1 if chunk_one else S)
         g = [grads[k] for k in keys]
         if clipped:
             clip = ref("optimizers.clip_grad_norm")
@@ -252,6 +291,6 @@ def char_losses(
             h_next = hs[:, -1] if carried_after else h_next
             if after:
                 logits = hs @ theta["W_hy"].T + theta["b_y"]
-                loss = ref("rnn.softmax_cross_entropy")(logits.reshape(-1, V), window[:, 1:].reshape(-1)) * S
+                loss = ref("rnn.softmax_cross_entropy")(logits.reshape(-1, V), targets.reshape(-1)) * S
         h, s = h_next, s + 1
         yield float(loss / S if per_char else loss)

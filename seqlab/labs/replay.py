@@ -78,7 +78,10 @@ def first_steps_hint(
     if first == 0:
         ratio = got / want
         factor = float(ratio[0])
-        if math.isfinite(factor) and bool(((ratio - factor).abs() <= CONSTANT_RATIO * abs(factor)).all()):
+        # a ratio of 1 is no factor: losses within CONSTANT_RATIO of the protocol's are off by
+        # something else (a model fed one token less starts within 1e-3 of the protocol's loss)
+        constant = bool(((ratio - factor).abs() <= CONSTANT_RATIO * abs(factor)).all())
+        if math.isfinite(factor) and abs(factor - 1) > CONSTANT_RATIO and constant:
             same = f"losses[0:{steps}] are all {factor:.4g} times the protocol's"
             kept = (
                 "A constant factor in the loss barely changes Adam's steps, so the training itself may be "

@@ -150,6 +150,19 @@ def test_a_slip_that_makes_another_moot_is_named_alone():
     assert differential.diagnosis(variant.function, child_inputs, losses).startswith("readout from h_1, not h_T: ")
 
 
+@pytest.mark.bank
+@pytest.mark.parametrize("function", TASKS)
+def test_the_switches_said_to_act_later_leave_the_first_loss_as_it_is(function):
+    """``differential.LATER``: the candidates that differ only in these share their first loss
+    (computed once). Each entry made of them alone starts where the protocol starts."""
+    child_inputs, _ = small_task(function)
+    protocol = next(iter(differential.CATALOGUE[function][0](child_inputs)))
+    for known in differential.CATALOGUE[function][1]:
+        first = next(iter(differential.CATALOGUE[function][0](child_inputs, **dict(known.switches))))
+        if {k for k, _ in known.switches} <= differential.LATER:
+            assert first == protocol, known.name
+
+
 def test_losses_nothing_can_follow_name_nothing():
     child_inputs, _ = small_task("lstm_gru.train_recall")
     for losses in (torch.full((12,), 2.0), torch.full((12,), float("nan")), torch.zeros(0)):
@@ -272,3 +285,15 @@ def test_a_correct_loop_is_named_nothing_at_the_graders_sizes(variant):
         child_inputs, _ = TASKS[variant.function].draw_task(seed)
         losses = losses_of(compiled(variant), child_inputs)
         assert differential.diagnosis(variant.function, child_inputs, losses) == "", seed
+
+
+def test_losses_a_hair_from_the_protocols_are_not_called_scaled():
+    """A ratio of 1 is no factor: a recall model fed one token less starts within 1e-3 of the
+    protocol's loss (the blind bank's first figure named it "scaled by a constant: 1 times")."""
+    from seqlab.labs.replay import first_steps_hint
+
+    want = torch.tensor([2.0794, 2.0700, 2.0650], dtype=torch.float64)
+    off = torch.ones(3, dtype=torch.bool)
+    for factor, said in ((1.0004, ""), (4.0, "loss scaled by a constant"), (128.0, "loss summed, not averaged")):
+        hint = first_steps_hint(want * factor, want, off, {"sequences in a batch (batch_size)": 128}, "draw")
+        assert hint.startswith(said) and (said or hint.startswith("the first loss is not the protocol's")), hint

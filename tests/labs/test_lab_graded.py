@@ -16,7 +16,7 @@ from tests.mutants.labs_slips import NAMED_MUTANTS
 from tests.mutants.labs_tasks import TASK_ALTERNATIVES
 
 # One wrong loop per kind of evidence: a crash in adam, an exact equality, a probe at lr = 0,
-# a variant forward that fits the reported losses.
+# a variant forward that fits the reported losses, a replay of the protocol with the slip.
 GRADED = [
     ("lstm_gru.train_recall", "Adam state shared between parameters"),
     ("transformer.train_reverser", "Adam state shared between parameters"),
@@ -24,6 +24,11 @@ GRADED = [
     ("selective_scan.train_selective_copy", "time-invariant scan used when selective=True"),
     ("selective_scan.train_selective_copy", "learning rate not passed to adam"),
     ("transformer.train_reverser", "causal mask missing in the decoder"),
+    # the differential replay (seqlab/labs/differential.py) and the generator's probes
+    ("lstm_gru.train_recall", "the model's softmax probabilities given to the loss (a double softmax)"),
+    ("lstm_gru.train_recall", "the batch drawn without the generator"),
+    ("transformer.train_reverser", "the decoder called with its two inputs swapped"),
+    ("selective_scan.train_selective_copy", "A = exp(A_log), without the minus sign"),
 ]
 
 

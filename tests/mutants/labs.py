@@ -155,6 +155,24 @@ LAB_MUTANTS = [
         hint="losses recorded after the update",
     ),
     Mutant(
+        "rnn.train_char_rnn",
+        "the targets are the inputs",
+        _train(("truncated_bptt(x, window[:, 1:], h,", "truncated_bptt(x, window[:, :-1], h,")),
+        hint="targets not shifted",
+    ),
+    Mutant(
+        "rnn.train_char_rnn",
+        "the one-hot inputs built from the next characters",
+        _train(("x = F.one_hot(window[:, :-1], V)", "x = F.one_hot(window[:, 1:], V)")),
+        hint="inputs built from the targets",
+    ),
+    Mutant(
+        "rnn.train_char_rnn",
+        "truncated_bptt cut at every step",
+        _train(("h, theta, seq_len)", "h, theta, 1)")),
+        hint="truncation length 1 instead of seq_len",
+    ),
+    Mutant(
         "rnn.sample_chars",
         "temperature applied after the softmax",
         """

@@ -230,5 +230,115 @@ REPLAYED_MUTANTS = [
     ),
 ]
 
+# The catalogue's entries grown from the blind bank of lab mistakes (tests/labs/blind_slips/),
+# each written again here in the base loops, by hand, not copied from the bank's entries.
+GROWN_MUTANTS = [
+    _mutant(
+        RECALL,
+        "a fresh Adam state at every step",
+        "Adam state not kept between steps",
+        ("adam(w.detach(), dw, states[name], lr=lr)", "adam(w.detach(), dw, {}, lr=lr)"),
+    ),
+    _mutant(
+        RECALL,
+        "the token to remember left out of the input",
+        "the token to remember cut from the input",
+        ("x = F.one_hot(tokens, K)", "x = F.one_hot(tokens[:, 1:], K)"),
+    ),
+    _mutant(
+        RECALL,
+        "sequences of lag + 2 tokens drawn",
+        "one distractor too many (lag + 1)",
+        ("recall_batch(K, batch_size, lag, generator)", "recall_batch(K, batch_size, lag + 1, generator)"),
+    ),
+    _mutant(
+        REVERSER,
+        "one batch drawn before the loop",
+        "one batch reused at every step",
+        (
+            "    for _ in range(steps):\n        src, tgt_in, tgt = reverser_batch(batch_size, seq_len, vocab, generator)\n",
+            "    src, tgt_in, tgt = reverser_batch(batch_size, seq_len, vocab, generator)\n    for _ in range(steps):\n",
+        ),
+    ),
+    _mutant(
+        REVERSER,
+        "logits[:, :-1] against tgt[:, 1:]",
+        "targets shifted twice",
+        (
+            "softmax_cross_entropy(logits.reshape(-1, vocab), tgt.reshape(-1))",
+            "softmax_cross_entropy(logits[:, :-1].reshape(-1, vocab), tgt[:, 1:].reshape(-1))",
+        ),
+    ),
+    _mutant(
+        REVERSER,
+        "the encoder under a causal mask",
+        "causal mask on the encoder",
+        ('p["encoder"], REVERSER_HEADS)', 'p["encoder"], REVERSER_HEADS, causal_mask(seq_len))'),
+    ),
+    _mutant(
+        REVERSER,
+        "the logits transposed to (T, B, vocab) before flattening",
+        "logits flattened time-major",
+        (
+            "softmax_cross_entropy(logits.reshape(-1, vocab),",
+            "softmax_cross_entropy(logits.transpose(0, 1).reshape(-1, vocab),",
+        ),
+    ),
+    _mutant(
+        REVERSER,
+        "the encoder reads tgt_in and the decoder the source",
+        "source and decoder input swapped",
+        ("encoder_block(embed_tokens(src, table, pe)", "encoder_block(embed_tokens(tgt_in, table, pe)"),
+        ("decoder_block(embed_tokens(tgt_in, table, pe)", "decoder_block(embed_tokens(src, table, pe)"),
+    ),
+    _mutant(
+        REVERSER,
+        "both blocks pre-LN",
+        "pre-LN blocks instead of post-LN",
+        ('p["encoder"], REVERSER_HEADS)', 'p["encoder"], REVERSER_HEADS, norm_first=True)'),
+        ("REVERSER_HEADS, causal=True)", "REVERSER_HEADS, causal=True, norm_first=True)"),
+    ),
+    _mutant(
+        COPY,
+        "the gradient negated before adam",
+        "gradient ascent: the gradient's sign flipped",
+        ("adam(params[name], dw, states[name], lr=lr)", "adam(params[name], -dw, states[name], lr=lr)"),
+    ),
+    _mutant(
+        COPY,
+        "the mean of the losses so far recorded",
+        "losses recorded as a running mean",
+        ("    losses = []\n", "    losses, raw = [], []\n"),
+        (
+            "        losses.append(loss.detach())\n",
+            "        raw.append(loss.detach())\n        losses.append(torch.stack(raw).mean())\n",
+        ),
+    ),
+    _mutant(
+        COPY,
+        "B and C passed to the scan swapped",
+        "B and C swapped",
+        ('-torch.exp(p["A_log"]), B, C,', '-torch.exp(p["A_log"]), C, B,'),
+    ),
+    _mutant(
+        COPY,
+        "the readout one position before the markers",
+        "readout one position early",
+        ("y[:, -COPY_COUNT:]", "y[:, -COPY_COUNT - 1 : -1]"),
+    ),
+    _mutant(
+        COPY,
+        "b_delta passed again as delta_bias",
+        "delta bias added twice",
+        ('p["D"], delta_softplus=True)', 'p["D"], delta_bias=p["b_delta"], delta_softplus=True)'),
+    ),
+    _mutant(
+        COPY,
+        "A = -A_log, the exponential forgotten",
+        "A without its exponential",
+        ('-torch.exp(p["A_log"])', '-p["A_log"]'),
+    ),
+]
+
 # Every known-wrong loop of the three labs, with the slip it must be named by.
-NAMED_MUTANTS = TASK_MUTANTS + SLIP_MUTANTS + REPLAYED_MUTANTS
+NAMED_MUTANTS = TASK_MUTANTS + SLIP_MUTANTS + REPLAYED_MUTANTS + GROWN_MUTANTS
