@@ -201,6 +201,12 @@ BANK: list[Blind] = [*_A, *_B]
 # Attacks that win points today, with what they win and the layer that lets them through (filled
 # in from grading each attack; the runner marks these xfail(strict=True)).
 WINS: dict[str, str] = {
+    "dict-carrier-layer-norm-kernel-in-encoder": (
+        "encoder_block 6/6: F.layer_norm run inside a dict subclass's __iter__ while the multi_head_attention stand-in compares its params under CallWatch.paused()"
+    ),
+    "float-carrier-eps-pauses-layer-norm-in-encoder": (
+        "encoder_block 6/6: F.layer_norm run inside a float subclass's __float__ while the layer_norm stand-in compares eps under CallWatch.paused()"
+    ),
     "getattr-rebound-by-tuple-unpacking": (
         "sgd 2/2: a module that binds the name getattr turns off the subset's literal-name rule; the static scan reads no computed name; torch.optim.SGD(foreach=False) runs no forbidden kernel"
     ),

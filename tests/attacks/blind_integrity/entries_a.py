@@ -279,9 +279,8 @@ class _Chunk:
         "    _DictCarrier.jobs.append(job)\n"
         "    q = _Enc.plain_ln(x, params['norm1']) if norm_first else x\n"
         "    multi_head_attention(q, q, q, _DictCarrier(params['self_attn']), num_heads, mask)\n"
-        "    if _DictCarrier.jobs:\n"
-        "        _DictCarrier.jobs.pop()()\n"
-        "    return box['out']\n",
+        "    _DictCarrier.jobs.clear()  # never run unpaused: a test it misses scores 0, not the whole function\n"
+        "    return box.get('out', x * 0)\n",
         prelude="import math\n"
         + DICT_CARRIER
         + """
@@ -309,6 +308,44 @@ class _Enc:
     def run(x, p, num_heads, mask, norm_first):
         ln = lambda h, n: torch.nn.functional.layer_norm(h, h.shape[-1:], p[n]["weight"], p[n]["bias"], 1e-5)
         att = lambda h: _Enc.mha(h, p["self_attn"], num_heads, mask)
+        ff = lambda h: (h @ p["ffn"]["W1"].T + p["ffn"]["b1"]).relu() @ p["ffn"]["W2"].T + p["ffn"]["b2"]
+        if norm_first:
+            x = x + att(ln(x, "norm1"))
+            return x + ff(ln(x, "norm2"))
+        x = ln(x + att(x), "norm1")
+        return ln(x + ff(x), "norm2")
+""",
+    ),
+    Blind(
+        "float-carrier-eps-pauses-layer-norm-in-encoder",
+        "kernels",
+        "transformer.encoder_block",
+        "def encoder_block(x, params, num_heads, mask=None, norm_first=False):\n"
+        "    box = {}\n\n"
+        "    def job():\n"
+        "        box['out'] = _Enc2.run(x, params, num_heads, mask, norm_first)\n\n"
+        "    _FloatCarrier.jobs.append(job)\n"
+        "    n1 = params['norm1']\n"
+        "    first = x if norm_first else x + multi_head_attention(x, x, x, params['self_attn'], num_heads, mask)[0]\n"
+        "    layer_norm(first, n1['weight'], n1['bias'], _FloatCarrier(1e-5))\n"
+        "    _FloatCarrier.jobs.clear()  # never run unpaused: a test it misses scores 0, not the whole function\n"
+        "    return box.get('out', x * 0)\n",
+        prelude="""
+class _FloatCarrier(float):
+    jobs = []
+
+    def __float__(self):
+        while _FloatCarrier.jobs:
+            job = _FloatCarrier.jobs.pop()
+            job()
+        return 1e-5
+
+
+class _Enc2:
+    @staticmethod
+    def run(x, p, num_heads, mask, norm_first):
+        ln = lambda h, n: torch.nn.functional.layer_norm(h, h.shape[-1:], p[n]["weight"], p[n]["bias"], 1e-5)
+        att = lambda h: multi_head_attention(h, h, h, p["self_attn"], num_heads, mask)[0]
         ff = lambda h: (h @ p["ffn"]["W1"].T + p["ffn"]["b1"]).relu() @ p["ffn"]["W2"].T + p["ffn"]["b2"]
         if norm_first:
             x = x + att(ln(x, "norm1"))

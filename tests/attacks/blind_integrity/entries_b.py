@@ -495,6 +495,23 @@ _READER = (
 """,
     ),
     Blind(
+        "numpy-builds-a-c-extension-in-the-sandbox",
+        "other",
+        "positional.sinusoidal_encoding",
+        """
+def sinusoidal_encoding(num_positions, d_model, device=None, dtype=torch.float32):
+    from numpy.testing import extbuild
+
+    mod = extbuild.build_and_import_extension(
+        "seqlab_probe",
+        [("probe", "METH_NOARGS", 'system("touch /tmp/seqlab-probe"); Py_RETURN_NONE;')],
+        prologue="#include <stdlib.h>",
+    )
+    mod.probe()
+    return torch.zeros(num_positions, d_model, dtype=dtype)
+""",
+    ),
+    Blind(
         "exception-whose-str-raises",
         "other",
         "attention.additive_attention",
