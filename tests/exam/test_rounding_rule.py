@@ -109,3 +109,35 @@ def test_three_figure_work_is_accepted_on_1000_draws_and_failed_by_the_strict_to
     # measured 0.86 of the tolerance when it was declared: every path of every draw is accepted
     assert worst <= 1.0
     assert strict_fails > 500  # why the question declares its own tolerance
+
+
+def _paper_rule_holds(students: list[str]) -> list[str]:
+    """Where the paper-wide rule (full precision, the final answer to 4 significant figures,
+    integers exactly) would not score: every numeric question of the bank, every form."""
+    broken = []
+    for q in REGISTRY.values():
+        if q.kind != "numeric":
+            continue
+        assert q.tolerance is not None
+        for form in q.forms or (None,):
+            for student in students:
+                _, key, _ = draw(q, SEED, student, form=form)
+                entries = key if isinstance(key, list) else [key]
+                if q.tolerance.rtol == 0 and q.tolerance.atol == 0:
+                    written = entries  # an exact key is an integer, given exactly
+                    if any(float(e) != int(e) for e in entries):
+                        broken.append(f"{q.id} ({student}): an exact key that is no integer: {key}")
+                    continue
+                written = [float(f"{float(e):.4g}") for e in entries]
+                if not all(q.tolerance.accepts(w, float(e)) for w, e in zip(written, entries)):
+                    broken.append(f"{q.id} ({student}): {written} for {key}")
+    return broken
+
+
+def test_the_paper_rule_scores_on_every_numeric_question():
+    assert _paper_rule_holds(["u00000", "u00001"]) == []
+
+
+@pytest.mark.bank
+def test_the_paper_rule_scores_on_every_numeric_question_for_1000_students():
+    assert _paper_rule_holds([f"u{i:05d}" for i in range(1000)]) == []

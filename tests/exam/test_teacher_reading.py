@@ -168,3 +168,22 @@ def test_the_issue_s_answers_score():
     assert grade_variant(negative, negative.key.replace("-", "\u2212")).verdict == "correct"
     assert SCRIPT["read_as_teacher"]("93,251,000", "numeric") == "93251000"
     assert SCRIPT["read_as_teacher"]("93\u2009251", "numeric") == "93251"
+
+
+def test_the_rules_the_student_reads_before_the_exam_state_each_reading():
+    from seqlab.exam.html import exam_html
+    from seqlab.exam.markdown import exam_markdown
+
+    for page in (exam_markdown(INST), exam_html(INST)):
+        for rule in (
+            "\u22120.5",
+            "93 251",
+            "1,234,567",
+            "1.2\u00d710^3",
+            "93,251",
+            "0,5",
+            "4560 MiB",
+            "nats",
+            "3 significant",
+        ):
+            assert rule in page, rule
