@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from seqlab.exam.answers import readability_problem
@@ -100,9 +100,27 @@ def test_the_questions_under_test_ask_what_this_file_assumes():
     assert any(e < 0 for q in QUESTIONS for e in expected_entries(BY_ID[q]))  # a minus sign is exercised
 
 
+# make test keeps to a few examples per question (the whole suite has a time budget); the bank run
+# draws many more of the same properties
+FEW, MANY = settings(max_examples=12), settings(max_examples=400)
+
+
 @pytest.mark.parametrize("question", QUESTIONS)
+@FEW
 @given(data=st.data())
 def test_a_teachers_equivalent_scores_as_the_plain_key(question, data):
+    equivalent_scores(question, data)
+
+
+@pytest.mark.bank
+@pytest.mark.parametrize("question", QUESTIONS)
+@MANY
+@given(data=st.data())
+def test_many_teachers_equivalents_score_as_the_plain_key(question, data):
+    equivalent_scores(question, data)
+
+
+def equivalent_scores(question, data):
     v = BY_ID[question]
     text = data.draw(teacher_answer(question))
     mark = grade_variant(v, text)
@@ -111,9 +129,25 @@ def test_a_teachers_equivalent_scores_as_the_plain_key(question, data):
     assert SCRIPT["answer_problem"](SHAPES[question], text) == "", text
 
 
+FACTORS = st.sampled_from([1.0, -1.0, 1.5, -3.0, 20.0])
+
+
 @pytest.mark.parametrize("question", QUESTIONS)
-@given(data=st.data(), factor=st.sampled_from([1.0, -1.0, 1.5, -3.0, 20.0]))
+@FEW
+@given(data=st.data(), factor=FACTORS)
 def test_an_answer_beyond_the_tolerance_never_scores_full_marks_in_any_form(question, data, factor):
+    beyond_never_scores(question, data, factor)
+
+
+@pytest.mark.bank
+@pytest.mark.parametrize("question", QUESTIONS)
+@MANY
+@given(data=st.data(), factor=FACTORS)
+def test_many_answers_beyond_the_tolerance_never_score_full_marks(question, data, factor):
+    beyond_never_scores(question, data, factor)
+
+
+def beyond_never_scores(question, data, factor):
     v = BY_ID[question]
     assert v.tolerance is not None
     assert all(not v.tolerance.accepts(moved(v, e, factor), e) for e in expected_entries(v))
@@ -123,6 +157,7 @@ def test_an_answer_beyond_the_tolerance_never_scores_full_marks_in_any_form(ques
     assert readability_problem(SHAPES[question], text) == ""  # read, then judged wrong: not refused
 
 
+@settings(max_examples=30)
 @given(whole=st.integers(1, 999), frac=st.integers(0, 999), width=st.integers(1, 3))
 def test_a_lone_comma_inside_a_number_is_refused_with_how_to_write_it(whole, frac, width):
     v = BY_ID["rnn.ce_loss"]
