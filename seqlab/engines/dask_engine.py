@@ -41,9 +41,10 @@ class EngineError(SeqlabError):
     """The engine could not start: no such scheduler, Dask not installed."""
 
 
-# Tasks sent to the scheduler per message, each batch a priority lower than the one before: one
-# message per task cost the parent ~1 ms each (10 s for a class of 10,000, bench_distributed.py),
-# and batches of 100 keep grade-all's longest-first order to within 100 hand-ins.
+# Tasks sent to the scheduler per message, each batch a priority lower than the one before: a
+# message per task, each carrying the settings, was part of the 12 ms a task the parent spent on
+# the first simulated class of 10,000 (bench_distributed.py); batches of 100 keep grade-all's
+# longest-first order to within 100 hand-ins.
 CHUNK = 100
 
 # One grading process per worker thread, kept across that worker's tasks (torch, pytest and the
@@ -114,7 +115,7 @@ class DaskEngine:
         try:
             # the settings (the whole config) sent to each worker once, not pickled into every task
             shared = client.scatter(job, broadcast=True, hash=False)
-            futures = {}
+            futures: dict[Any, Submission] = {}
             for start in range(0, len(backlog), CHUNK):
                 chunk = backlog[start : start + CHUNK]
                 mapped = client.map(
