@@ -262,6 +262,32 @@ def test_linear_scan_lengths(grade, make):
         grade.check(a, b, h0, case=case, mistakes=from_table(SCAN_MISTAKES))
 
 
+# --- supports autograd (a lab trains through it; the public twin is test_<function>_supports_autograd) ---
+# Before the complexity test: a loop that times out there twice is not called again (the
+# timeout strikes), and autograd is a property of its own, not a second charge for the time.
+
+
+@grades("selective_scan.discretize", title=AUTOGRAD_TITLE)
+def test_discretize_supports_autograd(grade, make):
+    case = Case(make, B=2, T=3, D=4, N=2)
+    u, delta, A, B, *_ = ssm_inputs(case)
+    check_autograd(grade, delta, A, B, case=case, returns=("A_bar", "B_bar"))
+
+
+@grades("selective_scan.linear_scan", title=AUTOGRAD_TITLE)
+def test_linear_scan_supports_autograd(grade, make):
+    case = Case(make, shape=(2, 6, 3), h0=True)
+    a, b, h0 = case.uniform("shape", low=-0.95, high=0.95), case.randn("shape"), case.randn(2, 3)
+    check_autograd(grade, a, b, h0, case=case)
+
+
+@grades("selective_scan.selective_scan", title=AUTOGRAD_TITLE)
+def test_selective_scan_supports_autograd(grade, make):
+    case = Case(make, B=2, T=5, D=3, N=2, softplus=True)
+    u, delta, A, B, C, D_skip, z, delta_bias = ssm_inputs(case, raw_delta=True)
+    check_autograd(grade, u, delta, A, B, C, D_skip, z, delta_bias, True, case=case)
+
+
 # --- linear_scan: complexity --------------------------------------------------------------------
 
 # The verdict is the parent's: the student's linear_scan and the reference run interleaved
@@ -635,31 +661,6 @@ def test_selective_scan_n1(grade, make):
 
 
 HELDOUT_TITLE = "the trained selective model copies the data tokens of fresh sequences in order"
-
-
-# --- supports autograd (a lab trains through it; the public twin is test_<function>_supports_autograd) ---
-
-
-@grades("selective_scan.discretize", title=AUTOGRAD_TITLE)
-def test_discretize_supports_autograd(grade, make):
-    case = Case(make, B=2, T=3, D=4, N=2)
-    u, delta, A, B, *_ = ssm_inputs(case)
-    check_autograd(grade, delta, A, B, case=case, returns=("A_bar", "B_bar"))
-
-
-@grades("selective_scan.linear_scan", title=AUTOGRAD_TITLE)
-def test_linear_scan_supports_autograd(grade, make):
-    case = Case(make, shape=(2, 6, 3), h0=True)
-    a, b, h0 = case.uniform("shape", low=-0.95, high=0.95), case.randn("shape"), case.randn(2, 3)
-    check_autograd(grade, a, b, h0, case=case)
-
-
-@grades("selective_scan.selective_scan", title=AUTOGRAD_TITLE)
-def test_selective_scan_supports_autograd(grade, make):
-    case = Case(make, B=2, T=5, D=3, N=2, softplus=True)
-    u, delta, A, B, C, D_skip, z, delta_bias = ssm_inputs(case, raw_delta=True)
-    check_autograd(grade, u, delta, A, B, C, D_skip, z, delta_bias, True, case=case)
-
 
 globals().update(task_lab_tests("selective_scan.train_selective_copy", "accuracy", HELDOUT_TITLE))
 

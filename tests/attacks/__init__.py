@@ -198,9 +198,8 @@ def linear_scan(a, b, h0=None):
         "print-fake-passed-lines",
         "optimizers.sgd",
         _sgd("""
-        import json
         print("PASSED optimizers.sgd 100%")
-        print(json.dumps({"score": 1000, "max_score": 1000, "tests": []}))
+        print('{"score": 1000, "max_score": 1000, "tests": []}')  # Gradescope's results.json, as text
         print("=" * 20 + " 99 passed in 0.1s " + "=" * 20)
         return w * 0, {}
     """),
