@@ -92,3 +92,27 @@ def test_three_shards_merged_are_one_run(tmp_path):
     assert len(links) == 5 and all((merged / link).is_file() for link in links)
     assert re.sub(r"\]\([^)]*\)", "]", report) == re.sub(r"\]\([^)]*\)", "]", alone)
     assert "imilar" in report
+
+
+def test_a_shard_that_never_ran_leaves_rows_that_say_so_and_the_cli_refuses_a_lone_scheduler(tmp_path, capsys):
+    """Hand-ins that cannot be read grade in an instant, so the merge's bookkeeping is seen
+    without a grading: shard 1 of 2 ran, shard 2 did not; every hand-in still has its row."""
+    from seqlab.batch import ClassRun, grade_all
+    from seqlab.cli import main
+    from seqlab.engines.shards import merge_shards
+    from tests.batch.test_class_faults import _settings
+
+    klass, out = tmp_path / "class", tmp_path / "out"
+    names = [f"n{i}" for i in range(8)]
+    for name in names:
+        (klass / name).mkdir(parents=True)  # no exercises/: "not a hand-in's shape", an error row
+    first = {n for n in names if Shard(1, 2).holds(n)}
+    assert first and first != set(names)
+    rows = grade_all(klass, out, _settings(), ClassRun(shard=Shard(1, 2)))
+    assert {r["submission"] for r in rows} == first and (out / "gradebook-shard-1-of-2.csv").is_file()
+    merged, lms = merge_shards([out], klass, tmp_path / "merged")
+    assert [r["submission"] for r in merged] == names
+    assert {r["submission"]: r["status"] for r in merged} == {n: "error" if n in first else "pending" for n in names}
+    assert "canvas.csv" in lms and (tmp_path / "merged" / "gradebook.csv").is_file()
+    assert main(["grade-all", str(klass), "--out", str(out), "--scheduler", "tcp://127.0.0.1:1"]) == 2
+    assert "needs --engine dask" in capsys.readouterr().err
