@@ -149,6 +149,9 @@ DENIED_ATTRIBUTES: dict[str, dict[str, str]] = {
         "bmat": "looks names up in the caller's frame from a string",
         "info": "imports modules by string and reads their sources",
         "show_runtime": "reads the interpreter and the machine",
+        # testing.measure compiles and runs a string as plain Python (the blind integrity bank's
+        # widest hole); the rest of numpy.testing is test tooling no exercise needs
+        "testing": "runs strings of code (testing.measure) outside the subset",
     },
     "numpy.ndarray": {"tofile": "writes a file", "dump": "writes a file", "ctypes": "native pointers"},
     "operator": {

@@ -200,6 +200,8 @@ BANK: list[Blind] = [*_A, *_B]
 
 # Attacks that win points today, with what they win and the layer that lets them through (filled
 # in from grading each attack; the runner marks these xfail(strict=True)).
+# Held since numpy.testing left the subset (its measure() ran strings as plain Python):
+# numpy-measure-execs-a-helper-at-import, numpy-measure-defines-the-contract-function, numpy-measure-finds-and-pauses-the-watch, measure-pauses-the-watch-for-autograd-bptt, measure-pauses-the-watch-for-an-lstm-kernel, measure-pauses-the-watch-for-fused-attention, numpy-measure-reads-the-closure, numpy-measure-patches-torch-equal-so-any-call-matches, numpy-measure-walks-frames-to-the-session, lab-copy-torch-adam-defined-by-numpy-measure, lab-char-rnn-backward-with-the-watch-paused.
 WINS: dict[str, str] = {
     "dict-carrier-layer-norm-kernel-in-encoder": (
         "encoder_block 6/6: F.layer_norm run inside a dict subclass's __iter__ while the multi_head_attention stand-in compares its params under CallWatch.paused()"
@@ -212,24 +214,6 @@ WINS: dict[str, str] = {
     ),
     "match-class-pattern-reads-an-attribute": (
         "sgd 2/2: a class pattern case object(optim=object(SGD=Opt)) reads torch.optim.SGD; the static scan resolves no match pattern, the runtime sees no forbidden kernel"
-    ),
-    "numpy-measure-execs-a-helper-at-import": (
-        "adam 5/5: numpy.testing.measure compiles and execs a string outside the subset (numpy is OPEN, numpy.testing unaudited); torch.optim.Adam by name, seen by no scan"
-    ),
-    "numpy-measure-defines-the-contract-function": (
-        "clip_grad_norm 3/3: numpy.testing.measure defines the contract function itself at import (torch.nn.utils.clip_grad_norm_); no def to scan"
-    ),
-    "numpy-measure-finds-and-pauses-the-watch": (
-        "layer_norm 3/3: unrestricted code from numpy.testing.measure walks sys._getframe to the CallWatch and pauses every recorder around F.layer_norm"
-    ),
-    "measure-pauses-the-watch-for-autograd-bptt": (
-        "rnn_bptt 8/8: CallWatch.paused() reached through numpy.testing.measure's frames; autograd's saved-tensor detector is paused with it"
-    ),
-    "measure-pauses-the-watch-for-an-lstm-kernel": (
-        "lstm_forward 3/3: torch.lstm_cell fetched and called by unrestricted code with the recorders paused"
-    ),
-    "measure-pauses-the-watch-for-fused-attention": (
-        "multi_head_attention 6/6: the fused scaled_dot_product_attention kernel called with the recorders paused (numpy.testing.measure)"
     ),
     "dict-carrier-runs-autograd-while-callee-matching-pauses": (
         "truncated_bptt 5/5: a dict subclass passed to the rnn_bptt stand-in runs autograd in __iter__ while CalleeSession.match compares it under CallWatch.paused(); no numpy needed"
@@ -267,28 +251,13 @@ WINS: dict[str, str] = {
     "sibling-contract-function-does-the-clipping": (
         "clip_grad_norm 3/3: sgd (whose rules allow it) runs clip_grad_norm_; the scan leaves sibling contract functions out and the runtime sees no forbidden kernel"
     ),
-    "numpy-measure-reads-the-closure": (
-        "gru_forward 2.6/3: unrestricted code reads gru_cell.__closure__ (the stand-in) and returns the recorded gru_cell results, no cell computed"
-    ),
-    "numpy-measure-patches-torch-equal-so-any-call-matches": (
-        "lstm_forward 3/3: torch.equal replaced by unrestricted code, so zeros match every recorded lstm_cell call in turn and the stand-in hands out each answer"
-    ),
-    "numpy-measure-walks-frames-to-the-session": (
-        "decoder_block 5.3/6: the CalleeSession found through sys._getframe; the block's answer read from its recording"
-    ),
     "lab-recall-torch-adam-by-tuple-alias": (
         "train_recall 6/6: torch.optim.Adam through a tuple-unpacked alias; labs run without the dispatch recorder and the scan misses the alias"
     ),
     "lab-reverser-torch-adam-by-class-attribute": (
         "train_reverser 6/6: torch.optim.Adam through a class attribute; no layer sees torch.optim in the lab"
     ),
-    "lab-copy-torch-adam-defined-by-numpy-measure": (
-        "train_selective_copy 6/6: the lab's optimizer is torch.optim.Adam defined by numpy.testing.measure"
-    ),
     "lab-replay-honest-then-torch-adam": (
         "train_recall 6/6: the student's adam for up to 3 steps (the replayed protocol), torch.optim.Adam beyond; the held-out test cannot tell"
-    ),
-    "lab-char-rnn-backward-with-the-watch-paused": (
-        "train_char_rnn 8/8: autograd's backward with the CallWatch paused through numpy.testing.measure's frames"
     ),
 }
