@@ -112,7 +112,8 @@ def _fail(run: _runner.JobRun, what: str) -> str:
 @pytest.mark.e2e
 # Three fresh installs of the whole lock (about 75 s each on an idle core, many minutes each when
 # the machine's two cores are shared), two gradings and the public tests, labs on: the suite's
-# 600 s stopped a healthy run on a busy machine (23 min there); 2400 s still ends a hung step.
+# 600 s stopped a healthy run on a busy machine, where a passing one took 26 min at a load of
+# 10-16 on two cores; 2400 s leaves it room and still ends a hung step.
 @pytest.mark.timeout(2400)
 def test_every_job_of_both_workflows_runs_end_to_end(released, tmp_path):
     alice, before_deadline = _alice(tmp_path / "students", released)
