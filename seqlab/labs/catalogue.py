@@ -45,7 +45,7 @@ FRESH_ADAM = _known(
     fresh_adam=True,
 )
 ASCENT = _known(
-    "gradient ascent: the gradient's sign flipped",
+    "gradient ascent (the gradient's sign flipped)",
     "your losses are those of adam given minus the gradient: adam already steps against the gradient "
     "it is given (w - lr * m_hat / ...), so give it the gradient itself.",
     ascent=True,

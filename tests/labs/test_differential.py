@@ -85,6 +85,8 @@ def test_every_catalogue_entry_has_a_loop_that_shows_it():
     assert {m.hint for m in FIRES} >= CATALOGUED, sorted(CATALOGUED - {m.hint for m in FIRES})
     for function, (_, known) in differential.CATALOGUE.items():
         assert len({k.name for k in known}) == len(known), function
+    # a hint is "name: what to do", and the class report counts the name before the first colon
+    assert not [name for name in CATALOGUED if ":" in name]
 
 
 @pytest.mark.bank

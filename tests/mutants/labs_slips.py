@@ -301,7 +301,7 @@ GROWN_MUTANTS = [
     _mutant(
         COPY,
         "the gradient negated before adam",
-        "gradient ascent: the gradient's sign flipped",
+        "gradient ascent (the gradient's sign flipped)",
         ("adam(params[name], dw, states[name], lr=lr)", "adam(params[name], -dw, states[name], lr=lr)"),
     ),
     _mutant(

@@ -1,0 +1,90 @@
+"""What the labs' feedback names on the blind bank of lab mistakes (tests/labs/blind_slips/).
+
+Each entry is graded as a hand-in, in-process (the feedback is the parent's: the replay, the
+probes and the held-out test are the same without the sandbox), with the functions the lab runs
+that live in the module the entry changes, so that a broken one is charged the way a whole
+grading charges it (the others are the honest base's). The diagnosis is every hint the lab's
+tests give, and its messages. Which slip each entry *is* was decided by
+reading its description alone, before its diagnosis was seen: tests/labs/blind_slips_expected.yaml,
+one slip name (a name of seqlab/labs/differential.py's catalogue, of seqlab/labs/slips.py, of the
+grader's tables), ``culprit <function>`` (the lab must name the broken function it runs) or
+``none`` (nothing in the catalogue is this mistake), each with its one-line reason.
+
+A hint names a mistake when it opens with a name (``name: what to do``); the locating hints
+(the first loss or update "is not the protocol's") name nothing. An entry is named right when a
+hint names its expected slip, or the lab's message names its culprit; named wrongly when a hint
+names anything else. The bar is the issue's: at least 32 named right and none wrongly.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+
+from seqlab.grading import grade_submission, grading_settings
+from seqlab.labs import LABS
+from tests.labs.blind_slips import load_bank, materialise
+
+EXPECTED = Path(__file__).resolve().parent / "blind_slips_expected.yaml"
+MODULE_OF = {lab.function.split(".")[1]: lab.function.split(".")[0] for lab in LABS.values()}
+# The openings of hints that locate a departure and name no mistake (seqlab/labs/replay.py).
+LOCATING = (
+    "the first loss is not the protocol's",
+    "the first update is not the protocol's",
+    "a later update is not the protocol's",
+)
+NAMED_RIGHT_AT_LEAST = 32  # the issue's bar, on a bank of 40 or more
+
+
+def diagnosis(entry: dict, workdir: Path, seed: int = 7) -> dict:
+    """The lab's tests on the entry as a hand-in: their scores, hints and messages."""
+    function = f"{MODULE_OF[entry['lab']]}.{entry['lab']}"
+    folder = materialise(entry, workdir / entry["id"])
+    # the functions the lab runs that the entry's module holds: a broken one fails its own tests
+    # first, and the lab names it (its culprit), as in a whole grading
+    module = entry["module"].removesuffix(".py")
+    only = ",".join([function, *(f for f in LABS[function].uses if f.startswith(f"{module}."))])
+    result = grade_submission(folder, grading_settings(isolated=False, seed=seed, only=only, labs=True))
+    tests = [t for t in result.tests if t.function == function]
+    return {
+        "function": function,
+        "lost": sum(t.max_score - t.score for t in tests),
+        "hints": [t.hint for t in tests if t.hint],
+        "messages": [t.output for t in tests if t.score < t.max_score],
+    }
+
+
+def verdict(expected: str, found: dict) -> str:
+    """``right``, ``wrong`` or ``unnamed`` for one entry's diagnosis."""
+    names = [h.split(":", 1)[0] for h in found["hints"] if not h.startswith(LOCATING)]
+    if expected.startswith("culprit "):
+        culprit = expected.split(" ", 1)[1]
+        if any(culprit in m and "failed tests of their own" in m for m in found["messages"]):
+            return "wrong" if names else "right"
+        return "wrong" if names else "unnamed"
+    if not names:
+        return "unnamed"
+    return "right" if expected != "none" and all(n == expected for n in names) else "wrong"
+
+
+@pytest.mark.bank
+def test_the_blind_bank_is_named_right_and_never_wrongly(tmp_path):
+    entries = load_bank()
+    expected = yaml.safe_load(EXPECTED.read_text(encoding="utf-8"))
+    assert sorted(expected) == sorted(e["id"] for e in entries), "every entry mapped, and only the bank's"
+    rows = {}
+    for entry in entries:
+        found = diagnosis(entry, tmp_path)
+        rows[entry["id"]] = {"expected": expected[entry["id"]]["slip"], **found}
+        rows[entry["id"]]["verdict"] = verdict(expected[entry["id"]]["slip"], found)
+    out = os.environ.get("SEQLAB_BLIND_SLIPS_OUT")
+    if out:  # the whole table, for the record (the CHANGELOG's figure)
+        Path(out).write_text(json.dumps(rows, indent=1), encoding="utf-8")
+    wrong = {k: (r["expected"], r["hints"]) for k, r in rows.items() if r["verdict"] == "wrong"}
+    right = [k for k, r in rows.items() if r["verdict"] == "right"]
+    assert not wrong, wrong
+    assert len(right) >= NAMED_RIGHT_AT_LEAST, (len(right), {k: r["hints"] for k, r in rows.items() if k not in right})
