@@ -300,7 +300,11 @@ class LabSession:
         # MISTAKE_HORIZON steps past the first departure: enough to tell the slips apart, and
         # a tenth of a full replay for the slips that show at once.
         rows = mistakes() if callable(mistakes) else mistakes
-        extra = [Candidate((n,), x, lambda steps, v=v: v(run.child_inputs, steps)) for n, v, x in rows]
+
+        def trajectory(variant: Any) -> Any:  # a row's variant, on this run's inputs
+            return lambda steps: variant(run.child_inputs, steps)
+
+        extra = [Candidate((n,), x, trajectory(v)) for n, v, x in rows]
         hint = diagnosis(self.lab.function, run.child_inputs, run.losses, MISTAKE_HORIZON, extra)
         raise GradeFailure(
             f"{self.lab.function}: the loss of step {step} is {float(got[step]):.6g}, the protocol gives "
