@@ -99,7 +99,11 @@ def test_attack(tmp_path, attack, fast_config, sandbox_mode):
         assert target_score == pytest.approx(target_max - complexity - off_graph), (
             target_score,
             target_max,
-            [(t.name, t.score, t.output[:200]) for t in result.tests if t.function == attack.target and t.score < t.max_score],
+            [
+                (t.name, t.score, t.output[:200])
+                for t in result.tests
+                if t.function == attack.target and t.score < t.max_score
+            ],
         )
     elif attack.expect == "some-lost":
         assert 0 < target_score < target_max, (target_score, target_max)
