@@ -23,6 +23,7 @@ PYPROJECT = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
 INSTRUCTOR_CODE = ("seqlab", "graders", "tests", "public_tests", "benchmarks", "solutions", "examples")
 # Import name -> distribution, where they differ.
 DISTRIBUTION_OF = {"PIL": "Pillow", "yaml": "PyYAML", "xdist": "pytest-xdist", "pytest_timeout": "pytest-timeout"}
+DISTRIBUTION_OF |= {"distributed": "dask", "IPython": "ipython"}  # dask[distributed]: the extra brings it
 FIRST_PARTY = {
     "seqlab",
     "solutions",
