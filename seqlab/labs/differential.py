@@ -160,6 +160,8 @@ def generator_ignored(child_inputs: dict, probe: Callable[..., object] | None, s
     first, again = losses(state), losses(state)
     if first is None or again is None:
         return ""
+    if not bool(torch.isfinite(first).all() and torch.isfinite(again).all()):
+        return ""  # NaN is unequal to itself: two runs that diverge say nothing of the generator
     if not torch.equal(first, again):
         return "the same generator state gave two different runs of your function"
     gen = torch.Generator()
