@@ -21,6 +21,21 @@ from tests.labs.test_lab_tasks import LEARNS_DESPITE_ITS_SLIP, TASKS, compiled, 
 from tests.mutants.labs_slips import NAMED_MUTANTS
 from tests.mutants.labs_tasks import TASK_ALTERNATIVES, TASK_BASES
 
+# The replay's slips whose loop still learns the task (tests/mutants/labs_slips.py): the held-out
+# test passes and names nothing, and the first-steps replay names them. Unlike
+# LEARNS_DESPITE_ITS_SLIP's, most keep the protocol's first loss (they differ from the update on).
+STILL_LEARNS = LEARNS_DESPITE_ITS_SLIP | {
+    "the readout averages the states over time",
+    "the loss recomputed after the update and recorded",
+    "the batch drawn without the generator",
+    "the source drawn from torch's global generator",
+    "the skip term D left out of the scan, the crash silenced with allow_unused",
+    "a fresh Adam state at every step",
+    "the loss of the updated weights recorded",
+    "sequences of lag + 2 tokens drawn",
+    "the mean of the losses so far recorded",
+}
+
 
 def evidence_of(function: str, train, seed: int) -> tuple[dict | None, Evidence | None, str]:
     """The held-out metrics, the evidence and the crash message (if any) of ``train`` on the
@@ -161,12 +176,12 @@ def test_a_known_wrong_loop_is_named_by_its_slip(variant):
     for seed in (0, 1):
         metrics, evidence, crash = evidence_of(variant.function, train, seed)
         # one that may still learn the task is named all the same (in the replay's test)
-        assert variant.description in LEARNS_DESPITE_ITS_SLIP or not passes(variant.function, metrics), (seed, metrics)
+        assert variant.description in STILL_LEARNS or not passes(variant.function, metrics), (seed, metrics)
         # in-process the crash is in the reference's adam, not in a student's exercises/ (the
         # sandbox's frame, which crash_hint also asks for: tests/labs/test_lab_graded.py)
         hint = slips.crash_hint(crash + "\n  exercises/optimizers.py, line 1, in adam") if crash else ""
         hint = hint or (named(variant.function, evidence) if evidence else "")
-        if variant.hint and variant.description in LEARNS_DESPITE_ITS_SLIP and passes(variant.function, metrics):
+        if variant.hint and variant.description in STILL_LEARNS and passes(variant.function, metrics):
             # It learned the task all the same (a decoder that sees the next target can still
             # learn to reverse): its held-out test passes and asks for no name, and a name is
             # given only where the held-out loss shows the slip; the replay's test names it.
