@@ -1,4 +1,4 @@
-"""How the feedback does on an unseen-mistake bank (benchmarks/unseen/README.md): for every
+"""How the feedback does on an unseen-mistake bank (tests/heldout/README.md): for every
 mistake, what the hidden grading says and whether the public tests point at its function.
 
     .venv/bin/python benchmarks/bench_unseen.py BANK_DIR [--out OUT.json] [--md OUT.md]

@@ -67,8 +67,8 @@ def test_a_bank_is_its_numbered_files_in_order(tmp_path):
 
 
 def test_every_committed_bank_loads():
-    banks = sorted(p for p in (ROOT / "benchmarks" / "unseen").iterdir() if p.is_dir())
-    assert banks, "no bank under benchmarks/unseen/"
+    banks = sorted(p for p in (ROOT / "tests" / "heldout").iterdir() if p.is_dir())
+    assert banks, "no bank under tests/heldout/"
     for bank in banks:
         assert len(load_bank(bank)) >= 1, bank
 

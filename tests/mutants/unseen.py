@@ -1,5 +1,5 @@
 """Unseen-mistake banks: mistakes written from the student release alone, by someone who has not
-read the graders or this folder, one file each (the format: benchmarks/unseen/README.md).
+read the graders or this folder, one file each (the format: tests/heldout/README.md).
 
 A bank file is a header of comment lines (``# function:``, ``# mistake:``, ``# class:``,
 ``# confirmed:``; a line indented after ``#`` continues the key above it), then the whole
