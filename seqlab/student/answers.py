@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import torch
+
 
 class Anomaly(Exception):
     """The child broke the protocol."""
@@ -24,12 +26,15 @@ _RESULT: dict[str, type] = {
     "output": str,
 }
 _ERROR: dict[str, type] = {"kind": str, "message": str, "ops": dict, "output": str}
+# During a call, a stand-in asks for its callee's recorded result (seqlab.student.callees): the
+# callee and the call's bound arguments; the parent answers each ask and waits for the next frame.
+_CALLEE: dict[str, type] = {"callee": str, "arguments": dict}
 _ANSWERS: dict[str, dict[str, dict[str, type]]] = {
     "load": {"loading": {"module": str}, "loaded": {"errors": dict}},
-    "call": {"result": _RESULT, "error": _ERROR},
+    "call": {"result": _RESULT, "error": _ERROR, "callee": _CALLEE},
     # a call whose outputs are also backpropagated (seqlab.student.gradcheck): the gradients by
-    # input, or why autograd could not give them
-    "backward": {"result": {**_RESULT, "grads": dict, "backward_error": str}, "error": _ERROR},
+    # input (each a tensor), or why autograd could not give them
+    "backward": {"result": {**_RESULT, "grads": dict, "backward_error": str}, "error": _ERROR, "callee": _CALLEE},
 }
 _ERROR_KINDS = {"not_implemented", "missing", "exception", "timeout", "crash", "memory", "protocol"}
 
@@ -51,8 +56,12 @@ def check_answer(request_op: str, message: Any) -> dict[str, Any]:
         raise Anomaly("malformed op counts")
     if "aliased" in message and not all(isinstance(p, str) for p in message["aliased"]):
         raise Anomaly("malformed aliasing report")
-    if "grads" in message and not all(isinstance(k, str) for k in message["grads"]):
+    if "grads" in message and not all(
+        isinstance(k, str) and type(g) is torch.Tensor for k, g in message["grads"].items()
+    ):
         raise Anomaly("malformed gradients")
+    if "arguments" in message and not all(isinstance(k, str) for k in message["arguments"]):
+        raise Anomaly("malformed callee arguments")
     if "errors" in message and not all(isinstance(k, str) and isinstance(v, str) for k, v in message["errors"].items()):
         raise Anomaly("malformed load errors")
     return message

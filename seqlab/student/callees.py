@@ -6,35 +6,37 @@ chooses. Instead:
 
 * in the trusted parent, ``record_callees`` runs the reference of the function under test on
   the test's own inputs, with its declared callees wrapped so that each call the reference makes
-  is recorded, in order, as (callee, bound arguments, result); the recording travels with the
-  call as plain data;
+  is recorded, in order, as (callee, bound arguments, result); the recording stays there;
 * in the student's process, ``CalleeSession`` puts stand-ins in place of the declared callees
-  only. A stand-in returns a recorded result when the student's call is one the reference made:
-  same callee, arguments equal within the dtype tolerance of grading_config.yaml, and in order
-  (see ``CalleeSession.match``); every other call runs the student's own callee. Calls between
-  contract functions that are not declared always run the student's own code.
+  only. A stand-in asks for a recorded result when the student makes a call (in the isolated
+  child, over the call's channel: the parent's ``Matcher`` answers one call at a time), and gets
+  one when the call is one the reference made: same callee, arguments equal within the dtype
+  tolerance of grading_config.yaml, and in order (see ``Matcher``); every other call runs the
+  student's own callee. Calls between contract functions that are not declared always run the
+  student's own code.
 
 So a stand-in can only hand out what an honest caller computing the test's answer the
-reference's way receives anyway: a callee's correct result on the inputs of that decomposition.
-Stand-ins expire with the call: the session is closed and its recording dropped when the call
-returns, and a stand-in kept somewhere and used in a later call runs the student's own callee.
+reference's way receives anyway: a callee's correct result on the inputs of that decomposition,
+once the student's code has made that call; nothing recorded is in the child before then.
+Stand-ins expire with the call: a stand-in kept somewhere and used in a later call runs the
+student's own callee.
 """
 
 from __future__ import annotations
 
 import contextlib
-import signal
+import gc
 import sys
-import threading
 from collections.abc import Callable, Iterator
 from functools import cache
 from inspect import Signature, signature
-from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 import torch
 
 from .. import contract
+from .budget import time_budget
+from .plain import NotPlain, plain_tree
 from .trees import clone_tree
 
 if TYPE_CHECKING:
@@ -85,45 +87,6 @@ def _tree_bytes(obj: Any) -> int:
 
 def _clone(obj: Any) -> Any:
     return clone_tree(obj)
-
-
-# After the budget the alarm repeats at this interval until the block has ended: an exception
-# raised while Python runs a weakref or __del__ callback is printed and dropped, so a single
-# alarm that lands there would leave the block running with no limit (seen in the mutant bank).
-RETRY_S = 0.05
-
-
-@contextlib.contextmanager
-def time_budget(seconds: float | None, exception: type[BaseException]) -> Iterator[None]:
-    """Raise ``exception`` in the main thread after ``seconds`` (no limit off the main thread)."""
-    if not seconds or threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    active = [True]
-
-    def fire(signum: int, frame: FrameType | None) -> None:
-        if active[0]:
-            raise exception()
-
-    hook = sys.unraisablehook
-
-    def dropped(unraisable: sys.UnraisableHookArgs) -> None:
-        # The alarm landed in a callback and was dropped, as expected (the repeat lands again):
-        # not reported, so that no slower hook (pytest's formats a traceback) runs while the
-        # repeats keep coming and is cut short by one of them.
-        if not isinstance(unraisable.exc_value, exception):
-            hook(unraisable)
-
-    previous = signal.signal(signal.SIGALRM, fire)
-    sys.unraisablehook = dropped
-    signal.setitimer(signal.ITIMER_REAL, seconds, RETRY_S)
-    try:
-        yield
-    finally:
-        active[0] = False  # first: a repeat that arrives from here on does nothing
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-        sys.unraisablehook = hook
 
 
 def record_callees(
@@ -235,44 +198,32 @@ def same_value(actual: Any, recorded: Any, tolerances: dict[str, tuple[float, fl
     return type(actual) is type(recorded) and actual == recorded
 
 
-class CalleeSession:
-    """The stand-ins of one graded call.
+class Matcher:
+    """The recorded calls of one graded call, matched in order, where the recording is kept.
 
-    ``match`` is "in order" per callee: a student's call is matched against the recorded calls
-    of the same callee from a cursor onwards, and a match moves the cursor past it. So a caller
-    that makes fewer calls (it skips recorded ones) still gets the later ones, each recorded
-    result is handed out for at most one position in the sequence, and an extra call that the
-    reference never made runs the student's own callee. A repeat of a call already matched gets
-    the same result again (the student already holds it; a caller that computes a callee twice
-    is not charged for it). Only the graded function's own calls are matched: inside a callee
-    that runs the student's code, further contract calls run the student's code too.
+    For the isolated runner that is the trusted parent: the student's process holds no recorded
+    result, and a stand-in asks for one per call with its arguments (seqlab.student.child).
+    ``match`` is "in order" per callee: a call is matched against the recorded calls of the same
+    callee from a cursor onwards, and a match moves the cursor past it. So a caller that makes
+    fewer calls (it skips recorded ones) still gets the later ones, each recorded result is handed
+    out for at most one position in the sequence, and an extra call that the reference never made
+    is not matched. A repeat of a call already matched gets the same result again (the student
+    already holds it; a caller that computes a callee twice is not charged for it).
     """
 
-    def __init__(
-        self,
-        recording: list[dict[str, Any]],
-        tolerances: dict[str, tuple[float, float]],
-        watch: CallWatch | None = None,
-    ) -> None:
+    def __init__(self, recording: list[dict[str, Any]], tolerances: dict[str, tuple[float, float]]) -> None:
         self.tolerances = tolerances
-        self.watch = watch
         self.pending: dict[str, list[dict[str, Any]]] = {}
         for entry in recording:
             self.pending.setdefault(entry["callee"], []).append(entry)
         self.matched: dict[str, list[dict[str, Any]]] = {}
-        self.depth = 0
-        self.open = True
 
-    def close(self) -> None:
-        """The call is over: drop the recording, so a kept stand-in has nothing to hand out."""
-        self.open = False
-        self.pending, self.matched = {}, {}
+    def callees(self) -> list[str]:
+        """The callees the reference called here: a stand-in of any other never asks."""
+        return sorted(self.pending)
 
-    def match(self, callee: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[bool, Any]:
-        """``(True, recorded result)`` for a call the reference made, else ``(False, None)``."""
-        arguments = bind_arguments(callee, args, kwargs)
-        if arguments is None:
-            return False, None
+    def match(self, callee: str, arguments: Any) -> tuple[bool, Any]:
+        """``(True, recorded result)`` for bound ``arguments`` the reference passed, else ``(False, None)``."""
         pending = self.pending.get(callee, [])
         for i, entry in enumerate(pending):
             if same_value(arguments, entry["arguments"], self.tolerances):
@@ -283,6 +234,85 @@ class CalleeSession:
             if same_value(arguments, entry["arguments"], self.tolerances):
                 return True, entry["result"]
         return False, None
+
+
+class Answers:
+    """Where a session's stand-ins get correct results from: ``ask(callee, plain bound arguments)
+    -> (found, result)``, asked only for ``callees``. In the isolated child ``ask`` is a round trip
+    to the parent; in-process it is a ``Matcher`` beside the call."""
+
+    def __init__(self, callees: list[str], ask: Callable[[str, dict[str, Any]], tuple[bool, Any]]) -> None:
+        self.callees = frozenset(callees)
+        self.ask = ask
+
+    @classmethod
+    def local(cls, recording: list[dict[str, Any]], tolerances: dict[str, tuple[float, float]]) -> Answers:
+        matcher = Matcher(recording, tolerances)
+
+        def ask(callee: str, arguments: dict[str, Any]) -> tuple[bool, Any]:
+            found, result = matcher.match(callee, arguments)
+            return found, _clone(result) if found else None
+
+        return cls(matcher.callees(), ask)
+
+
+@contextlib.contextmanager
+def _no_collection() -> Iterator[None]:
+    """No garbage collection inside: a collection would run the ``__del__`` of the student's
+    objects in a cycle while the recorders are paused."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+class CalleeSession:
+    """The stand-ins of one graded call (``answers``: a recording, or ``Answers`` to ask).
+
+    A stand-in binds the student's call and checks, by type checks that run none of the student's
+    code (seqlab.student.plain), that the arguments are plain data; then, with the call's
+    recorders paused, it asks for the recorded result. A call that is not matched, or whose
+    arguments are not plain (a ``float`` subclass for ``eps``: said in the call's printed output),
+    runs the student's own callee, watched. Only the graded function's own calls are matched:
+    inside a callee that runs the student's code, further contract calls run the student's code.
+    """
+
+    def __init__(
+        self,
+        answers: list[dict[str, Any]] | Answers,
+        tolerances: dict[str, tuple[float, float]] | None = None,
+        watch: CallWatch | None = None,
+    ) -> None:
+        if not isinstance(answers, Answers):
+            answers = Answers.local(answers, tolerances or {})
+        self.answers: Answers | None = answers
+        self.watch = watch
+        self.depth = 0
+        self.open = True
+
+    def close(self) -> None:
+        """The call is over: a kept stand-in asks for nothing any more."""
+        self.open = False
+        self.answers = None
+
+    def _ask(self, callee: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[bool, Any]:
+        answers = self.answers
+        if answers is None or callee not in answers.callees:
+            return False, None
+        arguments = bind_arguments(callee, args, kwargs)
+        if arguments is None:
+            return False, None
+        try:
+            plain = {name: plain_tree(value, name) for name, value in arguments.items()}
+        except NotPlain as exc:  # before the pause: nothing of the student's runs while it lasts
+            sys.stdout.write(f"[seqlab] {callee}: {exc}; your own {callee.split('.')[-1]} ran instead\n")
+            return False, None
+        paused = self.watch.paused() if self.watch is not None else contextlib.nullcontext()
+        with paused, _no_collection():  # asking is the grader's work, not the student's operations
+            return answers.ask(callee, plain)
 
     def stand_in(self, callee: str, own: Callable[..., Any] | None) -> Callable[..., Any]:
         session = self
@@ -297,11 +327,9 @@ class CalleeSession:
         def stand_in(*args: Any, **kwargs: Any) -> Any:
             if not session.open or session.depth:
                 return run_own(*args, **kwargs)
-            paused = session.watch.paused() if session.watch is not None else contextlib.nullcontext()
-            with paused:  # matching is the grader's work, not the student's operations
-                found, result = session.match(callee, args, kwargs)
-                if found:
-                    return _clone(result)
+            found, result = session._ask(callee, args, kwargs)
+            if found:
+                return result
             session.depth += 1
             try:
                 return run_own(*args, **kwargs)

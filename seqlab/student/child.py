@@ -3,9 +3,10 @@
 Started by ``IsolatedStudent`` with ``python -I`` from an empty scratch directory, a minimal
 environment (no CI tokens) and two pipes. Before any student code is imported it lowers its
 own resource limits and installs an audit hook (see guards.install_audit_hook). It holds no
-reference solution and can ask the parent for nothing: a call arrives with the recording of
-the reference's calls to its declared callees on the test's own inputs (seqlab.student.callees),
-and every frame it sends carries the request's id and its own sequence number (codec).
+reference solution and no recorded answer: a call arrives with the names of the declared callees
+the reference called on the test's own inputs, and a stand-in asks the parent for one callee's
+recorded result when the student's code makes that call (``ask``, seqlab.student.callees). Every
+frame it sends carries the request's id and its own sequence number (codec).
 """
 
 from __future__ import annotations
@@ -99,6 +100,7 @@ def serve(fd_in: int, fd_out: int) -> None:
 
     from seqlab import contract
     from seqlab.student import codec
+    from seqlab.student.callees import Answers
     from seqlab.student.guards import install_audit_hook
     from seqlab.student.invoke import CallFailed, CappedText, invoke
     from seqlab.student.loader import contract_objects, load_submission, resolve
@@ -114,6 +116,17 @@ def serve(fd_in: int, fd_out: int) -> None:
         request_id, _, message = codec.decode(codec.read_frame(lambda n: _read_exact(fd_in, n)))
         current["id"], current["seq"] = request_id, 0
         return message
+
+    def ask(callee: str, arguments: dict[str, Any]) -> tuple[bool, Any]:
+        """One stand-in's question to the parent, inside a call: the recorded result, if any."""
+        try:
+            send({"op": "callee", "callee": callee, "arguments": arguments})
+        except codec.CodecError:  # arguments that cannot travel (a sparse tensor, ...) match nothing
+            return False, None
+        request_id, _, answer = codec.decode(codec.read_frame(lambda n: _read_exact(fd_in, n)))
+        if request_id != current["id"] or not isinstance(answer, dict) or answer.get("op") != "answer":
+            os._exit(3)  # the parent never sends anything else here: the channel is broken
+        return bool(answer["found"]), answer["result"]
 
     request = receive()
     assert request["op"] == "load"
@@ -163,7 +176,7 @@ def serve(fd_in: int, fd_out: int) -> None:
                 graded=name,
                 modules=modules,
                 functions=functions,
-                recording=list(request["recording"]),
+                recording=Answers(list(request["callees"]), ask),
                 tolerances=tolerances,
                 kernels=request["kernels"],
                 output_limit=output_limit,

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .base import Args, Backward, Kwargs, Outcome, Seconds, StudentCode, StudentError
-from .callees import time_budget
+from .budget import time_budget
 from .invoke import CallFailed, invoke
 from .loader import contract_objects, load_submission, resolve
 from .trees import clone_tree

@@ -18,7 +18,7 @@ import torch
 
 from .. import contract
 from . import gradcheck
-from .callees import CalleeSession, bind_arguments
+from .callees import Answers, CalleeSession, bind_arguments
 from .guards import CallWatch
 from .trees import clone_tree
 
@@ -158,7 +158,7 @@ def invoke(
     graded: str,
     modules: dict[str, Any],
     functions: dict[str, Any],
-    recording: list[dict[str, Any]],
+    recording: list[dict[str, Any]] | Answers,
     tolerances: dict[str, tuple[float, float]],
     kernels: bool,
     output_limit: int,
@@ -167,7 +167,8 @@ def invoke(
     """Call ``fn(*args, **kwargs)``; the arguments must already be the student's own copies.
 
     ``recording`` is what the reference's declared callees returned on this test's inputs
-    (seqlab.student.callees.record_callees); the stand-ins made from it end with this call.
+    (seqlab.student.callees.record_callees), or ``Answers`` to ask for it one call at a time;
+    the stand-ins made from it end with this call.
     ``backward`` (``{"wrt": [...], "seed": int}``): the named inputs require grad and the report
     carries the gradients of seqlab.student.gradcheck.backward, or why autograd gave none."""
     watch = CallWatch(kernels=kernels)

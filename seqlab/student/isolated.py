@@ -28,6 +28,7 @@ from ..subset.modules import read_modules
 from . import codec
 from .answers import Anomaly, check_answer
 from .base import Args, Backward, Kwargs, Outcome, Seconds, StudentCode, StudentError
+from .callees import Matcher
 from .children import retire_server_of, take
 from .cputime import cpu_seconds, host_pid
 from .spawn import Child
@@ -76,6 +77,7 @@ class IsolatedStudent(StudentCode):
         self.timeouts: dict[str, int] = {}
         self.child: Child | None = None
         self.request_id, self.expected_seq, self.request_op = 0, 0, "load"
+        self.reply_seq = 0  # the parent's frames within one request: its answers to the stand-ins
         self._spawn()
 
     # -- process management ------------------------------------------------------------------
@@ -138,7 +140,23 @@ class IsolatedStudent(StudentCode):
     def _request(self, message: dict[str, Any]) -> None:
         """Send a request under a fresh id; the child's answers must carry it, numbered from 0."""
         self.request_id, self.expected_seq, self.request_op = secrets.randbits(62), 0, message["op"]
+        self.reply_seq = 0
         data = codec.encode(message, request=self.request_id, seq=0)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(self.fd_out, view) :]
+        except (BrokenPipeError, OSError):
+            raise _ChildGone() from None
+
+    def _answer(self, matcher: Matcher, message: dict[str, Any]) -> None:
+        """Answer a stand-in's question with the recorded result when the child's call is one the
+        reference made (seqlab.student.callees.Matcher), under the request's id."""
+        found, result = matcher.match(message["callee"], message["arguments"])
+        self.reply_seq += 1
+        data = codec.encode(
+            {"op": "answer", "found": found, "result": result}, request=self.request_id, seq=self.reply_seq
+        )
         try:
             view = memoryview(data)
             while view:
@@ -272,13 +290,14 @@ class IsolatedStudent(StudentCode):
         if self.timeouts.get(qualname, 0) >= TIMEOUT_STRIKES:
             raise StudentError("timeout", f"timed out {TIMEOUT_STRIKES} times already in this run; not called again")
         timeout = timeout or self.limits.call_timeout_s
-        recording = self.recording(qualname, args, kwargs or {}, own_callees)
+        # the recording stays here: the child's stand-ins ask for one result at a time (_answer)
+        matcher = Matcher(self.recording(qualname, args, kwargs or {}, own_callees), self.tolerances)
         request = {
             "op": "call" if backward is None else "backward",
             "name": qualname,
             "args": list(args),
             "kwargs": dict(kwargs or {}),
-            "recording": recording,
+            "callees": matcher.callees(),
             "kernels": kernels,
             **({} if backward is None else {"backward": backward}),
         }
@@ -294,7 +313,11 @@ class IsolatedStudent(StudentCode):
                 if attempt:
                     raise StudentError("crash", "the student process could not take the call") from None
         try:
-            message = self._receive(time.monotonic() + timeout)
+            deadline = time.monotonic() + timeout
+            message = self._receive(deadline)
+            while message["op"] == "callee":  # a stand-in's question; the call goes on after it
+                self._answer(matcher, message)
+                message = self._receive(deadline)
         except TimeoutError:
             self._kill()
             self.timeouts[qualname] = self.timeouts.get(qualname, 0) + 1

@@ -200,64 +200,19 @@ BANK: list[Blind] = [*_A, *_B]
 
 # Attacks that win points today, with what they win and the layer that lets them through (filled
 # in from grading each attack; the runner marks these xfail(strict=True)).
+# Held since a stand-in checks its arguments are plain data, by type checks that run none of the
+# student's code, before it pauses the recorders (seqlab/student/plain.py):
+# dict-carrier-layer-norm-kernel-in-encoder, float-carrier-eps-pauses-layer-norm-in-encoder,
+# dict-carrier-runs-autograd-while-callee-matching-pauses.
+# Held since the forbidden Python-level APIs are recorded at run time (seqlab/student/apiwatch.py:
+# torch.optim, torch.nn.utils' clipping, however reached) and complex tensors are forbidden with
+# autograd: getattr-rebound-by-tuple-unpacking, match-class-pattern-reads-an-attribute,
+# tuple-unpacking-hides-an-alias, annotated-assignment-hides-an-alias, class-attribute-hides-an-alias,
+# module-lambda-hides-an-alias, helper-of-a-helper-is-not-scanned, helper-module-clips-with-torch-utils,
+# contract-function-is-a-partial, contract-function-is-a-lambda,
+# contract-function-is-a-staticmethod-of-a-class, sibling-contract-function-does-the-clipping,
+# lab-recall-torch-adam-by-tuple-alias, lab-reverser-torch-adam-by-class-attribute,
+# lab-replay-honest-then-torch-adam, complex-step-gradients-without-autograd.
 # Held since numpy.testing left the subset (its measure() ran strings as plain Python):
 # numpy-measure-execs-a-helper-at-import, numpy-measure-defines-the-contract-function, numpy-measure-finds-and-pauses-the-watch, measure-pauses-the-watch-for-autograd-bptt, measure-pauses-the-watch-for-an-lstm-kernel, measure-pauses-the-watch-for-fused-attention, numpy-measure-reads-the-closure, numpy-measure-patches-torch-equal-so-any-call-matches, numpy-measure-walks-frames-to-the-session, lab-copy-torch-adam-defined-by-numpy-measure, lab-char-rnn-backward-with-the-watch-paused.
-WINS: dict[str, str] = {
-    "dict-carrier-layer-norm-kernel-in-encoder": (
-        "encoder_block 6/6: F.layer_norm run inside a dict subclass's __iter__ while the multi_head_attention stand-in compares its params under CallWatch.paused()"
-    ),
-    "float-carrier-eps-pauses-layer-norm-in-encoder": (
-        "encoder_block 6/6: F.layer_norm run inside a float subclass's __float__ while the layer_norm stand-in compares eps under CallWatch.paused()"
-    ),
-    "getattr-rebound-by-tuple-unpacking": (
-        "sgd 2/2: a module that binds the name getattr turns off the subset's literal-name rule; the static scan reads no computed name; torch.optim.SGD(foreach=False) runs no forbidden kernel"
-    ),
-    "match-class-pattern-reads-an-attribute": (
-        "sgd 2/2: a class pattern case object(optim=object(SGD=Opt)) reads torch.optim.SGD; the static scan resolves no match pattern, the runtime sees no forbidden kernel"
-    ),
-    "dict-carrier-runs-autograd-while-callee-matching-pauses": (
-        "truncated_bptt 5/5: a dict subclass passed to the rnn_bptt stand-in runs autograd in __iter__ while CalleeSession.match compares it under CallWatch.paused(); no numpy needed"
-    ),
-    "complex-step-gradients-without-autograd": (
-        "rnn_bptt 8/8: gradients by complex-step differentiation, no autograd and no derivative written; no rule or layer looks at how a gradient is obtained"
-    ),
-    "tuple-unpacking-hides-an-alias": (
-        "adam 5/5: (_ADAM,) = (torch.optim.Adam,) is no alias to the scan (one Name target only); foreach=False runs no forbidden kernel"
-    ),
-    "annotated-assignment-hides-an-alias": (
-        "sgd 2/2: an annotated assignment (_SGD: object = torch.optim.SGD) is not read by the alias resolver"
-    ),
-    "class-attribute-hides-an-alias": (
-        "rmsprop 3/3: _Optims.rms names torch.optim.RMSprop in a class body the scan never enters for the function"
-    ),
-    "module-lambda-hides-an-alias": (
-        "adagrad 3/3: a module-level lambda is no FunctionDef, so the helper scan skips it"
-    ),
-    "helper-of-a-helper-is-not-scanned": (
-        "sgd_momentum 3/3: the scan follows one level of module helpers; torch.optim.SGD sits in the second"
-    ),
-    "helper-module-clips-with-torch-utils": (
-        "clip_grad_norm 3/3: a sibling helper module (exercises/_clipkit.py) is never scanned for the function; clip_grad_norm_(foreach=False) runs no forbidden kernel"
-    ),
-    "contract-function-is-a-partial": (
-        "rmsprop 3/3: rmsprop = partial(helper) has no def, so nothing is scanned; torch.optim.RMSprop is a default argument"
-    ),
-    "contract-function-is-a-lambda": (
-        "adagrad 3/3: adagrad is a lambda over a helper naming torch.optim.Adagrad; no def, no scan"
-    ),
-    "contract-function-is-a-staticmethod-of-a-class": (
-        "clip_grad_norm 3/3: clip_grad_norm = _Tools.clip, a staticmethod calling torch.nn.utils.clip_grad_norm_; no def, no scan"
-    ),
-    "sibling-contract-function-does-the-clipping": (
-        "clip_grad_norm 3/3: sgd (whose rules allow it) runs clip_grad_norm_; the scan leaves sibling contract functions out and the runtime sees no forbidden kernel"
-    ),
-    "lab-recall-torch-adam-by-tuple-alias": (
-        "train_recall 6/6: torch.optim.Adam through a tuple-unpacked alias; labs run without the dispatch recorder and the scan misses the alias"
-    ),
-    "lab-reverser-torch-adam-by-class-attribute": (
-        "train_reverser 6/6: torch.optim.Adam through a class attribute; no layer sees torch.optim in the lab"
-    ),
-    "lab-replay-honest-then-torch-adam": (
-        "train_recall 6/6: the student's adam for up to 3 steps (the replayed protocol), torch.optim.Adam beyond; the held-out test cannot tell"
-    ),
-}
+WINS: dict[str, str] = {}

@@ -9,7 +9,8 @@ import weakref
 import pytest
 import torch
 
-from seqlab.student.callees import CalleeSession, record_callees, time_budget
+from seqlab.student.budget import time_budget
+from seqlab.student.callees import CalleeSession, record_callees
 
 
 def _transformer_inputs(gen):
