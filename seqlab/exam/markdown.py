@@ -158,11 +158,14 @@ def paper_rules(inst: ExamInstance) -> list[tuple[str, str]]:
     exam = inst.exam
     rules = []
     if exam.duration:
+        from .timing import MEDIAN, STRONG, question_minutes
+
         rules.append(
             (
                 "Time",
-                f"{exam.duration:g} minutes. The questions are planned for {inst.minutes:g} minutes of work; "
-                "each question's points follow its length.",
+                f"{exam.duration:g} minutes. Reading and working these questions takes a strong student about "
+                f"{question_minutes(inst, STRONG):.0f} minutes and a median student about "
+                f"{question_minutes(inst, MEDIAN):.0f}; each question's points follow its length.",
             )
         )
     rules += [(aid.capitalize(), allowed[:1].upper() + allowed[1:].rstrip(".") + ".") for aid, allowed in exam.aids]

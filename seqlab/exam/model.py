@@ -102,8 +102,6 @@ class Question:
     valid: Callable[[dict], bool] | None = None
     # forms of unequal difficulty: ``sample(rng, form)`` draws one; every student of an exam gets the same
     forms: tuple[str, ...] = ()
-    # the minutes a prepared student needs, reading included: an exam's draws must fit its duration
-    minutes: float = 0.0
     # no key entry is 0 or a number the question prints: per-entry credit then pays every entry
     own_entries: bool = False
     # the text template written beside the generator (``declare.text``); "" = the ``template`` file
@@ -129,8 +127,6 @@ def register(q: Question) -> Question:
         raise QuestionError(f"{q.id}: a numeric question states its tolerance")
     if q.kind == SYMBOLIC and q.symbols is None:
         raise QuestionError(f"{q.id}: a symbolic question declares its symbols")
-    if not q.minutes > 0:
-        raise QuestionError(f"{q.id}: a question declares the minutes it takes (``minutes=`` of its kind line)")
     REGISTRY[q.id] = q
     return q
 

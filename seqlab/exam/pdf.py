@@ -26,6 +26,7 @@ from ..errors import SeqlabError
 from .html import markdown_to_html
 from .markdown import environment, paper_context
 from .model import NUMERIC, SYMBOLIC
+from .timing import check_fits
 from .variants import ExamInstance
 
 # Math is drawn at the body's size (11pt ~ 14.7 px at 96 dpi): CSS px in WeasyPrint are 1/96 in.
@@ -83,6 +84,8 @@ def answer_space(v) -> str:
 
 
 def paper_html(inst: ExamInstance, *, key: bool = False) -> str:
+    if not key:
+        check_fits(inst)  # as every medium: no paper longer than its duration
     context = paper_context(inst)
     context.update(
         key=key,

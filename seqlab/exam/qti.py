@@ -55,6 +55,7 @@ from .html import markdown_to_html
 from .markdown import answer_format, paper_rules, partial_credit_rule, render_texts
 from .marking import expected_entries
 from .model import CHOICE, NUMERIC, TRUEFALSE, Variant
+from .timing import check_fits
 from .variants import ExamInstance
 
 QTI_NS = "http://www.imsglobal.org/xsd/ims_qtiasiv1p2"
@@ -273,6 +274,7 @@ def _numeric_response(item: ET.Element, presentation: ET.Element, printed_key: s
 
 
 def assessment_xml(inst: ExamInstance) -> tuple[bytes, list[Skipped]]:
+    check_fits(inst)  # as every medium: no paper longer than its duration
     render_texts(inst)
     ident = safe_ident(f"seqlab-{inst.student}")
     root = ET.Element("questestinterop", xmlns=QTI_NS)

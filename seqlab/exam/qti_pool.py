@@ -29,6 +29,7 @@ from .examfile import ExamQuestion
 from .markdown import render_texts
 from .model import Variant
 from .qti import QTI_NS, Skipped, entries, rules_item, safe_ident, stays_line, travels, variant_item, variant_items
+from .timing import check_fits
 from .variants import ExamInstance
 
 
@@ -93,6 +94,7 @@ def one_quiz_xml(instances: list[ExamInstance]) -> tuple[bytes, list[Skipped]]:
     """The class's one quiz (see the module's docstring) and the questions that stay on paper."""
     exam = instances[0].exam
     for inst in instances:
+        check_fits(inst)  # as every medium: no paper longer than its duration
         render_texts(inst)
     root = ET.Element("questestinterop", xmlns=QTI_NS)
     assessment = ET.SubElement(root, "assessment", ident="seqlab-variants", title=f"{exam.title} (variants)")

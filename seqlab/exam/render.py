@@ -14,6 +14,7 @@ from .html import exam_html, key_html
 from .markdown import exam_markdown, key_markdown
 from .marking import answer_shapes
 from .notebook import exam_notebook
+from .timing import check_fits
 from .variants import ExamInstance
 
 
@@ -57,6 +58,7 @@ def check_script(inst: ExamInstance) -> str:
 
 
 def write_exam(inst: ExamInstance, out: Path, *, notebook: bool = False, html: bool = True) -> list[Path]:
+    check_fits(inst)  # a paper longer than its duration is not handed out, in any medium
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     sid = inst.student

@@ -37,7 +37,7 @@ def _sample(rng, form):
 def test_each_line_declares_one_fact_and_mistakes_keep_their_order(scratch_ids):
     scratch_ids.append("test.declared")
 
-    @numeric("test.declared", _sample, FOUR_DIGITS, hint="one number", minutes=2.5)
+    @numeric("test.declared", _sample, FOUR_DIGITS, hint="one number")
     @cites("W8 §8.2", "L5 §15")
     @exercises("attention.scaled_dot_product_attention")
     @forms("small", "large")
@@ -62,7 +62,7 @@ def test_each_line_declares_one_fact_and_mistakes_keep_their_order(scratch_ids):
     assert {n: m.value for n, m in q.mistakes(small).items()} == {"doubled": 6.0, "negated": -3}
     assert list(q.mistakes(large)) == ["doubled", "negated", "only_large"]
     assert q.mistakes(small)["doubled"].feedback == "the answer is not doubled"
-    assert q.minutes == 2.5 and q.own_entries
+    assert q.own_entries
 
 
 def test_a_formula_declares_its_symbols_and_equivalent_forms(scratch_ids):
@@ -71,7 +71,7 @@ def test_a_formula_declares_its_symbols_and_equivalent_forms(scratch_ids):
     def symbols(p):
         return (Sym("w", 0.5, 2.0),)
 
-    @formula("test.formula", lambda rng: {"k": 3}, symbols, minutes=2)
+    @formula("test.formula", lambda rng: {"k": 3}, symbols)
     @cites("L5 §5.1")
     @equivalents(lambda p: [f"w*w^{p['k'] - 1}"])
     def power(p):
@@ -88,27 +88,21 @@ def test_a_fact_above_the_kind_line_is_refused(scratch_ids):
     with pytest.raises(ValueError, match="declared above the question's kind"):
 
         @exercises("rnn.rnn_cell")
-        @numeric("test.misplaced", lambda rng: {}, FOUR_DIGITS, minutes=1)
+        @numeric("test.misplaced", lambda rng: {}, FOUR_DIGITS)
         @cites("L5 §5.1")
         def misplaced(p):
             """Misplaced."""
             return 1.0
 
 
-@pytest.mark.parametrize(
-    "doc, minutes, message",
-    [(None, 1, "docstring is the question's title"), ("Untimed.", 0, "declares the minutes it takes")],
-    ids=["no title", "no minutes"],
-)
-def test_a_question_without_its_title_or_minutes_is_refused(scratch_ids, doc, minutes, message):
+def test_a_question_without_its_title_is_refused(scratch_ids):
     scratch_ids.append("test.refused")
 
     def answer(p):
         return 1.0
 
-    answer.__doc__ = doc
-    with pytest.raises(ValueError, match=message):
-        numeric("test.refused", lambda rng: {}, FOUR_DIGITS, minutes=minutes)(cites("L5 §5.1")(answer))
+    with pytest.raises(ValueError, match="docstring is the question's title"):
+        numeric("test.refused", lambda rng: {}, FOUR_DIGITS)(cites("L5 §5.1")(answer))
     assert "test.refused" not in REGISTRY
 
 
@@ -140,7 +134,7 @@ def test_a_new_question_is_one_declaration_and_one_exam_line(scratch_ids, tmp_pa
 
     scratch_ids.append("toy.double")
 
-    @numeric("toy.double", lambda rng: {"x": rng.randint(2, 90) / 10}, FOUR_DIGITS, hint="one number", minutes=1)
+    @numeric("toy.double", lambda rng: {"x": rng.randint(2, 90) / 10}, FOUR_DIGITS, hint="one number")
     @text(
         r"""
         {% block question %}What is twice $x = {{ p.x|num }}$?{% endblock %}

@@ -36,9 +36,7 @@ def _unscaled(p):
     return floats(torch.softmax(scores, dim=0))
 
 
-@numeric(
-    "attn.sdpa_weights", _sample_weights, FOUR_DIGITS, hint="three numbers, the weights of keys 1, 2, 3", minutes=4
-)
+@numeric("attn.sdpa_weights", _sample_weights, FOUR_DIGITS, hint="three numbers, the weights of keys 1, 2, 3")
 @cites("W8 §8.2", "L5 §15", "L7-8 (Lecture 8) §二.2", "W8 §8.1", "W8 §19")
 @exercises("attention.scaled_dot_product_attention")
 @mistake("no_scaling", "the scores must be divided by sqrt(d) = sqrt(2)", _unscaled)
@@ -57,7 +55,7 @@ def _sample_output(rng):
     }
 
 
-@numeric("attn.sdpa_output", _sample_output, FOUR_DIGITS, hint="two numbers, the output row", minutes=5)
+@numeric("attn.sdpa_output", _sample_output, FOUR_DIGITS, hint="two numbers, the output row")
 @cites("W8 §9", "W8 §8.3", "L7-8 (Lecture 8) §二.1", "L7-8 (Lecture 8) §二.2", "L7-8 (Lecture 8) §二")
 @exercises("attention.scaled_dot_product_attention")
 @mistake(
@@ -85,7 +83,6 @@ def _sample_causal(rng):
     _sample_causal,
     FOUR_DIGITS,
     hint="three numbers, the weights on positions 1, 2, 3",
-    minutes=4,
 )
 @cites("W8 §12", "L7-8 (Lecture 8) §三", "W8 §10.1", "W8 §16.2")
 @exercises("attention.causal_mask", "attention.scaled_dot_product_attention")
@@ -110,9 +107,7 @@ def _sample_additive(rng):
     }
 
 
-@numeric(
-    "attn.additive", _sample_additive, FOUR_DIGITS, hint="four numbers: the three weights, then the context", minutes=5
-)
+@numeric("attn.additive", _sample_additive, FOUR_DIGITS, hint="four numbers: the three weights, then the context")
 @cites(
     "L7-8 (Lecture 8) §一.1",
     "L7-8 (Lecture 8) §一",
@@ -146,7 +141,7 @@ def _sample_memory(rng):
     }
 
 
-@numeric("attn.memory", _sample_memory, FOUR_DIGITS, hint="one number, in MiB (2^20 bytes)", minutes=2)
+@numeric("attn.memory", _sample_memory, FOUR_DIGITS, hint="one number, in MiB (2^20 bytes)")
 @cites("W8 §14", "L5 §17", "L7-8 (Lecture 8) §五", "W8 §18", "L5 §14")
 @exercises("attention.multi_head_attention")
 @mistake("one_head", "every head has its own N x M weights", heads=False)
@@ -162,7 +157,7 @@ def _mem_symbols(p):
     return tuple(Sym(n, 1, 64, integer=True) for n in names)
 
 
-@formula("attn.memory_formula", lambda rng, form: {"self": form == "self"}, _mem_symbols, minutes=2)
+@formula("attn.memory_formula", lambda rng, form: {"self": form == "self"}, _mem_symbols)
 @cites("W8 §14", "L5 §17", "L5 §18", "L7-8 (Lecture 8) §五")
 @exercises("attention.multi_head_attention")
 @forms("self", "cross")
@@ -183,7 +178,7 @@ def _sample_mha_params(rng):
     return {"E": E, "heads": rng.choice([h for h in (2, 4, 8, 16) if E % h == 0])}
 
 
-@numeric("attn.mha_params", _sample_mha_params, EXACT, hint="an integer", minutes=2)
+@numeric("attn.mha_params", _sample_mha_params, EXACT, hint="an integer")
 @cites("W8 §13.1", "L5 §16", "W8 §13")
 @exercises("attention.multi_head_attention")
 @mistake("per_head", "the heads split E into blocks of E/h: the projections are E x E in total", per_head=True)
@@ -209,7 +204,7 @@ def _sample_mha_shapes(rng, form):
     }
 
 
-@numeric("attn.mha_shapes", _sample_mha_shapes, EXACT, hint="the shape as integers", minutes=2)
+@numeric("attn.mha_shapes", _sample_mha_shapes, EXACT, hint="the shape as integers")
 @cites("W8 §13.1", "L5 §16", "W8 §16.2", "L7-8 (Lecture 8) §三", "W8 §13")
 @exercises("attention.multi_head_attention")
 @forms(*MHA_CASES)
@@ -238,7 +233,7 @@ def _var_symbols(p):
     return (Sym("d", 1, 64, integer=True),) + ((Sym("sigma", 0.2, 3.0),) if p["case"] == "sigma" else ())
 
 
-@formula("attn.var_qk", lambda rng, form: {"case": form}, _var_symbols, minutes=2)
+@formula("attn.var_qk", lambda rng, form: {"case": form}, _var_symbols)
 @cites("W8 §8.2", "L5 §15", "L7-8 (Lecture 8) §二.2", "W8 §19", "L5 §20")
 @exercises("attention.scaled_dot_product_attention")
 @forms("unit", "sigma", "scaled")
@@ -273,7 +268,7 @@ def _sample_qkv(rng):
     return {"X": mat(rng, 2, 2, -2, 2), "W_Q": mat(rng, 2, 2), "W_K": mat(rng, 2, 2), "W_V": mat(rng, 2, 2)}
 
 
-@numeric("attn.qkv_projection", _sample_qkv, FOUR_DIGITS, hint="the two entries of y_1", minutes=5)
+@numeric("attn.qkv_projection", _sample_qkv, FOUR_DIGITS, hint="the two entries of y_1")
 @cites("W8 §9", "W8 §10.1", "W8 §8.2", "L7-8 (Lecture 8) §二.1", "L5 §15")
 @exercises("attention.scaled_dot_product_attention", "attention.multi_head_attention")
 @mistake(

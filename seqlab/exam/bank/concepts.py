@@ -16,8 +16,6 @@ from ...paths import COURSE_ROOT
 from ..model import CHOICE, TRUEFALSE, Question, register
 
 CONCEPTS_PATH = COURSE_ROOT / "exams" / "concepts.yaml"
-# reading a stem and four options and choosing one; an entry that needs longer says ``minutes:``
-CONCEPT_MINUTES = 1.0
 
 
 class ConceptError(SeqlabError, ValueError):
@@ -103,7 +101,6 @@ def load(path: Path = CONCEPTS_PATH) -> list[Question]:
                     template=f"questions/concept_{kind}.md.j2",
                     exercises=tuple(entry.get("exercises", ())),
                     topic="concepts",
-                    minutes=float(entry.get("minutes", CONCEPT_MINUTES)),
                 )
             )
         )

@@ -1,11 +1,11 @@
 """How the bank declares a question: one line per fact, stacked over the function that answers it.
 
 The top line names the kind and registers the question (``model.register``) with everything the
-lines under it declared: ``numeric(id, sample, tolerance, minutes=, hint=)`` (a number or a list
-of numbers, graded within ``tolerance``; ``hint`` says how to write it) or ``formula(id, sample,
-symbols, minutes=)`` (a formula in ``symbols(params)``, graded by equivalence). ``minutes`` is
-the time a prepared student needs (about 5 for a multi-step calculation, 2-3 for one
-computation, a count or a formula): an exam file's duration bounds the sum over any draw. ``attn.memory`` in
+lines under it declared: ``numeric(id, sample, tolerance, hint=)`` (a number or a list of
+numbers, graded within ``tolerance``; ``hint`` says how to write it) or ``formula(id, sample,
+symbols)`` (a formula in ``symbols(params)``, graded by equivalence). A question declares no
+minutes: ``exam/timing.py`` measures each draw's work (words, operations, values written), and
+an exam's papers must fit its duration by that estimate. ``attn.memory`` in
 ``bank/attention.py`` shows the whole shape. The answer function's docstring is the question's
 title (its first line, without the final period), as a command's docstring is its help.
 
@@ -155,13 +155,11 @@ def _register(id: str, kind: str, sample: Callable, **declared: Any) -> Callable
     return wrap
 
 
-def numeric(
-    id: str, sample: Callable, tolerance: Tolerance, *, minutes: float, hint: str = ""
-) -> Callable[[Answer], Answer]:
+def numeric(id: str, sample: Callable, tolerance: Tolerance, *, hint: str = "") -> Callable[[Answer], Answer]:
     """A question answered by a number or a list of numbers, graded within ``tolerance``."""
-    return _register(id, NUMERIC, sample, tolerance=tolerance, answer_hint=hint, minutes=float(minutes))
+    return _register(id, NUMERIC, sample, tolerance=tolerance, answer_hint=hint)
 
 
-def formula(id: str, sample: Callable, symbols: Callable, *, minutes: float) -> Callable[[Answer], Answer]:
+def formula(id: str, sample: Callable, symbols: Callable) -> Callable[[Answer], Answer]:
     """A question answered by a formula in ``symbols(params)``, graded by equivalence."""
-    return _register(id, SYMBOLIC, sample, symbols=symbols, minutes=float(minutes))
+    return _register(id, SYMBOLIC, sample, symbols=symbols)

@@ -62,7 +62,7 @@ def _lstm_count_same_input(p):
     return float(p["layers"] * one_layer)
 
 
-@numeric("lstm.param_count", _sample_lstm_count, EXACT, hint="an integer", minutes=2)
+@numeric("lstm.param_count", _sample_lstm_count, EXACT, hint="an integer")
 @cites("L5 §7.1", "L5 §9", "L5 §10", "L5 §11", "L7-8 (Lecture 7) §五.1")
 @exercises("lstm_gru.lstm_forward", "rnn.birnn_forward")
 @forms("unidirectional", "bidirectional")
@@ -85,7 +85,7 @@ def _sample_gru_count(rng):
     }
 
 
-@numeric("gru.param_count", _sample_gru_count, EXACT, hint="an integer", minutes=2)
+@numeric("gru.param_count", _sample_gru_count, EXACT, hint="an integer")
 @cites("L5 §8", "L5 §9")
 @exercises("lstm_gru.gru_forward")
 @mistake("one_bias", "PyTorch keeps two bias vectors, b_ih and b_hh", lambda p: _lstm_count(p, "gru", biases=1))
@@ -100,7 +100,7 @@ def _formula_symbols(p):
 
 
 # Forms: LSTM or GRU (equal difficulty, but the exam still gives everyone the same cell).
-@formula("lstm.param_count_formula", lambda rng, form: {"cell": form}, _formula_symbols, minutes=2)
+@formula("lstm.param_count_formula", lambda rng, form: {"cell": form}, _formula_symbols)
 @cites("L5 §9", "L5 §7.1", "L5 §8")
 @exercises("lstm_gru.lstm_cell", "lstm_gru.gru_cell")
 @forms("lstm", "gru")
@@ -133,7 +133,7 @@ def _lstm_no_output_gate(p):
     return [c, math.tanh(c)]
 
 
-@numeric("lstm.cell_update", _sample_lstm_cell, FOUR_DIGITS, hint="two numbers, C_t then h_t", minutes=5)
+@numeric("lstm.cell_update", _sample_lstm_cell, FOUR_DIGITS, hint="two numbers, C_t then h_t")
 @cites("L5 §7.1", "L5 §7.2", "L5 §7.3", "L5 §7.4", "L5 §7.5", "L7-8 (Lecture 7) §五.1")
 @exercises("lstm_gru.lstm_cell")
 @mistake("no_output_gate", "h_t = o_t * tanh(C_t): the output gate is missing", _lstm_no_output_gate)
@@ -168,7 +168,6 @@ def _sample_gates(rng):
     _sample_gates,
     FOUR_DIGITS,
     hint="four numbers: C_t (2 entries), then h_t (2 entries)",
-    minutes=4,
 )
 @cites("L5 §7.4", "L5 §7.5", "L5 §7.2", "L5 §7.3", "L7-8 (Lecture 7) §五.1")
 @exercises("lstm_gru.lstm_cell")
@@ -194,7 +193,7 @@ def _sample_gru(rng):
     }
 
 
-@numeric("gru.update", _sample_gru, FOUR_DIGITS, hint="one number, h_t", minutes=4)
+@numeric("gru.update", _sample_gru, FOUR_DIGITS, hint="one number, h_t")
 @cites("L5 §8", "L5 §8.1", "L5 §8.2")
 @exercises("lstm_gru.gru_cell")
 @mistake(
@@ -234,7 +233,7 @@ def _path_symbols(p):
     return tuple(Sym(f"f{i}", 0.05, 0.99) for i in range(1, p["k"] + 1))
 
 
-@formula("lstm.cell_path", lambda rng, form: {"k": int(form)}, _path_symbols, minutes=2)
+@formula("lstm.cell_path", lambda rng, form: {"k": int(form)}, _path_symbols)
 @cites("L7-8 (Lecture 7) §五.2", "L7-8 (Lecture 7) §六", "L5 §7.4", "L5 §7.2")
 @exercises("lstm_gru.lstm_cell")
 @forms("2", "3", "4")

@@ -61,7 +61,7 @@ def _ascent(p):
     return [w + p["lr"] * g for w, g in zip(p["w"], p["dw"])]
 
 
-@numeric("opt.sgd_step", _sample_sgd, FOUR_DIGITS, hint="three numbers, w1, w2, w3", minutes=3)
+@numeric("opt.sgd_step", _sample_sgd, FOUR_DIGITS, hint="three numbers, w1, w2, w3")
 @cites("W8 §1.1")
 @exercises("optimizers.sgd")
 @mistake("ascent", "this moves along the gradient (ascent); SGD subtracts lr times the gradient", _ascent)
@@ -78,7 +78,6 @@ def sgd_step(p):
     _two_steps(LRS, mu=(0.9, 0.5, 0.8)),
     FOUR_DIGITS,
     hint="two numbers, the entries of w_2",
-    minutes=5,
 )
 @cites("W8 §1.2")
 @exercises("optimizers.sgd_momentum")
@@ -97,7 +96,7 @@ def _unit_steps(p):
     return w
 
 
-@numeric("opt.adagrad_steps", _two_steps(LRS), FOUR_DIGITS, hint="two numbers, the entries of w_2", minutes=5)
+@numeric("opt.adagrad_steps", _two_steps(LRS), FOUR_DIGITS, hint="two numbers, the entries of w_2")
 @cites("W8 §1.3")
 @exercises("optimizers.adagrad")
 @mistake(
@@ -116,7 +115,6 @@ def adagrad_steps(p):
     _two_steps((0.01, 0.05, 0.1), alpha=(0.9, 0.5, 0.8)),
     FOUR_DIGITS,
     hint="two numbers, the entries of w_2",
-    minutes=5,
 )
 @cites("W8 §1.4")
 @exercises("optimizers.rmsprop")
@@ -166,9 +164,7 @@ def _adam_sign_steps(p):
     return w
 
 
-@numeric(
-    "opt.adam_steps", _sample_adam, FOUR_DIGITS, hint="two numbers, the entries of w after the last step", minutes=6
-)
+@numeric("opt.adam_steps", _sample_adam, FOUR_DIGITS, hint="two numbers, the entries of w after the last step")
 @cites("W8 §1.5")
 @exercises("optimizers.adam")
 @mistake(
@@ -200,7 +196,7 @@ def _value_clipped(p):
 
 # Validity: ||g|| > tau (else the ``unclipped`` mistake is the key: nothing to clip), and some
 # entry exceeds tau (else value clipping, the ``elementwise`` mistake, changes nothing).
-@numeric("opt.clip_vector", _sample_clip, FOUR_DIGITS, hint="three numbers, the clipped gradient", minutes=3)
+@numeric("opt.clip_vector", _sample_clip, FOUR_DIGITS, hint="three numbers, the clipped gradient")
 @cites("L5 §6.1", "L7-8 (Lecture 7) §四")
 @exercises("optimizers.clip_grad_norm")
 @mistake("unclipped", "the norm is above the threshold, so the gradient is rescaled", lambda p: list(p["g"]))
@@ -229,7 +225,7 @@ def _bias_symbols(p):
     return (Sym(beta, 0.5, 0.99), Sym("t", 1, 12, integer=True))
 
 
-@formula("opt.bias_correction", _sample_bias, _bias_symbols, minutes=2)
+@formula("opt.bias_correction", _sample_bias, _bias_symbols)
 @cites("W8 §1.5")
 @exercises("optimizers.adam")
 @equivalents(lambda p: [f"(1 - {_bias_symbols(p)[0].name}^t)^(-1)", f"-1/({_bias_symbols(p)[0].name}**t - 1)"])
@@ -250,7 +246,7 @@ def _clip_symbols(p):
     return out + ((Sym("g", -2.0, 2.0),) if p["form"] == "component" else ())
 
 
-@formula("opt.clip_scale", _sample_clip_sym, _clip_symbols, minutes=2)
+@formula("opt.clip_scale", _sample_clip_sym, _clip_symbols)
 @cites("L5 §6.1")
 @exercises("optimizers.clip_grad_norm")
 @forms("factor", "component")
@@ -268,7 +264,7 @@ def _adagrad_decay_symbols(p):
     return (Sym("lr", 0.001, 1.0), Sym("t", 1, 50, integer=True))
 
 
-@formula("opt.adagrad_decay", lambda rng: {"g": rng.choice((0.5, 1, 2, 3))}, _adagrad_decay_symbols, minutes=2)
+@formula("opt.adagrad_decay", lambda rng: {"g": rng.choice((0.5, 1, 2, 3))}, _adagrad_decay_symbols)
 @cites("W8 §1.3", "W8 §1.4")
 @exercises("optimizers.adagrad")
 @equivalents(lambda p: ["lr*t^(-1/2)", "lr*sqrt(t)/t"])

@@ -24,7 +24,7 @@ def _euler(p):
     return [1 + p["delta"] * p["A"], p["delta"] * p["B"]]
 
 
-@numeric("ssm.discretize", _sample_disc, FOUR_DIGITS, hint="two numbers, A_bar then B_bar", minutes=3)
+@numeric("ssm.discretize", _sample_disc, FOUR_DIGITS, hint="two numbers, A_bar then B_bar")
 @cites("L5 §18.1", "L5 §18.2", "L5 §18")
 @exercises("selective_scan.discretize")
 @mistake("euler_A", "A_bar is exp(delta*A) (zero-order hold), not 1 + delta*A", _euler)
@@ -45,7 +45,7 @@ def _sample_scan(rng):
     }
 
 
-@numeric("ssm.scan_output", _sample_scan, FOUR_DIGITS, hint="two numbers, y_1 and y_2", minutes=4)
+@numeric("ssm.scan_output", _sample_scan, FOUR_DIGITS, hint="two numbers, y_1 and y_2")
 @cites("L5 §18.2", "L5 §18.1", "L7-8 (Lecture 7) §七")
 @exercises("selective_scan.selective_scan")
 @mistake("no_skip", "the skip term D*u_t is part of y_t", skip=False)
@@ -65,7 +65,7 @@ def _from_zero(p):
     return floats(ref("selective_scan").linear_scan(t([[p["a"]]]), t([[p["b"]]])))
 
 
-@numeric("ssm.linear_recurrence", _sample_linear, FOUR_DIGITS, hint="three numbers, h_1, h_2, h_3", minutes=4)
+@numeric("ssm.linear_recurrence", _sample_linear, FOUR_DIGITS, hint="three numbers, h_1, h_2, h_3")
 @cites("L5 §18.3", "L5 §5.1", "L5 §18.1")
 @exercises("selective_scan.linear_scan")
 @mistake("no_h0", "the recurrence starts from the given h_0, not from 0", _from_zero)
@@ -88,7 +88,6 @@ def _scan_depth(T: int) -> int:
     lambda rng: {"T": rng.choice((100, 1000, 1024, 4096, 5000, 65536, 100000))},
     EXACT,
     hint="two integers",
-    minutes=1.5,
 )
 @cites("L5 §18.3", "L7-8 (Lecture 7) §七", "L5 §19")
 @exercises("selective_scan.linear_scan")
@@ -106,7 +105,7 @@ def _sample_kv(rng):
     }
 
 
-@numeric("ssm.kv_cache", _sample_kv, FOUR_DIGITS, hint="one number, in MiB (2^20 bytes)", minutes=2)
+@numeric("ssm.kv_cache", _sample_kv, FOUR_DIGITS, hint="one number, in MiB (2^20 bytes)")
 @cites("L7-8 (Lecture 7) §七", "L5 §18", "L5 §14", "W8 §14")
 @exercises("selective_scan.selective_scan")
 @mistake("keys_only", "the cache stores both keys and values", both=False)
@@ -133,7 +132,7 @@ def _unroll_equivalents(p):
     return ["*".join(reversed(a)), "(" + "*".join(a) + ")^2/(" + "*".join(a) + ")"]
 
 
-@formula("ssm.unroll", lambda rng, form: {"T": 3, "what": form}, _unroll_symbols, minutes=2)
+@formula("ssm.unroll", lambda rng, form: {"T": 3, "what": form}, _unroll_symbols)
 @cites("L5 §18.3", "L5 §18.2")
 @exercises("selective_scan.linear_scan")
 @forms("state", "gradient")

@@ -37,7 +37,7 @@ def _sample_count(rng):
     }
 
 
-@numeric("rnn.param_count", _sample_count, EXACT, hint="an integer", minutes=2)
+@numeric("rnn.param_count", _sample_count, EXACT, hint="an integer")
 @cites("L5 §2.1", "W8 §2.2", "L7-8 (Lecture 7) §一.2", "L7-8 (Lecture 7) §四")
 @exercises("rnn.rnn_forward", "rnn.rnn_bptt")
 @mistake("times_T", "the weights are shared by all time steps: the count does not grow with T", shared=False)
@@ -54,7 +54,7 @@ def _count_sym_symbols(p):
 
 
 # Forms: with or without the output layer (one more term to count); one per exam.
-@formula("rnn.param_count_formula", lambda rng, form: {"output": form == "with_output"}, _count_sym_symbols, minutes=2)
+@formula("rnn.param_count_formula", lambda rng, form: {"output": form == "with_output"}, _count_sym_symbols)
 @cites("L5 §2.1", "L5 §0")
 @exercises("rnn.rnn_forward")
 @forms("with_output", "hidden_only")
@@ -86,7 +86,7 @@ def _cell_pre(p):
     return floats(t(p["x"]) @ t(p["W_xh"]).T + t(p["h_prev"]) @ t(p["W_hh"]).T + t(p["b_h"]))
 
 
-@numeric("rnn.cell_step", _sample_cell, FOUR_DIGITS, hint="two numbers, the entries of h_t", minutes=4)
+@numeric("rnn.cell_step", _sample_cell, FOUR_DIGITS, hint="two numbers, the entries of h_t")
 @cites("W8 §2.2", "L5 §2.1", "L7-8 (Lecture 7) §一.2", "W8 §3")
 @exercises("rnn.rnn_cell")
 @mistake("no_tanh", "that is the pre-activation; apply tanh", _cell_pre)
@@ -115,7 +115,7 @@ def _sample_shapes(rng, form):
     }
 
 
-@numeric("rnn.shapes", _sample_shapes, EXACT, hint="the shape as integers, e.g. 2, 3, 4", minutes=1.5)
+@numeric("rnn.shapes", _sample_shapes, EXACT, hint="the shape as integers, e.g. 2, 3, 4")
 @cites("W8 §3.1", "W8 §3.2", "L5 §1.1", "L5 §10", "L7-8 (Lecture 7) §一.1", "W8 §3")
 @exercises("rnn.rnn_forward", "rnn.birnn_forward")
 @forms(*SHAPE_CASES)
@@ -151,7 +151,7 @@ def _ce(p):
     return ref("rnn").softmax_cross_entropy(t([p["logits"]]), torch.tensor([p["target"]]))
 
 
-@numeric("rnn.ce_loss", _sample_ce, FOUR_DIGITS, hint="one number", minutes=2)
+@numeric("rnn.ce_loss", _sample_ce, FOUR_DIGITS, hint="one number")
 @cites("L5 §2.2", "W8 §4", "L7-8 (Lecture 7) §二.1")
 @exercises("rnn.softmax_cross_entropy")
 @mistake("log2", "the loss uses the natural log, not log2", lambda p: float(_ce(p)) / math.log(2))
@@ -160,7 +160,7 @@ def ce_loss(p):
     return float(_ce(p))
 
 
-@numeric("rnn.ce_grad", _sample_ce, FOUR_DIGITS, hint="three numbers, dL/do_0, dL/do_1, dL/do_2", minutes=3)
+@numeric("rnn.ce_grad", _sample_ce, FOUR_DIGITS, hint="three numbers, dL/do_0, dL/do_1, dL/do_2")
 @cites("L5 §3.2")
 @exercises("rnn.softmax_cross_entropy", "rnn.rnn_bptt")
 @mistake("sign", "the sign is flipped: the gradient is p - y", lambda p: [-x for x in ce_grad(p)])  # type: ignore[has-type]  # its own name in its decorator
@@ -187,7 +187,7 @@ def _sample_ce_sym(rng):
     return {"C": C, "y": y, "j": j}
 
 
-@formula("rnn.ce_grad_formula", _sample_ce_sym, _ce_sym_symbols, minutes=2)
+@formula("rnn.ce_grad_formula", _sample_ce_sym, _ce_sym_symbols)
 @cites("L5 §3.2", "L5 §20")
 @exercises("rnn.softmax_cross_entropy", "rnn.rnn_bptt")
 @equivalents(

@@ -27,7 +27,7 @@ def _sample_embedding(rng):
 
 # The answer is the input's term W_xh x_t of the hidden pre-activation, not the embedding row
 # itself: a row of the printed E could be copied.
-@numeric("rnn.embedding_lookup", _sample_embedding, FOUR_DIGITS, hint="two numbers, the entries of W_xh x_t", minutes=3)
+@numeric("rnn.embedding_lookup", _sample_embedding, FOUR_DIGITS, hint="two numbers, the entries of W_xh x_t")
 @text(
     r"""
 {% block question %}
@@ -81,7 +81,7 @@ def _sample_greedy(rng):
             return p
 
 
-@numeric("rnn.greedy_decode", _sample_greedy, EXACT, hint="two token indices", minutes=6)
+@numeric("rnn.greedy_decode", _sample_greedy, EXACT, hint="two token indices")
 @cites("W8 §4", "W8 §3.3", "L5 §4", "L7-8 (Lecture 7) §三")
 @exercises("rnn.greedy_decode")
 def greedy_decode(p):
@@ -135,9 +135,7 @@ THREE_FIGURE_WORK = Tolerance(
 )
 
 
-@numeric(
-    "rnn.bptt_param_grads", _sample_param_grads, THREE_FIGURE_WORK, hint="dL/du, dL/dw, dL/db in this order", minutes=6
-)
+@numeric("rnn.bptt_param_grads", _sample_param_grads, THREE_FIGURE_WORK, hint="dL/du, dL/dw, dL/db in this order")
 @cites("L5 §3.5", "L5 §3.4", "L5 §3", "L7-8 (Lecture 7) §二.2")
 @exercises("rnn.rnn_bptt")
 @mistake(
@@ -258,7 +256,6 @@ def _token_and_probability(cdf, u) -> list[float]:
     _sample_token_params,
     FOUR_DIGITS,
     hint="two numbers: the token index, then its probability",
-    minutes=3,
 )
 @cites("W8 §4", "W8 §3.3", "L5 §4")
 @exercises("rnn.greedy_decode")

@@ -53,7 +53,6 @@ def _bptt(p):
     lambda rng, form: _sample_bptt(rng, (form,)),
     FOUR_DIGITS,
     hint="two numbers, one per class",
-    minutes=5,
 )
 @cites("L5 §3.3", "L5 §3.1", "L5 §3", "L7-8 (Lecture 7) §二.2")
 @exercises("rnn.rnn_bptt")
@@ -64,9 +63,7 @@ def bptt_output_grad(p):
     return floats(_bptt(p)[1][p["target"]])
 
 
-@numeric(
-    "rnn.bptt_hidden_grad", lambda rng, form: _sample_bptt(rng, (form,)), FOUR_DIGITS, hint="one number", minutes=6
-)
+@numeric("rnn.bptt_hidden_grad", lambda rng, form: _sample_bptt(rng, (form,)), FOUR_DIGITS, hint="one number")
 @cites("L5 §3.4", "L5 §3.5", "L5 §3", "L7-8 (Lecture 7) §二.2", "L5 §20")
 @exercises("rnn.rnn_bptt")
 @forms("W_hh", "h0", "b_h", "W_xh")
@@ -86,7 +83,7 @@ def _recursion_symbols(p):
     return base if p["last"] else base + (Sym("w", -2, 2), Sym("h_next", -0.9, 0.9), Sym("g_next", -2, 2))
 
 
-@formula("rnn.hidden_grad_recursion", _sample_recursion, _recursion_symbols, minutes=2)
+@formula("rnn.hidden_grad_recursion", _sample_recursion, _recursion_symbols)
 @cites("L5 §3.4", "L5 §20")
 @exercises("rnn.rnn_bptt")
 @equivalents(
@@ -128,9 +125,7 @@ def _sample_eigen(rng):
     return {"a": a, "b": b, "k": k, "direction": direction}
 
 
-@numeric(
-    "rnn.eigen_growth", _sample_eigen, Tolerance(rtol=1e-3, atol=0.0), hint="one number, the ratio of norms", minutes=3
-)
+@numeric("rnn.eigen_growth", _sample_eigen, Tolerance(rtol=1e-3, atol=0.0), hint="one number, the ratio of norms")
 @cites("L5 §5.1", "L5 §5", "L7-8 (Lecture 7) §四", "L5 §20")
 @exercises("rnn.rnn_bptt")
 @mistake("linear", "the factor compounds: lambda^k, not k*lambda", power=False)
@@ -149,7 +144,7 @@ def _sample_power(rng):
     return {"k": rng.randint(3, 12)}
 
 
-@formula("rnn.linear_power", _sample_power, lambda p: (Sym("w", 0.3, 1.6),), minutes=2)
+@formula("rnn.linear_power", _sample_power, lambda p: (Sym("w", 0.3, 1.6),))
 @cites("L5 §5.1")
 @exercises("rnn.rnn_bptt")
 @equivalents(lambda p: [f"w^{p['k'] - 1}*w", f"exp({p['k']}*log(w))"])
@@ -164,7 +159,7 @@ def _tanh_symbols(p):
     return (Sym("w", -2, 2),) + tuple(Sym(f"h{i}", -0.9, 0.9) for i in range(1, p["k"] + 1))
 
 
-@formula("rnn.tanh_jacobian", lambda rng, form: {"k": int(form)}, _tanh_symbols, minutes=2)
+@formula("rnn.tanh_jacobian", lambda rng, form: {"k": int(form)}, _tanh_symbols)
 @cites("L5 §5.2", "L5 §3.4", "L5 §6.2")
 @exercises("rnn.rnn_bptt")
 @forms("2", "3")
@@ -198,7 +193,7 @@ def _tbptt_valid(p):
     return p["T"] % p["chunk"] != 0
 
 
-@numeric("rnn.truncated_chunks", _sample_tbptt, EXACT, hint="three integers", minutes=2)
+@numeric("rnn.truncated_chunks", _sample_tbptt, EXACT, hint="three integers")
 @cites("L7-8 (Lecture 7) §二.3", "L7-8 (Lecture 7) §二")
 @exercises("rnn.truncated_bptt")
 @valid_when(_tbptt_valid)

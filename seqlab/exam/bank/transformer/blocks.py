@@ -40,7 +40,7 @@ def _sample_block(rng):
     return {"E": E, "F": rng.choice((2, 4)) * E, "layers": rng.choice((2, 4, 6, 8, 12)), "heads": rng.choice((4, 8))}
 
 
-@numeric("tf.encoder_params", _sample_block, EXACT, hint="an integer", minutes=3)
+@numeric("tf.encoder_params", _sample_block, EXACT, hint="an integer")
 @cites("W8 §15.2", "W8 §15", "W8 §15.3", "L5 §17", "L7-8 (Lecture 8) §四.1", "L7-8 (Lecture 8) §四")
 @exercises("transformer.encoder_block")
 @mistake(
@@ -54,7 +54,7 @@ def encoder_params(p):
     return float(p["layers"] * _block("encoder", p["E"], p["F"]))
 
 
-@numeric("tf.decoder_params", lambda rng: {**_sample_block(rng), "layers": 1}, EXACT, hint="an integer", minutes=2)
+@numeric("tf.decoder_params", lambda rng: {**_sample_block(rng), "layers": 1}, EXACT, hint="an integer")
 @cites("W8 §16.2", "W8 §16", "L5 §17")
 @exercises("transformer.decoder_block")
 @mistake(
@@ -80,7 +80,7 @@ def _ln_unbiased(p):
     return floats(y * t(p["gamma"]) + t(p["beta"]))
 
 
-@numeric("tf.layer_norm", _sample_ln, FOUR_DIGITS, hint="four numbers", minutes=4)
+@numeric("tf.layer_norm", _sample_ln, FOUR_DIGITS, hint="four numbers")
 @cites("W8 §15.3")
 @exercises("transformer.layer_norm")
 @mistake("unbiased", "LayerNorm uses the biased variance (divide by 4, not 3)", _ln_unbiased)
@@ -106,7 +106,7 @@ def _ffn_no_relu(p):
     return floats(hidden @ t(p["W2"]).T + t(p["b2"]))
 
 
-@numeric("tf.ffn", _sample_ffn, FOUR_DIGITS, hint="two numbers", minutes=4)
+@numeric("tf.ffn", _sample_ffn, FOUR_DIGITS, hint="two numbers")
 @cites("W8 §15.3", "L7-8 (Lecture 8) §四.1")
 @exercises("transformer.feed_forward")
 @mistake("no_relu", "apply ReLU to the hidden layer", _ffn_no_relu)
@@ -132,7 +132,7 @@ def _sample_caption(rng, form):
     }
 
 
-@numeric("tf.caption_shapes", _sample_caption, EXACT, hint="the shape as integers", minutes=2)
+@numeric("tf.caption_shapes", _sample_caption, EXACT, hint="the shape as integers")
 @cites("W8 §17", "W8 §16.1", "W8 §16.2", "W8 §16")
 @exercises("transformer.decoder_block", "attention.multi_head_attention")
 @forms("cross_weights", "output")
@@ -167,7 +167,7 @@ def _sample_vit(rng, form):
     }
 
 
-@numeric("tf.vit_tokens", _sample_vit, EXACT, hint="two integers: tokens, attention weights per head", minutes=2)
+@numeric("tf.vit_tokens", _sample_vit, EXACT, hint="two integers: tokens, attention weights per head")
 @cites("W8 §17", "W8 §14")
 @exercises("attention.multi_head_attention")
 @forms("cls", "no_cls")
@@ -181,7 +181,7 @@ def _ln_symbols(p):
     return (Sym("E", 1, 64, integer=True), Sym("F", 1, 256, integer=True))
 
 
-@formula("tf.block_formula", lambda rng, form: {"kind": form}, _ln_symbols, minutes=3)
+@formula("tf.block_formula", lambda rng, form: {"kind": form}, _ln_symbols)
 @cites("W8 §15.2", "W8 §15.3")
 @exercises("transformer.encoder_block", "transformer.decoder_block")
 @forms("encoder", "decoder")
@@ -237,9 +237,7 @@ def _sample_norm_order(rng):
     return {"x": decs(rng, 3, -2, 2), "a": decs(rng, 3, -1.5, 1.5, nonzero=True), "c": decs(rng, 3, -1, 1)}
 
 
-@numeric(
-    "tf.norm_order", _sample_norm_order, FOUR_DIGITS, hint="the post-LN output first, then the pre-LN output", minutes=5
-)
+@numeric("tf.norm_order", _sample_norm_order, FOUR_DIGITS, hint="the post-LN output first, then the pre-LN output")
 @cites("W8 §15.2", "W8 §15.3", "L7-8 (Lecture 8) §四.1", "L5 §17")
 @exercises("transformer.encoder_block", "transformer.layer_norm")
 @valid_when(_spread_enough)

@@ -39,7 +39,7 @@ def _pe_wrong(p, swap=False, index_as_i=False, half=False, degrees=False):
     return math.sin(angle) if sine else math.cos(angle)
 
 
-@numeric("pos.sinusoidal_entry", _sample_pe, FOUR_DIGITS, hint="one number", minutes=2)
+@numeric("pos.sinusoidal_entry", _sample_pe, FOUR_DIGITS, hint="one number")
 @cites("W8 §11.3", "W8 §11")
 @exercises("positional.sinusoidal_encoding")
 @mistake("swapped", "even columns are sines, odd columns cosines", lambda p: _pe_wrong(p, swap=True))
@@ -58,7 +58,7 @@ def _pe_symbols(p):
     return (Sym("p", 0, 50, integer=True), Sym("i", 0, 8, integer=True), Sym("d", 16, 64, integer=True))
 
 
-@formula("pos.sinusoidal_formula", lambda rng: {"column": rng.choice(("even", "odd"))}, _pe_symbols, minutes=2)
+@formula("pos.sinusoidal_formula", lambda rng: {"column": rng.choice(("even", "odd"))}, _pe_symbols)
 @cites("W8 §11.3")
 @exercises("positional.sinusoidal_encoding")
 @equivalents(
@@ -80,7 +80,7 @@ def _sample_embed(rng):
     return {"row": decs(rng, 4, -1, 1), "token": rng.randint(0, 9), "pos": rng.randint(0, 5)}
 
 
-@numeric("pos.embed_entry", _sample_embed, FOUR_DIGITS, hint="four numbers", minutes=2)
+@numeric("pos.embed_entry", _sample_embed, FOUR_DIGITS, hint="four numbers")
 @cites("W8 §11.1", "W8 §15.1", "L7-8 (Lecture 7) §三", "W8 §10.3")
 @exercises("positional.embed_tokens", "positional.sinusoidal_encoding")
 @mistake("no_scale", "the embedding is scaled by sqrt(d) = 2 before adding PE", scale=False)
