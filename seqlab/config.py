@@ -286,3 +286,46 @@ def load_config(path: str | Path | None = None) -> GradingConfig:
         at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         raise ConfigError(f"{path}: not valid YAML{at}: {getattr(exc, 'problem', exc)}") from None
     return parse_config(data, source=str(path))
+
+
+@dataclass(frozen=True)
+class Figures:
+    """The course's totals and counts, each derived from ``grading_config.yaml`` and
+    ``solutions/``: what a test expects and what a doc table prints, never written by hand (a
+    new exercise changes them all at once; tests/project/test_derived_figures.py greps for a
+    copy)."""
+
+    topics: tuple[str, ...]
+    points: dict[str, float]  # every contract function's points, in contract order
+    labs: tuple[str, ...]
+
+    @property
+    def functions(self) -> int:
+        return len(self.points)
+
+    @property
+    def exercises(self) -> tuple[str, ...]:
+        return tuple(name for name in self.points if name not in self.labs)
+
+    @property
+    def total_points(self) -> float:
+        return sum(self.points.values())
+
+    @property
+    def exercise_points(self) -> float:
+        """What a grading with ``--no-labs`` (the project's own tests' default) is out of."""
+        return sum(self.points[name] for name in self.exercises)
+
+    @property
+    def lab_points(self) -> float:
+        return sum(self.points[name] for name in self.labs)
+
+    def topic_points(self, topic: str) -> float:
+        return sum(p for name, p in self.points.items() if name.partition(".")[0] == topic)
+
+
+def course_figures(config: GradingConfig | None = None) -> Figures:
+    """The figures of the course ``seqlab.paths`` points at (``config``: one already loaded)."""
+    config = config or load_config()
+    points = {name: config.rules(name).points for name in contract.FUNCTIONS if name in config.functions}
+    return Figures(topics=tuple(contract.MODULES), points=points, labs=tuple(contract.LABS))

@@ -12,9 +12,13 @@ import zipfile
 
 import pytest
 
+from seqlab.config import course_figures
 from tests.attacks import ATTACKS, build
 from tests.attacks.channel_and_oracle import PACKS, build_pack
 from tests.mutants import make_submission
+
+# What a --no-labs grading is out of, and each function's points: from the config, never copied.
+FIGURES = course_figures()
 
 
 @pytest.mark.slow
@@ -71,11 +75,11 @@ def test_grade_all_on_a_mixed_class_loses_no_submission(tmp_path):
     assert headline.startswith(f"## seqlab: {graded['score']:.4g} / "), headline
     assert rows["good"]["percent"] == "100.0" and rows["zipped"]["percent"] == "100.0"
     assert rows["broken"]["status"] == "graded" and rows["broken"]["optimizers.sgd"] == "0"
-    assert rows["broken"]["rnn.rnn_bptt"] == "8"
+    assert rows["broken"]["rnn.rnn_bptt"] == f"{FIGURES.points['rnn.rnn_bptt']:g}"
     for name in ("empty", "evil"):
         assert rows[name]["status"] == "error" and rows[name]["reason"], rows[name]
-        assert rows[name]["max_score"] == "112"
-        assert json.loads((out / name / "results.json").read_text())["max_score"] == 112
+        assert rows[name]["max_score"] == f"{FIGURES.exercise_points:g}"
+        assert json.loads((out / name / "results.json").read_text())["max_score"] == FIGURES.exercise_points
     assert "unsafe path" in rows["evil"]["reason"]
     assert not (tmp_path / "escape.py").exists()
     assert float(rows["write-results-json-everywhere"]["optimizers.sgd"]) == 0
@@ -192,9 +196,13 @@ def test_names_the_gradebook_uses_cannot_be_taken_and_non_submissions_are_skippe
     assert "empty: no exercises/ folder" in by_name["empty"]["reason"]
     gradebook = {r["submission"]: r for r in csv.DictReader((out / "gradebook.csv").open())}
     for name in ("linked", "empty"):
-        assert gradebook[name]["status"] == "error" and gradebook[name]["max_score"] == "112"
+        assert gradebook[name]["status"] == "error" and gradebook[name]["max_score"] == f"{FIGURES.exercise_points:g}"
         failed = json.loads((out / name / "results.json").read_text())
-        assert failed["score"] == 0 and failed["max_score"] == 112 and by_name[name]["reason"] in failed["output"]
+        assert (
+            failed["score"] == 0
+            and failed["max_score"] == FIGURES.exercise_points
+            and by_name[name]["reason"] in failed["output"]
+        )
 
 
 def test_names_that_would_collide_are_both_renamed_and_the_run_goes_on(tmp_path, capsys):
@@ -244,12 +252,16 @@ def test_an_error_inside_grading_still_leaves_a_row_and_a_results_json(tmp_path)
     workers = queue.Queue()
     workers.put(Broken())
     sub = Submission("alice", tmp_path / "alice", tmp_path / "copy")
-    status = _grade_one(sub, tmp_path / "out", workers, {"max_score": 112.0}, timeout=5)
+    status = _grade_one(sub, tmp_path / "out", workers, {"max_score": FIGURES.exercise_points}, timeout=5)
     assert status["status"] == "error" and "a bug only this test has" in status["reason"]
     written = json.loads((tmp_path / "out" / "alice" / "results.json").read_text())
-    assert written["score"] == 0 and written["max_score"] == 112 and "a bug only this test has" in written["output"]
+    assert (
+        written["score"] == 0
+        and written["max_score"] == FIGURES.exercise_points
+        and "a bug only this test has" in written["output"]
+    )
     (row,) = collect(tmp_path / "out", ["alice"])
-    assert row["status"] == "error" and row["max_score"] == 112 and workers.qsize() == 1
+    assert row["status"] == "error" and row["max_score"] == FIGURES.exercise_points and workers.qsize() == 1
 
 
 def test_the_class_is_graded_longest_first(tmp_path):

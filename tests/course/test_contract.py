@@ -13,6 +13,7 @@ import pytest
 import torch
 
 from seqlab import build, contract
+from seqlab.config import load_config
 from seqlab.regions import SolutionRegionError, clear_solutions
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,8 +32,10 @@ def _load(folder: str, module: str):
     return mod
 
 
-def test_contract_lists_thirty_exercises_and_the_labs():
-    assert len(contract.EXERCISES) == 30
+def test_contract_lists_the_exercises_and_the_labs():
+    # every contract function has its points in the config, and is an exercise or a lab, not both
+    assert set(contract.FUNCTIONS) <= set(load_config().functions)
+    assert len(contract.EXERCISES) + len(contract.LABS) == len(contract.FUNCTIONS)
     assert set(contract.LABS) <= set(contract.FUNCTIONS) and set(contract.EXERCISES).isdisjoint(contract.LABS)
     assert {contract.split(f)[0] for f in contract.FUNCTIONS} == set(contract.MODULES)
     with pytest.raises(KeyError, match="not a contract function"):

@@ -11,7 +11,7 @@ import pytest
 
 from seqlab import contract
 from seqlab.cli import main
-from seqlab.config import load_config
+from seqlab.config import course_figures, load_config
 from seqlab.grading import grade_submission, grading_settings
 from tests._helpers import make_buggy_submission
 from tests.mutants import ROOT, make_submission
@@ -59,7 +59,7 @@ def test_reference_full_marks_isolated(reference_submission):
 @pytest.mark.parametrize("isolated", [False, True], ids=["in-process", "isolated"])
 def test_stubs_score_zero_with_not_implemented_everywhere(stub_submission, isolated):
     result = grade_submission(stub_submission, grading_settings(isolated=isolated, seed=3))
-    assert result.score == 0 and result.max_score == pytest.approx(112)
+    assert result.score == 0 and result.max_score == pytest.approx(course_figures().exercise_points)
     for test in result.tests:
         assert "not implemented" in test.output, (test.name, test.output)
     assert set(result.by_function()) == set(contract.EXERCISES)  # the tests grade without the labs

@@ -1,6 +1,6 @@
 """A whole class through `seqlab nbgrader autograde`, then `crosscheck` on every assignment.
 
-Ten students hand in all seven notebooks (``_class.hand_in_class``: one answers everything from
+Ten students hand in every topic's notebook (``_class.hand_in_class``: one answers everything from
 solutions/, one hands in the stubs, eight a seeded mix of correct answers, known-wrong variants and
 stubs). Autograde must record a grade for every student and function, full marks for the honest
 student and zero for the stubs; crosscheck, which regrades each assignment's notebooks with the

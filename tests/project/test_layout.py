@@ -124,7 +124,7 @@ LAYERS = {
     "foundation": {"seqlab", "errors", "defaults", "paths", "tolerance", "seeds", "results", "templating"}
     | {"contract", "regions", "escape", "studentfiles"},
     # the course as read from disk: config, references, the language subset, stubs
-    "course": {"config", "reference", "subset", "build", "similarity", "fingerprints", "demo"},
+    "course": {"config", "reference", "subset", "build", "similarity", "fingerprints", "demo", "docs_figures"},
     # running student code
     "student": {"student"},
     # grading one hand-in (or one exam paper) and writing what it earned

@@ -12,6 +12,7 @@ import jsonschema
 import pytest
 
 from seqlab import contract
+from seqlab.config import course_figures
 from seqlab.grading import grade_submission, grading_settings
 from seqlab.reports import write_all
 from tests._helpers import RESULTS_SCHEMA, make_buggy_submission
@@ -28,7 +29,9 @@ def test_reports_are_well_formed(buggy_submission, tmp_path):
     paths = write_all(result, tmp_path)
     data = json.loads(paths["results.json"].read_text())
     jsonschema.validate(data, RESULTS_SCHEMA)
-    assert data["score"] == pytest.approx(result.score) and data["max_score"] == pytest.approx(112)
+    assert data["score"] == pytest.approx(result.score) and data["max_score"] == pytest.approx(
+        course_figures().exercise_points
+    )
     assert all(t["name"].split(":")[0] in contract.SIGNATURES for t in data["tests"])
     assert "seed 5" in data["output"]
     junit = ET.parse(paths["junit.xml"]).getroot()
