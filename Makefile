@@ -14,6 +14,11 @@
 #                    the commit subjects after scripts/commit-base (scripts/check-commits.sh);
 #                    what CI runs (`make format` fixes the first two)
 #   make typecheck   mypy over seqlab/ (pyproject.toml's [tool.mypy])
+#   make regenerate  everything derived, rewritten (seqlab regenerate): the stubs, the docs'
+#                    generated tables, docs/coverage.md, the exam digests; `make regenerate-all`
+#                    adds the recorded grades of the banks (a few hundred gradings)
+#   make check-exercise NAME=positional.sinusoidal_encoding
+#                    what one new or changed exercise trips, in a minute or two
 #   make docs        the documentation site of docs/ into site/ (mkdocs build --strict)
 #   make lock        regenerate the pinned, hashed locks from pyproject.toml (scripts/lock.sh), on
 #                    purpose only: after changing a dependency or TORCH_VERSION; commit the result
@@ -34,7 +39,8 @@ JOBS ?= 2
 XDIST := -n $(JOBS) --dist loadgroup
 LOCK := $(shell . scripts/defaults.sh && defaults LOCK)
 
-.PHONY: setup system-packages bytecode demo test test-banks test-fast lint typecheck docs format check bench lock clean
+.PHONY: setup system-packages bytecode demo test test-banks test-fast lint typecheck docs format check bench lock clean \
+	regenerate regenerate-all check-exercise
 
 # The system packages are checked on every run (one dpkg-query): a stamp would not see one removed.
 setup: system-packages .venv/.seqlab-installed
@@ -52,6 +58,19 @@ demo: setup
 check: setup
 	.venv/bin/seqlab build --check
 	.venv/bin/seqlab config --check
+	.venv/bin/seqlab regenerate --check --only docs coverage
+
+# The fast parts here; the recorded grades (regenerate-all) only on purpose, after deciding that
+# a grade change is right: a recording that moves is a regrade, said in the commit.
+regenerate: bytecode
+	.venv/bin/seqlab regenerate
+
+regenerate-all: bytecode
+	.venv/bin/seqlab regenerate --recorded --jobs $(JOBS)
+
+check-exercise: bytecode
+	@test -n "$(NAME)" || { echo "usage: make check-exercise NAME=module.function"; exit 2; }
+	.venv/bin/seqlab check-exercise $(NAME) --jobs $(JOBS)
 
 # The project's own modules compiled before the tests (nothing to do when they are fresh). This
 # image sets PYTHONDONTWRITEBYTECODE, so every process the tests start (the graders' children,

@@ -27,6 +27,8 @@ COMMAND_MODULES = (
     "seqlab.commands.release",
     "seqlab.commands.gradescope",
     "seqlab.commands.classroom",
+    "seqlab.commands.regenerate",
+    "seqlab.commands.check_exercise",
 )
 
 

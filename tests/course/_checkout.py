@@ -1,0 +1,35 @@
+"""A real copy of this checkout (every file git tracks or would track, the package included), for
+the tests that change the course the way a maintainer does and run seqlab's own commands on it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def checkout(target: Path) -> Path:
+    """The files of this working tree that git tracks or would track (no .venv, no outputs)."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, capture_output=True, check=True
+    ).stdout.decode()
+    for name in filter(None, listed.split("\0")):
+        source = ROOT / name
+        if source.is_file() and not source.is_symlink():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / name)
+    return target
+
+
+def seqlab_in(copy: Path, *args: str, timeout: int = 600) -> subprocess.CompletedProcess:
+    """``python -m seqlab ARGS`` on the copy: its course (SEQLAB_COURSE) and its package (the
+    working folder comes first on ``sys.path`` under ``-m``)."""
+    env = {**os.environ, "SEQLAB_COURSE": str(copy)}
+    env.pop("SEQLAB_RECORD", None)
+    return subprocess.run(
+        [sys.executable, "-m", "seqlab", *args], cwd=copy, env=env, capture_output=True, text=True, timeout=timeout
+    )
