@@ -3,15 +3,18 @@
 The graders' ``lab`` fixture is a ``LabSession``. Its first use in a grading draws the task
 instance from the grading's seed, runs the student's function once on ``child_inputs`` under
 the lab's limits, and keeps the outcome (``LabRun``) for every other test of the lab: the
-held-out test, the trajectory test and the report's figures read the same run.
+held-out test, the protocol's test and the report's figures read the same run.
 
 Limits. The budget is CPU time on a standard core, stretched on a slower one (``Lab.budget_s``,
-seqlab.labs.clock): the child's is read from the kernel before and after the call
-(``StudentCode.cpu_clock``), and a run over the budget is not scored, so no one gains by
-training longer than the others. A wall-clock limit (``Lab.wall_limit_s``) stops a hang: past
-it the child is stopped (and replaced), and the lab scores what came back: nothing. Parameters must come back with the
-keys, shapes and dtype they were sent with, finite: anything else (a NaN, a wrong shape, extra
-tensors) fails every test of the lab with the reason. The codec's frame limit caps the size.
+seqlab.labs.clock), read from the kernel before and after the call (``StudentCode.cpu_clock``):
+a run over it is not scored. A wall-clock limit (``Lab.wall_limit_s``) stops a hang, and the lab
+scores what came back: nothing. Parameters must come back with the keys, shapes and dtype they
+were sent with, finite, or every test of the lab fails with the reason.
+
+The protocol. Every returned loss is compared with the protocol's replay of the whole run
+(``_departure``), and the held-out result counts only for a run that follows it: parameters the
+student's own loop did not train (pasted, or updated by another rule after a few honest steps)
+earn nothing.
 
 Feedback. A failed lab names the functions it runs that failed their own tests in the grading
 (every other test runs before a lab's); failing that, the slip of the training loop the parent
@@ -33,13 +36,14 @@ from ..grading.checks import SHAPE_RULE, Grade, GradeFailure, NotGradable
 from ..grading.compare import first_float_dtype, structure_problem, value_mismatch
 from ..seeds import derive_seed
 from ..tolerance import Tolerance
-from . import Lab, clock, curves, lab_of
+from . import Lab, clock, curves
 from .ahead import Ahead
 from .budget import over_budget
 from .curves import ReferenceCurve
 from .differential import Candidate, diagnosis
 from .figures import warm_up
-from .replay import FIRST_STEPS, FIRST_STEPS_TOL, first_steps_hint, replay
+from .graded import summary, task_lab_tests  # noqa: F401  (imported from here by the graders and run.py)
+from .replay import FIRST_STEPS, departed, first_steps_hint, float32_drift, whole_run
 from .slips import Evidence, crash_hint, name_slip
 
 RETURNS = ("params_out", "losses")
@@ -68,6 +72,8 @@ class LabRun:
     evidence: Evidence | None = None  # what it is named from (probes and replays run once)
     ahead: Ahead | None = None  # the parent's share computed while the child trains
     curve: ReferenceCurve | None = None  # the reference's whole curve, for the report (curves.py)
+    departure: GradeFailure | None = None  # where the losses leave the protocol's replay, once
+    checked: bool = False  # whether ``departure`` was computed
 
 
 def lab_seed(grading_seed: int, function: str) -> int:
@@ -96,25 +102,6 @@ def returned_problem(params: Any, losses: Any, child_inputs: dict) -> str | None
     return structure_problem(losses, expected_losses, "losses")
 
 
-def summary(run: LabRun) -> dict:
-    """The run as plain data for the reports: what the figures are drawn from (no parameters)."""
-    out: dict = {"seed": run.seed, "metrics": dict(run.metrics), "cpu_s": run.cpu_s}
-    lab = lab_of(run.function)
-    if lab is not None:
-        out["bounds"] = lab.thresholds()
-    out.update(parent_cpu_s=run.parent_cpu_s, budget_s=run.budget_s)
-    if run.losses is not None:
-        out["losses"] = [float(v) for v in run.losses.detach().to(torch.float64)]
-    reference = run.reference_losses
-    if reference is None and run.curve is not None:
-        reference, out["reference_curve_cpu_s"] = run.curve.losses(), run.curve.cpu_s
-    if reference is not None:
-        out["reference_losses"] = list(reference)
-    if run.failure is not None:
-        out["failure"] = run.failure.message
-    return out
-
-
 class LabSession:
     """The ``lab`` fixture: bound to one grading (its cache of runs) and one test's ``grade``."""
 
@@ -137,7 +124,8 @@ class LabSession:
         try:
             return self._trained(task, run)
         finally:
-            run.ahead.join()  # before any other use of the reference: it shares the task's cache
+            if hasattr(task, "reference_run"):  # before any other use of the task's cached run
+                run.ahead.join()
 
     def _trained(self, task: Any, run: LabRun) -> LabRun:
         child_inputs = run.child_inputs
@@ -172,9 +160,12 @@ class LabSession:
             run.failure = GradeFailure(f"{self.lab.function}: {problem}", rule=SHAPE_RULE)
             return run
         run.params, run.losses = params, losses
-        run.curve = curves.start(self.lab.function, task, child_inputs)
         assert run.ahead is not None  # set by _train
-        run.ahead.join()
+        replayed = run.ahead.join().replayed
+        if replayed is not None:  # the whole run replayed: the report's curve too
+            run.reference_losses = [float(v) for v in replayed]
+        else:
+            run.curve = curves.start(self.lab.function, task, child_inputs)
         started = time.thread_time()  # this thread's: the warm-up and calibration threads count apart
         run.metrics = dict(task.evaluate(params, child_inputs, run.heldout))
         run.parent_cpu_s = time.thread_time() - started + run.ahead.cpu_s
@@ -231,6 +222,15 @@ class LabSession:
     def check_metrics(self, *names: str) -> dict[str, float]:
         """Each metric at least its bound (the task's THRESHOLDS), on the held-out data."""
         run = self._ran()
+        departure = self._departure(run)
+        if departure is not None:
+            raise GradeFailure(
+                f"{self.lab.function}, held-out: not counted, the parameters returned are not the protocol's "
+                f"training ({departure.message})",
+                hint=departure.hint,
+                rule="protocol",
+                details={"metrics": run.metrics, "seed": run.seed},
+            )
         thresholds = self.lab.module().THRESHOLDS
         for name in names:
             value, bound = run.metrics[name], thresholds[name]
@@ -246,41 +246,62 @@ class LabSession:
                 )
         return run.metrics
 
-    def check_first_steps(self, steps: int = FIRST_STEPS) -> None:
-        """The first ``steps`` returned losses against the reference's replay of them from the
-        same initial parameters and generator state (``tasktools.replay``)."""
-        run = self._ran()
-        task = self.lab.module()
+    def check_first_steps(self) -> None:
+        """Every returned loss against the protocol's replay of the whole run from the same
+        initial parameters and generator state (``_departure``)."""
+        departure = self._departure(self._ran())
+        if departure is not None:
+            raise departure
+
+    def _departure(self, run: LabRun) -> GradeFailure | None:
+        """Where the run's losses leave the protocol: the replay of every step for a task lab
+        (``seqlab.labs.replay.protocol_bounds``), the reference's trajectory for the character
+        lab; computed once, for the protocol's test and for the held-out test, which counts only
+        parameters the protocol's training gave (pasted weights, or a loop that follows the
+        protocol for a few steps and then updates by another rule, learn nothing for the lab)."""
+        if run.checked:
+            return run.departure
+        run.checked = True
         assert run.losses is not None  # _ran refuses a return without them
-        steps = min(steps, int(run.child_inputs["steps"]))
-        ahead = run.ahead.join().replayed if run.ahead is not None else None
-        if ahead is not None and ahead.numel() == steps:
-            want = ahead  # replayed while the child trained, its CPU counted then
-        else:
+        task = self.lab.module()
+        if hasattr(task, "reference_run"):
+            _, expected = task.reference_run(run.child_inputs)
+            if value_mismatch(run.losses, expected, TRAJECTORY_TOL, "losses") is not None:
+                run.departure = GradeFailure(
+                    f"{self.lab.function}: the losses depart from the protocol's trajectory (the trajectory test "
+                    f"says where; the lab's seed {run.seed} draws the task again){self._culprits()}",
+                    rule="trajectory",
+                    details={"seed": run.seed},
+                )
+            return run.departure
+        steps = int(run.child_inputs["steps"])
+        ahead = run.ahead.join() if run.ahead is not None else None
+        want, drift = (ahead.replayed, ahead.drift) if ahead is not None else (None, None)
+        if want is None or want.numel() != steps:
             started = time.thread_time()
-            want = replay(self.lab.function, run.child_inputs, steps)
+            want = whole_run(self.lab.function, run.child_inputs)
+            drift = float32_drift(self.lab.function, run.child_inputs, want)
             run.parent_cpu_s = (run.parent_cpu_s or 0.0) + time.thread_time() - started  # the lab's own work too
-        got = run.losses.detach().to(torch.float64).reshape(-1)[:steps]
-        off = ~((got - want).abs() <= FIRST_STEPS_TOL.atol + FIRST_STEPS_TOL.rtol * want.abs())
+        got = run.losses.detach().to(torch.float64).reshape(-1)
+        off = departed(got, want, drift)
         if not bool(off.any()):
-            return
-        step = int(off.nonzero()[0, 0])
-        culprits = self._culprits()
-        counts = task.loss_counts(run.child_inputs)
-        hint = (
-            ""
-            if culprits
-            else first_steps_hint(got, want, off, counts, task.BATCH_CALL, partial(self._slip, run), self.lab.through)
-        )
-        raise GradeFailure(
+            return None
+        step, shown = int(off.nonzero()[0, 0]), min(FIRST_STEPS, steps)
+        culprits, counts = self._culprits(), task.loss_counts(run.child_inputs)
+        slip, through = partial(self._slip, run), self.lab.through
+        n = FIRST_STEPS if step < FIRST_STEPS else steps  # a departure at once: the first steps' hint as before
+        hint = "" if culprits else first_steps_hint(got[:n], want[:n], off[:n], counts, task.BATCH_CALL, slip, through)
+        first = " against ".join(", ".join(f"{v:.6g}" for v in t[:shown].tolist()) for t in (got, want))
+        run.departure = GradeFailure(
             f"{self.lab.function}: losses[{step}] is {float(got[step]):.6g}; the protocol, replayed from the "
-            f"same initial parameters and generator state, gives {float(want[step]):.6g} "
-            f"(losses[0:{steps}]: {', '.join(f'{v:.6g}' for v in got.tolist())} against "
-            f"{', '.join(f'{v:.6g}' for v in want.tolist())})" + culprits,
+            f"same initial parameters and generator state, gives {float(want[step]):.6g} ({int(off.sum())} of "
+            f"{steps} steps differ; losses[0:{shown}]: {first}; the lab's seed {run.seed} draws the task "
+            "and the replay again)" + culprits,
             hint=hint,
-            rule="first-steps",
-            details={"first_step": step, "seed": run.seed},
+            rule="first-steps" if step < FIRST_STEPS else "protocol",
+            details={"first_step": step, "seed": run.seed, "steps_off": int(off.sum())},
         )
+        return run.departure
 
     def check_trajectory(self, mistakes=()) -> None:
         """The returned losses step by step against the reference's on the same inputs.
@@ -308,42 +329,9 @@ class LabSession:
         hint = diagnosis(self.lab.function, run.child_inputs, run.losses, MISTAKE_HORIZON, extra)
         raise GradeFailure(
             f"{self.lab.function}: the loss of step {step} is {float(got[step]):.6g}, the protocol gives "
-            f"{float(want[step]):.6g} on the same inputs ({int(off.sum())} of {off.numel()} steps differ)"
-            + self._culprits(),
+            f"{float(want[step]):.6g} on the same inputs ({int(off.sum())} of {off.numel()} steps differ; the lab's "
+            f"seed {run.seed} draws the task again)" + self._culprits(),
             hint=hint,
             rule="trajectory",
             details={"first_step": step, "seed": run.seed},
         )
-
-
-FIRST_STEPS_TITLE = (
-    f"the first {FIRST_STEPS} steps follow the protocol (their losses against a replay from the same inputs)"
-)
-
-
-def task_lab_tests(function: str, metric: str, title: str) -> dict[str, Any]:
-    """The two graded tests of a task lab (recall, reverser, selective copy), by their names
-    ``test_<lab>_heldout`` and ``test_<lab>_first_steps``: ``metric`` on the held-out data at
-    least its bound (``title``, to which the bound is added from the task's THRESHOLDS, its one
-    place), and the first steps against the protocol's replay. Every task lab's grader has the
-    same two, so they are written here once and a grader takes them with
-    ``globals().update(task_lab_tests(...))``; the markers are what ``@grades`` would write."""
-    import pytest
-
-    lab_name = function.split(".", 1)[1]
-    lab = lab_of(function)
-    assert lab is not None, f"{function} is not a lab"
-    title = f"{title} ({metric.replace('_', ' ')} >= {lab.module().THRESHOLDS[metric]:g})"
-
-    def heldout(lab: LabSession) -> None:
-        lab.check_metrics(metric)
-
-    def first_steps(lab: LabSession) -> None:
-        lab.check_first_steps()
-
-    tests = {"heldout": (heldout, title), "first_steps": (first_steps, FIRST_STEPS_TITLE)}
-    found: dict[str, Any] = {}
-    for part, (test, test_title) in tests.items():
-        test.__name__ = test.__qualname__ = f"test_{lab_name}_{part}"
-        found[test.__name__] = pytest.mark.grades(function, title=test_title)(test)
-    return found
