@@ -9,7 +9,9 @@ the grader's own timing of linear_scan, values compared there).
 Each layer catches what the one before can miss: the TorchFunctionMode sees every torch-level
 call by its public name, including an alias bound at import time and ``torch.ops.aten.*``;
 the TorchDispatchMode sees the aten kernels underneath, however they were reached; saved-tensor
-hooks fire whenever autograd records a graph.
+hooks fire whenever autograd records a graph; the API recorder (seqlab.student.apiwatch) names
+the plain-Python APIs neither mode sees (torch.optim, torch.nn.utils' clipping, the torch.nn
+module classes, autograd entry points), however the student's code reached them.
 """
 
 from __future__ import annotations
@@ -23,6 +25,14 @@ from typing import Any
 import torch
 from torch.overrides import TorchFunctionMode, resolve_name
 from torch.utils._python_dispatch import TorchDispatchMode
+
+from . import apiwatch
+
+# The forbidden Python-level APIs are wrapped on this module's import: both runners import it
+# before they load a submission (the child in prepare(), before a fork server forks it; the
+# in-process runner through seqlab.student.invoke), so an alias the student binds at import time
+# holds the wrapper.
+apiwatch.install()
 
 # An operation seen while the student's own code of a declared callee runs (a call the reference
 # never made, seqlab.student.callees) is reported as "op@callee": the grader charges it to that
@@ -94,7 +104,15 @@ class OpRecorder(TorchFunctionMode, _Counter):
     ) -> Any:
         if not self.paused:  # paused: trusted work (callee matching), not named at all
             self._count(torch_function_name(func))
-        return func(*args, **(kwargs or {}))
+        result = func(*args, **(kwargs or {}))
+        # A complex tensor made: complex-step differentiation computes exact gradients with no
+        # autograd and no derivative written, so the functions that forbid autograd forbid
+        # complex tensors too (grading_config.yaml); every complex result is named, the rules judge.
+        if not self.paused and isinstance(result, torch.Tensor):
+            complex_op = apiwatch.complex_name(result)
+            if complex_op:
+                self._count(complex_op)
+        return result
 
 
 class KernelRecorder(TorchDispatchMode, _Counter):
@@ -117,6 +135,16 @@ class KernelRecorder(TorchDispatchMode, _Counter):
             packet = getattr(func, "overloadpacket", func)
             self._count(f"aten.{getattr(packet, '__name__', func)}")
         return func(*args, **(kwargs or {}))
+
+
+class ApiRecorder(_Counter):
+    """Counts the watched Python-level APIs called (seqlab.student.apiwatch): the sink of one call."""
+
+    def __init__(self, scope: list[str] | None = None) -> None:
+        self._start_counting(scope)
+
+    def __call__(self, name: str) -> None:
+        self._count(name)
 
 
 def inplace_message(tensor: torch.Tensor, saved: int) -> str:
@@ -165,12 +193,14 @@ class CallWatch:
         self.scope: list[str] = []  # the declared callees whose student code is running, outermost first
         self.ops = OpRecorder(self.scope)
         self.kernels = KernelRecorder(self.scope) if kernels else None
+        self.apis = ApiRecorder(self.scope)
         self.autograd = AutogradDetector()
 
     @contextlib.contextmanager
     def active(self) -> Iterator[CallWatch]:
         with contextlib.ExitStack() as stack:
             stack.enter_context(self.autograd.context())
+            stack.enter_context(apiwatch.recording(self.apis))
             if self.kernels is not None:
                 stack.enter_context(self.kernels)
             stack.enter_context(self.ops)
@@ -179,7 +209,7 @@ class CallWatch:
     @contextlib.contextmanager
     def paused(self) -> Iterator[None]:
         """Trusted work inside a watched call (a correct callee) is not charged to the student."""
-        recorders = [r for r in (self.ops, self.kernels, self.autograd) if r is not None]
+        recorders = [r for r in (self.ops, self.kernels, self.apis, self.autograd) if r is not None]
         for r in recorders:
             r.paused += 1
         try:
@@ -201,6 +231,7 @@ class CallWatch:
         names = Counter(self.ops.counts)
         if self.kernels is not None:
             names.update({k: v for k, v in self.kernels.counts.items()})
+        names.update(self.apis.counts)  # named, not counted in op_count (the complexity rule's)
         if self.autograd.used:
             names["autograd.graph (a tensor was saved for backward)"] += 1
         return {"ops": dict(names), "op_count": int(sum(self.ops.counts.values()))}

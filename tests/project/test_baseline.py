@@ -36,6 +36,7 @@ FIRST_PARTY = {
     "_budget",
     "_forbidden",
     "_static_names",
+    "_apiwatch",
     "_autograd",
     "_gradcheck",
     "loop_style",
