@@ -18,10 +18,12 @@ def checkout(target: Path) -> Path:
         ["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, capture_output=True, check=True
     ).stdout.decode()
     for name in filter(None, listed.split("\0")):
-        source = ROOT / name
-        if source.is_file() and not source.is_symlink():
-            (target / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target / name)
+        source, copy = ROOT / name, target / name
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_symlink():  # the public tests' links into the package stay links, as committed
+            copy.symlink_to(os.readlink(source))
+        elif source.is_file():  # a file deleted in the working tree but still listed is left out
+            shutil.copy2(source, copy)
     return target
 
 
