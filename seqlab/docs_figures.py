@@ -18,7 +18,12 @@ from . import contract
 from .config import Figures, course_figures
 from .errors import SeqlabError
 
-MARKED = re.compile(r"<!-- generated: (?P<name>[\w-]+)(?: (?P<arg>[\w.-]+))? -->(?P<body>.*?)<!-- /generated -->", re.S)
+# The body never holds another opening marker: an opening without its close is left alone, never
+# paired with the next part's close (which would swallow the text between them).
+MARKED = re.compile(
+    r"<!-- generated: (?P<name>[\w-]+)(?: (?P<arg>[\w.-]+))? -->(?P<body>(?:(?!<!-- generated: ).)*?)<!-- /generated -->",
+    re.S,
+)
 
 
 class DocsFigureError(SeqlabError):
