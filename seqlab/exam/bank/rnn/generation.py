@@ -189,7 +189,8 @@ def _four_token_us(p) -> list[float]:
     us = []
     for k in range(5, 96):
         u = k / 100
-        if len({greedy, *(_inverse_cdf(cdf, u) for cdf in distributions)}) == 4:
+        tokens = [_inverse_cdf(cdf, u) for cdf in distributions]
+        if tokens[0] != 0 and len({greedy, *tokens}) == 4:
             us.append(u)
     return us
 
@@ -197,7 +198,13 @@ def _four_token_us(p) -> list[float]:
 def _sample_token_valid(p):
     cdfs = (_key_cdf(p), _no_temperature_cdf(p), _times_temperature_cdf(p))
     tokens = {_greedy_token(p), *(_inverse_cdf(cdf, p["u"]) for cdf in cdfs)}
-    return len(tokens) == 4 and min(abs(p["u"] - c) for c in _key_cdf(p)[:-1]) >= 0.02
+    # the key's token is not token 0: u < p_0 is a draw that needs no cumulative sum (the work
+    # the question asks for), which the lint's degenerate-draw rule refuses
+    return (
+        len(tokens) == 4
+        and _inverse_cdf(cdfs[0], p["u"]) != 0
+        and min(abs(p["u"] - c) for c in _key_cdf(p)[:-1]) >= 0.02
+    )
 
 
 # The key's distribution and the two temperature mistakes', each written once: the answer, the
