@@ -8,6 +8,7 @@ seqlab exam check ANSWERS.yaml --student s123 [--exam exams/final.yaml]
 seqlab exam check ANSWERS.yaml --shapes check-s123.json      (what students get: no key inside)
 seqlab exam qti    --exam exams/final.yaml --students FILE --out DIR [--per-student]
 seqlab exam coverage [--check]
+seqlab exam lint [--exam exams/final.yaml | --bank] [--papers 40] [--draws 200] [--spread 1000]
 """
 
 from __future__ import annotations
@@ -87,6 +88,16 @@ def add_parser(subparsers) -> None:
     # the class's one quiz was once asked for by this flag; it is the default now, and scripts keep working
     qti.add_argument("--variant-pool", action="store_true", help="the default: the class's one quiz")
     qti.set_defaults(func=run_qti)
+
+    li = sub.add_parser(
+        "lint", help="the bank lint over many papers, and the spread of the papers (exit 1 on a finding)"
+    )
+    exam_arg(li)
+    li.add_argument("--bank", action="store_true", help="lint the whole bank as one exam instead of --exam")
+    li.add_argument("--papers", type=int, default=40, help="students' papers rendered and linted (default 40)")
+    li.add_argument("--draws", type=int, default=200, help="draws of each numeric question checked (default 200)")
+    li.add_argument("--spread", type=int, default=0, metavar="N", help="also measure N papers' minutes and work")
+    li.set_defaults(func=run_lint)
 
     c = sub.add_parser("coverage", help="write docs/coverage.md (notes sections -> questions, exercises)")
     c.add_argument("--check", action="store_true", help="only check; exit 1 when docs/coverage.md is stale")
@@ -285,6 +296,20 @@ def run_check(args) -> int:
         return 1
     print("all answers readable")
     return 0
+
+
+def run_lint(args) -> int:
+    from ..exam.bank_lint import lint_findings, spread
+    from ..exam.examfile import all_questions_exam
+
+    exam = all_questions_exam(seed=20261215) if args.bank else _exam(args.exam)
+    found = lint_findings(exam, args.papers, args.draws, coincidences=not args.bank)
+    for line in found:
+        print(line)
+    if args.spread:
+        print("\n".join(spread(exam, args.spread).lines()))
+    print(f"{len(found)} finding(s) over {args.papers} papers and {args.draws} draws of each question")
+    return 1 if found else 0
 
 
 def run_coverage(args) -> int:

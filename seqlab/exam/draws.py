@@ -17,6 +17,7 @@ from functools import lru_cache
 import sympy
 
 from ..errors import SeqlabError
+from .lint_draws import degenerate
 from .model import NUMERIC, REGISTRY, SYMBOLIC, Question, Tolerance, fair_draw, rng_for
 
 STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
@@ -65,7 +66,8 @@ def _seeded_form(question_id: str, exam_seed, forms: tuple[str, ...]) -> str:
 def draw(
     q: Question, exam_seed, student: str, *, form: str | None = None, tolerance: Tolerance | None = None
 ) -> tuple[dict, object, dict]:
-    """(params, answer, named mistakes) of the first valid draw (``model.fair_draw``)."""
+    """(params, answer, named mistakes) of the first valid draw (``model.fair_draw``) that is not
+    degenerate (``lint_draws.degenerate``)."""
     rng = rng_for(exam_seed, student, q.id)
     form = exam_form(q, exam_seed, form)
     for _ in range(MAX_DRAWS):
@@ -76,7 +78,9 @@ def draw(
             answer = q.answer(params)
             mistakes = q.mistakes(params) if q.mistakes else {}
             fair = fair_draw(q, params, answer, tolerance, mistakes)
-        if fair:
+        # a degenerate draw (a round key, a zero weight, a branch that skips the work) is drawn
+        # again like an unfair one: every student's draw asks for the same work (``lint_draws``)
+        if fair and not degenerate(q, params, answer):
             return params, answer, mistakes
     raise DrawError(
         f"{q.id}: no valid draw in {MAX_DRAWS} tries for student {student!r}: its validity rule cannot be met"

@@ -1,0 +1,279 @@
+"""The bank lint's rules on words: giveaways, keys their own explanation contradicts, hedges lost.
+
+Three rules over the rendered text of concept items (and every question's stem), beside the
+number and formula rules of ``lint.py``:
+
+- ``giveaway``: another question's stem or title carries this question's key in words: most of
+  the key's own words (those its stem and title do not already use) are in the other question's
+  title and stem, and more of them than of any distractor's, so the other question answers it
+  ("generates text by sampling ... feeds it back as the next input" over "sampling a character
+  ... and feeding it back"). Also a true/false title that answers its statement: the title names
+  a property (``OPPOSITES``) whose opposite a false statement asserts ("Weight sharing over time"
+  over "keeps a separate copy of W_hh for each time step").
+- ``contradiction``: the item's right answers and explanations count the same thing differently
+  ("three gate blocks" beside "two gates, update and reset", both said of the GRU), or an
+  explanation calls two things the same and then names how they differ ("gives the same outputs,
+  only permuted" under a key that they cannot be told apart): the item reads two ways.
+- ``hedge``: a claim the notes make with a hedge (通常 "usually", 常 "often", 一般 "typically")
+  stated in an item without one: every term of the notes' sentence (its English words and the
+  Chinese ones ``GLOSSARY`` translates) is in one statement or option of the item.
+
+What they do not see: a paraphrase with none of the key's words or of ``SYNONYMS`` (the
+reviewer's), and a count said of a subject the sentence does not name.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..paths import COURSE_ROOT
+from .model import CHOICE, TRUEFALSE, Variant
+
+NOTES = COURSE_ROOT.parent / "shared" / "course-notes"
+
+# words that carry no claim: a key's content is what is left
+_STOP_WORDS = """a an the of to in on at by for from with without and or but not no is are was were be been
+    being it its it's this that these those as into than then so such can could may might must will
+    would do does did has have had which what when where who whom whose how why all any each every
+    both one only also just very more most less same other another their there they them his her he
+    she we you your our us i if while over under about after before up down out off own per via
+    many much"""
+_STOP = set(_STOP_WORDS.split())
+# Words the bank writes for one idea, read as one: the paraphrases the audit met
+# ("above the threshold" for "exceeds the threshold", "draws" for "samples").
+SYNONYMS = {"above": "exceed", "over": "exceed", "draw": "sampl", "drawn": "sampl", "feed": "feed"}
+# A property a true/false title may name, and the words by which a statement asserts its
+# opposite: a false statement with one of them under a title naming the property is answered by
+# its title. Each pair is one the bank's topics use; a title naming a property with no entry here
+# is not judged.
+OPPOSITES = {
+    "invarian": ("tell", "distinguish", "differ"),
+    "shar": ("separate", "independent"),
+    "vanish": ("explod", "grow"),
+    "explod": ("vanish", "shrink"),
+    "carr": ("reset",),
+}
+# the notes' hedges (the notes are Chinese with English terms) and an item's own
+_NOTES_HEDGE = re.compile(r"通常|往往|一般|常常|usually|often|typically", re.I)
+_ITEM_HEDGE = re.compile(r"\b(usually|often|typically|generally|commonly|mostly|may|can be|tends?)\b", re.I)
+# The Chinese words of the notes' hedged sentences that name a claim's terms, in the English the
+# bank writes: a hedged sentence's terms are its English words and these.
+GLOSSARY = {
+    "损失": "loss",
+    "求和": "sum",
+    "之和": "sum",
+    "参数": "parameter",
+    "输入": "input",
+    "输出": "output",
+    "固定": "fixed",
+    "状态": "state",
+    "最终": "final",
+    "更快": "faster",
+    "较快": "faster",
+    "较慢": "slower",
+    "更强": "stronger",
+    "不可微": "differentiable",
+    "采样": "sampl",
+    "隐藏层": "hidden",
+    "激活函数": "activation",
+}
+_NUMBER_WORDS = {
+    w: i for i, w in enumerate(["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"])
+}
+_SUBJECTS = re.compile(r"\b(GRU|LSTM|RNN|Transformer|encoder|decoder|Mamba|SSM)\b", re.I)
+
+
+@dataclass(frozen=True)
+class TextFinding:
+    number: int
+    id: str
+    rule: str
+    what: str
+
+
+def stem(word: str) -> str:
+    word = word.lower().strip("'")
+    for suffix in ("ings", "ing", "ies", "ed", "es", "s", "ly"):
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            word = word[: -len(suffix)]
+            break
+    return SYNONYMS.get(word, word)
+
+
+def content_words(text: str) -> set[str]:
+    """The stemmed words that carry a claim: no function words, no symbols (``h_t``, ``x1``)."""
+    words = re.findall(r"[A-Za-z][A-Za-z0-9_]*", text.replace("time step", "step"))
+    return {stem(w) for w in words if w.lower() not in _STOP and len(w) >= 3 and w.isalpha()}
+
+
+def keyed_texts(v: Variant) -> tuple[list[str], list[str]]:
+    """(the key's texts, the distractors' texts) of a concept item; ([], []) for others."""
+    p = v.params
+    if v.question.kind == CHOICE:
+        right = ord(v.answer) - ord("A")
+        return [p["options"][right]], [o for i, o in enumerate(p["options"]) if i != right]
+    if v.question.kind == TRUEFALSE and v.answer == "true":
+        return [p["text"]], []
+    return [], []
+
+
+def _stem_of(v: Variant) -> str:
+    p = v.params
+    if v.question.kind == CHOICE:
+        return p.get("stem", "")
+    if v.question.kind == TRUEFALSE:
+        return ""
+    return v.text
+
+
+# A word in the stems and titles of this share of a paper's questions is the course's vocabulary
+# ("decoder", "input", "RNN"), which every question on the topic uses: sharing it gives nothing away.
+GENERIC_SHARE = 0.06
+
+
+def generic_words(variants: list[Variant]) -> set[str]:
+    df: dict[str, int] = {}
+    for v in variants:
+        for w in content_words(_stem_of(v) + " " + v.question.title):
+            df[w] = df.get(w, 0) + 1
+    floor = max(3, GENERIC_SHARE * len(variants))
+    return {w for w, n in df.items() if n >= floor}
+
+
+def giveaways(variants: list[Variant]) -> list[TextFinding]:
+    """Another question's stem and title carrying this one's key (module doc)."""
+    out = []
+    generic = generic_words(variants)
+    for b in variants:
+        keys, others = keyed_texts(b)
+        if not keys:
+            continue
+        own = content_words(_stem_of(b) + " " + b.question.title) | generic
+        key_words = content_words(keys[0]) - own
+        if len(key_words) < 3:  # a key of one or two new words is named by any text on its topic
+            continue
+        for a in variants:
+            if a is b:
+                continue
+            there = content_words(_stem_of(a) + " " + a.question.title)
+            share = len(key_words & there) / len(key_words)
+            rivals = [len((content_words(o) - own) & there) / max(1, len(content_words(o) - own)) for o in others]
+            # 60%: the audit's pair shares 5 of the key's 6 words, a stem on the same topic 1 or 2
+            if share >= 0.6 and all(share > r for r in rivals):
+                shared = ", ".join(sorted(key_words & there))
+                out.append(TextFinding(a.number, a.id, "giveaway", f"carries question {b.number}'s key ({shared})"))
+    return out
+
+
+def title_answers(v: Variant) -> str:
+    """A true/false title naming a property whose opposite the (false) statement asserts."""
+    if v.question.kind != TRUEFALSE or v.answer != "false":
+        return ""
+    title = content_words(v.question.title)
+    said = content_words(v.params["text"])
+    for prop, opposites in OPPOSITES.items():
+        if any(w.startswith(prop) for w in title) and any(s.startswith(o) for s in said for o in opposites):
+            return f"the title names {prop}..., the false statement its opposite: the title answers it"
+    return ""
+
+
+_COUNT = re.compile(r"\b(zero|one|two|three|four|five|six|seven|eight|nine|ten|\d+)\s+([A-Za-z]+)")
+_LIST3 = re.compile(r"\b\w+, \w+,? and \w+ ([A-Za-z]+)")
+# "update and reset gates": two named, a plural noun; never "state and three weight blocks"
+_NOT_NUMBER = r"(?!(?:one|two|three|four|five|six|seven|eight|nine|ten)\b)"
+_LIST2 = re.compile(rf"(?<!,)\s\b{_NOT_NUMBER}\w+ and {_NOT_NUMBER}\w+ ([A-Za-z]+s)\b")
+
+
+def counts(text: str) -> set[tuple[str, str, int]]:
+    """(subject, counted noun, count) said in each clause: "three gate blocks" of the GRU."""
+    out = set()
+    for clause in re.split(r"[.;:]|\bwhere\b|\bwhile\b|\bto the\b", text):
+        subject = _SUBJECTS.findall(clause)
+        who = subject[0].upper() if subject else ""
+        for number, noun in _COUNT.findall(clause):
+            n = _NUMBER_WORDS.get(number.lower(), int(number) if number.isdigit() else -1)
+            out.add((who, stem(noun), n))
+        for noun in _LIST3.findall(clause):
+            out.add((who, stem(noun), 3))
+        for noun in _LIST2.findall(_LIST3.sub("", clause)):
+            out.add((who, stem(noun), 2))
+    return {c for c in out if c[1] not in _STOP and not c[1].isdigit()}
+
+
+_SAME_BUT = re.compile(r"\bsame\b[^.;]*?,\s*(only|but|except)\b", re.I)
+
+
+def contradictions(v: Variant, explanations: list[str]) -> str:
+    keys, _ = keyed_texts(v)
+    if v.question.kind == TRUEFALSE:
+        keys = [v.params["text"]]
+    said: dict[tuple[str, str], set[int]] = {}
+    for text in keys + explanations:
+        for who, noun, n in counts(text):
+            said.setdefault((who, noun), set()).add(n)
+    for (who, noun), ns in sorted(said.items()):
+        if who and len(ns) > 1:
+            return f"the {who}'s {noun}s are counted {' and '.join(map(str, sorted(ns)))} in its key and explanations"
+    for text in explanations:
+        found = _SAME_BUT.search(text)
+        if found:
+            return f"the explanation calls them the same and names a difference: {found.group(0)!r}"
+    return ""
+
+
+@functools.lru_cache(maxsize=1)
+def hedged_claims(notes: Path = NOTES) -> tuple[tuple[str, frozenset[str]], ...]:
+    """Each hedged sentence of the notes and its terms (English words and glossary translations)."""
+    out = []
+    for path in sorted(notes.glob("*.txt")):
+        for sentence in re.split(r"[。！？\n|]", path.read_text(encoding="utf-8")):
+            if not _NOTES_HEDGE.search(sentence):
+                continue
+            terms = content_words(" ".join(re.findall(r"[A-Za-z][A-Za-z0-9_-]*", sentence)))
+            terms |= {stem(en) for zh, en in GLOSSARY.items() if zh in sentence}
+            if len(terms) >= 3:  # a hedge over one or two terms ("通常是 MLP") names no claim to match
+                out.append((sentence.strip(), frozenset(terms)))
+    return tuple(out)
+
+
+def unhedged(texts: list[str]) -> str:
+    """A claim of ``texts`` the notes hedge: all its terms, and it is about the first of them (the
+    text's first word that carries a claim is one of the terms: "the gradient of the loss is the
+    sum of the steps' gradients" is about the gradient, not the hedged loss)."""
+    for text in texts:
+        if _ITEM_HEDGE.search(text):
+            continue
+        words = content_words(text)
+        first = [stem(w) for w in re.findall(r"[A-Za-z]+", text) if w.lower() not in _STOP and len(w) >= 3][:1]
+        for sentence, terms in hedged_claims():
+            if terms <= words and set(first) <= terms:
+                return f"{text[:60]!r} states as a rule what the notes hedge: {sentence[:60]!r}"
+    return ""
+
+
+def item_texts(v: Variant) -> tuple[list[str], list[str]]:
+    """(the claims an item makes: statement, right options, stem; its explanations)."""
+    p = v.params
+    if v.question.kind == TRUEFALSE:
+        return [p["text"]], [p.get("why", "")]
+    if v.question.kind == CHOICE:
+        keys, _ = keyed_texts(v)
+        return keys + [p["stem"]], list(p.get("why", {}).values())
+    return [v.text], []
+
+
+def lint_texts(variants: list[Variant]) -> list[TextFinding]:
+    found = giveaways(variants)
+    for v in variants:
+        claims, explanations = item_texts(v)
+        for rule, what in (
+            ("giveaway", title_answers(v)),
+            ("contradiction", contradictions(v, explanations) if v.question.kind in (CHOICE, TRUEFALSE) else ""),
+            ("hedge", unhedged(claims)),
+        ):
+            if what:
+                found.append(TextFinding(v.number, v.id, rule, what))
+    return found
