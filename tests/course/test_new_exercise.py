@@ -1,17 +1,20 @@
-"""A 31st exercise takes the four files docs/DESIGN.md's walkthrough names, and nothing else.
+"""A new exercise takes the four files docs/DESIGN.md's walkthrough names, and nothing else.
 
-A copy of the course gets a toy exercise, ``transformer.rms_norm``, written into exactly its
-solution, its grader, its notebook prose and the config. Then ``seqlab build`` writes the stub
-(generated, not written by hand), and the course's own checks and a grading must accept it:
-``build --check``, ``config --check``, the reference scoring full marks, and the wrong
-submission its grader's mistake table describes (tests/mutants/derived.py) losing points with
-the mistake named. The contract (its signature, its topic), the public tests and the mutant
-bank are not touched: they follow from these files.
+A real copy of this checkout (tests, docs, recordings and package included: tests/course/_checkout.py)
+gets a toy exercise, ``transformer.rms_norm``, written into exactly its solution, its grader, its
+notebook prose and the config. Then ``seqlab regenerate`` writes everything derived (the stub,
+the docs' tables, the coverage), and nothing else differs from the checkout. The course's own
+checks must accept it: ``build --check``, ``config --check``, ``regenerate --check``, ``seqlab
+check-exercise`` (the reference scoring full marks, the wrong submission its grader's mistake
+table describes losing points with the mistake named), the topic's notebook, the recorded grades
+of the topic's mutants (moved by the new points, rewritten by ``seqlab regenerate --recorded``)
+and the student release. The contract (its signature, its topic), the public tests and the
+mutant bank are not touched: they follow from these files.
 
-``toy_course`` builds the copy; ``add_toy_exercise`` is the exercise half. A new exam question
-takes two files, written the same way: its declaration in a bank module (the generator, with its
-text beside it) and its line in an exam file; the paper and the key then render with it. The
-bank lives in the package, so the question's half copies the package too and runs it instead.
+``add_toy_exercise`` is the exercise half. A new exam question takes two files, written the same
+way: its declaration in a bank module (the generator, with its text beside it) and its line in an
+exam file; the paper and the key then render with it. The bank lives in the package, so the
+question's half copies the course's folders (``toy_course``) and the package, and runs that.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ from pathlib import Path
 
 import pytest
 
+from seqlab.config import course_figures
+from tests.course._checkout import checkout, seqlab_in
 from tests.mutants.derived import derived_mutants
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -82,6 +87,12 @@ Scale every token by the root of the mean of its squared features, then by a lea
 {% endmacro %}
 {% macro conventions_rms_norm() %}
 Over the last axis only, with `eps` inside the square root; no mean is subtracted.
+{% endmacro %}
+{% macro check_rms_norm() %}
+x = torch.tensor([[3.0, 4.0]])
+y = rms_norm(x, torch.ones(2), eps=0.0)
+assert y.shape == x.shape, "same shape as x"
+assert torch.allclose(y, x / 12.5 ** 0.5), "divide by the root of the mean square (here sqrt(12.5))"
 {% endmacro %}
 """
 
@@ -199,23 +210,70 @@ def graded(course: Path, hand_in: Path) -> dict:
     return json.loads((out / "results.json").read_text())
 
 
+def _fingerprints(root: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in root.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    }
+
+
+def _ok(run: subprocess.CompletedProcess, what: str) -> str:
+    assert run.returncode == 0, f"{what}: {run.stdout[-3000:]}{run.stderr[-3000:]}"
+    return run.stdout
+
+
 @pytest.mark.bank
 def test_a_new_exercise_takes_four_files(tmp_path):
-    course = toy_course(tmp_path / "course")
+    course = checkout(tmp_path / "course")
+    before = _fingerprints(course)
     written = add_toy_exercise(course)
     assert len(written) <= 4
 
-    built = seqlab(course, "build")
-    assert built.returncode == 0, built.stderr
+    _ok(seqlab_in(course, "regenerate", "--only", "stubs", "docs", "coverage"), "seqlab regenerate")
+    after = _fingerprints(course)
+    changed = {p for p in before.keys() | after.keys() if before.get(p) != after.get(p)}
+    by_hand = {p.relative_to(course).as_posix() for p in written}
+    derived = changed - by_hand
+    assert all(p.startswith(("exercises/", "docs/")) for p in derived), sorted(derived)  # regenerate's
     assert "def rms_norm(x, weight, eps=1e-6):" in (course / "exercises" / "transformer.py").read_text()
-    for check in (("build", "--check"), ("config", "--check")):
-        run = seqlab(course, *check)
-        assert run.returncode == 0, f"seqlab {' '.join(check)}: {run.stdout}{run.stderr}"
+    total = course_figures().total_points + 2  # the toy's config entry gives it 2 points
+    design = (course / "docs" / "DESIGN.md").read_text(encoding="utf-8")
+    assert "`rms_norm`" in design and f"| {total:g} |" in design, "the topics table follows the config"
 
+    for check in (("build", "--check"), ("config", "--check"), ("regenerate", "--check", "--only", "stubs", "docs")):
+        _ok(seqlab_in(course, *check), f"seqlab {' '.join(check)}")
+    report = _ok(seqlab_in(course, "check-exercise", "transformer.rms_norm"), "seqlab check-exercise")
+    assert "all checks passed" in report, report
+
+    # the notebook of its topic, with the new function's cells (the idea_ and check_ macros)
+    notebook = tmp_path / "nbgrader"
+    build = f"from seqlab.nbgrader.course import build_course; build_course({str(notebook)!r}, seed=1, topics=('transformer',))"
+    _ok(subprocess.run([sys.executable, "-c", build], cwd=course, env={**os.environ, "SEQLAB_COURSE": str(course)},
+                       capture_output=True, text=True, timeout=600), "build_course")  # fmt: skip
+    cells = "\n".join(p.read_text(encoding="utf-8") for p in notebook.rglob("*.ipynb"))
+    assert "rms_norm" in cells and "sqrt(12.5)" in cells, "the notebook has the new function's check cell"
+
+    # every recorded grade of the topic moves (its max_score gains the new points): one of them,
+    # rewritten by the regenerate command, then compared again
+    select = "layer_norm and after and square"
+    mutants = ["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/grading/test_mutants.py", "-k", select]
+    env = {**os.environ, "SEQLAB_COURSE": str(course)}
+    stale = subprocess.run([sys.executable, *mutants], cwd=course, env=env, capture_output=True, text=True, timeout=600)
+    assert stale.returncode == 1 and "recorded" in stale.stdout, stale.stdout[-2000:]
+    _ok(seqlab_in(course, "regenerate", "--recorded", "--only", "recorded", "-k", select, "--jobs", "1"), "re-record")
+    again = subprocess.run([sys.executable, *mutants], cwd=course, env=env, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stdout[-2000:]
+
+    # the release lists it, and ships nothing of its solution
+    release = tmp_path / "release"
+    _ok(seqlab_in(course, "release", str(release)), "seqlab release")
+    _ok(seqlab_in(course, "release", "--scan", str(release)), "seqlab release --scan")
+    assert "rms_norm" in (release / "README.md").read_text(encoding="utf-8")
+
+    # the toy course's grading: right full marks, the grader's own mistake row named
     right = graded(course, submission(course, tmp_path / "right"))
-    tests = [t for t in right["tests"] if "rms_norm" in t["name"]]
-    assert tests and right["score"] == right["max_score"] == 2, right
-    # the known-wrong submission is the grader's own mistake row, written as a student's function
+    assert right["score"] == right["max_score"] == 2, right
     (mutant,) = [m for m in derived_mutants(course) if m.function == "transformer.rms_norm"]
     wrong = graded(course, submission(course, tmp_path / "wrong", mutant.source))
     assert wrong["score"] < wrong["max_score"], wrong
