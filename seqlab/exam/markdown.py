@@ -93,9 +93,12 @@ def render_texts(inst: ExamInstance) -> ExamInstance:
     return inst
 
 
-def answer_format(v: Variant) -> str:
-    """How to write the answer, for the line under each question."""
+def answer_format(v: Variant, medium: str = "screen") -> str:
+    """How to write the answer, for the line under each question: typed (``screen``), or by hand
+    (``paper``: no typed syntax, the working space is above the box)."""
     q = v.question
+    if medium == "paper":
+        return _handwritten_format(v)
     if q.kind == NUMERIC:
         tol = v.tolerance.describe() if v.tolerance else ""
         many = isinstance(v.answer, list) and len(v.answer) > 1
@@ -116,6 +119,24 @@ def answer_format(v: Variant) -> str:
     if q.kind == TRUEFALSE:
         return "`true` or `false`."
     raise AssertionError(q.kind)  # pragma: no cover
+
+
+def _handwritten_format(v: Variant) -> str:
+    q = v.question
+    if q.kind == NUMERIC:
+        many = isinstance(v.answer, list) and len(v.answer) > 1
+        what = f"{len(v.answer)} numbers, in the order asked" if many else "a number"
+        if q.answer_hint:
+            what += f" ({q.answer_hint})"
+        exact = v.tolerance is not None and v.tolerance.rel == 0 and v.tolerance.abs == 0
+        tol = v.tolerance.describe() if v.tolerance else ""
+        return f"{what}; " + ("graded as exact values: give the integers exactly." if exact else f"graded {tol}.")
+    if q.kind == SYMBOLIC:
+        names = ", ".join(f"${s.name}$" if len(s.name) == 1 else s.name for s in q.syms(v.params))
+        return f"a formula in {names}; any equivalent form scores."
+    if q.kind == CHOICE:
+        return "one letter."
+    return "true or false."
 
 
 PARTIAL_CREDIT_POLICY = (
@@ -152,9 +173,28 @@ CHECK_ADVICE = (
 )
 
 
-def paper_rules(inst: ExamInstance) -> list[tuple[str, str]]:
-    """Every paper-wide rule, (name, Markdown), in the order the paper states them: what each
-    medium (Markdown, HTML, PDF, notebook, LMS quiz) prints before the questions, from here alone."""
+# How to write answers on the printed paper: by hand, so nothing about typing, files or scripts.
+PAPER_WRITING = (
+    "Write each answer in the box under its question, legibly, in ink; work in the space above the "
+    "box (the working is not marked, the box is). Numbers as decimals, or exactly as fractions or "
+    "roots (1/3, \u221a2/2); a list of numbers in the order the question asks, separated by commas; a "
+    "formula with the symbols the question names, in any equivalent form. Where a question asks for "
+    "a unit it may be written after the number. An answer crossed out is not read: write the one you "
+    "mean beside it."
+)
+# The computer aid on paper: the exam file's wording is about typing answers on a computer.
+PAPER_COMPUTER = "Not needed: every answer is written on this paper."
+MEDIA = ("screen", "paper", "lms")
+
+
+def paper_rules(inst: ExamInstance, medium: str = "screen") -> list[tuple[str, str]]:
+    """Every paper-wide rule, (name, Markdown), in the order the paper states them, for one medium:
+    ``screen`` (Markdown, HTML, notebook: answers typed, a check script), ``paper`` (the PDF:
+    answers by hand, no computer-only rule) or ``lms`` (the quiz: ``qti.quiz_rules`` adds how the
+    LMS takes answers and what partial credit it gives). Time, aids, conventions, grading and
+    rounding are the same on every medium."""
+    if medium not in MEDIA:
+        raise ValueError(f"unknown medium {medium!r}")
     exam = inst.exam
     rules = []
     if exam.duration:
@@ -168,22 +208,26 @@ def paper_rules(inst: ExamInstance) -> list[tuple[str, str]]:
                 f"{question_minutes(inst, MEDIAN):.0f}; each question's points follow its length.",
             )
         )
-    rules += [(aid.capitalize(), allowed[:1].upper() + allowed[1:].rstrip(".") + ".") for aid, allowed in exam.aids]
+    for aid, allowed in exam.aids:
+        if aid == "computer" and medium == "paper":
+            allowed = PAPER_COMPUTER
+        rules.append((aid.capitalize(), allowed[:1].upper() + allowed[1:].rstrip(".") + "."))
     if exam.conventions:
         rules.append(("Conventions", exam.conventions))
     if exam.instructions:
         rules.append(("Grading", exam.instructions.strip()))
-    rules += [
-        ("Writing answers", ANSWER_SYNTAX),
-        ("Checking", CHECK_ADVICE.format(student=inst.student)),
-        ("Rounding", ROUNDING_POLICY),
-        ("Partial credit", PARTIAL_CREDIT_POLICY),
-    ]
+    if medium == "screen":
+        rules += [("Writing answers", ANSWER_SYNTAX), ("Checking", CHECK_ADVICE.format(student=inst.student))]
+    elif medium == "paper":
+        rules.append(("Writing answers", PAPER_WRITING))
+    rules.append(("Rounding", ROUNDING_POLICY))
+    if medium != "lms":
+        rules.append(("Partial credit", PARTIAL_CREDIT_POLICY))
     return rules
 
 
-def rules_markdown(inst: ExamInstance) -> str:
-    return "\n\n".join(f"**{name}.** {' '.join(text.split())}" for name, text in paper_rules(inst))
+def rules_markdown(inst: ExamInstance, medium: str = "screen") -> str:
+    return "\n\n".join(f"**{name}.** {' '.join(text.split())}" for name, text in paper_rules(inst, medium))
 
 
 def partial_credit_rule(v: Variant, eq) -> str:
@@ -205,7 +249,7 @@ def partial_credit_rule(v: Variant, eq) -> str:
     return "; ".join(rules)
 
 
-def paper_context(inst: ExamInstance) -> dict:
+def paper_context(inst: ExamInstance, medium: str = "screen") -> dict:
     """What every template of a paper renders (Markdown, key, the PDF's page): its parts with each
     variant, how to write the answer and the partial-credit rule, and the exam's policies."""
     render_texts(inst)
@@ -214,7 +258,7 @@ def paper_context(inst: ExamInstance) -> dict:
         if not parts or parts[-1]["title"] != eq.part:
             parts.append({"title": eq.part, "variants": []})
         parts[-1]["variants"].append(
-            {"v": v, "format": answer_format(v), "eq": eq, "partial": partial_credit_rule(v, eq)}
+            {"v": v, "format": answer_format(v, medium), "eq": eq, "partial": partial_credit_rule(v, eq)}
         )
     return {
         "exam": inst.exam,
@@ -224,7 +268,7 @@ def paper_context(inst: ExamInstance) -> dict:
         "max_score": inst.exam.max_score,
         "partial_policy": PARTIAL_CREDIT_POLICY,
         "rounding_policy": ROUNDING_POLICY,
-        "rules": rules_markdown(inst),
+        "rules": rules_markdown(inst, medium),
     }
 
 

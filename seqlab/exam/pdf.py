@@ -23,6 +23,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..errors import SeqlabError
+from . import timing
 from .html import markdown_to_html
 from .markdown import environment, paper_context
 from .model import NUMERIC, SYMBOLIC
@@ -75,24 +76,40 @@ def typeset_inline(markdown: str) -> str:
 
 
 def answer_space(v) -> str:
-    """Room to write: a line for a number, more for a vector, most for a formula (hand working)."""
-    if v.question.kind == SYMBOLIC:
-        return "3.2cm"
-    if v.question.kind == NUMERIC:
-        return "2.4cm" if isinstance(v.answer, list) and len(v.answer) > 1 else "1.6cm"
+    """The answer box: a line for a letter or a number, two for a list or a formula."""
+    if v.question.kind == SYMBOLIC or (v.question.kind == NUMERIC and isinstance(v.answer, list) and len(v.answer) > 1):
+        return "1.6cm"
     return "1.0cm"
+
+
+# Working space, sized by the question's measured work (``timing.work``): a line of 0.8 cm for
+# each intermediate value the derivation writes down (the answer has its box) and one for every
+# four calculator operations (a line of handwriting holds about four short steps). At least 2 lines, so a one-step count has room, at
+# most 14: a 12-minute derivation on one page with its text, not a page of its own.
+WORKING_LINE_CM, WORKING_LINES = 0.8, (2, 14)
+
+
+def working_space(v) -> str:
+    """Room for the working above the answer box ("" for a choice or true/false question)."""
+    if v.question.kind not in (NUMERIC, SYMBOLIC):
+        return ""
+    work = timing.work(v)
+    written = work.values - timing.answer_values(v)
+    lines = min(max(written + -(-work.operations // 4), WORKING_LINES[0]), WORKING_LINES[1])
+    return f"{lines * WORKING_LINE_CM:.1f}cm"
 
 
 def paper_html(inst: ExamInstance, *, key: bool = False) -> str:
     if not key:
         check_fits(inst)  # as every medium: no paper longer than its duration
-    context = paper_context(inst)
+    context = paper_context(inst, "paper")
     context.update(
         key=key,
         rules_html=typeset(context["rules"]),
         html={v.id: typeset(v.text) for v in inst.variants},
         solution_html={v.id: typeset(v.solution) if v.solution else "" for v in inst.variants} if key else {},
         space={v.id: answer_space(v) for v in inst.variants},
+        working={v.id: working_space(v) for v in inst.variants},
         format_html={
             item["v"].id: typeset_inline(item["format"]) for part in context["parts"] for item in part["variants"]
         },

@@ -13,25 +13,20 @@ Which questions travel:
 
 - ``choice``      -> ``multiple_choice_question`` (the student's own option order);
 - ``truefalse``   -> ``true_false_question``;
-- ``numeric`` with a single number -> ``numerical_question`` with the range key +- tolerance
-  (the exam's tolerance: ``abs + rel * |key|``), in decimal on the key's printed digits
-  (``numeric_range``), so the package has the same bytes on every machine;
-- ``numeric`` with n numbers and per-entry credit on the paper -> n ``numerical_question`` items,
-  entry i of n each, worth points/n: the paper's own rule (each entry 1/n of the points; the lint
-  makes sure no entry is copyable). In a student's own quiz they are a question group (a
-  ``section``) drawing all n; in the class's one quiz each entry is a group of its own
-  (``qti_pool``).
+- ``numeric`` with a single number -> ``numerical_question``: full marks on the range key +-
+  tolerance (``numeric_range``, decimal on the key's printed digits: the same bytes on every
+  machine), then each named mistake's range adds its stated fraction (``<setvar action="Add">``);
+- ``numeric`` with n numbers and per-entry credit on the paper -> n ``numerical_question`` items
+  worth points/n each, the paper's own rule; a group drawing all n in a student's quiz, one group
+  per entry in the class's (``qti_pool``). A named mistake of a list is not credited: the paper
+  credits it only when the whole list is that mistake, which no one item sees.
 
-Which do not, and why: a vector the paper grades all or nothing (an LMS scores each item on its
-own, so it would pay for part of the answer), and symbolic answers: no LMS item type checks
-algebraic equivalence, and Canvas's formula question asks for a number at drawn values, another
-question. They stay on the paper/HTML exam: the quiz's rules item names them with why (so a
-student never looks for them in the LMS), and so do ``qti-skipped.txt`` (beside the zip) and the
-command's output.
-
-Every quiz starts with a ``text_only_question`` holding the paper's rules (``markdown.paper_rules``:
-time, aids, conventions, answer syntax, rounding, partial credit) and what is not in the quiz,
-and every item carries its answer format and partial-credit line, as the paper prints them.
+Which do not: a vector graded all or nothing (an LMS scores each item alone), and formulas (no LMS
+item type checks algebraic equivalence). They stay on the paper/HTML exam; ``qti-skipped.txt`` and
+the command's output name them. Every quiz starts with a ``text_only_question`` of the rules for
+the LMS medium (``quiz_rules``: the paper's time, aids, conventions and rounding, how to type into
+the LMS, the partial credit the quiz gives and the mistakes it does not credit, the questions not
+in it); every item carries its answer format and partial-credit line as the paper prints them.
 
 The default package is the class's one quiz (``qti_pool``: every question a group the LMS draws
 each student's variant from, imported once and published to the whole course). With
@@ -54,7 +49,7 @@ from .draws import format_number
 from .html import markdown_to_html
 from .markdown import answer_format, paper_rules, partial_credit_rule, render_texts
 from .marking import expected_entries
-from .model import CHOICE, NUMERIC, TRUEFALSE, Variant
+from .model import CHOICE, NUMERIC, TRUEFALSE, Variant, mistake_words
 from .timing import check_fits
 from .variants import ExamInstance
 
@@ -92,10 +87,6 @@ def _question_text(v: Variant, eq) -> str:
 
 def safe_ident(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", text)[:120]
-
-
-def _html(markdown: str) -> str:
-    return markdown_to_html(markdown)
 
 
 def _material(parent: ET.Element, html: str) -> None:
@@ -170,23 +161,46 @@ def _plain(d: Decimal) -> str:
 # The paper reads arithmetic in an answer (1/3, sqrt(2)/2); an LMS's number field reads a decimal
 # number only, and not every LMS reads an exponent: said where the student types, in the quiz.
 LMS_TYPING = (
-    "type each number as a decimal (0.3333, -12.5, 0.0025): the LMS's number field reads no arithmetic "
-    "(1/3, sqrt(2)) and not every LMS reads an exponent (2.5e-3). A list's entries are asked one item "
-    "each. A choice question takes one option."
+    "Type each number as a decimal (0.3333, -12.5, 0.0025), with a point for decimals and no thousands "
+    "separator or unit: the LMS's number field reads no arithmetic or fraction, and not every LMS reads "
+    "an exponent. A list's entries are asked one item each, in the order the question asks. A choice "
+    "question takes one option. There is no check script: the LMS itself refuses what its number "
+    "field cannot read."
+)
+# What the quiz's own scoring gives, in place of the paper's partial-credit rule.
+LMS_PARTIAL = (
+    "A list of n numbers is asked as n items, each worth 1/n of the question's points and scored "
+    "within the question's tolerance. A named mistake of a single-number question earns the fraction "
+    "stated under it: the quiz's scoring carries it. Everything else earns full points or none."
 )
 
 
-def rules_item(
-    inst: ExamInstance, stays: list[tuple[str, str]], ident: str = "", *, one_quiz: bool = False
-) -> ET.Element:
-    """The quiz's first item: the paper's rules, as a question that asks nothing, and then which
-    of the paper's questions are not in the quiz and why (``stays``: (question, why)), so that a
-    student never looks for them in the LMS. ``one_quiz``: the quiz of the whole class, whose
-    rules name no student (the paper's check script is each student's own)."""
+def rules_item(inst: ExamInstance, stays: list[tuple[str, str]], ident: str = "") -> ET.Element:
+    """The quiz's first item: its rules (``quiz_rules``), as a question that asks nothing; ``stays``:
+    (question, why) for each question of the paper not in the quiz, so that a student never looks
+    for them in the LMS."""
     item = ET.Element("item", ident=ident or safe_ident(f"{inst.student}-rules"), title="Rules of this exam")
     _metadata(item, "text_only_question", 0)
-    rules = [(name, text) for name, text in paper_rules(inst) if not (one_quiz and name == "Checking")]
-    rules.append(("In this quiz", LMS_TYPING))
+    text = "\n\n".join(f"**{name}.** {' '.join(body.split())}" for name, body in quiz_rules(inst, stays))
+    _material(ET.SubElement(item, "presentation"), markdown_to_html(text))
+    return item
+
+
+def quiz_rules(inst: ExamInstance, stays: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The quiz's rules: the paper's for the LMS medium (time, aids, conventions, grading,
+    rounding), how to type answers into the LMS, the partial credit its scoring gives and where
+    that is less than the paper's, and the questions that stay on the paper."""
+    rules = paper_rules(inst, "lms")
+    rules.append(("Writing answers", LMS_TYPING))
+    partial = LMS_PARTIAL
+    lost = [(v.number, lost_in_quiz(v)) for v in inst.variants if not travels(v) and lost_in_quiz(v)]
+    if lost:
+        partial += " Unlike the paper, these named mistakes earn nothing here (each entry of a list is scored " + (
+            "alone, and the mistake is one of the whole list): "
+            + "; ".join(f"question {number}: {what}" for number, what in lost)
+            + "."
+        )
+    rules.append(("Partial credit", partial))
     if stays:
         listed = "; ".join(f"{question}: {why}" for question, why in stays)
         rules.append(
@@ -196,9 +210,7 @@ def rules_item(
                 f"on the paper (or HTML) exam: {listed}.",
             )
         )
-    text = "\n\n".join(f"**{name}.** {' '.join(body.split())}" for name, body in rules)
-    _material(ET.SubElement(item, "presentation"), _html(text))
-    return item
+    return rules
 
 
 def stays_line(v: Variant, why: str) -> tuple[str, str]:
@@ -221,7 +233,7 @@ def variant_items(v: Variant, student: str, eq=None, *, whole_text: bool = False
         _metadata(item, "numerical_question", v.points / n)
         presentation = ET.SubElement(item, "presentation")
         text = _question_text(v, eq) if i == 0 or whole_text else f"Question {v.number}, continued."
-        _material(presentation, _html(text + f"\n\nThis item takes **entry {i + 1} of the {n}**."))
+        _material(presentation, markdown_to_html(text + f"\n\nThis item takes **entry {i + 1} of the {n}**."))
         _numeric_response(item, presentation, key, v)
         items.append(item)
     return items
@@ -239,7 +251,7 @@ def variant_item(v: Variant, student: str, eq=None) -> ET.Element:
     _metadata(item, question_type, v.points)
     presentation = ET.SubElement(item, "presentation")
     # a choice question's rendered text lists its options; in the LMS they are the response labels
-    _material(presentation, _html(v.params["stem"] if kind == CHOICE else _question_text(v, eq)))
+    _material(presentation, markdown_to_html(v.params["stem"] if kind == CHOICE else _question_text(v, eq)))
     if kind in (CHOICE, TRUEFALSE):
         if kind == CHOICE:
             labels = [(chr(ord("A") + i), text) for i, text in enumerate(v.params["options"])]
@@ -248,7 +260,7 @@ def variant_item(v: Variant, student: str, eq=None) -> ET.Element:
         response = ET.SubElement(presentation, "response_lid", ident="response1", rcardinality="Single")
         render = ET.SubElement(response, "render_choice")
         for ident, text in labels:
-            _material(ET.SubElement(render, "response_label", ident=ident), _html(text))
+            _material(ET.SubElement(render, "response_label", ident=ident), markdown_to_html(text))
         condition = ET.Element("conditionvar")
         ET.SubElement(condition, "varequal", respident="response1").text = str(v.answer)
         _full_marks(_outcomes(item), condition)
@@ -257,20 +269,52 @@ def variant_item(v: Variant, student: str, eq=None) -> ET.Element:
     return item
 
 
-def _numeric_response(item: ET.Element, presentation: ET.Element, printed_key: str, v: Variant) -> None:
-    tol = v.tolerance
-    assert tol is not None  # numeric questions state their tolerance (model.register refuses one without)
-    key, lo, hi = numeric_range(printed_key, tol)
-    _material(presentation, f"<p><em>Answer:</em> one number, graded {tol.describe()} of the key.</p>")
-    response = ET.SubElement(presentation, "response_str", ident="response1", rcardinality="Single")
-    ET.SubElement(ET.SubElement(response, "render_fib", fibtype="Decimal"), "response_label", ident="answer1")
+def _in_range(printed: str, tol: Tolerance) -> ET.Element:
+    """The condition "the response is ``printed`` within ``tol``", as ``numeric_range`` bounds it."""
+    key, lo, hi = numeric_range(printed, tol)
     condition = ET.Element("conditionvar")
     either = ET.SubElement(condition, "or")
     ET.SubElement(either, "varequal", respident="response1").text = key
     both = ET.SubElement(either, "and")
     ET.SubElement(both, "vargte", respident="response1").text = lo
     ET.SubElement(both, "varlte", respident="response1").text = hi
-    _full_marks(_outcomes(item), condition)
+    return condition
+
+
+def mistakes_credited(v: Variant) -> dict[str, float]:
+    """The named mistakes with partial credit that the quiz's scoring carries: those of a single
+    number. A list's entries are items scored one by one, and the paper credits a mistake only
+    when the whole list is that mistake, which no one item can see (``lost_in_quiz``)."""
+    fractions = v.partial.get("mistakes", {})
+    if v.question.kind != NUMERIC or entries(v) != 1:
+        return {}
+    return {name: fractions[name] for name in v.mistakes if fractions.get(name)}
+
+
+def lost_in_quiz(v: Variant) -> str:
+    """What partial credit of the paper a travelling variant loses in the quiz ("" when none)."""
+    fractions = {name: f for name, f in v.partial.get("mistakes", {}).items() if f and name in v.mistakes}
+    lost = sorted(set(fractions) - set(mistakes_credited(v)))
+    return ", ".join(f"{mistake_words(name)} ({round(fractions[name] * 100)}%)" for name in lost)
+
+
+def _numeric_response(item: ET.Element, presentation: ET.Element, printed_key: str, v: Variant) -> None:
+    """A number field, full marks within the tolerance; then, for a single number, each named
+    mistake's range adds its fraction (``<setvar action="Add">``), the grader's rule: the first
+    condition that holds ends the scoring (``continue="No"``), and the fair-draw rule keeps the
+    key's and the mistakes' ranges apart."""
+    tol = v.tolerance
+    assert tol is not None  # numeric questions state their tolerance (model.register refuses one without)
+    _material(presentation, f"<p><em>Answer:</em> one number, graded {tol.describe()} of the key.</p>")
+    response = ET.SubElement(presentation, "response_str", ident="response1", rcardinality="Single")
+    ET.SubElement(ET.SubElement(response, "render_fib", fibtype="Decimal"), "response_label", ident="answer1")
+    resprocessing = _outcomes(item)
+    _full_marks(resprocessing, _in_range(printed_key, tol))
+    for name, fraction in mistakes_credited(v).items():
+        value = v.mistakes[name].value
+        cond = ET.SubElement(resprocessing, "respcondition", {"continue": "No", "title": name})
+        cond.append(_in_range(format_number(float(value[0] if isinstance(value, list) else value)), tol))
+        ET.SubElement(cond, "setvar", action="Add", varname="SCORE").text = f"{fraction * 100:.10g}"
 
 
 def assessment_xml(inst: ExamInstance) -> tuple[bytes, list[Skipped]]:

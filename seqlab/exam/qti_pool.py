@@ -109,7 +109,7 @@ def one_quiz_xml(instances: list[ExamInstance]) -> tuple[bytes, list[Skipped]]:
             first = slot.variants[0][0]
             where = f"Question {first.number} (drawn from the pool {slot.name})"
             stays.append(stays_line(first, why) if slot.name == first.id else (where, why))
-    top.append(rules_item(instances[0], stays, "seqlab-rules", one_quiz=True))
+    top.append(rules_item(instances[0], stays, "seqlab-rules"))
     for slot in places:
         if slot.why_not():
             continue

@@ -1,5 +1,8 @@
-"""The same rules on every medium: each paper-wide rule and each question's partial-credit line, in
-the words the Markdown prints them, is in the HTML page, the notebook, the LMS quiz and the PDF.
+"""One paper, every medium: each paper-wide rule of a medium and each question's partial-credit line,
+in the words the Markdown prints them, is in that medium: the screen's (Markdown, HTML page,
+notebook), the printed paper's (PDF) and the LMS quiz's (``qti.quiz_rules``). Time, aids,
+conventions, grading and rounding are the same on all three; how answers are written and what
+partial credit is given are each medium's own, and no medium states another's.
 
 Words are compared, not markup: the formulas inside a rule ($h_0$) are typeset differently by
 each medium (MathML, SVG, none), so they are left out, and a rule is found when its words occur
@@ -21,7 +24,7 @@ from seqlab.exam.examfile import load_exam
 from seqlab.exam.html import exam_html
 from seqlab.exam.markdown import ROUNDING_POLICY, exam_markdown, paper_rules, partial_credit_rule, render_texts
 from seqlab.exam.notebook import exam_notebook
-from seqlab.exam.qti import assessment_xml, travels
+from seqlab.exam.qti import assessment_xml, quiz_rules, travels
 from seqlab.exam.variants import make_instance
 from seqlab.paths import DEFAULT_EXAM
 from tests.exam.test_recorded import STUDENTS
@@ -70,12 +73,21 @@ def carries(medium: list[str], rule: list[str]) -> bool:
     return False
 
 
-def instructions(inst, travelling_only=False) -> dict[str, list[str]]:
-    """What every medium must carry: the paper's rules and each question's partial credit."""
-    wanted = {name: words(text) for name, text in paper_rules(inst)}
+# Which rules each output carries: the medium it is
+MEDIUM = {"markdown": "screen", "html": "screen", "notebook": "screen", "pdf": "paper", "qti": "lms"}
+
+
+def medium_rules(inst, medium: str) -> list[tuple[str, str]]:
+    return quiz_rules(inst, []) if medium == "lms" else paper_rules(inst, medium)
+
+
+def instructions(inst, medium: str = "screen") -> dict[str, list[str]]:
+    """What a medium must carry: its rules and each question's partial credit (in the quiz, of the
+    questions that travel)."""
+    wanted = {name: words(text) for name, text in medium_rules(inst, medium)}
     for v, eq in zip(inst.variants, inst.questions):
         rule = partial_credit_rule(v, eq)
-        if rule and not (travelling_only and travels(v)):
+        if rule and not (medium == "lms" and travels(v)):
             wanted[f"question {v.number}: partial credit"] = words(rule)
     return wanted
 
@@ -95,7 +107,7 @@ def media(inst) -> dict[str, list[str]]:
 def missing(inst, found: dict[str, list[str]]) -> list[str]:
     gaps = []
     for medium, text in found.items():
-        for name, rule in instructions(inst, travelling_only=medium == "qti").items():
+        for name, rule in instructions(inst, MEDIUM[medium]).items():
             if not carries(text, rule):
                 gaps.append(f"{inst.student} {medium}: {name}")
     return gaps
@@ -105,9 +117,36 @@ def test_every_medium_carries_every_rule_for_one_paper():
     inst = render_texts(make_instance(EXAM, STUDENTS[0]))
     assert not missing(inst, media(inst))
     # time, aids, conventions, rounding and partial credit are among them
-    names = {name for name, _ in paper_rules(inst)}
-    assert {"Time", "Calculator", "Computer", "Conventions", "Rounding", "Partial credit"} <= names
+    for medium in ("screen", "paper", "lms"):
+        names = {name for name, _ in medium_rules(inst, medium)}
+        assert {
+            "Time",
+            "Calculator",
+            "Computer",
+            "Conventions",
+            "Rounding",
+            "Partial credit",
+            "Writing answers",
+        } <= names
     assert any(name.endswith("partial credit") for name in instructions(inst))
+
+
+def test_each_medium_states_only_its_own_rules():
+    """No computer-only rule on paper; no arithmetic, fraction or check script promised to an LMS
+    number field; the screen keeps its typed syntax and check script."""
+    inst = render_texts(make_instance(EXAM, STUDENTS[0]))
+    said = {m: " ".join(t for _, t in medium_rules(inst, m)) for m in ("screen", "paper", "lms")}
+    for computer_only in ("check-", "answers-", "type", "notebook", "copied from the page", "`"):
+        assert computer_only not in said["paper"].lower(), computer_only
+    for not_in_lms in ("sqrt(2)/2", "1/3", "python3", "check cell", "1/n of the points, except entries"):
+        assert not_in_lms not in said["lms"], not_in_lms
+    assert "reads no arithmetic or fraction" in said["lms"] and "no check script" in said["lms"]
+    assert "sqrt(2)/2" in said["screen"] and f"check-{inst.student}.py" in said["screen"]
+    assert "work in the space above the box" in said["paper"]
+    # the questions' answer lines on paper name no typed syntax either
+    from seqlab.exam.markdown import answer_format
+
+    assert not any("`" in answer_format(v, "paper") or "sqrt" in answer_format(v, "paper") for v in inst.variants)
 
 
 def test_a_rule_left_out_is_noticed():

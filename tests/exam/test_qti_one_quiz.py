@@ -119,7 +119,7 @@ def test_one_quiz_carries_every_question_or_its_rules_say_why(one_quiz):
     rules = ET.fromstring(xml).find("q:assessment/q:section/q:item", NS)
     said = _text(rules)
     assert "Not in this quiz" in said and "Checking" not in said  # the class's quiz names no student
-    assert "In this quiz" in said and "reads no arithmetic" in said  # the LMS's number field is no paper
+    assert "Type each number as a decimal" in said and "reads no arithmetic" in said  # an LMS number field
     for inst in papers:
         student = inst.student
         for v, eq in zip(inst.variants, inst.questions):

@@ -31,7 +31,7 @@ SHAPES = {s["id"]: s for s in answer_shapes(INST)}
 # the check a student runs, as render writes it, executed (not imported): the file itself is tested
 SCRIPT: dict = {"__name__": "check_t0042"}
 exec(compile(check_script(INST), "check-t0042.py", "exec"), SCRIPT)  # our own rendered file, run as written
-QUESTIONS = ["ssm.kv_cache", "rnn.ce_loss", "rnn.bptt_param_grads", "opt.clip_vector", "tf.encoder_params"]
+QUESTIONS = ["ssm.kv_cache", "rnn.ce_loss", "rnn.bptt_param_grads", "opt.momentum_steps", "tf.decoder_params"]
 
 DASHES = ["-", "\u2212", "\u2013", "\u2012", "\u2010", "\ufe63", "\uff0d"]
 SPACES = ["", " ", "\u2009", "\u00a0", "\u202f", "\u2007"]
@@ -179,7 +179,7 @@ def test_a_lone_comma_inside_a_number_is_refused_with_how_to_write_it(whole, fra
         ("ssm.kv_cache", "10.4 GiB", "this question asks for MiB, not 'GiB'"),
         ("ssm.kv_cache", "10656 MB", "this question asks for MiB, not 'MB'"),
         ("rnn.ce_loss", "2.05 bits", "this question asks for nats, not 'bits'"),
-        ("opt.clip_vector", "0.1 MiB, 0.2, 0.3", "this question asks for a plain number: write it without 'MiB'"),
+        ("opt.momentum_steps", "0.1 MiB, 0.2", "this question asks for a plain number: write it without 'MiB'"),
         ("rnn.ce_loss", "1\u00b75", "a raised dot between digits"),
         ("rnn.bptt_param_grads", "0,5, 1,5, 2,5", "write 0.5 for a decimal"),
     ],
