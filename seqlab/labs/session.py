@@ -228,7 +228,7 @@ class LabSession:
                 f"{self.lab.function}, held-out: not counted, the parameters returned are not the protocol's "
                 f"training ({departure.message})",
                 hint=departure.hint,
-                rule="protocol",
+                rule="held-out",
                 details={"metrics": run.metrics, "seed": run.seed},
             )
         thresholds = self.lab.module().THRESHOLDS
@@ -294,11 +294,11 @@ class LabSession:
         first = " against ".join(", ".join(f"{v:.6g}" for v in t[:shown].tolist()) for t in (got, want))
         run.departure = GradeFailure(
             f"{self.lab.function}: losses[{step}] is {float(got[step]):.6g}; the protocol, replayed from the "
-            f"same initial parameters and generator state, gives {float(want[step]):.6g} ({int(off.sum())} of "
-            f"{steps} steps differ; losses[0:{shown}]: {first}; the lab's seed {run.seed} draws the task "
-            "and the replay again)" + culprits,
+            f"same initial parameters and generator state (the lab's seed {run.seed} draws the task again), "
+            f"gives {float(want[step]):.6g} ({int(off.sum())} of {steps} steps differ; losses[0:{shown}]: {first})"
+            + culprits,
             hint=hint,
-            rule="first-steps" if step < FIRST_STEPS else "protocol",
+            rule="first-steps" if step < FIRST_STEPS else "trajectory",
             details={"first_step": step, "seed": run.seed, "steps_off": int(off.sum())},
         )
         return run.departure
