@@ -63,7 +63,7 @@ WORDS = {6: "six", 7: "seven", 30: "thirty", 36: "thirty-six"}
 # Nouns a count of the contract's functions, exercises, labs or topics is written with.
 NOUNS = re.compile(r"\b(?:functions|exercises|labs|topics|modules|notebooks|assignments|files)\b", re.I)
 # A size or a time is not a score: "144 MB" stays.
-UNIT = re.compile(r"\s*(?:MB|MiB|KB|GB|ms|s\b|%)")
+UNIT = re.compile(r"\s*(?:MB|MiB|KB|GB|ms|s\b|%|min)")
 
 
 def _counts() -> dict[str, re.Pattern[str]]:
@@ -99,10 +99,11 @@ def _hits(text: str) -> list[tuple[int, str]]:
         window = text[max(0, m.start() - 30) : m.start()]
         hits += [(m.start(), what) for what, pattern in COUNTS.items() if pattern.search(window)]
     for m in POINTS.finditer(text):
-        if m[2]:
-            hits.append((m.start(), "points each"))
-            continue
         window = text[max(0, m.start() - 30) : m.start()]
+        if m[2]:  # "the other labs (6 points each)"; an exam's questions have points of their own
+            if re.search(r"\blabs?\b", text[max(0, m.start() - 80) : m.start()], re.I):
+                hits.append((m.start(), "points each"))
+            continue
         for name, points in FIGURES.points.items():
             if f"{points:g}" == f"{float(m[1]):g}" and re.search(rf"\b{name.partition('.')[2]}\b", window):
                 hits.append((m.start(), f"{name}'s points"))
