@@ -140,22 +140,24 @@ def first_steps_hint(
 # other rule (torch.optim, an SGD, its own adam with other hyperparameters): the held-out test
 # cannot tell. So every later step is compared too, against the reference's float64 replay of the
 # whole run (the one the report's figure draws). A correct float32 loop drifts from that replay
-# by rounding alone: recall and selective copy by at most 1e-5 of the loss over the whole run
-# (measured on the reference, the mutants' base and the alternative loops, seeds 0-4). Every
-# other update rule we tried after step 3 or step 40 (SGD at lr 0.05, adam at 1.5 lr, adam with
-# betas (0.8, 0.99)) moves some later loss by more than 5 %. 1e-3 is 100x the first and far below
-# the second; what it lets through is a rule that changes no loss by 0.1 % (torch.optim.Adam with
-# the protocol's own hyperparameters: the run-time recording of torch.optim catches that one).
+# by rounding: while the run is predictable, by at most 1e-5 of the loss (recall, selective copy
+# and the reverser's first 60 steps, seeds 0-4). An SGD at lr 0.05, adam at 1.5x the lr or adam
+# with betas (0.8, 0.99) from step 3 or step 40 moves some later loss by more than 5 %. 1e-3 is
+# 100x the first and far below the second; what it lets through is a rule that changes no loss by
+# 0.1 % (torch.optim.Adam with the protocol's own hyperparameters: the run-time recording of
+# torch.optim holds that one).
 LATER_STEPS_TOL = Tolerance(rtol=1e-3, atol=1e-6)
-# The reverser's training is chaotic in float32: two correct loops part from the float64 replay,
-# and from each other, by 1e-5 at step 60, 1e-3 at step 100 and up to 0.7 at step 160 (an
-# exponential growth of rounding differences, the same for the reference in float32). There the
-# tolerance widens by SPREAD times the reference's own float32 drift from its float64 replay on
-# the same inputs (its running maximum, ``float32_drift``): a correct loop's drift stayed within
-# 1.1x the reference's on seeds 0-4 (tests/labs/test_protocol_checked.py), so 20 leaves a margin
-# of 18x; an SGD or another adam from step 40 or 50 is still caught, one from step 110 may not be
-# (the drift is then as large as what it changes).
-SPREAD = 20.0
+# Float32 training is chaotic: two correct loops part from the float64 replay, and from each
+# other, exponentially with the steps (the reverser: 1e-5 at step 60, up to 0.7 at step 160; the
+# recall lab: 2e-3 at step 101 on one seed), as the reference itself does in float32. So past the
+# first steps the tolerance widens by SPREAD times the reference's own float32 drift from its
+# float64 replay on the same inputs (its running maximum, ``float32_drift``). A correct loop in
+# another style drifted up to 22x the reference's (the reverser, seed 4, step 140; 1.7x at most
+# elsewhere, seeds 0-4, tests/labs/test_protocol_checked.py): 1000 leaves 45x above that. Where
+# the drift is large the check is then loose, which is what it must be: a swap while the run is
+# still predictable (an SGD or another adam from step 3 or 40) departs, one in a chaotic stretch
+# (the reverser's last third) may not.
+SPREAD = 1000.0
 
 
 def whole_run(function: str, child_inputs: dict) -> torch.Tensor:
