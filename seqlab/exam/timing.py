@@ -197,12 +197,18 @@ def question_minutes(inst, pace: Pace = MEDIAN) -> float:
     return sum(work(v, eq).minutes(pace) for v, eq in zip(inst.variants, inst.questions))
 
 
-def estimate(inst) -> dict[str, float]:
-    """``{"strong": minutes, "median": minutes}`` for one paper: its rules read once, and every question."""
-    from .markdown import rules_markdown
+def paper_estimate(inst, rules: str) -> dict[str, float]:
+    """``{"strong": minutes, "median": minutes}``: the paper's ``rules`` read once, and every question."""
+    read = words(rules)
+    return {pace.name: read / pace.words_per_minute + question_minutes(inst, pace) for pace in (STRONG, MEDIAN)}
 
-    rules = words(rules_markdown(inst))
-    return {pace.name: rules / pace.words_per_minute + question_minutes(inst, pace) for pace in (STRONG, MEDIAN)}
+
+def estimate(inst, medium: str = "screen") -> dict[str, float]:
+    """One paper's estimate (``variants.ExamInstance``) in ``medium``: its rules (the Time rule aside)
+    read once, and every question."""
+    from .markdown import paper_rules
+
+    return paper_estimate(inst, " ".join(text for name, text in paper_rules(inst, medium) if name != "Time"))
 
 
 def check_fits(inst) -> dict[str, float]:

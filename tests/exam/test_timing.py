@@ -97,7 +97,7 @@ def test_the_final_fits_its_duration_and_says_so(final):
         inst = make_instance(final, student)
         est = timing.check_fits(inst)
         assert est["median"] <= final.duration, (student, est)
-        assert f"a median student about {timing.question_minutes(inst):.0f}" in rules_markdown(inst)
+        assert "sized so that a median student finishes this paper" in rules_markdown(inst)
 
 
 # Points follow length: each question's points within a factor POINTS_BAND of its share of the
