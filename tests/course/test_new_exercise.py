@@ -112,7 +112,7 @@ def _sample_rms(rng):
     return {"x": decs(rng, 4, -3, 3)}
 
 
-@numeric("tf.rms_norm", _sample_rms, FOUR_DIGITS, hint="four numbers", minutes=3)
+@numeric("tf.rms_norm", _sample_rms, FOUR_DIGITS, hint="four numbers")
 @text(
     """
 {% block question %}
