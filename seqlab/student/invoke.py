@@ -7,6 +7,7 @@ reports which outputs alias an argument.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import sys
 import traceback
@@ -19,7 +20,8 @@ import torch
 from .. import contract
 from . import gradcheck
 from .callees import Answers, CalleeSession, bind_arguments
-from .guards import CallWatch
+from .guards import CallWatch, split_scope
+from .plain import plain_tree
 from .trees import clone_tree
 
 
@@ -183,6 +185,10 @@ def invoke(
     try:
         with watch.active(), torch.set_grad_enabled(True if backward is not None else torch.is_grad_enabled()):
             value = fn(*args, **kwargs)
+        # Plain data from here on, checked by types alone: the aliasing report, the gradients and
+        # the codec below run after the watch, where a subclass's __iter__ would run unseen.
+        value = plain_tree(value, "the value it returned")
+        args, kwargs = plain_tree(args, "its arguments after the call"), plain_tree(kwargs, "its arguments")
     except BaseException as exc:
         if isinstance(exc, KeyboardInterrupt):
             raise
@@ -204,7 +210,16 @@ def invoke(
     aliased = aliased_outputs(value, args, kwargs)
     gradients = {}
     if backward is not None:
-        gradients = _gradients(value, inputs, int(backward["seed"]))
+        # Watched: the backward pass runs the student's own code too (tensor hooks, an
+        # autograd.Function's backward). Its kernels are charged as the forward's were: to the
+        # callees whose own code ran in the call when their rules forbid them, else to the call.
+        ran = sorted(
+            {c for r in (watch.ops, watch.kernels) if r is not None for k in r.counts for c in split_scope(k)[1]}
+        )
+        with watch.active(), contextlib.ExitStack() as scope:
+            for callee in ran:
+                scope.enter_context(watch.inside(callee))
+            gradients = _gradients(value, inputs, int(backward["seed"]))
         value = clone_tree(value)  # off the graph: the answer is plain data, as on every call
     return {
         **gradients,

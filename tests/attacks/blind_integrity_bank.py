@@ -195,8 +195,9 @@ class _Carrier(torch.Tensor):
 
 from tests.attacks.blind_integrity.entries_a import ENTRIES as _A  # noqa: E402
 from tests.attacks.blind_integrity.entries_b import ENTRIES as _B  # noqa: E402
+from tests.attacks.blind_integrity.entries_c import ENTRIES as _C  # noqa: E402
 
-BANK: list[Blind] = [*_A, *_B]
+BANK: list[Blind] = [*_A, *_B, *_C]
 
 # Attacks that win points today, with what they win and the layer that lets them through (filled
 # in from grading each attack; the runner marks these xfail(strict=True)).
