@@ -84,6 +84,8 @@ def test_questions_that_promise_three_figures_accept_it_on_the_first_draws():
 
 @pytest.mark.bank  # 1000 draws of each question that promises it
 def test_questions_that_promise_three_figures_accept_it_on_1000_draws():
-    for q in REGISTRY.values():
-        if promises_three_figures(q):
-            assert worst_miss(q, [f"u{i:05d}" for i in range(1000)]) <= 1, q.id
+    misses = {
+        q.id: worst_miss(q, [f"u{i:05d}" for i in range(1000)]) for q in REGISTRY.values() if promises_three_figures(q)
+    }
+    print({k: round(m, 2) for k, m in misses.items()})
+    assert all(m <= 1 for m in misses.values()), misses

@@ -16,7 +16,7 @@ import torch
 
 from ..model import EXACT, FOUR_DIGITS
 from ..safeexpr import Sym
-from ._util import dec, decs, floats, ref, shape_numel, t
+from ._util import THREE_FIGURE_WORK, dec, decs, floats, ref, shape_numel, t
 from .declare import cites, equivalents, exercises, forms, formula, mistake, numeric, own_entries
 
 GATES = {"lstm": 4, "gru": 3}
@@ -133,7 +133,7 @@ def _lstm_no_output_gate(p):
     return [c, math.tanh(c)]
 
 
-@numeric("lstm.cell_update", _sample_lstm_cell, FOUR_DIGITS, hint="two numbers, C_t then h_t")
+@numeric("lstm.cell_update", _sample_lstm_cell, THREE_FIGURE_WORK, hint="two numbers, C_t then h_t")
 @cites("L5 §7.1", "L5 §7.2", "L5 §7.3", "L5 §7.4", "L5 §7.5", "L7-8 (Lecture 7) §五.1")
 @exercises("lstm_gru.lstm_cell")
 @mistake("no_output_gate", "h_t = o_t * tanh(C_t): the output gate is missing", _lstm_no_output_gate)

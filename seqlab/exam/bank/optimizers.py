@@ -13,7 +13,7 @@ import sympy
 
 from ..model import FOUR_DIGITS
 from ..safeexpr import Sym
-from ._util import decs, floats, ref, t
+from ._util import THREE_FIGURES_RELATIVE, decs, floats, ref, t
 from .declare import cites, equivalents, exercises, forms, formula, mistake, numeric, own_entries
 
 LRS = (0.1, 0.05, 0.2, 0.5)
@@ -76,7 +76,7 @@ def sgd_step(p):
 @numeric(
     "opt.momentum_steps",
     _two_steps(LRS, mu=(0.9, 0.5, 0.8)),
-    FOUR_DIGITS,
+    THREE_FIGURES_RELATIVE,
     hint="two numbers, the entries of w_2",
 )
 @cites("W8 §1.2")
@@ -113,7 +113,7 @@ def adagrad_steps(p):
 @numeric(
     "opt.rmsprop_steps",
     _two_steps((0.01, 0.05, 0.1), alpha=(0.9, 0.5, 0.8)),
-    FOUR_DIGITS,
+    THREE_FIGURES_RELATIVE,
     hint="two numbers, the entries of w_2",
 )
 @cites("W8 §1.4")

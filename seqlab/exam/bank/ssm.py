@@ -12,7 +12,7 @@ import sympy
 
 from ..model import EXACT, FOUR_DIGITS
 from ..safeexpr import Sym
-from ._util import dec, decs, floats, ref, t
+from ._util import THREE_FIGURES_RELATIVE, dec, decs, floats, ref, t
 from .declare import cites, equivalents, exercises, forms, formula, mistake, numeric, own_entries
 
 
@@ -105,7 +105,7 @@ def _sample_kv(rng):
     }
 
 
-@numeric("ssm.kv_cache", _sample_kv, FOUR_DIGITS, hint="one number, in MiB (2^20 bytes)")
+@numeric("ssm.kv_cache", _sample_kv, THREE_FIGURES_RELATIVE, hint="one number, in MiB (2^20 bytes)")
 @cites("L7-8 (Lecture 7) §七", "L5 §18", "L5 §14", "W8 §14")
 @exercises("selective_scan.selective_scan")
 @mistake("keys_only", "the cache stores both keys and values", both=False)

@@ -12,7 +12,7 @@ import torch
 
 from ...model import EXACT, FOUR_DIGITS
 from ...safeexpr import Sym
-from .._util import decs, floats, mat, ref, shape_numel, t
+from .._util import THREE_FIGURE_WORK, decs, floats, mat, ref, shape_numel, t
 from ..declare import cites, equivalents, exercises, forms, formula, mistake, numeric, own_entries
 
 
@@ -151,7 +151,7 @@ def _ce(p):
     return ref("rnn").softmax_cross_entropy(t([p["logits"]]), torch.tensor([p["target"]]))
 
 
-@numeric("rnn.ce_loss", _sample_ce, FOUR_DIGITS, hint="one number")
+@numeric("rnn.ce_loss", _sample_ce, THREE_FIGURE_WORK, hint="one number")
 @cites("L5 §2.2", "W8 §4", "L7-8 (Lecture 7) §二.1")
 @exercises("rnn.softmax_cross_entropy")
 @mistake("log2", "the loss uses the natural log, not log2", lambda p: float(_ce(p)) / math.log(2))

@@ -12,9 +12,8 @@ import math
 
 import torch
 
-from ....tolerance import Tolerance
 from ...model import EXACT, FOUR_DIGITS, REGISTRY, fair_draw
-from .._util import dec, decs, floats, mat, ref, t
+from .._util import THREE_FIGURE_WORK, dec, decs, floats, mat, ref, t
 from ..declare import cites, exercises, mistake, numeric, own_entries, text, valid_when
 from .gradients import _bptt, _sample_bptt
 
@@ -123,18 +122,7 @@ def _sample_param_grads(rng):
     return _sample_bptt(rng, ("all",))
 
 
-# The paper's rounding rule lets a student round every intermediate to 3 significant figures
-# (the audit: a 0.1% tolerance cost one such student 3 of 3 entries and another none).
-# This question sums products after a subtraction (1 - h^2, p - y), so the rounding errors do not
-# shrink with the key: measured over 1000 draws with every intermediate rounded to 3 figures (to
-# nearest, and 20 other paths anywhere within half a unit of the 3rd figure), the worst answer
-# misses by 0.86 of 1% relative + 0.02 absolute (tests/exam/test_rounding_rule.py). The general
-# rule still holds at this width: a draw whose key accepts 0 or a named mistake is drawn again.
-THREE_FIGURE_WORK = Tolerance(
-    1e-2, 2e-2, why="accepts every draw computed with intermediates rounded to 3 significant figures"
-)
-
-
+# THREE_FIGURE_WORK (bank/_util.py): measured for this question first; the paper says so in its text.
 @numeric("rnn.bptt_param_grads", _sample_param_grads, THREE_FIGURE_WORK, hint="dL/du, dL/dw, dL/db in this order")
 @cites("L5 §3.5", "L5 §3.4", "L5 §3", "L7-8 (Lecture 7) §二.2")
 @exercises("rnn.rnn_bptt")

@@ -10,7 +10,7 @@ import torch
 
 from ...model import EXACT, FOUR_DIGITS, Tolerance
 from ...safeexpr import Sym
-from .._util import dec, decs, floats, ref, t
+from .._util import THREE_FIGURE_WORK, dec, decs, floats, ref, t
 from ..declare import cites, equivalents, exercises, forms, formula, mistake, numeric, own_entries, valid_when
 
 # --------------------------------------------------------------------------- BPTT by hand
@@ -51,7 +51,7 @@ def _bptt(p):
 @numeric(
     "rnn.bptt_output_grad",
     lambda rng, form: _sample_bptt(rng, (form,)),
-    FOUR_DIGITS,
+    THREE_FIGURE_WORK,
     hint="two numbers, one per class",
 )
 @cites("L5 §3.3", "L5 §3.1", "L5 §3", "L7-8 (Lecture 7) §二.2")
