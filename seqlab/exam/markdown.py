@@ -94,11 +94,11 @@ def render_texts(inst: ExamInstance) -> ExamInstance:
 
 
 def answer_format(v: Variant, medium: str = "screen") -> str:
-    """How to write the answer, for the line under each question: typed (``screen``), or by hand
-    (``paper``: no typed syntax, the working space is above the box)."""
+    """How to write the answer, for the line under each question: typed (``screen``), or without
+    the typed syntax where it does not apply (``paper``: by hand; ``lms``: the LMS's number field)."""
     q = v.question
-    if medium == "paper":
-        return _handwritten_format(v)
+    if medium in ("paper", "lms"):
+        return _plain_format(v)
     if q.kind == NUMERIC:
         tol = v.tolerance.describe() if v.tolerance else ""
         many = isinstance(v.answer, list) and len(v.answer) > 1
@@ -121,7 +121,7 @@ def answer_format(v: Variant, medium: str = "screen") -> str:
     raise AssertionError(q.kind)  # pragma: no cover
 
 
-def _handwritten_format(v: Variant) -> str:
+def _plain_format(v: Variant) -> str:
     q = v.question
     if q.kind == NUMERIC:
         many = isinstance(v.answer, list) and len(v.answer) > 1

@@ -82,7 +82,7 @@ def entries(v: Variant) -> int:
 def _question_text(v: Variant, eq) -> str:
     """The question's text as the paper prints it, with its answer format and partial credit."""
     rule = partial_credit_rule(v, eq) if eq is not None else ""
-    return f"{v.text}\n\n*Answer:* {answer_format(v)}" + (f"\n\n*Partial credit:* {rule}." if rule else "")
+    return f"{v.text}\n\n*Answer:* {answer_format(v, 'lms')}" + (f"\n\n*Partial credit:* {rule}." if rule else "")
 
 
 def safe_ident(text: str) -> str:

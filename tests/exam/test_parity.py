@@ -147,6 +147,10 @@ def test_each_medium_states_only_its_own_rules():
     from seqlab.exam.markdown import answer_format
 
     assert not any("`" in answer_format(v, "paper") or "sqrt" in answer_format(v, "paper") for v in inst.variants)
+    # nor do the quiz's items: an LMS number field reads no arithmetic
+    mattexts = ET.fromstring(assessment_xml(inst)[0]).iter("{http://www.imsglobal.org/xsd/ims_qtiasiv1p2}mattext")
+    quiz = " ".join(m.text or "" for m in mattexts)
+    assert "sqrt(2)/2" not in quiz and "arithmetic such as" not in quiz
 
 
 def test_a_rule_left_out_is_noticed():
