@@ -56,7 +56,16 @@ class Candidate:
 # running mean's first value is the first loss itself). Candidates that differ only in these
 # share their first loss, computed once (tests/labs/test_differential.py holds it).
 LATER = frozenset({"accumulate", "fresh_adam", "ascent", "one_batch", "running_mean", "carry", "reset", "clipped"})
-LATER |= {"global_clip", "keep_adam", "carried_after"}
+LATER |= {"global_clip", "keep_adam", "carried_after", "lr_used", "clip_used", "windows_plus"}
+# A reported loss scaled by a constant (divided by the batch size once more) leaves the training
+# as it is: every loss is that constant times the protocol's. A correct loop's ratio is 1 within
+# the tolerances above (5e-4 at most), and so is every catalogue slip's but at a step where it
+# departs; 1e-3 calls a ratio constant, as seqlab.labs.replay.CONSTANT_RATIO does for the first
+# steps, and a constant within 1e-3 of 1 is no constant (a one-token-short model starts there).
+CONSTANT_RATIO = 1e-3
+# Only where no first-steps check names the factor first: the task labs' replay.first_steps_hint
+# says "loss summed, not averaged" with the count the factor is (one slip, one name).
+SCALED_BY_REPLAY = frozenset({"rnn.train_char_rnn"})
 
 
 def candidates(function: str, child_inputs: dict) -> list[Candidate]:
@@ -129,13 +138,41 @@ def diagnosis(
     follow. What every fitting explanation holds is certain; what only some hold is not.)"""
     extra = list(extra)
     found = matching(function, child_inputs, losses, horizon, extra)
-    if not found or any(not c.names for c in found):
+    if not found:
+        return scaled(function, child_inputs, losses, horizon)
+    if any(not c.names for c in found):
         return ""
     common = [n for n in found[0].names if all(n in c.names for c in found)]
     if not common:
         return ""
-    words = {c.names: c.explain for c in [*candidates(function, child_inputs), *extra] if c.names}
+    # one name may have several candidates (a slip's variants): the words of the one that matched
+    words: dict[tuple[str, ...], str] = {}
+    for c in [*found, *candidates(function, child_inputs), *extra]:
+        words.setdefault(c.names, c.explain)
     return f"{' and '.join(common)}: {' And '.join(words[(n,)] for n in common)}"
+
+
+def scaled(function: str, child_inputs: dict, losses: torch.Tensor, horizon: int = HORIZON) -> str:
+    """ "loss scaled by a constant", where every reported loss is one constant (not 1) times the
+    protocol's over the first ``horizon`` steps, or "": the loss recorded is not the one the
+    protocol records, though the training may be right."""
+    if function not in SCALED_BY_REPLAY or not isinstance(losses, torch.Tensor) or not losses.numel():
+        return ""
+    got = losses.detach().to(torch.float64).reshape(-1)[:horizon]
+    with torch.no_grad():
+        want = torch.tensor(list(itertools.islice(candidates(function, child_inputs)[0].losses(horizon), got.numel())))
+    if want.shape != got.shape or not bool(torch.isfinite(got).all() and (want != 0).all()):
+        return ""
+    ratio = got / want.to(got.dtype)
+    factor = float(ratio[0])
+    constant = bool(((ratio - factor).abs() <= CONSTANT_RATIO * abs(factor)).all())
+    if not (math.isfinite(factor) and abs(factor - 1) > CONSTANT_RATIO and constant):
+        return ""
+    return (
+        f"loss scaled by a constant: losses[0:{got.numel()}] are all {factor:.4g} times the protocol's, and "
+        "the training itself follows it: losses[s] is the loss the docstring names (the mean cross-entropy; "
+        "the character lab's per character, loss / seq_len), recorded unscaled."
+    )
 
 
 def generator_ignored(child_inputs: dict, probe: Callable[..., object] | None, steps: int) -> str:

@@ -61,15 +61,17 @@ def _adam_loop(
     ascent: bool = False,
     one_batch: bool = False,
     running_mean: bool = False,
+    lr_used: float = 0.0,
 ) -> Iterator[float]:
     """The task labs' loop: draw a batch, the loss of the parameters on it, one adam step per
     tensor with its own state. Its slips: the loss recorded that of the updated parameters on
     the same batch (``after``) or the mean of the losses so far (``running_mean``); each step's
     gradients added to the previous step's (``accumulate``: ``.grad`` never reset), negated
-    (``ascent``), or given a fresh Adam state (``fresh_adam``); one batch for every step. A step's
+    (``ascent``), or given a fresh Adam state (``fresh_adam``); one batch for every step; adam
+    stepped with ``lr_used`` (a default) instead of the lab's ``lr``. A step's
     loss is yielded before its backward pass, so a replay that leaves the student's losses at
     once costs one forward pass."""
-    adam = reference().optimizers.adam
+    adam, lr = reference().optimizers.adam, lr_used or lr
     flat = _flat(_float64(params))
     states: dict[tuple, dict] = {path: {} for path in flat}
     summed: list[torch.Tensor] | None = None
@@ -104,30 +106,37 @@ def recall_losses(
     probabilities: bool = False,
     drop_first: bool = False,
     lag_plus: bool = False,
+    cell_state: bool = False,
     **loop: bool,
 ) -> Iterator[float]:
-    """``train_recall`` (a GRU) with its slips: the readout of the first state or the mean of
-    the states, the last token as target, the state detached at every step, the model's
-    probabilities given to the loss as logits (a double softmax), the token to remember cut
-    from the input, one distractor too many (``lag + 1``). ``loop``: ``_adam_loop``'s slips."""
+    """``train_recall`` (of ``child_inputs["kind"]``, a GRU when not given) with its slips: the
+    readout of the first state or the mean of the states, the last token as target, the state
+    detached at every step, the model's probabilities given to the loss as logits (a double
+    softmax), the token to remember cut from the input, one distractor too many (``lag + 1``),
+    the LSTM's cell state read out instead of h_T. ``loop``: ``_adam_loop``'s slips."""
     ref = reference()
     lg, gen = ref.lstm_gru, _generator(child_inputs)
-    K = child_inputs["params"]["W_y"].shape[0]
+    K, kind = child_inputs["params"]["W_y"].shape[0], child_inputs.get("kind", "gru")
+    names = {"rnn": ("W_xh", "W_hh", "b_h"), "lstm": ("W_ih", "W_hh", "b_ih", "b_hh")}.get(kind)
+    names = names or ("W_ih", "W_hh", "b_ih", "b_hh")
+
+    def cell(x, state, w):  # one step of the kind's cell: (h, c) in, (h, c) out (c unused but by the LSTM)
+        if kind == "rnn":
+            return ref.rnn.rnn_cell(x, state[0], *w), state[1]
+        if kind == "lstm":
+            return lg.lstm_cell(x, *state, *w)
+        return lg.gru_cell(x, state[0], *w), state[1]
 
     def draw():
         return lg.recall_batch(K, child_inputs["batch_size"], child_inputs["lag"] + lag_plus, gen)
 
     def loss_of(p, tokens):
         x = F.one_hot(tokens[:, 1:] if drop_first else tokens, K).to(torch.float64)
-        h = x.new_zeros(x.shape[0], p["W_hh"].shape[1])
-        if detach:
-            states = []
-            for t in range(x.shape[1]):
-                h = lg.gru_cell(x[:, t], h.detach(), p["W_ih"], p["W_hh"], p["b_ih"], p["b_hh"])
-                states.append(h)
-            hs, h_T = torch.stack(states, 1), h
-        else:
-            hs, h_T = lg.gru_forward(x, h, p["W_ih"], p["W_hh"], p["b_ih"], p["b_hh"])
+        state, w, states = (x.new_zeros(x.shape[0], p["W_hh"].shape[1]),) * 2, [p[k] for k in names], []
+        for t in range(x.shape[1]):  # the cell step by step (the forward is the same sum of steps)
+            state = cell(x[:, t], tuple(v.detach() for v in state) if detach else state, w)
+            states.append(state[0])
+        hs, h_T = torch.stack(states, 1), state[1] if cell_state else state[0]
         state = {"last": h_T, "first": hs[:, 0], "mean": hs.mean(1)}[readout]
         logits = state @ p["W_y"].T + p["b_y"]
         if probabilities:
@@ -148,7 +157,11 @@ def reverser_losses(
     encoder_causal: bool = False,
     time_major: bool = False,
     inputs_swapped: bool = False,
-    pre_ln: bool = False,
+    pre_ln: str = "",
+    scaled_twice: bool = False,
+    against_src: bool = False,
+    encoder_reads_tgt: bool = False,
+    start_only: bool = False,
     **loop: bool,
 ) -> Iterator[float]:
     """``train_reverser`` with its slips: no causal mask, the targets fed unshifted, no
@@ -157,7 +170,10 @@ def reverser_losses(
     mixed); the targets shifted once more (``logits[:, :-1]`` against ``tgt[:, 1:]``), a causal
     mask on the encoder, the logits flattened time-major against batch-major targets,
     ``reverser_logits``' two token inputs swapped (the encoder reads ``tgt_in``, the decoder
-    ``src``), pre-LN blocks. ``loop``: ``_adam_loop``'s slips."""
+    ``src``), pre-LN blocks (``pre_ln``: "both", "encoder" or "decoder"); the table scaled by sqrt(d) before ``embed_tokens`` (which scales
+    it again), the loss taken against ``src`` (trained to copy), the encoder reading ``tgt_in``
+    (the decoder still too), the decoder fed start tokens only (no teacher forcing).
+    ``loop``: ``_adam_loop``'s slips."""
     ref = reference()
     tr, pos, gen = ref.transformer, ref.positional, _generator(child_inputs)
     B, T, V = child_inputs["batch_size"], child_inputs["seq_len"], child_inputs["vocab"]
@@ -168,15 +184,20 @@ def reverser_losses(
 
     def loss_of(p, batch):
         src, tgt_in, tgt = batch
-        table = p["embedding"]
+        table = p["embedding"] * p["embedding"].shape[1] ** 0.5 if scaled_twice else p["embedding"]
         pe = pos.sinusoidal_encoding(T, table.shape[1], dtype=table.dtype)
         pe = pe if positions else torch.zeros_like(pe)
         read, fed = (tgt_in, src) if inputs_swapped else (src, tgt_in if shift else tgt)
+        read = tgt_in if encoder_reads_tgt else read
+        fed = torch.full_like(tgt_in, V) if start_only else fed
+        tgt = src if against_src else tgt
         mask = ref.attention.causal_mask(T) if encoder_causal else None
-        memory = tr.encoder_block(pos.embed_tokens(read, table, pe), p["encoder"], heads, mask, norm_first=pre_ln)
+        memory = tr.encoder_block(
+            pos.embed_tokens(read, table, pe), p["encoder"], heads, mask, norm_first=pre_ln in ("both", "encoder")
+        )
         y, blocks = pos.embed_tokens(fed, table, pe), p["decoder"]
         first, second = (memory, y) if swap else (y, memory)
-        y = tr.decoder_block(first, second, blocks, heads, causal=causal, norm_first=pre_ln)
+        y = tr.decoder_block(first, second, blocks, heads, causal=causal, norm_first=pre_ln in ("both", "decoder"))
         logits = y @ p["W_out"].T + p["b_out"]
         if shift_twice:
             logits, tgt = logits[:, :-1], tgt[:, 1:]
@@ -196,13 +217,17 @@ def copy_losses(
     early: bool = False,
     bias_twice: bool = False,
     no_exp: bool = False,
+    no_softplus: bool = False,
+    c_is_b: bool = False,
+    last_only: bool = False,
     **loop: bool,
 ) -> Iterator[float]:
     """``train_selective_copy`` with its slips: ``A = exp(A_log)`` (the state matrix's sign
     lost), the readout at the first positions, the time-invariant model whatever ``selective``
     says, the logits permuted before the reshape (classes and positions mixed); B and C swapped
     in the scan, the readout one position early, ``b_delta`` added twice (again as
-    ``delta_bias``), ``A = -A_log``. ``loop``: ``_adam_loop``'s slips."""
+    ``delta_bias``), ``A = -A_log``; no softplus on delta, C the same as B (built from B's
+    parameters), the loss on the last output alone. ``loop``: ``_adam_loop``'s slips."""
     ref = reference()
     ss, gen = ref.selective_scan, _generator(child_inputs)
     M = child_inputs["params"]["W_out"].shape[0]
@@ -219,13 +244,15 @@ def copy_losses(
         else:
             delta, B, C = (p[k].expand(*u.shape[:2], -1) for k in ("b_delta", "b_B", "b_C"))
         A = -p["A_log"] if no_exp else torch.exp(p["A_log"]) if sign else -torch.exp(p["A_log"])
-        B, C = (C, B) if bc_swapped else (B, C)
+        B, C = (C, B) if bc_swapped else (B, B) if c_is_b else (B, C)
         bias = p["b_delta"] if bias_twice else None
-        y = ss.selective_scan(u, delta, A, B, C, p["D"], delta_bias=bias, delta_softplus=True)
+        y = ss.selective_scan(u, delta, A, B, C, p["D"], delta_bias=bias, delta_softplus=not no_softplus)
         n = ss.COPY_COUNT
         y = y[:, :n] if first else y[:, -n - 1 : -1] if early else y[:, -n:]
         logits = y @ p["W_out"].T + p["b_out"]
         logits = logits.permute(0, 2, 1) if classes_mixed else logits
+        if last_only:
+            return ref.rnn.softmax_cross_entropy(logits[:, -1], targets[:, -1])
         return ref.rnn.softmax_cross_entropy(logits.reshape(-1, M), targets.reshape(-1))
 
     return _adam_loop(child_inputs["params"], draw, loss_of, child_inputs["lr"], **loop)
@@ -245,6 +272,10 @@ def char_losses(
     unshifted: bool = False,
     inputs_are_targets: bool = False,
     chunk_one: bool = False,
+    streams_overlap: bool = False,
+    windows_plus: bool = False,
+    lr_used: float = 0.0,
+    clip_used: float = 0.0,
 ) -> Iterator[float]:
     """``train_char_rnn`` with its slips: the state not carried or not reset, no clipping or
     each gradient clipped alone, a fresh Adam state every step, the summed loss; the state
@@ -252,15 +283,19 @@ def char_losses(
     streams cut across the text (``tokens.reshape(L, B).T``: stream b holds every B-th
     token), the loss recorded after the update (the updated parameters on the same window), the
     targets not shifted (the inputs themselves), the inputs built from the targets, the window
-    truncated at every step (``chunk=1``)."""
+    truncated at every step (``chunk=1``); stream b starting at token b (``tokens[b:b + L]``),
+    ``L // seq_len`` windows, a learning rate or clip other than the ones given (``lr_used``,
+    ``clip_used``: a default)."""
     ref = reference()
     keys = ("W_xh", "W_hh", "b_h", "W_hy", "b_y")
     tokens, B, S = child_inputs["tokens"], child_inputs["batch_size"], child_inputs["seq_len"]
     theta = {k: child_inputs["params"][k].detach().to(torch.float64).clone() for k in keys}
     V, H = theta["W_hy"].shape
     L = tokens.shape[0] // B
-    windows = (L - 1) // S
+    windows = L // S if windows_plus else (L - 1) // S
     streams = tokens[: B * L].reshape(L, B).T if streams_across else tokens[: B * L].reshape(B, L)
+    streams = torch.stack([tokens[b : b + L] for b in range(B)]) if streams_overlap else streams
+    lr, max_norm = lr_used or child_inputs["lr"], clip_used or child_inputs["clip"]
     state: dict[str, dict] = {k: {} for k in keys}
     zeros = torch.zeros(B, H, dtype=torch.float64)
     h, s = zeros, 0
@@ -278,13 +313,9 @@ def char_losses(
         g = [grads[k] for k in keys]
         if clipped:
             clip = ref("optimizers.clip_grad_norm")
-            g = (
-                clip(g, child_inputs["clip"])[0]
-                if global_clip
-                else [clip([gk], child_inputs["clip"])[0][0] for gk in g]
-            )
+            g = clip(g, max_norm)[0] if global_clip else [clip([gk], max_norm)[0][0] for gk in g]
         for k, gk in zip(keys, g):
-            theta[k], kept = ref("optimizers.adam")(theta[k], gk, state[k], lr=child_inputs["lr"])
+            theta[k], kept = ref("optimizers.adam")(theta[k], gk, state[k], lr=lr)
             state[k] = kept if keep_adam else {}
         if after or carried_after:
             hs = ref("rnn.rnn_forward")(x, h, theta["W_xh"], theta["W_hh"], theta["b_h"])
