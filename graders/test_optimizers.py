@@ -403,3 +403,28 @@ def test_clip_single_tiny(grade, make):
         case="one tensor, gradients ~1e-6, max_norm=1",
         mistakes=from_table(CLIP_MISTAKES),
     )
+
+
+# --- every argument tried: two parameters stepped in turn, each with its own state --------------
+# A lab steps every parameter once per step, each with the state adam returned for it last. An
+# adam that keeps anything outside the state it is given (a step count, the last moments, a
+# cache by shape) passes every one-tensor chain above and mixes the parameters here.
+
+
+@grades("optimizers.adam", title="two parameters stepped in turn, each with its own state, 3 steps", weight=0.5)
+def test_adam_two_parameters_in_turn(grade, make):
+    case = Case(make, first=(3, 4), second=(5,), steps=3, lr=1e-2, dtype=torch.float64)
+    start = [case.randn("first"), case.randn("second")]
+    grads = [[case.randn("first"), case.randn("second")] for _ in range(3)]
+    reference = grade.reference(grade.function)
+    got, want = [(w, {}) for w in start], [(w, {}) for w in start]
+    for step, pair in enumerate(grads):
+        for i, dw in enumerate(pair):  # parameter 0, then parameter 1, at every step
+            got[i] = grade.unpack(grade.run(got[i][0], dw, got[i][1], lr=1e-2).value, STEP)
+            want[i] = reference(want[i][0], dw, want[i][1], lr=1e-2)
+            grade.check(
+                value=values(got[i]),
+                expected=values(want[i]),
+                returns=STEP,
+                case=f"{case}, parameter {i} ({'first' if i == 0 else 'second'}) after step {step + 1}",
+            )

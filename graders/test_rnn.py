@@ -21,6 +21,7 @@ import torch.nn.functional as F
 from seqlab.grading.autograd import TITLE as AUTOGRAD_TITLE
 from seqlab.grading.autograd import check_autograd
 from seqlab.grading.checks import Case, from_table
+from seqlab.labs.variants import variant_tests
 
 grades = pytest.mark.grades
 DTYPES = pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["float64", "float32"])
@@ -918,3 +919,9 @@ def test_char_rnn_trajectory(lab, ref):
 def test_ce_supports_autograd(grade, make):
     case = Case(make, N=7, C=5)
     check_autograd(grade, case.randn("N", "C", scale=2.0), case.randint("C", "N"), case=case)
+
+
+# --- every argument tried: the lab's function on its inputs with arguments changed ---------------
+# (seqlab/labs/variants.py: another kind, float64, another lr or clip, a text a multiple of seq_len)
+
+globals().update(variant_tests("rnn.train_char_rnn"))

@@ -24,6 +24,7 @@ from seqlab.grading.autograd import TITLE as AUTOGRAD_TITLE
 from seqlab.grading.autograd import check_autograd
 from seqlab.grading.checks import Case, GradeFailure, from_table
 from seqlab.labs.session import task_lab_tests
+from seqlab.labs.variants import variant_tests
 
 grades = pytest.mark.grades
 DTYPES = pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["float64", "float32"])
@@ -719,3 +720,9 @@ def test_train_selective_copy_time_invariant(lab, grade):
         ),
         rule="first-steps",
     )
+
+
+# --- every argument tried: the lab's function on its inputs with arguments changed ---------------
+# (seqlab/labs/variants.py: another kind, float64, another lr or clip, a text a multiple of seq_len)
+
+globals().update(variant_tests("selective_scan.train_selective_copy"))

@@ -22,6 +22,7 @@ from seqlab.grading.autograd import TITLE as AUTOGRAD_TITLE
 from seqlab.grading.autograd import check_autograd
 from seqlab.grading.checks import Case, from_table
 from seqlab.labs.session import task_lab_tests
+from seqlab.labs.variants import variant_tests
 
 grades = pytest.mark.grades
 DTYPES = pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["float64", "float32"])
@@ -555,3 +556,9 @@ def test_decoder_supports_autograd(grade, make):
 
 
 globals().update(task_lab_tests("transformer.train_reverser", "exact_match", HELDOUT_TITLE))
+
+
+# --- every argument tried: the lab's function on its inputs with arguments changed ---------------
+# (seqlab/labs/variants.py: another kind, float64, another lr or clip, a text a multiple of seq_len)
+
+globals().update(variant_tests("transformer.train_reverser"))

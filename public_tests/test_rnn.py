@@ -607,6 +607,29 @@ def test_train_char_rnn_follows_the_protocol(clip):
         check_close(qualname, params_out[key], value, case=case, what=f"params_out[{key!r}]")
 
 
+@checks("rnn.train_char_rnn")
+@lab_test("rnn.train_char_rnn")
+def test_train_char_rnn_streams_a_multiple_of_seq_len_long():
+    """The grader also trains on a text whose streams are exactly a multiple of seq_len long
+    (here L = 9 = 3 * seq_len): the last window needs the token after it, so there are
+    (L - 1) // seq_len = 2 windows, not L // seq_len = 3, and step 2 starts window 0 again."""
+    qualname, case = "rnn.train_char_rnn", "V=5, H=4, B=2, seq_len=3, streams of 9 tokens, 7 steps, lr=0.03, clip=0.5"
+    gen = torch.Generator().manual_seed(4)
+    tokens = torch.randint(0, 5, (2 * 9,), generator=gen)
+    params = random_params(gen, 5, 4, 5, T64)
+    params_out, losses = unpack(
+        qualname,
+        call(qualname, rnn.train_char_rnn, tokens, params, 7, 2, 3, lr=0.03, clip=0.5, case=case),
+        ("params_out", "losses"),
+        case=case,
+    )
+    want_params, want_losses = protocol_by_autograd(tokens, params, 7, 2, 3, 0.03, 0.5)
+    check_tensor(qualname, losses, case=case, shape=(7,), dtype=T64, what="losses")
+    check_close(qualname, losses, want_losses, case=case, what="losses")
+    for key, value in want_params.items():
+        check_close(qualname, params_out[key], value, case=case, what=f"params_out[{key!r}]")
+
+
 @checks("rnn.sample_chars")
 def test_sample_chars_draws_with_the_generator():
     qualname, case = "rnn.sample_chars", "a flat model: every distribution uniform over V=4"
