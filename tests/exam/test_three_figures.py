@@ -78,7 +78,7 @@ def test_the_simulated_student_rounds_and_a_strict_tolerance_refuses_it():
 def test_questions_that_promise_three_figures_accept_it_on_the_first_draws():
     promised = [q for q in REGISTRY.values() if promises_three_figures(q)]
     assert promised, "no question promises 3-figure work"
-    misses = {q.id: worst_miss(q, [f"u{i:05d}" for i in range(10)]) for q in promised}
+    misses = {q.id: worst_miss(q, [f"u{i:05d}" for i in range(5)]) for q in promised}  # 1000 under the bank mark
     assert all(m <= 1 for m in misses.values()), misses
 
 
