@@ -271,3 +271,18 @@ def test_graded_weights_pasted_after_the_replayed_steps_score_nothing_for_learni
 def test_a_graded_correct_loop_keeps_full_marks(tmp_path, function):
     _, tests = _graded(tmp_path, _base(function), function)
     assert tests and all(t.score == t.max_score for t in tests), [(t.name, t.score, t.output[:300]) for t in tests]
+
+
+def test_each_grading_draws_its_own_instance_of_every_lab_and_the_child_gets_no_seed():
+    """The lab's seed comes from the grading's (drawn per grading), and the instance from it:
+    initial weights (and the lag, the sizes, the text's permutation) differ between gradings,
+    so neither weights nor a loss curve carry over; what travels holds no seed to derive more."""
+    from seqlab.labs import LABS
+
+    for function, lab in LABS.items():
+        if function == "rnn.sample_chars" or not hasattr(lab.module(), "draw_task"):
+            continue
+        a, b = (lab.module().draw_task(lab_seed(grading, function))[0] for grading in (1, 2))
+        first = [next(_leaves(inputs["params"])) for inputs in (a, b)]
+        assert first[0].shape != first[1].shape or not torch.equal(*first), function
+        assert not any("seed" in key for key in a), (function, sorted(a))
