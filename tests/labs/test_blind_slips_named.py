@@ -103,7 +103,7 @@ def test_the_blind_bank_is_named_right_and_never_wrongly(tmp_path):
 # kind, float64, lr, clip, a text a multiple of seq_len), so the figure below is a development
 # one, held so that a change can only move it up.
 EXPECTED_2 = EXPECTED.with_name("blind_slips_2_expected.yaml")
-SECOND_RIGHT_AT_LEAST = 27
+SECOND_RIGHT_AT_LEAST = 43  # measured: 43 right, 0 wrong, 1 unnamed (C from b_B)
 SECOND_NAMED_OTHERWISE: set[str] = set()
 
 
