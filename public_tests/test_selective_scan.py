@@ -297,6 +297,79 @@ def test_train_selective_copy_time_invariant_does_not_use_the_selective_weights(
         )
 
 
+def protocol_by_autograd(params, steps, batch_size, selective, lr, generator):
+    """The lab's protocol (train_selective_copy's and copy_logits' docstrings) written with
+    torch.nn.functional and autograd: each step draws a batch with copy_batch and the generator,
+    embeds it, makes delta, B and C (from the input, or the constants b_delta, b_B, b_C), runs the
+    recurrence of selective_scan one step at a time (softplus on delta, A = -exp(A_log), the
+    skip D), reads out the last COPY_COUNT positions, takes F.cross_entropy and moves every
+    parameter the model uses by Adam (spelled out, as in test_rnn.py: torch.optim.Adam would load
+    PyTorch's compiler). What your loop must agree with, step by step."""
+    F = torch.nn.functional
+    M = len(params["b_out"])  # the classes: data tokens 1 ... M, targets 0 ... M - 1
+    leaves = {k: v.clone().requires_grad_() for k, v in params.items()}
+    moments = {k: (torch.zeros_like(v), torch.zeros_like(v)) for k, v in leaves.items()}
+    p, out = leaves, []
+    for step in range(steps):
+        tokens, targets = ss.copy_batch(M, batch_size, generator)
+        u = F.embedding(tokens, p["embedding"])  # (B, T, D)
+        if selective:
+            delta, B, C = (F.linear(u, p[f"W_{k}"], p[f"b_{k}"]) for k in ("delta", "B", "C"))
+        else:
+            delta, B, C = (p[k].expand(*u.shape[:2], -1) for k in ("b_delta", "b_B", "b_C"))
+        delta, A = F.softplus(delta), -torch.exp(p["A_log"])
+        h, ys = torch.zeros(u.shape[0], *A.shape, dtype=T64), []
+        for k in range(u.shape[1]):  # h (B, D, N): exp(delta A) h + delta B u, y = h C + D u
+            h = torch.exp(delta[:, k, :, None] * A) * h + delta[:, k, :, None] * B[:, k, None, :] * u[:, k, :, None]
+            ys.append((h * C[:, k, None, :]).sum(-1) + p["D"] * u[:, k])
+        logits = F.linear(torch.stack(ys, dim=1)[:, -ss.COPY_COUNT :], p["W_out"], p["b_out"])
+        loss = F.cross_entropy(logits.reshape(-1, M), targets.reshape(-1))
+        for v in leaves.values():
+            v.grad = None
+        loss.backward()
+        with torch.no_grad():
+            for k, v in leaves.items():
+                if v.grad is None:  # W_delta, W_B, W_C of the time-invariant model: not used, not moved
+                    continue
+                m, sq = moments[k]
+                m.mul_(0.9).add_(v.grad, alpha=0.1)
+                sq.mul_(0.999).addcmul_(v.grad, v.grad, value=0.001)
+                m_hat, s_hat = m / (1 - 0.9 ** (step + 1)), sq / (1 - 0.999 ** (step + 1))
+                v.sub_(lr * m_hat / (s_hat.sqrt() + 1e-8))
+        out.append(loss.item())
+    return {k: v.detach() for k, v in leaves.items()}, torch.tensor(out, dtype=T64)
+
+
+@checks("selective_scan.train_selective_copy")
+@lab_test("selective_scan.train_selective_copy")
+@pytest.mark.parametrize("selective", [True, False], ids=["selective", "time-invariant"])
+def test_train_selective_copy_follows_the_protocol(selective):
+    """The grader replays the protocol in float64 from your initial parameters and generator and
+    compares your losses at every step; here the same rule, small: 6 steps, every loss and the
+    returned parameters against torch.nn.functional, autograd and Adam."""
+    qualname = "selective_scan.train_selective_copy"
+    case = f"selective={selective}, M=3, D=4, N=2, 6 steps of 3 sequences, lr=0.05, float64"
+    params = {k: v.to(T64) for k, v in _copy_params(seed=2, M=3, D=4, N=2).items()}
+    params["b_delta"] = torch.full((4,), -1.0, dtype=T64)  # delta near softplus(-1) = 0.31: a state that moves
+    out = call(
+        qualname,
+        ss.train_selective_copy,
+        params,
+        6,
+        3,
+        selective,
+        lr=0.05,
+        generator=torch.Generator().manual_seed(3),
+        case=case,
+    )
+    params_out, losses = unpack(qualname, out, ("params_out", "losses"), case=case)
+    want_params, want_losses = protocol_by_autograd(params, 6, 3, selective, 0.05, torch.Generator().manual_seed(3))
+    check_tensor(qualname, losses, case=case, shape=(6,), dtype=T64, what="losses")
+    check_close(qualname, losses, want_losses, case=case, what="losses")
+    for key, value in want_params.items():
+        check_close(qualname, params_out.get(key), value, case=case, what=f"params_out[{key!r}]")
+
+
 @checks("selective_scan.train_selective_copy")
 @lab_test("selective_scan.train_selective_copy")
 @pytest.mark.skipif(BUDGETS_OFF, reason="LAB_BUDGETS=off")

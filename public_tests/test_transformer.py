@@ -12,7 +12,7 @@ import math
 import pytest
 import torch
 from _autograd import check_autograd
-from _check import call, check_close, check_tensor, randn
+from _check import call, check_close, check_tensor, randn, unpack
 from _labs import BUDGETS_OFF, check_budget, lab_test
 
 from exercises import transformer
@@ -411,6 +411,118 @@ def test_train_reverser_returns_new_parameters_and_a_loss_per_step():
     check_tensor(qualname, losses, case=case, shape=(3,), dtype=torch.float32, what="losses")
     check_tensor(qualname, trained["W_out"], case=case, shape=(5, 8), dtype=torch.float32, what="params_out['W_out']")
     assert bool(torch.isfinite(losses).all()), f"{qualname}, case {case}: losses are not finite"
+
+
+def protocol_by_autograd(params, steps, batch_size, seq_len, vocab, lr, generator):
+    """The lab's protocol (train_reverser's and reverser_logits' docstrings) written with
+    torch.nn.functional and autograd: each step draws a batch with reverser_batch and the
+    generator, embeds both sides (the table scaled by sqrt(E), plus the sinusoidal table), runs
+    one post-LN encoder block and one post-LN decoder block (causal self-attention, then
+    cross-attention to the encoder's output), projects, takes F.cross_entropy over every target
+    token and moves every tensor of the nested dict by Adam (spelled out, as in test_rnn.py:
+    torch.optim.Adam would load PyTorch's compiler). What your loop must agree with, step by step.
+    One head (REVERSER_HEADS), so each attention is F.scaled_dot_product_attention as it is."""
+    F = torch.nn.functional
+    leaves = {}
+
+    def grow(tree, path=()):
+        out = {}
+        for k, v in tree.items():
+            if isinstance(v, dict):
+                out[k] = grow(v, (*path, k))
+            else:
+                out[k] = leaves[(*path, k)] = v.clone().requires_grad_()
+        return out
+
+    p = grow(params)
+    moments = {k: (torch.zeros_like(v), torch.zeros_like(v)) for k, v in leaves.items()}
+    E = p["embedding"].shape[1]
+    angle = torch.arange(seq_len, dtype=T64)[:, None] / 10000 ** (torch.arange(0, E, 2, dtype=T64) / E)
+    pe = torch.stack([angle.sin(), angle.cos()], dim=2).reshape(seq_len, E)  # columns sin, cos, sin, ...
+
+    def attend(a, q, kv, causal=False):
+        out = F.scaled_dot_product_attention(
+            F.linear(q, a["W_q"], a["b_q"]),
+            F.linear(kv, a["W_k"], a["b_k"]),
+            F.linear(kv, a["W_v"], a["b_v"]),
+            is_causal=causal,
+        )
+        return F.linear(out, a["W_o"], a["b_o"])
+
+    def norm(x, n):
+        return F.layer_norm(x, (E,), n["weight"], n["bias"], 1e-5)
+
+    def ffn(x, f):
+        return F.linear(F.relu(F.linear(x, f["W1"], f["b1"])), f["W2"], f["b2"])
+
+    out = []
+    for step in range(steps):
+        src, tgt_in, tgt = transformer.reverser_batch(batch_size, seq_len, vocab, generator)
+        enc, dec = p["encoder"], p["decoder"]
+        x = E**0.5 * F.embedding(src, p["embedding"]) + pe
+        x = norm(x + attend(enc["self_attn"], x, x), enc["norm1"])
+        memory = norm(x + ffn(x, enc["ffn"]), enc["norm2"])
+        y = E**0.5 * F.embedding(tgt_in, p["embedding"]) + pe
+        y = norm(y + attend(dec["self_attn"], y, y, causal=True), dec["norm1"])
+        y = norm(y + attend(dec["cross_attn"], y, memory), dec["norm2"])
+        y = norm(y + ffn(y, dec["ffn"]), dec["norm3"])
+        loss = F.cross_entropy(F.linear(y, p["W_out"], p["b_out"]).reshape(-1, vocab), tgt.reshape(-1))
+        for v in leaves.values():
+            v.grad = None
+        loss.backward()
+        with torch.no_grad():
+            for k, v in leaves.items():
+                m, sq = moments[k]
+                m.mul_(0.9).add_(v.grad, alpha=0.1)
+                sq.mul_(0.999).addcmul_(v.grad, v.grad, value=0.001)
+                m_hat, s_hat = m / (1 - 0.9 ** (step + 1)), sq / (1 - 0.999 ** (step + 1))
+                v.sub_(lr * m_hat / (s_hat.sqrt() + 1e-8))
+        out.append(loss.item())
+    return {k: v.detach() for k, v in leaves.items()}, torch.tensor(out, dtype=T64)
+
+
+def _leaf(tree, path):
+    for k in path:
+        tree = tree.get(k) if isinstance(tree, dict) else None
+    return tree
+
+
+@checks("transformer.train_reverser")
+@lab_test("transformer.train_reverser")
+def test_train_reverser_follows_the_protocol():
+    """The grader replays the protocol in float64 from your initial parameters and generator and
+    compares your losses at every step; here the same rule, small: 5 steps, every loss and every
+    returned tensor against torch.nn.functional, autograd and Adam."""
+    qualname = "transformer.train_reverser"
+    case = "vocab=4, E=4, F=8, 5 steps of 3 sequences of length 3, lr=0.03, float64"
+    small = reverser_params(torch.Generator().manual_seed(4), 4, E=4, F=8)
+    params = {
+        k: (
+            {n: {m: w.to(T64) for m, w in g.items()} for n, g in v.items()}
+            if k in ("encoder", "decoder")
+            else v.to(T64)
+        )
+        for k, v in small.items()
+    }
+    out = call(
+        qualname,
+        transformer.train_reverser,
+        params,
+        5,
+        3,
+        3,
+        4,
+        lr=0.03,
+        generator=torch.Generator().manual_seed(5),
+        case=case,
+    )
+    params_out, losses = unpack(qualname, out, ("params_out", "losses"), case=case)
+    want_params, want_losses = protocol_by_autograd(params, 5, 3, 3, 4, 0.03, torch.Generator().manual_seed(5))
+    check_tensor(qualname, losses, case=case, shape=(5,), dtype=T64, what="losses")
+    check_close(qualname, losses, want_losses, case=case, what="losses")
+    for path, value in want_params.items():
+        name = "".join(f"[{k!r}]" for k in path)
+        check_close(qualname, _leaf(params_out, path), value, case=case, what=f"params_out{name}")
 
 
 @checks("transformer.train_reverser")
