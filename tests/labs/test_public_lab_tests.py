@@ -8,13 +8,18 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import torch
 
+from seqlab.cli import main
 from seqlab.labs import LABS
+from seqlab.paths import SOLUTIONS_DIR
 from seqlab.reference import load_reference
+from seqlab.regions import strip_markers
 
 PUBLIC = Path(__file__).resolve().parents[2] / "public_tests"
 
@@ -141,3 +146,63 @@ def test_the_copy_lab_public_protocol_is_the_reference_run(selective):
     got_params, got_losses = protocol(params, 6, 3, selective, 0.03, torch.Generator().manual_seed(16))
     assert _close(got_losses, want_losses)
     assert all(_close(got_params[k], want_params[k]) for k in want_params)
+
+
+# Two slips of a task lab's loop, each put in front of the reference's own loop: every adam step
+# after a parameter's third an SGD step (a loop that swaps its update rule), and the loss
+# multiplied by the batch size (a sum where the protocol averages).
+SLIPS = {
+    "sgd after step 3": (
+        "    from .optimizers import adam\n",
+        """    from .optimizers import adam as _adam
+
+    def adam(w, dw, state, lr=1e-3):
+        t = state.get("step", 0)
+        if t < 3:
+            return _adam(w, dw, state, lr=lr)
+        return w - 0.05 * dw, {**state, "step": t + 1}
+""",
+    ),
+    "loss times batch_size": (
+        "    from .rnn import softmax_cross_entropy\n",
+        """    from .rnn import softmax_cross_entropy as _cross_entropy
+
+    def softmax_cross_entropy(logits, targets):
+        return _cross_entropy(logits, targets) * batch_size
+""",
+    ),
+}
+PROTOCOL_TESTS = {  # the public protocol tests of each task lab, with their cases
+    "lstm_gru.train_recall": ("test_lstm_gru.py", ["kind='rnn'", "kind='lstm'", "kind='gru'"]),
+    "transformer.train_reverser": ("test_transformer.py", ["vocab=4"]),
+    "selective_scan.train_selective_copy": ("test_selective_scan.py", ["selective=True", "selective=False"]),
+}
+
+
+@pytest.mark.bank  # a release and a pytest run of three public test files in it, per slip
+@pytest.mark.parametrize("slip", list(SLIPS))
+def test_a_task_loop_off_the_protocol_fails_its_public_test_by_name(tmp_path, slip):
+    repo = tmp_path / "repo"
+    assert main(["release", str(repo)]) == 0
+    old, new = SLIPS[slip]
+    for path in SOLUTIONS_DIR.glob("*.py"):
+        if path.name != "__init__.py":
+            text = strip_markers(path.read_text(encoding="utf-8"))
+            if path.stem in {qualname.split(".")[0] for qualname in PROTOCOL_TESTS}:
+                assert old in text, (path.name, old)
+                text = text.replace(old, new, 1)
+            (repo / "exercises" / path.name).write_text(text, encoding="utf-8")
+    files = [f"tests/{name}" for name, _ in PROTOCOL_TESTS.values()]
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *files, "-k", "follows_the_protocol"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    cases = sum(len(c) for _, c in PROTOCOL_TESTS.values())
+    assert done.returncode == 1 and f"{cases} failed" in done.stdout, done.stdout[-3000:]
+    for qualname, (_, labels) in PROTOCOL_TESTS.items():
+        for label in labels:  # the function, the case, the losses and how far off
+            assert f"{qualname}, case {label}" in done.stdout, (qualname, label, done.stdout[-3000:])
+    assert done.stdout.count("losses: ") >= cases and "max abs error" in done.stdout, done.stdout[-3000:]
