@@ -497,7 +497,9 @@ def _honest(qualname: str, alias: str) -> str:
 
 
 # Closing the end it reads requests from, after answering: the answer stands, and the next call
-# (which the dead child cannot take) goes to a fresh child without costing anything.
+# (which the dead child cannot take) goes to a fresh child without costing anything. The close
+# comes after the work: the stand-ins of the block's callees ask the parent for their answers over
+# that end, one call at a time, so a call that closes it first has cut its own answers off.
 PROTOCOL.append(
     Probe(
         "closes-its-read-end-after-answering",
@@ -505,9 +507,10 @@ PROTOCOL.append(
         _src("""
     def encoder_block(x, params, num_heads, mask=None, norm_first=False):
         import os, sys
+        out = _honest_encoder_block(x, params, num_heads, mask, norm_first)
         if x.dtype == torch.float32:
             os.close(int(sys.argv[1]))
-        return _honest_encoder_block(x, params, num_heads, mask, norm_first)
+        return out
 """),
         expect="full",
         prelude=_honest("transformer.encoder_block", "_honest_encoder_block"),
