@@ -220,9 +220,13 @@ def _encoder_untrained(e: Evidence) -> str:
         "tensors were left out of the update, or params_out holds them as sent. Every tensor of params "
         "takes an adam step."
         if e.reads(_encoder(e))
-        else "and your loss does not move when the encoder's weights do: its output (memory) reaches "
-        "nothing. The decoder's cross-attention takes its keys and values from the encoder's output: "
-        "decoder_block(y, memory, ...)."
+        # Two loops show this evidence: an encoder whose output never reaches the decoder, and an
+        # encoder run with other weights than params["encoder"] (its output still reaches it).
+        # The loss alone cannot tell them apart, so the words name both and claim neither.
+        else "and your loss does not move when the encoder's weights do: params['encoder'] never "
+        "reaches your loss. Either the encoder block runs with other weights than params['encoder'], "
+        "or its output (memory) never reaches the decoder, whose cross-attention takes its keys and "
+        "values from it: decoder_block(y, memory, ...)."
     )
     return f"no encoder weight changed while the decoder's did, {why}"
 
