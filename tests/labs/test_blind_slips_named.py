@@ -119,3 +119,27 @@ def test_the_second_blind_bank_keeps_its_blind_figure(tmp_path):
     wrong = {k for k, v in verdicts.items() if v == "wrong"}
     assert wrong <= SECOND_NAMED_OTHERWISE, wrong - SECOND_NAMED_OTHERWISE
     assert sum(v == "right" for v in verdicts.values()) >= SECOND_RIGHT_AT_LEAST, verdicts
+
+
+# The third blind bank (tests/labs/blind_slips_3/), 56 mistakes written after the catalogue had
+# grown from the first two, by a writer who read neither the catalogue nor the earlier banks; its
+# slips mapped from the descriptions before any diagnosis was seen (60ca680). Its blind figure by
+# that mapping: 46 named right, 3 named otherwise, 7 unnamed. Two of the three were the mapping's
+# errors and one a misleading cause in the feedback's words, fixed (the mapping's header says
+# which); this test holds the figure after that: 49 right, none named wrongly.
+EXPECTED_3 = EXPECTED.with_name("blind_slips_3_expected.yaml")
+THIRD_RIGHT_AT_LEAST = 49
+
+
+@pytest.mark.bank
+@pytest.mark.slow
+def test_the_third_blind_bank_is_named_right_and_never_wrongly(tmp_path):
+    from tests.labs.blind_slips_3 import load_bank as load_third
+
+    entries = load_third()
+    expected = yaml.safe_load(EXPECTED_3.read_text(encoding="utf-8"))
+    assert sorted(expected) == sorted(e["id"] for e in entries), "every entry mapped, and only the bank's"
+    verdicts = {e["id"]: verdict(expected[e["id"]]["slip"], diagnosis(e, tmp_path)) for e in entries}
+    wrong = {k for k, v in verdicts.items() if v == "wrong"}
+    assert not wrong, wrong
+    assert sum(v == "right" for v in verdicts.values()) >= THIRD_RIGHT_AT_LEAST, verdicts
