@@ -179,5 +179,8 @@ def test_instructor_doc_matches_the_workflow_and_the_config():
         points = sum(config.rules(f).points for f in functions_of(module))
         assert f"| {module} | `pytest tests/test_{module}.py` | {points:g} |" in doc
     # the total is a generated figure (seqlab/docs_figures.py writes it between markers)
-    assert f"`max_score` in `gradebook.csv` (<!-- generated: total-points -->{config.max_score:g}<!-- /generated --> with" in doc
+    assert (
+        f"`max_score` in `gradebook.csv` (<!-- generated: total-points -->{config.max_score:g}<!-- /generated --> with"
+        in doc
+    )
     assert f'"torch=={rel.DEFAULT_TORCH}"' in doc
