@@ -7,6 +7,8 @@ in the order they depend on each other:
 - ``stubs``: ``exercises/`` from ``solutions/`` (``seqlab build``);
 - ``docs``: the generated figures and tables of ``docs/`` (``seqlab.docs_figures``);
 - ``coverage``: ``docs/coverage.md`` from the exam bank (``seqlab exam coverage``);
+- ``hedges``: the course notes' hedged sentences, ``exams/notes_hedges.json``, which the exam
+  lint reads (only where the notes are at hand, ``../shared/course-notes``);
 - ``digests``: the exam digests, ``tests/recorded/exams/digests.json`` (the project's checkout);
 - ``recorded``: the recorded grades of the mutant, attack and probe banks,
   ``tests/recorded/*.json`` (a few hundred gradings: only with ``--recorded``).
@@ -51,6 +53,15 @@ def _coverage(check: bool) -> list[str]:
     return ["coverage.md"] if run_coverage(Namespace(check=check, out=None)) else []
 
 
+def _hedges(check: bool) -> list[str]:
+    from ..exam.lint_text import NOTES, write_hedges
+
+    if not NOTES.is_dir():  # a clone without the notes beside it keeps the record it has
+        print(f"hedges: {NOTES} is not here; exams/notes_hedges.json is kept as recorded", flush=True)
+        return []
+    return write_hedges(check)
+
+
 def _pytest(tests: tuple[str, ...], check: bool, jobs: int, select: str | None = None) -> list[str]:
     """The project's tests that compare with a recording; without ``check`` they rewrite it
     (``select``: pytest's ``-k``, the entries of one function; the others are kept as they are)."""
@@ -74,6 +85,7 @@ PARTS: dict[str, Callable[[Namespace], list[str]]] = {
     "stubs": lambda a: _stubs(a.check),
     "docs": lambda a: _docs(a.check),
     "coverage": lambda a: _coverage(a.check),
+    "hedges": lambda a: _hedges(a.check),
     "digests": lambda a: _pytest(DIGEST_TESTS, a.check, 1),
     "recorded": lambda a: _pytest(RECORDED_TESTS, a.check, a.jobs, a.select),
 }

@@ -25,14 +25,21 @@ reviewer's), and a count said of a subject the sentence does not name.
 from __future__ import annotations
 
 import functools
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..paths import COURSE_ROOT
+from .errors import ExamError
 from .model import CHOICE, TRUEFALSE, Variant
 
+# The notes live beside the course (../shared/course-notes), not in it: a clean clone has none.
+# Their hedged sentences are recorded in the course (written by `seqlab regenerate --only hedges`
+# where the notes are at hand), so the lint reads the same hedges on every machine;
+# tests/exam/test_lint_rules.py holds the record to the notes wherever they are present.
 NOTES = COURSE_ROOT.parent / "shared" / "course-notes"
+HEDGES = COURSE_ROOT / "exams" / "notes_hedges.json"
 
 # words that carry no claim: a key's content is what is left
 _STOP_WORDS = """a an the of to in on at by for from with without and or but not no is are was were be been
@@ -224,9 +231,9 @@ def contradictions(v: Variant, explanations: list[str]) -> str:
     return ""
 
 
-@functools.lru_cache(maxsize=1)
-def hedged_claims(notes: Path = NOTES) -> tuple[tuple[str, frozenset[str]], ...]:
-    """Each hedged sentence of the notes and its terms (English words and glossary translations)."""
+def hedges_from_notes(notes: Path = NOTES) -> list[list]:
+    """Each hedged sentence of the notes and its terms (English words and glossary translations),
+    as the record holds them: ``[sentence, sorted terms]``."""
     out = []
     for path in sorted(notes.glob("*.txt")):
         for sentence in re.split(r"[。！？\n|]", path.read_text(encoding="utf-8")):
@@ -235,8 +242,26 @@ def hedged_claims(notes: Path = NOTES) -> tuple[tuple[str, frozenset[str]], ...]
             terms = content_words(" ".join(re.findall(r"[A-Za-z][A-Za-z0-9_-]*", sentence)))
             terms |= {stem(en) for zh, en in GLOSSARY.items() if zh in sentence}
             if len(terms) >= 3:  # a hedge over one or two terms ("通常是 MLP") names no claim to match
-                out.append((sentence.strip(), frozenset(terms)))
-    return tuple(out)
+                out.append([sentence.strip(), sorted(terms)])
+    return out
+
+
+def write_hedges(check: bool, notes: Path = NOTES, record: Path = HEDGES) -> list[str]:
+    """Record the notes' hedges (``regenerate``); with ``check``, the record's name if stale."""
+    if not notes.is_dir():
+        raise ExamError(f"{notes}: the course notes are not here, so their hedges cannot be recorded")
+    text = json.dumps(hedges_from_notes(notes), ensure_ascii=False, indent=0) + "\n"
+    if record.is_file() and record.read_text(encoding="utf-8") == text:
+        return []
+    if not check:
+        record.write_text(text, encoding="utf-8")
+    return [record.name]
+
+
+@functools.lru_cache(maxsize=1)
+def hedged_claims(record: Path = HEDGES) -> tuple[tuple[str, frozenset[str]], ...]:
+    """The notes' hedged sentences and their terms, as recorded in the course."""
+    return tuple((sentence, frozenset(terms)) for sentence, terms in json.loads(record.read_text(encoding="utf-8")))
 
 
 def unhedged(texts: list[str]) -> str:

@@ -7,6 +7,8 @@ The fixtures are small items written here, each a copy of what the audit met on 
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from seqlab.cli import main
@@ -16,7 +18,7 @@ from seqlab.exam.draws import draw
 from seqlab.exam.examfile import Exam, all_questions_exam, exam_from_dict, load_exam
 from seqlab.exam.fairness import pool_findings
 from seqlab.exam.lint_draws import degenerate
-from seqlab.exam.lint_text import hedged_claims, lint_texts
+from seqlab.exam.lint_text import HEDGES, NOTES, hedged_claims, hedges_from_notes, lint_texts
 from seqlab.exam.model import CHOICE, EXACT, FOUR_DIGITS, NUMERIC, REGISTRY, TRUEFALSE, Question, Variant
 from seqlab.paths import DEFAULT_EXAM
 
@@ -142,6 +144,15 @@ def test_an_explanation_calling_the_outputs_the_same_only_permuted_contradicts_a
     fixed = 'Without positional encodings, the output for "dog" differs between "dog bites man" and "man bites dog".'
     why = 'each output depends on the set of tokens, not their order, so "dog" gets the same output in both.'
     assert _rules([_truefalse(35, "Token order in self-attention", fixed, False, why)]) == set()
+
+
+def test_the_recorded_hedges_are_the_notes_own():
+    # The notes sit beside the course, not in it: a clean clone (CI) reads the record alone. Where
+    # the notes are at hand the record must be what they say (seqlab regenerate --only hedges).
+    recorded = json.loads(HEDGES.read_text(encoding="utf-8"))
+    assert recorded and all(len(terms) >= 3 for _, terms in recorded)
+    if NOTES.is_dir():
+        assert recorded == hedges_from_notes(NOTES)
 
 
 def test_the_notes_hedge_the_sequence_loss_and_an_item_stating_it_as_a_rule_is_found():
