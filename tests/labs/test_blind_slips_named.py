@@ -149,8 +149,8 @@ def test_the_third_blind_bank_is_named_right_and_never_wrongly(tmp_path):
 # third bank's fixes by a writer who read neither the catalogue, the diagnoses nor the earlier
 # banks' entries, and mapped before any diagnosis was seen (14f73c9). Its blind figure, measured
 # once at 14f73c9 (4e98cfb, during the run, changed figures only): 35 named right, none wrongly,
-# 5 unnamed. This is
-# the issue's measure (at least 32 right and none wrongly, on 40 or more), and the test holds it.
+# 5 unnamed. This is the issue's measure (at least 32 right and none wrongly, on 40 or more), and
+# the test holds it.
 EXPECTED_4 = EXPECTED.with_name("blind_slips_4_expected.yaml")
 FOURTH_RIGHT_AT_LEAST = 35
 
