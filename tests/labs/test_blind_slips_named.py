@@ -71,6 +71,13 @@ def verdict(expected: str, found: dict) -> str:
     return "right" if expected != "none" and all(n == expected for n in names) else "wrong"
 
 
+def bank_verdicts(entries: list[dict], mapping: Path, workdir: Path) -> dict[str, str]:
+    """Each entry's verdict against its bank's mapping (which must map every entry, and only those)."""
+    expected = yaml.safe_load(mapping.read_text(encoding="utf-8"))
+    assert sorted(expected) == sorted(e["id"] for e in entries), "every entry mapped, and only the bank's"
+    return {e["id"]: verdict(expected[e["id"]]["slip"], diagnosis(e, workdir)) for e in entries}
+
+
 @pytest.mark.bank
 def test_the_blind_bank_is_named_right_and_never_wrongly(tmp_path):
     entries = load_bank()
@@ -112,10 +119,7 @@ SECOND_NAMED_OTHERWISE: set[str] = set()
 def test_the_second_blind_bank_keeps_its_blind_figure(tmp_path):
     from tests.labs.blind_slips_2 import load_bank as load_second
 
-    entries = load_second()
-    expected = yaml.safe_load(EXPECTED_2.read_text(encoding="utf-8"))
-    assert sorted(expected) == sorted(e["id"] for e in entries), "every entry mapped, and only the bank's"
-    verdicts = {e["id"]: verdict(expected[e["id"]]["slip"], diagnosis(e, tmp_path)) for e in entries}
+    verdicts = bank_verdicts(load_second(), EXPECTED_2, tmp_path)
     wrong = {k for k, v in verdicts.items() if v == "wrong"}
     assert wrong <= SECOND_NAMED_OTHERWISE, wrong - SECOND_NAMED_OTHERWISE
     assert sum(v == "right" for v in verdicts.values()) >= SECOND_RIGHT_AT_LEAST, verdicts
@@ -136,10 +140,7 @@ THIRD_RIGHT_AT_LEAST = 49
 def test_the_third_blind_bank_is_named_right_and_never_wrongly(tmp_path):
     from tests.labs.blind_slips_3 import load_bank as load_third
 
-    entries = load_third()
-    expected = yaml.safe_load(EXPECTED_3.read_text(encoding="utf-8"))
-    assert sorted(expected) == sorted(e["id"] for e in entries), "every entry mapped, and only the bank's"
-    verdicts = {e["id"]: verdict(expected[e["id"]]["slip"], diagnosis(e, tmp_path)) for e in entries}
+    verdicts = bank_verdicts(load_third(), EXPECTED_3, tmp_path)
     wrong = {k for k, v in verdicts.items() if v == "wrong"}
     assert not wrong, wrong
     assert sum(v == "right" for v in verdicts.values()) >= THIRD_RIGHT_AT_LEAST, verdicts
@@ -160,10 +161,7 @@ FOURTH_RIGHT_AT_LEAST = 35
 def test_the_fourth_blind_bank_is_named_right_and_never_wrongly(tmp_path):
     from tests.labs.blind_slips_4 import load_bank as load_fourth
 
-    entries = load_fourth()
-    expected = yaml.safe_load(EXPECTED_4.read_text(encoding="utf-8"))
-    assert sorted(expected) == sorted(e["id"] for e in entries), "every entry mapped, and only the bank's"
-    verdicts = {e["id"]: verdict(expected[e["id"]]["slip"], diagnosis(e, tmp_path)) for e in entries}
+    verdicts = bank_verdicts(load_fourth(), EXPECTED_4, tmp_path)
     wrong = {k for k, v in verdicts.items() if v == "wrong"}
     assert not wrong, wrong
     assert sum(v == "right" for v in verdicts.values()) >= FOURTH_RIGHT_AT_LEAST, verdicts
