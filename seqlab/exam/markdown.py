@@ -143,7 +143,7 @@ PARTIAL_CREDIT_POLICY = (
     "Partial credit, where a question has a rule, is stated under that question: for a list of n "
     "numbers, each correct entry earns 1/n of the points, except entries that could be copied from "
     "the question (a number printed in it, or 0), which earn nothing; a named mistake earns the "
-    "stated fraction. Everything else earns full points or none."
+    "stated fraction (the key names the mistake). Everything else earns full points or none."
 )
 # The tolerance under each question is what decides; this says how to stay inside it. A question
 # whose tolerance was measured to accept 3-significant-figure work says so in its own text.
@@ -230,8 +230,10 @@ def rules_markdown(inst: ExamInstance, medium: str = "screen") -> str:
     return "\n\n".join(f"**{name}.** {' '.join(text.split())}" for name, text in paper_rules(inst, medium))
 
 
-def partial_credit_rule(v: Variant, eq) -> str:
-    """The partial-credit rule of one question, in words ("" when it has none)."""
+def partial_credit_rule(v: Variant, eq, *, key: bool = False) -> str:
+    """The partial-credit rule of one question, in words ("" when it has none). A student's paper
+    says only that a named mistake earns its share (``key=False``): naming the mistake there
+    would name the trap; the key names it."""
     rules = []
     if eq.per_element and isinstance(v.answer, list) and len(v.answer) > 1:
         earning = earning_entries(v)
@@ -245,11 +247,12 @@ def partial_credit_rule(v: Variant, eq) -> str:
                 )
             rules.append(rule)
     for name, frac in sorted(eq.mistakes.items()):
-        rules.append(f"the known mistake of {mistake_words(name)} earns {round(frac * 100)}%")
+        what = f"the known mistake of {mistake_words(name)}" if key else "a known mistake, named in the key,"
+        rules.append(f"{what} earns {round(frac * 100)}%")
     return "; ".join(rules)
 
 
-def paper_context(inst: ExamInstance, medium: str = "screen") -> dict:
+def paper_context(inst: ExamInstance, medium: str = "screen", *, key: bool = False) -> dict:
     """What every template of a paper renders (Markdown, key, the PDF's page): its parts with each
     variant, how to write the answer and the partial-credit rule, and the exam's policies."""
     render_texts(inst)
@@ -258,7 +261,7 @@ def paper_context(inst: ExamInstance, medium: str = "screen") -> dict:
         if not parts or parts[-1]["title"] != eq.part:
             parts.append({"title": eq.part, "variants": []})
         parts[-1]["variants"].append(
-            {"v": v, "format": answer_format(v, medium), "eq": eq, "partial": partial_credit_rule(v, eq)}
+            {"v": v, "format": answer_format(v, medium), "eq": eq, "partial": partial_credit_rule(v, eq, key=key)}
         )
     return {
         "exam": inst.exam,
@@ -277,4 +280,4 @@ def exam_markdown(inst: ExamInstance) -> str:
 
 
 def key_markdown(inst: ExamInstance) -> str:
-    return environment().get_template("key.md.j2").render(paper_context(inst)).rstrip() + "\n"
+    return environment().get_template("key.md.j2").render(paper_context(inst, key=True)).rstrip() + "\n"

@@ -102,7 +102,7 @@ def working_space(v) -> str:
 def paper_html(inst: ExamInstance, *, key: bool = False) -> str:
     if not key:
         check_fits(inst)  # as every medium: no paper longer than its duration
-    context = paper_context(inst, "paper")
+    context = paper_context(inst, "paper", key=key)
     context.update(
         key=key,
         rules_html=typeset(context["rules"]),

@@ -291,11 +291,14 @@ def mistakes_credited(v: Variant) -> dict[str, float]:
     return {name: fractions[name] for name in v.mistakes if fractions.get(name)}
 
 
-def lost_in_quiz(v: Variant) -> str:
-    """What partial credit of the paper a travelling variant loses in the quiz ("" when none)."""
+def lost_in_quiz(v: Variant, *, key: bool = False) -> str:
+    """What partial credit of the paper a travelling variant loses in the quiz ("" when none); the
+    mistakes by name with ``key``, else only their shares (the quiz's rules, which students read,
+    must not point at the trap, as the paper does not)."""
     fractions = {name: f for name, f in v.partial.get("mistakes", {}).items() if f and name in v.mistakes}
     lost = sorted(set(fractions) - set(mistakes_credited(v)))
-    return ", ".join(f"{mistake_words(name)} ({round(fractions[name] * 100)}%)" for name in lost)
+    what = mistake_words if key else (lambda name: "a named mistake")
+    return ", ".join(f"{what(name)} ({round(fractions[name] * 100)}%)" for name in lost)
 
 
 def _numeric_response(item: ET.Element, presentation: ET.Element, printed_key: str, v: Variant) -> None:

@@ -186,3 +186,28 @@ def test_qti_quiz_zip_holds_the_same_rules(tmp_path):
     with zipfile.ZipFile(path) as zf:
         xml = zf.read(f"seqlab-{inst.student}/seqlab-{inst.student}.xml")
     assert xml == assessment_xml(inst)[0]
+
+
+def test_no_student_medium_names_the_mistake_its_partial_credit_pays():
+    """A partial-credit line that names the mistake ("half marks for leaving out the bias")
+    points at the trap: every student-facing medium says only that a known mistake earns its
+    share; the key names it."""
+    from seqlab.exam.markdown import key_markdown, paper_context
+    from seqlab.exam.model import mistake_words
+
+    inst = render_texts(make_instance(EXAM, STUDENTS[0]))
+    named = {mistake_words(n) for eq in inst.questions for n, f in eq.mistakes.items() if f}
+    assert len(named) >= 4  # the final pays several named mistakes
+    quiz, _ = assessment_xml(inst)
+    # the PDF's page is rendered from this context (laying it out costs a second)
+    page = " ".join(item["partial"] for part in paper_context(inst, "paper")["parts"] for item in part["variants"])
+    for medium, text in {
+        "markdown": exam_markdown(inst),
+        "notebook": "\n".join(c.source for c in exam_notebook(inst).cells),
+        "qti": quiz.decode() if isinstance(quiz, bytes) else quiz,
+        "paper": page,
+    }.items():
+        said = [m for m in named if m in " ".join(text.split())]
+        assert not said, (medium, said)
+    key = " ".join(key_markdown(inst).split())
+    assert all(m in key for m in named)

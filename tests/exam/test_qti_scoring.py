@@ -122,8 +122,9 @@ def scores_as_the_paper(papers) -> None:
                 if fraction and name not in mistakes_credited(v):
                     # a named mistake of a list: not in the quiz, and the quiz's rules say so
                     # (the quiz may still pay the entries the mistake has right, as the paper may)
-                    assert quiz <= paper + 1e-6 and mistake_words(name) in lost_in_quiz(v), (v.id, what)
-                    assert f"question {v.number}: {mistake_words(name)}" in " ".join(rules.split())
+                    assert quiz <= paper + 1e-6 and mistake_words(name) in lost_in_quiz(v, key=True), (v.id, what)
+                    assert f"question {v.number}: {lost_in_quiz(v)}" in " ".join(rules.split())
+                    assert mistake_words(name) not in rules, (v.id, name)
                     lost += quiz < paper - 1e-6
                     continue
                 # points_possible is written to 10 significant digits (11/3 = 3.666666667 a item): a
