@@ -64,7 +64,9 @@ OPPOSITES = {
     "carr": ("reset",),
 }
 # the notes' hedges (the notes are Chinese with English terms) and an item's own
-_NOTES_HEDGE = re.compile(r"通常|往往|一般|常常|usually|often|typically", re.I)
+# (直觉 "intuition": the notes' own word for a picture, not a rule, such as "higher layers capture
+# more abstract semantics")
+_NOTES_HEDGE = re.compile(r"通常|往往|一般|常常|直觉|usually|often|typically", re.I)
 _ITEM_HEDGE = re.compile(r"\b(usually|often|typically|generally|commonly|mostly|may|can be|tends?)\b", re.I)
 # The Chinese words of the notes' hedged sentences that name a claim's terms, in the English the
 # bank writes: a hedged sentence's terms are its English words and these.
@@ -86,6 +88,10 @@ GLOSSARY = {
     "采样": "sampl",
     "隐藏层": "hidden",
     "激活函数": "activation",
+    "底层": "lower",
+    "高层": "higher",
+    "局部": "local",
+    "抽象": "abstract",
 }
 _NUMBER_WORDS = {
     w: i for i, w in enumerate(["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"])
@@ -231,18 +237,31 @@ def contradictions(v: Variant, explanations: list[str]) -> str:
     return ""
 
 
+def ordered_terms(text: str) -> list[str]:
+    """The terms of a notes' text (English words and glossary translations) in their order."""
+    text = text.replace("time step", "step")
+    found = [(m.start(), t) for m in re.finditer(r"[A-Za-z][A-Za-z0-9_-]*", text) for t in content_words(m.group(0))]
+    found += [(text.find(zh), stem(en)) for zh, en in GLOSSARY.items() if zh in text]
+    return list(dict.fromkeys(t for _, t in sorted(found)))
+
+
 def hedges_from_notes(notes: Path = NOTES) -> list[list]:
-    """Each hedged sentence of the notes and its terms (English words and glossary translations),
-    as the record holds them: ``[sentence, sorted terms]``."""
+    """Each hedged sentence of the notes, its terms (English words and glossary translations) and
+    its hedged claims, as the record holds them: ``[sentence, sorted terms, claims]``. A claim is
+    one clause or alternative after the hedge ("通常需要 reinforcement learning / policy gradient":
+    [reinforcement, learn] and [policy, gradient]), its terms in order, two or more."""
     out = []
     for path in sorted(notes.glob("*.txt")):
         for sentence in re.split(r"[。！？\n|]", path.read_text(encoding="utf-8")):
-            if not _NOTES_HEDGE.search(sentence):
+            hedges = list(_NOTES_HEDGE.finditer(sentence))
+            if not hedges:
                 continue
+            hedge = hedges[-1]  # the claim is what follows the last hedge
             terms = content_words(" ".join(re.findall(r"[A-Za-z][A-Za-z0-9_-]*", sentence)))
             terms |= {stem(en) for zh, en in GLOSSARY.items() if zh in sentence}
+            claims = [c for c in map(ordered_terms, re.split(r"[，,/；;：:]", sentence[hedge.end() :])) if len(c) >= 2]
             if len(terms) >= 3:  # a hedge over one or two terms ("通常是 MLP") names no claim to match
-                out.append([sentence.strip(), sorted(terms)])
+                out.append([sentence.strip(), sorted(terms), claims])
     return out
 
 
@@ -259,12 +278,52 @@ def write_hedges(check: bool, notes: Path = NOTES, record: Path = HEDGES) -> lis
 
 
 @functools.lru_cache(maxsize=1)
-def hedged_claims(record: Path = HEDGES) -> tuple[tuple[str, frozenset[str]], ...]:
-    """The notes' hedged sentences and their terms, as recorded in the course."""
-    return tuple((sentence, frozenset(terms)) for sentence, terms in json.loads(record.read_text(encoding="utf-8")))
+def hedged_claims(record: Path = HEDGES) -> tuple[tuple[str, frozenset[str], tuple[tuple[str, ...], ...]], ...]:
+    """The notes' hedged sentences, their terms and their claims, as recorded in the course."""
+    return tuple(
+        (sentence, frozenset(terms), tuple(map(tuple, claims)))
+        for sentence, terms, claims in json.loads(record.read_text(encoding="utf-8"))
+    )
 
 
-def unhedged(texts: list[str]) -> str:
+# A claim's terms said as one phrase: in the notes' order, within this many words more than the
+# claim has ("higher layers build more abstract representations" for 高层...抽象, "needs policy
+# gradients"). Wider, "the gradient of the loss ... is the sum of ... all time steps" would read
+# as the hedged "the loss is the sum over steps"; the order keeps those apart too.
+CLAIM_SLACK = 2
+
+
+def claim_words(text: str) -> list[str]:
+    """The stemmed words of ``text`` that carry a claim, in order; a word after "of" ("the gradient
+    of the loss") is marked ``of:``: the text is about the word before it, not this one."""
+    out: list[str] = []
+    after_of = False
+    for w in re.findall(r"[A-Za-z]+", text):
+        low = w.lower()
+        if low == "of":
+            after_of = True
+        elif low not in _STOP and len(w) >= 3:
+            out.append(("of:" if after_of else "") + stem(w))
+            after_of = False
+    return out
+
+
+def says_claim(words: list[str], claim: tuple[str, ...]) -> bool:
+    """Whether ``claim``'s terms occur in ``words`` (``claim_words``) in order, within its length +
+    ``CLAIM_SLACK``, its first term not said of another word."""
+    for start, word in enumerate(words):
+        if word != claim[0]:
+            continue
+        at, i = start, 1
+        for j in range(start + 1, min(len(words), start + len(claim) + CLAIM_SLACK)):
+            if i < len(claim) and words[j].removeprefix("of:") == claim[i]:
+                at, i = j, i + 1
+        if i == len(claim) and at - start < len(claim) + CLAIM_SLACK:
+            return True
+    return False
+
+
+def unhedged(texts: list[str], phrases: bool = True) -> str:
     """A claim of ``texts`` the notes hedge: all its terms, and it is about the first of them (the
     text's first word that carries a claim is one of the terms: "the gradient of the loss is the
     sum of the steps' gradients" is about the gradient, not the hedged loss)."""
@@ -272,9 +331,10 @@ def unhedged(texts: list[str]) -> str:
         if _ITEM_HEDGE.search(text):
             continue
         words = content_words(text)
-        first = [stem(w) for w in re.findall(r"[A-Za-z]+", text) if w.lower() not in _STOP and len(w) >= 3][:1]
-        for sentence, terms in hedged_claims():
-            if terms <= words and set(first) <= terms:
+        said = claim_words(text)
+        first = {w.removeprefix("of:") for w in said[:1]}
+        for sentence, terms, claims in hedged_claims():
+            if (terms <= words and first <= terms) or (phrases and any(says_claim(said, c) for c in claims)):
                 return f"{text[:60]!r} states as a rule what the notes hedge: {sentence[:60]!r}"
     return ""
 
@@ -297,7 +357,9 @@ def lint_texts(variants: list[Variant]) -> list[TextFinding]:
         for rule, what in (
             ("giveaway", title_answers(v)),
             ("contradiction", contradictions(v, explanations) if v.question.kind in (CHOICE, TRUEFALSE) else ""),
-            ("hedge", unhedged(claims)),
+            # a claim's phrase in a calculation's stem is its setting ("a hidden state of size H and
+            # outputs"), not a statement to judge
+            ("hedge", unhedged(claims, phrases=v.question.kind in (CHOICE, TRUEFALSE))),
         ):
             if what:
                 found.append(TextFinding(v.number, v.id, rule, what))

@@ -150,13 +150,13 @@ def test_the_recorded_hedges_are_the_notes_own():
     # The notes sit beside the course, not in it: a clean clone (CI) reads the record alone. Where
     # the notes are at hand the record must be what they say (seqlab regenerate --only hedges).
     recorded = json.loads(HEDGES.read_text(encoding="utf-8"))
-    assert recorded and all(len(terms) >= 3 for _, terms in recorded)
+    assert recorded and all(len(terms) >= 3 and all(len(c) >= 2 for c in claims) for _, terms, claims in recorded)
     if NOTES.is_dir():
         assert recorded == hedges_from_notes(NOTES)
 
 
 def test_the_notes_hedge_the_sequence_loss_and_an_item_stating_it_as_a_rule_is_found():
-    assert any("损失" in sentence for sentence, _ in hedged_claims())
+    assert any("损失" in sentence for sentence, _, _ in hedged_claims())
     rule = "The loss of a many-to-many RNN is the sum of the per-step losses."
     assert _rules([_truefalse(12, "The recurrent weights", rule, True, "")]) == {(12, "hedge")}
 
@@ -165,6 +165,30 @@ def test_a_hedged_statement_or_one_about_another_subject_is_silent():
     hedged = "In the notes, the loss of an RNN on a sequence is usually taken as the sum over time steps."
     gradient = "The gradient of the loss with respect to W_hh is the sum of the contributions of all time steps."
     assert _rules([_truefalse(12, "Loss", hedged, True, ""), _truefalse(13, "Sharing", gradient, True, "")]) == set()
+
+
+def test_the_notes_hedged_policy_gradient_and_abstract_layers_stated_as_rules_are_found():
+    # the audit's two: the notes say hard attention "通常需要 reinforcement learning / policy
+    # gradient" and give "高层捕捉抽象语义" as an intuition (直觉)
+    hard = "Soft attention trains with backpropagation, while hard attention picks one location and needs policy gradients."
+    wrong = {"Hard attention averages all locations with equal weights.": "it picks one."}
+    deep = "A deep bidirectional RNN stacks bidirectional layers, so that higher layers build more abstract representations."
+    found = _rules(
+        [_choice(36, "Soft vs hard attention", "Which is right?", hard, wrong), _truefalse(24, "BiRNN", deep, True, "")]
+    )
+    assert found == {(36, "hedge"), (24, "hedge")}
+
+
+def test_the_same_claims_said_as_the_notes_say_them_are_silent():
+    hard = "Soft attention is trained by backpropagation, while sampling one location makes hard attention non-differentiable."
+    wrong = {"Hard attention averages all locations with equal weights.": "it picks one."}
+    deep = "In the notes' intuition, higher layers of a deep bidirectional RNN usually capture more abstract patterns."
+    stem = "An Elman RNN keeps a hidden state of size H and outputs logits over C classes. How many parameters?"
+    found = _rules(
+        [_choice(36, "Soft vs hard attention", "Which is right?", hard, wrong), _truefalse(24, "BiRNN", deep, True, "")]
+    )
+    # a calculation's stem that names the same terms sets a scene; it states no claim
+    assert found | _rules([_numeric(8, "Parameters of an Elman RNN", stem)]) == set()
 
 
 def test_degenerate_draws_are_found():
