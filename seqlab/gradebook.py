@@ -26,6 +26,7 @@ from typing import Any
 
 from . import contract
 from .escape import csv_cell
+from .reports.html import INSTRUCTOR_REPORT
 from .results import GradingResult
 
 STATUS_FILE = "status.json"
@@ -128,7 +129,7 @@ def write_gradebook(out: Path, rows: list[dict], name: str = "gradebook.csv") ->
             # the points it could have had: a not-graded row still counts against the full mark
             max_score = f"{row['max_score']:.4g}" if isinstance(row.get("max_score"), (int, float)) else ""
             lines.append(
-                [row["submission"], row["status"], 0, max_score, "", *[""] * len(functions), "", row["reason"]]
+                [row["submission"], row["status"], 0, max_score, "", *[""] * len(functions), "", "", row["reason"]]
             )
             continue
         per = result.by_function()
@@ -141,11 +142,28 @@ def write_gradebook(out: Path, rows: list[dict], name: str = "gradebook.csv") ->
                 f"{result.percent:.1f}",
                 *[f"{per[f][0]:.4g}" if f in per else "" for f in functions],
                 result.seed,
+                review_cell(result),
                 "; ".join(result.errors)[:300],
             ]
         )
-    header = ["submission", "status", "total", "max_score", "percent", *functions, "seed", "reason"]
+    header = ["submission", "status", "total", "max_score", "percent", *functions, "seed", "review", "reason"]
     return write_text_atomic(out / name, csv_text(header, lines))
+
+
+def review_cell(result: GradingResult) -> str:
+    """The gradebook's ``review`` column: each review flag as ``rule at where:line`` (no points
+    taken; the evidence is in the class report and the instructor's copy of the report)."""
+    return "; ".join(f"{f.get('rule')} at {f.get('where')}:{f.get('line')}" for f in result.review_flags)[:300]
+
+
+def review_view(rows: list[dict]) -> list[dict]:
+    """The class report's "For review" list: each graded submission with review flags, its flags
+    and the link to the instructor's copy of its report (``row["review_report"]``)."""
+    return [
+        {"name": row["submission"], "report": row.get("review_report", ""), "flags": row["result"].review_flags}
+        for row in rows
+        if row["result"] is not None and row["result"].review_flags
+    ]
 
 
 def class_summary(rows: list[dict]) -> dict:
@@ -204,6 +222,7 @@ def class_summary(rows: list[dict]) -> dict:
             for (f, m), c in mistakes.most_common(15)
         ],
         "students": students_view(rows),
+        "review": review_view(rows),
     }
 
 
@@ -249,11 +268,15 @@ def students_view(rows: list[dict]) -> list[dict]:
 
 
 def link_reports(rows: list[dict], results_dir: Path, out: Path) -> None:
-    """``row["report"]``: each graded submission's report.html as a link from ``out``."""
+    """``row["report"]``: each graded submission's report.html as a link from ``out``, and
+    ``row["review_report"]`` its instructor's copy where there is one."""
     for row in rows:
         report = Path(results_dir) / row["submission"] / "report.html"
         if report.is_file():
             row["report"] = Path(os.path.relpath(report, out)).as_posix()
+        copy = report.with_name(INSTRUCTOR_REPORT)
+        if copy.is_file():
+            row["review_report"] = Path(os.path.relpath(copy, out)).as_posix()
 
 
 def write_class_report(out: Path, rows: list[dict], similarity: dict | None = None) -> tuple[Path, Path]:

@@ -103,8 +103,13 @@ class GradingResult:
     # how it was graded that a reader must know, not a problem of the submission (no sandbox)
     notices: list[str] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
+    # for the instructor, never the student, and worth no points: constructs found in the sources
+    # that the grading cannot hold soundly and no honest hand-in needs (seqlab/grading/flags.py),
+    # each {"rule", "where", "line", "evidence"}
+    review_flags: list[dict[str, Any]] = field(default_factory=list)
 
     def __post_init__(self):
+        self.review_flags = [_clean_tree(f) for f in self.review_flags if isinstance(f, dict)]
         self.errors = [clean_text(e) for e in self.errors]
         self.notices = [clean_text(n) for n in self.notices]
         self.submission = clean_text(self.submission)

@@ -19,6 +19,7 @@ from ..student import StudentError, open_submission
 from ..student.policy import protected_course_paths
 from ..subset import read_modules
 from .across import drop_ruled_out, note_shapes
+from .flags import review_flags
 from .forbidden_names import static_voids
 from .plugin import SeqlabPlugin
 from .scoring import score_records
@@ -133,6 +134,7 @@ def _grade(submission: Path, source: str, started: float, settings: GradingSetti
         execution_time=time.perf_counter() - started,
         errors=errors,
         notices=[box.notice] if box is not None and box.notice else [],
+        review_flags=[flag.as_dict() for flag in review_flags(texts.texts)],
         meta={
             "runner": "isolated" if isolated else "in-process",
             "only": only or "",

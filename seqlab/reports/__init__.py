@@ -23,4 +23,6 @@ def write_all(result: GradingResult, out_dir: Path, *, html: bool = True) -> dic
         from . import html as html_report
 
         paths["report.html"] = html_report.write(result, out_dir / "report.html")
+        if result.review_flags:  # the instructor's copy, with the review flags
+            paths[html_report.INSTRUCTOR_REPORT] = out_dir / html_report.INSTRUCTOR_REPORT
     return paths
