@@ -271,3 +271,16 @@ def test_the_gradebook_and_the_class_report_list_the_flags(tmp_path):
         text = (out / report).read_text(encoding="utf-8")
         assert "For review (1)" in text and evidence in text and "ann/report_instructor.html" in text, report
         assert "bob/report_instructor.html" not in text
+
+
+@pytest.mark.bank
+@pytest.mark.slow  # one sandboxed grading of one function, ~3 s
+def test_a_grading_carries_the_flags_of_the_sources_it_ran(tmp_path):
+    from seqlab.grading import grade_submission, grading_settings
+    from tests.attacks.backward_route import ATTACKS
+    from tests.attacks.blind_integrity_bank import build
+
+    attack = next(a for a in ATTACKS if a.name == "autograd-function-backward-by-the-layer-norm-kernel")
+    result = grade_submission(build(attack, tmp_path), grading_settings(seed=5, only=attack.target, labs=False))
+    assert [(f["rule"], f["where"]) for f in result.review_flags] == [(AUTOGRAD_FUNCTION, "transformer._LN")]
+    assert "_LN subclasses torch.autograd.Function" in result.review_flags[0]["evidence"]
