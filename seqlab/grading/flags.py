@@ -220,10 +220,14 @@ def _node_rules(node: ast.AST, aliases: Mapping[str, str]) -> Iterator[tuple[str
             elif _HOOK_NAME.match(last):
                 yield AUTOGRAD_HOOK, f"import of {imported}: a hook runs code inside autograd, after the graded call"
         return
-    if isinstance(node, (ast.Attribute, ast.Name)):
-        name = node.attr if isinstance(node, ast.Attribute) else node.id
-        graph = name == "graph" and _dotted(node, aliases).endswith("autograd.graph")
-        yield from _name_rules(name, graph)
+    if isinstance(node, ast.Attribute):
+        graph = node.attr == "graph" and _dotted(node, aliases).endswith("autograd.graph")
+        yield from _name_rules(node.attr, graph)
+    elif isinstance(node, ast.Name) and node.id in aliases:
+        # a variable is judged by what it was bound to (an import, an attribute chain), never by
+        # its own name: a student may call a helper grad_fn
+        dotted = aliases[node.id]
+        yield from _name_rules(dotted.rpartition(".")[2], dotted.endswith("autograd.graph"))
 
 
 def _name_rules(name: str, graph: bool = False) -> Iterator[tuple[str, str]]:

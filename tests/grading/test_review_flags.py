@@ -90,6 +90,12 @@ def test_walking_the_graph_by_hand_is_flagged_at_its_function_and_line():
     assert "next_functions" in flags[1].evidence
 
 
+def test_a_variable_is_judged_by_what_it_is_bound_to_not_by_its_name():
+    assert _flags("def step(w, grad_fn, register_hook=None):\n    return w - grad_fn(w)\n") == []
+    aliased = _flags("import torch\nhooks = torch.autograd.graph.saved_tensors_hooks\ndef f():\n    return hooks\n")
+    assert [(f.rule, f.line) for f in aliased] == [(SAVED_TENSORS_HOOKS, 2), (SAVED_TENSORS_HOOKS, 4)]
+
+
 def test_pasted_weights_are_flagged_as_one_literal_many_literals_or_a_string():
     one = [[0.1 * i + 0.01 * j for j in range(9)] for i in range(9)]  # 81 numbers, one literal
     flags = _flags(f"W = {one!r}\n")
