@@ -38,6 +38,14 @@ AUTOGRAD_HOOK = "autograd-hook"
 # replace the detector's for their extent. An honest submission has no reason to touch
 # torch.autograd.graph at all.
 SAVED_TENSORS_HOOKS = "saved-tensors-hooks"
+# torch-override: a class that defines __torch_function__ or __torch_dispatch__ runs the student's
+# code inside every torch call made on its values, the grader's own included (a comparison, a
+# stand-in's look at its arguments): the carriers of the blind integrity bank queued work there
+# to run while the recorders were paused. The stand-ins now refuse such values (plain.py), but a
+# value of that class still reaches torch calls the child cannot list. Students compute with plain
+# tensors; no exercise asks for a tensor subclass.
+TORCH_OVERRIDE = "torch-override"
+_OVERRIDES = frozenset({"__torch_function__", "__torch_dispatch__"})
 # graph-walk: reading grad_fn or next_functions walks the autograd
 # graph by hand; calling the nodes computes every gradient with no derivative written and none of
 # the entry points the recorders name (the subset bank's manual reverse mode). Hand-written
@@ -59,7 +67,7 @@ MAX_NUMBERS = 64
 MAX_MODULE_NUMBERS = 400
 MAX_STRING = 400
 
-RULES = (AUTOGRAD_FUNCTION, AUTOGRAD_HOOK, SAVED_TENSORS_HOOKS, GRAPH_WALK, PASTED_TABLE)
+RULES = (AUTOGRAD_FUNCTION, AUTOGRAD_HOOK, SAVED_TENSORS_HOOKS, TORCH_OVERRIDE, GRAPH_WALK, PASTED_TABLE)
 
 # register_hook, register_forward_hook, register_full_backward_pre_hook,
 # register_post_accumulate_grad_hook, register_prehook, register_multi_grad_hook, and the
@@ -201,6 +209,8 @@ def _dotted(node: ast.AST, aliases: Mapping[str, str]) -> str:
 
 
 def _node_rules(node: ast.AST, aliases: Mapping[str, str]) -> Iterator[tuple[str, str]]:
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in _OVERRIDES:
+        yield TORCH_OVERRIDE, f"def {node.name}: the class's values run this code inside every torch call on them"
     if isinstance(node, ast.ClassDef):
         for base in node.bases:
             dotted = _dotted(base, aliases)

@@ -20,6 +20,7 @@ from seqlab.grading.flags import (
     MAX_STRING,
     PASTED_TABLE,
     SAVED_TENSORS_HOOKS,
+    TORCH_OVERRIDE,
     review_flags,
 )
 from seqlab.results import GradingResult
@@ -75,6 +76,18 @@ def test_every_autograd_hook_is_flagged_however_named(source):
 )
 def test_the_saved_tensor_hooks_of_autograd_graph_are_flagged(source):
     assert _rules(source) == {SAVED_TENSORS_HOOKS}
+
+
+def test_a_class_that_overrides_torch_calls_is_flagged():
+    source = """
+        import torch
+        class _Liar(torch.Tensor):
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                return super().__torch_function__(func, types, args, kwargs or {})
+    """
+    assert [(f.rule, f.where, f.line) for f in _flags(source)] == [(TORCH_OVERRIDE, "rnn._Liar", 5)]
+    assert _rules("class _D:\n    def __torch_dispatch__(self, *a):\n        pass\n") == {TORCH_OVERRIDE}
 
 
 def test_walking_the_graph_by_hand_is_flagged_at_its_function_and_line():
@@ -138,7 +151,11 @@ def test_a_source_that_does_not_parse_or_nests_deeply_gives_no_fault():
 # banks' own tests). The measure-* and reads-the-reference attacks carry their code as a long
 # string for numpy.testing.measure: pasted text.
 FLAGGED = {
+    ("attacks", "tensor-subclass-with-lying-comparisons"): {TORCH_OVERRIDE},
     ("attacks", "no-op-saved-tensors-hooks-hide-autograd"): {SAVED_TENSORS_HOOKS},
+    ("subset", "dunder-class-assignment-liar"): {TORCH_OVERRIDE},
+    ("subset", "dunder-duck-tensor-class-property"): {TORCH_OVERRIDE},
+    ("subset", "fake-subclass-lying-shape-dtype"): {TORCH_OVERRIDE},
     ("subset", "fs-deep-expression-crashes-visitor"): {PASTED_TABLE},
     ("subset", "path-grad-fn-walk-manual-autograd"): {GRAPH_WALK},
     ("subset", "path-grad-fn-walk-factory-kwarg"): {GRAPH_WALK},
@@ -149,6 +166,7 @@ FLAGGED = {
     ("blind", "numpy-measure-execs-a-helper-at-import"): {PASTED_TABLE},
     ("blind", "lab-copy-torch-adam-defined-by-numpy-measure"): {PASTED_TABLE},
     ("blind", "unrestricted-code-reads-the-reference"): {PASTED_TABLE},
+    ("blind", "lazy-tensor-subclass-runs-layer-norm-after-the-watch"): {TORCH_OVERRIDE},
 }
 
 
