@@ -51,21 +51,21 @@ _OVERRIDES = frozenset({"__torch_function__", "__torch_dispatch__"})
 # the entry points the recorders name (the subset bank's manual reverse mode). Hand-written
 # backward passes never look at the graph.
 GRAPH_WALK = "graph-walk"
-# pasted-table: many numbers written into the source as one literal, or one long string or bytes
-# literal that is not a docstring, is data: weights trained offline and pasted in (train_recall
-# 5/6 with every other function a stub), or a recorded answer. The honest hand-ins write at most
-# a handful of numbers in one literal (a shape, a few tolerances, a tiny worked example in a
-# self-test: 12 at most, tests/grading/test_review_flags.py measures it) and no string literal
-# longer than an error message. Measured on every honest source the repository holds (669
-# modules): 16 numbers in one literal at most, 80 in one module, 47 characters in one string.
-# 64 numbers in one literal and 400 in a module are four and five times those, and far below any
-# trained model of the labs (hundreds to thousands of weights: a table split into many small
-# literals still passes the module's count); 400 characters of string is eight times the longest
-# honest one and holds fewer than 70 float32 weights in base64.
+# pasted-table: many numbers written into the source, or much text in string or bytes literals
+# that are not docstrings, is data: weights trained offline and pasted in (train_recall 5/6 with
+# every other function a stub), a recorded answer, or code kept as text to run elsewhere.
+# Measured on every honest source the repository holds (669 modules, tests/grading/
+# honest_corpus.py): at most 16 numbers in one literal (a shape, a few tolerances, a small worked
+# example in a self-test), 80 numbers in one module, 47 characters in one string and 977 in all
+# of a module's strings (the error messages of the verbose style). The bounds are four to eight
+# times those: 64 numbers in one literal, 400 in a module (a table split into small literals),
+# 400 characters in one string (fewer than 70 float32 weights in base64) and 5000 in a module.
+# Every trained model of the labs holds hundreds to thousands of weights.
 PASTED_TABLE = "pasted-table"
 MAX_NUMBERS = 64
 MAX_MODULE_NUMBERS = 400
 MAX_STRING = 400
+MAX_MODULE_STRING = 5000
 
 RULES = (AUTOGRAD_FUNCTION, AUTOGRAD_HOOK, SAVED_TENSORS_HOOKS, TORCH_OVERRIDE, GRAPH_WALK, PASTED_TABLE)
 
@@ -119,6 +119,12 @@ def _module_flags(module: str, tree: ast.Module) -> list[ReviewFlag]:
         scan.add(
             PASTED_TABLE, where, line, f"{scan.numbers} numbers written in the module (more than {MAX_MODULE_NUMBERS})"
         )
+    if scan.text > MAX_MODULE_STRING:
+        line, where = scan.text_passed_at
+        what = (
+            f"{scan.text} characters of strings in the module (more than {MAX_MODULE_STRING}): data pasted in as text"
+        )
+        scan.add(PASTED_TABLE, where, line, what)
     return sorted(scan.flags, key=lambda f: (f.line, f.rule))
 
 
@@ -129,7 +135,8 @@ class _Scan:
     def __init__(self, module: str, aliases: Mapping[str, str]) -> None:
         self.module, self.aliases, self.where = module, aliases, ""
         self.flags: list[ReviewFlag] = []
-        self.numbers, self.passed_at = 0, (0, "")
+        self.numbers, self.passed_at = 0, (0, "")  # numbers written, where the module's bound was passed
+        self.text, self.text_passed_at = 0, (0, "")  # characters of strings, the same
 
     def add(self, rule: str, where: str, line: int, evidence: str) -> None:
         if not any((f.rule, f.where, f.line) == (rule, where, line) for f in self.flags[-8:]):
@@ -172,6 +179,10 @@ class _Scan:
         if isinstance(node.value, str):
             for rule, evidence in _name_rules(node.value):
                 self.add(rule, self.where, node.lineno, f"the string {evidence}")
+        if isinstance(node.value, (str, bytes)):
+            before, self.text = self.text, self.text + len(node.value)
+            if before <= MAX_MODULE_STRING < self.text:
+                self.text_passed_at = (node.lineno, self.where)
         if isinstance(node.value, (str, bytes)) and len(node.value) > MAX_STRING:
             what = f"a string of {len(node.value)} characters (more than {MAX_STRING}): data or code pasted in as text"
             self.add(PASTED_TABLE, self.where, node.lineno, what)

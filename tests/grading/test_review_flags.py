@@ -16,6 +16,7 @@ from seqlab.grading.flags import (
     AUTOGRAD_HOOK,
     GRAPH_WALK,
     MAX_MODULE_NUMBERS,
+    MAX_MODULE_STRING,
     MAX_NUMBERS,
     MAX_STRING,
     PASTED_TABLE,
@@ -117,6 +118,8 @@ def test_pasted_weights_are_flagged_as_one_literal_many_literals_or_a_string():
     split = "".join(f"W{i} = {[0.5 + i] * 60!r}\n" for i in range(8))  # 480 numbers, none over 64
     assert _rules(split) == {PASTED_TABLE}
     assert _rules(f"BLOB = {'A' * (MAX_STRING + 1)!r}\n") == {PASTED_TABLE}
+    pieces = "".join(f"B{i} = {'A' * MAX_STRING!r}\n" for i in range(MAX_MODULE_STRING // MAX_STRING + 1))
+    assert _rules(pieces) == {PASTED_TABLE}  # no string over the bound, the module over its own
 
 
 def test_the_pasted_table_bounds_leave_what_honest_code_writes():
