@@ -15,8 +15,9 @@ Classes (``Blind.cls``):
 * ``other``     the report's text, the protocol, the process.
 
 What a grader must give (``expect``): ``"zero"``, nothing on the target for work it did not do
-(no review flag exists in seqlab today, so a flag cannot stand in for the zero yet). An attack
-that wins today carries the reason in ``WINS`` (the runner marks it ``xfail(strict=True)``).
+(a review flag, seqlab/grading/flags.py, never stands in for the zero: every entry here is held
+with no points, and the ones a flag also marks are listed in tests/grading/test_review_flags.py).
+An attack that wins today carries the reason in ``WINS`` (the runner marks it ``xfail(strict=True)``).
 """
 
 from __future__ import annotations
