@@ -7,7 +7,14 @@ A numeric question's draw is degenerate when
 - a weight the question prints is exactly 0 (a parameter named ``W...`` or ``w...``: ``W_hh``,
   ``W1``, the optimised ``w``): the products it enters are skipped;
 - the question's own rule in ``SKIPS_WORK`` names it: a branch of the work the question asks
-  for is not needed on this draw (``rnn.sample_token`` with u below p_0 needs no cumulative sum).
+  for is not needed on this draw (``rnn.sample_token`` with u below p_0 needs no cumulative sum;
+  a pre-activation of exactly 0, tanh(0) = 0; two values equal in the entry the output mixes);
+- one entry of the key follows from another: two entries equal, or (computed entries) one minus
+  the other (a two-class softmax gradient); of a shape, two equal sizes, so an axis swap is not
+  seen (the entries of a softmax gradient over three classes sum to 0: such a question asks for
+  two of them, ``rnn.bptt_output_grad``; ``rnn.ce_grad``, off the final, still asks for all);
+- the tolerance is loose on an entry: its absolute part is more than ``LOOSE`` of the entry
+  (0.02 on C_t = 0.076 is +-27%), so work that is wrong by a fifth still scores.
 
 ``draws.draw`` refuses such draws (as it refuses an unfair one) and draws again, so the rule is
 kept by construction; ``bank_lint.lint_bank_draws`` checks it over many draws of every question and form,
@@ -23,10 +30,67 @@ from typing import Any
 
 from .model import NUMERIC, Question
 
+
+def _bptt_pre(p: dict) -> list[float]:
+    """The two pre-activations of the scalar BPTT questions' steps."""
+    h, out = p["h0"], []
+    for x in p["x"]:
+        a = p["u"] * x + p["w"] * h + p["b"]
+        out.append(a)
+        h = math.tanh(a)
+    return out
+
+
+def _lstm_pre(p: dict) -> list[float]:
+    return [wx * p["x"] + wh * p["h_prev"] + b for wx, wh, b in zip(p["W_ih"], p["W_hh"], p["b"])]
+
+
+def _qkv_values(p: dict) -> list[list[float]]:
+    """v_j = W_V x_j for the two tokens (rows of X)."""
+    return [[sum(w * x for w, x in zip(row, xj)) for row in p["W_V"]] for xj in p["X"]]
+
+
+def _near(a: float, b: float) -> bool:
+    return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
+
+
+# A 3-figure angle is off by up to 0.05% of it, and the sine by as much in absolute, and the
+# frequency's own 3 figures (log 10000, the exponent) add theirs: the simulated 3-figure student
+# (tests/exam/test_three_figures.py) missed by 2.6 tolerances on 300 draws with angles up to 12
+# and by 0.31 with angles up to 4 (the audit's ill-conditioned papers had 54/10^0.75 = 9.6).
+PE_MAX_ANGLE = 4.0
 # The work a question asks for and the draws that skip it, per question: (what is skipped, rule).
 SKIPS_WORK: dict[str, tuple[str, Callable[[dict, Any], bool]]] = {
     "rnn.sample_token": ("u < p_0: token 0 needs no cumulative sum", lambda p, a: a[0] == 0),
+    "rnn.bptt_output_grad": (
+        "a pre-activation is 0: h_t = tanh(0) = 0",
+        lambda p, a: any(_near(x, 0) for x in _bptt_pre(p)),
+    ),
+    "rnn.bptt_param_grads": (
+        "a pre-activation is 0: h_t = tanh(0) = 0",
+        lambda p, a: any(_near(x, 0) for x in _bptt_pre(p)),
+    ),
+    "rnn.bptt_hidden_grad": (
+        "a pre-activation is 0: h_t = tanh(0) = 0",
+        lambda p, a: any(_near(x, 0) for x in _bptt_pre(p)),
+    ),
+    "lstm.cell_update": ("a gate's pre-activation is 0", lambda p, a: any(_near(x, 0) for x in _lstm_pre(p))),
+    "attn.qkv_projection": (
+        "v_1 and v_2 share an entry: that entry of y_1 needs no attention weight",
+        lambda p, a: any(_near(x, y) for x, y in zip(*_qkv_values(p))),
+    ),
+    "pos.sinusoidal_entry": (
+        f"10000^(2i/d) is a power of 10 (no exponent to compute) or the angle exceeds {PE_MAX_ANGLE:g}"
+        " (3-figure work on it moves the sine by more than the tolerance)",
+        lambda p, a: (
+            (4 * (p["j"] // 2) * 2) % p["d"] == 0 or p["p"] / 10000 ** (2 * (p["j"] // 2) / p["d"]) > PE_MAX_ANGLE
+        ),
+    ),
 }
+# The most the absolute part of a tolerance may be of a (nonzero) key entry: beyond it a method
+# wrong by that share still scores (0.02 on 0.076). 10%: the 3-figure work the wide tolerances
+# accept misses by at most 1% + 0.02, so an entry of 0.2 or more keeps its tolerance within 11%.
+LOOSE = 0.1
 
 
 def _entries(answer) -> list[float]:
@@ -66,10 +130,32 @@ def degenerate(q: Question, params: dict, answer: Any) -> str:
         for e in entries:
             if power_of_ten(e):
                 return f"the key entry {e:g} is an exact power of 10"
+    related = _related_entries(entries, exact, "shape" in q.answer_hint)
+    if related:
+        return related
+    if not exact and tol is not None:
+        loose = [e for e in entries if e != 0 and tol.atol > LOOSE * abs(e)]
+        if loose:
+            return f"the tolerance's absolute {tol.atol:g} is more than {LOOSE:.0%} of the key entry {loose[0]:.4g}"
     zero = [name for name, x in _weights(params) if x == 0]
     if zero:
         return f"the weight {zero[0]} has an entry 0"
     skip = SKIPS_WORK.get(q.id)
     if skip and skip[1](params, answer if isinstance(answer, list) else entries):
         return skip[0]
+    return ""
+
+
+def _related_entries(entries: list[float], exact: bool, shape: bool) -> str:
+    """Why one entry of the key follows from another ("" when none does; module doc). Integers
+    other than a shape's sizes may repeat (a decoded token twice)."""
+    if exact and not shape:
+        return ""
+    for i, a in enumerate(entries):
+        for j in range(i + 1, len(entries)):
+            b = entries[j]
+            if _near(a, b) and (a != 0 or exact):
+                return f"entries {i + 1} and {j + 1} are equal" + (": an axis swap is not seen" if exact else "")
+            if not exact and a != 0 and _near(a, -b):
+                return f"entry {j + 1} is minus entry {i + 1}"
     return ""

@@ -13,7 +13,7 @@ import torch
 
 from ..model import EXACT, FOUR_DIGITS
 from ..safeexpr import Sym
-from ._util import decs, floats, mat, mha_param_shapes, ref, shape_numel, t
+from ._util import THREE_FIGURE_WORK, decs, floats, mat, mha_param_shapes, ref, shape_numel, t
 from .declare import cites, equivalents, exercises, forms, formula, mistake, numeric, own_entries
 
 
@@ -268,7 +268,7 @@ def _sample_qkv(rng):
     return {"X": mat(rng, 2, 2, -2, 2), "W_Q": mat(rng, 2, 2), "W_K": mat(rng, 2, 2), "W_V": mat(rng, 2, 2)}
 
 
-@numeric("attn.qkv_projection", _sample_qkv, FOUR_DIGITS, hint="the two entries of y_1")
+@numeric("attn.qkv_projection", _sample_qkv, THREE_FIGURE_WORK, hint="the two entries of y_1")
 @cites("W8 §9", "W8 §10.1", "W8 §8.2", "L7-8 (Lecture 8) §二.1", "L5 §15")
 @exercises("attention.scaled_dot_product_attention", "attention.multi_head_attention")
 @mistake(

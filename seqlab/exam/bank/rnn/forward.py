@@ -40,7 +40,11 @@ def _sample_count(rng):
 @numeric("rnn.param_count", _sample_count, EXACT, hint="an integer")
 @cites("L5 §2.1", "W8 §2.2", "L7-8 (Lecture 7) §一.2", "L7-8 (Lecture 7) §四")
 @exercises("rnn.rnn_forward", "rnn.rnn_bptt")
-@mistake("times_T", "the weights are shared by all time steps: the count does not grow with T", shared=False)
+@mistake(
+    "times_T",
+    "the weights are shared by all time steps, so the parameter count does not depend on the sequence length T",
+    shared=False,
+)
 @mistake("no_bias", "the two bias vectors b_h and b_y count too", bias=False)
 def param_count(p, bias=True, shared=True):
     """Parameters of an Elman RNN."""
@@ -115,7 +119,7 @@ def _sample_shapes(rng, form):
     }
 
 
-@numeric("rnn.shapes", _sample_shapes, EXACT, hint="the shape as integers, e.g. 2, 3, 4")
+@numeric("rnn.shapes", _sample_shapes, EXACT, hint="the shape as integers, e.g. 2; 3; 4")
 @cites("W8 §3.1", "W8 §3.2", "L5 §1.1", "L5 §10", "L7-8 (Lecture 7) §一.1", "W8 §3")
 @exercises("rnn.rnn_forward", "rnn.birnn_forward")
 @forms(*SHAPE_CASES)

@@ -16,20 +16,21 @@ from ..declare import cites, equivalents, exercises, forms, formula, mistake, nu
 # --------------------------------------------------------------------------- BPTT by hand
 
 
-def _sample_bptt(rng, targets_of=("b_y", "W_hy")):
+def _sample_bptt(rng, targets_of=("b_y", "W_hy"), classes=2):
     while True:
-        V = [dec(rng, -1, 1, nonzero=True), dec(rng, -1, 1, nonzero=True)]
-        if abs(V[0] - V[1]) >= 0.4:  # with V_0 = V_1 no gradient reaches h: a degenerate question
+        V = [dec(rng, -1, 1, nonzero=True) for _ in range(classes)]
+        # with V_0 = V_1 no gradient reaches h: a degenerate question
+        if all(abs(a - b) >= 0.4 for i, a in enumerate(V) for b in V[i + 1 :]):
             break
     return {
         "x": decs(rng, 2, -1, 1, nonzero=True),
-        "y": [rng.randint(0, 1), rng.randint(0, 1)],
+        "y": [rng.randint(0, classes - 1), rng.randint(0, classes - 1)],
         "h0": dec(rng, -0.5, 0.5, nonzero=True),
         "u": dec(rng, -1, 1, nonzero=True),
         "w": dec(rng, -1, 1, nonzero=True),
         "b": dec(rng, -0.5, 0.5),
         "V": V,
-        "c": decs(rng, 2, -0.5, 0.5),
+        "c": decs(rng, classes, -0.5, 0.5),
         "target": rng.choice(targets_of),
     }
 
@@ -39,7 +40,7 @@ def _bptt(p):
         "W_xh": t([[p["u"]]]),
         "W_hh": t([[p["w"]]]),
         "b_h": t([p["b"]]),
-        "W_hy": t([[p["V"][0]], [p["V"][1]]]),
+        "W_hy": t([[v] for v in p["V"]]),
         "b_y": t(p["c"]),
     }
     x = t([[[p["x"][0]], [p["x"][1]]]])
@@ -47,12 +48,15 @@ def _bptt(p):
     return loss, grads
 
 
-# Forms: which gradient is asked (each is a different sum over the steps); one per exam.
+# Forms: which gradient is asked (each is a different sum over the steps); one per exam. Three
+# classes, and the entries of classes 0 and 1 asked: a softmax gradient's entries sum to 0 at
+# every step, so with two classes (or all three asked) one entry is minus the rest, and a student
+# computes half the answer (``lint_draws``' related entries).
 @numeric(
     "rnn.bptt_output_grad",
-    lambda rng, form: _sample_bptt(rng, (form,)),
+    lambda rng, form: _sample_bptt(rng, (form,), classes=3),
     THREE_FIGURE_WORK,
-    hint="two numbers, one per class",
+    hint="two numbers, the entries of classes 0 and 1",
 )
 @cites("L5 §3.3", "L5 §3.1", "L5 §3", "L7-8 (Lecture 7) §二.2")
 @exercises("rnn.rnn_bptt")
@@ -60,7 +64,7 @@ def _bptt(p):
 @own_entries()
 def bptt_output_grad(p):
     """BPTT: output-layer gradient."""
-    return floats(_bptt(p)[1][p["target"]])
+    return floats(_bptt(p)[1][p["target"]])[:2]
 
 
 @numeric("rnn.bptt_hidden_grad", lambda rng, form: _sample_bptt(rng, (form,)), FOUR_DIGITS, hint="one number")

@@ -13,7 +13,7 @@ import torch
 
 from ...model import FOUR_DIGITS
 from ...safeexpr import Sym
-from .._util import decs, floats, ref, t
+from .._util import THREE_FIGURE_WORK, decs, floats, ref, t
 from ..declare import cites, equivalents, exercises, formula, mistake, numeric
 
 # --------------------------------------------------------------------------- positional encoding
@@ -39,7 +39,7 @@ def _pe_wrong(p, swap=False, index_as_i=False, half=False, degrees=False):
     return math.sin(angle) if sine else math.cos(angle)
 
 
-@numeric("pos.sinusoidal_entry", _sample_pe, FOUR_DIGITS, hint="one number")
+@numeric("pos.sinusoidal_entry", _sample_pe, THREE_FIGURE_WORK, hint="one number")
 @cites("W8 §11.3", "W8 §11")
 @exercises("positional.sinusoidal_encoding")
 @mistake("swapped", "even columns are sines, odd columns cosines", lambda p: _pe_wrong(p, swap=True))
