@@ -158,7 +158,9 @@ def readability_problem(shape: dict, raw: Any) -> str:
         if text is None or not text.strip():
             return "no answer"
         entries = shape.get("entries", 1)
-        text = read_as_teacher(text, kind, entries, shape.get("unit", ""), AnswerRejected, "answer rejected: ")
+        text = read_as_teacher(
+            text, kind, entries, shape.get("unit", ""), AnswerRejected, "answer rejected: ", shape.get("integer", False)
+        )
         if kind == NUMERIC:
             got, expected = len(parse_numbers(text)), shape["entries"]
             if got != expected:

@@ -146,6 +146,8 @@ _SPACE_GROUPS = re.compile(r"(?<![\w.])(\d{1,3})((?: \d{3})+)(?![\w])")
 # 1,234,567 and 1,234.5: commas that cannot be a decimal comma (two of them, or one before a point)
 _COMMA_GROUPS = re.compile(r"(?<![\w.,(])\d{1,3}(?:(?:,\d{3}){2,}(?:\.\d+)?|(?:,\d{3})+\.\d+)(?![\w,])")
 _LONE_COMMA = re.compile(r"(?<![\w.])(\d+),(\d+)(?![\w.])")
+# 93,251 where an integer is asked: no decimal comma can be meant, so the commas are thousands
+_INT_THOUSANDS = re.compile(r"(?<![\w.,(])[1-9]\d{0,2}(?:,\d{3})+(?![\w.,])")
 _CONSTANTS = ("e", "E", "pi")
 
 
@@ -162,10 +164,15 @@ def _top_commas(text):
     return found
 
 
-def read_as_teacher(text, kind, entries=1, unit="", error=ValueError, prefix=""):
+def read_as_teacher(text, kind, entries=1, unit="", error=ValueError, prefix="", integer=False):
     """``text`` as the grader's parser is to read it, or ``error(prefix + why)`` for a form that
     could be read two ways. ``entries``: how many numbers the answer holds; ``unit``: the unit
-    the question asks for ("" for a plain number)."""
+    the question asks for ("" for a plain number); ``integer``: a single integer is asked, so a
+    comma between groups of three digits is a thousands separator (93,251). A list may be
+    separated by semicolons (0.5; 93,251.5): each entry is then read as a single number."""
+    if kind == "numeric" and ";" in text:
+        parts = [read_as_teacher(part, kind, 1, unit, error, prefix).strip() for part in text.split(";")]
+        return ", ".join(parts)
     dot = _DOT_DIGITS.search(text)
     if dot:
         raise error(
@@ -189,6 +196,8 @@ def read_as_teacher(text, kind, entries=1, unit="", error=ValueError, prefix="")
         raise error(f"{prefix}this question asks for a plain number: write it without {word!r}")
     text = _SPACE_GROUPS.sub(lambda m: m.group(1) + m.group(2).replace(" ", ""), text)
     if entries == 1:
+        if integer:
+            text = _INT_THOUSANDS.sub(lambda m: m.group(0).replace(",", ""), text)
         text = _COMMA_GROUPS.sub(lambda m: m.group(0).replace(",", ""), text)
     commas = _top_commas(text)
     lone = [m for m in _LONE_COMMA.finditer(text) if m.end(1) in commas]
@@ -209,7 +218,9 @@ def answer_problem(shape, raw):
         raw = ", ".join(str(x) for x in raw)
     kind = shape["kind"]
     try:
-        text = read_as_teacher(str(raw), kind, shape.get("entries", 1), shape.get("unit", "")).strip()
+        text = read_as_teacher(
+            str(raw), kind, shape.get("entries", 1), shape.get("unit", ""), integer=shape.get("integer", False)
+        ).strip()
     except ValueError as exc:
         return str(exc)
     if kind == "numeric":

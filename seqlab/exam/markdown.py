@@ -102,7 +102,7 @@ def answer_format(v: Variant, medium: str = "screen") -> str:
     if q.kind == NUMERIC:
         tol = v.tolerance.describe() if v.tolerance else ""
         many = isinstance(v.answer, list) and len(v.answer) > 1
-        what = f"{len(v.answer)} numbers separated by commas" if many else "a number"
+        what = f"{len(v.answer)} numbers separated by semicolons" if many else "a number"
         if q.answer_hint:
             what += f" ({q.answer_hint})"
         exact = v.tolerance is not None and v.tolerance.rel == 0 and v.tolerance.abs == 0
@@ -154,14 +154,16 @@ ROUNDING_POLICY = (
 )
 ANSWER_SYNTAX = (
     "Write each answer as text. Numbers may be written as simple arithmetic (`1/3`, `sqrt(2)/2`, "
-    "`2.5e-3`); lists of numbers are separated by commas; formulas use `+ - * / ^`, parentheses, the "
+    "`2.5e-3`); the numbers of a list are separated by semicolons (`0.5; -1.2`) or commas; formulas use `+ - * / ^`, parentheses, the "
     "functions `sqrt exp log tanh sigmoid sin cos` and the constant `e` (or `exp(1)`), with the symbol "
     "names the question gives; write every product with `*` (`2*x`, not `2x`). A number is read as "
     "a teacher reads it: any minus sign or dash (`-0.5`, `\u22120.5` copied from the page), spaces of "
-    "any width, thousands grouped by spaces (`93 251`) or by commas that cannot be a decimal comma "
-    "(`1,234,567`, `93,251.5`), and scientific notation (`1.2e3`, `1.2*10^3`, `1.2\u00d710^3`, "
-    "`1.2\u00b710\u00b3`). A lone comma inside a number (`93,251`, `0,5`) or a raised dot between "
-    "digits (`1\u00b75`) could be read two ways and is refused, with a message saying how to write "
+    "any width, thousands grouped by spaces (`93 251`) or, in a single number, by commas that cannot be "
+    "a decimal comma (`1,234,567`, `93,251.5`; `93,251` where an integer is asked), and scientific "
+    "notation (`1.2e3`, `1.2*10^3`, `1.2\u00d710^3`, `1.2\u00b710\u00b3`). A comma in a list separates its "
+    "numbers, so a list written with commas holds no thousands separator (write `93251; 0.5` or "
+    "`93 251, 0.5`). A lone comma inside a number that need not be an integer (`93,251`, `0,5`) or a "
+    "raised dot between digits (`1\u00b75`) could be read two ways and is refused, with a message saying how to write "
     "it: a point for decimals, no separator for thousands. Where a question asks for a unit (MiB; "
     "nats for a loss taken with the natural log) the answer may end with it (`4560 MiB`); any other "
     "unit is refused with a message."
@@ -177,13 +179,21 @@ CHECK_ADVICE = (
 PAPER_WRITING = (
     "Write each answer in the box under its question, legibly, in ink; work in the space above the "
     "box (the working is not marked, the box is). Numbers as decimals, or exactly as fractions or "
-    "roots (1/3, \u221a2/2); a list of numbers in the order the question asks, separated by commas; a "
+    "roots (1/3, \u221a2/2); a list of numbers in the order the question asks, separated by semicolons (0.5; \u22121.2); a "
     "formula with the symbols the question names, in any equivalent form. Where a question asks for "
     "a unit it may be written after the number. An answer crossed out is not read: write the one you "
     "mean beside it."
 )
 # The computer aid on paper: the exam file's wording is about typing answers on a computer.
 PAPER_COMPUTER = "Not needed: every answer is written on this paper."
+# On screen the check script is a program the student runs: the aid says so, and why it is no
+# programmable calculator (it never computes an answer), or the two rules contradict each other.
+SCREEN_CHECK_AID = (
+    "The one program you may run besides is the check script named under Checking: it reads the "
+    "form of your answers and computes none, so it is not a calculator."
+)
+# In the quiz the LMS is the only program: no answers file, no check script.
+LMS_COMPUTER = "Only to take this quiz in the LMS; no other program, no network."
 MEDIA = ("screen", "paper", "lms")
 
 
@@ -198,8 +208,13 @@ def paper_rules(inst: ExamInstance, medium: str = "screen") -> list[tuple[str, s
     exam = inst.exam
     rules: list[tuple[str, str]] = []
     for aid, allowed in exam.aids:
-        if aid == "computer" and medium == "paper":
-            allowed = PAPER_COMPUTER
+        if aid == "computer":
+            if medium == "paper":
+                allowed = PAPER_COMPUTER
+            elif medium == "lms":
+                allowed = LMS_COMPUTER
+            else:
+                allowed = allowed.rstrip(".") + ". " + SCREEN_CHECK_AID
         rules.append((aid.capitalize(), allowed[:1].upper() + allowed[1:].rstrip(".") + "."))
     if exam.conventions:
         rules.append(("Conventions", exam.conventions))

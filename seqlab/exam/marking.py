@@ -48,6 +48,14 @@ def answer_text(raw: Any, kind: str) -> str | None:
     raise AnswerRejected(f"answer rejected: expected text, got {type(raw).__name__}")
 
 
+def asks_integer(v: Variant) -> bool:
+    """A single number graded as an exact value (a count): a comma in it can only group thousands."""
+    tol = v.tolerance
+    if v.question.kind != NUMERIC or tol is None or tol.rtol != 0 or tol.atol != 0:
+        return False
+    return len(expected_entries(v)) == 1
+
+
 def grade_variant(v: Variant, raw: Any, *, seed: int = 0) -> Mark:
     """Points and feedback for one answer; never raises for anything a student can type."""
     try:
@@ -56,7 +64,7 @@ def grade_variant(v: Variant, raw: Any, *, seed: int = 0) -> Mark:
             return Mark(0.0, "no answer", "missing")
         kind = v.question.kind
         entries = len(expected_entries(v)) if kind == NUMERIC else 1
-        text = read_as_teacher(text, kind, entries, asked_unit(v), AnswerRejected, "answer rejected: ")
+        text = read_as_teacher(text, kind, entries, asked_unit(v), AnswerRejected, "answer rejected: ", asks_integer(v))
         if kind == NUMERIC:
             return _numeric(v, text)
         if kind == SYMBOLIC:
@@ -229,6 +237,8 @@ def answer_shapes(inst: ExamInstance) -> list[dict]:
             shape["entries"] = len(expected_entries(v))
             if asked_unit(v):
                 shape["unit"] = asked_unit(v)
+            if asks_integer(v):
+                shape["integer"] = True
         elif v.question.kind == SYMBOLIC:
             shape["symbols"] = [s.name for s in v.question.syms(v.params)]
         elif v.question.kind == CHOICE:
