@@ -13,17 +13,20 @@ A question's time is the sum of three measured amounts of work, each at a stated
   the worked solution, counted from how the question computes its key; a sigmoid is 3, since a
   scientific calculator has ``tanh`` and ``exp`` keys but none for ``1/(1+exp(-x))``), at 6 s for a strong and
   10 s for a median student (the timing the audit measured: keying two operands and an operator
-  and reading the display); a choice question's operations are its options, each judged once, a
-  true/false statement one;
+  and reading the display); a concept question (choice, true/false) has none, but **thinking**:
+  recalling what the notes say and weighing the options against it, 0.5 minutes for a median
+  student and 0.3 for a strong one (the audit's constant, measured on the final's 27 concept items);
 - **writing**: every value written down, the intermediate results the derivation carries to a
   later step (written in the working, then keyed back) and each entry of the answer, at 5 s for a
   strong and 8 s for a median student: a value is 6 to 10 characters with its label (``h1 =
   -0.2290``), and adults copy by hand at about 20-30 words (100-150 characters) a minute, so 4 to
   6 s each, plus a glance back at the display for the median student. A formula's values are its
   operators and the term they start (``sympy.count_ops`` + 1): each is a few characters written
-  after a step of algebra.
+  after a step of algebra. A calculation's answer is written twice: where the working finds it,
+  and again in the answer box or file (the audit counted that copy, "writing the answers").
 
-A paper's time adds its rules' words (read once) to its questions'. ``check_fits`` refuses a paper
+A paper's time adds its rules' words to its questions', read once at twice the pace (they are
+boilerplate a student skims, 260 words a minute for a median student: the audit's pace). ``check_fits`` refuses a paper
 whose median estimate exceeds the exam's duration: every medium calls it before it renders one.
 """
 
@@ -43,10 +46,13 @@ class Pace:
     words_per_minute: float
     seconds_per_operation: float
     seconds_per_value: float
+    think_seconds: float  # per concept question (module doc)
 
 
-STRONG = Pace("strong", words_per_minute=200, seconds_per_operation=6, seconds_per_value=5)
-MEDIAN = Pace("median", words_per_minute=130, seconds_per_operation=10, seconds_per_value=8)
+STRONG = Pace("strong", words_per_minute=200, seconds_per_operation=6, seconds_per_value=5, think_seconds=18)
+MEDIAN = Pace("median", words_per_minute=130, seconds_per_operation=10, seconds_per_value=8, think_seconds=30)
+# the paper's rules are skimmed: read at this multiple of the pace (module doc)
+SKIM = 2.0
 
 
 @dataclass(frozen=True)
@@ -56,11 +62,17 @@ class Work:
     words: int
     operations: int
     values: int
+    concept: bool = False
 
     def minutes(self, pace: Pace) -> float:
         return (
             self.words / pace.words_per_minute
-            + (self.operations * pace.seconds_per_operation + self.values * pace.seconds_per_value) / 60
+            + (
+                self.operations * pace.seconds_per_operation
+                + self.values * pace.seconds_per_value
+                + (pace.think_seconds if self.concept else 0)
+            )
+            / 60
         )
 
 
@@ -183,13 +195,11 @@ def work(v: Variant, eq=None) -> Work:
         v.text, v.solution = render_question(v)
     read = words(v.text) + words(answer_format(v)) + (words(partial_credit_rule(v, eq)) if eq is not None else 0)
     kind = v.question.kind
-    if kind == CHOICE:
-        return Work(read, len(v.params.get("options", ())) or 4, 1)
-    if kind == TRUEFALSE:
-        return Work(read, 1, 1)
+    if kind in (CHOICE, TRUEFALSE):
+        return Work(read, 0, 1, concept=True)
     count = WORK.get(v.id)
     operations, written = count(v) if count else (solution_operations(v.solution), 0)
-    return Work(read, operations, written + answer_values(v))
+    return Work(read, operations, written + 2 * answer_values(v))  # found, then copied (module doc)
 
 
 def question_minutes(inst, pace: Pace = MEDIAN) -> float:
@@ -200,7 +210,9 @@ def question_minutes(inst, pace: Pace = MEDIAN) -> float:
 def paper_estimate(inst, rules: str) -> dict[str, float]:
     """``{"strong": minutes, "median": minutes}``: the paper's ``rules`` read once, and every question."""
     read = words(rules)
-    return {pace.name: read / pace.words_per_minute + question_minutes(inst, pace) for pace in (STRONG, MEDIAN)}
+    return {
+        pace.name: read / (SKIM * pace.words_per_minute) + question_minutes(inst, pace) for pace in (STRONG, MEDIAN)
+    }
 
 
 def estimate(inst, medium: str = "screen") -> dict[str, float]:
