@@ -78,10 +78,13 @@ def draw(
             answer, mistakes, fair = _symbolic_draw(q.id, json.dumps(params, sort_keys=True))
         else:
             answer = q.answer(params)
+            # a degenerate draw (a round key, a zero weight, a branch that skips the work) is drawn
+            # again like an unfair one: every student's draw asks for the same work (``lint_draws``);
+            # checked first, as it is cheap and the named mistakes are not
+            if degenerate(q, params, answer):
+                continue
             mistakes = q.mistakes(params) if q.mistakes else {}
             fair = fair_draw(q, params, answer, tolerance, mistakes)
-        # a degenerate draw (a round key, a zero weight, a branch that skips the work) is drawn
-        # again like an unfair one: every student's draw asks for the same work (``lint_draws``)
         if fair and not degenerate(q, params, answer):
             return params, answer, mistakes
     raise DrawError(
