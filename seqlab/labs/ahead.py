@@ -7,7 +7,7 @@ from typing import Any
 import torch
 
 from .background import Background
-from .replay import float32_drift, whole_run
+from .replay import protocol_run
 
 
 class Ahead:
@@ -31,8 +31,7 @@ class Ahead:
             if hasattr(self.task, "reference_run"):
                 self.task.reference_run(self.child_inputs)
             else:
-                self.replayed = whole_run(self.function, self.child_inputs)
-                self.drift = float32_drift(self.function, self.child_inputs, self.replayed)
+                self.replayed, self.drift = protocol_run(self.function, self.child_inputs)
         except Exception:  # the main thread computes it again, and reports what fails
             self.replayed = None
 

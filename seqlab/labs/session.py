@@ -43,7 +43,7 @@ from .curves import ReferenceCurve
 from .differential import Candidate, diagnosis
 from .figures import warm_up
 from .graded import summary, task_lab_tests  # noqa: F401  (imported from here by the graders and run.py)
-from .replay import FIRST_STEPS, departed, first_steps_hint, float32_drift, whole_run
+from .replay import FIRST_STEPS, departed, first_steps_hint, protocol_run
 from .slips import Evidence, crash_hint, name_slip
 
 RETURNS = ("params_out", "losses")
@@ -279,8 +279,7 @@ class LabSession:
         want, drift = (ahead.replayed, ahead.drift) if ahead is not None else (None, None)
         if want is None or want.numel() != steps:
             started = time.thread_time()
-            want = whole_run(self.lab.function, run.child_inputs)
-            drift = float32_drift(self.lab.function, run.child_inputs, want)
+            want, drift = protocol_run(self.lab.function, run.child_inputs)
             run.parent_cpu_s = (run.parent_cpu_s or 0.0) + time.thread_time() - started  # the lab's own work too
         got = run.losses.detach().to(torch.float64).reshape(-1)
         off = departed(got, want, drift)
