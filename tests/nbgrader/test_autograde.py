@@ -152,6 +152,7 @@ def _gradebook_details(course: Path, students) -> dict:
 
 
 @pytest.mark.slow
+@pytest.mark.e2e  # nbgrader's own commands on a class: a minute and a half of make test's four
 @NBGRADER_CLASS
 def test_seqlab_autograde_fills_nbgrader_gradebook_like_nbgrader_and_the_forger_gets_its_real_grade(
     optimizers_class, tmp_path

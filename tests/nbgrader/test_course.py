@@ -278,6 +278,7 @@ def test_the_command_is_registered():
 
 
 @pytest.mark.slow
+@pytest.mark.e2e  # nbgrader's own commands on a class: a minute and a half of make test's four
 @NBGRADER_CLASS
 def test_nbgrader_round_trip(optimizers_class, tmp_path):
     started = time.perf_counter()
