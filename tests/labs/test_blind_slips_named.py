@@ -79,6 +79,7 @@ def bank_verdicts(entries: list[dict], mapping: Path, workdir: Path) -> dict[str
 
 
 @pytest.mark.bank
+@pytest.mark.measure  # a development bank now (below): make test-measures
 def test_the_blind_bank_is_named_right_and_never_wrongly(tmp_path):
     entries = load_bank()
     expected = yaml.safe_load(EXPECTED.read_text(encoding="utf-8"))
@@ -116,6 +117,7 @@ SECOND_NAMED_OTHERWISE: set[str] = set()
 
 @pytest.mark.bank
 @pytest.mark.slow
+@pytest.mark.measure  # a development bank: make test-measures
 def test_the_second_blind_bank_keeps_its_blind_figure(tmp_path):
     from tests.labs.blind_slips_2 import load_bank as load_second
 
