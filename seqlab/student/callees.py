@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from functools import cache
 from inspect import Signature, signature
@@ -111,10 +112,17 @@ def record_callees(
     originals = {id(reference(name)): name for name in callees}
     recording: list[dict[str, Any]] = []
     state = {"depth": 0, "bytes": 0}
+    # The recorders replace the callees in the reference's shared modules, and the parent runs
+    # the reference in other threads meanwhile (a lab's replay computed while the child trains,
+    # seqlab.labs.ahead, may still run when the next test is recorded): only this thread's calls
+    # are recorded. Recording another thread's calls put its arguments in the recording and cut
+    # this thread's off (its depth counter), so an honest caller lost a test to a callee of its
+    # own under load (tests/student/test_callee_threads.py).
+    owner = threading.get_ident()
 
     def recorder(name: str, original: Callable[..., Any]) -> Callable[..., Any]:
         def wrapped(*a: Any, **k: Any) -> Any:
-            if state["depth"]:
+            if state["depth"] or threading.get_ident() != owner:
                 return original(*a, **k)
             arguments = bind_arguments(name, a, k)
             state["depth"] += 1
