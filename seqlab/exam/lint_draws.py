@@ -45,6 +45,16 @@ def _lstm_pre(p: dict) -> list[float]:
     return [wx * p["x"] + wh * p["h_prev"] + b for wx, wh, b in zip(p["W_ih"], p["W_hh"], p["b"])]
 
 
+def _gates_swap_unseen(p: dict) -> bool:
+    """Whether the input and forget gates swapped leave C_t within 10% (the gates nearly equal,
+    or c_prev near g): then the swap, a slip of reading the gate order, keeps full marks on that
+    paper and not on another (the third blind audit's 0.522 against 0.510)."""
+    i, f, g, _ = _lstm_pre(p)
+    i, f, g = 1 / (1 + math.exp(-i)), 1 / (1 + math.exp(-f)), math.tanh(g)
+    c = f * p["c_prev"] + i * g
+    return abs((f - i) * (p["c_prev"] - g)) < 0.1 * abs(c)
+
+
 def _qkv_values(p: dict) -> list[list[float]]:
     """v_j = W_V x_j for the two tokens (rows of X)."""
     return [[sum(w * x for w, x in zip(row, xj)) for row in p["W_V"]] for xj in p["X"]]
@@ -74,7 +84,10 @@ SKIPS_WORK: dict[str, tuple[str, Callable[[dict, Any], bool]]] = {
         "a pre-activation is 0: h_t = tanh(0) = 0",
         lambda p, a: any(_near(x, 0) for x in _bptt_pre(p)),
     ),
-    "lstm.cell_update": ("a gate's pre-activation is 0", lambda p, a: any(_near(x, 0) for x in _lstm_pre(p))),
+    "lstm.cell_update": (
+        "a gate's pre-activation is 0, or swapping the input and forget gates moves C_t by under 10%",
+        lambda p, a: any(_near(x, 0) for x in _lstm_pre(p)) or _gates_swap_unseen(p),
+    ),
     "attn.qkv_projection": (
         "v_1 and v_2 share an entry: that entry of y_1 needs no attention weight",
         lambda p, a: any(_near(x, y) for x, y in zip(*_qkv_values(p))),

@@ -22,9 +22,15 @@ def _sample_bptt(rng, targets_of=("b_y", "W_hy"), classes=2):
         # with V_0 = V_1 no gradient reaches h: a degenerate question
         if all(abs(a - b) >= 0.4 for i, a in enumerate(V) for b in V[i + 1 :]):
             break
+    # With three classes and the entries of classes 0 and 1 asked, the targets are those two, one
+    # per step (in either order): a target of class 2 leaves the asked entries without the -y term,
+    # so a student who forgets it keeps the marks on that paper only (the third blind audit's
+    # pair: 8/8 on one paper, 4/8 on the others).
+    x = decs(rng, 2, -1, 1, nonzero=True)
+    y = rng.sample([0, 1], 2) if classes == 3 else [rng.randint(0, classes - 1), rng.randint(0, classes - 1)]
     return {
-        "x": decs(rng, 2, -1, 1, nonzero=True),
-        "y": [rng.randint(0, classes - 1), rng.randint(0, classes - 1)],
+        "x": x,
+        "y": y,
         "h0": dec(rng, -0.5, 0.5, nonzero=True),
         "u": dec(rng, -1, 1, nonzero=True),
         "w": dec(rng, -1, 1, nonzero=True),
