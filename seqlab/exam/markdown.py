@@ -8,6 +8,7 @@ the notebook, PDF, QTI) are made from this Markdown and the context it is render
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from functools import cache
 
 import jinja2
@@ -245,10 +246,11 @@ def rules_markdown(inst: ExamInstance, medium: str = "screen") -> str:
     return "\n\n".join(f"**{name}.** {' '.join(text.split())}" for name, text in paper_rules(inst, medium))
 
 
-def partial_credit_rule(v: Variant, eq, *, key: bool = False) -> str:
+def partial_credit_rule(v: Variant, eq, *, key: bool = False, credited: Collection[str] | None = None) -> str:
     """The partial-credit rule of one question, in words ("" when it has none). A student's paper
     says only that a named mistake earns its share (``key=False``): naming the mistake there
-    would name the trap; the key names it."""
+    would name the trap; the key names it. ``credited``: the named mistakes the medium's scoring
+    carries (the LMS quiz's, seqlab.exam.qti.mistakes_credited); a medium promises no other."""
     rules = []
     if eq.per_element and isinstance(v.answer, list) and len(v.answer) > 1:
         earning = earning_entries(v)
@@ -262,6 +264,8 @@ def partial_credit_rule(v: Variant, eq, *, key: bool = False) -> str:
                 )
             rules.append(rule)
     for name, frac in sorted(eq.mistakes.items()):
+        if credited is not None and name not in credited:
+            continue
         what = f"the known mistake of {mistake_words(name)}" if key else "a known mistake, named in the key,"
         rules.append(f"{what} earns {round(frac * 100)}%")
     return "; ".join(rules)

@@ -80,8 +80,8 @@ def entries(v: Variant) -> int:
 
 
 def _question_text(v: Variant, eq) -> str:
-    """The question's text as the paper prints it, with its answer format and partial credit."""
-    rule = partial_credit_rule(v, eq) if eq is not None else ""
+    """The question's text as the paper prints it, its answer format, the credit the quiz gives (mistakes_credited)."""
+    rule = partial_credit_rule(v, eq, credited=set(mistakes_credited(v))) if eq is not None else ""
     return f"{v.text}\n\n*Answer:* {answer_format(v, 'lms')}" + (f"\n\n*Partial credit:* {rule}." if rule else "")
 
 

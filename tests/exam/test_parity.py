@@ -24,7 +24,7 @@ from seqlab.exam.examfile import load_exam
 from seqlab.exam.html import exam_html
 from seqlab.exam.markdown import ROUNDING_POLICY, exam_markdown, paper_rules, partial_credit_rule, render_texts
 from seqlab.exam.notebook import exam_notebook
-from seqlab.exam.qti import assessment_xml, quiz_rules, travels
+from seqlab.exam.qti import assessment_xml, mistakes_credited, quiz_rules, travels
 from seqlab.exam.variants import make_instance
 from seqlab.paths import DEFAULT_EXAM
 from tests.exam.test_recorded import STUDENTS
@@ -86,7 +86,8 @@ def instructions(inst, medium: str = "screen") -> dict[str, list[str]]:
     questions that travel)."""
     wanted = {name: words(text) for name, text in medium_rules(inst, medium)}
     for v, eq in zip(inst.variants, inst.questions):
-        rule = partial_credit_rule(v, eq)
+        # a quiz item promises only the named-mistake shares the quiz's scoring gives
+        rule = partial_credit_rule(v, eq, credited=set(mistakes_credited(v)) if medium == "lms" else None)
         if rule and not (medium == "lms" and travels(v)):
             wanted[f"question {v.number}: partial credit"] = words(rule)
     return wanted

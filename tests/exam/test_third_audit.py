@@ -31,3 +31,19 @@ def test_the_three_class_output_gradient_targets_the_asked_classes():
         for form in ("b_y", "W_hy"):
             p = sample(rng, form)
             assert sorted(p["y"]) == [0, 1], p["y"]
+
+
+def test_a_quiz_item_promises_only_the_named_mistake_credit_its_scoring_gives():
+    from seqlab.exam.examfile import load_exam
+    from seqlab.exam.markdown import render_texts
+    from seqlab.exam.qti import _question_text, mistakes_credited
+    from seqlab.exam.variants import make_instance
+    from seqlab.paths import DEFAULT_EXAM
+
+    inst = render_texts(make_instance(load_exam(DEFAULT_EXAM), "fresh-x7"))
+    promised = {v.id: "named in the key" in _question_text(v, eq) for eq, v in zip(inst.questions, inst.variants)}
+    credited = {v.id: bool(mistakes_credited(v)) for v in inst.variants}
+    assert promised == credited
+    # the audit's Q2 and Q27 (two numbers each): the paper credits their mistakes, the quiz cannot
+    assert not promised["opt.rmsprop_steps"] and not promised["attn.qkv_projection"]
+    assert any(promised.values())
