@@ -249,7 +249,7 @@ TASK_ALTERNATIVES = [
         """
 def train_recall(kind, params, steps, batch_size, lag, lr=1e-2, generator=None):
     from .optimizers import adam
-    from .rnn import softmax_cross_entropy
+    from .rnn import rnn_cell, softmax_cross_entropy
     names = list(params)
     theta = [params[n].clone().requires_grad_() for n in names]
     opt_state = [dict() for _ in names]
