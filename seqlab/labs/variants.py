@@ -85,13 +85,17 @@ def check_variant(lab: LabSession, what: str, change: Callable[[dict], dict], st
     try:
         params, losses = grade.unpack(grade.run(**_copy(inputs)).value, RETURNS)
     except GradeFailure as failure:  # a crash names what the lab trains through, as the lab's tests do
-        failure.hint = failure.hint or crash_hint(failure.message, lab.lab.through)
+        culprits = lab._culprits()  # a used function that failed its own tests: named, no slip (charged once)
+        failure.append(culprits)
+        failure.hint = "" if culprits else failure.hint or crash_hint(failure.message, lab.lab.through)
         raise
     finally:
         grade.timeout = None
     problem = returned_problem(params, losses, inputs)
     if problem:
-        raise GradeFailure(f"{function}({what}): {problem}", hint=dtype_hint(params, losses, inputs), rule=SHAPE_RULE)
+        culprits = lab._culprits()
+        hint = "" if culprits else dtype_hint(params, losses, inputs)
+        raise GradeFailure(f"{function}({what}): {problem}{culprits}", hint=hint, rule=SHAPE_RULE)
     got, want = losses.detach().to(torch.float64).reshape(-1), replayed(function, inputs)
     off = ~((got - want).abs() <= FIRST_STEPS_TOL.atol + FIRST_STEPS_TOL.rtol * want.abs())
     if not bool(off.any()):
