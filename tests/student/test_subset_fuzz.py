@@ -28,6 +28,7 @@ from pathlib import Path
 import pytest
 import torch
 from hypothesis import HealthCheck, given, seed, settings
+from hypothesis.errors import FlakyStrategyDefinition
 
 from seqlab.subset import transform
 from seqlab.subset.modules import ModuleFinder, Modules, read_modules
@@ -170,16 +171,28 @@ def _strategy(generator: str):
 @pytest.mark.slow
 @pytest.mark.parametrize(("generator", "shard"), sorted(BANK), ids=[f"{g}-{n}" for g, n in sorted(BANK)])
 def test_generated_programs_never_crash_the_checker(generator, shard):
-    examples, seen = BANK[generator, shard], []
+    examples, seen, found = BANK[generator, shard], [], []
 
-    @fuzz_settings(examples)
-    @seed(SEED + shard)
-    @given(_strategy(generator))
-    def run(text):
-        seen.append(1)
-        assert not faults(text)
+    # A fault is kept, not raised: hypothesmith's grammar strategy is not always replayable
+    # (Hypothesis raised FlakyStrategyDefinition on it once, in CI), and a fault must not be lost
+    # to a shrink that cannot replay. A draw that fails that way is drawn again from another seed.
+    for attempt in range(3):
 
-    run()
+        @fuzz_settings(examples - len(seen))
+        @seed(SEED + shard + 1000 * attempt)
+        @given(_strategy(generator))
+        def run(text):
+            seen.append(1)
+            problems = faults(text)
+            if problems:
+                found.append((text, problems))
+
+        try:
+            run()
+            break
+        except FlakyStrategyDefinition:
+            continue
+    assert not found, found[:3]
     assert len(seen) >= examples * 0.9, f"only {len(seen)} programs drawn"
 
 
