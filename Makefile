@@ -86,8 +86,8 @@ test-banks: bytecode
 	$(PY) -m pytest -q $(XDIST) -m "(bank or e2e) and not measure"
 
 # The measurements CI leaves out (marker `measure`): the development banks of lab mistakes, whose
-# figures the catalogue was grown from, graded whole again (about 25 minutes of CPU). Run them
-# before changing what the labs name; the blind banks that measure it run in make test-banks.
+# findings the catalogue and the feedback were fixed from, graded whole again (about 35 minutes of CPU). Run them
+# before changing what the labs name; the fourth blind bank, which measures it, runs in make test-banks.
 test-measures: bytecode
 	$(PY) -m pytest -q $(XDIST) -m measure
 
