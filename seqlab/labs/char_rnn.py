@@ -18,6 +18,7 @@ import torch
 
 from ..seeds import derive_seed
 from . import corpus
+from .replay import inputs_digest
 
 H, BATCH, SEQ_LEN, STEPS, LR, CLIP = 48, 16, 24, 200, 0.02, 5.0
 WINDOWS = 25
@@ -112,16 +113,13 @@ def unigram_cross_entropy(train: torch.Tensor, streams: torch.Tensor) -> float:
     return float(-log_p[streams[:, 1:].reshape(-1)].mean())
 
 
-def _key(child_inputs: dict) -> tuple:
-    return tuple(child_inputs["tokens"][:64].tolist()) + tuple(child_inputs["params"]["W_xh"][0, :8].tolist())
-
-
-_RUNS: dict[tuple, tuple[dict, torch.Tensor]] = {}
+_RUNS: dict[str, tuple[dict, torch.Tensor]] = {}
 
 
 def reference_run(child_inputs: dict) -> tuple[dict, torch.Tensor]:
-    """The reference's training on the same inputs (once per task instance in a process)."""
-    key = _key(child_inputs)
+    """The reference's training on the same inputs (once per task instance in a process, keyed
+    by every input, as the task labs' replay is: another lr or clip on the same text is another run)."""
+    key = inputs_digest("rnn.train_char_rnn", child_inputs)
     if key not in _RUNS:
         _RUNS.clear()  # one task instance at a time: a grading's, never a class's worth
         with torch.no_grad():
