@@ -12,7 +12,7 @@ import pytest
 import torch
 from _autograd import check_autograd
 from _check import call, check_batch_first, check_close, check_tensor, randn, unpack
-from _labs import BUDGETS_OFF, check_budget, lab_test
+from _labs import BUDGETS_OFF, check_adam_steps, check_budget, lab_test
 
 from exercises import lstm_gru
 
@@ -513,6 +513,16 @@ def test_train_recall_follows_the_protocol(kind):
     check_close(qualname, losses, want_losses, case=case, what="losses")
     for key, value in want_params.items():
         check_close(qualname, params_out[key], value, case=case, what=f"params_out[{key!r}]")
+
+
+@checks("lstm_gru.train_recall")
+@lab_test("lstm_gru.train_recall")
+def test_train_recall_moves_every_tensor_by_your_adam():
+    """The grader counts your adam's calls during the lab's run: one per tensor of params per
+    step, at the lab's lr with adam's default betas and eps, and params_out is what the last
+    step's calls returned (a loop that moves its weights another way, even late in a run where
+    the losses still look right, trains nothing for the lab). Here the same count, 4 steps."""
+    check_adam_steps("lstm_gru.train_recall", lstm_gru.train_recall)
 
 
 @checks("lstm_gru.train_recall")

@@ -12,7 +12,7 @@ import pytest
 import torch
 from _autograd import check_autograd
 from _check import call, check_batch_first, check_close, check_tensor, randn, unpack
-from _labs import BUDGETS_OFF, check_budget, lab_test
+from _labs import BUDGETS_OFF, check_adam_steps, check_budget, lab_test
 
 from exercises import rnn
 
@@ -660,6 +660,16 @@ def test_sample_chars_temperature_divides_the_logits():
     share = float(tokens.to(T64).mean())
     # softmax([0, log 3] / 0.5) = [1, 9] / 10; applied after the softmax the temperature gives 0.75
     check_close(qualname, t(share), t(0.9), case=case, what="share of token 1 in 2000 draws", atol=0.03, rtol=0.0)
+
+
+@checks("rnn.train_char_rnn")
+@lab_test("rnn.train_char_rnn")
+def test_train_char_rnn_moves_every_tensor_by_your_adam():
+    """The grader counts your adam's calls during the lab's run: one per tensor of params per
+    step, at the lab's lr with adam's default betas and eps, and params_out is what the last
+    step's calls returned (a loop that moves its weights another way, even late in a run where
+    the losses still look right, trains nothing for the lab). Here the same count, 4 steps."""
+    check_adam_steps("rnn.train_char_rnn", rnn.train_char_rnn)
 
 
 @checks("rnn.train_char_rnn")

@@ -12,7 +12,7 @@ import pytest
 import torch
 from _autograd import check_autograd
 from _check import call, check_batch_first, check_close, check_tensor, randn, unpack
-from _labs import BUDGETS_OFF, check_budget, lab_test
+from _labs import BUDGETS_OFF, check_adam_steps, check_budget, lab_test
 from torch.overrides import TorchFunctionMode
 
 from exercises import selective_scan as ss
@@ -368,6 +368,16 @@ def test_train_selective_copy_follows_the_protocol(selective):
     check_close(qualname, losses, want_losses, case=case, what="losses")
     for key, value in want_params.items():
         check_close(qualname, params_out.get(key), value, case=case, what=f"params_out[{key!r}]")
+
+
+@checks("selective_scan.train_selective_copy")
+@lab_test("selective_scan.train_selective_copy")
+def test_train_selective_copy_moves_every_tensor_by_your_adam():
+    """The grader counts your adam's calls during the lab's run: one per tensor of params per
+    step, at the lab's lr with adam's default betas and eps, and params_out is what the last
+    step's calls returned (a loop that moves its weights another way, even late in a run where
+    the losses still look right, trains nothing for the lab). Here the same count, 4 steps."""
+    check_adam_steps("selective_scan.train_selective_copy", ss.train_selective_copy)
 
 
 @checks("selective_scan.train_selective_copy")

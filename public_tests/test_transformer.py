@@ -13,7 +13,7 @@ import pytest
 import torch
 from _autograd import check_autograd
 from _check import call, check_close, check_tensor, randn, unpack
-from _labs import BUDGETS_OFF, check_budget, lab_test
+from _labs import BUDGETS_OFF, check_adam_steps, check_budget, lab_test
 
 from exercises import transformer
 
@@ -522,6 +522,16 @@ def test_train_reverser_follows_the_protocol():
     for path, value in want_params.items():
         name = "".join(f"[{k!r}]" for k in path)
         check_close(qualname, _leaf(params_out, path), value, case=case, what=f"params_out{name}")
+
+
+@checks("transformer.train_reverser")
+@lab_test("transformer.train_reverser")
+def test_train_reverser_moves_every_tensor_by_your_adam():
+    """The grader counts your adam's calls during the lab's run: one per tensor of params per
+    step, at the lab's lr with adam's default betas and eps, and params_out is what the last
+    step's calls returned (a loop that moves its weights another way, even late in a run where
+    the losses still look right, trains nothing for the lab). Here the same count, 4 steps."""
+    check_adam_steps("transformer.train_reverser", transformer.train_reverser)
 
 
 @checks("transformer.train_reverser")

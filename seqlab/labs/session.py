@@ -35,6 +35,8 @@ import torch
 from ..grading.checks import SHAPE_RULE, Grade, GradeFailure, NotGradable
 from ..grading.compare import first_float_dtype, structure_problem, value_mismatch
 from ..seeds import derive_seed
+from ..student.callees import contract_signature
+from ..student.updates import tensors, update_problem
 from ..tolerance import Tolerance
 from . import Lab, clock, curves
 from .ahead import Ahead
@@ -73,6 +75,7 @@ class LabRun:
     ahead: Ahead | None = None  # the parent's share computed while the child trains
     curve: ReferenceCurve | None = None  # the reference's whole curve, for the report (curves.py)
     departure: GradeFailure | None = None  # where the losses leave the protocol's replay, once
+    updates: dict = field(default_factory=dict)  # the student's adam steps, as counted in the child
     checked: bool = False  # whether ``departure`` was computed
 
 
@@ -81,21 +84,13 @@ def lab_seed(grading_seed: int, function: str) -> int:
     return derive_seed(grading_seed, "lab", function, nbytes=8) & ((1 << 63) - 1)
 
 
-def _tensors(tree: Any, path: str):
-    if isinstance(tree, torch.Tensor):
-        yield path, tree
-    elif isinstance(tree, dict):
-        for key, value in tree.items():
-            yield from _tensors(value, f"{path}[{key!r}]")
-
-
 def returned_problem(params: Any, losses: Any, child_inputs: dict) -> str | None:
     """Why the returned parameters cannot be evaluated, or None."""
     sent = child_inputs["params"]
     problem = structure_problem(params, sent, "params_out")
     if problem:
         return problem
-    bad = next((path for path, t in _tensors(params, "params_out") if not bool(torch.isfinite(t).all())), None)
+    bad = next((path for path, t in tensors(params) if not bool(torch.isfinite(t).all())), None)
     if bad:
         return f"{bad} holds NaN or infinite values"
     expected_losses = torch.zeros(child_inputs["steps"], dtype=first_float_dtype(sent) or torch.float64)
@@ -134,8 +129,8 @@ class LabSession:
         self.grade.timeout, kernels = self.lab.wall_limit_s, self.grade.kernels
         self.grade.kernels = self.grade.kernels and self.lab.kernels
         try:
-            value = self.grade.run(**child_inputs).value
-            params, losses = self.grade.unpack(value, RETURNS)
+            outcome = self.grade.run(**child_inputs)
+            params, losses = self.grade.unpack(outcome.value, RETURNS)
         except GradeFailure as failure:
             failure.hint = failure.hint or crash_hint(failure.message, self.lab.through)
             run.failure = failure
@@ -159,7 +154,7 @@ class LabSession:
         if problem:
             run.failure = GradeFailure(f"{self.lab.function}: {problem}", rule=SHAPE_RULE)
             return run
-        run.params, run.losses = params, losses
+        run.params, run.losses, run.updates = params, losses, outcome.updates
         assert run.ahead is not None  # set by _train
         replayed = run.ahead.join().replayed
         if replayed is not None:  # the whole run replayed: the report's curve too
@@ -266,7 +261,9 @@ class LabSession:
         task = self.lab.module()
         if hasattr(task, "reference_run"):
             _, expected = task.reference_run(run.child_inputs)
-            if value_mismatch(run.losses, expected, TRAJECTORY_TOL, "losses") is not None:
+            if value_mismatch(run.losses, expected, TRAJECTORY_TOL, "losses") is None:
+                run.departure = self._updates_departure(run)
+            else:
                 run.departure = GradeFailure(
                     f"{self.lab.function}: the losses depart from the protocol's trajectory (the trajectory test "
                     f"says where; the lab's seed {run.seed} draws the task again){self._culprits()}",
@@ -284,7 +281,8 @@ class LabSession:
         got = run.losses.detach().to(torch.float64).reshape(-1)
         off = departed(got, want, drift)
         if not bool(off.any()):
-            return None
+            run.departure = self._updates_departure(run)
+            return run.departure
         step, shown = int(off.nonzero()[0, 0]), min(FIRST_STEPS, steps)
         culprits, counts = self._culprits(), task.loss_counts(run.child_inputs)
         slip, through = partial(self._slip, run), self.lab.through
@@ -302,6 +300,16 @@ class LabSession:
         )
         return run.departure
 
+    def _updates_departure(self, run: LabRun) -> GradeFailure | None:
+        """The student's adam steps, counted in their process, against the labs' rule
+        (seqlab.student.updates): a late swap inside a chaotic run's widened bounds is seen."""
+        inputs = run.child_inputs
+        lr = float(inputs.get("lr", contract_signature(self.lab.function).parameters["lr"].default))
+        problem = update_problem(self.lab.function, run.updates, run.params, int(inputs["steps"]), lr)
+        if problem is None:
+            return None
+        return GradeFailure(problem + self._culprits(), rule="updates", details={"seed": run.seed})
+
     def check_trajectory(self, mistakes=()) -> None:
         """The returned losses step by step against the reference's on the same inputs.
         ``mistakes``: ``(name, variant, explain)`` rows (or a function giving them), where
@@ -310,6 +318,9 @@ class LabSession:
         _, expected = self.lab.module().reference_run(run.child_inputs)
         run.reference_losses = [float(v) for v in expected.to(torch.float64)]
         if value_mismatch(run.losses, expected, TRAJECTORY_TOL, "losses") is None:
+            moved = self._updates_departure(run)
+            if moved is not None:
+                raise moved
             return
         assert run.losses is not None  # value_mismatch reports a missing trajectory
         got, want = run.losses.detach().to(torch.float64), expected.to(torch.float64)

@@ -21,6 +21,7 @@ _RESULT: dict[str, type] = {
     "args": list,
     "kwargs": dict,
     "aliased": list,
+    "updates": dict,
     "ops": dict,
     "op_count": int,
     "output": str,
@@ -37,6 +38,20 @@ _ANSWERS: dict[str, dict[str, dict[str, type]]] = {
     "backward": {"result": {**_RESULT, "grads": dict, "backward_error": str}, "error": _ERROR, "callee": _CALLEE},
 }
 _ERROR_KINDS = {"not_implemented", "missing", "exception", "timeout", "crash", "memory", "protocol"}
+
+
+def updates_are_plain(updates: dict[str, Any]) -> bool:
+    """A lab's optimizer tally (seqlab.student.updates.UpdateTap.report), or {} for any other call."""
+    if not updates:
+        return True
+    return (
+        set(updates) == {"calls", "settings", "last"}
+        and type(updates["calls"]) is int
+        and type(updates["settings"]) is dict
+        and all(type(k) is str and type(v) is int for k, v in updates["settings"].items())
+        and type(updates["last"]) is list
+        and all(type(t) is torch.Tensor for t in updates["last"])
+    )
 
 
 def check_answer(request_op: str, message: Any) -> dict[str, Any]:
@@ -56,6 +71,8 @@ def check_answer(request_op: str, message: Any) -> dict[str, Any]:
         raise Anomaly("malformed op counts")
     if "aliased" in message and not all(isinstance(p, str) for p in message["aliased"]):
         raise Anomaly("malformed aliasing report")
+    if "updates" in message and not updates_are_plain(message["updates"]):
+        raise Anomaly("malformed optimizer tally")
     if "grads" in message and not all(
         isinstance(k, str) and type(g) is torch.Tensor for k, g in message["grads"].items()
     ):

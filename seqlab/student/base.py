@@ -48,6 +48,8 @@ class Outcome:
     # a ``backward`` call's (seqlab.student.gradcheck): the gradient by input, or why there is none
     grads: dict[str, Any] = field(default_factory=dict)
     backward_error: str = ""
+    # a lab's call: its optimizer steps as counted in the student's process (seqlab.student.updates)
+    updates: dict[str, Any] = field(default_factory=dict)
 
 
 class StudentCode(ABC):

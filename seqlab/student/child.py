@@ -201,6 +201,7 @@ def serve(fd_in: int, fd_out: int) -> None:
                     "args": list(report["args"]),
                     "kwargs": report["kwargs"],
                     "aliased": report["aliased"],
+                    "updates": report["updates"],
                     "ops": report["ops"],
                     "op_count": report["op_count"],
                     "output": report["output"],

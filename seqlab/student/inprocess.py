@@ -95,4 +95,5 @@ class InProcessStudent(StudentCode):
             report["output"],
             report.get("grads", {}),
             report.get("backward_error", ""),
+            report["updates"],
         )

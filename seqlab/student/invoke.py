@@ -23,6 +23,10 @@ from .callees import Answers, CalleeSession, bind_arguments
 from .guards import CallWatch, split_scope
 from .plain import plain_tree
 from .trees import clone_tree
+from .updates import UpdateTap, tensors
+
+# A lab's parameters move by the student's own adam (the labs' docstrings): counted in its call.
+ADAM = "optimizers.adam"
 
 
 class CappedText(io.TextIOBase):
@@ -147,6 +151,29 @@ def install_stand_ins(
     return replaced
 
 
+def install_tap(
+    modules: dict[str, types.ModuleType],
+    functions: dict[str, Any],
+    graded: str,
+    arguments: dict[str, Any],
+    watch: CallWatch,
+) -> tuple[UpdateTap | None, list[tuple[dict[str, Any], str, Any]]]:
+    """During a lab's call, every module-level name bound to the student's ``adam`` points at a
+    tap that counts its steps (seqlab.student.updates); returns it and what was replaced."""
+    own = functions.get(ADAM)
+    if graded not in contract.LABS or own is None:
+        return None, []
+    tap = UpdateTap(own, len(tensors(arguments.get("params"))), watch.paused)
+    replaced = []
+    for module in list(modules.values()):
+        namespace = module.__dict__
+        for key, value in list(namespace.items()):
+            if value is own:
+                replaced.append((namespace, key, value))
+                namespace[key] = tap
+    return tap, replaced
+
+
 def restore(replaced: list[tuple[dict[str, Any], str, Any]]) -> None:
     for namespace, key, value in reversed(replaced):
         namespace[key] = value
@@ -179,6 +206,8 @@ def invoke(
         watch.autograd.paused += 1
     session = CalleeSession(recording, tolerances, watch)
     replaced = install_stand_ins(modules, functions, graded, session)
+    tap, tapped = install_tap(modules, functions, graded, bind_arguments(graded, args, kwargs) or {}, watch)
+    replaced += tapped
     captured = CappedText(output_limit)
     saved_streams = sys.stdout, sys.stderr
     sys.stdout = sys.stderr = captured
@@ -227,6 +256,7 @@ def invoke(
         "args": args,
         "kwargs": kwargs,
         "aliased": aliased,
+        "updates": tap.report() if tap is not None else {},
         **watch.report(),
         "output": captured.text(),
     }

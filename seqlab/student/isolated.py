@@ -344,4 +344,5 @@ class IsolatedStudent(StudentCode):
             clean_text(message["output"]),
             dict(message.get("grads", {})),
             clean_text(message.get("backward_error", "")),
+            dict(message["updates"]),
         )

@@ -37,6 +37,7 @@ FIRST_PARTY = {
     "_forbidden",
     "_static_names",
     "_apiwatch",
+    "_updates",
     "_autograd",
     "_gradcheck",
     "loop_style",

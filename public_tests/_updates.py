@@ -1,0 +1,1 @@
+../seqlab/student/updates.py

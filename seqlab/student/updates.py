@@ -1,0 +1,144 @@
+"""The labs' optimizer steps, counted where they happen: every one the student's own ``adam``.
+
+Shared by the grader and the student's own tests: this file ships with the student release as
+tests/_updates.py, unchanged, so both count the steps the same way and refuse a loop in the same
+words. It imports nothing but torch.
+
+Every lab's docstring says how its parameters move: each tensor in ``params`` takes one step of
+the student's own ``adam`` per training step, with its own state, the lab's ``lr`` and adam's
+default betas and eps, and ``params_out`` is what those steps gave. The losses alone cannot check
+this to the end of a run: a task lab's float32 run drifts from its float64 replay, so a loop that
+follows the protocol for many steps and then moves its weights by another rule (a hand-written
+SGD, Adam at other settings, pasted weights) can stay inside the replay's widened bounds late in
+a chaotic run. So during a lab's call the student's ``adam`` is wrapped (``UpdateTap``): each call
+is counted with its settings, and the parameters it returned at the last step are kept. Then
+``update_problem`` holds the tally to the docstring's rule: ``steps x tensors`` calls, every one
+at the lab's settings, and every returned parameter equal to one the student's ``adam`` returned.
+
+In the grader the tap runs in the student's process (installed for a lab's call only) and runs none of the student's code beyond their ``adam`` itself: arguments are read
+by exact type checks only, and its bookkeeping runs with the call's recorders paused. What it
+cannot see: a loop that calls ``adam`` as the rule says and, at the last step, launders other
+weights through it (a zero gradient and a made-up state).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+from collections import Counter, deque
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+
+def _adam_signature(w, dw, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8):  # type: ignore[no-untyped-def]
+    """The contract's ``optimizers.adam`` (tests/labs/test_lab_updates.py holds them equal)."""
+
+
+ADAM_SIGNATURE = inspect.signature(_adam_signature)
+# A lab's parameters are 5 to 20 tensors: the last step's results are all kept.
+MAX_KEPT = 64
+TENSORS = (torch.Tensor, torch.nn.Parameter)
+
+
+_DEFAULTS = {name: p.default for name, p in ADAM_SIGNATURE.parameters.items() if p.default is not p.empty}
+
+
+def bind(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any] | None:
+    """adam's arguments by name, defaults filled in; None for a call that does not bind."""
+    if len(args) == 3 and type(kwargs) is dict and all(k in _DEFAULTS for k in kwargs):
+        # the labs' own call, adam(w, dw, state, lr=lr): a tenth of Signature.bind's time
+        return {"w": args[0], "dw": args[1], "state": args[2], **_DEFAULTS, **kwargs}
+    try:
+        bound = ADAM_SIGNATURE.bind(*args, **kwargs)
+    except TypeError:
+        return None
+    bound.apply_defaults()
+    return dict(bound.arguments)
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if type(value) in (int, float) else None
+
+
+def setting(arguments: dict[str, Any] | None) -> str:
+    """One call's ``lr``, ``betas`` and ``eps`` in words, or why they cannot be read."""
+    if arguments is None:
+        return "arguments that do not fit adam(w, dw, state, lr, betas, eps)"
+    lr, eps, betas = _number(arguments["lr"]), _number(arguments["eps"]), arguments["betas"]
+    pair = tuple(_number(b) for b in betas) if type(betas) in (tuple, list) and len(betas) == 2 else (None,)
+    if lr is None or eps is None or None in pair:
+        return "lr, betas or eps that are not plain Python numbers"
+    return f"lr={lr:g}, betas=({pair[0]:g}, {pair[1]:g}), eps={eps:g}"
+
+
+def expected_setting(lr: float) -> str:
+    """The labs' rule for every step: the lab's ``lr``, adam's default betas and eps."""
+    return setting(bind((None, None, {}), {"lr": lr}))
+
+
+class UpdateTap:
+    """The student's ``adam`` (``own``), counted. ``paused`` keeps the tap's own bookkeeping out
+    of the call's recorders (the grader's); ``keep`` is the number of tensors trained."""
+
+    def __init__(self, own: Callable[..., Any], keep: int, paused: Callable[[], Any] = contextlib.nullcontext):
+        self.own, self.paused = own, paused
+        self.calls = 0
+        self.settings: Counter[str] = Counter()
+        self.last: deque[torch.Tensor | None] = deque(maxlen=min(max(keep, 1), MAX_KEPT))
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        with self.paused():
+            said = setting(bind(args, kwargs))
+        result = self.own(*args, **kwargs)
+        with self.paused(), torch.no_grad():
+            self.calls += 1
+            self.settings[said] += 1
+            # exact types only: nothing of a subclass's runs here
+            w_next = result[0] if type(result) is tuple and len(result) == 2 else None
+            exact = type(w_next) in TENSORS
+            self.last.append(torch.Tensor.clone(torch.Tensor.detach(w_next)) if exact else None)  # type: ignore[arg-type]
+        return result
+
+    def report(self) -> dict[str, Any]:
+        """Plain data for the grader, which checks its types before it reads them."""
+        last = [t for t in self.last if t is not None]
+        return {"calls": self.calls, "settings": dict(self.settings), "last": last}
+
+
+def tensors(tree: Any, path: str = "params_out") -> list[tuple[str, torch.Tensor]]:
+    """The tensors of a (nested) dict of parameters, by path."""
+    if type(tree) in TENSORS:
+        return [(path, tree)]
+    if type(tree) is dict:
+        return [found for key, value in tree.items() for found in tensors(value, f"{path}[{key!r}]")]
+    return []
+
+
+def update_problem(function: str, tally: dict[str, Any], params_out: Any, steps: int, lr: float) -> str | None:
+    """Why a lab's run did not move its parameters by the rule of its docstring, or None."""
+    returned = tensors(params_out)
+    want_calls, want_setting = steps * len(returned), expected_setting(lr)
+    rule = (
+        f"each of the {len(returned)} tensors takes one step of your adam per training step "
+        f"({steps} steps: {want_calls} calls), at {want_setting}, and params_out is what the last steps gave"
+    )
+    if not tally.get("calls") and want_calls:
+        # It is counted where it is looked up by name when the lab runs: a reference kept
+        # earlier (a class attribute, a default argument, a partial made at import) is not.
+        return (
+            f"{function}: your adam was not called by its name during the run; {rule} (call adam "
+            "from your optimizers module inside the training loop, e.g. after `from .optimizers import adam`)"
+        )
+    if tally.get("calls") != want_calls:
+        return f"{function}: your adam was called {tally.get('calls', 0)} times; {rule}"
+    other = {said: n for said, n in tally.get("settings", {}).items() if said != want_setting}
+    if other:
+        said, n = max(other.items(), key=lambda item: item[1])
+        return f"{function}: {n} of your adam's {want_calls} calls had {said}; {rule}"
+    last = tally.get("last", [])
+    for path, tensor in returned:
+        if not any(t.shape == tensor.shape and t.dtype == tensor.dtype and torch.equal(t, tensor) for t in last):
+            return f"{function}: {path} is not what your adam returned at the last step; {rule}"
+    return None
