@@ -28,7 +28,10 @@ HEDGES = COURSE_ROOT / "exams" / "notes_hedges.json"
 # (直觉 "intuition": the notes' own word for a picture, not a rule, such as "higher layers capture
 # more abstract semantics")
 _NOTES_HEDGE = re.compile(r"通常|往往|一般|常常|直觉|usually|often|typically", re.I)
-_ITEM_HEDGE = re.compile(r"\b(usually|often|typically|generally|commonly|mostly|may|can be|tends?)\b", re.I)
+# ("intuition", "picture": an item that says it gives the notes' intuition keeps their hedge)
+_ITEM_HEDGE = re.compile(
+    r"\b(usually|often|typically|generally|commonly|mostly|may|can be|tends?|intuition|picture)\b", re.I
+)
 # The Chinese words of the notes' hedged sentences that name a claim's terms, in the English the
 # bank writes: a hedged sentence's terms are its English words and these.
 GLOSSARY = {
@@ -53,6 +56,12 @@ GLOSSARY = {
     "高层": "higher",
     "局部": "local",
     "抽象": "abstract",
+    # W8 §3.2's intuition "整个输入序列的信息被压缩到最后一个 h_T": an item saying the whole
+    # input sequence "must be compressed into the final hidden state" states the picture as a rule
+    "整个": "whole",
+    "序列": "sequence",
+    "压缩": "compressed",
+    "最后": "final",
 }
 
 

@@ -45,6 +45,7 @@ __all__ = [
     "item_texts",
     "lint_texts",
     "mistake_giveaways",
+    "stated_keys",
     "stem",
     "title_answers",
     "write_hedges",
@@ -162,6 +163,26 @@ def mistake_giveaways(variants: list[Variant]) -> list[TextFinding]:
     return out
 
 
+def stated_keys(variants: list[Variant]) -> list[TextFinding]:
+    """Another question's rendered text (stem, TeX included) matching a way the bank declares
+    that states this item's key (``concepts.STATED_BY``): a calculation that prints
+    "softmax_j(q_i^T k_j / sqrt(d_k))" and "y_i = sum_j alpha_ij v_j" answers the item asking what
+    attention compares and sums, though it shares none of the key's words."""
+    from .bank.concepts import STATED_BY
+
+    out = []
+    for b in variants:
+        for pattern in STATED_BY.get(b.id, ()):
+            for a in variants:
+                # a calculation's stem: a concept item's options are judged by ``giveaways``
+                calculation = a.question.kind not in (CHOICE, TRUEFALSE)
+                found = pattern.search(a.text) if calculation else None
+                if found:
+                    what = f"states question {b.number}'s key: {found.group(0)[:50]!r}"
+                    out.append(TextFinding(a.number, a.id, "giveaway", what))
+    return out
+
+
 def title_answers(v: Variant) -> str:
     """A true/false title naming a property whose opposite the (false) statement asserts."""
     if v.question.kind != TRUEFALSE or v.answer != "false":
@@ -230,7 +251,7 @@ def item_texts(v: Variant) -> tuple[list[str], list[str]]:
 
 
 def lint_texts(variants: list[Variant]) -> list[TextFinding]:
-    found = giveaways(variants) + mistake_giveaways(variants)
+    found = giveaways(variants) + mistake_giveaways(variants) + stated_keys(variants)
     for v in variants:
         claims, explanations = item_texts(v)
         for rule, what in (

@@ -7,6 +7,7 @@ the answer. Feedback for a wrong letter is that distractor's "why".
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import yaml
@@ -79,6 +80,13 @@ def _check(entry: object, where: str) -> dict:
     return entry
 
 
+# An item's ``stated_by``: the ways another question's rendered text (its TeX and words) states
+# this item's key, as regular expressions: "softmax_j(q_i^T k_j ...)" and "sum_j alpha_ij v_j"
+# state what attention compares and sums. The lint (``lint_text.stated_keys``) refuses a paper on
+# which another question's text matches one: the key is printed there, however worded.
+STATED_BY: dict[str, tuple[re.Pattern[str], ...]] = {}
+
+
 def load(path: Path = CONCEPTS_PATH) -> list[Question]:
     data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
     if not isinstance(data, list):
@@ -86,6 +94,10 @@ def load(path: Path = CONCEPTS_PATH) -> list[Question]:
     out = []
     for i, raw in enumerate(data):
         entry = _check(raw, f"{path}: entry {i}")
+        try:
+            STATED_BY[entry["id"]] = tuple(re.compile(x) for x in entry.get("stated_by", ()))
+        except re.error as exc:
+            raise ConceptError(f"{path}: entry {i} ({entry['id']}): stated_by: {exc}") from exc
         kind = entry["kind"]
         sample = _choice_sampler(entry) if kind == CHOICE else _truefalse_sampler(entry)
         answer = (lambda p: p["correct"]) if kind == CHOICE else (lambda p: p["truth"])
