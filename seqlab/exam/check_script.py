@@ -149,6 +149,10 @@ _LONE_COMMA = re.compile(r"(?<![\w.])(\d+),(\d+)(?![\w.])")
 # 93,251 where an integer is asked: no decimal comma can be meant, so the commas are thousands
 _INT_THOUSANDS = re.compile(r"(?<![\w.,(])[1-9]\d{0,2}(?:,\d{3})+(?![\w.,])")
 _CONSTANTS = ("e", "E", "pi")
+# "0.638 (nats)": a unit in brackets after the number reads as the unit
+_PAREN_UNIT = re.compile(r"(?<=[\d\s])\(\s*([A-Za-z]+)\s*\)")
+# "6x3x20", "6 × 3 × 20": sizes written as a product where several numbers are asked
+_SIZES_AS_PRODUCT = re.compile(r"\s*\d+(?:\s*[xX\u00d7*]\s*\d+)+\s*")
 
 
 def _top_commas(text):
@@ -170,6 +174,11 @@ def read_as_teacher(text, kind, entries=1, unit="", error=ValueError, prefix="",
     the question asks for ("" for a plain number); ``integer``: a single integer is asked, so a
     comma between groups of three digits is a thousands separator (93,251). A list may be
     separated by semicolons (0.5; 93,251.5): each entry is then read as a single number."""
+    if kind == "numeric" and entries > 1 and _SIZES_AS_PRODUCT.fullmatch(text):
+        sizes = ", ".join(re.findall(r"\d+", text))
+        raise error(
+            f"{prefix}{entries} numbers are asked, written as a product: write them separated by commas, {sizes}"
+        )
     if kind == "numeric" and ";" in text:
         parts = [read_as_teacher(part, kind, 1, unit, error, prefix).strip() for part in text.split(";")]
         return ", ".join(parts)
@@ -182,11 +191,14 @@ def read_as_teacher(text, kind, entries=1, unit="", error=ValueError, prefix="",
     if kind != "numeric":
         return text
     text = _X10.sub(r"\1*", text)
+    if unit:
+        text = _PAREN_UNIT.sub(r" \1", text)
     for m in reversed(list(_UNIT.finditer(text))):
         word = m.group(1)
         if word in _CONSTANTS:
             continue
-        if unit and word in UNIT_SPELLINGS.get(unit, ()):
+        # the asked unit in any case ("2890 mib" is MiB: no other unit is spelled so)
+        if unit and word.lower() in {s.lower() for s in UNIT_SPELLINGS.get(unit, ())}:
             text = text[: m.start()] + text[m.end(1) :]
             continue
         if unit:
@@ -285,7 +297,8 @@ def report(shapes, problem_of):
     """One line per unreadable answer, by question number, and one line for every question not
     answered yet (``seqlab exam check`` reports through this too, with the grader's parsers)."""
     found = [(shape, problem_of(shape)) for shape in shapes]
-    lines = [f"answer {s['number']} ({s['id']}): {p}" for s, p in found if p and p != "no answer"]
+    # by number only: the file's id is the number too (q12), a bank id would name the concept
+    lines = [f"answer {s['number']}: {p}" for s, p in found if p and p != "no answer"]
     unanswered = [str(s["number"]) for s, p in found if p == "no answer"]
     if unanswered:
         lines.append(f"no answer yet to question(s) {', '.join(unanswered)} ({len(unanswered)} of {len(shapes)})")

@@ -171,7 +171,7 @@ ANSWER_SYNTAX = (
 )
 CHECK_ADVICE = (
     "Before handing in, run the check written next to this paper, `python3 check-{student}.py "
-    "answers-{student}.yaml` (standard Python, nothing to install; the notebook has a check cell): "
+    "answers-{student}.yaml` (standard Python, nothing to install): "
     "it reports, by question number, answers it cannot read, never whether an answer is right."
 )
 

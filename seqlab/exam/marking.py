@@ -232,7 +232,7 @@ def answer_shapes(inst: ExamInstance) -> list[dict]:
     Nothing about the key: the notebook embeds this so a student can run the check."""
     shapes = []
     for v in inst.variants:
-        shape = {"number": v.number, "id": v.id, "kind": v.question.kind}
+        shape = {"number": v.number, "id": v.answer_id, "kind": v.question.kind}
         if v.question.kind == NUMERIC:
             shape["entries"] = len(expected_entries(v))
             if asked_unit(v):

@@ -65,7 +65,7 @@ def exam_notebook(inst: ExamInstance):
         cells.append(
             _cell(
                 "code",
-                f'answers[{json.dumps(v.id)}] = ""  # your answer, as a string',
+                f'answers[{json.dumps(v.answer_id)}] = ""  # your answer, as a string',
                 f"q{v.number}-answer",
                 {"grade": False, "solution": True, "locked": False},
             )

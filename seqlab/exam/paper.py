@@ -25,11 +25,19 @@ from .variants import ExamInstance, make_instance
 SAMPLE_SEED_BYTES = 8
 
 
+def by_bank_id(inst: ExamInstance, answers: dict[str, Any]) -> dict[str, Any]:
+    """``answers`` keyed by bank id: the paper's student-facing ids ("q33", ``answer_id``) mapped
+    to the question they number; a bank id (older answers files, the grader's own tests) kept."""
+    numbered = {v.answer_id: v.id for v in inst.variants}
+    return {numbered.get(k, k): a for k, a in answers.items()}
+
+
 def grade_answers(
     exam: Exam, student: str, answers: dict[str, Any], *, instance: ExamInstance | None = None, source: str = ""
 ) -> GradingResult:
     start = time.perf_counter()
     inst = instance or make_instance(exam, student)
+    answers = by_bank_id(inst, answers)
     tests: list[TestResult] = []
     errors: list[str] = []
     unknown = sorted(set(answers) - set(exam.ids()))
@@ -87,6 +95,7 @@ def check_answers(exam: Exam, student: str, answers: dict[str, Any]) -> list[str
     """What ``seqlab exam check`` reports: every answer the grader could not read, by number,
     through the same parser and shape rules as grading. Never whether an answer is right."""
     inst = make_instance(exam, student)
+    answers = by_bank_id(inst, answers)
     problems = []
     unknown = sorted(set(answers) - set(exam.ids()))
     if unknown:
@@ -96,7 +105,10 @@ def check_answers(exam: Exam, student: str, answers: dict[str, Any]) -> list[str
     not_drawn = sorted((set(answers) & set(exam.ids())) - {v.id for v in inst.variants})
     if not_drawn:
         problems.append("question(s) not on your paper, these answers are not graded: " + ", ".join(not_drawn[:10]))
-    return problems + check_readable(answer_shapes(inst), answers, quiet=True)
+    numbered = {v.id: v.answer_id for v in inst.variants}
+    return problems + check_readable(
+        answer_shapes(inst), {numbered.get(k, k): a for k, a in answers.items()}, quiet=True
+    )
 
 
 def grade_file(exam: Exam, path: str | Path, student: str | None = None) -> GradingResult:

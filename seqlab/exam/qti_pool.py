@@ -107,7 +107,8 @@ def one_quiz_xml(instances: list[ExamInstance]) -> tuple[bytes, list[Skipped]]:
         if why:
             skipped += [Skipped(student, v.id, travels(v) or why) for v, _eq, student in slot.variants]
             first = slot.variants[0][0]
-            where = f"Question {first.number} (drawn from the pool {slot.name})"
+            # the pool's name is the bank's, not the student's: say what it is instead
+            where = f"Question {first.number} (drawn per student among questions of the same kind)"
             stays.append(stays_line(first, why) if slot.name == first.id else (where, why))
     top.append(rules_item(instances[0], stays, "seqlab-rules"))
     for slot in places:

@@ -24,11 +24,13 @@ def key_answers(inst: ExamInstance) -> dict:
 
 
 def answers_yaml(inst: ExamInstance, header: str, values: dict[str, str]) -> str:
-    """An answers file in paper order, each line keyed by the question's id and numbered as the
-    paper numbers it; the values JSON-quoted (a JSON string is a YAML double-quoted one)."""
+    """An answers file in paper order, each line keyed by the question's student-facing id (its
+    number, ``Variant.answer_id``); the values JSON-quoted (a JSON string is a YAML double-quoted
+    one). A key (``values`` given) names the bank id in each line's comment, for the instructor."""
     lines = [f"# {header}", f"student: {json.dumps(inst.student)}", "answers:"]
     lines += [
-        f"  {v.id}: {json.dumps(values.get(v.id, ''), ensure_ascii=False)}  # question {v.number}"
+        f"  {v.answer_id}: {json.dumps(values.get(v.id, ''), ensure_ascii=False)}  # question {v.number}"
+        + (f", {v.id}" if values else "")
         for v in inst.variants
     ]
     return "\n".join(lines) + "\n"

@@ -49,25 +49,25 @@ def test_the_standalone_check_agrees_with_the_grader_by_question_number(tmp_path
     vector = next(v for v in inst.variants if isinstance(v.answer, list))
     planted = {
         vector.id: "1",
-        "rnn.ce_grad_formula": "w^3(1-o1^2)",
         "opt.bias_correction": "1/(1 - beta1^t",
         "attn.var_qk": "2d",
         "concept.bottleneck": "Z",
         "concept.birnn_online": "perhaps",
-        "rnn.param_count": "",
+        "gru.param_count": "",
         "rnn.ce_loss": "1.5 2",
-        "opt.adagrad_decay": "lr/sqrt(t) + foo",
+        "tf.decoder_params": "12 + foo",
     }
-    answers.update(planted)
+    aid = {v.id: v.answer_id for v in inst.variants}  # the paper's ids (q1, ...), as the file has them
+    answers.update({aid[q]: text for q, text in planted.items()})
     (tmp_path / "mine.yaml").write_text(yaml.safe_dump({"student": "c7", "answers": answers}))
     code, out = _run(tmp_path, "mine.yaml")
     assert code == 1
     graders = check_readable(answer_shapes(inst), answers, quiet=True)
-    flagged = {line.split(" ", 2)[1] for line in out.splitlines() if line.startswith("answer ")}
-    assert flagged == {line.split(" ", 2)[1] for line in graders if line.startswith("answer ")}
+    flagged = {line.split(" ", 2)[1].rstrip(":") for line in out.splitlines() if line.startswith("answer ")}
+    assert flagged == {line.split(" ", 2)[1].rstrip(":") for line in graders if line.startswith("answer ")}
     assert flagged == {str(number[q]) for q in planted if planted[q]}
-    assert f"no answer yet to question(s) {number['rnn.param_count']} (1 of {len(inst.variants)})" in out
-    assert "implicit multiplication" in out.split(f"answer {number['attn.var_qk']} ")[1].splitlines()[0]
+    assert f"no answer yet to question(s) {number['gru.param_count']} (1 of {len(inst.variants)})" in out
+    assert "implicit multiplication" in out.split(f"answer {number['attn.var_qk']}: ")[1].splitlines()[0]
     # the notebook's JSON, a quote left open, a foreign id
     (tmp_path / "nb.json").write_text(json.dumps({"student": "c7", "answers": {}}))
     assert f"(0 of {len(inst.variants)})" not in _run(tmp_path, "nb.json")[1]

@@ -65,7 +65,7 @@ def _exam_ids(student: str) -> list[str]:
     from seqlab.exam.examfile import load_exam
     from seqlab.exam.variants import make_instance
 
-    return [v.id for v in make_instance(load_exam(DEFAULT_EXAM), student).variants]
+    return [v.answer_id for v in make_instance(load_exam(DEFAULT_EXAM), student).variants]
 
 
 def test_notebook_is_valid_nbgrader(tmp_path):
@@ -190,34 +190,29 @@ def test_check_names_each_syntax_problem_by_number_and_never_correctness(tmp_pat
     first_scalar = next(v for v in inst.variants if v.question.kind == "numeric" and not isinstance(v.answer, list))
     key = yaml.safe_load((tmp_path / "key-c1.yaml").read_text())
     answers = dict(key["answers"])
-    wrong_but_readable = "attn.var_qk"
-    answers.update(
-        {
-            first_vector.id: "1, 2" if len(first_vector.answer) != 2 else "1",
-            "rnn.ce_grad_formula": "2exp(o1)",
-            wrong_but_readable: "d + 12345",
-            "opt.bias_correction": "1/(1 - beta1^t",
-            "concept.bottleneck": "Z",
-            "concept.birnn_online": "perhaps",
-            first_scalar.id: "",
-        }
-    )
+    wrong_but_readable = "rnn.ce_loss"
+    aid = {v.id: v.answer_id for v in inst.variants}  # the file's ids: the paper's (q1, ...)
+    planted = {
+        first_vector.id: "1, 2" if len(first_vector.answer) != 2 else "1",
+        "attn.var_qk": "2exp(d)",
+        wrong_but_readable: "12345",
+        "opt.bias_correction": "1/(1 - beta1^t",
+        "concept.bottleneck": "Z",
+        "concept.birnn_online": "perhaps",
+        first_scalar.id: "",
+    }
+    answers.update({aid[q]: text for q, text in planted.items()})
     (tmp_path / "mine.yaml").write_text(yaml.safe_dump({"student": "c1", "answers": answers}))
     assert main(["exam", "check", str(tmp_path / "mine.yaml"), "--student", "c1"]) == 1
     out = capsys.readouterr().out
     n = len(first_vector.answer)
-    assert (
-        f"answer {number[first_vector.id]} ({first_vector.id}): expected {n} numbers, got {2 if n != 2 else 1}" in out
-    )
-    assert (
-        f"answer {number['rnn.ce_grad_formula']} (rnn.ce_grad_formula): implicit multiplication: write 2*exp(...)"
-        in out
-    )
-    assert f"answer {number['opt.bias_correction']} (opt.bias_correction): unbalanced brackets" in out
-    assert f"answer {number['concept.bottleneck']} (concept.bottleneck): give one letter, A-D" in out
-    assert f"answer {number['concept.birnn_online']} (concept.birnn_online): give true or false" in out
+    assert f"answer {number[first_vector.id]}: expected {n} numbers, got {2 if n != 2 else 1}" in out
+    assert f"answer {number['attn.var_qk']}: implicit multiplication: write 2*exp(...)" in out
+    assert f"answer {number['opt.bias_correction']}: unbalanced brackets" in out
+    assert f"answer {number['concept.bottleneck']}: give one letter, A-D" in out
+    assert f"answer {number['concept.birnn_online']}: give true or false" in out
     assert f"no answer yet to question(s) {number[first_scalar.id]} (1 of {len(number)})" in out
-    assert wrong_but_readable not in out  # a wrong answer is not a syntax problem
+    assert f"answer {number[wrong_but_readable]}:" not in out  # a wrong answer is not a syntax problem
     assert not any(word in out for word in ("incorrect", "wrong", "right answer", "points", "key"))
     # the file must be the student's own
     assert main(["exam", "check", str(tmp_path / "mine.yaml"), "--student", "c2"]) == 1

@@ -27,7 +27,7 @@ from seqlab.paths import DEFAULT_EXAM
 
 INST = make_instance(load_exam(DEFAULT_EXAM), "t0042")
 BY_ID = {v.id: v for v in INST.variants}
-SHAPES = {s["id"]: s for s in answer_shapes(INST)}
+SHAPES = {v.id: s for v, s in zip(INST.variants, answer_shapes(INST))}  # shapes carry the paper's ids (q1, ...)
 # the check a student runs, as render writes it, executed (not imported): the file itself is tested
 SCRIPT: dict = {"__name__": "check_t0042"}
 exec(compile(check_script(INST), "check-t0042.py", "exec"), SCRIPT)  # our own rendered file, run as written
