@@ -19,6 +19,7 @@ import sympy
 from ..errors import SeqlabError
 from .lint_draws import degenerate
 from .model import NUMERIC, REGISTRY, SYMBOLIC, Question, Tolerance, fair_draw, rng_for
+from .three_figures import THREE_FIGURE_SHARE, hand_key, promises_three_figures, three_figure_miss
 
 STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
 
@@ -77,19 +78,34 @@ def draw(
         if q.kind == SYMBOLIC:
             answer, mistakes, fair = _symbolic_draw(q.id, json.dumps(params, sort_keys=True))
         else:
-            answer = q.answer(params)
+            # a question whose worked solution is written out (``three_figures.hand_key``) is judged
+            # on its hand key, microseconds where the reference costs milliseconds a try; the
+            # reference's key is computed once, for the draw that passes (and judged again below)
+            hand = hand_key(q, params)
+            if hand is not None and not three_figures_pass(q, params, hand):
+                continue
+            answer = hand if hand is not None else q.answer(params)
             # a degenerate draw (a round key, a zero weight, a branch that skips the work) is drawn
             # again like an unfair one: every student's draw asks for the same work (``lint_draws``);
             # checked first, as it is cheap and the named mistakes are not
-            if degenerate(q, params, answer):
+            if degenerate(q, params, answer) or (hand is None and not three_figures_pass(q, params, answer)):
                 continue
             mistakes = q.mistakes(params) if q.mistakes else {}
             fair = fair_draw(q, params, answer, tolerance, mistakes)
+            if fair and hand is not None:
+                answer = q.answer(params)
+                fair = fair_draw(q, params, answer, tolerance, mistakes)
         if fair and not degenerate(q, params, answer):
             return params, answer, mistakes
     raise DrawError(
         f"{q.id}: no valid draw in {MAX_DRAWS} tries for student {student!r}: its validity rule cannot be met"
     )
+
+
+def three_figures_pass(q: Question, params: dict, answer) -> bool:
+    """A question that promises to accept 3-figure work: the simulated student stays within
+    ``THREE_FIGURE_SHARE`` of its relative tolerance on this draw (``three_figures``)."""
+    return not promises_three_figures(q) or three_figure_miss(q, params, answer) <= THREE_FIGURE_SHARE
 
 
 @lru_cache(maxsize=4096)

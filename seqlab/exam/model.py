@@ -161,6 +161,16 @@ def _apart(a: list[float], b: list[float], tol: Tolerance) -> bool:
     return len(a) != len(b) or any(abs(x - y) > MISTAKE_MARGIN * (tol.atol + tol.rtol * abs(y)) for x, y in zip(a, b))
 
 
+def _entrywise_apart(a: list[float], b: list[float], tol: Tolerance) -> bool:
+    """Each entry of ``a`` equals ``b``'s to float precision or misses it by MISTAKE_MARGIN tolerances."""
+    if len(a) != len(b):
+        return True
+    return all(
+        abs(x - y) <= 1e-9 * max(1.0, abs(y)) or abs(x - y) > MISTAKE_MARGIN * (tol.atol + tol.rtol * abs(y))
+        for x, y in zip(a, b)
+    )
+
+
 def fair_draw(
     q: Question,
     params: dict,
@@ -188,6 +198,11 @@ def fair_draw(
             return False
         values = [_entries(m.value) for m in mistakes.values()]
         if not all(_apart(v, expected, tol) for v in values):
+            return False
+        # and in each entry a mistake is either exact (the mistake does not touch it: h_t for
+        # h_{t-1} leaves dL/du right) or apart: never an entry it gets wrong within the tolerance,
+        # which per-entry credit would pay on one draw and not on another (the third audit)
+        if not all(_entrywise_apart(v, expected, tol) for v in values):
             return False
         # the mistakes also differ from each other, so the feedback (and item analysis) names the
         # one the student made, not the first that happens to coincide with it
@@ -225,3 +240,10 @@ class Variant:
     @property
     def id(self) -> str:
         return self.question.id
+
+    @property
+    def answer_id(self) -> str:
+        """The id a student sees and answers under: its number only ("q33"). A bank id names a
+        concept ("concept.bottleneck" over the option about the bottleneck) and gives it away;
+        the instructor's key keeps the bank id beside it."""
+        return f"q{self.number}"

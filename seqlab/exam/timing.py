@@ -28,6 +28,17 @@ A question's time is the sum of three measured amounts of work, each at a stated
 A paper's time adds its rules' words to its questions', read once at twice the pace (they are
 boilerplate a student skims, 260 words a minute for a median student: the audit's pace). ``check_fits`` refuses a paper
 whose median estimate exceeds the exam's duration: every medium calls it before it renders one.
+
+**The constants now in force are the third audit's** (``THIRD_AUDIT``; it timed the final 5 minutes
+over, 125 against 120, where the paces above gave 117): a question's text is read at 180 prose
+words a minute + 2 s per inline and 15 s per display formula (strong: 280, 1 s, 8 s); an operation
+is 6 s (strong 4), a value written 5 s (strong 3); a concept item's thinking 40 s (strong 20);
+every numeric or formula question adds **set-up** thinking, 30 s + 4 s per operation of a
+calculation, 30 s per algebra step of a formula, at most 240 s (the audit's 30-240 s: 240 for its
+60-operation BPTT item, 120 for its 50-operation ones, 45-150 for the formula items; ours gives
+the 50-operation items 230 and the formula items 90-180: as slow or slower), half for a strong
+student; every answer costs 10 s to type (6 strong), and the paper 2 minutes for the check script
+(1 strong). The paper's rules are still skimmed at twice the old prose pace.
 """
 
 from __future__ import annotations
@@ -47,30 +58,65 @@ class Pace:
     seconds_per_operation: float
     seconds_per_value: float
     think_seconds: float  # per concept question (module doc)
+    # the third audit's constants (module doc): prose reading with a cost per formula, set-up
+    # thinking (a share of the median's), typing an answer, the check script
+    prose_words_per_minute: float = 180
+    inline_seconds: float = 2
+    display_seconds: float = 15
+    setup_share: float = 1.0
+    type_seconds: float = 10
+    check_minutes: float = 2
 
 
-STRONG = Pace("strong", words_per_minute=200, seconds_per_operation=6, seconds_per_value=5, think_seconds=18)
-MEDIAN = Pace("median", words_per_minute=130, seconds_per_operation=10, seconds_per_value=8, think_seconds=30)
+STRONG = Pace(
+    "strong", words_per_minute=200, seconds_per_operation=4, seconds_per_value=3, think_seconds=20,
+    prose_words_per_minute=280, inline_seconds=1, display_seconds=8, setup_share=0.5, type_seconds=6, check_minutes=1,
+)  # fmt: skip
+MEDIAN = Pace("median", words_per_minute=130, seconds_per_operation=6, seconds_per_value=5, think_seconds=40)
+# the third audit's median constants, kept to show the model is no faster (tests/exam/test_timing.py)
+THIRD_AUDIT = {"wpm": 180, "inline_s": 2, "display_s": 15, "operation_s": 6, "value_s": 5, "concept_s": 40,
+               "setup_s": (30, 240), "type_s": 10, "check_min": 2}  # fmt: skip
 # the paper's rules are skimmed: read at this multiple of the pace (module doc)
 SKIM = 2.0
+# set-up thinking (module doc): seconds before the first operation, per operation of a calculation,
+# per algebra step of a formula, and at most
+SETUP_BASE, SETUP_PER_OPERATION, SETUP_PER_STEP, SETUP_MAX = 30, 4, 30, 240
 
 
 @dataclass(frozen=True)
 class Work:
-    """What a question asks of a student: words to read, operations, values to write."""
+    """What a question asks of a student: words to read, operations, values to write; its prose
+    words and formulas (``reading``) and its kind, for the set-up thinking."""
 
     words: int
     operations: int
     values: int
     concept: bool = False
+    prose: int = 0
+    inline: int = 0
+    display: int = 0
+    formula: bool = False  # a formula question: its operations are algebra steps
+
+    def setup_seconds(self) -> float:
+        if self.concept or not self.operations:
+            return 0.0
+        per = self.operations * (SETUP_PER_STEP if self.formula else SETUP_PER_OPERATION)
+        return min(SETUP_MAX, (0 if self.formula else SETUP_BASE) + per)
+
+    def reading_minutes(self, pace: Pace) -> float:
+        """Prose words at the prose pace, and a cost per formula (module doc)."""
+        formulas = (self.inline * pace.inline_seconds + self.display * pace.display_seconds) / 60
+        return self.prose / pace.prose_words_per_minute + formulas
 
     def minutes(self, pace: Pace) -> float:
         return (
-            self.words / pace.words_per_minute
+            self.reading_minutes(pace)
             + (
                 self.operations * pace.seconds_per_operation
                 + self.values * pace.seconds_per_value
                 + (pace.think_seconds if self.concept else 0)
+                + self.setup_seconds() * pace.setup_share
+                + pace.type_seconds
             )
             / 60
         )
@@ -157,6 +203,13 @@ _WORD = re.compile(r"[A-Za-z0-9]+(?:['.\-][A-Za-z0-9]+)*")
 _OPERATOR = re.compile(r"[-+/^]|\\(?:cdot|times|frac|sqrt|exp|log|tanh|sigma|sum|min|max)\b|\b(?:exp|log|tanh)\b")
 
 
+def reading(markdown: str) -> tuple[int, int, int]:
+    """(prose words, inline formulas, display formulas) of a text, as the third audit counted them."""
+    display = len(re.findall(r"\$\$(.+?)\$\$", markdown, re.S))
+    inline = len(_MATH.findall(markdown)) - display
+    return len(_WORD.findall(_MATH.sub(" ", markdown))), inline, display
+
+
 def words(markdown: str) -> int:
     """The words a student reads: prose words, and each number and symbol of a formula."""
     count = 0
@@ -193,13 +246,16 @@ def work(v: Variant, eq=None) -> Work:
 
     if not v.text:
         v.text, v.solution = render_question(v)
-    read = words(v.text) + words(answer_format(v)) + (words(partial_credit_rule(v, eq)) if eq is not None else 0)
+    texts = [v.text, answer_format(v)] + ([partial_credit_rule(v, eq)] if eq is not None else [])
+    read = sum(map(words, texts))
+    prose, inline, display = (sum(c) for c in zip(*map(reading, texts)))
     kind = v.question.kind
     if kind in (CHOICE, TRUEFALSE):
-        return Work(read, 0, 1, concept=True)
+        return Work(read, 0, 1, concept=True, prose=prose, inline=inline, display=display)
     count = WORK.get(v.id)
     operations, written = count(v) if count else (solution_operations(v.solution), 0)
-    return Work(read, operations, written + 2 * answer_values(v))  # found, then copied (module doc)
+    # found, then copied (module doc)
+    return Work(read, operations, written + 2 * answer_values(v), False, prose, inline, display, kind == SYMBOLIC)
 
 
 def question_minutes(inst, pace: Pace = MEDIAN) -> float:
@@ -211,7 +267,8 @@ def paper_estimate(inst, rules: str) -> dict[str, float]:
     """``{"strong": minutes, "median": minutes}``: the paper's ``rules`` read once, and every question."""
     read = words(rules)
     return {
-        pace.name: read / (SKIM * pace.words_per_minute) + question_minutes(inst, pace) for pace in (STRONG, MEDIAN)
+        pace.name: read / (SKIM * pace.words_per_minute) + question_minutes(inst, pace) + pace.check_minutes
+        for pace in (STRONG, MEDIAN)
     }
 
 

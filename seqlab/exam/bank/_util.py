@@ -23,14 +23,21 @@ from ..errors import ExamError
 # the rounding errors do not shrink with the key, so an absolute part too (worst miss measured on
 # 1000 draws: 0.43 of it for rnn.bptt_param_grads, 0.23 rnn.ce_loss, 0.19 rnn.bptt_output_grad
 # and lstm.cell_update; 0.86 over 21 rounding paths, tests/exam/test_rounding_rule.py).
+# The third audit: that absolute part was +-8-10% of a small entry on one paper and +-2.5% on
+# another, so a transposed projection or d_k for sqrt(d_k) scored on one paper and not on the
+# other. Now relative only, the same 2% of every entry on every draw; a draw whose simulated
+# 3-figure student misses half of it is drawn again (``three_figures``, ``draws.three_figures_pass``):
+# 2%, not 1%, so a student rounding in another order than the simulation (up to twice its miss)
+# stays inside; the method slips are named mistakes, kept outside it on every draw.
 THREE_FIGURE_WORK = Tolerance(
-    1e-2, 2e-2, why="accepts every draw computed with intermediates rounded to 3 significant figures"
+    2e-2, 0.0, why="accepts every draw computed with intermediates rounded to 3 significant figures"
 )
 # Recurrences and products whose error stays relative (two optimizer steps, a cache size): 1%
-# relative; the 0.001 absolute part only covers an entry near 0 (worst miss measured on 1000
-# draws: 0.91 of it for opt.rmsprop_steps, 0.72 opt.momentum_steps, 0.48 ssm.kv_cache).
+# relative (worst miss measured on 1000 draws with a 0.001 absolute part beside it: 0.91 of it for
+# opt.rmsprop_steps, 0.72 opt.momentum_steps, 0.48 ssm.kv_cache); since the third audit relative
+# only, as THREE_FIGURE_WORK: an entry near 0, where 3-figure work would miss, is drawn again.
 THREE_FIGURES_RELATIVE = Tolerance(
-    1e-2, 1e-3, why="accepts every draw computed with intermediates rounded to 3 significant figures"
+    1e-2, 0.0, why="accepts every draw computed with intermediates rounded to 3 significant figures"
 )
 
 

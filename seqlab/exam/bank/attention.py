@@ -8,6 +8,8 @@ that are fixed per exam, are stated above its generator.
 
 from __future__ import annotations
 
+import math
+
 import sympy
 import torch
 
@@ -268,6 +270,32 @@ def _sample_qkv(rng):
     return {"X": mat(rng, 2, 2, -2, 2), "W_Q": mat(rng, 2, 2), "W_K": mat(rng, 2, 2), "W_V": mat(rng, 2, 2)}
 
 
+def qkv_by_hand(
+    p, r=lambda x: x, project=(True, True, True), scale: bool | str = True, swap_qk=False, transpose=False
+) -> list[float]:
+    """y_1 as the worked solution computes it, each value a student writes down passed through
+    ``r`` (``three_figures``: the 3-figure student's paths); the keywords are the named mistakes'
+    (``qkv_projection``), computed here in plain Python: the draw computes them for every try."""
+
+    def apply(w, x, use):
+        if not use:
+            return list(x)
+        rows = [[w[0][0], w[1][0]], [w[0][1], w[1][1]]] if transpose else w
+        return [r(r(rows[i][0] * x[0]) + r(rows[i][1] * x[1])) for i in range(2)]
+
+    w_q, w_k = (p["W_K"], p["W_Q"]) if swap_qk else (p["W_Q"], p["W_K"])
+    q1 = apply(w_q, p["X"][0], project[0])
+    ks = [apply(w_k, x, project[1]) for x in p["X"]]
+    vs = [apply(p["W_V"], x, project[2]) for x in p["X"]]
+    divide = {True: r(math.sqrt(2)), "d_k": 2.0, False: 1.0}[scale]
+    scores = [r(r(r(q1[0] * k[0]) + r(q1[1] * k[1])) / divide) for k in ks]
+    top = max(scores)
+    exps = [r(math.exp(r(s - top))) for s in scores]
+    total = r(sum(exps))
+    alpha = [r(e / total) for e in exps]
+    return [r(r(alpha[0] * vs[0][i]) + r(alpha[1] * vs[1][i])) for i in range(2)]
+
+
 @numeric("attn.qkv_projection", _sample_qkv, THREE_FIGURE_WORK, hint="the two entries of y_1")
 @cites("W8 §9", "W8 §10.1", "W8 §8.2", "L7-8 (Lecture 8) §二.1", "L5 §15")
 @exercises("attention.scaled_dot_product_attention", "attention.multi_head_attention")
@@ -282,20 +310,29 @@ def _sample_qkv(rng):
     project=(True, True, False),
 )
 @mistake("no_scaling", "the scores are divided by sqrt(d_k) = sqrt(2)", scale=False)
+# the method slips the third audit graded (5.5/11 on one paper, 0 on another under an absolute
+# tolerance): named, so every draw keeps them outside the tolerance (``model.fair_draw``)
+@mistake("by_d_k", "the scores are divided by sqrt(d_k) = sqrt(2), not by d_k = 2", scale="d_k")
+@mistake("transposed", "a projection is the matrix times the column vector: W_Q x_i, not x_i^T W_Q", transpose=True)
 @mistake(
     "swapped_qk",
     "the query comes from W_Q and the keys from W_K (q_1 . k_j, not k_1 . q_j)",
     swap_qk=True,
 )
 @own_entries()
-def qkv_projection(p, project=(True, True, True), scale=True, swap_qk=False):
+def qkv_projection(p, project=(True, True, True), scale: bool | str = True, swap_qk=False, transpose=False):
     """Self-attention from the Q/K/V projections.
 
-    Output of token 1 of two-token self-attention; the keywords switch on the named mistakes."""
+    Output of token 1 of two-token self-attention; the keywords switch on the named mistakes,
+    computed by hand (``qkv_by_hand``: the key alone comes from the reference)."""
+    if (project, scale, swap_qk, transpose) != ((True, True, True), True, False, False):
+        return qkv_by_hand(p, project=project, scale=scale, swap_qk=swap_qk, transpose=transpose)
     x = t(p["X"])  # (2 tokens, 2 features), one token per row
     w_q, w_k = (p["W_K"], p["W_Q"]) if swap_qk else (p["W_Q"], p["W_K"])
-    q, k, v = (x @ t(w).T if use else x for w, use in zip((w_q, w_k, p["W_V"]), project))
-    if scale:
+    q, k, v = (x @ (t(w) if transpose else t(w).T) if use else x for w, use in zip((w_q, w_k, p["W_V"]), project))
+    if scale == "d_k":
+        out = torch.softmax(q @ k.T / q.shape[-1], dim=-1) @ v
+    elif scale:
         out, _ = ref("attention").scaled_dot_product_attention(q, k, v)
     else:  # the unscaled form, written out: the reference always divides by sqrt(d)
         out = torch.softmax(q @ k.T, dim=-1) @ v

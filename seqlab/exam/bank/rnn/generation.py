@@ -94,25 +94,37 @@ def greedy_decode(p):
 # BPTT gradients of the recurrent parameters (L5 §3.5) and sampling at generation time (W8 §4).
 
 
-def _param_grads_by_hand(p, recursion=True, tanh_deriv=True, h_index=-1):
+def _param_grads_by_hand(
+    p, recursion=True, tanh_deriv=True, h_index=-1, path_deriv=True, one_hot=True, all_classes=True, r=lambda x: x
+):
     """dL/du, dL/dw, dL/db of the scalar two-step RNN of ``_bptt_setup``, written out as in L5 §3.5;
-    the keyword arguments switch on the named mistakes."""
+    the keyword arguments switch on the named mistakes; ``r`` rounds each value a student writes
+    down (``three_figures.HAND``: the 3-figure student's paths)."""
     h = [p["h0"]]
     for x in p["x"]:
-        h.append(math.tanh(p["u"] * x + p["w"] * h[-1] + p["b"]))
+        h.append(r(math.tanh(r(r(p["u"] * x) + r(p["w"] * h[-1]) + p["b"]))))
     dh_out = []
     for step in (1, 2):
-        logits = [p["V"][0] * h[step] + p["c"][0], p["V"][1] * h[step] + p["c"][1]]
+        logits = [r(p["V"][0] * h[step] + p["c"][0]), r(p["V"][1] * h[step] + p["c"][1])]
         top = max(logits)
-        exp = [math.exp(z - top) for z in logits]
-        probs = [e / sum(exp) for e in exp]
-        probs[p["y"][step - 1]] -= 1.0
-        dh_out.append(p["V"][0] * probs[0] + p["V"][1] * probs[1])
-    deriv = [(1 - h[s] ** 2) if tanh_deriv else 1.0 for s in (1, 2)]
-    delta2 = dh_out[1] * deriv[1]
-    delta1 = (dh_out[0] + (p["w"] * delta2 if recursion else 0.0)) * deriv[0]
+        exp = [r(math.exp(z - top)) for z in logits]
+        total = r(sum(exp))
+        probs = [r(e / total) for e in exp]
+        target = p["y"][step - 1]
+        if one_hot:
+            probs[target] = r(probs[target] - 1.0)
+        classes = (0, 1) if all_classes else (target,)
+        dh_out.append(r(sum(r(p["V"][j] * probs[j]) for j in classes)))
+    deriv = [r(1 - r(h[s] ** 2)) if tanh_deriv else 1.0 for s in (1, 2)]
+    delta2 = r(dh_out[1] * deriv[1])
+    back = delta2 if path_deriv else dh_out[1]  # dL/dh_2 times w, not dL/da_2: tanh' dropped on that path
+    delta1 = r(r(dh_out[0] + (r(p["w"] * back) if recursion else 0.0)) * deriv[0])
     prev = [h[0], h[1]] if h_index == -1 else [h[1], h[2]]
-    return [delta1 * p["x"][0] + delta2 * p["x"][1], delta1 * prev[0] + delta2 * prev[1], delta1 + delta2]
+    return [
+        r(delta1 * p["x"][0]) + r(delta2 * p["x"][1]),
+        r(delta1 * prev[0]) + r(delta2 * prev[1]),
+        delta1 + delta2,
+    ]
 
 
 # Validity (general rule): the three mistakes (no recursion, no tanh derivative, h_t for h_{t-1})
@@ -135,6 +147,24 @@ def _sample_param_grads(rng):
     "no_tanh_deriv",
     "the gradient passes through tanh: multiply by 1 - h_t^2",
     lambda p: _param_grads_by_hand(p, tanh_deriv=False),
+)
+# the steps of L5 §3.2 and §3.3 this question grades (``coverage.GRADED_STEPS``): p - y, and the
+# output gradient summed over every class
+@mistake(
+    "no_one_hot",
+    "the softmax-cross-entropy gradient of the logits is p_t - y_t: subtract 1 at the target class",
+    lambda p: _param_grads_by_hand(p, one_hot=False),
+)
+@mistake(
+    "target_class_only",
+    "dL/dh_t sums over every class: V_0 (p_0 - y_0) + V_1 (p_1 - y_1), not the target's term alone",
+    lambda p: _param_grads_by_hand(p, all_classes=False),
+)
+# the slip the third audit graded (7.33/11 on one paper, 0 on another under an absolute tolerance)
+@mistake(
+    "no_tanh_on_path",
+    "the path back to h_1 passes through step 2's tanh: w * delta_2 with delta_2 = dL/dh_2 * (1 - h_2^2)",
+    lambda p: _param_grads_by_hand(p, path_deriv=False),
 )
 @mistake(
     "h_t_not_h_prev",

@@ -42,6 +42,14 @@ def _pe_wrong(p, swap=False, index_as_i=False, half=False, degrees=False):
     return math.sin(angle) if sine else math.cos(angle)
 
 
+def pe_by_hand(p, r=lambda x: x) -> float:
+    """The entry as a student computes it: 2i/d, 10000 to that power, the angle, its sine or
+    cosine, each value written down passed through ``r`` (``three_figures``' rounding paths)."""
+    i = p["j"] // 2
+    angle = r(p["p"] / r(10000 ** r(2 * i / p["d"])))
+    return r(math.sin(angle) if p["j"] % 2 == 0 else math.cos(angle))
+
+
 @numeric("pos.sinusoidal_entry", _sample_pe, THREE_FIGURE_WORK, hint="one number")
 @cites("W8 §11.3", "W8 §11")
 @exercises("positional.sinusoidal_encoding")
