@@ -163,7 +163,7 @@ def _sample_param_grads(rng):
 # the slip the third audit graded (7.33/11 on one paper, 0 on another under an absolute tolerance)
 @mistake(
     "no_tanh_on_path",
-    "the path back to h_1 passes through step 2's tanh: w * delta_2 with delta_2 = dL/dh_2 * (1 - h_2^2)",
+    "dL/dh_1 receives w * delta_2, and delta_2 = dL/dh_2 * (1 - h_2^2) holds tanh' of h_2",
     lambda p: _param_grads_by_hand(p, path_deriv=False),
 )
 @mistake(
