@@ -31,12 +31,12 @@ from .model import NUMERIC, Question
 # nearest and along HAND_PATHS more rounding paths, each value landing anywhere within half a unit
 # of its 3rd figure (another order of the operations, rounding up where another rounds down:
 # tests/exam/test_rounding_rule.py's model); a draw is kept when every path stays within
-# THREE_FIGURE_SHARE of the tolerance. 0.7, not 1: the paths a student takes are not these (the
-# test's 21 other paths stay inside on its 1000 draws). Another question runs its reference under
+# THREE_FIGURE_SHARE of the tolerance. 0.6, not 1: the paths a student takes are not these (at
+# 0.7 the test's 21 other paths missed by 1.07 tolerances on one of its 1000 draws). Another question runs its reference under
 # the torch simulation, to nearest only (PATHS: each path is a reference call, milliseconds a try),
 # and is kept within NEAREST_SHARE: half, for the other orders of work one path does not follow
 # (the record in bank/_util.py: one path's worst miss 0.43 of a tolerance, 21 paths' 0.86).
-THREE_FIGURE_SHARE = 0.7
+THREE_FIGURE_SHARE = 0.6
 NEAREST_SHARE = 0.5
 PATHS = 0
 HAND_PATHS = 40
