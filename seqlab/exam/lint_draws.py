@@ -76,10 +76,13 @@ SKIPS_WORK: dict[str, tuple[str, Callable[[dict, Any], bool]]] = {
         "a pre-activation is 0: h_t = tanh(0) = 0",
         lambda p, a: any(_near(x, 0) for x in _bptt_pre(p)),
     ),
+    # the fourth audit: x_1 = x_2 on one paper (one product serves twice)
     "rnn.bptt_param_grads": (
-        "a pre-activation is 0: h_t = tanh(0) = 0",
-        lambda p, a: any(_near(x, 0) for x in _bptt_pre(p)),
+        "a pre-activation is 0 (h_t = tanh(0) = 0), or x_1 = x_2 (one product serves twice)",
+        lambda p, a: any(_near(x, 0) for x in _bptt_pre(p)) or len(set(p["x"])) < len(p["x"]),
     ),
+    # the fourth audit: two equal logits on two papers of three (one exponential fewer)
+    "rnn.ce_loss": ("two logits are equal: one exponential serves twice", lambda p, a: len(set(p["logits"])) < 3),
     "rnn.bptt_hidden_grad": (
         "a pre-activation is 0: h_t = tanh(0) = 0",
         lambda p, a: any(_near(x, 0) for x in _bptt_pre(p)),
@@ -101,9 +104,10 @@ SKIPS_WORK: dict[str, tuple[str, Callable[[dict, Any], bool]]] = {
         "two of the sizes B, T, D, H (and C) are equal: an axis read off the wrong size still scores",
         lambda p, a: len({p["B"], p["T"], p["D"], p["H"], p["C"]}) < 5,
     ),
+    # the fourth audit: x_2 = (0.5, 0) on one paper took half the multiply-adds of k_2 and v_2 away
     "attn.qkv_projection": (
-        "v_1 and v_2 share an entry: that entry of y_1 needs no attention weight",
-        lambda p, a: any(_near(x, y) for x, y in zip(*_qkv_values(p))),
+        "v_1 and v_2 share an entry (that entry of y_1 needs no attention weight), or a token has a zero feature",
+        lambda p, a: any(_near(x, y) for x, y in zip(*_qkv_values(p))) or any(x == 0 for row in p["X"] for x in row),
     ),
     "pos.sinusoidal_entry": (
         f"10000^(2i/d) is a power of 10 (no exponent to compute) or the angle exceeds {PE_MAX_ANGLE:g}"
