@@ -11,10 +11,27 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 from pathlib import Path
 
 from .errors import SeqlabError
 from .paths import GRADERS_DIR
+
+# What pytest reads from the environment on every pytest.main: the instructor's own options for
+# *their* test runs (PYTEST_ADDOPTS="-v", extra plugins) are not the graders' options. Seen when a
+# CI run with PYTEST_ADDOPTS=-v made every grading fail ("unrecognized arguments: -v": the
+# graders' run turns the terminal plugin off).
+_PYTEST_ENVIRONMENT = ("PYTEST_ADDOPTS", "PYTEST_PLUGINS")
+
+
+@contextlib.contextmanager
+def pytest_alone():
+    """pytest.main as the grader calls it: without the caller's pytest options from the environment."""
+    saved = {name: os.environ.pop(name) for name in _PYTEST_ENVIRONMENT if name in os.environ}
+    try:
+        yield
+    finally:
+        os.environ.update(saved)
 
 
 class GraderCollectionError(SeqlabError):
@@ -49,7 +66,7 @@ def collect_grader_tests(graders_dir: Path = GRADERS_DIR) -> list:
         "ignore::UserWarning",
     ]
     sink = io.StringIO()
-    with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+    with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink), pytest_alone():
         exit_code = pytest.main(args, plugins=[plugin])
     if exit_code not in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED) or plugin.collection_errors:
         detail = "; ".join(plugin.collection_errors) or sink.getvalue()[-2000:].strip()

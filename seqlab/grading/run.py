@@ -12,6 +12,7 @@ from pathlib import Path
 import torch
 
 from .. import contract
+from ..grader_index import pytest_alone
 from ..paths import COURSE_ROOT, GRADERS_DIR, SOLUTIONS_DIR
 from ..reference import load_reference
 from ..results import GradingResult
@@ -98,7 +99,7 @@ def _grade(submission: Path, source: str, started: float, settings: GradingSetti
         # on a busy 2-core runner instead of microseconds).
         torch.set_num_threads(1)
         try:
-            with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+            with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink), pytest_alone():
                 exit_code = pytest.main(args, plugins=[plugin])
         finally:
             torch.set_num_threads(threads)
