@@ -104,7 +104,7 @@ class _Clocked:
 
     def run(self, qualname, args, kwargs, *, kernels=False, timeout=None):
         assert timeout == LABS[LAB].wall_limit_s  # the lab's own wall limit, not the config's
-        return SimpleNamespace(value=self.value, args=(), kwargs=kwargs, aliased=[], ops={})
+        return SimpleNamespace(value=self.value, args=(), kwargs=kwargs, aliased=[], ops={}, updates={})
 
 
 def _clocked_run(monkeypatch, slowdown):
