@@ -77,18 +77,22 @@ MOVE_SHARE = 0.05
 
 
 def _loose_on_the_move(p: dict, a: Any) -> bool:
-    return any(0.01 * abs(w2) > MOVE_SHARE * abs(w2 - w0) for w0, w2 in zip(p["w"], a))
+    """The tolerance is loose on the move, or (the sixth audit) a gradient's two entries are equal."""
+    equal = any(len(set(p[g])) < len(p[g]) for g in ("g1", "g2"))
+    return equal or any(0.01 * abs(w2) > MOVE_SHARE * abs(w2 - w0) for w0, w2 in zip(p["w"], a))
 
 
 # The work a question asks for and the draws that skip it, per question: (what is skipped, rule).
 SKIPS_WORK: dict[str, tuple[str, Callable[[dict, Any], bool]]] = {
     "rnn.sample_token": ("u < p_0: token 0 needs no cumulative sum", lambda p, a: a[0] == 0),
     "opt.momentum_steps": (
-        f"the tolerance on w_2 is over {MOVE_SHARE:.0%} of how far w moved: a wrong update scores",
+        f"the tolerance on w_2 is over {MOVE_SHARE:.0%} of how far w moved (a wrong update scores), or a"
+        " gradient's entries are equal",
         _loose_on_the_move,
     ),
     "opt.rmsprop_steps": (
-        f"the tolerance on w_2 is over {MOVE_SHARE:.0%} of how far w moved: a wrong update scores",
+        f"the tolerance on w_2 is over {MOVE_SHARE:.0%} of how far w moved (a wrong update scores), or a"
+        " gradient's entries are equal",
         _loose_on_the_move,
     ),
     "rnn.bptt_output_grad": (
@@ -96,9 +100,15 @@ SKIPS_WORK: dict[str, tuple[str, Callable[[dict, Any], bool]]] = {
         lambda p, a: any(_near(x, 0) for x in _bptt_pre(p)),
     ),
     # the fourth audit: x_1 = x_2 on one paper (one product serves twice)
+    # (the sixth audit: a 0 in b_y and a 1 in W_hy saved a few steps on one paper)
     "rnn.bptt_param_grads": (
-        "a pre-activation is 0 (h_t = tanh(0) = 0), or x_1 = x_2 (one product serves twice)",
-        lambda p, a: any(_near(x, 0) for x in _bptt_pre(p)) or len(set(p["x"])) < len(p["x"]),
+        "a pre-activation is 0 (h_t = tanh(0) = 0), x_1 = x_2 (one product serves twice), or b_y has a 0 or W_hy a +-1",
+        lambda p, a: (
+            any(_near(x, 0) for x in _bptt_pre(p))
+            or len(set(p["x"])) < len(p["x"])
+            or 0 in p.get("c", ())
+            or any(abs(v) == 1 for v in p["V"])
+        ),
     ),
     # the fourth audit: two equal logits on two papers of three (one exponential fewer)
     "rnn.ce_loss": ("two logits are equal: one exponential serves twice", lambda p, a: len(set(p["logits"])) < 3),
@@ -108,9 +118,16 @@ SKIPS_WORK: dict[str, tuple[str, Callable[[dict, Any], bool]]] = {
     ),
     # (a bias of 0, as b = (0, 0.4, 0, 0.2) on a paper rendered after the third audit, takes a sum
     # away from two gates: the work differs between papers)
+    # (the sixth audit: h_{t-1} = 0 and C_{t-1} = 1 on one paper took about 8 operations away)
     "lstm.cell_update": (
-        "a gate's pre-activation or bias is 0, or swapping the input and forget gates moves C_t by under 10%",
-        lambda p, a: any(_near(x, 0) for x in _lstm_pre(p)) or 0 in p["b"] or _gates_swap_unseen(p),
+        "a gate's pre-activation or bias is 0, x, h_{t-1} or C_{t-1} is 0 or +-1, or swapping the input and"
+        " forget gates moves C_t by under 10%",
+        lambda p, a: (
+            any(_near(x, 0) for x in _lstm_pre(p))
+            or 0 in p["b"]
+            or any(abs(p[k]) in (0, 1) for k in ("x", "h_prev", "c_prev"))
+            or _gates_swap_unseen(p)
+        ),
     ),
     # the third audit's Q43: b_1 = 0 and a_2 = 1 took two of the six operations away on one paper
     "ssm.linear_recurrence": (

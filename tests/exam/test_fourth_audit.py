@@ -28,7 +28,8 @@ def test_equal_logits_are_degenerate():
 
 def test_equal_inputs_in_the_bptt_item_are_degenerate():
     q = REGISTRY["rnn.bptt_param_grads"]
-    p = {"x": [0.6, 0.6], "h0": 0.2, "u": 0.5, "w": -0.7, "b": 0.1}
+    p = {"x": [0.6, 0.6], "y": [0, 1], "h0": 0.2, "u": 0.5, "w": -0.7, "b": 0.1, "V": [0.4, -0.5], "c": [0.2, -0.3],
+         "target": "all"}  # fmt: skip
     assert "x_1 = x_2" in degenerate(q, p, [0.13, 0.27, 0.31])
     assert degenerate(q, {**p, "x": [0.6, -0.3]}, [0.13, 0.27, 0.31]) == ""
 

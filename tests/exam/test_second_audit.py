@@ -86,7 +86,9 @@ def test_a_tolerance_loose_on_a_small_entry_is_degenerate():
 
 def test_zero_pre_activations_shared_values_and_ill_conditioned_angles_are_degenerate():
     bptt = REGISTRY["rnn.bptt_param_grads"]
-    p = {"u": 0.7, "w": -0.9, "b": 0.5, "h0": 0.4, "x": [-0.2, 0.6]}  # the audit's a: 0.7*-0.2 - 0.36 + 0.5 = 0
+    # the audit's a: 0.7*-0.2 - 0.36 + 0.5 = 0 (with an output layer of no 0 or +-1: the sixth audit's rule)
+    p = {"u": 0.7, "w": -0.9, "b": 0.5, "h0": 0.4, "x": [-0.2, 0.6], "y": [0, 1], "V": [0.4, -0.5], "c": [0.2, -0.3],
+         "target": "all"}  # fmt: skip
     assert "tanh(0)" in degenerate(bptt, p, [0.31, 0.27, 0.52])
     assert degenerate(bptt, {**p, "b": 0.4}, [0.31, 0.27, 0.52]) == ""
     qkv = REGISTRY["attn.qkv_projection"]
