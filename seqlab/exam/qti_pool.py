@@ -10,11 +10,13 @@ exam grade`` is not involved.
 
 - A question the exam asks of everyone is a group drawing 1 of its variants; an exam pool
   ("draw k of these") is one group drawing k of all its questions' variants.
-- A vector the paper credits per entry (each entry 1/n of the points) is n groups, group i drawing
-  entry i of a variant, worth points/n: the LMS's groups do not nest (no "draw a variant, then all
-  its entries"), so each entry is drawn on its own, and each entry's item carries the whole
-  question with its own numbers and key; a student may meet entry 1 of one variant and entry 2
-  of another, each answerable and graded alone, at the paper's own 1/n per entry.
+- A vector the paper credits per entry (each entry 1/n of the points) is n groups, group i holding
+  entry i, worth points/n. The LMS's groups do not nest (no "draw a variant, then all its
+  entries"), so groups drawing among the students' variants would draw each entry on its own, and
+  a student could meet entry 1 of one variant and entry 2 of another: the same question solved two
+  or three times (three blind audits found it). So the class quiz asks every LMS student the same
+  variant of a vector question (the first listed student's); the per-student quizzes
+  (``--per-student``) keep each student's own. An exam pool of vector questions does not travel.
 - What cannot travel (``qti.travels``: formulas, vectors graded all or nothing; and a group whose
   variants have different numbers of entries, whose items could not all be worth the same) stays
   on the paper: the quiz's rules say which and why, and ``qti-skipped.txt`` lists them.
@@ -48,6 +50,11 @@ class Slot:
             if travels(v):
                 return travels(v)
         counts = sorted({entries(v) for v, _eq, _student in self.variants})
+        if self.draw > 1 and counts[-1] > 1:
+            return (
+                "a pool of questions with several entries: an LMS group draws each entry on its own, so one "
+                "student would meet the entries of different questions"
+            )
         if len(counts) > 1:
             return (
                 f"its variants have {' or '.join(map(str, counts))} entries, and the items an LMS group draws "
@@ -119,7 +126,9 @@ def one_quiz_xml(instances: list[ExamInstance]) -> tuple[bytes, list[Skipped]]:
         idents = [f"group-{slot.name}"] if n == 1 else [f"group-{slot.name}-{i + 1}" for i in range(n)]
         groups = [_group(top, ident, title, slot.draw, slot.points / n) for ident, title in zip(idents, titles)]
         seen: list[set[bytes]] = [set() for _ in groups]
-        for v, eq, student in slot.variants:
+        # one variant of a vector question for the class (the module's docstring): its entries
+        # then always belong together
+        for v, eq, student in slot.variants if n == 1 else slot.variants[:1]:
             items = [variant_item(v, student, eq)] if n == 1 else variant_items(v, student, eq, whole_text=True)
             for group, bodies, item in zip(groups, seen, items):
                 _add_once(group, item, bodies)
