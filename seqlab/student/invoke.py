@@ -170,7 +170,7 @@ def install_tap(
         for key, value in list(namespace.items()):
             if value is own:
                 replaced.append((namespace, key, value))
-                namespace[key] = tap
+                namespace[key] = tap.wrapper
     return tap, replaced
 
 

@@ -88,6 +88,14 @@ class UpdateTap:
         self.settings: Counter[str] = Counter()
         self.last: deque[torch.Tensor | None] = deque(maxlen=min(max(keep, 1), MAX_KEPT))
 
+        # What the student's code is given in place of adam: a plain function, so the tally is
+        # reached only through its closure (a dunder the subset refuses), never as an attribute
+        # the loop could write (``adam.calls = ...``).
+        def adam(*args: Any, **kwargs: Any) -> Any:
+            return self(*args, **kwargs)
+
+        self.wrapper = adam
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         with self.paused():
             said = setting(bind(args, kwargs))

@@ -164,3 +164,14 @@ def test_the_tally_travels_as_the_grader_checks_it():
     assert updates_are_plain(tap.report()) and updates_are_plain({})
     assert not updates_are_plain({**tap.report(), "calls": True})
     assert not updates_are_plain({**tap.report(), "last": [[1.0]]})
+
+
+def test_the_loop_gets_a_plain_function_whose_tally_it_cannot_write():
+    """What the lab's code calls as adam holds no counter of its own: ``adam.calls = 10**6`` or
+    ``adam.last.append(w)`` from the loop would change nothing the grader reads."""
+    tap = UpdateTap(lambda w, dw, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8: (w - lr * dw, {}), keep=1)
+    given = tap.wrapper
+    assert not any(hasattr(given, name) for name in ("calls", "settings", "last", "report"))
+    given.calls = 10**6  # a function's own attribute: not the tally
+    given(torch.ones(2), torch.ones(2), {})
+    assert tap.report()["calls"] == 1
