@@ -1,9 +1,10 @@
 """A paper as Markdown: each question's text and worked solution, the exam and the key.
 
 Every text comes from a jinja2 template: one per question with a ``question`` and a ``solution``
-block, written beside its generator (``declare.text``) or in ``templates/exam/questions/<id>.md.j2``
-(or the shared concept templates), and ``templates/exam/exam.md.j2`` / ``key.md.j2`` for the paper. The other outputs (HTML,
-the notebook, PDF, QTI) are made from this Markdown and the context it is rendered with.
+block, written in its declaration (``declare.text``), or the concept questions' two shared
+templates (``templates/exam/questions/concept_<kind>.md.j2``), and ``templates/exam/exam.md.j2`` /
+``key.md.j2`` for the paper. The other outputs (HTML, the notebook, PDF, QTI) are made from this
+Markdown and the context it is rendered with.
 """
 
 from __future__ import annotations
@@ -75,8 +76,8 @@ def _inline(question_id: str, source: str) -> jinja2.Template:
 
 
 def render_question(v: Variant) -> tuple[str, str]:
-    """The question text and its worked solution (Markdown): the template written beside the
-    generator (``declare.text``), or its file under ``templates/exam/questions/``."""
+    """The question text and its worked solution (Markdown): the template written in the
+    declaration (``declare.text``), or a concept question's shared template file."""
     q = v.question
     template = _inline(q.id, q.text) if q.text else environment().get_template(q.template)
     context = {"p": v.params, "q": v.question, "answer": v.answer, "key": v.key}

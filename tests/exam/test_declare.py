@@ -44,6 +44,7 @@ def test_each_line_declares_one_fact_and_mistakes_keep_their_order(scratch_ids):
     @valid_when(lambda p: p["x"] != 5)
     @mistake("doubled", "the answer is not doubled", doubled=True)
     @mistake("negated", "the sign is kept", lambda p: -p["x"])
+    @text("{% block question %}Double {{ p.x }}.{% endblock %}")
     @mistake("only_large", "shown only in the large form", lambda p: 0.0, when=lambda p: p["form"] == "large")
     @own_entries()
     def declared(p, doubled=False):
@@ -55,7 +56,7 @@ def test_each_line_declares_one_fact_and_mistakes_keep_their_order(scratch_ids):
     q = REGISTRY["test.declared"]
     assert (q.kind, q.title, q.tolerance, q.answer_hint) == (NUMERIC, "A declared question", FOUR_DIGITS, "one number")
     assert q.sections == ("W8 §8.2", "L5 §15") and q.exercises == ("attention.scaled_dot_product_attention",)
-    assert q.forms == ("small", "large") and q.template == "questions/test.declared.md.j2"
+    assert q.forms == ("small", "large") and q.text == "{% block question %}Double {{ p.x }}.{% endblock %}\n"
     assert q.topic == "test_declare" and q.answer is declared and q.sample is _sample
     assert q.valid({"x": 4}) and not q.valid({"x": 5})
     small, large = {"x": 3, "form": "small"}, {"x": 3, "form": "large"}
@@ -72,6 +73,7 @@ def test_a_formula_declares_its_symbols_and_equivalent_forms(scratch_ids):
         return (Sym("w", 0.5, 2.0),)
 
     @formula("test.formula", lambda rng: {"k": 3}, symbols)
+    @text("{% block question %}$w^{{ p.k }}${% endblock %}")
     @cites("L5 §5.1")
     @equivalents(lambda p: [f"w*w^{p['k'] - 1}"])
     def power(p):
@@ -89,6 +91,7 @@ def test_a_fact_above_the_kind_line_is_refused(scratch_ids):
 
         @exercises("rnn.rnn_cell")
         @numeric("test.misplaced", lambda rng: {}, FOUR_DIGITS)
+        @text("{% block question %}?{% endblock %}")
         @cites("L5 §5.1")
         def misplaced(p):
             """Misplaced."""
@@ -102,8 +105,21 @@ def test_a_question_without_its_title_is_refused(scratch_ids):
         return 1.0
 
     with pytest.raises(ValueError, match="docstring is the question's title"):
-        numeric("test.refused", lambda rng: {}, FOUR_DIGITS)(cites("L5 §5.1")(answer))
+        numeric("test.refused", lambda rng: {}, FOUR_DIGITS)(text("{% block question %}?{% endblock %}")(answer))
     assert "test.refused" not in REGISTRY
+
+
+def test_a_question_without_its_text_is_refused(scratch_ids):
+    """The text is part of the declaration: no file elsewhere can hold it."""
+    scratch_ids.append("test.textless")
+
+    def answer(p):
+        """Textless."""
+        return 1.0
+
+    with pytest.raises(ValueError, match="declare its text with @text"):
+        numeric("test.textless", lambda rng: {}, FOUR_DIGITS)(cites("L5 §5.1")(answer))
+    assert "test.textless" not in REGISTRY
 
 
 def test_a_fact_declared_twice_is_refused():

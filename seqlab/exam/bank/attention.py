@@ -16,7 +16,7 @@ import torch
 from ..model import EXACT, FOUR_DIGITS
 from ..safeexpr import Sym
 from ._util import THREE_FIGURE_WORK, decs, floats, mat, mha_param_shapes, ref, shape_numel, t
-from .declare import cites, equivalents, exercises, forms, formula, mistake, numeric, own_entries
+from .declare import cites, equivalents, exercises, forms, formula, mistake, numeric, own_entries, text
 
 
 def _sdpa(q, k, v=None, mask=None):
@@ -39,6 +39,18 @@ def _unscaled(p):
 
 
 @numeric("attn.sdpa_weights", _sample_weights, FOUR_DIGITS, hint="three numbers, the weights of keys 1, 2, 3")
+@text(
+    r"""
+{% block question %}
+Scaled dot-product attention of one query $q = {{ p.q|vec }}$ over three keys, the rows of
+$$K = {{ p.K|mat }},$$
+uses $\alpha = \mathrm{softmax}(K q / \sqrt{d})$ with $d = 2$. What are the attention weights $\alpha$?
+{% endblock %}
+{% block solution %}
+Scores $K q / \sqrt 2$, then softmax: $\alpha = {{ answer|vec }}$.
+{% endblock %}
+"""
+)
 @cites("W8 §8.2", "L5 §15", "L7-8 (Lecture 8) §二.2", "W8 §8.1", "W8 §19")
 @exercises("attention.scaled_dot_product_attention")
 @mistake("no_scaling", "the scores must be divided by sqrt(d) = sqrt(2)", _unscaled)
@@ -58,6 +70,18 @@ def _sample_output(rng):
 
 
 @numeric("attn.sdpa_output", _sample_output, FOUR_DIGITS, hint="two numbers, the output row")
+@text(
+    r"""
+{% block question %}
+Two queries attend over three key-value pairs with $Y = \mathrm{softmax}(Q K^\top / \sqrt{d})\, V$, $d = 2$, softmax over each row:
+$$Q = {{ p.Q|mat }}, \quad K = {{ p.K|mat }}, \quad V = {{ p.V|mat }}.$$
+What is the output of query {{ p.row }} (row {{ p.row }} of $Y$)?
+{% endblock %}
+{% block solution %}
+Row {{ p.row }} of the weights, $\mathrm{softmax}(q_{ {{- p.row -}} } K^\top/\sqrt 2)$, mixes the rows of $V$: ${{ answer|vec }}$.
+{% endblock %}
+"""
+)
 @cites("W8 §9", "W8 §8.3", "L7-8 (Lecture 8) §二.1", "L7-8 (Lecture 8) §二.2", "L7-8 (Lecture 8) §二")
 @exercises("attention.scaled_dot_product_attention")
 @mistake(
@@ -86,6 +110,20 @@ def _sample_causal(rng):
     FOUR_DIGITS,
     hint="three numbers, the weights on positions 1, 2, 3",
 )
+@text(
+    r"""
+{% block question %}
+Masked (causal) self-attention over three positions uses the inputs themselves as queries, keys and values
+(no projections): the rows of
+$$X = {{ p.X|mat }}.$$
+Scores are $x_i \cdot x_j / \sqrt{2}$; position $i$ may only attend to positions $j \le i$ (future scores set to $-\infty$ before the softmax).
+What are the attention weights of position {{ p.row }} on positions 1, 2, 3?
+{% endblock %}
+{% block solution %}
+The future entries get weight 0; softmax over the allowed ones: ${{ answer|vec }}$.
+{% endblock %}
+"""
+)
 @cites("W8 §12", "L7-8 (Lecture 8) §三", "W8 §10.1", "W8 §16.2")
 @exercises("attention.causal_mask", "attention.scaled_dot_product_attention")
 @mistake("no_mask", "without the mask the query sees future positions", masked=False)
@@ -110,6 +148,21 @@ def _sample_additive(rng):
 
 
 @numeric("attn.additive", _sample_additive, FOUR_DIGITS, hint="four numbers: the three weights, then the context")
+@text(
+    r"""
+{% block question %}
+A decoder with state $s = {{ p.s[0]|num }}$ attends over three scalar encoder states
+$h = {{ p.h|vec }}$ with Bahdanau's alignment model
+$e_j = v^\top \tanh(W_q s + W_k h_j)$, $\alpha = \mathrm{softmax}(e)$, context $c = \sum_j \alpha_j h_j$, where
+$W_q = {{ p.W_q|colvec }}$, $W_k = {{ p.W_k|colvec }}$ and $v = {{ p.v|colvec }}$.
+What are the weights $\alpha_1, \alpha_2, \alpha_3$ and the context $c$?
+{% endblock %}
+{% block solution %}
+Scores $e_j$, softmax, weighted sum: ${{ answer|vec }}$. A different context at every decoder step is what removes the
+fixed-vector bottleneck.
+{% endblock %}
+"""
+)
 @cites(
     "L7-8 (Lecture 8) §一.1",
     "L7-8 (Lecture 8) §一",
@@ -144,6 +197,17 @@ def _sample_memory(rng):
 
 
 @numeric("attn.memory", _sample_memory, FOUR_DIGITS, hint="one number, in MiB (2^20 bytes)")
+@text(
+    r"""
+{% block question %}
+A multi-head attention layer with {{ p.heads }} heads, batch size {{ p.B }}, $N = {{ p.N }}$ queries and
+$M = {{ p.M }}$ keys stores its attention weights in {{ p.dtype }}. How many MiB ($2^{20}$ bytes) do those weights take?
+{% endblock %}
+{% block solution %}
+$B \cdot h \cdot N \cdot M$ numbers of {{ 4 if p.dtype == "float32" else 2 }} bytes: ${{ answer|num }}$ MiB, quadratic in the sequence length.
+{% endblock %}
+"""
+)
 @cites("W8 §14", "L5 §17", "L7-8 (Lecture 8) §五", "W8 §18", "L5 §14")
 @exercises("attention.multi_head_attention")
 @mistake("one_head", "every head has its own N x M weights", heads=False)
@@ -160,6 +224,22 @@ def _mem_symbols(p):
 
 
 @formula("attn.memory_formula", lambda rng, form: {"self": form == "self"}, _mem_symbols)
+@text(
+    r"""
+{% block question %}
+{% if p.self %}
+Self-attention with `h` heads over a batch of `B` sequences of `N` tokens each: how many attention weights
+are computed? Give a formula in `B`, `h` and `N`.
+{% else %}
+Cross-attention with `h` heads, a batch of `B`, `N` queries and `M` keys: how many attention weights are
+computed? Give a formula in `B`, `h`, `N` and `M`.
+{% endif %}
+{% endblock %}
+{% block solution %}
+One weight per (batch, head, query, key): ${{ answer|latex }}$.
+{% endblock %}
+"""
+)
 @cites("W8 §14", "L5 §17", "L5 §18", "L7-8 (Lecture 8) §五")
 @exercises("attention.multi_head_attention")
 @forms("self", "cross")
@@ -181,6 +261,18 @@ def _sample_mha_params(rng):
 
 
 @numeric("attn.mha_params", _sample_mha_params, EXACT, hint="an integer")
+@text(
+    r"""
+{% block question %}
+A multi-head attention layer with embedding size $E = {{ p.E }}$ and {{ p.heads }} heads has query, key, value
+and output projections $W_q, W_k, W_v, W_o$ (each $E \times E$) with biases $b_q, b_k, b_v, b_o$ (each of size $E$);
+each head uses a block of $E/{{ p.heads }}$ features. How many parameters does it have?
+{% endblock %}
+{% block solution %}
+$4E^2 + 4E = {{ answer|num }}$; the number of heads does not change it.
+{% endblock %}
+"""
+)
 @cites("W8 §13.1", "L5 §16", "W8 §13")
 @exercises("attention.multi_head_attention")
 @mistake("per_head", "the heads split E into blocks of E/h: the projections are E x E in total", per_head=True)
@@ -207,6 +299,25 @@ def _sample_mha_shapes(rng, form):
 
 
 @numeric("attn.mha_shapes", _sample_mha_shapes, EXACT, hint="the shape as integers")
+@text(
+    r"""
+{% block question %}
+In a decoder's cross-attention, queries come from the decoder, $(B, L, E) = ({{ p.B }}, {{ p.L }}, {{ p.E }})$, and keys
+and values from the encoder output, $(B, S, E) = ({{ p.B }}, {{ p.S }}, {{ p.E }})$, with {{ p.heads }} heads
+(contiguous blocks of $E/h$ features, batch-first).
+{% if p.case == "weights" %}
+What is the shape of the attention weights, one matrix per head?
+{% elif p.case == "head_dim" %}
+What is the shape of the queries of all heads after the split, as $(B, h, L, \cdot)$?
+{% else %}
+What is the shape of the layer's output?
+{% endif %}
+{% endblock %}
+{% block solution %}
+$({{ answer|map("int")|join(", ") }})$.
+{% endblock %}
+"""
+)
 @cites("W8 §13.1", "L5 §16", "W8 §16.2", "L7-8 (Lecture 8) §三", "W8 §13")
 @exercises("attention.multi_head_attention")
 @forms(*MHA_CASES)
@@ -236,6 +347,26 @@ def _var_symbols(p):
 
 
 @formula("attn.var_qk", lambda rng, form: {"case": form}, _var_symbols)
+@text(
+    r"""
+{% block question %}
+{% if p.case == "unit" %}
+The query $q$ and the key $k$ are independent of each other, and each has `d` independent components, each with mean 0 and variance 1. What is the variance of $q \cdot k$?
+Give a formula in `d`.
+{% elif p.case == "sigma" %}
+The query $q$ and the key $k$ are independent of each other, and each has `d` independent components, each with mean 0 and variance $\sigma^2$ (`sigma`).
+What is the variance of $q \cdot k$? Give a formula in `d` and `sigma`.
+{% else %}
+The query $q$ and the key $k$ are independent of each other, and each has `d` independent components, each with mean 0 and variance 1. What is the variance of the
+scaled score $q \cdot k / \sqrt{d}$? Give a formula in `d` (it may be a constant).
+{% endif %}
+{% endblock %}
+{% block solution %}
+Each product $q_i k_i$ has mean 0 and variance $\mathrm{Var}(q_i)\mathrm{Var}(k_i)$; the $d$ terms are independent, so
+the variances add: ${{ answer|latex }}$. Dividing by $\sqrt d$ keeps the softmax out of saturation.
+{% endblock %}
+"""
+)
 @cites("W8 §8.2", "L5 §15", "L7-8 (Lecture 8) §二.2", "W8 §19", "L5 §20")
 @exercises("attention.scaled_dot_product_attention")
 @forms("unit", "sigma", "scaled")
@@ -297,6 +428,21 @@ def qkv_by_hand(
 
 
 @numeric("attn.qkv_projection", _sample_qkv, THREE_FIGURE_WORK, hint="the two entries of y_1")
+@text(
+    r"""
+{% block question %}
+A single-head self-attention layer reads two tokens $x_1 = {{ p.X[0]|colvec }}$ and $x_2 = {{ p.X[1]|colvec }}$.
+Queries, keys and values all come from the same input: $q_i = W_Q x_i$, $k_j = W_K x_j$, $v_j = W_V x_j$, with
+$$W_Q = {{ p.W_Q|mat }}, \quad W_K = {{ p.W_K|mat }}, \quad W_V = {{ p.W_V|mat }}.$$
+The layer computes the notes' scaled dot-product attention with $d_k = 2$.
+What is its output $y_1$ for token 1? Intermediate results rounded to 3 significant figures are accepted.
+{% endblock %}
+{% block solution %}
+Project first: $q_1 = W_Q x_1$, $k_j = W_K x_j$, $v_j = W_V x_j$; then the scores $q_1^\top k_j/\sqrt 2$, their softmax,
+and the weighted sum of the values: $y_1 = {{ answer|vec }}$.
+{% endblock %}
+"""
+)
 @cites("W8 §9", "W8 §10.1", "W8 §8.2", "L7-8 (Lecture 8) §二.1", "L5 §15")
 @exercises("attention.scaled_dot_product_attention", "attention.multi_head_attention")
 @mistake(

@@ -16,9 +16,10 @@ The facts, each optional except ``cites``:
 - ``forms(*names)``       forms of unequal difficulty; the sampler then takes ``(rng, form)``;
 - ``own_entries()``       no key entry may be 0 or a number the question prints (a draw where one
                           is, by chance, is drawn again): per-entry credit pays every entry;
-- ``text(template)``      the question's text as a jinja2 template, a ``question`` block and a
-                          ``solution`` block (``markdown.render_question``): written here, a new
-                          question is this one declaration and its line in an exam file;
+- ``text(template)``      required: the question's text as a jinja2 template, a ``question``
+                          block and a ``solution`` block (``markdown.render_question``); a part
+                          that several questions share is a Python string beside them, joined in
+                          (``BPTT_SETUP`` of the RNN topic's ``gradients.py``);
 - ``valid_when(rule)``    the question's own validity rule on top of ``model.fair_draw``'s;
 - ``equivalents(other)``  ``other(params)``: other correct forms of a formula (tests, the key);
 - ``mistake(name, feedback, value)``: a named wrong answer, ``value(params)``; or
@@ -26,9 +27,8 @@ The facts, each optional except ``cites``:
   answer written with the mistake as a switch. Computed only when a draw is checked or graded;
   ``when=rule``: only draws where ``rule(params)`` holds can show it. They keep their written order.
 
-The topic is the bank module's (a topic split into a package, ``bank/rnn/``, is still one topic);
-the text template is the ``text`` fact, else the file ``templates/exam/questions/<id>.md.j2`` (for
-texts that share a part with others through ``{% include %}``).
+The topic is the bank module's (a topic split into a package, ``bank/rnn/``, is still one topic).
+A question is this one declaration, its text included, and its line in an exam file.
 """
 
 from __future__ import annotations
@@ -133,6 +133,10 @@ def _topic(module: str) -> str:
 def _register(id: str, kind: str, sample: Callable, **declared: Any) -> Callable[[Answer], Answer]:
     def wrap(answer: Answer) -> Answer:
         facts = dict(answer.__dict__.get(_FACTS) or {})
+        if "text" not in facts:
+            raise QuestionError(
+                f"{id}: declare its text with @text(...) under the kind line (its question and solution)"
+            )
         mistakes = facts.pop("mistakes", None)
         register(
             Question(
@@ -142,7 +146,7 @@ def _register(id: str, kind: str, sample: Callable, **declared: Any) -> Callable
                 sections=facts.pop("sections", ()),
                 sample=sample,
                 answer=answer,
-                template="" if "text" in facts else f"questions/{id}.md.j2",
+                template="",
                 mistakes=_named_mistakes(mistakes, answer) if mistakes else None,
                 topic=_topic(answer.__module__),
                 **declared,

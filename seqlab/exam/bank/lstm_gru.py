@@ -17,7 +17,7 @@ import torch
 from ..model import EXACT, FOUR_DIGITS
 from ..safeexpr import Sym
 from ._util import THREE_FIGURE_WORK, dec, decs, floats, ref, shape_numel, t
-from .declare import cites, equivalents, exercises, forms, formula, mistake, numeric, own_entries
+from .declare import cites, equivalents, exercises, forms, formula, mistake, numeric, own_entries, text
 
 GATES = {"lstm": 4, "gru": 3}
 
@@ -63,6 +63,22 @@ def _lstm_count_same_input(p):
 
 
 @numeric("lstm.param_count", _sample_lstm_count, EXACT, hint="an integer")
+@text(
+    r"""
+{% block question %}
+`nn.LSTM(input_size={{ p.D }}, hidden_size={{ p.H }}, num_layers={{ p.layers }}, bidirectional={{ p.bidirectional }})`
+is a stack of {{ p.layers }} LSTM layers{{ ", each reading the sequence in both directions" if p.bidirectional else ", each reading the sequence left to right" }}.
+It keeps, per layer and direction, $W_{ih}$ of shape $(4H, \text{input})$, $W_{hh}$ of shape $(4H, H)$ and two bias
+vectors $b_{ih}, b_{hh}$ of size $4H$ (gates $i, f, \tilde C, o$). The first layer's input is the $D = {{ p.D }}$ features;
+a layer above the first reads the {{ "concatenated outputs of both directions of the layer below" if p.bidirectional else "hidden states of the layer below" }}.
+
+How many parameters does it have?
+{% endblock %}
+{% block solution %}
+Per layer and direction $4H(\text{input} + H) + 8H$; summed: ${{ answer|num }}$.
+{% endblock %}
+"""
+)
 @cites("L5 §7.1", "L5 §9", "L5 §10", "L5 §11", "L7-8 (Lecture 7) §五.1")
 @exercises("lstm_gru.lstm_forward", "rnn.birnn_forward")
 @forms("unidirectional", "bidirectional")
@@ -88,6 +104,17 @@ def _sample_gru_count(rng):
 
 
 @numeric("gru.param_count", _sample_gru_count, EXACT, hint="an integer")
+@text(
+    r"""
+{% block question %}
+`nn.GRU(input_size={{ p.D }}, hidden_size={{ p.H }})` keeps $W_{ih}$ of shape $(3H, D)$, $W_{hh}$ of shape
+$(3H, H)$ and two bias vectors of size $3H$ (gates $r, z, n$). How many parameters does it have?
+{% endblock %}
+{% block solution %}
+$3H(D + H) + 6H = {{ answer|num }}$, three quarters of the LSTM's $4H(D+H) + 8H$.
+{% endblock %}
+"""
+)
 @cites("L5 §8", "L5 §9")
 @exercises("lstm_gru.gru_forward")
 @mistake("one_bias", "PyTorch keeps two bias vectors, b_ih and b_hh", lambda p: _lstm_count(p, "gru", biases=1))
@@ -103,6 +130,17 @@ def _formula_symbols(p):
 
 # Forms: LSTM or GRU (equal difficulty, but the exam still gives everyone the same cell).
 @formula("lstm.param_count_formula", lambda rng, form: {"cell": form}, _formula_symbols)
+@text(
+    r"""
+{% block question %}
+Give the number of parameters of a single-layer `nn.{{ "LSTM" if p.cell == "lstm" else "GRU" }}` with input size `D` and
+hidden size `H` (PyTorch's layout: $W_{ih}$, $W_{hh}$ and the two biases $b_{ih}$, $b_{hh}$) as a formula in `D` and `H`.
+{% endblock %}
+{% block solution %}
+{{ "Four" if p.cell == "lstm" else "Three" }} gate blocks, each with $H(D + H) + 2H$ parameters: ${{ answer|latex }}$.
+{% endblock %}
+"""
+)
 @cites("L5 §9", "L5 §7.1", "L5 §8")
 @exercises("lstm_gru.lstm_cell", "lstm_gru.gru_cell")
 @forms("lstm", "gru")
@@ -136,6 +174,23 @@ def _lstm_no_output_gate(p):
 
 
 @numeric("lstm.cell_update", _sample_lstm_cell, THREE_FIGURE_WORK, hint="two numbers, C_t then h_t")
+@text(
+    r"""
+{% block question %}
+A scalar LSTM cell (input and hidden size 1) computes, with $\sigma$ the logistic sigmoid and the notes' notation
+($C_t$ the cell state, $\tilde C_t$ the candidate),
+$$\begin{aligned} i_t &= \sigma(w^{x}_i x_t + w^{h}_i h_{t-1} + b_i), & f_t &= \sigma(w^{x}_f x_t + w^{h}_f h_{t-1} + b_f),\\
+\tilde C_t &= \tanh(w^{x}_C x_t + w^{h}_C h_{t-1} + b_C), & o_t &= \sigma(w^{x}_o x_t + w^{h}_o h_{t-1} + b_o), \end{aligned}$$
+and from them the new cell state and hidden state by the notes' LSTM update.
+The weights, listed in the order $(i, f, \tilde C, o)$, are $w^{x} = {{ p.W_ih|vec }}$, $w^{h} = {{ p.W_hh|vec }}$,
+$b = {{ p.b|vec }}$. For $x_t = {{ p.x|num }}$, $h_{t-1} = {{ p.h_prev|num }}$ and $C_{t-1} = {{ p.c_prev|num }}$,
+what are $C_t$ and $h_t$? Intermediate results rounded to 3 significant figures are accepted.
+{% endblock %}
+{% block solution %}
+Compute the four gates, then $C_t = f_t C_{t-1} + i_t \tilde C_t$ and $h_t = o_t \tanh(C_t)$: $C_t, h_t = {{ answer|vec }}$.
+{% endblock %}
+"""
+)
 @cites("L5 §7.1", "L5 §7.2", "L5 §7.3", "L5 §7.4", "L5 §7.5", "L7-8 (Lecture 7) §五.1")
 @exercises("lstm_gru.lstm_cell")
 @mistake("no_output_gate", "h_t = o_t * tanh(C_t): the output gate is missing", _lstm_no_output_gate)
@@ -171,6 +226,18 @@ def _sample_gates(rng):
     FOUR_DIGITS,
     hint="four numbers: C_t (2 entries), then h_t (2 entries)",
 )
+@text(
+    r"""
+{% block question %}
+In an LSTM with hidden size 2, at one step the gates are $f_t = {{ p.f|vec }}$ (forget), $i_t = {{ p.i|vec }}$ (input),
+$\tilde C_t = {{ p.g|vec }}$ (candidate) and $o_t = {{ p.o|vec }}$ (output), and $C_{t-1} = {{ p.c_prev|vec }}$.
+What are $C_t$ and $h_t$?
+{% endblock %}
+{% block solution %}
+$C_t = f_t \odot C_{t-1} + i_t \odot \tilde C_t$ and $h_t = o_t \odot \tanh(C_t)$: ${{ answer|vec }}$.
+{% endblock %}
+"""
+)
 @cites("L5 §7.4", "L5 §7.5", "L5 §7.2", "L5 §7.3", "L7-8 (Lecture 7) §五.1")
 @exercises("lstm_gru.lstm_cell")
 @mistake("no_tanh", "h_t = o_t * tanh(C_t): tanh is missing", tanh=False)
@@ -196,6 +263,22 @@ def _sample_gru(rng):
 
 
 @numeric("gru.update", _sample_gru, FOUR_DIGITS, hint="one number, h_t")
+@text(
+    r"""
+{% block question %}
+A scalar GRU cell in PyTorch's form computes, with weights listed in the order (reset $r$, update $z$, new $n$),
+$$\begin{aligned} r &= \sigma(w^{x}_r x + b^{x}_r + w^{h}_r h_{t-1} + b^{h}_r), \quad z = \sigma(w^{x}_z x + b^{x}_z + w^{h}_z h_{t-1} + b^{h}_z),\\
+n &= \tanh\big(w^{x}_n x + b^{x}_n + r\,(w^{h}_n h_{t-1} + b^{h}_n)\big), \quad h_t = (1 - z)\, n + z\, h_{t-1}. \end{aligned}$$
+With $w^{x} = {{ p.W_ih|vec }}$, $w^{h} = {{ p.W_hh|vec }}$, $b^{x} = {{ p.b_ih|vec }}$, $b^{h} = {{ p.b_hh|vec }}$,
+$x = {{ p.x|num }}$ and $h_{t-1} = {{ p.h_prev|num }}$, what is $h_t$?
+(Note: the lecture notes apply $r$ to $h_{t-1}$ before the matrix product; here $r$ multiplies $w^{h}_n h_{t-1} + b^{h}_n$.)
+{% endblock %}
+{% block solution %}
+Compute $r$, $z$, then $n$, then interpolate: $h_t = {{ answer|num }}$. With $z \to 1$ the old state is kept
+(update gate), with $r \to 0$ the candidate ignores the past (reset gate).
+{% endblock %}
+"""
+)
 @cites("L5 §8", "L5 §8.1", "L5 §8.2")
 @exercises("lstm_gru.gru_cell")
 @mistake(
@@ -236,6 +319,19 @@ def _path_symbols(p):
 
 
 @formula("lstm.cell_path", lambda rng, form: {"k": int(form)}, _path_symbols)
+@text(
+    r"""
+{% block question %}
+In an LSTM, $C_s = f_s \odot C_{s-1} + i_s \odot \tilde C_s$. Treat the gates as constants and take one cell unit.
+Writing {% for i in range(1, p.k + 1) %}`f{{ i }}`{{ ", " if not loop.last }}{% endfor %} for the forget gates
+$f_{t-{{ p.k - 1 }}}, \dots, f_t$ of the last {{ p.k }} steps, give $\partial C_t / \partial C_{t-{{ p.k }}}$ along the cell path.
+{% endblock %}
+{% block solution %}
+Each step multiplies by its forget gate and nothing else (no weight matrix, no squashing nonlinearity):
+${{ answer|latex }}$. With forget gates near 1 the gradient survives many steps, like a ResNet skip connection in time.
+{% endblock %}
+"""
+)
 @cites("L7-8 (Lecture 7) §五.2", "L7-8 (Lecture 7) §六", "L5 §7.4", "L5 §7.2")
 @exercises("lstm_gru.lstm_cell")
 @forms("2", "3", "4")

@@ -14,7 +14,7 @@ import sympy
 from ..model import FOUR_DIGITS
 from ..safeexpr import Sym
 from ._util import THREE_FIGURES_RELATIVE, decs, floats, ref, t
-from .declare import cites, equivalents, exercises, forms, formula, mistake, numeric, own_entries
+from .declare import cites, equivalents, exercises, forms, formula, mistake, numeric, own_entries, text
 
 LRS = (0.1, 0.05, 0.2, 0.5)
 
@@ -62,6 +62,18 @@ def _ascent(p):
 
 
 @numeric("opt.sgd_step", _sample_sgd, FOUR_DIGITS, hint="three numbers, w1, w2, w3")
+@text(
+    r"""
+{% block question %}
+Plain SGD updates the parameters with $w_{t+1} = w_t - \eta\, \nabla_w L(w_t)$.
+With learning rate $\eta = {{ p.lr|num }}$, current parameters $w_t = {{ p.w|vec }}$ and gradient
+$\nabla_w L(w_t) = {{ p.dw|vec }}$, what is $w_{t+1}$?
+{% endblock %}
+{% block solution %}
+$w_{t+1} = w_t - {{ p.lr|num }} \cdot {{ p.dw|vec }} = {{ answer|vec }}$.
+{% endblock %}
+"""
+)
 @cites("W8 §1.1")
 @exercises("optimizers.sgd")
 @mistake("ascent", "this moves along the gradient (ascent); SGD subtracts lr times the gradient", _ascent)
@@ -78,6 +90,20 @@ def sgd_step(p):
     _two_steps(LRS, mu=(0.9, 0.5, 0.8)),
     THREE_FIGURES_RELATIVE,
     hint="two numbers, the entries of w_2",
+)
+@text(
+    r"""
+{% block question %}
+SGD with momentum in PyTorch's form keeps a velocity $v$ with $v_0 = 0$ and, for $t = 1, 2, \dots$
+($g_t$ is the gradient at $w_{t-1}$), computes
+$$v_t = \mu\, v_{t-1} + g_t, \qquad w_t = w_{t-1} - \eta\, v_t.$$
+With $\eta = {{ p.lr|num }}$, $\mu = {{ p.mu|num }}$, $w_0 = {{ p.w|vec }}$ and the gradients
+$g_1 = {{ p.g1|vec }}$ and $g_2 = {{ p.g2|vec }}$, what is $w_2$? Intermediate results rounded to 3 significant figures are accepted.
+{% endblock %}
+{% block solution %}
+$v_1 = g_1$, $w_1 = w_0 - \eta v_1$; $v_2 = \mu v_1 + g_2$, $w_2 = w_1 - \eta v_2 = {{ answer|vec }}$.
+{% endblock %}
+"""
 )
 @cites("W8 §1.2")
 @exercises("optimizers.sgd_momentum")
@@ -97,6 +123,21 @@ def _unit_steps(p):
 
 
 @numeric("opt.adagrad_steps", _two_steps(LRS), FOUR_DIGITS, hint="two numbers, the entries of w_2")
+@text(
+    r"""
+{% block question %}
+AdaGrad accumulates squared gradients, $G_t = G_{t-1} + g_t \odot g_t$ with $G_0 = 0$, and updates
+$w_t = w_{t-1} - \eta\, g_t / (\sqrt{G_t} + \epsilon)$ element-wise ($\epsilon = 10^{-10}$, negligible here),
+for $t = 1, 2, \dots$, where $g_t$ is the gradient at $w_{t-1}$.
+With $\eta = {{ p.lr|num }}$, $w_0 = {{ p.w|vec }}$, $g_1 = {{ p.g1|vec }}$ and $g_2 = {{ p.g2|vec }}$,
+what is $w_2$?
+{% endblock %}
+{% block solution %}
+$G_1 = g_1^2$, $w_1 = w_0 - \eta\, g_1/|g_1|$; $G_2 = g_1^2 + g_2^2$,
+$w_2 = w_1 - \eta\, g_2/\sqrt{G_2} = {{ answer|vec }}$.
+{% endblock %}
+"""
+)
 @cites("W8 §1.3")
 @exercises("optimizers.adagrad")
 @mistake(
@@ -117,6 +158,22 @@ def adagrad_steps(p):
     _two_steps((0.05, 0.1, 0.2), alpha=(0.9, 0.5, 0.8)),
     THREE_FIGURES_RELATIVE,
     hint="two numbers, the entries of w_2",
+)
+@text(
+    r"""
+{% block question %}
+RMSProp keeps a moving average of squared gradients and updates element-wise, for $t = 1, 2, \dots$
+($g_t$ is the gradient at $w_{t-1}$):
+$$s_t = \alpha\, s_{t-1} + (1-\alpha)\, g_t \odot g_t, \qquad w_t = w_{t-1} - \eta\, g_t / (\sqrt{s_t} + \epsilon),$$
+with $s_0 = 0$ and $\epsilon = 10^{-8}$. The new average $s_t$ is computed before it divides $g_t$.
+With $\eta = {{ p.lr|num }}$, $\alpha = {{ p.alpha|num }}$, $w_0 = {{ p.w|vec }}$, $g_1 = {{ p.g1|vec }}$
+and $g_2 = {{ p.g2|vec }}$, what is $w_2$? Intermediate results rounded to 3 significant figures are accepted.
+{% endblock %}
+{% block solution %}
+$s_1 = (1-\alpha) g_1^2$, $w_1 = w_0 - \eta g_1/\sqrt{s_1}$; $s_2 = \alpha s_1 + (1-\alpha) g_2^2$,
+$w_2 = w_1 - \eta g_2 / \sqrt{s_2} = {{ answer|vec }}$.
+{% endblock %}
+"""
 )
 @cites("W8 §1.4")
 @exercises("optimizers.rmsprop")
@@ -167,6 +224,25 @@ def _adam_sign_steps(p):
 
 
 @numeric("opt.adam_steps", _sample_adam, FOUR_DIGITS, hint="two numbers, the entries of w after the last step")
+@text(
+    r"""
+{% block question %}
+Adam with $\beta_1 = {{ p.beta1|num }}$, $\beta_2 = {{ p.beta2|num }}$, $\epsilon = 10^{-8}$ and
+$\eta = {{ p.lr|num }}$ starts from $m_0 = v_0 = 0$ and, at step $t = 1, 2, \dots$, computes
+$m_t = \beta_1 m_{t-1} + (1-\beta_1) g_t$, $v_t = \beta_2 v_{t-1} + (1-\beta_2) g_t^2$, their
+bias-corrected estimates $\hat m_t$ and $\hat v_t$ (as in the notes), and
+$w_t = w_{t-1} - \eta\, \hat m_t / (\sqrt{\hat v_t} + \epsilon)$.
+Starting from $w_0 = {{ p.w|vec }}$ with the gradients ($g_t$ is the gradient at $w_{t-1}$)
+{% for g in p.grads %}$g_{{ loop.index }} = {{ g|vec }}${{ " and " if not loop.last }}{% endfor %},
+what is $w_{{ p.steps }}$?
+{% endblock %}
+{% block solution %}
+{% if p.steps == 1 %}At $t = 1$ the bias correction gives $\hat m_1 = g_1$ and $\hat v_1 = g_1^2$, so each
+entry moves by $\eta\,\mathrm{sign}(g_1)$ (up to $\epsilon$).{% else %}Apply the update twice; the bias
+correction divides $m_2$ by $1-\beta_1^2$ and $v_2$ by $1-\beta_2^2$.{% endif %} $w_{{ p.steps }} = {{ answer|vec }}$.
+{% endblock %}
+"""
+)
 @cites("W8 §1.5")
 @exercises("optimizers.adam")
 @mistake(
@@ -199,6 +275,18 @@ def _value_clipped(p):
 # Validity: ||g|| > tau (else the ``unclipped`` mistake is the key: nothing to clip), and some
 # entry exceeds tau (else value clipping, the ``elementwise`` mistake, changes nothing).
 @numeric("opt.clip_vector", _sample_clip, FOUR_DIGITS, hint="three numbers, the clipped gradient")
+@text(
+    r"""
+{% block question %}
+Gradient norm clipping (as in the notes) with threshold $\tau = {{ p.max_norm|num }}$ on the
+Euclidean norm $\lVert g \rVert_2$. What is the clipped gradient for $g = {{ p.g|vec }}$?
+{% endblock %}
+{% block solution %}
+$\lVert g \rVert_2 = \sqrt{\textstyle\sum_i g_i^2}$; the factor is $\min(1, \tau/\lVert g\rVert_2)$;
+the clipped gradient is ${{ answer|vec }}$ (same direction, norm at most $\tau$).
+{% endblock %}
+"""
+)
 @cites("L5 §6.1", "L7-8 (Lecture 7) §四")
 @exercises("optimizers.clip_grad_norm")
 @mistake("unclipped", "the norm is above the threshold, so the gradient is rescaled", lambda p: list(p["g"]))
@@ -228,6 +316,21 @@ def _bias_symbols(p):
 
 
 @formula("opt.bias_correction", _sample_bias, _bias_symbols)
+@text(
+    r"""
+{% block question %}
+{% set b = "beta1" if p.moment == "first" else "beta2" %}
+In Adam, the {{ p.moment }}-moment estimate {{ "$m_t$" if p.moment == "first" else "$v_t$" }} starts at 0
+and follows {{ "$m_t = \\beta_1 m_{t-1} + (1-\\beta_1) g_t$" if p.moment == "first" else "$v_t = \\beta_2 v_{t-1} + (1-\\beta_2) g_t^2$" }}.
+The bias-corrected estimate is {{ "$\\hat m_t = c \\cdot m_t$" if p.moment == "first" else "$\\hat v_t = c \\cdot v_t$" }}.
+Give $c$ as a formula in `{{ b }}` and the step number `t` ($t = 1, 2, \dots$).
+{% endblock %}
+{% block solution %}
+With a constant gradient the estimate after $t$ steps is $(1-\beta^t)$ times the true moment
+(a geometric sum), so $c = {{ answer|latex }}$.
+{% endblock %}
+"""
+)
 @cites("W8 §1.5")
 @exercises("optimizers.adam")
 @equivalents(lambda p: [f"(1 - {_bias_symbols(p)[0].name}^t)^(-1)", f"-1/({_bias_symbols(p)[0].name}**t - 1)"])
@@ -249,6 +352,19 @@ def _clip_symbols(p):
 
 
 @formula("opt.clip_scale", _sample_clip_sym, _clip_symbols)
+@text(
+    r"""
+{% block question %}
+A gradient $g$ has norm `n` $= \lVert g \rVert_2$, larger than the clipping threshold `tau`.
+{% if p.form == "factor" %}Norm clipping multiplies $g$ by a factor. Give that factor as a formula in `tau` and `n`.
+{% else %}Give the $i$-th entry of the clipped gradient as a formula in `g` (the $i$-th entry before clipping), `tau` and `n`.
+{% endif %}
+{% endblock %}
+{% block solution %}
+Since $n > \tau$, $\min(1, \tau/n) = \tau/n$: the answer is ${{ answer|latex }}$.
+{% endblock %}
+"""
+)
 @cites("L5 §6.1")
 @exercises("optimizers.clip_grad_norm")
 @forms("factor", "component")
@@ -267,6 +383,19 @@ def _adagrad_decay_symbols(p):
 
 
 @formula("opt.adagrad_decay", lambda rng: {"g": rng.choice((0.5, 1, 2, 3))}, _adagrad_decay_symbols)
+@text(
+    r"""
+{% block question %}
+AdaGrad ($w \leftarrow w - \mathrm{lr}\; g/\sqrt{G}$ with $G$ the running sum of squared gradients,
+$\epsilon$ neglected) sees the same scalar gradient $g = {{ p.g|num }}$ at every step.
+Give the size of the step $|w_t - w_{t-1}|$ taken at step $t$ as a formula in `lr` and `t`.
+{% endblock %}
+{% block solution %}
+$G_t = t g^2$, so the step is $\mathrm{lr}\cdot g/\sqrt{t g^2} = {{ answer|latex }}$: it decays to zero,
+the problem RMSProp fixes.
+{% endblock %}
+"""
+)
 @cites("W8 §1.3", "W8 §1.4")
 @exercises("optimizers.adagrad")
 @equivalents(lambda p: ["lr*t^(-1/2)", "lr*sqrt(t)/t"])

@@ -13,7 +13,7 @@ import sympy
 from ..model import EXACT, FOUR_DIGITS
 from ..safeexpr import Sym
 from ._util import THREE_FIGURES_RELATIVE, dec, decs, floats, ref, t
-from .declare import cites, equivalents, exercises, forms, formula, mistake, numeric, own_entries
+from .declare import cites, equivalents, exercises, forms, formula, mistake, numeric, own_entries, text
 
 
 def _sample_disc(rng):
@@ -25,6 +25,19 @@ def _euler(p):
 
 
 @numeric("ssm.discretize", _sample_disc, FOUR_DIGITS, hint="two numbers, A_bar then B_bar")
+@text(
+    r"""
+{% block question %}
+Mamba discretizes the continuous state-space model $h'(t) = A h(t) + B u(t)$ with step size $\Delta$ as
+$\bar A = \exp(\Delta A)$ (zero-order hold) and $\bar B = \Delta B$ (Euler), giving $h_t = \bar A h_{t-1} + \bar B u_t$.
+For one channel and one state with $\Delta = {{ p.delta|num }}$, $A = {{ p.A|num }}$ and $B = {{ p.B|num }}$, what are $\bar A$ and $\bar B$?
+{% endblock %}
+{% block solution %}
+${{ answer|vec }}$. A large $\Delta$ makes $\bar A \to 0$ (the token overwrites the state), a small $\Delta$ keeps the
+state: this input-dependent step is the selective mechanism.
+{% endblock %}
+"""
+)
 @cites("L5 §18.1", "L5 §18.2", "L5 §18")
 @exercises("selective_scan.discretize")
 @mistake("euler_A", "A_bar is exp(delta*A) (zero-order hold), not 1 + delta*A", _euler)
@@ -46,6 +59,20 @@ def _sample_scan(rng):
 
 
 @numeric("ssm.scan_output", _sample_scan, FOUR_DIGITS, hint="two numbers, y_1 and y_2")
+@text(
+    r"""
+{% block question %}
+A selective SSM with one channel and one state ($N = 1$) runs for two steps from $h_0 = 0$:
+$h_t = \exp(\Delta_t A)\, h_{t-1} + \Delta_t B_t u_t$, $y_t = C_t h_t + D u_t$, with $A = {{ p.A|num }}$, $D = {{ p.D|num }}$,
+inputs $u = {{ p.u|vec }}$, step sizes $\Delta = {{ p.delta|vec }}$, $B = {{ p.B|vec }}$ and $C = {{ p.C|vec }}$ (per step).
+What are $y_1$ and $y_2$?
+{% endblock %}
+{% block solution %}
+$h_1 = \Delta_1 B_1 u_1$, $y_1 = C_1 h_1 + D u_1$; $h_2 = e^{\Delta_2 A} h_1 + \Delta_2 B_2 u_2$, $y_2 = C_2 h_2 + D u_2$:
+${{ answer|vec }}$.
+{% endblock %}
+"""
+)
 @cites("L5 §18.2", "L5 §18.1", "L7-8 (Lecture 7) §七")
 @exercises("selective_scan.selective_scan")
 @mistake("no_skip", "the skip term D*u_t is part of y_t", skip=False)
@@ -66,6 +93,17 @@ def _from_zero(p):
 
 
 @numeric("ssm.linear_recurrence", _sample_linear, FOUR_DIGITS, hint="three numbers, h_1, h_2, h_3")
+@text(
+    r"""
+{% block question %}
+The linear recurrence $h_t = a_t h_{t-1} + b_t$ starts at $h_0 = {{ p.h0|num }}$ with
+$a = {{ p.a|vec }}$ and $b = {{ p.b|vec }}$ ($t = 1, 2, 3$). What are $h_1, h_2, h_3$?
+{% endblock %}
+{% block solution %}
+${{ answer|vec }}$. The same values come from prefix products of $a$ and prefix sums, which a parallel scan computes.
+{% endblock %}
+"""
+)
 @cites("L5 §18.3", "L5 §5.1", "L5 §18.1")
 @exercises("selective_scan.linear_scan")
 @mistake("no_h0", "the recurrence starts from the given h_0, not from 0", _from_zero)
@@ -89,6 +127,18 @@ def _scan_depth(T: int) -> int:
     EXACT,
     hint="two integers",
 )
+@text(
+    r"""
+{% block question %}
+The recurrence $h_t = a_t h_{t-1} + b_t$ over $T = {{ p.T }}$ steps is computed (1) with a loop over time and
+(2) with a parallel (Hillis-Steele) scan, where level $k$ combines every element with the one $2^k$ positions
+earlier, all elements at once. How many sequential steps does each take?
+{% endblock %}
+{% block solution %}
+The loop takes $T$ steps; the scan $\lceil \log_2 T \rceil$ levels: {{ answer|map("int")|join(", ") }}.
+{% endblock %}
+"""
+)
 @cites("L5 §18.3", "L7-8 (Lecture 7) §七", "L5 §19")
 @exercises("selective_scan.linear_scan")
 def scan_depth(p):
@@ -106,6 +156,18 @@ def _sample_kv(rng):
 
 
 @numeric("ssm.kv_cache", _sample_kv, THREE_FIGURES_RELATIVE, hint="one number, in MiB (2^20 bytes)")
+@text(
+    r"""
+{% block question %}
+A decoder-only Transformer with {{ p.layers }} layers and width $E = {{ p.E }}$ generates text and caches, for every
+layer and every past token, one key and one value vector of size $E$, at {{ p.bytes }} bytes per number.
+How many MiB ($2^{20}$ bytes) does the cache take after $T = {{ p.T }}$ tokens (one sequence)? Intermediate results rounded to 3 significant figures are accepted.
+{% endblock %}
+{% block solution %}
+$2 \cdot L \cdot E \cdot T \cdot \text{bytes} / 2^{20} = {{ answer|num }}$ MiB, growing linearly with $T$.
+{% endblock %}
+"""
+)
 @cites("L7-8 (Lecture 7) §七", "L5 §18", "L5 §14", "W8 §14")
 @exercises("selective_scan.selective_scan")
 @mistake("keys_only", "the cache stores both keys and values", both=False)
@@ -133,6 +195,22 @@ def _unroll_equivalents(p):
 
 
 @formula("ssm.unroll", lambda rng, form: {"T": 3, "what": form}, _unroll_symbols)
+@text(
+    r"""
+{% block question %}
+{% if p.what == "state" %}
+Unroll $h_t = a_t h_{t-1} + b_t$ for $T = {{ p.T }}$ steps: give $h_{ {{- p.T -}} }$ as a formula in `h0`,
+{% for i in range(1, p.T + 1) %}`a{{ i }}`, {% endfor %}{% for i in range(1, p.T + 1) %}`b{{ i }}`{{ ", " if not loop.last }}{% endfor %}.
+{% else %}
+For $h_t = a_t h_{t-1} + b_t$, give $\partial h_{ {{- p.T -}} } / \partial h_0$ as a formula in
+{% for i in range(1, p.T + 1) %}`a{{ i }}`{{ ", " if not loop.last }}{% endfor %}.
+{% endif %}
+{% endblock %}
+{% block solution %}
+${{ answer|latex }}$: a prefix product (times $h_0$) plus prefix-weighted sums, the structure a parallel scan exploits.
+{% endblock %}
+"""
+)
 @cites("L5 §18.3", "L5 §18.2")
 @exercises("selective_scan.linear_scan")
 @forms("state", "gradient")

@@ -13,7 +13,7 @@ import torch
 from ...model import EXACT, FOUR_DIGITS
 from ...safeexpr import Sym
 from .._util import THREE_FIGURE_WORK, decs, floats, mat, ref, shape_numel, t
-from ..declare import cites, equivalents, exercises, forms, formula, mistake, numeric, own_entries
+from ..declare import cites, equivalents, exercises, forms, formula, mistake, numeric, own_entries, text
 
 
 def _rnn_shapes(D, H, C, output=True):
@@ -38,6 +38,19 @@ def _sample_count(rng):
 
 
 @numeric("rnn.param_count", _sample_count, EXACT, hint="an integer")
+@text(
+    r"""
+{% block question %}
+An Elman RNN language model reads inputs of size $D = {{ p.D }}$, keeps a hidden state of size
+$H = {{ p.H }}$ and outputs logits over $C = {{ p.C }}$ classes:
+$h_t = \tanh(W_{xh} x_t + W_{hh} h_{t-1} + b_h)$, $o_t = W_{hy} h_t + b_y$.
+How many trainable parameters does it have when it is run on sequences of length $T = {{ p.T }}$?
+{% endblock %}
+{% block solution %}
+$HD + H^2 + H + CH + C = {{ answer|num }}$. The same weights are used at every time step, so $T$ does not enter.
+{% endblock %}
+"""
+)
 @cites("L5 §2.1", "W8 §2.2", "L7-8 (Lecture 7) §一.2", "L7-8 (Lecture 7) §四")
 @exercises("rnn.rnn_forward", "rnn.rnn_bptt")
 @mistake(
@@ -59,6 +72,24 @@ def _count_sym_symbols(p):
 
 # Forms: with or without the output layer (one more term to count); one per exam.
 @formula("rnn.param_count_formula", lambda rng, form: {"output": form == "with_output"}, _count_sym_symbols)
+@text(
+    r"""
+{% block question %}
+{% if p.output %}
+An Elman RNN with input size `D`, hidden size `H` and an output layer over `C` classes computes
+$h_t = \tanh(W_{xh} x_t + W_{hh} h_{t-1} + b_h)$ and $o_t = W_{hy} h_t + b_y$.
+Give its number of parameters as a formula in `D`, `H` and `C`.
+{% else %}
+A vanilla RNN layer with input size `D` and hidden size `H` computes
+$h_t = \tanh(W_{xh} x_t + W_{hh} h_{t-1} + b_h)$ (no output layer).
+Give its number of parameters as a formula in `D` and `H`.
+{% endif %}
+{% endblock %}
+{% block solution %}
+Count the entries of every weight and bias: ${{ answer|latex }}$.
+{% endblock %}
+"""
+)
 @cites("L5 §2.1", "L5 §0")
 @exercises("rnn.rnn_forward")
 @forms("with_output", "hidden_only")
@@ -91,6 +122,18 @@ def _cell_pre(p):
 
 
 @numeric("rnn.cell_step", _sample_cell, FOUR_DIGITS, hint="two numbers, the entries of h_t")
+@text(
+    r"""
+{% block question %}
+A vanilla RNN cell computes $h_t = \tanh(W_{xh} x_t + W_{hh} h_{t-1} + b_h)$ with
+$$W_{xh} = {{ p.W_xh|mat }}, \quad W_{hh} = {{ p.W_hh|mat }}, \quad b_h = {{ p.b_h|colvec }}.$$
+For $x_t = {{ p.x|colvec }}$ and $h_{t-1} = {{ p.h_prev|colvec }}$, what is $h_t$?
+{% endblock %}
+{% block solution %}
+The pre-activation is $a_t = W_{xh} x_t + W_{hh} h_{t-1} + b_h$; $h_t = \tanh(a_t) = {{ answer|vec }}$.
+{% endblock %}
+"""
+)
 @cites("W8 §2.2", "L5 §2.1", "L7-8 (Lecture 7) §一.2", "W8 §3")
 @exercises("rnn.rnn_cell")
 @mistake("no_tanh", "that is the pre-activation; apply tanh", _cell_pre)
@@ -122,6 +165,28 @@ def _sample_shapes(rng, form):
 
 
 @numeric("rnn.shapes", _sample_shapes, EXACT, hint="the shape as integers, e.g. 2; 3; 4")
+@text(
+    r"""
+{% block question %}
+A batch of $B = {{ p.B }}$ sequences of length $T = {{ p.T }}$ with $D = {{ p.D }}$ features each is
+stored batch-first as a tensor of shape $(B, T, D)$.
+{% if p.case != "bidirectional" %}An RNN with hidden size $H = {{ p.H }}$ reads it.{% endif %}
+{% if p.case == "many_to_many" %}
+In a synced many-to-many task (one output per step, e.g. frame-level classification), what is the shape of the tensor holding every hidden state $h_1, \dots, h_T$?
+{% elif p.case == "many_to_one" %}
+In a many-to-one task (e.g. sentiment classification) only the final hidden state is used. What is its shape?
+{% elif p.case == "bidirectional" %}
+A bidirectional RNN (two directions, hidden size $H = {{ p.H }}$ each, outputs concatenated on the last axis) reads it. What is the shape of its output?
+{% else %}
+An output layer maps every hidden state to logits over $C = {{ p.C }}$ classes, as in a character-level language model. What is the shape of the logits?
+{% endif %}
+Give its sizes in the order of its axes, the batch axis first (batch-first, as the input).
+{% endblock %}
+{% block solution %}
+The shape is $({{ answer|map("int")|join(", ") }})$.
+{% endblock %}
+"""
+)
 @cites("W8 §3.1", "W8 §3.2", "L5 §1.1", "L5 §10", "L7-8 (Lecture 7) §一.1", "W8 §3")
 @exercises("rnn.rnn_forward", "rnn.birnn_forward")
 @forms(*SHAPE_CASES)
@@ -158,6 +223,18 @@ def _ce(p):
 
 
 @numeric("rnn.ce_loss", _sample_ce, THREE_FIGURE_WORK, hint="one number")
+@text(
+    r"""
+{% block question %}
+At one time step an RNN language model outputs the logits $o = {{ p.logits|vec }}$ over three
+classes (indices 0, 1, 2), and the correct next token is class {{ p.target }}.
+What is the cross-entropy loss $-\log \mathrm{softmax}(o)_{ {{- p.target -}} }$ (natural log)? Intermediate results rounded to 3 significant figures are accepted.
+{% endblock %}
+{% block solution %}
+$-\log \frac{e^{o_{ {{- p.target -}} }}}{\sum_k e^{o_k}} = {{ answer|num }}$.
+{% endblock %}
+"""
+)
 @cites("L5 §2.2", "W8 §4", "L7-8 (Lecture 7) §二.1")
 @exercises("rnn.softmax_cross_entropy")
 @mistake("log2", "the loss uses the natural log, not log2", lambda p: float(_ce(p)) / math.log(2))
@@ -167,6 +244,17 @@ def ce_loss(p):
 
 
 @numeric("rnn.ce_grad", _sample_ce, FOUR_DIGITS, hint="three numbers, dL/do_0, dL/do_1, dL/do_2")
+@text(
+    r"""
+{% block question %}
+For the logits $o = {{ p.logits|vec }}$ (classes 0, 1, 2) and the correct class {{ p.target }},
+what is the gradient $\partial L / \partial o$ of the loss $L = -\log \mathrm{softmax}(o)_{ {{- p.target -}} }$?
+{% endblock %}
+{% block solution %}
+$\partial L/\partial o = \mathrm{softmax}(o) - \mathrm{onehot}({{ p.target }}) = {{ answer|vec }}$.
+{% endblock %}
+"""
+)
 @cites("L5 §3.2")
 @exercises("rnn.softmax_cross_entropy", "rnn.rnn_bptt")
 @mistake("sign", "the sign is flipped: the gradient is p - y", lambda p: [-x for x in ce_grad(p)])  # type: ignore[has-type]  # its own name in its decorator
@@ -194,6 +282,18 @@ def _sample_ce_sym(rng):
 
 
 @formula("rnn.ce_grad_formula", _sample_ce_sym, _ce_sym_symbols)
+@text(
+    r"""
+{% block question %}
+A softmax output layer gets the logits
+{% for i in range(p.C) %}`o{{ i }}`{{ ", " if not loop.last }}{% endfor %} over {{ p.C }} classes (indices 0 to {{ p.C - 1 }}), and the loss is $L = -\log p_{ {{- p.y -}} }$ with $p = \mathrm{softmax}(o)$: class {{ p.y }} is the correct one.
+Give $\partial L / \partial o_{ {{- p.j -}} }$ as a formula in the logits (use `exp`).
+{% endblock %}
+{% block solution %}
+$\partial L/\partial o_j = p_j - \mathbb{1}[j = y]$ with $y = {{ p.y }}$, here ${{ answer|latex }}$.
+{% endblock %}
+"""
+)
 @cites("L5 §3.2", "L5 §20")
 @exercises("rnn.softmax_cross_entropy", "rnn.rnn_bptt")
 @equivalents(

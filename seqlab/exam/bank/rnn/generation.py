@@ -15,7 +15,7 @@ import torch
 from ...model import EXACT, FOUR_DIGITS, REGISTRY, fair_draw
 from .._util import THREE_FIGURE_WORK, dec, decs, floats, mat, ref, t
 from ..declare import cites, exercises, mistake, numeric, own_entries, text, valid_when
-from .gradients import _bptt, _sample_bptt
+from .gradients import BPTT_SETUP, _bptt, _sample_bptt
 
 # --------------------------------------------------------------------------- embedding, decoding
 
@@ -81,6 +81,20 @@ def _sample_greedy(rng):
 
 
 @numeric("rnn.greedy_decode", _sample_greedy, EXACT, hint="two token indices")
+@text(
+    r"""
+{% block question %}
+A character-level RNN language model over $V = 3$ tokens (0, 1, 2) generates greedily: starting from
+token $y_0 = {{ p.start }}$ and $h_0 = 0$, at each step $x_s = E[y_{s-1}]$ (row of $E$),
+$h_s = \tanh(W_{xh} x_s + W_{hh} h_{s-1} + b_h)$, $y_s = \operatorname{argmax} (W_{hy} h_s + b_y)$, fed back as the next input. With
+$$E = {{ p.E|mat }},\ W_{xh} = {{ p.W_xh|mat }},\ W_{hh} = {{ p.W_hh|mat }},\ b_h = {{ p.b_h|colvec }},\ W_{hy} = {{ p.W_hy|mat }},\ b_y = {{ p.b_y|colvec }},$$
+which tokens $y_1, y_2$ are generated?
+{% endblock %}
+{% block solution %}
+Run two steps, feeding each argmax back as the next input: ${{ answer|map("int")|join(", ") }}$.
+{% endblock %}
+"""
+)
 @cites("W8 §4", "W8 §3.3", "L5 §4", "L7-8 (Lecture 7) §三")
 @exercises("rnn.greedy_decode")
 def greedy_decode(p):
@@ -136,6 +150,21 @@ def _sample_param_grads(rng):
 
 # THREE_FIGURE_WORK (bank/_util.py): measured for this question first; the paper says so in its text.
 @numeric("rnn.bptt_param_grads", _sample_param_grads, THREE_FIGURE_WORK, hint="dL/du, dL/dw, dL/db in this order")
+@text(
+    "{% block question %}\n"
+    + BPTT_SETUP
+    + r"""
+Backpropagating through time, what are $\partial L / \partial u$, $\partial L / \partial w$ and
+$\partial L / \partial b$? Intermediate results rounded to 3 significant figures are accepted.
+{% endblock %}
+{% block solution %}
+With $p_t = \mathrm{softmax}(o_t)$ and $e_t = \mathrm{onehot}(y_t)$: $\partial L/\partial h_2 = W_{hy}^\top (p_2 - e_2)$,
+$\delta_2 = (1 - h_2^2)\, \partial L/\partial h_2$; $\partial L/\partial h_1 = W_{hy}^\top (p_1 - e_1) + w\, \delta_2$,
+$\delta_1 = (1 - h_1^2)\, \partial L/\partial h_1$. Then $\partial L/\partial u = \sum_t \delta_t x_t$,
+$\partial L/\partial w = \sum_t \delta_t h_{t-1}$, $\partial L/\partial b = \sum_t \delta_t$ $= {{ answer|vec }}$.
+{% endblock %}
+"""
+)
 @cites("L5 §3.5", "L5 §3.4", "L5 §3", "L7-8 (Lecture 7) §二.2")
 @exercises("rnn.rnn_bptt")
 @mistake(
@@ -281,6 +310,20 @@ def _token_and_probability(cdf, u) -> list[float]:
     _sample_token_params,
     FOUR_DIGITS,
     hint="two numbers: the token index, then its probability",
+)
+@text(
+    r"""
+{% block question %}
+A language model over $V = 4$ tokens (0, 1, 2, 3) turns its logits $z$ into the distribution
+$p = \mathrm{softmax}(z / \tau)$ with temperature $\tau = {{ p.temperature|num }}$ and picks its next token
+with one uniform number $u \in [0, 1)$: the sampled token is the smallest $k$ with
+$p_0 + \dots + p_k > u$. At this step the logits are $z = {{ p.logits|vec }}$ and $u = {{ p.u|num }}$.
+Which token $k$ is sampled, and what is its probability $p_k$?
+{% endblock %}
+{% block solution %}
+$p = \mathrm{softmax}(z/{{ p.temperature|num }})$; the first cumulative sum above $u = {{ p.u|num }}$ is at token ${{ answer[0]|int }}$, whose probability is ${{ answer[1]|num }}$.
+{% endblock %}
+"""
 )
 @cites("W8 §4", "W8 §3.3", "L5 §4")
 @exercises("rnn.greedy_decode")

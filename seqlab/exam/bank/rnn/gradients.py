@@ -11,7 +11,19 @@ import torch
 from ...model import EXACT, FOUR_DIGITS, Tolerance
 from ...safeexpr import Sym
 from .._util import THREE_FIGURE_WORK, dec, decs, floats, ref, t
-from ..declare import cites, equivalents, exercises, forms, formula, mistake, numeric, own_entries, valid_when
+from ..declare import cites, equivalents, exercises, forms, formula, mistake, numeric, own_entries, text, valid_when
+
+# The scalar BPTT questions' shared set-up (rnn.bptt_output_grad, rnn.bptt_hidden_grad and
+# rnn.bptt_param_grads in generation.py): each question block opens with it, and the question's
+# own first line follows on the next line of the same paragraph.
+BPTT_SETUP = r"""
+A scalar RNN (input, hidden size 1) with a {{ 'two' if p.V|length == 2 else 'three' }}-class softmax output reads $T = 2$ steps:
+$h_t = \tanh(u\, x_t + w\, h_{t-1} + b)$, $o_t = W_{hy} h_t + b_y$ (a vector of {{ p.V|length }} logits),
+$L = \sum_{t=1}^{2} -\log \mathrm{softmax}(o_t)_{y_t}$ (the targets $y_t$ are given).
+The values are $u = {{ p.u|num }}$, $w = {{ p.w|num }}$, $b = {{ p.b|num }}$,
+$W_{hy} = {{ p.V|colvec }}$, $b_y = {{ p.c|colvec }}$, $h_0 = {{ p.h0|num }}$,
+inputs $x_1 = {{ p.x[0]|num }}$, $x_2 = {{ p.x[1]|num }}$ and targets $y_1 = {{ p.y[0] }}$, $y_2 = {{ p.y[1] }}$ ({{ 'classes 0 and 1' if p.V|length == 2 else 'classes 0, 1 and 2' }}).
+""".strip()
 
 # --------------------------------------------------------------------------- BPTT by hand
 
@@ -64,6 +76,17 @@ def _bptt(p):
     THREE_FIGURE_WORK,
     hint="two numbers, the entries of classes 0 and 1",
 )
+@text(
+    "{% block question %}\n"
+    + BPTT_SETUP
+    + r"""
+What are the entries for classes 0 and 1 of {{ "$\\partial L / \\partial b_y$" if p.target == "b_y" else "$\\partial L / \\partial W_{hy}$ ($W_{hy}$ is $3 \\times 1$)" }}? Intermediate results rounded to 3 significant figures are accepted.
+{% endblock %}
+{% block solution %}
+With $p_t = \mathrm{softmax}(o_t)$: {{ "$\\partial L/\\partial b_y = \\sum_t (p_t - \\mathrm{onehot}(y_t))$" if p.target == "b_y" else "$\\partial L/\\partial W_{hy} = \\sum_t (p_t - \\mathrm{onehot}(y_t))\\, h_t$" }} $= {{ answer|vec }}$.
+{% endblock %}
+"""
+)
 @cites("L5 §3.3", "L5 §3.1", "L5 §3", "L7-8 (Lecture 7) §二.2")
 @exercises("rnn.rnn_bptt")
 @forms("b_y", "W_hy")
@@ -74,6 +97,22 @@ def bptt_output_grad(p):
 
 
 @numeric("rnn.bptt_hidden_grad", lambda rng, form: _sample_bptt(rng, (form,)), FOUR_DIGITS, hint="one number")
+@text(
+    "{% block question %}\n"
+    + BPTT_SETUP
+    + r"""
+{% set names = {"W_hh": "\\partial L / \\partial w", "h0": "\\partial L / \\partial h_0", "b_h": "\\partial L / \\partial b", "W_xh": "\\partial L / \\partial u"} %}
+Using backpropagation through time, what is ${{ names[p.target] }}$?
+{% endblock %}
+{% block solution %}
+Backward: $\delta o_t = p_t - \mathrm{onehot}(y_t)$; $\partial L/\partial h_2 = W_{hy}^\top \delta o_2$;
+$\partial L/\partial a_2 = (1 - h_2^2)\,\partial L/\partial h_2$; $\partial L/\partial h_1 = W_{hy}^\top \delta o_1 + w\, \partial L/\partial a_2$;
+$\partial L/\partial a_1 = (1 - h_1^2)\, \partial L/\partial h_1$. Then $\partial L/\partial w = \sum_t \partial L/\partial a_t\, h_{t-1}$,
+$\partial L/\partial u = \sum_t \partial L/\partial a_t\, x_t$, $\partial L/\partial b = \sum_t \partial L/\partial a_t$,
+$\partial L/\partial h_0 = w\, \partial L/\partial a_1$. Here: ${{ answer|num }}$.
+{% endblock %}
+"""
+)
 @cites("L5 §3.4", "L5 §3.5", "L5 §3", "L7-8 (Lecture 7) §二.2", "L5 §20")
 @exercises("rnn.rnn_bptt")
 @forms("W_hh", "h0", "b_h", "W_xh")
@@ -94,6 +133,25 @@ def _recursion_symbols(p):
 
 
 @formula("rnn.hidden_grad_recursion", _sample_recursion, _recursion_symbols)
+@text(
+    r"""
+{% block question %}
+A scalar RNN has $h_t = \tanh(w\, h_{t-1} + u\, x_t + b)$ and a binary output $p_t = \sigma(o_t)$,
+$o_t = v\, h_t + c$, trained with $L = \sum_t L_t$, $L_t$ the binary cross-entropy of $p_t$ against the
+target $y_t \in \{0, 1\}$, so that $\partial L_t / \partial o_t = p_t - y_t$.
+{% if p.last %}
+At the last time step $t = T$, give $\partial L / \partial h_T$ as a formula in `v`, `p_t` and `y_t`.
+{% else %}
+Let `g_next` $= \partial L / \partial h_{t+1}$ and `h_next` $= h_{t+1}$. Give $\partial L / \partial h_t$ (for $t < T$)
+as a formula in `v`, `p_t`, `y_t`, `w`, `h_next` and `g_next`.
+{% endif %}
+{% endblock %}
+{% block solution %}
+{% if p.last %}Only the output path remains at $t = T$: ${{ answer|latex }}$.{% else %}Two paths: through
+$o_t$ and through $h_{t+1} = \tanh(w h_t + \dots)$: ${{ answer|latex }}$.{% endif %}
+{% endblock %}
+"""
+)
 @cites("L5 §3.4", "L5 §20")
 @exercises("rnn.rnn_bptt")
 @equivalents(
@@ -136,6 +194,23 @@ def _sample_eigen(rng):
 
 
 @numeric("rnn.eigen_growth", _sample_eigen, Tolerance(rtol=1e-3, atol=0.0), hint="one number, the ratio of norms")
+@text(
+    r"""
+{% block question %}
+In a linear RNN $h_t = W h_{t-1}$ (no nonlinearity) the gradient flows back as
+$\partial L/\partial h_{t-1} = W^\top \partial L/\partial h_t$. Take
+$$W = {{ [[p.a, p.b], [p.b, p.a]]|mat }}$$
+and suppose $\partial L/\partial h_t$ points along $({{ "1, 1" if p.direction == "plus" else "1, -1" }})$.
+By what factor has its norm been multiplied after flowing back $k = {{ p.k }}$ steps, i.e.
+$\lVert \partial L/\partial h_{t-k} \rVert / \lVert \partial L/\partial h_t \rVert$?
+{% endblock %}
+{% block solution %}
+$({{ "1, 1" if p.direction == "plus" else "1, -1" }})$ is an eigenvector of $W$ with eigenvalue
+$\lambda = {{ (p.a + p.b if p.direction == "plus" else p.a - p.b)|num }}$, so the factor is $|\lambda|^k = {{ answer|num }}$:
+{{ "it explodes" if answer > 1 else "it vanishes" }} since $|\lambda| {{ ">" if answer > 1 else "<" }} 1$.
+{% endblock %}
+"""
+)
 @cites("L5 §5.1", "L5 §5", "L7-8 (Lecture 7) §四", "L5 §20")
 @exercises("rnn.rnn_bptt")
 @mistake("linear", "the factor compounds: lambda^k, not k*lambda", power=False)
@@ -155,6 +230,16 @@ def _sample_power(rng):
 
 
 @formula("rnn.linear_power", _sample_power, lambda p: (Sym("w", 0.3, 1.6),))
+@text(
+    r"""
+{% block question %}
+A scalar linear RNN has $h_t = w\, h_{t-1} + u\, x_t$. Give $\partial h_T / \partial h_{T-{{ p.k }}}$ as a formula in `w`.
+{% endblock %}
+{% block solution %}
+Each step contributes a factor $w$: ${{ answer|latex }}$, which explodes for $|w| > 1$ and vanishes for $|w| < 1$.
+{% endblock %}
+"""
+)
 @cites("L5 §5.1")
 @exercises("rnn.rnn_bptt")
 @equivalents(lambda p: [f"w^{p['k'] - 1}*w", f"exp({p['k']}*log(w))"])
@@ -170,6 +255,18 @@ def _tanh_symbols(p):
 
 
 @formula("rnn.tanh_jacobian", lambda rng, form: {"k": int(form)}, _tanh_symbols)
+@text(
+    r"""
+{% block question %}
+A scalar RNN has $h_t = \tanh(w\, h_{t-1} + u\, x_t + b)$. Write
+{% for i in range(1, p.k + 1) %}`h{{ i }}` for $h_{t+{{ i }}}${{ ", " if not loop.last }}{% endfor %}.
+Give $\partial h_{t+{{ p.k }}} / \partial h_t$ as a formula in `w`{% for i in range(1, p.k + 1) %}, `h{{ i }}`{% endfor %}.
+{% endblock %}
+{% block solution %}
+Each step multiplies by $w \tanh'(a) = w (1 - h^2)$: ${{ answer|latex }}$. Saturated units ($|h| \to 1$) make it vanish.
+{% endblock %}
+"""
+)
 @cites("L5 §5.2", "L5 §3.4", "L5 §6.2")
 @exercises("rnn.rnn_bptt")
 @forms("2", "3")
@@ -204,6 +301,19 @@ def _tbptt_valid(p):
 
 
 @numeric("rnn.truncated_chunks", _sample_tbptt, EXACT, hint="three integers")
+@text(
+    r"""
+{% block question %}
+A sequence of $T = {{ p.T }}$ steps is trained with truncated BPTT in chunks of {{ p.chunk }} steps
+(the last chunk may be shorter).
+Give (1) the number of backward passes, (2) the largest number of steps any backward pass goes through,
+(3) the length of the last chunk.
+{% endblock %}
+{% block solution %}
+$\lceil {{ p.T }} / {{ p.chunk }} \rceil$ chunks; each backward pass stays inside its chunk. Answer: {{ answer|map("int")|join(", ") }}.
+{% endblock %}
+"""
+)
 @cites("L7-8 (Lecture 7) §二.3", "L7-8 (Lecture 7) §二")
 @exercises("rnn.truncated_bptt")
 @valid_when(_tbptt_valid)

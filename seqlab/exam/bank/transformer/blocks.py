@@ -12,7 +12,7 @@ import torch
 from ...model import EXACT, FOUR_DIGITS
 from ...safeexpr import Sym
 from .._util import decs, floats, mat, mha_param_shapes, ref, shape_numel, t
-from ..declare import cites, equivalents, exercises, forms, formula, mistake, numeric, own_entries, valid_when
+from ..declare import cites, equivalents, exercises, forms, formula, mistake, numeric, own_entries, text, valid_when
 
 # --------------------------------------------------------------------------- block sizes
 
@@ -41,6 +41,20 @@ def _sample_block(rng):
 
 
 @numeric("tf.encoder_params", _sample_block, EXACT, hint="an integer")
+@text(
+    r"""
+{% block question %}
+A Transformer encoder stacks {{ p.layers }} identical block{{ "s" if p.layers > 1 }} with model width $E = {{ p.E }}$,
+{{ p.heads }} heads and feed-forward width $F = {{ p.F }}$. Each block has multi-head self-attention
+($W_q, W_k, W_v, W_o$ of size $E \times E$ with biases), a feed-forward network
+($W_1$: $F \times E$, $b_1$, $W_2$: $E \times F$, $b_2$) and two LayerNorms (weight and bias each).
+How many parameters do the blocks have (ignore embeddings)?
+{% endblock %}
+{% block solution %}
+Per block $4E^2 + 4E + 2EF + F + E + 4E$; times {{ p.layers }}: ${{ answer|num }}$.
+{% endblock %}
+"""
+)
 @cites("W8 §15.2", "W8 §15", "W8 §15.3", "L5 §17", "L7-8 (Lecture 8) §四.1", "L7-8 (Lecture 8) §四")
 @exercises("transformer.encoder_block")
 @mistake(
@@ -55,6 +69,19 @@ def encoder_params(p):
 
 
 @numeric("tf.decoder_params", lambda rng: {**_sample_block(rng), "layers": 1}, EXACT, hint="an integer")
+@text(
+    r"""
+{% block question %}
+A Transformer decoder block with $E = {{ p.E }}$, {{ p.heads }} heads and feed-forward width $F = {{ p.F }}$
+has masked self-attention, cross-attention (each with $W_q, W_k, W_v, W_o$ of size
+$E \times E$ and biases), a feed-forward network ($W_1$: $F \times E$, $b_1$, $W_2$: $E \times F$, $b_2$) and
+three LayerNorms (each with a gain and a bias of size $E$). How many parameters does it have?
+{% endblock %}
+{% block solution %}
+$2(4E^2 + 4E) + 2EF + F + E + 6E = {{ answer|num }}$.
+{% endblock %}
+"""
+)
 @cites("W8 §16.2", "W8 §16", "L5 §17")
 @exercises("transformer.decoder_block")
 @mistake(
@@ -81,6 +108,18 @@ def _ln_unbiased(p):
 
 
 @numeric("tf.layer_norm", _sample_ln, FOUR_DIGITS, hint="four numbers")
+@text(
+    r"""
+{% block question %}
+LayerNorm normalizes each token over its features: $y = \gamma \odot (x - \mu)/\sqrt{\sigma^2 + \epsilon} + \beta$,
+with $\mu$ and the biased variance $\sigma^2$ taken over the 4 features and $\epsilon = 10^{-5}$.
+For $x = {{ p.x|vec }}$, $\gamma = {{ p.gamma|vec }}$ and $\beta = {{ p.beta|vec }}$, what is $y$?
+{% endblock %}
+{% block solution %}
+$\mu = {{ (p.x|sum / 4)|num }}$; $\sigma^2 = \frac14 \sum (x_i - \mu)^2$; $y = {{ answer|vec }}$.
+{% endblock %}
+"""
+)
 @cites("W8 §15.3")
 @exercises("transformer.layer_norm")
 @mistake("unbiased", "LayerNorm uses the biased variance (divide by 4, not 3)", _ln_unbiased)
@@ -107,6 +146,19 @@ def _ffn_no_relu(p):
 
 
 @numeric("tf.ffn", _sample_ffn, FOUR_DIGITS, hint="two numbers")
+@text(
+    r"""
+{% block question %}
+The position-wise feed-forward network of a Transformer block computes
+$y = W_2\, \mathrm{ReLU}(W_1 x + b_1) + b_2$ with
+$$W_1 = {{ p.W1|mat }},\ b_1 = {{ p.b1|colvec }},\ W_2 = {{ p.W2|mat }},\ b_2 = {{ p.b2|colvec }}.$$
+For the token $x = {{ p.x|colvec }}$, what is $y$?
+{% endblock %}
+{% block solution %}
+$y = {{ answer|vec }}$; the same network is applied to every position independently.
+{% endblock %}
+"""
+)
 @cites("W8 §15.3", "L7-8 (Lecture 8) §四.1")
 @exercises("transformer.feed_forward")
 @mistake("no_relu", "apply ReLU to the hidden layer", _ffn_no_relu)
@@ -138,6 +190,26 @@ def _sample_caption(rng, form):
 
 
 @numeric("tf.caption_shapes", _sample_caption, EXACT, hint="two integers: encoder tokens, attention weights")
+@text(
+    r"""
+{% block question %}
+An image-captioning Transformer flattens a CNN feature map of ${{ p.Hf }} \times {{ p.Wf }}$ positions with $E = {{ p.E }}$
+channels into a sequence of encoder tokens. A batch of $B = {{ p.B }}$ caption prefixes of $T = {{ p.T }}$ tokens goes
+through a decoder block with {{ p.heads }} heads.
+{% if p.case == "one_head" %}
+How many tokens does the encoder's sequence have? And during training (teacher forcing, every position of the
+prefix at once), how many cross-attention weights does one head compute for one caption prefix?
+{% else %}
+How many tokens does the encoder's sequence have? And during training (teacher forcing, every position of the
+prefix at once), how many cross-attention weights does the block compute for the whole batch, all heads together?
+{% endif %}
+{% endblock %}
+{% block solution %}
+The encoder sequence has $S = {{ p.Hf }} \cdot {{ p.Wf }} = {{ p.Hf * p.Wf }}$ tokens; each of the $T = {{ p.T }}$ queries
+{% if p.case == "one_head" %}has one weight per encoder token: ${{ p.T }} \cdot {{ p.Hf * p.Wf }}${% else %}of each head and each caption has one weight per encoder token: ${{ p.B }} \cdot {{ p.heads }} \cdot {{ p.T }} \cdot {{ p.Hf * p.Wf }}${% endif %}. Answer: {{ answer|map("int")|join(", ") }}.
+{% endblock %}
+"""
+)
 @cites("W8 §17", "W8 §16.1", "W8 §16.2", "W8 §16")
 @exercises("transformer.decoder_block", "attention.multi_head_attention")
 @forms("one_head", "all_heads")
@@ -166,6 +238,18 @@ def _sample_vit(rng, form):
 
 
 @numeric("tf.vit_tokens", _sample_vit, EXACT, hint="two integers: tokens, attention weights per head")
+@text(
+    r"""
+{% block question %}
+A Vision Transformer cuts a ${{ p.height }} \times {{ p.width }}$ image (height by width, in pixels) into non-overlapping ${{ p.patch }} \times {{ p.patch }}$
+patches, one token each{{ ", and adds one class token" if p.cls }}. How many tokens does the encoder see, and how many
+attention weights does one head compute in one self-attention layer for one image?
+{% endblock %}
+{% block solution %}
+$({{ p.height }}/{{ p.patch }}) \cdot ({{ p.width }}/{{ p.patch }}){{ " + 1" if p.cls }}$ tokens, and their square: {{ answer|map("int")|join(", ") }}.
+{% endblock %}
+"""
+)
 @cites("W8 §17", "W8 §14")
 @exercises("attention.multi_head_attention")
 @forms("cls", "no_cls")
@@ -180,6 +264,18 @@ def _ln_symbols(p):
 
 
 @formula("tf.block_formula", lambda rng, form: {"kind": form}, _ln_symbols)
+@text(
+    r"""
+{% block question %}
+Give the number of parameters of one Transformer {{ p.kind }} block as a formula in the width `E` and the feed-forward width `F`
+(projections $E \times E$ with biases in every attention layer, FFN $W_1$: $F \times E$, $b_1$, $W_2$: $E \times F$, $b_2$,
+LayerNorms with weight and bias{{ "; the decoder also has cross-attention and a third LayerNorm" if p.kind == "decoder" }}).
+{% endblock %}
+{% block solution %}
+${{ answer|latex }}$.
+{% endblock %}
+"""
+)
 @cites("W8 §15.2", "W8 §15.3")
 @exercises("transformer.encoder_block", "transformer.decoder_block")
 @forms("encoder", "decoder")
@@ -236,6 +332,22 @@ def _sample_norm_order(rng):
 
 
 @numeric("tf.norm_order", _sample_norm_order, FOUR_DIGITS, hint="the post-LN output first, then the pre-LN output")
+@text(
+    r"""
+{% block question %}
+A sublayer acts on each token on its own: $F(z) = a \odot z + c$ with $a = {{ p.a|vec }}$ and $c = {{ p.c|vec }}$.
+$\mathrm{LN}$ is LayerNorm over the 3 features without gain and shift: $\mathrm{LN}(z) = (z - \mu)/\sqrt{\sigma^2 + \epsilon}$,
+$\mu$ and $\sigma^2$ the mean and the (biased, divide by 3) variance of $z$, $\epsilon = 10^{-5}$.
+For the token $x = {{ p.x|vec }}$, give the output of the block written as in the notes, the post-LN form
+$y_{\text{post}} = \mathrm{LN}(x + F(x))$, and of the pre-LN form $y_{\text{pre}} = x + F(\mathrm{LN}(x))$.
+Keep full precision in intermediate steps.
+{% endblock %}
+{% block solution %}
+Post-LN adds the residual first and normalizes the sum; pre-LN normalizes the sublayer's input and adds the raw $x$ back:
+$y_{\text{post}} = {{ answer[:3]|vec }}$, $y_{\text{pre}} = {{ answer[3:]|vec }}$.
+{% endblock %}
+"""
+)
 @cites("W8 §15.2", "W8 §15.3", "L7-8 (Lecture 8) §四.1", "L5 §17")
 @exercises("transformer.encoder_block", "transformer.layer_norm")
 @valid_when(_spread_enough)

@@ -14,7 +14,7 @@ import torch
 from ...model import FOUR_DIGITS
 from ...safeexpr import Sym
 from .._util import THREE_FIGURE_WORK, decs, floats, ref, t
-from ..declare import cites, equivalents, exercises, formula, mistake, numeric
+from ..declare import cites, equivalents, exercises, formula, mistake, numeric, text
 
 # --------------------------------------------------------------------------- positional encoding
 
@@ -51,6 +51,19 @@ def pe_by_hand(p, r=lambda x: x) -> float:
 
 
 @numeric("pos.sinusoidal_entry", _sample_pe, THREE_FIGURE_WORK, hint="one number")
+@text(
+    r"""
+{% block question %}
+The sinusoidal positional encoding with $d_{\text{model}} = {{ p.d }}$ is
+$PE_{p, 2i} = \sin(p / 10000^{2i/d_{\text{model}}})$ and $PE_{p, 2i+1} = \cos(p / 10000^{2i/d_{\text{model}}})$
+(positions $p$ and columns counted from 0; the angles are in radians). What is $PE_{ {{- p.p }}, {{ p.j -}} }$? Intermediate results rounded to 3 significant figures are accepted.
+{% endblock %}
+{% block solution %}
+Column {{ p.j }} is {{ "even: a sine" if p.j % 2 == 0 else "odd: a cosine" }} with $i = {{ p.j // 2 }}$:
+$PE_{ {{- p.p }}, {{ p.j -}} } = {{ answer|num }}$.
+{% endblock %}
+"""
+)
 @cites("W8 §11.3", "W8 §11")
 @exercises("positional.sinusoidal_encoding")
 @mistake("swapped", "even columns are sines, odd columns cosines", lambda p: _pe_wrong(p, swap=True))
@@ -70,6 +83,17 @@ def _pe_symbols(p):
 
 
 @formula("pos.sinusoidal_formula", lambda rng: {"column": rng.choice(("even", "odd"))}, _pe_symbols)
+@text(
+    r"""
+{% block question %}
+Give the sinusoidal positional encoding $PE_{p,\,{{ "2i+1" if p.column == "odd" else "2i" }}}$ of Vaswani et al.
+as a formula in the position `p`, the frequency index `i` and the model width `d`.
+{% endblock %}
+{% block solution %}
+${{ answer|latex }}$.
+{% endblock %}
+"""
+)
 @cites("W8 §11.3")
 @exercises("positional.sinusoidal_encoding")
 @equivalents(
@@ -92,6 +116,19 @@ def _sample_embed(rng):
 
 
 @numeric("pos.embed_entry", _sample_embed, FOUR_DIGITS, hint="four numbers")
+@text(
+    r"""
+{% block question %}
+A Transformer with $d = 4$ embeds token {{ p.token }} at position $t = {{ p.pos }}$ (counted from 0) as
+$x_t = \sqrt{d}\, E[\text{token}] + PE_t$, with the sinusoidal encoding
+$PE_{t,2i} = \sin(t/10000^{2i/d})$, $PE_{t,2i+1} = \cos(t/10000^{2i/d})$.
+The embedding row of token {{ p.token }} is $E[{{ p.token }}] = {{ p.row|vec }}$. What is $x_t$?
+{% endblock %}
+{% block solution %}
+$2 \cdot E[{{ p.token }}] + PE_{ {{- p.pos -}} } = {{ answer|vec }}$.
+{% endblock %}
+"""
+)
 @cites("W8 §11.1", "W8 §15.1", "L7-8 (Lecture 7) §三", "W8 §10.3")
 @exercises("positional.embed_tokens", "positional.sinusoidal_encoding")
 @mistake("no_scale", "the embedding is scaled by sqrt(d) = 2 before adding PE", scale=False)
