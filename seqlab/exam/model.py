@@ -104,8 +104,12 @@ class Question:
     forms: tuple[str, ...] = ()
     # no key entry is 0 or a number the question prints: per-entry credit then pays every entry
     own_entries: bool = False
-    # the text template written beside the generator (``declare.text``); "" = the ``template`` file
+    # the text template written in the declaration (``declare.text``); "" = the ``template`` file
     text: str = ""
+    # the draws that skip part of the asked work (``declare.skips_work``): (why, rule(params, entries))
+    skips_work: tuple[str, Callable[[dict, Any], bool]] | None = None
+    # the worked solution in plain Python with a rounding hook (``declare.by_hand``): (params, r)
+    by_hand: Callable[..., Any] | None = None
 
     def syms(self, params: dict) -> tuple[Sym, ...]:
         return tuple(self.symbols(params)) if self.symbols else ()

@@ -27,7 +27,7 @@ from torch.overrides import TorchFunctionMode
 
 from .model import NUMERIC, Question
 
-# A question whose worked solution is written out in plain Python (``_hand``) is followed to
+# A question whose worked solution is written out in plain Python (``declare.by_hand``) is followed to
 # nearest and along HAND_PATHS more rounding paths, each value landing anywhere within half a unit
 # of its 3rd figure (another order of the operations, rounding up where another rounds down:
 # tests/exam/test_rounding_rule.py's model); a draw is kept when every path stays within
@@ -89,27 +89,15 @@ def promises_three_figures(q: Question) -> bool:
 
 
 def has_hand(q: Question) -> bool:
-    return q.id in _hand()
-
-
-def _hand() -> dict[str, Callable[..., list[float]]]:
-    """The questions whose worked solution is written out in plain Python with a rounding hook
-    (``r``): their paths cost microseconds, where the torch simulation costs a reference call each."""
-    from .bank.attention import qkv_by_hand
-    from .bank.rnn.generation import _param_grads_by_hand
-    from .bank.transformer.positional import pe_by_hand
-
-    return {
-        "pos.sinusoidal_entry": pe_by_hand,
-        "rnn.bptt_param_grads": lambda p, r: _param_grads_by_hand(p, r=r),
-        "attn.qkv_projection": lambda p, r: qkv_by_hand(p, r=r),
-    }
+    """The question's worked solution is written out in plain Python with a rounding hook (``r``,
+    ``declare.by_hand``): its paths cost microseconds, where the torch simulation costs a
+    reference call each."""
+    return q.by_hand is not None
 
 
 def hand_key(q: Question, params: dict) -> Any:
     """The key by the hand-written solution (exact arithmetic), or None where there is none."""
-    hand = _hand().get(q.id)
-    return hand(params, lambda x: x) if hand else None
+    return q.by_hand(params, lambda x: x) if q.by_hand else None
 
 
 def _path(rng: random.Random) -> Callable[[float], float]:
@@ -129,10 +117,10 @@ def _nearest(x: float) -> float:
 def three_figure_miss(q: Question, params: dict, key: Any, paths: int = PATHS) -> float:
     """The simulated student's worst miss on this draw over the nearest path and ``paths`` more
     (seeded from the draw: the same verdict on every machine), in units of the tolerance; a
-    question with a hand-written solution (``_hand``) is followed along HAND_PATHS."""
+    question with a hand-written solution (``declare.by_hand``) is followed along HAND_PATHS."""
     tol = q.tolerance
     assert tol is not None
-    hand = _hand().get(q.id)
+    hand = q.by_hand
     if key is None:  # before the reference is called: the hand solution's exact value
         key = hand(params, lambda x: x) if hand else q.answer(params)
     want = key if isinstance(key, list) else [key]

@@ -11,7 +11,8 @@ from pathlib import Path
 import yaml
 
 from seqlab.exam.bank import load_bank
-from seqlab.exam.lint_draws import MOVE_SHARE, degenerate
+from seqlab.exam.bank.optimizers import MOVE_SHARE
+from seqlab.exam.lint_draws import degenerate
 from seqlab.exam.model import REGISTRY
 
 load_bank()

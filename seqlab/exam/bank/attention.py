@@ -15,8 +15,20 @@ import torch
 
 from ..model import EXACT, FOUR_DIGITS
 from ..safeexpr import Sym
-from ._util import THREE_FIGURE_WORK, decs, floats, mat, mha_param_shapes, ref, shape_numel, t
-from .declare import cites, equivalents, exercises, forms, formula, mistake, numeric, own_entries, text
+from ._util import THREE_FIGURE_WORK, decs, floats, mat, mha_param_shapes, near, ref, shape_numel, t
+from .declare import (
+    by_hand,
+    cites,
+    equivalents,
+    exercises,
+    forms,
+    formula,
+    mistake,
+    numeric,
+    own_entries,
+    skips_work,
+    text,
+)
 
 
 def _sdpa(q, k, v=None, mask=None):
@@ -427,6 +439,11 @@ def qkv_by_hand(
     return [r(r(alpha[0] * vs[0][i]) + r(alpha[1] * vs[1][i])) for i in range(2)]
 
 
+def _qkv_values(p: dict) -> list[list[float]]:
+    """v_j = W_V x_j for the two tokens (rows of X)."""
+    return [[sum(w * x for w, x in zip(row, xj)) for row in p["W_V"]] for xj in p["X"]]
+
+
 @numeric("attn.qkv_projection", _sample_qkv, THREE_FIGURE_WORK, hint="the two entries of y_1")
 @text(
     r"""
@@ -443,6 +460,12 @@ and the weighted sum of the values: $y_1 = {{ answer|vec }}$.
 {% endblock %}
 """
 )
+# the fourth audit: x_2 = (0.5, 0) on one paper took half the multiply-adds of k_2 and v_2 away
+@skips_work(
+    "v_1 and v_2 share an entry (that entry of y_1 needs no attention weight), or a token has a zero feature",
+    lambda p, a: any(near(x, y) for x, y in zip(*_qkv_values(p))) or any(x == 0 for row in p["X"] for x in row),
+)
+@by_hand(lambda p, r: qkv_by_hand(p, r=r))
 @cites("W8 §9", "W8 §10.1", "W8 §8.2", "L7-8 (Lecture 8) §二.1", "L5 §15")
 @exercises("attention.scaled_dot_product_attention", "attention.multi_head_attention")
 @mistake(

@@ -21,6 +21,12 @@ The facts, each optional except ``cites``:
                           that several questions share is a Python string beside them, joined in
                           (``BPTT_SETUP`` of the RNN topic's ``gradients.py``);
 - ``valid_when(rule)``    the question's own validity rule on top of ``model.fair_draw``'s;
+- ``skips_work(why, rule)`` the question's own degenerate draws (``lint_draws.degenerate``): a
+                          draw where ``rule(params, entries)`` holds skips part of the work the
+                          question asks for (``why`` says which) and is drawn again;
+- ``by_hand(solution)``   the worked solution in plain Python, ``solution(params, r)`` with every
+                          intermediate passed through ``r`` (``three_figures``: a 3-figure
+                          student simulated in microseconds, where a torch path costs milliseconds);
 - ``equivalents(other)``  ``other(params)``: other correct forms of a formula (tests, the key);
 - ``mistake(name, feedback, value)``: a named wrong answer, ``value(params)``; or
   ``mistake(name, feedback, switch=...)``: the answer function called with that keyword, for an
@@ -85,6 +91,14 @@ def forms(*names: str) -> Callable[[Answer], Answer]:
 
 def valid_when(rule: Callable[[dict], bool]) -> Callable[[Answer], Answer]:
     return _fact("valid", rule)
+
+
+def skips_work(why: str, rule: Callable[[dict, Any], bool]) -> Callable[[Answer], Answer]:
+    return _fact("skips_work", (why, rule))
+
+
+def by_hand(solution: Callable[..., Any]) -> Callable[[Answer], Answer]:
+    return _fact("by_hand", solution)
 
 
 def equivalents(other: Callable[[dict], list[str]]) -> Callable[[Answer], Answer]:

@@ -16,8 +16,8 @@ import torch
 
 from ..model import EXACT, FOUR_DIGITS
 from ..safeexpr import Sym
-from ._util import THREE_FIGURE_WORK, dec, decs, floats, ref, shape_numel, t
-from .declare import cites, equivalents, exercises, forms, formula, mistake, numeric, own_entries, text
+from ._util import THREE_FIGURE_WORK, dec, decs, floats, near, ref, shape_numel, t
+from .declare import cites, equivalents, exercises, forms, formula, mistake, numeric, own_entries, skips_work, text
 
 GATES = {"lstm": 4, "gru": 3}
 
@@ -173,6 +173,20 @@ def _lstm_no_output_gate(p):
     return [c, math.tanh(c)]
 
 
+def _lstm_pre(p: dict) -> list[float]:
+    return [wx * p["x"] + wh * p["h_prev"] + b for wx, wh, b in zip(p["W_ih"], p["W_hh"], p["b"])]
+
+
+def _gates_swap_unseen(p: dict) -> bool:
+    """Whether the input and forget gates swapped leave C_t within 10% (the gates nearly equal,
+    or c_prev near g): then the swap, a slip of reading the gate order, keeps full marks on that
+    paper and not on another (the third blind audit's 0.522 against 0.510)."""
+    i, f, g, _ = _lstm_pre(p)
+    i, f, g = 1 / (1 + math.exp(-i)), 1 / (1 + math.exp(-f)), math.tanh(g)
+    c = f * p["c_prev"] + i * g
+    return abs((f - i) * (p["c_prev"] - g)) < 0.1 * abs(c)
+
+
 @numeric("lstm.cell_update", _sample_lstm_cell, THREE_FIGURE_WORK, hint="two numbers, C_t then h_t")
 @text(
     r"""
@@ -190,6 +204,19 @@ what are $C_t$ and $h_t$? Intermediate results rounded to 3 significant figures 
 Compute the four gates, then $C_t = f_t C_{t-1} + i_t \tilde C_t$ and $h_t = o_t \tanh(C_t)$: $C_t, h_t = {{ answer|vec }}$.
 {% endblock %}
 """
+)
+# (a bias of 0, as b = (0, 0.4, 0, 0.2) on a paper rendered after the third audit, takes a sum
+# away from two gates: the work differs between papers)
+# (the sixth audit: h_{t-1} = 0 and C_{t-1} = 1 on one paper took about 8 operations away)
+@skips_work(
+    "a gate's pre-activation or bias is 0, x, h_{t-1} or C_{t-1} is 0 or +-1, or swapping the input and"
+    " forget gates moves C_t by under 10%",
+    lambda p, a: (
+        any(near(x, 0) for x in _lstm_pre(p))
+        or 0 in p["b"]
+        or any(abs(p[k]) in (0, 1) for k in ("x", "h_prev", "c_prev"))
+        or _gates_swap_unseen(p)
+    ),
 )
 @cites("L5 §7.1", "L5 §7.2", "L5 §7.3", "L5 §7.4", "L5 §7.5", "L7-8 (Lecture 7) §五.1")
 @exercises("lstm_gru.lstm_cell")

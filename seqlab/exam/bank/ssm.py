@@ -13,7 +13,7 @@ import sympy
 from ..model import EXACT, FOUR_DIGITS
 from ..safeexpr import Sym
 from ._util import THREE_FIGURES_RELATIVE, dec, decs, floats, ref, t
-from .declare import cites, equivalents, exercises, forms, formula, mistake, numeric, own_entries, text
+from .declare import cites, equivalents, exercises, forms, formula, mistake, numeric, own_entries, skips_work, text
 
 
 def _sample_disc(rng):
@@ -103,6 +103,11 @@ $a = {{ p.a|vec }}$ and $b = {{ p.b|vec }}$ ($t = 1, 2, 3$). What are $h_1, h_2,
 ${{ answer|vec }}$. The same values come from prefix products of $a$ and prefix sums, which a parallel scan computes.
 {% endblock %}
 """
+)
+# the third audit's Q43: b_1 = 0 and a_2 = 1 took two of the six operations away on one paper
+@skips_work(
+    "a coefficient a_t is 1 or -1, or an input b_t is 0: that step skips a product or a sum",
+    lambda p, a: any(abs(x) == 1 for x in p["a"]) or any(x == 0 for x in p["b"]),
 )
 @cites("L5 §18.3", "L5 §5.1", "L5 §18.1")
 @exercises("selective_scan.linear_scan")

@@ -13,7 +13,7 @@ import torch
 from ...model import EXACT, FOUR_DIGITS
 from ...safeexpr import Sym
 from .._util import THREE_FIGURE_WORK, decs, floats, mat, ref, shape_numel, t
-from ..declare import cites, equivalents, exercises, forms, formula, mistake, numeric, own_entries, text
+from ..declare import cites, equivalents, exercises, forms, formula, mistake, numeric, own_entries, skips_work, text
 
 
 def _rnn_shapes(D, H, C, output=True):
@@ -187,6 +187,12 @@ The shape is $({{ answer|map("int")|join(", ") }})$.
 {% endblock %}
 """
 )
+# the third audit's Q9: B = D on two papers; a size that repeats another lets an axis be
+# read off the wrong one and still score
+@skips_work(
+    "two of the sizes B, T, D, H (and C) are equal: an axis read off the wrong size still scores",
+    lambda p, a: len({p["B"], p["T"], p["D"], p["H"], p["C"]}) < 5,
+)
 @cites("W8 §3.1", "W8 §3.2", "L5 §1.1", "L5 §10", "L7-8 (Lecture 7) §一.1", "W8 §3")
 @exercises("rnn.rnn_forward", "rnn.birnn_forward")
 @forms(*SHAPE_CASES)
@@ -235,6 +241,8 @@ $-\log \frac{e^{o_{ {{- p.target -}} }}}{\sum_k e^{o_k}} = {{ answer|num }}$.
 {% endblock %}
 """
 )
+# the fourth audit: two equal logits on two papers of three (one exponential fewer)
+@skips_work("two logits are equal: one exponential serves twice", lambda p, a: len(set(p["logits"])) < 3)
 @cites("L5 §2.2", "W8 §4", "L7-8 (Lecture 7) §二.1")
 @exercises("rnn.softmax_cross_entropy")
 @mistake("log2", "the loss uses the natural log, not log2", lambda p: float(_ce(p)) / math.log(2))

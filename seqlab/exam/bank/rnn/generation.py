@@ -13,9 +13,9 @@ import math
 import torch
 
 from ...model import EXACT, FOUR_DIGITS, REGISTRY, fair_draw
-from .._util import THREE_FIGURE_WORK, dec, decs, floats, mat, ref, t
-from ..declare import cites, exercises, mistake, numeric, own_entries, text, valid_when
-from .gradients import BPTT_SETUP, _bptt, _sample_bptt
+from .._util import THREE_FIGURE_WORK, dec, decs, floats, mat, near, ref, t
+from ..declare import by_hand, cites, exercises, mistake, numeric, own_entries, skips_work, text, valid_when
+from .gradients import BPTT_SETUP, _bptt, _sample_bptt, bptt_pre
 
 # --------------------------------------------------------------------------- embedding, decoding
 
@@ -165,6 +165,18 @@ $\partial L/\partial w = \sum_t \delta_t h_{t-1}$, $\partial L/\partial b = \sum
 {% endblock %}
 """
 )
+# the fourth audit: x_1 = x_2 on one paper (one product serves twice)
+# (the sixth audit: a 0 in b_y and a 1 in W_hy saved a few steps on one paper)
+@skips_work(
+    "a pre-activation is 0 (h_t = tanh(0) = 0), x_1 = x_2 (one product serves twice), or b_y has a 0 or W_hy a +-1",
+    lambda p, a: (
+        any(near(x, 0) for x in bptt_pre(p))
+        or len(set(p["x"])) < len(p["x"])
+        or 0 in p.get("c", ())
+        or any(abs(v) == 1 for v in p["V"])
+    ),
+)
+@by_hand(lambda p, r: _param_grads_by_hand(p, r=r))
 @cites("L5 §3.5", "L5 §3.4", "L5 §3", "L7-8 (Lecture 7) §二.2")
 @exercises("rnn.rnn_bptt")
 @mistake(
@@ -325,6 +337,7 @@ $p = \mathrm{softmax}(z/{{ p.temperature|num }})$; the first cumulative sum abov
 {% endblock %}
 """
 )
+@skips_work("u < p_0: token 0 needs no cumulative sum", lambda p, a: a[0] == 0)
 @cites("W8 §4", "W8 §3.3", "L5 §4")
 @exercises("rnn.greedy_decode")
 @valid_when(_sample_token_valid)

@@ -5,13 +5,27 @@ Validity (``model.fair_draw``): see the package docstring.
 
 from __future__ import annotations
 
+import math
+
 import sympy
 import torch
 
 from ...model import EXACT, FOUR_DIGITS, Tolerance
 from ...safeexpr import Sym
-from .._util import THREE_FIGURE_WORK, dec, decs, floats, ref, t
-from ..declare import cites, equivalents, exercises, forms, formula, mistake, numeric, own_entries, text, valid_when
+from .._util import THREE_FIGURE_WORK, dec, decs, floats, near, ref, t
+from ..declare import (
+    cites,
+    equivalents,
+    exercises,
+    forms,
+    formula,
+    mistake,
+    numeric,
+    own_entries,
+    skips_work,
+    text,
+    valid_when,
+)
 
 # The scalar BPTT questions' shared set-up (rnn.bptt_output_grad, rnn.bptt_hidden_grad and
 # rnn.bptt_param_grads in generation.py): each question block opens with it, and the question's
@@ -66,6 +80,16 @@ def _bptt(p):
     return loss, grads
 
 
+def bptt_pre(p: dict) -> list[float]:
+    """The two pre-activations of the scalar BPTT questions' steps (their degenerate draws)."""
+    h, out = p["h0"], []
+    for x in p["x"]:
+        a = p["u"] * x + p["w"] * h + p["b"]
+        out.append(a)
+        h = math.tanh(a)
+    return out
+
+
 # Forms: which gradient is asked (each is a different sum over the steps); one per exam. Three
 # classes, and the entries of classes 0 and 1 asked: a softmax gradient's entries sum to 0 at
 # every step, so with two classes (or all three asked) one entry is minus the rest, and a student
@@ -87,6 +111,7 @@ With $p_t = \mathrm{softmax}(o_t)$: {{ "$\\partial L/\\partial b_y = \\sum_t (p_
 {% endblock %}
 """
 )
+@skips_work("a pre-activation is 0: h_t = tanh(0) = 0", lambda p, a: any(near(x, 0) for x in bptt_pre(p)))
 @cites("L5 §3.3", "L5 §3.1", "L5 §3", "L7-8 (Lecture 7) §二.2")
 @exercises("rnn.rnn_bptt")
 @forms("b_y", "W_hy")
@@ -113,6 +138,7 @@ $\partial L/\partial h_0 = w\, \partial L/\partial a_1$. Here: ${{ answer|num }}
 {% endblock %}
 """
 )
+@skips_work("a pre-activation is 0: h_t = tanh(0) = 0", lambda p, a: any(near(x, 0) for x in bptt_pre(p)))
 @cites("L5 §3.4", "L5 §3.5", "L5 §3", "L7-8 (Lecture 7) §二.2", "L5 §20")
 @exercises("rnn.rnn_bptt")
 @forms("W_hh", "h0", "b_h", "W_xh")

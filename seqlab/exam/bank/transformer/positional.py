@@ -14,7 +14,7 @@ import torch
 from ...model import FOUR_DIGITS
 from ...safeexpr import Sym
 from .._util import THREE_FIGURE_WORK, decs, floats, ref, t
-from ..declare import cites, equivalents, exercises, formula, mistake, numeric, text
+from ..declare import by_hand, cites, equivalents, exercises, formula, mistake, numeric, skips_work, text
 
 # --------------------------------------------------------------------------- positional encoding
 
@@ -50,6 +50,13 @@ def pe_by_hand(p, r=lambda x: x) -> float:
     return r(math.sin(angle) if p["j"] % 2 == 0 else math.cos(angle))
 
 
+# A 3-figure angle is off by up to 0.05% of it, and the sine by as much in absolute, and the
+# frequency's own 3 figures (log 10000, the exponent) add theirs: the simulated 3-figure student
+# (tests/exam/test_three_figures.py) missed by 2.6 tolerances on 300 draws with angles up to 12
+# and by 0.31 with angles up to 4 (the audit's ill-conditioned papers had 54/10^0.75 = 9.6).
+PE_MAX_ANGLE = 4.0
+
+
 @numeric("pos.sinusoidal_entry", _sample_pe, THREE_FIGURE_WORK, hint="one number")
 @text(
     r"""
@@ -64,6 +71,12 @@ $PE_{ {{- p.p }}, {{ p.j -}} } = {{ answer|num }}$.
 {% endblock %}
 """
 )
+@skips_work(
+    f"10000^(2i/d) is a power of 10 (no exponent to compute) or the angle exceeds {PE_MAX_ANGLE:g}"
+    " (3-figure work on it moves the sine by more than the tolerance)",
+    lambda p, a: (4 * (p["j"] // 2) * 2) % p["d"] == 0 or p["p"] / 10000 ** (2 * (p["j"] // 2) / p["d"]) > PE_MAX_ANGLE,
+)
+@by_hand(pe_by_hand)
 @cites("W8 §11.3", "W8 §11")
 @exercises("positional.sinusoidal_encoding")
 @mistake("swapped", "even columns are sines, odd columns cosines", lambda p: _pe_wrong(p, swap=True))
