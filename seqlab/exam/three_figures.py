@@ -35,7 +35,7 @@ from .model import NUMERIC, Question
 # 0.7 the test's 21 other paths missed by 1.07 tolerances on one of its 1000 draws). Another question runs its reference under
 # the torch simulation, to nearest only (PATHS: each path is a reference call, milliseconds a try),
 # and is kept within NEAREST_SHARE: half, for the other orders of work one path does not follow
-# (the record in bank/_util.py: one path's worst miss 0.43 of a tolerance, 21 paths' 0.86).
+# (the record in bank/helpers.py: one path's worst miss 0.43 of a tolerance, 21 paths' 0.86).
 THREE_FIGURE_SHARE = 0.6
 NEAREST_SHARE = 0.5
 PATHS = 0

@@ -22,7 +22,9 @@ BUNDLE_NAME = "autograder.zip"
 COURSE_DIR = "course"  # where the course sits inside the zip (and /autograder/source)
 _EPOCH = (1980, 1, 1, 0, 0, 0)  # zip's earliest time: fixed so that two builds are identical
 _SKIPPED = {"__pycache__", ".pytest_cache", ".mypy_cache"}
-EXCLUDED_FROM_PACKAGE = ("exam/bank",)  # folders of seqlab/ that grading never imports
+# folders of seqlab/ that grading never imports: the exam bank's loader and vocabulary (the
+# questions themselves are the course's exams/questions/, which the bundle never carries)
+EXCLUDED_FROM_PACKAGE = ("exam/bank",)
 EXECUTABLES = {"setup.sh", "run_autograder"}
 
 

@@ -154,8 +154,11 @@ def test_sample_token_puts_to_fair_draw_every_u_it_could_accept():
     """rnn.sample_token draws u only among the values that make four different tokens (the key and
     its three mistakes); fair_draw, which judges, must refuse every other value of u, or the
     shortcut would change which u a student can get."""
-    from seqlab.exam.bank.rnn.generation import _four_token_us, _token_draw_valid
+    from seqlab.exam.bank import question_module
     from seqlab.seeds import derived_rng
+
+    generation = question_module("rnn.generation")
+    _four_token_us, _token_draw_valid = generation._four_token_us, generation._token_draw_valid
 
     rng = derived_rng("sample-token-shortcut")
     q = REGISTRY["rnn.sample_token"]

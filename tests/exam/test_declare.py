@@ -139,9 +139,33 @@ def test_a_mistake_is_its_value_or_the_answer_switched_never_both(how):
         mistake("wrong", "feedback", **how)
 
 
-def test_a_new_question_is_one_declaration_and_one_exam_line(scratch_ids, tmp_path):
-    """The walkthrough for a question: its declaration (text beside the generator) in a bank module
-    and its line in an exam file; nothing else is written (no template file, no table)."""
+TOY_TOPIC = '''"""A course's topic of one question: the whole of what a new question takes."""
+
+from seqlab.exam.bank.declare import cites, numeric, text
+from seqlab.exam.model import FOUR_DIGITS
+
+
+@numeric("toy.double", lambda rng: {"x": rng.randint(2, 90) / 10}, FOUR_DIGITS, hint="one number")
+@text(
+    r"""
+    {% block question %}What is twice $x = {{ p.x|num }}$?{% endblock %}
+    {% block solution %}$2x = {{ answer|num }}$.{% endblock %}
+    """
+)
+@cites("L5 §5.1")
+def double(p):
+    """Twice a number."""
+    return 2 * p["x"]
+'''
+
+
+def test_a_new_question_is_one_file_in_the_course_and_one_exam_line(scratch_ids, tmp_path):
+    """The walkthrough for a question: its declaration (text, key, rules) in a module of the
+    course's ``exams/questions/`` and its line in an exam file; nothing else is written (no
+    template file, no table, nothing in the tool's package)."""
+    import sys
+
+    from seqlab.exam.bank import load_questions
     from seqlab.exam.examfile import exam_from_dict
     from seqlab.exam.markdown import exam_markdown, key_markdown
     from seqlab.exam.paper import grade_answers
@@ -149,21 +173,20 @@ def test_a_new_question_is_one_declaration_and_one_exam_line(scratch_ids, tmp_pa
     from seqlab.exam.variants import make_instance
 
     scratch_ids.append("toy.double")
-
-    @numeric("toy.double", lambda rng: {"x": rng.randint(2, 90) / 10}, FOUR_DIGITS, hint="one number")
-    @text(
-        r"""
-        {% block question %}What is twice $x = {{ p.x|num }}$?{% endblock %}
-        {% block solution %}$2x = {{ answer|num }}$.{% endblock %}
-        """
-    )
-    @cites("L5 §5.1")
-    def double(p):
-        """Twice a number."""
-        return 2 * p["x"]
+    questions = tmp_path / "exams" / "questions"
+    questions.mkdir(parents=True)
+    (questions / "toy.py").write_text(TOY_TOPIC, encoding="utf-8")
+    try:
+        load_questions(questions, prefix="toy_course_questions")
+    finally:
+        for name in [n for n in sys.modules if n.split(".")[0] == "toy_course_questions"]:
+            del sys.modules[name]
+    assert REGISTRY["toy.double"].topic == "toy" and REGISTRY["toy.double"].template == ""
 
     exam = exam_from_dict({"title": "toy", "seed": 3, "duration": 5, "parts": [{"questions": ["toy.double"]}]})
     inst = make_instance(exam, "s1")
     assert "What is twice $x = " in exam_markdown(inst) and "$2x = " in key_markdown(inst)
     assert grade_answers(exam, "s1", key_answers(inst)["answers"]).percent == 100.0
-    assert REGISTRY["toy.double"].template == "" and not list(tmp_path.iterdir())
+    assert [
+        p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file() and "__pycache__" not in p.parts
+    ] == ["exams/questions/toy.py"]

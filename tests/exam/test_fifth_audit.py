@@ -10,12 +10,12 @@ from pathlib import Path
 
 import yaml
 
-from seqlab.exam.bank import load_bank
-from seqlab.exam.bank.optimizers import MOVE_SHARE
+from seqlab.exam.bank import load_bank, question_module
 from seqlab.exam.lint_draws import degenerate
 from seqlab.exam.model import REGISTRY
 
 load_bank()
+MOVE_SHARE = question_module("optimizers").MOVE_SHARE
 CONCEPTS = Path(__file__).resolve().parents[2] / "exams" / "concepts.yaml"
 # The LSTM step item's recall: the hidden state is the output gate times tanh of the cell state.
 LSTM_OUTPUT = re.compile(r"tanh\s*\(?\s*C_\{?t\b")

@@ -8,8 +8,7 @@ import pytest
 import yaml
 
 from seqlab.cli import main
-from seqlab.exam.bank import load_bank
-from seqlab.exam.bank.rnn import _param_grads_by_hand
+from seqlab.exam.bank import load_bank, question_module
 from seqlab.exam.coverage import EXAM_FOCUS, missing_focus
 from seqlab.exam.draws import format_answer, sample_params
 from seqlab.exam.examfile import Exam, ExamQuestion, exam_from_dict
@@ -18,6 +17,8 @@ from seqlab.exam.marking import grade_variant
 from seqlab.exam.model import REGISTRY
 from seqlab.exam.variants import make_variant
 from seqlab.paths import DEFAULT_EXAM as FINAL_EXAM
+
+_param_grads_by_hand = question_module("rnn.generation")._param_grads_by_hand
 
 load_bank()
 NEW = ("rnn.bptt_param_grads", "rnn.sample_token", "attn.qkv_projection", "tf.norm_order")

@@ -6,10 +6,10 @@ numbers, graded within ``tolerance``; ``hint`` says how to write it) or ``formul
 symbols)`` (a formula in ``symbols(params)``, graded by equivalence). A question declares no
 minutes: ``exam/timing.py`` measures each draw's work (words, operations, values written), and
 an exam's papers must fit its duration by that estimate. ``attn.memory`` in
-``bank/attention.py`` shows the whole shape. The answer function's docstring is the question's
-title (its first line, without the final period), as a command's docstring is its help.
+``exams/questions/attention.py`` shows the whole shape. The answer function's docstring is the
+question's title (its first line, without the final period), as a command's docstring is its help.
 
-The facts, each optional except ``cites``:
+The facts, each optional except ``cites`` and ``text``:
 
 - ``cites(*tags)``        the notes' sections it examines (``sections.validate_tag`` checks each);
 - ``exercises(*names)``   the student functions (``topic.function``) it practises;
@@ -33,7 +33,8 @@ The facts, each optional except ``cites``:
   answer written with the mistake as a switch. Computed only when a draw is checked or graded;
   ``when=rule``: only draws where ``rule(params)`` holds can show it. They keep their written order.
 
-The topic is the bank module's (a topic split into a package, ``bank/rnn/``, is still one topic).
+The topic is the course's bank module's (``exams/questions/<topic>.py``; a topic split into a
+folder, ``exams/questions/rnn/``, is still one topic: ``bank.load_questions``).
 A question is this one declaration, its text included, and its line in an exam file.
 """
 
@@ -47,6 +48,12 @@ from ...tolerance import Tolerance
 from ..errors import QuestionError
 from ..model import NUMERIC, SYMBOLIC, Mistake, Question, register
 
+# The name the course's question modules are imported under (``bank.load_questions``):
+# ``course_questions.<topic>``, so a traceback names the topic, and a question's topic is the
+# name's second part.
+MODULE_PREFIX = "course_questions"
+# the prefixes banks were loaded under: the course's, and a test's own folder of questions
+BANK_PREFIXES = {MODULE_PREFIX}
 # the facts the stacked lines gathered, on the answer function until the top line registers them
 _FACTS = "__exam_question_facts__"
 # Every line of the stack hands the answer function on as it is, so its name keeps its type.
@@ -141,7 +148,10 @@ def _title(answer: Callable) -> str:
 
 
 def _topic(module: str) -> str:
-    return module.split(".bank.", 1)[1].split(".")[0] if ".bank." in module else module.rsplit(".", 1)[-1]
+    """The topic of the declaring module: ``course_questions.rnn.forward`` -> ``rnn`` (a bank's
+    modules, ``load_questions``); any other module's last name (a test's own question)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[0] in BANK_PREFIXES else parts[-1]
 
 
 def _register(id: str, kind: str, sample: Callable, **declared: Any) -> Callable[[Answer], Answer]:

@@ -11,10 +11,10 @@ import math
 import sympy
 import torch
 
-from ...model import FOUR_DIGITS
-from ...safeexpr import Sym
-from .._util import THREE_FIGURE_WORK, decs, floats, ref, t
-from ..declare import by_hand, cites, equivalents, exercises, formula, mistake, numeric, skips_work, text
+from seqlab.exam.bank.declare import by_hand, cites, equivalents, exercises, formula, mistake, numeric, skips_work, text
+from seqlab.exam.bank.helpers import THREE_FIGURE_WORK, decs, floats, ref, t
+from seqlab.exam.model import FOUR_DIGITS
+from seqlab.exam.safeexpr import Sym
 
 # --------------------------------------------------------------------------- positional encoding
 

@@ -16,4 +16,3 @@ from . import gradients  # noqa: F401
 from . import generation  # noqa: F401
 
 # isort: on
-from .generation import _param_grads_by_hand  # noqa: F401 - tests/exam/test_focus.py checks it by hand

@@ -9,10 +9,21 @@ from __future__ import annotations
 import sympy
 import torch
 
-from ...model import EXACT, FOUR_DIGITS
-from ...safeexpr import Sym
-from .._util import decs, floats, mat, mha_param_shapes, ref, shape_numel, t
-from ..declare import cites, equivalents, exercises, forms, formula, mistake, numeric, own_entries, text, valid_when
+from seqlab.exam.bank.declare import (
+    cites,
+    equivalents,
+    exercises,
+    forms,
+    formula,
+    mistake,
+    numeric,
+    own_entries,
+    text,
+    valid_when,
+)
+from seqlab.exam.bank.helpers import decs, floats, mat, mha_param_shapes, ref, shape_numel, t
+from seqlab.exam.model import EXACT, FOUR_DIGITS
+from seqlab.exam.safeexpr import Sym
 
 # --------------------------------------------------------------------------- block sizes
 

@@ -13,10 +13,21 @@ from typing import Any
 
 import sympy
 
-from ..model import FOUR_DIGITS
-from ..safeexpr import Sym
-from ._util import THREE_FIGURES_RELATIVE, decs, floats, ref, t
-from .declare import cites, equivalents, exercises, forms, formula, mistake, numeric, own_entries, skips_work, text
+from seqlab.exam.bank.declare import (
+    cites,
+    equivalents,
+    exercises,
+    forms,
+    formula,
+    mistake,
+    numeric,
+    own_entries,
+    skips_work,
+    text,
+)
+from seqlab.exam.bank.helpers import THREE_FIGURES_RELATIVE, decs, floats, ref, t
+from seqlab.exam.model import FOUR_DIGITS
+from seqlab.exam.safeexpr import Sym
 
 LRS = (0.1, 0.05, 0.2, 0.5)
 

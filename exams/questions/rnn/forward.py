@@ -10,10 +10,21 @@ import math
 import sympy
 import torch
 
-from ...model import EXACT, FOUR_DIGITS
-from ...safeexpr import Sym
-from .._util import THREE_FIGURE_WORK, decs, floats, mat, ref, shape_numel, t
-from ..declare import cites, equivalents, exercises, forms, formula, mistake, numeric, own_entries, skips_work, text
+from seqlab.exam.bank.declare import (
+    cites,
+    equivalents,
+    exercises,
+    forms,
+    formula,
+    mistake,
+    numeric,
+    own_entries,
+    skips_work,
+    text,
+)
+from seqlab.exam.bank.helpers import THREE_FIGURE_WORK, decs, floats, mat, ref, shape_numel, t
+from seqlab.exam.model import EXACT, FOUR_DIGITS
+from seqlab.exam.safeexpr import Sym
 
 
 def _rnn_shapes(D, H, C, output=True):

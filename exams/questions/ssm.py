@@ -10,10 +10,21 @@ from __future__ import annotations
 
 import sympy
 
-from ..model import EXACT, FOUR_DIGITS
-from ..safeexpr import Sym
-from ._util import THREE_FIGURES_RELATIVE, dec, decs, floats, ref, t
-from .declare import cites, equivalents, exercises, forms, formula, mistake, numeric, own_entries, skips_work, text
+from seqlab.exam.bank.declare import (
+    cites,
+    equivalents,
+    exercises,
+    forms,
+    formula,
+    mistake,
+    numeric,
+    own_entries,
+    skips_work,
+    text,
+)
+from seqlab.exam.bank.helpers import THREE_FIGURES_RELATIVE, dec, decs, floats, ref, t
+from seqlab.exam.model import EXACT, FOUR_DIGITS
+from seqlab.exam.safeexpr import Sym
 
 
 def _sample_disc(rng):

@@ -13,10 +13,7 @@ import math
 import sympy
 import torch
 
-from ..model import EXACT, FOUR_DIGITS
-from ..safeexpr import Sym
-from ._util import THREE_FIGURE_WORK, decs, floats, mat, mha_param_shapes, near, ref, shape_numel, t
-from .declare import (
+from seqlab.exam.bank.declare import (
     by_hand,
     cites,
     equivalents,
@@ -29,6 +26,9 @@ from .declare import (
     skips_work,
     text,
 )
+from seqlab.exam.bank.helpers import THREE_FIGURE_WORK, decs, floats, mat, mha_param_shapes, near, ref, shape_numel, t
+from seqlab.exam.model import EXACT, FOUR_DIGITS
+from seqlab.exam.safeexpr import Sym
 
 
 def _sdpa(q, k, v=None, mask=None):

@@ -10,10 +10,7 @@ import math
 import sympy
 import torch
 
-from ...model import EXACT, FOUR_DIGITS, Tolerance
-from ...safeexpr import Sym
-from .._util import THREE_FIGURE_WORK, dec, decs, floats, near, ref, t
-from ..declare import (
+from seqlab.exam.bank.declare import (
     cites,
     equivalents,
     exercises,
@@ -26,6 +23,9 @@ from ..declare import (
     text,
     valid_when,
 )
+from seqlab.exam.bank.helpers import THREE_FIGURE_WORK, dec, decs, floats, near, ref, t
+from seqlab.exam.model import EXACT, FOUR_DIGITS, Tolerance
+from seqlab.exam.safeexpr import Sym
 
 # The scalar BPTT questions' shared set-up (rnn.bptt_output_grad, rnn.bptt_hidden_grad and
 # rnn.bptt_param_grads in generation.py): each question block opens with it, and the question's

@@ -12,9 +12,20 @@ import math
 
 import torch
 
-from ...model import EXACT, FOUR_DIGITS, REGISTRY, fair_draw
-from .._util import THREE_FIGURE_WORK, dec, decs, floats, mat, near, ref, t
-from ..declare import by_hand, cites, exercises, mistake, numeric, own_entries, skips_work, text, valid_when
+from seqlab.exam.bank.declare import (
+    by_hand,
+    cites,
+    exercises,
+    mistake,
+    numeric,
+    own_entries,
+    skips_work,
+    text,
+    valid_when,
+)
+from seqlab.exam.bank.helpers import THREE_FIGURE_WORK, dec, decs, floats, mat, near, ref, t
+from seqlab.exam.model import EXACT, FOUR_DIGITS, REGISTRY, fair_draw
+
 from .gradients import BPTT_SETUP, _bptt, _sample_bptt, bptt_pre
 
 # --------------------------------------------------------------------------- embedding, decoding
@@ -148,7 +159,7 @@ def _sample_param_grads(rng):
     return _sample_bptt(rng, ("all",))
 
 
-# THREE_FIGURE_WORK (bank/_util.py): measured for this question first; the paper says so in its text.
+# THREE_FIGURE_WORK (seqlab/exam/bank/helpers.py): measured for this question first; the paper says so in its text.
 @numeric("rnn.bptt_param_grads", _sample_param_grads, THREE_FIGURE_WORK, hint="dL/du, dL/dw, dL/db in this order")
 @text(
     "{% block question %}\n"
