@@ -45,8 +45,9 @@ def updates_are_plain(updates: dict[str, Any]) -> bool:
     if not updates:
         return True
     return (
-        set(updates) == {"calls", "settings", "last"}
+        set(updates) == {"calls", "settings", "last", "unchained"}
         and type(updates["calls"]) is int
+        and type(updates["unchained"]) is int
         and type(updates["settings"]) is dict
         and all(type(k) is str and type(v) is int for k, v in updates["settings"].items())
         and type(updates["last"]) is list

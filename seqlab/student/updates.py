@@ -13,12 +13,16 @@ SGD, Adam at other settings, pasted weights) can stay inside the replay's widene
 a chaotic run. So during a lab's call the student's ``adam`` is wrapped (``UpdateTap``): each call
 is counted with its settings, and the parameters it returned at the last step are kept. Then
 ``update_problem`` holds the tally to the docstring's rule: ``steps x tensors`` calls, every one
-at the lab's settings, and every returned parameter equal to one the student's ``adam`` returned.
+at the lab's settings, every call after the first step taking a tensor the student's ``adam``
+returned the step before (a chain: the weights move by adam and by nothing else between its
+steps), and every returned parameter equal to one the student's ``adam`` returned.
 
 In the grader the tap runs in the student's process (installed for a lab's call only) and runs none of the student's code beyond their ``adam`` itself: arguments are read
-by exact type checks only, and its bookkeeping runs with the call's recorders paused. What it
-cannot see: a loop that calls ``adam`` as the rule says and, at the last step, launders other
-weights through it (a zero gradient and a made-up state).
+by exact type checks only, and its bookkeeping runs with the call's recorders paused. The chain
+stops a loop that calls ``adam`` as the rule says and moves its weights by another rule (the
+calls' results thrown away, or other weights laundered through a last call with a zero
+gradient). What it cannot see: a loop that keeps adam's chain and feeds it gradients that are
+not its loss's (then the losses and the held-out test are what stand).
 """
 
 from __future__ import annotations
@@ -85,8 +89,11 @@ class UpdateTap:
     def __init__(self, own: Callable[..., Any], keep: int, paused: Callable[[], Any] = contextlib.nullcontext):
         self.own, self.paused = own, paused
         self.calls = 0
+        self.keep = min(max(keep, 1), MAX_KEPT)
+        # calls after the first step whose ``w`` is no tensor adam returned the step before
+        self.unchained = 0
         self.settings: Counter[str] = Counter()
-        self.last: deque[torch.Tensor | None] = deque(maxlen=min(max(keep, 1), MAX_KEPT))
+        self.last: deque[torch.Tensor | None] = deque(maxlen=self.keep)
 
         # What the student's code is given in place of adam: a plain function, so the tally is
         # reached only through its closure (a dunder the subset refuses), never as an attribute
@@ -97,11 +104,15 @@ class UpdateTap:
         self.wrapper = adam
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        with self.paused():
-            said = setting(bind(args, kwargs))
+        with self.paused(), torch.no_grad():
+            arguments = bind(args, kwargs)
+            said = setting(arguments)
+            # read before adam runs: an adam that writes w in place returns what w then holds
+            chained = self.calls < self.keep or self.keep == MAX_KEPT or self._returned_before(arguments)
         result = self.own(*args, **kwargs)
         with self.paused(), torch.no_grad():
             self.calls += 1
+            self.unchained += not chained
             self.settings[said] += 1
             # exact types only: nothing of a subclass's runs here
             w_next = result[0] if type(result) is tuple and len(result) == 2 else None
@@ -109,10 +120,24 @@ class UpdateTap:
             self.last.append(torch.Tensor.clone(torch.Tensor.detach(w_next)) if exact else None)  # type: ignore[arg-type]
         return result
 
+    def _returned_before(self, arguments: dict[str, Any] | None) -> bool:
+        """Whether this call's ``w`` holds what one of the last step's calls returned."""
+        w = arguments.get("w") if arguments is not None else None
+        if type(w) not in TENSORS:  # exact types only: nothing of a subclass's runs here
+            return False
+        return any(t is not None and _same(t, w) for t in self.last)  # type: ignore[arg-type]
+
     def report(self) -> dict[str, Any]:
         """Plain data for the grader, which checks its types before it reads them."""
         last = [t for t in self.last if t is not None]
-        return {"calls": self.calls, "settings": dict(self.settings), "last": last}
+        return {"calls": self.calls, "settings": dict(self.settings), "last": last, "unchained": self.unchained}
+
+
+def _same(kept: torch.Tensor, w: torch.Tensor) -> bool:
+    """Equal values, NaN equal to NaN: a run that went to NaN is the losses' to name, not the chain's."""
+    if kept.shape != w.shape or kept.dtype != w.dtype:
+        return False
+    return torch.equal(kept, w) or bool(torch.allclose(kept, w, rtol=0.0, atol=0.0, equal_nan=True))
 
 
 def tensors(tree: Any, path: str = "params_out") -> list[tuple[str, torch.Tensor]]:
@@ -130,7 +155,8 @@ def update_problem(function: str, tally: dict[str, Any], params_out: Any, steps:
     want_calls, want_setting = steps * len(returned), expected_setting(lr)
     rule = (
         f"each of the {len(returned)} tensors takes one step of your adam per training step "
-        f"({steps} steps: {want_calls} calls), at {want_setting}, and params_out is what the last steps gave"
+        f"({steps} steps: {want_calls} calls), at {want_setting}, each step from what the step before "
+        "gave, and params_out is what the last steps gave"
     )
     if not tally.get("calls") and want_calls:
         # It is counted where it is looked up by name when the lab runs: a reference kept
@@ -145,6 +171,12 @@ def update_problem(function: str, tally: dict[str, Any], params_out: Any, steps:
     if other:
         said, n = max(other.items(), key=lambda item: item[1])
         return f"{function}: {n} of your adam's {want_calls} calls had {said}; {rule}"
+    unchained = tally.get("unchained", 0)
+    if unchained:
+        return (
+            f"{function}: {unchained} of your adam's {want_calls} calls took weights that are not what your adam "
+            f"returned for them the step before (they were moved by something else between steps); {rule}"
+        )
     last = tally.get("last", [])
     for path, tensor in returned:
         if not any(t.shape == tensor.shape and t.dtype == tensor.dtype and torch.equal(t, tensor) for t in last):

@@ -22,7 +22,7 @@ from seqlab.reference import load_reference
 from seqlab.student.callees import contract_signature
 from seqlab.student.updates import ADAM_SIGNATURE, UpdateTap, expected_setting, update_problem
 from tests.labs.test_lab_tasks import compiled
-from tests.labs.test_protocol_checked import SWAP_RULES, _base, _graded, swapped
+from tests.labs.test_protocol_checked import CHAIN_RULES, SWAP_RULES, _base, _graded, swapped
 
 PUBLIC = Path(__file__).resolve().parents[2] / "public_tests"
 # The character lab's few steps take a fraction of a second; the task labs' are seconds each at
@@ -101,6 +101,76 @@ def test_the_rule_in_words():
         and "6 of your adam's 6 calls had lr=0.02" in other
         and "at lr=0.01, betas=(0.9, 0.999), eps=1e-08" in other
     )
+    broken = update_problem("m.train_x", {**tally, "unchained": 2}, params, 3, 0.01)
+    assert broken and broken.startswith(
+        "m.train_x: 2 of your adam's 6 calls took weights that are not what your adam returned for them"
+    )
+
+
+def _fake_adam(w, dw, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8):
+    return w - lr * dw, {"step": state.get("step", 0) + 1}
+
+
+def _run(tap, step_rule, steps=3):
+    """Two tensors trained ``steps`` steps through ``tap``; ``step_rule(w, dw, state)`` is the loop's
+    update, given the counted adam as ``tap.wrapper``."""
+    params = {"a": torch.ones(2), "b": torch.zeros(3)}
+    states = {k: {} for k in params}
+    for _ in range(steps):
+        for k, w in params.items():
+            params[k], states[k] = step_rule(w, torch.full_like(w, 0.5), states[k])
+    return params
+
+
+def test_the_chain_counts_weights_moved_by_anything_but_adam():
+    """Honest loops keep the chain (a new tensor, a detached copy, an adam that writes in place);
+    a loop that throws adam's weights away for its own step breaks it at every later call."""
+    honest = UpdateTap(_fake_adam, keep=2)
+    out = _run(
+        honest, lambda w, dw, s: (lambda r: (r[0].detach().clone().requires_grad_(), r[1]))(honest.wrapper(w, dw, s))
+    )
+    assert honest.report()["unchained"] == 0
+    assert update_problem("m.train_x", honest.report(), out, 3, 1e-3) is None
+
+    def in_place(w, dw, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8):
+        w.sub_(lr * dw)
+        return w, {"step": state.get("step", 0) + 1}
+
+    writes = UpdateTap(in_place, keep=2)
+    _run(writes, writes.wrapper)
+    assert writes.report()["unchained"] == 0
+
+    thrown = UpdateTap(_fake_adam, keep=2)
+    out = _run(thrown, lambda w, dw, s: (w - 0.05 * dw, thrown.wrapper(w, dw, s)[1]))
+    assert thrown.report()["calls"] == 6 and thrown.report()["unchained"] == 4  # every call after the first step
+    assert "took weights that are not what your adam returned" in update_problem(
+        "m.train_x", thrown.report(), out, 3, 1e-3
+    )
+
+
+def test_a_run_gone_to_nan_keeps_its_chain():
+    """NaN is unequal to itself; a diverged run is the losses' to name, not the chain's."""
+    tap = UpdateTap(lambda w, dw, state, **_: (w * float("nan"), state), keep=1)
+    w = torch.ones(2)
+    for _ in range(3):
+        w, _ = tap.wrapper(w, w, {})
+    assert tap.report()["unchained"] == 0
+
+
+@pytest.mark.parametrize("rule", sorted(CHAIN_RULES))
+def test_the_public_test_names_a_broken_chain(public_labs, rule, monkeypatch):
+    """The character lab's loop that keeps adam's count but moves by SGD from its second step:
+    the public test refuses it in the grader's words."""
+    base = _base("rnn.train_char_rnn")
+    train = compiled(dataclasses.replace(base, source=swapped(base.source, 1, rule)))
+    with pytest.raises(pytest.fail.Exception) as failed:
+        _check(public_labs, "rnn.train_char_rnn", train)
+    assert "took weights that are not what your adam returned for them the step before" in str(failed.value)
+    if rule == "launder":  # and the chain alone: without it, the laundered loop passes
+        import _updates
+
+        monkeypatch.setattr(_updates.UpdateTap, "_returned_before", lambda self, arguments: True)
+        _check(public_labs, "rnn.train_char_rnn", train)
 
 
 def test_the_tap_reads_arguments_by_exact_type_only():
@@ -141,7 +211,7 @@ def _copy(tree):
 
 
 @pytest.mark.bank  # one sandboxed grading each, ~20 s: the swap the losses cannot see
-@pytest.mark.parametrize("rule", sorted(SWAP_RULES))
+@pytest.mark.parametrize("rule", sorted([*SWAP_RULES, *CHAIN_RULES]))
 def test_a_graded_reverser_that_swaps_late_scores_nothing_for_learning(tmp_path, rule):
     """The reverser's float32 run is chaotic from about step 60: a swap at step 100 stays inside
     the replay's widened bounds, and the count of adam's steps refuses it."""

@@ -42,12 +42,21 @@ SWAP_RULES = {
     "adam-lr": "_adam(w, dw, state, lr=lr * 1.5)",
     "adam-betas": "_adam(w, dw, state, lr=lr, betas=(0.8, 0.99))",
 }
+# Rules that keep adam's count and settings and move the weights by something else: adam's
+# weights thrown away for an SGD step, and the same with the last step's weights laundered
+# through adam, so params_out is what adam returned. The chain of adam's steps names both
+# (seqlab/student/updates.py); the laundered one passes every other rule.
+CHAIN_RULES = {
+    "discard": "(w - 0.05 * dw, _adam(w, dw, state, lr=lr)[1])",
+    "launder": "_adam(w, dw, state, lr=lr) if t == steps - 1 else (w - 0.05 * dw, _adam(w, dw, state, lr=lr)[1])",
+}
 LABS = [*TASKS, "rnn.train_char_rnn"]
 
 
 def swapped(source: str, after: int, rule: str) -> str:
     """``source`` (a lab's loop importing adam) with every parameter's update by the student's
-    adam for its first ``after`` steps, and by ``SWAP_RULES[rule]`` from then on."""
+    adam for its first ``after`` steps, and by ``SWAP_RULES[rule]`` (or ``CHAIN_RULES[rule]``)
+    from then on."""
     found = re.search(r"^    from \.optimizers import adam(.*)$", source, re.M)
     assert found, "the loop no longer imports adam as the labs do"
     wrapper = (
@@ -56,7 +65,7 @@ def swapped(source: str, after: int, rule: str) -> str:
         '        t = state.get("step", 0)\n'
         f"        if t < {after}:\n"
         "            return _adam(w, dw, state, lr=lr)\n"
-        f"        return {SWAP_RULES[rule]}\n"
+        f"        return {({**SWAP_RULES, **CHAIN_RULES})[rule]}\n"
     )
     return source[: found.start()] + wrapper + source[found.end() + 1 :]
 
