@@ -3,8 +3,9 @@
 A question is a small generator: a ``sample(rng) -> params`` drawing the parameters (plain
 data: numbers, lists, strings), an ``answer(params)`` computing the answer from them by code
 (calling the reference solutions where one applies), and a jinja2 template for the text.
-Generators are declared in ``seqlab/exam/bank/<topic>.py`` with the bank's vocabulary
-(``bank/declare.py``: ``@numeric``/``@formula`` over one line per fact) and registered here.
+Generators are declared in the course's ``exams/questions/<topic>.py`` with the bank's vocabulary
+(``seqlab/exam/bank/declare.py``: ``@numeric``/``@formula`` over one line per fact), loaded by
+``bank.load_bank`` and registered here.
 
 Kinds and their answers:
 
