@@ -25,6 +25,7 @@ from seqlab.exam.bank.declare import (
     own_entries,
     skips_work,
     text,
+    work,
 )
 from seqlab.exam.bank.helpers import THREE_FIGURE_WORK, decs, floats, mat, mha_param_shapes, near, ref, shape_numel, t
 from seqlab.exam.model import EXACT, FOUR_DIGITS
@@ -285,6 +286,8 @@ $4E^2 + 4E = {{ answer|num }}$; the number of heads does not change it.
 {% endblock %}
 """
 )
+# 4E^2 + 4E: a square, two products, a sum
+@work(lambda v: (4, 0))
 @cites("W8 §13.1", "L5 §16", "W8 §13")
 @exercises("attention.multi_head_attention")
 @mistake("per_head", "the heads split E into blocks of E/h: the projections are E x E in total", per_head=True)
@@ -379,6 +382,8 @@ the variances add: ${{ answer|latex }}$. Dividing by $\sqrt d$ keeps the softmax
 {% endblock %}
 """
 )
+# Var(q_i k_i) = Var q_i Var k_i, d independent terms add: three steps
+@work(lambda v: (3, 0))
 @cites("W8 §8.2", "L5 §15", "L7-8 (Lecture 8) §二.2", "W8 §19", "L5 §20")
 @exercises("attention.scaled_dot_product_attention")
 @forms("unit", "sigma", "scaled")
@@ -466,6 +471,9 @@ and the weighted sum of the values: $y_1 = {{ answer|vec }}$.
     lambda p, a: any(near(x, y) for x, y in zip(*_qkv_values(p))) or any(x == 0 for row in p["X"] for x in row),
 )
 @by_hand(lambda p, r: qkv_by_hand(p, r=r))
+# q1 (4 products, 2 sums), k1, k2, v1, v2 (6 each), two scores (3 each), /sqrt(2) (3),
+# a 2-way softmax (5), y1 (2 entries, 3 each): 50; q, k, v, the scores and weights written
+@work(lambda v: (50, 14))
 @cites("W8 §9", "W8 §10.1", "W8 §8.2", "L7-8 (Lecture 8) §二.1", "L5 §15")
 @exercises("attention.scaled_dot_product_attention", "attention.multi_head_attention")
 @mistake(

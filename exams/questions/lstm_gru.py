@@ -25,6 +25,7 @@ from seqlab.exam.bank.declare import (
     own_entries,
     skips_work,
     text,
+    work,
 )
 from seqlab.exam.bank.helpers import THREE_FIGURE_WORK, dec, decs, floats, near, ref, shape_numel, t
 from seqlab.exam.model import EXACT, FOUR_DIGITS
@@ -126,6 +127,8 @@ $3H(D + H) + 6H = {{ answer|num }}$, three quarters of the LSTM's $4H(D+H) + 8H$
 {% endblock %}
 """
 )
+# 3H(D + H) + 6H: D + H, 3H, their product, 6H, the sum
+@work(lambda v: (5, 1))
 @cites("L5 §8", "L5 §9")
 @exercises("lstm_gru.gru_forward")
 @mistake("one_bias", "PyTorch keeps two bias vectors, b_ih and b_hh", lambda p: _lstm_count(p, "gru", biases=1))
@@ -229,6 +232,9 @@ Compute the four gates, then $C_t = f_t C_{t-1} + i_t \tilde C_t$ and $h_t = o_t
         or _gates_swap_unseen(p)
     ),
 )
+# four gates: 2 products and 2 sums each, a sigmoid (3) for i, f, o, a tanh for the candidate:
+# 26; C_t (3), h_t (2)
+@work(lambda v: (31, 5))
 @cites("L5 §7.1", "L5 §7.2", "L5 §7.3", "L5 §7.4", "L5 §7.5", "L7-8 (Lecture 7) §五.1")
 @exercises("lstm_gru.lstm_cell")
 @mistake("no_output_gate", "h_t = o_t * tanh(C_t): the output gate is missing", _lstm_no_output_gate)
@@ -317,6 +323,8 @@ Compute $r$, $z$, then $n$, then interpolate: $h_t = {{ answer|num }}$. With $z 
 {% endblock %}
 """
 )
+# r and z (2 products, 3 sums, a sigmoid: 8 each), n (7), h_t = (1-z) n + z h (4)
+@work(lambda v: (27, 3))
 @cites("L5 §8", "L5 §8.1", "L5 §8.2")
 @exercises("lstm_gru.gru_cell")
 @mistake(

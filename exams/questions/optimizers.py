@@ -24,6 +24,7 @@ from seqlab.exam.bank.declare import (
     own_entries,
     skips_work,
     text,
+    work,
 )
 from seqlab.exam.bank.helpers import THREE_FIGURES_RELATIVE, decs, floats, ref, t
 from seqlab.exam.model import FOUR_DIGITS
@@ -140,6 +141,8 @@ $v_1 = g_1$, $w_1 = w_0 - \eta v_1$; $v_2 = \mu v_1 + g_2$, $w_2 = w_1 - \eta v_
 """
 )
 @skips_work(*LOOSE_ON_THE_MOVE)
+# w1 = w0 - lr g1 (2 per entry), v2 = mu v1 + g2 (2), w2 = w1 - lr v2 (2); 2 entries: 12; w1, v2 written
+@work(lambda v: (12, 4))
 @cites("W8 §1.2")
 @exercises("optimizers.sgd_momentum")
 @mistake("no_momentum", "this is plain SGD twice: the second step must use v2 = mu*v1 + g2", lambda p: _two("sgd", p))
@@ -211,6 +214,8 @@ $w_2 = w_1 - \eta g_2 / \sqrt{s_2} = {{ answer|vec }}$.
 """
 )
 @skips_work(*LOOSE_ON_THE_MOVE)
+# s1 = (1-a) g1^2 (1 + 2 per entry), w1 = w0 - lr g1/sqrt(s1) (4), s2 (4), w2 (4): 29; s1, w1, s2 written
+@work(lambda v: (29, 6))
 @cites("W8 §1.4")
 @exercises("optimizers.rmsprop")
 @mistake(
@@ -323,6 +328,8 @@ the clipped gradient is ${{ answer|vec }}$ (same direction, norm at most $\tau$)
 {% endblock %}
 """
 )
+# n squares, n-1 sums, a root, tau/norm, the comparison, n products
+@work(lambda v: (3 * len(v.answer) + 2, 2))
 @cites("L5 §6.1", "L7-8 (Lecture 7) §四")
 @exercises("optimizers.clip_grad_norm")
 @mistake("unclipped", "the norm is above the threshold, so the gradient is rescaled", lambda p: list(p["g"]))
@@ -367,6 +374,8 @@ With a constant gradient the estimate after $t$ steps is $(1-\beta^t)$ times the
 {% endblock %}
 """
 )
+# the geometric sum (1-b) sum b^(t-k) = 1 - b^t, then its inverse: five algebra steps
+@work(lambda v: (5, 1))
 @cites("W8 §1.5")
 @exercises("optimizers.adam")
 @equivalents(lambda p: [f"(1 - {_bias_symbols(p)[0].name}^t)^(-1)", f"-1/({_bias_symbols(p)[0].name}**t - 1)"])
@@ -432,6 +441,8 @@ the problem RMSProp fixes.
 {% endblock %}
 """
 )
+# G_t = t g^2, step = lr g / sqrt(t g^2), simplified: four algebra steps
+@work(lambda v: (4, 1))
 @cites("W8 §1.3", "W8 §1.4")
 @exercises("optimizers.adagrad")
 @equivalents(lambda p: ["lr*t^(-1/2)", "lr*sqrt(t)/t"])

@@ -21,6 +21,7 @@ from seqlab.exam.bank.declare import (
     own_entries,
     skips_work,
     text,
+    work,
 )
 from seqlab.exam.bank.helpers import THREE_FIGURES_RELATIVE, dec, decs, floats, ref, t
 from seqlab.exam.model import EXACT, FOUR_DIGITS
@@ -120,6 +121,8 @@ ${{ answer|vec }}$. The same values come from prefix products of $a$ and prefix 
     "a coefficient a_t is 1 or -1, or an input b_t is 0: that step skips a product or a sum",
     lambda p, a: any(abs(x) == 1 for x in p["a"]) or any(x == 0 for x in p["b"]),
 )
+# h_t = a_t h_{t-1} + b_t: a product and a sum per step
+@work(lambda v: (2 * len(v.answer), 0))
 @cites("L5 §18.3", "L5 §5.1", "L5 §18.1")
 @exercises("selective_scan.linear_scan")
 @mistake("no_h0", "the recurrence starts from the given h_0, not from 0", _from_zero)
@@ -184,6 +187,8 @@ $2 \cdot L \cdot E \cdot T \cdot \text{bytes} / 2^{20} = {{ answer|num }}$ MiB, 
 {% endblock %}
 """
 )
+# 2 L E T bytes / 2^20: four products, a power, a quotient
+@work(lambda v: (6, 0))
 @cites("L7-8 (Lecture 7) §七", "L5 §18", "L5 §14", "W8 §14")
 @exercises("selective_scan.selective_scan")
 @mistake("keys_only", "the cache stores both keys and values", both=False)

@@ -109,6 +109,8 @@ class Question:
     text: str = ""
     # the draws that skip part of the asked work (``declare.skips_work``): (why, rule(params, entries))
     skips_work: tuple[str, Callable[[dict, Any], bool]] | None = None
+    # the worked solution's (operations, values written) for a variant (``declare.work``, ``timing``)
+    work: Callable[[Variant], tuple[int, int]] | None = None
     # the worked solution in plain Python with a rounding hook (``declare.by_hand``): (params, r)
     by_hand: Callable[..., Any] | None = None
 

@@ -8,7 +8,8 @@ A question's time is the sum of three measured amounts of work, each at a stated
   for a strong student and 130 for a median one (adult silent reading of study text: about 200-250
   words a minute for prose, slower for technical text; 130 is the median student's pace the audit
   of the final measured on these papers);
-- **operations**: the calculator operations of the question's own derivation (``WORK``: each
+- **operations**: the calculator operations of the question's own derivation (its declaration's
+  ``work`` fact, ``declare.work``: each
   ``+ - * /``, power, root, ``exp``/``log``/``tanh``/``sigmoid``, comparison and algebra step of
   the worked solution, counted from how the question computes its key; a sigmoid is 3, since a
   scientific calculator has ``tanh`` and ``exp`` keys but none for ``1/(1+exp(-x))``), at 6 s for a strong and
@@ -44,7 +45,6 @@ student; every answer costs 10 s to type (6 strong), and the paper 2 minutes for
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from .errors import ExamError
@@ -122,77 +122,6 @@ class Work:
         )
 
 
-# (operations, intermediate values written) of each calculation, counted on its worked solution
-# for the sizes the bank draws (the comment is the count). A question missing here is counted from
-# its rendered solution (``solution_operations``), a lower bound; the final's are all listed
-# (tests/exam/test_timing.py).
-def _k(v: Variant) -> int:
-    return int(v.answer[0]) if isinstance(v.answer, list) else 0
-
-
-WORK: dict[str, Callable[[Variant], tuple[int, int]]] = {
-    # w1 = w0 - lr g1 (2 per entry), v2 = mu v1 + g2 (2), w2 = w1 - lr v2 (2); 2 entries: 12; w1, v2 written
-    "opt.momentum_steps": lambda v: (12, 4),
-    # s1 = (1-a) g1^2 (1 + 2 per entry), w1 = w0 - lr g1/sqrt(s1) (4), s2 (4), w2 (4): 29; s1, w1, s2 written
-    "opt.rmsprop_steps": lambda v: (29, 6),
-    # G_t = t g^2, step = lr g / sqrt(t g^2), simplified: four algebra steps
-    "opt.adagrad_decay": lambda v: (4, 1),
-    # the geometric sum (1-b) sum b^(t-k) = 1 - b^t, then its inverse: five algebra steps
-    "opt.bias_correction": lambda v: (5, 1),
-    # n squares, n-1 sums, a root, tau/norm, the comparison, n products
-    "opt.clip_vector": lambda v: (3 * len(v.answer) + 2, 2),
-    # HD, H^2, CH (3 products) and 4 sums
-    "rnn.param_count": lambda v: (7, 0),
-    # 3H(D + H) + 6H: D + H, 3H, their product, 6H, the sum
-    "gru.param_count": lambda v: (5, 1),
-    # W_xh x and W_hh h (4 products, 2 sums each), two vector sums (4), 2 tanh: 18; a_t written
-    "rnn.cell_step": lambda v: (18, 2),
-    # one size read off and doubled (or copied)
-    "rnn.shapes": lambda v: (1, 0),
-    # the row is a lookup; W_xh (2x3) times it: 6 products, 4 sums
-    "rnn.embedding_lookup": lambda v: (10, 0),
-    # C exps, C-1 sums, a quotient, a log
-    "rnn.ce_loss": lambda v: (2 * len(v.params["logits"]) + 1, 1),
-    # V quotients z/tau, V exps, V-1 sums, then p_0..p_k (k+1 quotients, k sums) and the comparisons
-    "rnn.sample_token": lambda v: (3 * len(v.params["logits"]) - 1 + 2 * _k(v) + 1 + _k(v) + 1, 3),
-    # dL/do_j = p_j - [j = y], written out over the C exps: three steps
-    "rnn.ce_grad_formula": lambda v: (3, 0),
-    # forward h1, h2 (5 each), o_t (4 each), 2-class softmax (5 each), p_t - e_t (1 each): 30; then
-    # sum_t (p_t - e_t) h_t for W_hy (2 entries, 3 each: 6) or sum_t (p_t - e_t) for b_y (2 sums)
-    "rnn.bptt_output_grad": lambda v: (36 if v.form == "W_hy" else 32, 10),
-    # the forward as above (30); dL/dh2 (3), delta2 (3), dL/dh1 (5), delta1 (3); dL/du, dL/dw (3
-    # each) and dL/db (1): 51; h_t, o_t, p_t, the four deltas and gradients written
-    "rnn.bptt_param_grads": lambda v: (51, 14),
-    # two paths (through o_t and h_{t+1}), the chain rule on each, their sum: six steps
-    "rnn.hidden_grad_recursion": lambda v: (6, 1),
-    # four gates: 2 products and 2 sums each, a sigmoid (3) for i, f, o, a tanh for the candidate:
-    # 26; C_t (3), h_t (2)
-    "lstm.cell_update": lambda v: (31, 5),
-    # r and z (2 products, 3 sums, a sigmoid: 8 each), n (7), h_t = (1-z) n + z h (4)
-    "gru.update": lambda v: (27, 3),
-    # q1 (4 products, 2 sums), k1, k2, v1, v2 (6 each), two scores (3 each), /sqrt(2) (3),
-    # a 2-way softmax (5), y1 (2 entries, 3 each): 50; q, k, v, the scores and weights written
-    "attn.qkv_projection": lambda v: (50, 14),
-    # Var(q_i k_i) = Var q_i Var k_i, d independent terms add: three steps
-    "attn.var_qk": lambda v: (3, 0),
-    # 4E^2 + 4E: a square, two products, a sum
-    "attn.mha_params": lambda v: (4, 0),
-    # the column's parity gives i, 2i/d (2), 10000^x, p / it, sin or cos: 6
-    "pos.sinusoidal_entry": lambda v: (6, 2),
-    # 4E^2 + 4E + 2EF + F + E + 4E (7 products, 6 sums) times the layers
-    "tf.encoder_params": lambda v: (14, 2),
-    # 2(4E^2 + 4E) + 2EF + F + E + 6E (7 products, 5 sums)
-    "tf.decoder_params": lambda v: (12, 2),
-    # the encoder's tokens Hf * Wf (one product), the rest read off
-    "tf.caption_shapes": lambda v: (1, 0),
-    # (H / P)(W / P) + 1: two quotients, a product, a sum
-    "tf.vit_tokens": lambda v: (4, 0),
-    # h_t = a_t h_{t-1} + b_t: a product and a sum per step
-    "ssm.linear_recurrence": lambda v: (2 * len(v.answer), 0),
-    # 2 L E T bytes / 2^20: four products, a power, a quotient
-    "ssm.kv_cache": lambda v: (6, 0),
-}
-
 _MATH = re.compile(r"\$\$(.+?)\$\$|\$(.+?)\$", re.S)
 # layout commands of a formula: drawn, not read
 _LAYOUT = re.compile(
@@ -224,7 +153,7 @@ def words(markdown: str) -> int:
 
 
 def solution_operations(solution: str) -> int:
-    """The operators of a worked solution's formulas: a lower bound for a question ``WORK`` lacks
+    """The operators of a worked solution's formulas: a lower bound for a question that declares no ``work``
     (a solution written over vectors counts one operator for every entry's)."""
     return sum(len(_OPERATOR.findall(m.group(1) or m.group(2))) for m in _MATH.finditer(solution))
 
@@ -252,7 +181,7 @@ def work(v: Variant, eq=None) -> Work:
     kind = v.question.kind
     if kind in (CHOICE, TRUEFALSE):
         return Work(read, 0, 1, concept=True, prose=prose, inline=inline, display=display)
-    count = WORK.get(v.id)
+    count = v.question.work
     operations, written = count(v) if count else (solution_operations(v.solution), 0)
     # found, then copied (module doc)
     return Work(read, operations, written + 2 * answer_values(v), False, prose, inline, display, kind == SYMBOLIC)

@@ -20,8 +20,8 @@ PACKAGE_EXAM = Path(__file__).resolve().parents[2] / "seqlab" / "exam"
 # The concept questions are entries of exams/concepts.yaml rendered by the tool's two templates.
 DECLARED = {qid: q for qid, q in REGISTRY.items() if q.topic != "concepts" and not qid.startswith(("test.", "toy."))}
 # The tool's modules that judge a draw or a paper: a rule of one question belongs in its declaration
-# (``declare.skips_work``, ``valid_when``, ``by_hand``), not in a table of these keyed by its id.
-RULE_MODULES = ("lint*.py", "bank_lint.py", "fairness.py", "draws.py", "three_figures.py", "bank/*.py")
+# (``declare.skips_work``, ``valid_when``, ``by_hand``, ``work``), not in a table of these keyed by its id.
+RULE_MODULES = ("lint*.py", "bank_lint.py", "fairness.py", "draws.py", "three_figures.py", "timing.py", "bank/*.py")
 
 
 def test_every_question_is_declared_with_its_text_in_the_course_folder():

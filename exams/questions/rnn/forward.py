@@ -21,6 +21,7 @@ from seqlab.exam.bank.declare import (
     own_entries,
     skips_work,
     text,
+    work,
 )
 from seqlab.exam.bank.helpers import THREE_FIGURE_WORK, decs, floats, mat, ref, shape_numel, t
 from seqlab.exam.model import EXACT, FOUR_DIGITS
@@ -62,6 +63,8 @@ $HD + H^2 + H + CH + C = {{ answer|num }}$. The same weights are used at every t
 {% endblock %}
 """
 )
+# HD, H^2, CH (3 products) and 4 sums
+@work(lambda v: (7, 0))
 @cites("L5 §2.1", "W8 §2.2", "L7-8 (Lecture 7) §一.2", "L7-8 (Lecture 7) §四")
 @exercises("rnn.rnn_forward", "rnn.rnn_bptt")
 @mistake(
@@ -145,6 +148,8 @@ The pre-activation is $a_t = W_{xh} x_t + W_{hh} h_{t-1} + b_h$; $h_t = \tanh(a_
 {% endblock %}
 """
 )
+# W_xh x and W_hh h (4 products, 2 sums each), two vector sums (4), 2 tanh: 18; a_t written
+@work(lambda v: (18, 2))
 @cites("W8 §2.2", "L5 §2.1", "L7-8 (Lecture 7) §一.2", "W8 §3")
 @exercises("rnn.rnn_cell")
 @mistake("no_tanh", "that is the pre-activation; apply tanh", _cell_pre)
@@ -204,6 +209,8 @@ The shape is $({{ answer|map("int")|join(", ") }})$.
     "two of the sizes B, T, D, H (and C) are equal: an axis read off the wrong size still scores",
     lambda p, a: len({p["B"], p["T"], p["D"], p["H"], p["C"]}) < 5,
 )
+# one size read off and doubled (or copied)
+@work(lambda v: (1, 0))
 @cites("W8 §3.1", "W8 §3.2", "L5 §1.1", "L5 §10", "L7-8 (Lecture 7) §一.1", "W8 §3")
 @exercises("rnn.rnn_forward", "rnn.birnn_forward")
 @forms(*SHAPE_CASES)
@@ -254,6 +261,8 @@ $-\log \frac{e^{o_{ {{- p.target -}} }}}{\sum_k e^{o_k}} = {{ answer|num }}$.
 )
 # the fourth audit: two equal logits on two papers of three (one exponential fewer)
 @skips_work("two logits are equal: one exponential serves twice", lambda p, a: len(set(p["logits"])) < 3)
+# C exps, C-1 sums, a quotient, a log
+@work(lambda v: (2 * len(v.params["logits"]) + 1, 1))
 @cites("L5 §2.2", "W8 §4", "L7-8 (Lecture 7) §二.1")
 @exercises("rnn.softmax_cross_entropy")
 @mistake("log2", "the loss uses the natural log, not log2", lambda p: float(_ce(p)) / math.log(2))
@@ -313,6 +322,8 @@ $\partial L/\partial o_j = p_j - \mathbb{1}[j = y]$ with $y = {{ p.y }}$, here $
 {% endblock %}
 """
 )
+# dL/do_j = p_j - [j = y], written out over the C exps: three steps
+@work(lambda v: (3, 0))
 @cites("L5 §3.2", "L5 §20")
 @exercises("rnn.softmax_cross_entropy", "rnn.rnn_bptt")
 @equivalents(

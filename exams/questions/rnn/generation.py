@@ -22,6 +22,7 @@ from seqlab.exam.bank.declare import (
     skips_work,
     text,
     valid_when,
+    work,
 )
 from seqlab.exam.bank.helpers import THREE_FIGURE_WORK, dec, decs, floats, mat, near, ref, t
 from seqlab.exam.model import EXACT, FOUR_DIGITS, REGISTRY, fair_draw
@@ -53,6 +54,8 @@ The one-hot product selects row {{ p.k }} of $E$ (an embedding layer is a table 
 {% endblock %}
 """
 )
+# the row is a lookup; W_xh (2x3) times it: 6 products, 4 sums
+@work(lambda v: (10, 0))
 @cites("L7-8 (Lecture 7) §三", "W8 §4")
 @exercises("positional.embed_tokens", "rnn.greedy_decode")
 @own_entries()
@@ -188,6 +191,9 @@ $\partial L/\partial w = \sum_t \delta_t h_{t-1}$, $\partial L/\partial b = \sum
     ),
 )
 @by_hand(lambda p, r: _param_grads_by_hand(p, r=r))
+# the forward as above (30); dL/dh2 (3), delta2 (3), dL/dh1 (5), delta1 (3); dL/du, dL/dw (3
+# each) and dL/db (1): 51; h_t, o_t, p_t, the four deltas and gradients written
+@work(lambda v: (51, 14))
 @cites("L5 §3.5", "L5 §3.4", "L5 §3", "L7-8 (Lecture 7) §二.2")
 @exercises("rnn.rnn_bptt")
 @mistake(
@@ -325,6 +331,11 @@ def _token_and_probability(cdf, u) -> list[float]:
     return [float(k), cdf[k] - (cdf[k - 1] if k else 0.0)]
 
 
+def _token(v) -> int:
+    """The sampled token of a variant's key (its work: the cumulative sums up to it)."""
+    return int(v.answer[0]) if isinstance(v.answer, list) else 0
+
+
 # The answer is the token and its probability: the token alone takes 4 values, so a class would
 # share it by the quarter; the probability makes each student's key their own and shows the
 # softmax at the temperature was computed, not guessed.
@@ -349,6 +360,8 @@ $p = \mathrm{softmax}(z/{{ p.temperature|num }})$; the first cumulative sum abov
 """
 )
 @skips_work("u < p_0: token 0 needs no cumulative sum", lambda p, a: a[0] == 0)
+# V quotients z/tau, V exps, V-1 sums, then p_0..p_k (k+1 quotients, k sums) and the comparisons
+@work(lambda v: (3 * len(v.params["logits"]) - 1 + 2 * _token(v) + 1 + _token(v) + 1, 3))
 @cites("W8 §4", "W8 §3.3", "L5 §4")
 @exercises("rnn.greedy_decode")
 @valid_when(_sample_token_valid)

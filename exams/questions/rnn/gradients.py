@@ -22,6 +22,7 @@ from seqlab.exam.bank.declare import (
     skips_work,
     text,
     valid_when,
+    work,
 )
 from seqlab.exam.bank.helpers import THREE_FIGURE_WORK, dec, decs, floats, near, ref, t
 from seqlab.exam.model import EXACT, FOUR_DIGITS, Tolerance
@@ -112,6 +113,9 @@ With $p_t = \mathrm{softmax}(o_t)$: {{ "$\\partial L/\\partial b_y = \\sum_t (p_
 """
 )
 @skips_work("a pre-activation is 0: h_t = tanh(0) = 0", lambda p, a: any(near(x, 0) for x in bptt_pre(p)))
+# forward h1, h2 (5 each), o_t (4 each), 2-class softmax (5 each), p_t - e_t (1 each): 30; then
+# sum_t (p_t - e_t) h_t for W_hy (2 entries, 3 each: 6) or sum_t (p_t - e_t) for b_y (2 sums)
+@work(lambda v: (36 if v.form == "W_hy" else 32, 10))
 @cites("L5 §3.3", "L5 §3.1", "L5 §3", "L7-8 (Lecture 7) §二.2")
 @exercises("rnn.rnn_bptt")
 @forms("b_y", "W_hy")
@@ -178,6 +182,8 @@ $o_t$ and through $h_{t+1} = \tanh(w h_t + \dots)$: ${{ answer|latex }}$.{% endi
 {% endblock %}
 """
 )
+# two paths (through o_t and h_{t+1}), the chain rule on each, their sum: six steps
+@work(lambda v: (6, 1))
 @cites("L5 §3.4", "L5 §20")
 @exercises("rnn.rnn_bptt")
 @equivalents(

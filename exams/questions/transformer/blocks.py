@@ -20,6 +20,7 @@ from seqlab.exam.bank.declare import (
     own_entries,
     text,
     valid_when,
+    work,
 )
 from seqlab.exam.bank.helpers import decs, floats, mat, mha_param_shapes, ref, shape_numel, t
 from seqlab.exam.model import EXACT, FOUR_DIGITS
@@ -66,6 +67,8 @@ Per block $4E^2 + 4E + 2EF + F + E + 4E$; times {{ p.layers }}: ${{ answer|num }
 {% endblock %}
 """
 )
+# 4E^2 + 4E + 2EF + F + E + 4E (7 products, 6 sums) times the layers
+@work(lambda v: (14, 2))
 @cites("W8 §15.2", "W8 §15", "W8 §15.3", "L5 §17", "L7-8 (Lecture 8) §四.1", "L7-8 (Lecture 8) §四")
 @exercises("transformer.encoder_block")
 @mistake(
@@ -93,6 +96,8 @@ $2(4E^2 + 4E) + 2EF + F + E + 6E = {{ answer|num }}$.
 {% endblock %}
 """
 )
+# 2(4E^2 + 4E) + 2EF + F + E + 6E (7 products, 5 sums)
+@work(lambda v: (12, 2))
 @cites("W8 §16.2", "W8 §16", "L5 §17")
 @exercises("transformer.decoder_block")
 @mistake(
@@ -221,6 +226,8 @@ The encoder sequence has $S = {{ p.Hf }} \cdot {{ p.Wf }} = {{ p.Hf * p.Wf }}$ t
 {% endblock %}
 """
 )
+# the encoder's tokens Hf * Wf (one product), the rest read off
+@work(lambda v: (1, 0))
 @cites("W8 §17", "W8 §16.1", "W8 §16.2", "W8 §16")
 @exercises("transformer.decoder_block", "attention.multi_head_attention")
 @forms("one_head", "all_heads")
@@ -261,6 +268,8 @@ $({{ p.height }}/{{ p.patch }}) \cdot ({{ p.width }}/{{ p.patch }}){{ " + 1" if 
 {% endblock %}
 """
 )
+# (H / P)(W / P) + 1: two quotients, a product, a sum
+@work(lambda v: (4, 0))
 @cites("W8 §17", "W8 §14")
 @exercises("attention.multi_head_attention")
 @forms("cls", "no_cls")

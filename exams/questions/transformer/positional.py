@@ -11,7 +11,18 @@ import math
 import sympy
 import torch
 
-from seqlab.exam.bank.declare import by_hand, cites, equivalents, exercises, formula, mistake, numeric, skips_work, text
+from seqlab.exam.bank.declare import (
+    by_hand,
+    cites,
+    equivalents,
+    exercises,
+    formula,
+    mistake,
+    numeric,
+    skips_work,
+    text,
+    work,
+)
 from seqlab.exam.bank.helpers import THREE_FIGURE_WORK, decs, floats, ref, t
 from seqlab.exam.model import FOUR_DIGITS
 from seqlab.exam.safeexpr import Sym
@@ -77,6 +88,8 @@ $PE_{ {{- p.p }}, {{ p.j -}} } = {{ answer|num }}$.
     lambda p, a: (4 * (p["j"] // 2) * 2) % p["d"] == 0 or p["p"] / 10000 ** (2 * (p["j"] // 2) / p["d"]) > PE_MAX_ANGLE,
 )
 @by_hand(pe_by_hand)
+# the column's parity gives i, 2i/d (2), 10000^x, p / it, sin or cos: 6
+@work(lambda v: (6, 2))
 @cites("W8 §11.3", "W8 §11")
 @exercises("positional.sinusoidal_encoding")
 @mistake("swapped", "even columns are sines, odd columns cosines", lambda p: _pe_wrong(p, swap=True))

@@ -24,6 +24,10 @@ The facts, each optional except ``cites`` and ``text``:
 - ``skips_work(why, rule)`` the question's own degenerate draws (``lint_draws.degenerate``): a
                           draw where ``rule(params, entries)`` holds skips part of the work the
                           question asks for (``why`` says which) and is drawn again;
+- ``work(count)``         ``count(variant) -> (operations, values written)``: the calculator
+                          operations of its worked solution and the intermediate values it
+                          carries, counted for the sizes it draws (``timing``: a paper's minutes;
+                          without it, a lower bound from the rendered solution's operators);
 - ``by_hand(solution)``   the worked solution in plain Python, ``solution(params, r)`` with every
                           intermediate passed through ``r`` (``three_figures``: a 3-figure
                           student simulated in microseconds, where a torch path costs milliseconds);
@@ -102,6 +106,10 @@ def valid_when(rule: Callable[[dict], bool]) -> Callable[[Answer], Answer]:
 
 def skips_work(why: str, rule: Callable[[dict, Any], bool]) -> Callable[[Answer], Answer]:
     return _fact("skips_work", (why, rule))
+
+
+def work(count: Callable[[Any], tuple[int, int]]) -> Callable[[Answer], Answer]:
+    return _fact("work", count)
 
 
 def by_hand(solution: Callable[..., Any]) -> Callable[[Answer], Answer]:
