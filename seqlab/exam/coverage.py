@@ -112,17 +112,6 @@ SAME_TOPIC: dict[str, tuple[str, ...]] = {
 }
 
 
-# A focus section a question grades as a step of its own work, on every draw: the step's named
-# mistake (the error of skipping it or doing it wrong) stays outside the tolerance on every draw
-# (``model.fair_draw``), so a student who cannot do the step loses the marks. rnn.bptt_param_grads
-# computes p - y (L5 §3.2), the output gradient dL/dh_t summed over the classes (§3.3) and the
-# hidden-state recursion (§3.4) on the way to dL/du, dL/dw, dL/db (§3.5): one calculation examines
-# the four sections, where four questions repeated its forward pass (tests/exam/test_third_audit.py).
-GRADED_STEPS: dict[str, dict[str, str]] = {
-    "rnn.bptt_param_grads": {"L5 §3.2": "no_one_hot", "L5 §3.3": "target_class_only", "L5 §3.4": "no_recursion"},
-}
-
-
 def _under(tag: str, focus: str) -> bool:
     """``tag`` examines ``focus``: it is the section, a subsection, or the same topic elsewhere."""
     return any(tag in children(section) for section in (focus, *SAME_TOPIC.get(focus, ())))
@@ -142,7 +131,7 @@ def missing_focus(exam=None) -> list[str]:
     for focus in EXAM_FOCUS:
         fixed = any(
             not eq.pool
-            and (_under(eq.question.sections[0], focus) or any(_under(s, focus) for s in GRADED_STEPS.get(eq.id, ())))
+            and (_under(eq.question.sections[0], focus) or any(_under(s, focus) for s, _ in eq.question.graded_steps))
             for eq in exam.questions
         )
         pooled = any(

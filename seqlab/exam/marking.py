@@ -85,18 +85,18 @@ def grade_variant(v: Variant, raw: Any, *, seed: int = 0) -> Mark:
 
 
 # The unit a numeric question asks for, which an answer may carry ("4560 MiB"): the one its hint
-# names ("one number, in MiB (2^20 bytes)"), or nats for a loss taken with the natural log (its
-# hint names no unit, and "1.4208 nats" is the key as a teacher reads it). Any other unit is
-# refused with a message (``check_script.read_as_teacher``), never converted or scored 0 silently.
+# names ("one number, in MiB (2^20 bytes)"), or the one it declares (``declare.unit``: nats for a
+# loss taken with the natural log, whose hint names no unit, and "1.4208 nats" is the key as a
+# teacher reads it). Any other unit is refused with a message (``check_script.read_as_teacher``),
+# never converted or scored 0 silently.
 _HINT_UNIT = re.compile(r"\bin (" + "|".join(UNIT_SPELLINGS) + r")\b")
-NATS_QUESTIONS = frozenset({"rnn.ce_loss"})
 
 
 def asked_unit(v: Variant) -> str:
     if v.question.kind != NUMERIC:
         return ""
-    if v.id in NATS_QUESTIONS:
-        return "nats"
+    if v.question.unit:
+        return v.question.unit
     found = _HINT_UNIT.search(v.question.answer_hint)
     return found.group(1) if found else ""
 

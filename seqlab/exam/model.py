@@ -109,6 +109,11 @@ class Question:
     text: str = ""
     # the draws that skip part of the asked work (``declare.skips_work``): (why, rule(params, entries))
     skips_work: tuple[str, Callable[[dict, Any], bool]] | None = None
+    # the unit an answer may carry where the hint names none (``declare.unit``: "nats")
+    unit: str = ""
+    # notes' sections examined as steps of the work, each by a named mistake (``declare.graded_steps``)
+    # (pairs, not a dict: a frozen Question stays hashable)
+    graded_steps: tuple[tuple[str, str], ...] = ()
     # the worked solution's (operations, values written) for a variant (``declare.work``, ``timing``)
     work: Callable[[Variant], tuple[int, int]] | None = None
     # the worked solution in plain Python with a rounding hook (``declare.by_hand``): (params, r)

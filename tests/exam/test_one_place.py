@@ -19,9 +19,10 @@ load_bank()
 PACKAGE_EXAM = Path(__file__).resolve().parents[2] / "seqlab" / "exam"
 # The concept questions are entries of exams/concepts.yaml rendered by the tool's two templates.
 DECLARED = {qid: q for qid, q in REGISTRY.items() if q.topic != "concepts" and not qid.startswith(("test.", "toy."))}
-# The tool's modules that judge a draw or a paper: a rule of one question belongs in its declaration
-# (``declare.skips_work``, ``valid_when``, ``by_hand``, ``work``), not in a table of these keyed by its id.
-RULE_MODULES = ("lint*.py", "bank_lint.py", "fairness.py", "draws.py", "three_figures.py", "timing.py", "bank/*.py")
+# The tool's exam modules: a rule or a count of one question belongs in its declaration
+# (``declare.skips_work``, ``valid_when``, ``by_hand``, ``work``, ``unit``, ``graded_steps``), not
+# in a table of the tool's keyed by its id.
+RULE_MODULES = ("*.py", "bank/*.py")
 
 
 def test_every_question_is_declared_with_its_text_in_the_course_folder():
@@ -44,7 +45,7 @@ def test_no_template_file_holds_a_questions_text():
     assert not named
 
 
-def test_no_rule_of_the_tool_is_keyed_by_a_question_id():
+def test_no_module_of_the_tool_names_a_question():
     found = []
     for pattern in RULE_MODULES:
         for path in sorted(PACKAGE_EXAM.glob(pattern)):

@@ -136,16 +136,17 @@ def test_three_figure_tolerances_are_relative_and_the_slips_stay_outside():
 
 
 def test_a_graded_step_is_a_named_mistake_outside_the_tolerance():
-    """coverage.GRADED_STEPS lets rnn.bptt_param_grads examine L5 §3.2-§3.4 as steps: each step's
-    mistake exists and misses the key beyond the tolerance on the audit's three papers."""
-    from seqlab.exam.coverage import GRADED_STEPS
+    """A declaration's graded steps (rnn.bptt_param_grads examines L5 §3.2-§3.4 as steps): each
+    step's mistake exists and misses the key beyond the tolerance on the audit's three papers."""
     from seqlab.exam.draws import draw
 
-    for qid, steps in GRADED_STEPS.items():
+    stepped = {qid: q.graded_steps for qid, q in REGISTRY.items() if q.graded_steps}
+    assert "rnn.bptt_param_grads" in stepped
+    for qid, steps in stepped.items():
         q = REGISTRY[qid]
         for student in ("fresh-x7", "fresh-k2", "fresh-q9"):
             _, key, mistakes = draw(q, 20261215, student)
-            for name in steps.values():
+            for _, name in steps:
                 assert any(abs(m - k) > q.tolerance.rtol * abs(k) for m, k in zip(mistakes[name].value, key))
 
 

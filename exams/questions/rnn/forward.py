@@ -21,6 +21,7 @@ from seqlab.exam.bank.declare import (
     own_entries,
     skips_work,
     text,
+    unit,
     work,
 )
 from seqlab.exam.bank.helpers import THREE_FIGURE_WORK, decs, floats, mat, ref, shape_numel, t
@@ -247,6 +248,7 @@ def _ce(p):
 
 
 @numeric("rnn.ce_loss", _sample_ce, THREE_FIGURE_WORK, hint="one number")
+@unit("nats")  # the hint names no unit; "1.4208 nats" is the key as a teacher reads it
 @text(
     r"""
 {% block question %}

@@ -16,6 +16,7 @@ from seqlab.exam.bank.declare import (
     by_hand,
     cites,
     exercises,
+    graded_steps,
     mistake,
     numeric,
     own_entries,
@@ -163,7 +164,13 @@ def _sample_param_grads(rng):
 
 
 # THREE_FIGURE_WORK (seqlab/exam/bank/helpers.py): measured for this question first; the paper says so in its text.
+# Graded steps: it computes p - y (L5 §3.2), the output gradient dL/dh_t summed over the classes
+# (§3.3) and the hidden-state recursion (§3.4) on the way to dL/du, dL/dw, dL/db (§3.5), each step
+# with its named mistake outside the tolerance on every draw (``model.fair_draw``), so a student
+# who cannot do the step loses the marks: one calculation examines the four sections, where four
+# questions repeated its forward pass (tests/exam/test_third_audit.py).
 @numeric("rnn.bptt_param_grads", _sample_param_grads, THREE_FIGURE_WORK, hint="dL/du, dL/dw, dL/db in this order")
+@graded_steps({"L5 §3.2": "no_one_hot", "L5 §3.3": "target_class_only", "L5 §3.4": "no_recursion"})
 @text(
     "{% block question %}\n"
     + BPTT_SETUP

@@ -28,6 +28,11 @@ The facts, each optional except ``cites`` and ``text``:
                           operations of its worked solution and the intermediate values it
                           carries, counted for the sizes it draws (``timing``: a paper's minutes;
                           without it, a lower bound from the rendered solution's operators);
+- ``unit(name)``          the unit an answer may carry where the hint names none (``"nats"`` for a
+                          loss with the natural log; ``marking.asked_unit``);
+- ``graded_steps(steps)`` ``{section: mistake name}``: notes' sections the question examines as
+                          steps of its work, each by a named mistake of its own
+                          (``coverage.missing_focus`` counts them as examined);
 - ``by_hand(solution)``   the worked solution in plain Python, ``solution(params, r)`` with every
                           intermediate passed through ``r`` (``three_figures``: a 3-figure
                           student simulated in microseconds, where a torch path costs milliseconds);
@@ -112,6 +117,14 @@ def work(count: Callable[[Any], tuple[int, int]]) -> Callable[[Answer], Answer]:
     return _fact("work", count)
 
 
+def unit(name: str) -> Callable[[Answer], Answer]:
+    return _fact("unit", name)
+
+
+def graded_steps(steps: dict[str, str]) -> Callable[[Answer], Answer]:
+    return _fact("graded_steps", tuple(steps.items()))
+
+
 def by_hand(solution: Callable[..., Any]) -> Callable[[Answer], Answer]:
     return _fact("by_hand", solution)
 
@@ -170,6 +183,9 @@ def _register(id: str, kind: str, sample: Callable, **declared: Any) -> Callable
                 f"{id}: declare its text with @text(...) under the kind line (its question and solution)"
             )
         mistakes = facts.pop("mistakes", None)
+        unnamed = {name for _, name in facts.get("graded_steps", ())} - {m[0] for m in mistakes or ()}
+        if unnamed:
+            raise QuestionError(f"{id}: graded_steps names mistakes it does not declare: {sorted(unnamed)}")
         register(
             Question(
                 id=id,
