@@ -12,9 +12,9 @@ and the student release. The contract (its signature, its topic), the public tes
 mutant bank are not touched: they follow from these files.
 
 ``add_toy_exercise`` is the exercise half. A new exam question takes two files, written the same
-way: its declaration in a bank module (the generator, with its text beside it) and its line in an
-exam file; the paper and the key then render with it. The bank lives in the package, so the
-question's half copies the course's folders (``toy_course``) and the package, and runs that.
+way: its declaration in the course's bank, ``exams/questions/`` (the generator, its text, key and
+rules in one place), and its line in an exam file; the paper and the key then render with it, from
+a copy of the course's folders (``toy_course``) and the installed package, untouched.
 """
 
 from __future__ import annotations
@@ -105,9 +105,6 @@ CONFIG_ENTRY = """  transformer.rms_norm:
 # A new question: the generator and its text, appended to the bank module of its topic.
 QUESTION = r'''
 
-from ..declare import text  # noqa: E402  (the toy's one extra name)
-
-
 def _sample_rms(rng):
     return {"x": decs(rng, 4, -3, 3)}
 
@@ -170,21 +167,17 @@ def add_toy_exercise(course: Path) -> list[Path]:
     return [*written, config]
 
 
-def add_toy_question(course: Path, package: Path) -> list[Path]:
-    """``tf.rms_norm`` written into the two files of a question (in a copy of the package at
-    ``package``: the bank is the package's); returns them."""
-    shutil.copytree(ROOT / "seqlab", package / "seqlab", ignore=shutil.ignore_patterns("__pycache__"))
-    bank = package / "seqlab" / "exam" / "bank" / "transformer" / "blocks.py"
+def add_toy_question(course: Path) -> list[Path]:
+    """``tf.rms_norm`` written into the two files of a question, both the course's; returns them."""
+    bank = course / "exams" / "questions" / "transformer" / "blocks.py"
     bank.write_text(bank.read_text(encoding="utf-8") + QUESTION, encoding="utf-8")
     exam = course / "exams" / "toy.yaml"
     exam.write_text(EXAM, encoding="utf-8")
     return [bank, exam]
 
 
-def seqlab(course: Path, *args: str, package: Path | None = None) -> subprocess.CompletedProcess:
+def seqlab(course: Path, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "SEQLAB_COURSE": str(course)}
-    if package is not None:  # this copy of seqlab, not the one installed
-        env["PYTHONPATH"] = os.pathsep.join([str(package), *filter(None, [os.environ.get("PYTHONPATH")])])
     return subprocess.run(
         [sys.executable, "-m", "seqlab", *args], cwd=course, env=env, capture_output=True, text=True, timeout=300
     )
@@ -282,19 +275,18 @@ def test_a_new_exercise_takes_four_files(tmp_path):
 
 @pytest.mark.bank
 def test_a_new_question_takes_two_files(tmp_path):
-    course, package = toy_course(tmp_path / "course"), tmp_path / "package"
-    written = add_toy_question(course, package)
+    course = toy_course(tmp_path / "course")
+    written = add_toy_question(course)
     assert len(written) <= 2
     exam = str(course / "exams" / "toy.yaml")
     for command, folder in (("render", "papers"), ("key", "keys")):
-        run = seqlab(course, "exam", command, "--exam", exam, "--student", "s1", "--out", str(tmp_path / folder),
-                     package=package)  # fmt: skip
+        run = seqlab(course, "exam", command, "--exam", exam, "--student", "s1", "--out", str(tmp_path / folder))
         assert run.returncode == 0, f"seqlab exam {command}: {run.stdout}{run.stderr}"
     paper = "\n".join(p.read_text(encoding="utf-8") for p in (tmp_path / "papers").rglob("*.md"))
     assert "RMSNorm divides a token by the root of its mean square" in paper
     key = "\n".join(p.read_text(encoding="utf-8") for p in (tmp_path / "keys").rglob("*") if p.is_file())
     assert "tf.rms_norm" in key or "RMSNorm" in key, key[:500]
     table = tmp_path / "coverage.md"  # the generated table follows: nothing to write there
-    coverage = seqlab(course, "exam", "coverage", "--out", str(table), package=package)
+    coverage = seqlab(course, "exam", "coverage", "--out", str(table))
     assert coverage.returncode == 0, coverage.stderr
     assert "tf.rms_norm" in table.read_text(encoding="utf-8")
