@@ -83,9 +83,10 @@ def upload_problem(exc: BaseException, upload: Path) -> str:
 
 def graded_results(result, config, notes: list[str], started: float) -> dict[str, Any]:
     """Gradescope's results.json for a finished grade, with the config's page-level visibility."""
-    from ..reports.gradescope import markdown_lines, to_gradescope
+    from ..reports.gradescope import markdown_lines, review_tests, to_gradescope
 
     data = to_gradescope(result)
+    data["tests"] += review_tests(result)  # hidden: the course's staff see them, the student never
     data["execution_time"] = round(time.monotonic() - started, 4)  # the whole run, upload reading included
     # Each test already carries its visibility: the grading applied this config to the markers'.
     data["visibility"] = config.gradescope.visibility

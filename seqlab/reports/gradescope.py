@@ -8,6 +8,10 @@ The fields Gradescope's autograder specification defines: top-level ``score``,
 it keeps in ``extra_data``. ``schemas/gradescope_results.schema.json`` says which is whose and
 validates the file.
 
+On Gradescope the review flags (``GradingResult.review_flags``) are tests worth nothing with
+``hidden`` visibility, listed last (``review_tests``, added by the autograder only): Gradescope
+shows them to the course's staff, never to the student.
+
 Students see the structure of ``report.html``: tests are numbered ``function.test`` in the
 course's order (Gradescope sorts and groups by ``number``), tagged with their module and function,
 and their output is Markdown: the message line by line as inert text, the hint in bold, each
@@ -96,6 +100,38 @@ def to_gradescope(result: GradingResult) -> dict[str, Any]:
         "extra_data": {"seed": result.seed, "device": result.device},
         "tests": tests,
     }
+
+
+def review_tests(result: GradingResult) -> list[dict[str, Any]]:
+    """The review flags (seqlab/grading/flags.py) for the instructor's Gradescope view: one test
+    each, worth nothing and ``hidden``, which Gradescope shows to the course's staff and never to
+    the student (as report_instructor.html beside the student's report.html). Only the Gradescope
+    autograder adds them: ``seqlab grade``'s own results.json may reach the student."""
+    number, tests = len(result.by_function()) + 1, []
+    for i, flag in enumerate(result.review_flags, start=1):
+        rule, where, line = flag.get("rule", ""), flag.get("where", ""), flag.get("line", "")
+        tests.append(
+            {
+                "name": f"review.{rule}: {where}, line {line} (for review, no points taken)",
+                "name_format": "text",
+                "number": f"{number}.{i}",
+                "score": 0.0,
+                "max_score": 0.0,
+                "status": "failed",
+                "output": markdown_lines(
+                    [
+                        f"{where}, line {line}: {flag.get('evidence', '')}",
+                        "For the course's staff only: a construct the grading cannot hold soundly and no "
+                        "honest hand-in of this course needs. No points were taken; read the code and decide.",
+                    ]
+                ),
+                "output_format": "md",
+                "tags": ["review", str(rule)],
+                "visibility": "hidden",
+                "extra_data": {"function": str(where), "hint": ""},
+            }
+        )
+    return tests
 
 
 def write(result: GradingResult, path: Path) -> Path:

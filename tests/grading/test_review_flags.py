@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import json
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -273,6 +274,31 @@ def test_the_instructor_sees_the_flags_and_the_student_never(tmp_path):
         assert "register_hook" not in text and "For review" not in text, student
     write_all(_result(flags=()), tmp_path)  # a regrade without flags leaves no stale copy
     assert not (tmp_path / "report_instructor.html").exists()
+
+
+def test_gradescope_shows_the_flags_to_the_staff_only():
+    """The autograder's results.json carries each flag as a hidden test worth nothing (Gradescope
+    shows hidden tests to the course's staff, never to the student); the score is untouched and
+    ``seqlab grade``'s own results.json, which may reach the student, carries none."""
+    import jsonschema
+
+    from seqlab.config import load_config
+    from seqlab.gradescope.autograder import graded_results
+    from seqlab.reports.gradescope import to_gradescope
+
+    schema = json.loads(
+        (Path(__file__).resolve().parents[2] / "schemas" / "gradescope_results.schema.json").read_text()
+    )
+    data = graded_results(_result(), load_config(), [], started=0.0)
+    jsonschema.validate(data, schema)
+    (review,) = [t for t in data["tests"] if "review" in t["tags"]]
+    assert review["visibility"] == "hidden" and review["score"] == review["max_score"] == 0
+    assert review["name"].startswith("review.autograd-hook: rnn.rnn_bptt, line 12")
+    from seqlab.escape import markdown_inline
+
+    assert markdown_inline(FLAG["evidence"]) in review["output"] and data["score"] == 2.0
+    assert all(t["visibility"] != "hidden" for t in data["tests"] if t is not review)
+    assert "register_hook" not in json.dumps(to_gradescope(_result()))
 
 
 def test_the_gradebook_and_the_class_report_list_the_flags(tmp_path):
