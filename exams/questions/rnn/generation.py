@@ -126,7 +126,7 @@ def greedy_decode(p):
 def _param_grads_by_hand(
     p, recursion=True, tanh_deriv=True, h_index=-1, path_deriv=True, one_hot=True, all_classes=True, r=lambda x: x
 ):
-    """dL/du, dL/dw, dL/db of the scalar two-step RNN of ``_bptt_setup``, written out as in L5 §3.5;
+    """dL/du, dL/dw, dL/db of the scalar two-step RNN of ``BPTT_SETUP``, written out as in L5 §3.5;
     the keyword arguments switch on the named mistakes; ``r`` rounds each value a student writes
     down (``three_figures.HAND``: the 3-figure student's paths)."""
     h = [p["h0"]]
@@ -213,7 +213,7 @@ $\partial L/\partial w = \sum_t \delta_t h_{t-1}$, $\partial L/\partial b = \sum
     "the gradient passes through tanh: multiply by 1 - h_t^2",
     lambda p: _param_grads_by_hand(p, tanh_deriv=False),
 )
-# the steps of L5 §3.2 and §3.3 this question grades (``coverage.GRADED_STEPS``): p - y, and the
+# the steps of L5 §3.2 and §3.3 this question grades (its ``graded_steps``): p - y, and the
 # output gradient summed over every class
 @mistake(
     "no_one_hot",
