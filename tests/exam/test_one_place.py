@@ -65,3 +65,5 @@ def test_the_topics_load_in_the_listed_order_and_a_missing_one_is_refused(tmp_pa
     (tmp_path / "topics.yaml").write_text("[b, c]\n", encoding="utf-8")
     with pytest.raises(QuestionError, match="no module or folder for topic"):
         topics(tmp_path)
+    with pytest.raises(QuestionError, match="no such folder"):  # a course without its questions
+        topics(tmp_path / "missing")

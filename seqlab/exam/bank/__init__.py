@@ -38,6 +38,8 @@ _loaded = False
 
 def topics(folder: Path) -> list[str]:
     """The folder's topics in load order: ``topics.yaml``'s list first, then the rest by name."""
+    if not folder.is_dir():
+        raise QuestionError(f"{folder}: no such folder; the course's exam questions live there (docs/exams.md)")
     found = sorted(
         p.stem if p.is_file() else p.name
         for p in folder.iterdir()
