@@ -42,12 +42,12 @@ def _unknown(word, names):
     return f"unknown name {word!r} (symbols allowed here: {allowed})"
 
 
-def _walk(node, names, allow_list):
+def _walk(node, names, allow_list, numeric=False):
     if isinstance(node, (ast.Tuple, ast.List)):
         if not allow_list or not node.elts:
             raise ValueError("a single expression is expected, not a list")
         for elt in node.elts:
-            _walk(elt, names, False)
+            _walk(elt, names, False, numeric)
         return
     if isinstance(node, ast.Constant):
         if isinstance(node.value, bool) or not isinstance(node.value, (int, float)):
@@ -56,27 +56,31 @@ def _walk(node, names, allow_list):
     if isinstance(node, ast.Name):
         if node.id in PAPER["functions"]:
             raise ValueError(f"{node.id} must be called, e.g. {node.id}(x)")
+        if numeric and node.id in ("e", "E"):
+            raise ValueError(f"{PAPER['number_asked']}: write the value of {node.id} as a decimal")
         if node.id not in names:
             raise ValueError(_unknown(node.id, names))
         return
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.UAdd, ast.USub)):
-        return _walk(node.operand, names, False)
+        return _walk(node.operand, names, False, numeric)
     if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)):
-        _walk(node.left, names, False)
-        return _walk(node.right, names, False)
+        _walk(node.left, names, False, numeric)
+        return _walk(node.right, names, False, numeric)
     if isinstance(node, ast.Call):
         name = node.func.id if isinstance(node.func, ast.Name) else None
         if name not in PAPER["functions"]:
             raise ValueError("implicit multiplication: write a * between the factors")
+        if numeric and name not in PAPER["number_functions"]:
+            raise ValueError(f"{PAPER['number_asked']}: {name}(...) is yours to work out; write its value")
         if node.keywords or len(node.args) != PAPER["functions"][name]:
             raise ValueError(f"{name} takes {PAPER['functions'][name]} argument(s)")
         for arg in node.args:
-            _walk(arg, names, False)
+            _walk(arg, names, False, numeric)
         return
     raise ValueError("this kind of expression is not allowed")
 
 
-def expression_problem(text, names, allow_list=False):
+def expression_problem(text, names, allow_list=False, numeric=False):
     """'' when the grader's parser reads ``text``, else why not."""
     text = text.strip()
     if len(text) > PAPER["max_length"]:
@@ -103,7 +107,7 @@ def expression_problem(text, names, allow_list=False):
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return _hint(source, names)
     try:
-        _walk(tree.body, names, allow_list)
+        _walk(tree.body, names, allow_list, numeric)
     except ValueError as exc:
         return str(exc)
     except RecursionError:
@@ -236,7 +240,7 @@ def answer_problem(shape, raw):
     except ValueError as exc:
         return str(exc)
     if kind == "numeric":
-        problem = expression_problem(text, {"pi", "E", "e"}, allow_list=True)
+        problem = expression_problem(text, {"pi"}, allow_list=True, numeric=True)
         if problem:
             return problem
         tree = ast.parse(text.replace("^", "**"), mode="eval").body

@@ -155,8 +155,9 @@ ROUNDING_POLICY = (
     "rounded to 3 significant figures: its tolerance, printed under it, was measured for that."
 )
 ANSWER_SYNTAX = (
-    "Write each answer as text. Numbers may be written as simple arithmetic (`1/3`, `sqrt(2)/2`, "
-    "`2.5e-3`); the numbers of a list are separated by semicolons (`0.5; -1.2`) or commas; formulas use `+ - * / ^`, parentheses, the "
+    "Write each answer as text. Numbers may be written as simple arithmetic on numbers (`1/3`, "
+    "`sqrt(2)/2`, `2.5e-3`: `+ - * / ^`, `sqrt` and fractions, nothing a question asks you to work "
+    "out, so no `exp`, `log`, `tanh`, `sigmoid`, `sin`, `cos` or `e` in a number); the numbers of a list are separated by semicolons (`0.5; -1.2`) or commas; formulas use `+ - * / ^`, parentheses, the "
     "functions `sqrt exp log tanh sigmoid sin cos` and the constant `e` (or `exp(1)`), with the symbol "
     "names the question gives; write every product with `*` (`2*x`, not `2x`). A number is read as "
     "a teacher reads it: any minus sign or dash (`-0.5`, `\u22120.5` copied from the page), spaces of "

@@ -44,12 +44,14 @@ def check_script(inst: ExamInstance) -> str:
     """``check-ID.py``: ``check_script``'s source with this paper's answer shapes and the answer
     syntax's limits filled in (never the key)."""
     from . import check_script as script
-    from .safeexpr import ALPHABET, FUNCTIONS, MAX_DEPTH, MAX_LENGTH
+    from .safeexpr import ALPHABET, FUNCTIONS, MAX_DEPTH, MAX_LENGTH, NUMBER_ASKED, NUMBER_FUNCTIONS
 
     paper = {
         "student": inst.student,
         "questions": answer_shapes(inst),
         "functions": {name: nargs for name, (_, nargs, _) in sorted(FUNCTIONS.items())},
+        "number_functions": list(NUMBER_FUNCTIONS),
+        "number_asked": NUMBER_ASKED,
         "alphabet": "".join(sorted(ALPHABET)),
         "max_length": MAX_LENGTH,
         "max_depth": MAX_DEPTH,

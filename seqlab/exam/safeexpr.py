@@ -101,6 +101,14 @@ FUNCTIONS: dict[str, tuple[Callable, int, bool]] = {
 }
 CONSTANTS = {"pi": sympy.pi, "E": sympy.E}
 NUMERIC_CONSTANTS = {**CONSTANTS, "e": sympy.E}
+# A number asked for is the student's to compute. In a numeric answer the grader evaluates
+# arithmetic on numbers, the rules' "simple arithmetic" (+ - * / ^, roots, fractions), and no
+# function a question asks them to work out (exp, log, tanh, sigmoid, sin, cos, and e^x): with
+# them the screen media would let the grader do an LSTM step or a sinusoid that the paper's
+# student does by hand. Formulas keep every function. The check script refuses the same.
+NUMBER_FUNCTIONS = ("Rational", "frac", "sqrt")
+NUMBER_CONSTANTS = {"pi": sympy.pi}
+NUMBER_ASKED = "a number is asked (+ - * / ^, sqrt and fractions on numbers)"
 
 _FLOAT_FUNCS: dict[str, Callable[..., float]] = {
     "sqrt": math.sqrt,
@@ -165,10 +173,13 @@ def _function_call(node: ast.Call) -> bool:
 class _Checker:
     """Gate 4 and 5: walk the tree, accept only whitelisted nodes, bound magnitudes."""
 
-    def __init__(self, symbols: Mapping[str, object], constants: Mapping[str, Any], allow_list: bool):
+    def __init__(
+        self, symbols: Mapping[str, object], constants: Mapping[str, Any], allow_list: bool, numeric: bool = False
+    ):
         self.symbols = symbols
         self.constants = constants
         self.allow_list = allow_list
+        self.numeric = numeric
         self.count = 0
 
     def check(self, tree: ast.Expression) -> None:
@@ -200,6 +211,8 @@ class _Checker:
                 return False, float(self.constants[node.id])
             if node.id in FUNCTIONS:
                 raise AnswerRejected(f"answer rejected: {node.id} must be called, e.g. {node.id}(x)")
+            if self.numeric and node.id in NUMERIC_CONSTANTS:
+                raise AnswerRejected(f"answer rejected: {NUMBER_ASKED}: write the value of {node.id} as a decimal")
             allowed = ", ".join(sorted(self.symbols)) or "none"
             raise AnswerRejected(f"answer rejected: unknown name {node.id!r} (symbols allowed here: {allowed})")
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.UAdd, ast.USub)):
@@ -229,6 +242,10 @@ class _Checker:
                 raise AnswerRejected(
                     f"answer rejected: calling {node.func.id!r} is not allowed (functions: "
                     f"{', '.join(sorted(FUNCTIONS))}); for a product write {node.func.id}*(...)"
+                )
+            if self.numeric and node.func.id not in NUMBER_FUNCTIONS:
+                raise AnswerRejected(
+                    f"answer rejected: {NUMBER_ASKED}: {node.func.id}(...) is yours to work out; write its value"
                 )
             if node.keywords:
                 raise AnswerRejected("answer rejected: keyword arguments are not allowed")
@@ -362,21 +379,22 @@ def parse(
 ):
     """The checked answer as a sympy expression (or a list of them when ``allow_list``).
 
-    ``symbols`` maps the names a question allows to sympy symbols. ``numeric`` also allows
-    ``e`` for Euler's number. Raises ``AnswerRejected`` with a message for the student.
+    ``symbols`` maps the names a question allows to sympy symbols. ``numeric``: a number is
+    asked, so only arithmetic on numbers (``NUMBER_FUNCTIONS``, ``pi``); a formula may use every
+    function and ``e``. Raises ``AnswerRejected`` with a message for the student.
     """
     symbols = dict(symbols or {})
     for name in symbols:
         if not name.isidentifier() or name.startswith("_") or name in FUNCTIONS:
             raise ValueError(f"bad symbol name {name!r}")
     # ``e`` is Euler's number in numbers and formulas alike, unless a question names a symbol e
-    constants = {k: v for k, v in NUMERIC_CONSTANTS.items() if k not in symbols}
+    constants = NUMBER_CONSTANTS if numeric else {k: v for k, v in NUMERIC_CONSTANTS.items() if k not in symbols}
     source = check_text(text)
     try:
         tree = ast.parse(source, mode="eval")
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         raise AnswerRejected(f"answer rejected: {syntax_hint(source, symbols, constants)}") from None
-    _Checker(symbols, constants, allow_list).check(tree)
+    _Checker(symbols, constants, allow_list, numeric).check(tree)
     body = tree.body
     if isinstance(body, (ast.Tuple, ast.List)):
         return [_build(e, symbols, constants) for e in body.elts]

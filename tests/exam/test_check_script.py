@@ -57,6 +57,13 @@ def test_the_standalone_check_agrees_with_the_grader_by_question_number(tmp_path
         "rnn.ce_loss": "1.5 2",
         "tf.decoder_params": "12 + foo",
     }
+    # a number asked: the exponentials are the student's to compute, on the screen as on paper
+    scalar = next(
+        v
+        for v in inst.variants
+        if v.question.kind == "numeric" and not isinstance(v.answer, list) and v.id not in planted
+    )
+    planted[scalar.id] = "-log(exp(0.8)/3)"
     aid = {v.id: v.answer_id for v in inst.variants}  # the paper's ids (q1, ...), as the file has them
     answers.update({aid[q]: text for q, text in planted.items()})
     (tmp_path / "mine.yaml").write_text(yaml.safe_dump({"student": "c7", "answers": answers}))
@@ -68,6 +75,7 @@ def test_the_standalone_check_agrees_with_the_grader_by_question_number(tmp_path
     assert flagged == {str(number[q]) for q in planted if planted[q]}
     assert f"no answer yet to question(s) {number['gru.param_count']} (1 of {len(inst.variants)})" in out
     assert "implicit multiplication" in out.split(f"answer {number['attn.var_qk']}: ")[1].splitlines()[0]
+    assert "a number is asked" in out.split(f"answer {number[scalar.id]}: ")[1].splitlines()[0]
     # the notebook's JSON, a quote left open, a foreign id
     (tmp_path / "nb.json").write_text(json.dumps({"student": "c7", "answers": {}}))
     assert f"(0 of {len(inst.variants)})" not in _run(tmp_path, "nb.json")[1]

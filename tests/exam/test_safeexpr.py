@@ -119,8 +119,8 @@ def test_numbers_and_lists():
     assert parse_number("1/4") == 0.25
     assert parse_number("sqrt(2)/2") == pytest.approx(2**0.5 / 2)
     assert parse_number("2.5e-3") == 0.0025
-    assert parse_number("e") == pytest.approx(2.718281828459045)
     assert parse_number("2^10") == 1024
+    assert parse_number("pi/2") == pytest.approx(1.5707963267948966)
     assert parse_numbers("(2, 5, 16)") == [2, 5, 16]
     assert parse_numbers("[0.1, -0.2]") == [0.1, -0.2]
     assert parse_numbers("3") == [3]
@@ -130,6 +130,17 @@ def test_numbers_and_lists():
         parse_number("(-8)^(1/3)")
     with pytest.raises(AnswerRejected):
         parse_numbers("[[1, 2]]")
+
+
+@pytest.mark.parametrize(
+    "text", ["tanh(0.3)", "0.5*sigmoid(1)", "exp(1)/3", "cos(21/10000^(6/16))", "log(2)", "e^2", "e"]
+)
+def test_a_number_asked_is_not_computed_for_the_student(text):
+    """What a question asks the student to work out (an activation, a sinusoid, a softmax's
+    exponentials) is refused in a number, saying why; the same text is a formula's to use."""
+    with pytest.raises(AnswerRejected, match="a number is asked"):
+        parse_numbers(text)
+    parse(text, {})  # a formula may use every function and e
 
 
 def test_numeric_fallback_decides_what_simplify_cannot():
