@@ -185,6 +185,16 @@ def run_qti(args) -> int:
             f"{len({s.question for s in skipped})} question(s) cannot travel to an LMS quiz (named in the quiz's "
             f"rules and in {Path(args.out) / 'qti-skipped.txt'}, with why); they stay on the paper/HTML exam"
         )
+    if not args.per_student and len(instances) > 1:
+        from ..exam.qti_pool import one_variant
+
+        shared = one_variant(instances)
+        if shared:
+            print(
+                f"{len(shared)} question(s) with several entries are asked of every LMS student in "
+                f"{instances[0].student}'s variant (listed in {Path(args.out) / 'qti-skipped.txt'}; "
+                "--per-student keeps each student's own)"
+            )
     return 0
 
 

@@ -13,7 +13,7 @@ import zipfile
 from pathlib import Path
 
 from .qti import Skipped, assessment_xml, safe_ident
-from .qti_pool import one_quiz_xml
+from .qti_pool import one_quiz_xml, one_variant
 from .variants import ExamInstance
 
 CP_NS = "http://www.imsglobal.org/xsd/imsccv1p1/imscp_v1p1"
@@ -65,5 +65,11 @@ def write_qti(
     # beside the package, not in it: an LMS importer may refuse files the manifest does not list
     lines = ["Questions that stay on the paper/HTML exam (an LMS quiz cannot check them):"]
     lines += sorted({f"{s.question}: {s.reason}" for s in skipped_all}) or ["none"]
+    if not per_student and len(instances) > 1:
+        # the class quiz's vector questions: one variant for everyone, said where the instructor reads
+        shared = one_variant(instances)
+        lines += ["", "Questions every LMS student is asked in the same variant (an LMS group cannot keep a"]
+        lines += ["variant's entries together; --per-student keeps each student's own):"]
+        lines += [f"Question {v.number} ({v.id}): {student}'s variant" for v, student in shared] or ["none"]
     (out / "qti-skipped.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path, skipped_all

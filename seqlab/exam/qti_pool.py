@@ -78,6 +78,17 @@ def slots(instances: list[ExamInstance]) -> list[Slot]:
     return [slot for slot in found.values() if slot.variants]
 
 
+def one_variant(instances: list[ExamInstance]) -> list[tuple[Variant, str]]:
+    """The vector questions the class's quiz asks every LMS student in one variant (the module's
+    docstring): each with the student whose variant it is, for the instructor's list."""
+    asked = []
+    for slot in slots(instances):
+        first, _eq, student = slot.variants[0]
+        if not slot.why_not() and entries(first) > 1:
+            asked.append((first, student))
+    return asked
+
+
 def _group(top: ET.Element, ident: str, title: str, draw: int, points: float) -> ET.Element:
     group = ET.SubElement(top, "section", ident=safe_ident(ident), title=title)
     selection = ET.SubElement(ET.SubElement(group, "selection_ordering"), "selection")

@@ -232,7 +232,13 @@ def test_the_finals_one_quiz_carries_what_travels_and_fits_the_dtd(tmp_path, cap
     assert 0 < carried < total
     out = tmp_path / "final"
     assert main(["exam", "qti", "--exam", str(FINAL_EXAM), "--students", str(roster), "--out", str(out)]) == 0
-    assert f"{carried} of the {total} questions" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert f"{carried} of the {total} questions" in printed
+    # the vector questions every LMS student meets in s000's variant: named where the instructor reads
+    shared = [v for v in papers["s000"].variants if not travels(v) and entries(v) > 1]
+    listed = (out / "qti-skipped.txt").read_text(encoding="utf-8")
+    assert shared and f"{len(shared)} question(s) with several entries are asked of every LMS student" in printed
+    assert all(f"Question {v.number} ({v.id}): s000's variant" in listed for v in shared), listed
     with zipfile.ZipFile(out / "exam-qti.zip") as zf:
         xml = zf.read("seqlab-variants/seqlab-variants.xml")
         assert qti_problems(xml) == []
