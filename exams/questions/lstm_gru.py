@@ -201,6 +201,20 @@ def _gates_swap_unseen(p: dict) -> bool:
     return abs((f - i) * (p["c_prev"] - g)) < 0.1 * abs(c)
 
 
+def _slip_scores(p: dict, answer: list[float]) -> bool:
+    """Whether a slip lands within twice the tolerance of the key on every entry it changes, so it
+    keeps the marks on this paper and not on another (the seventh audit: x_t = h_{t-1} made the
+    input and recurrent weights interchangeable on one paper; C_t = -0.094 made tanh(C_t) = C_t to
+    3 figures on another). The slips: w^x and w^h swapped (both entries), h_t = o_t C_t (h_t)."""
+
+    def close(got: float, want: float) -> bool:
+        return abs(got - want) <= 2 * THREE_FIGURE_WORK.rtol * abs(want)
+
+    swapped = lstm_cell_update({**p, "W_ih": p["W_hh"], "W_hh": p["W_ih"]})
+    o = 1 / (1 + math.exp(-_lstm_pre(p)[3]))
+    return all(map(close, swapped, answer)) or close(o * answer[0], answer[1])
+
+
 @numeric("lstm.cell_update", _sample_lstm_cell, THREE_FIGURE_WORK, hint="two numbers, C_t then h_t")
 @text(
     r"""
@@ -223,13 +237,14 @@ Compute the four gates, then $C_t = f_t C_{t-1} + i_t \tilde C_t$ and $h_t = o_t
 # away from two gates: the work differs between papers)
 # (the sixth audit: h_{t-1} = 0 and C_{t-1} = 1 on one paper took about 8 operations away)
 @skips_work(
-    "a gate's pre-activation or bias is 0, x, h_{t-1} or C_{t-1} is 0 or +-1, or swapping the input and"
-    " forget gates moves C_t by under 10%",
+    "a gate's pre-activation or bias is 0, x, h_{t-1} or C_{t-1} is 0 or +-1, swapping the input and"
+    " forget gates moves C_t by under 10%, or swapped weights or a missing tanh(C_t) would score",
     lambda p, a: (
         any(near(x, 0) for x in _lstm_pre(p))
         or 0 in p["b"]
         or any(abs(p[k]) in (0, 1) for k in ("x", "h_prev", "c_prev"))
         or _gates_swap_unseen(p)
+        or _slip_scores(p, a)
     ),
 )
 # four gates: 2 products and 2 sums each, a sigmoid (3) for i, f, o, a tanh for the candidate:

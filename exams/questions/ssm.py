@@ -118,8 +118,8 @@ ${{ answer|vec }}$. The same values come from prefix products of $a$ and prefix 
 )
 # the third audit's Q43: b_1 = 0 and a_2 = 1 took two of the six operations away on one paper
 @skips_work(
-    "a coefficient a_t is 1 or -1, or an input b_t is 0: that step skips a product or a sum",
-    lambda p, a: any(abs(x) == 1 for x in p["a"]) or any(x == 0 for x in p["b"]),
+    "a coefficient a_t or h_0 is 1 or -1, or an input b_t is 0: that step skips a product or a sum",
+    lambda p, a: any(abs(x) == 1 for x in (*p["a"], p["h0"])) or any(x == 0 for x in p["b"]),
 )
 # h_t = a_t h_{t-1} + b_t: a product and a sum per step
 @work(lambda v: (2 * len(v.answer), 0))

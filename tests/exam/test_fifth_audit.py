@@ -51,7 +51,8 @@ def test_an_lstm_step_from_a_zero_state_is_degenerate():
     p = {"x": 0.5, "h_prev": 0.0, "c_prev": 1.0, "W_ih": [0.9, -0.8, 0.8, 0.3], "W_hh": [0.2, -0.05, -0.5, 0.1],
          "b": [0.05, 0.05, 0.1, 0.2]}  # fmt: skip
     assert "C_{t-1} is 0 or +-1" in degenerate(q, p, [0.9, 0.5])
-    assert degenerate(q, {**p, "h_prev": -0.4, "c_prev": 1.4}, [0.9, 0.5]) == ""
+    fair = {**p, "h_prev": -0.4, "c_prev": 1.4}
+    assert degenerate(q, fair, q.answer(fair)) == ""
 
 
 def test_a_bptt_output_layer_with_a_zero_or_a_one_is_degenerate():

@@ -189,12 +189,15 @@ $\partial L/\partial w = \sum_t \delta_t h_{t-1}$, $\partial L/\partial b = \sum
 # the fourth audit: x_1 = x_2 on one paper (one product serves twice)
 # (the sixth audit: a 0 in b_y and a 1 in W_hy saved a few steps on one paper)
 @skips_work(
-    "a pre-activation is 0 (h_t = tanh(0) = 0), x_1 = x_2 (one product serves twice), or b_y has a 0 or W_hy a +-1",
+    "a pre-activation is 0 (h_t = tanh(0) = 0), x_1 = x_2 (one product serves twice), b_y has a 0 or W_hy"
+    " a +-1, or w is +-1 or b is 0 (the seventh audit: a product and a sum fewer)",
     lambda p, a: (
         any(near(x, 0) for x in bptt_pre(p))
         or len(set(p["x"])) < len(p["x"])
         or 0 in p.get("c", ())
         or any(abs(v) == 1 for v in p["V"])
+        or abs(p["w"]) == 1
+        or p["b"] == 0
     ),
 )
 @by_hand(lambda p, r: _param_grads_by_hand(p, r=r))
