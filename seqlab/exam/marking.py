@@ -138,7 +138,7 @@ def _numeric(v: Variant, text: str) -> Mark:
         for name, mistake in v.mistakes.items():
             values = mistake.value if isinstance(mistake.value, list) else [mistake.value]
             if len(values) == len(got) and all(tol.accepts(a, float(e)) for a, e in zip(got, values)):
-                notes.append(f"looks like: {mistake.feedback}")
+                notes.append(known_mistake(name, mistake.feedback))
                 credit = max(credit, v.points * v.partial.get("mistakes", {}).get(name, 0.0))
                 details["mistake"] = name  # item analysis counts named mistakes
                 break
@@ -146,6 +146,12 @@ def _numeric(v: Variant, text: str) -> Mark:
     where = f"entr{'y' if len(wrong) == 1 else 'ies'} {', '.join(wrong)} " if len(expected) > 1 else ""
     msg = f"incorrect: {where}not {tol.describe()} of the key ({key})"
     return Mark(credit, "; ".join([msg] + notes), "partial" if credit else "incorrect", details)
+
+
+def known_mistake(name: str, feedback: str) -> str:
+    """The note for an answer a named mistake gives: which mistake, then its fix. (The seventh
+    audit read "looks like: the scores must be divided by sqrt(d)" as describing the answer.)"""
+    return f"matches a known mistake ({name.replace('_', ' ')}); the fix: {feedback}"
 
 
 def earning_entries(v: Variant) -> list[bool]:
@@ -173,7 +179,7 @@ def _symbolic(v: Variant, text: str, seed: int) -> Mark:
     if v.mistakes:
         for name, mistake in v.mistakes.items():
             if answer == mistake.value or equivalent(mistake.value, answer, spec, seed=seed).equivalent:
-                notes.append(f"looks like: {mistake.feedback}")
+                notes.append(known_mistake(name, mistake.feedback))
                 credit = v.points * v.partial.get("mistakes", {}).get(name, 0.0)
                 details["mistake"] = name
                 break

@@ -124,7 +124,10 @@ def test_numeric_mistakes_are_wrong_and_recognised(qid):
             assert mark.score < v.points, (qid, name)
             v.partial = {"per_element": False, "mistakes": {name: 0.5}}
             credited = grade_variant(v, text)
-            assert credited.score in (0.5 * v.points, v.points) and "looks like" in credited.output, (qid, name)
+            assert credited.score in (0.5 * v.points, v.points) and "matches a known mistake" in credited.output, (
+                qid,
+                name,
+            )
             v.partial = {"per_element": False, "mistakes": {}}
 
 
