@@ -51,3 +51,23 @@ def test_a_linear_recurrence_from_h0_of_one_is_refused():
     p = {"a": [0.5, -1.2, 0.7], "b": [0.3, 1.1, -0.4], "h0": 0.6}
     assert degenerate(q, p, q.answer(p)) == ""
     assert "h_0 is 1 or -1" in degenerate(q, {**p, "h0": -1.0}, q.answer({**p, "h0": -1.0}))
+
+
+def test_a_position_off_by_one_scores_on_no_paper():
+    """The audit's Q24: PE at p - 1 or p + 1 was 0.2% and 1.4% off the key on two papers (full
+    marks under 2%) and 2.5% on the third. Such draws are refused; drawn papers keep it out."""
+    import math
+
+    q = REGISTRY["pos.sinusoidal_entry"]
+    slow = {"p": 21, "d": 16, "j": 7}  # 10000^(6/16) = 31.6: a step of p moves the angle by 0.03
+    assert "position p - 1 or p + 1 would score" in degenerate(q, slow, q.answer(slow))
+    from seqlab.exam.examfile import load_exam
+    from seqlab.exam.variants import make_instance
+    from seqlab.paths import DEFAULT_EXAM
+
+    exam = load_exam(DEFAULT_EXAM)
+    for student in ("fresh-e5", "fresh-m2", "fresh-w9", "s00001", "s00002"):
+        v = make_instance(exam, student).by_id()["pos.sinusoidal_entry"]
+        p, key = v.params, float(v.key)
+        f = 10000 ** (-2 * (p["j"] // 2) / p["d"])
+        assert all(abs(math.cos(x * f) - key) > 0.04 * abs(key) for x in (p["p"] - 1, p["p"] + 1)), p

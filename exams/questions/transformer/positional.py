@@ -36,9 +36,20 @@ from seqlab.exam.safeexpr import Sym
 # Positions, widths and columns drawn wide: the validity rules (no power of 10, an angle of at
 # most 4) leave few (p, d, j) in a narrow range, and one key was held by 11% of a class of 300
 # with p <= 60, d in (8, 16, 64, 512) and j < 8 (tests/exam/test_sharing.py bounds it at 2%).
+# Since the seventh audit a position off by one (counting from 1, the trap the conventions warn
+# of) must land outside twice the tolerance, or it scored on some papers only: that holds for
+# 111 of the (p, d, j) above with p up to 500, too few for the sharing bound (many d and i
+# share a frequency 10000^(-2i/d), hence a key). Every even d_model from 16 to 98 and every
+# multiple of 20 from 100 to 500, odd columns up to 31 and p up to 60 (valid positions stay
+# under 55) give 1935 valid draws of 54540 and 1255 keys, the most common held by 0.8% of them.
+# Every number printed has at most two significant digits, so none reads as another question's
+# key (the lint's leak rule: a d_model of 216 on a paper whose token count was 216).
+PE_WIDTHS = (*range(16, 100, 2), *range(100, 520, 20))
+
+
 def _sample_pe(rng):
-    d = rng.choice((16, 24, 32, 48, 64, 96, 128, 256, 512))
-    return {"p": rng.randint(1, 500), "d": d, "j": rng.choice(range(3, 16, 2))}
+    d = rng.choice(PE_WIDTHS)
+    return {"p": rng.randint(1, 60), "d": d, "j": rng.choice(range(3, min(32, d), 2))}
 
 
 def _pe_wrong(p, swap=False, index_as_i=False, half=False, degrees=False):
@@ -68,6 +79,17 @@ def pe_by_hand(p, r=lambda x: x) -> float:
 PE_MAX_ANGLE = 4.0
 
 
+def _off_by_one_scores(p: dict, answer: float | list[float]) -> bool:
+    """Whether PE at position p - 1 or p + 1 lands within twice the tolerance of the key: counting
+    positions from 1 then keeps the marks on this paper and not on another (the seventh audit:
+    0.2% and 1.4% off on two papers, 2.5% on the third)."""
+    answer = answer[0] if isinstance(answer, list) else answer  # the lint hands the key as a list
+    i, j = p["j"] // 2, p["j"]
+    wave = math.sin if j % 2 == 0 else math.cos
+    near_by = [wave(q / 10000 ** (2 * i / p["d"])) for q in (p["p"] - 1, p["p"] + 1)]
+    return any(abs(v - answer) <= 2 * THREE_FIGURE_WORK.rtol * abs(answer) for v in near_by)
+
+
 @numeric("pos.sinusoidal_entry", _sample_pe, THREE_FIGURE_WORK, hint="one number")
 @text(
     r"""
@@ -83,9 +105,13 @@ $PE_{ {{- p.p }}, {{ p.j -}} } = {{ answer|num }}$.
 """
 )
 @skips_work(
-    f"10000^(2i/d) is a power of 10 (no exponent to compute) or the angle exceeds {PE_MAX_ANGLE:g}"
-    " (3-figure work on it moves the sine by more than the tolerance)",
-    lambda p, a: (4 * (p["j"] // 2) * 2) % p["d"] == 0 or p["p"] / 10000 ** (2 * (p["j"] // 2) / p["d"]) > PE_MAX_ANGLE,
+    f"10000^(2i/d) is a power of 10 (no exponent to compute), the angle exceeds {PE_MAX_ANGLE:g}"
+    " (3-figure work on it moves the sine by more than the tolerance), or position p - 1 or p + 1 would score",
+    lambda p, a: (
+        (4 * (p["j"] // 2) * 2) % p["d"] == 0
+        or p["p"] / 10000 ** (2 * (p["j"] // 2) / p["d"]) > PE_MAX_ANGLE
+        or _off_by_one_scores(p, a)
+    ),
 )
 @by_hand(pe_by_hand)
 # the column's parity gives i, 2i/d (2), 10000^x, p / it, sin or cos: 6
