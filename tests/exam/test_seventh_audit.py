@@ -71,3 +71,12 @@ def test_a_position_off_by_one_scores_on_no_paper():
         p, key = v.params, float(v.key)
         f = 10000 ** (-2 * (p["j"] // 2) / p["d"])
         assert all(abs(math.cos(x * f) - key) > 0.04 * abs(key) for x in (p["p"] - 1, p["p"] + 1)), p
+
+
+def test_the_kv_cache_never_prints_two_bytes_per_number():
+    """With 2 bytes a number, forgetting the bytes halves the key as the named keys_only mistake
+    does and earned its 25% on that paper only (the audit's Q39)."""
+    q = REGISTRY["ssm.kv_cache"]
+    rng = random.Random(3)
+    assert all(q.sample(rng)["bytes"] != 2 for _ in range(500))
+    assert "Mamba" not in q.title  # the title hinted at the next question's answer
