@@ -15,8 +15,11 @@ For one contract function (``positional.sinusoidal_encoding``), in this order, c
 6. **public tests**: in a fresh ``seqlab release``, ``tests/test_<topic>.py``'s tests of the
    function fail on the released stub (a public test that passes on a stub checks nothing) and
    pass once ``solutions/`` is copied over the stubs (none yet: it says where they belong);
-7. **mutants**: the function's known mistakes and alternatives (``tests/mutants/``, the graders'
-   tables) against its grader, with their recorded grades (the project's checkout only).
+7. **mutants**: the known mistakes and alternatives of the function's whole topic
+   (``tests/mutants/``, the graders' tables) against the graders, with their recorded grades (the
+   project's checkout only): a new function changes the topic's total, so every recorded grade
+   of the topic moves, not only the new function's (a blind maintainer trial found them stale
+   when this step selected the function alone).
 
 Every step runs even after one fails; the command exits 1 when any did. The whole suite
 (`make test`) still runs in CI; this is the inner loop of one exercise.
@@ -174,12 +177,15 @@ def check_mutants(name: str, jobs: int) -> str:
         raise UserError(f"{', '.join(missing)}: not in {COURSE_ROOT} (the mutant banks live in seqlab's own checkout)")
     workers = ["-n", str(jobs)] if jobs > 1 else []
     env = {k: v for k, v in os.environ.items() if k != "SEQLAB_RECORD"}  # compare, never record
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *workers, "-k", name, *MUTANT_TESTS]
-    run = _run(command, COURSE_ROOT, env)
-    if run.returncode == 5:
+    topic, _ = contract.split(name)
+    own = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--co", "-k", name, *MUTANT_TESTS]
+    if _run(own, COURSE_ROOT, env).returncode == 5:
         raise Failed(f"no mutant or alternative of {name} (tests/mutants/<topic>.py, the grader's tables)")
+    # the whole topic: a new function moves the topic's total and so every recorded grade of it
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *workers, "-k", topic, *MUTANT_TESTS]
+    run = _run(command, COURSE_ROOT, env)
     if run.returncode != 0:
-        hint = "; a new or changed grade: `seqlab regenerate --recorded --only recorded -k NAME`"
+        hint = f"; a new or changed grade: `seqlab regenerate --recorded --only recorded -k {topic}`"
         raise Failed(f"mutants and alternatives failed{hint}:\n{_tail(run, 25)}")
     return _tail(run, 1)
 
