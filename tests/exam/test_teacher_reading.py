@@ -175,6 +175,16 @@ def test_a_lone_comma_inside_a_number_is_refused_with_how_to_write_it(whole, fra
     assert SCRIPT["answer_problem"](SHAPES[v.id], f"{whole}.{tail}") == ""
 
 
+def test_a_full_stop_ending_the_answer_is_read_past():
+    """ "1.453 nat." is "1.453 nat" to a teacher, and to the grader and the check alike."""
+    v = BY_ID["rnn.ce_loss"]
+    key = expected_entries(v)[0]
+    for text in (f"{key:.6f}.", f"{key:.6f} nats.", f"{key:.6f} nat."):
+        mark = grade_variant(v, text)
+        assert mark.verdict == "correct", (text, mark.output)
+        assert SCRIPT["answer_problem"](SHAPES[v.id], text) == ""
+
+
 @pytest.mark.parametrize(
     ("question", "text", "says"),
     [
