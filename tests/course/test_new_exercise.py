@@ -236,8 +236,27 @@ def test_a_new_exercise_takes_four_files(tmp_path):
 
     for check in (("build", "--check"), ("config", "--check"), ("regenerate", "--check", "--only", "stubs", "docs")):
         _ok(seqlab_in(course, *check), f"seqlab {' '.join(check)}")
+
+    # every recorded grade of the topic moves (its max_score gains the new points): the mutants
+    # compare stale, check-exercise says so with the command that records them, and after it
+    # both pass (docs/DESIGN.md, "Adding an exercise")
+    select = "layer_norm and after and square"
+    mutants = ["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/grading/test_mutants.py", "-k", select]
+    env = {**os.environ, "SEQLAB_COURSE": str(course)}
+    stale = subprocess.run([sys.executable, *mutants], cwd=course, env=env, capture_output=True, text=True, timeout=600)
+    assert stale.returncode == 1 and "recorded" in stale.stdout, stale.stdout[-2000:]
+    first = seqlab_in(course, "check-exercise", "transformer.rms_norm")
+    assert first.returncode == 1 and "regenerate --recorded --only recorded -k transformer`" in first.stdout, (
+        first.stdout
+    )
+    _ok(
+        seqlab_in(course, "regenerate", "--recorded", "--only", "recorded", "-k", "transformer", "--jobs", "1"),
+        "record",
+    )
     report = _ok(seqlab_in(course, "check-exercise", "transformer.rms_norm"), "seqlab check-exercise")
     assert "all checks passed" in report, report
+    again = subprocess.run([sys.executable, *mutants], cwd=course, env=env, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stdout[-2000:]
 
     # the notebook of its topic, with the new function's cells (the idea_ and check_ macros)
     notebook = tmp_path / "nbgrader"
@@ -246,17 +265,6 @@ def test_a_new_exercise_takes_four_files(tmp_path):
                        capture_output=True, text=True, timeout=600), "build_course")  # fmt: skip
     cells = "\n".join(p.read_text(encoding="utf-8") for p in notebook.rglob("*.ipynb"))
     assert "rms_norm" in cells and "sqrt(12.5)" in cells, "the notebook has the new function's check cell"
-
-    # every recorded grade of the topic moves (its max_score gains the new points): one of them,
-    # rewritten by the regenerate command, then compared again
-    select = "layer_norm and after and square"
-    mutants = ["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/grading/test_mutants.py", "-k", select]
-    env = {**os.environ, "SEQLAB_COURSE": str(course)}
-    stale = subprocess.run([sys.executable, *mutants], cwd=course, env=env, capture_output=True, text=True, timeout=600)
-    assert stale.returncode == 1 and "recorded" in stale.stdout, stale.stdout[-2000:]
-    _ok(seqlab_in(course, "regenerate", "--recorded", "--only", "recorded", "-k", select, "--jobs", "1"), "re-record")
-    again = subprocess.run([sys.executable, *mutants], cwd=course, env=env, capture_output=True, text=True, timeout=600)
-    assert again.returncode == 0, again.stdout[-2000:]
 
     # the release lists it, and ships nothing of its solution
     release = tmp_path / "release"
