@@ -27,7 +27,7 @@ from seqlab.exam.bank.declare import (
     text,
     work,
 )
-from seqlab.exam.bank.helpers import THREE_FIGURE_WORK, dec, decs, floats, near, ref, shape_numel, t
+from seqlab.exam.bank.helpers import THREE_FIGURE_WORK, dec, decs, floats, near, ref, shape_numel, slip_scores, t
 from seqlab.exam.model import EXACT, FOUR_DIGITS
 from seqlab.exam.safeexpr import Sym
 
@@ -201,18 +201,14 @@ def _gates_swap_unseen(p: dict) -> bool:
     return abs((f - i) * (p["c_prev"] - g)) < 0.1 * abs(c)
 
 
-def _slip_scores(p: dict, answer: list[float]) -> bool:
+def _swap_or_no_tanh_scores(p: dict, answer: list[float]) -> bool:
     """Whether a slip lands within twice the tolerance of the key on every entry it changes, so it
     keeps the marks on this paper and not on another (the seventh audit: x_t = h_{t-1} made the
     input and recurrent weights interchangeable on one paper; C_t = -0.094 made tanh(C_t) = C_t to
     3 figures on another). The slips: w^x and w^h swapped (both entries), h_t = o_t C_t (h_t)."""
-
-    def close(got: float, want: float) -> bool:
-        return abs(got - want) <= 2 * THREE_FIGURE_WORK.rtol * abs(want)
-
     swapped = lstm_cell_update({**p, "W_ih": p["W_hh"], "W_hh": p["W_ih"]})
     o = 1 / (1 + math.exp(-_lstm_pre(p)[3]))
-    return all(map(close, swapped, answer)) or close(o * answer[0], answer[1])
+    return all(map(slip_scores, swapped, answer)) or slip_scores(o * answer[0], answer[1])
 
 
 @numeric("lstm.cell_update", _sample_lstm_cell, THREE_FIGURE_WORK, hint="two numbers, C_t then h_t")
@@ -244,7 +240,7 @@ Compute the four gates, then $C_t = f_t C_{t-1} + i_t \tilde C_t$ and $h_t = o_t
         or 0 in p["b"]
         or any(abs(p[k]) in (0, 1) for k in ("x", "h_prev", "c_prev"))
         or _gates_swap_unseen(p)
-        or _slip_scores(p, a)
+        or _swap_or_no_tanh_scores(p, a)
     ),
 )
 # four gates: 2 products and 2 sums each, a sigmoid (3) for i, f, o, a tanh for the candidate:

@@ -23,7 +23,7 @@ from seqlab.exam.bank.declare import (
     text,
     work,
 )
-from seqlab.exam.bank.helpers import THREE_FIGURE_WORK, decs, floats, ref, t
+from seqlab.exam.bank.helpers import THREE_FIGURE_WORK, decs, floats, ref, slip_scores, t
 from seqlab.exam.model import FOUR_DIGITS
 from seqlab.exam.safeexpr import Sym
 
@@ -87,7 +87,7 @@ def _off_by_one_scores(p: dict, answer: float | list[float]) -> bool:
     i, j = p["j"] // 2, p["j"]
     wave = math.sin if j % 2 == 0 else math.cos
     near_by = [wave(q / 10000 ** (2 * i / p["d"])) for q in (p["p"] - 1, p["p"] + 1)]
-    return any(abs(v - answer) <= 2 * THREE_FIGURE_WORK.rtol * abs(answer) for v in near_by)
+    return any(slip_scores(v, answer) for v in near_by)
 
 
 @numeric("pos.sinusoidal_entry", _sample_pe, THREE_FIGURE_WORK, hint="one number")

@@ -90,6 +90,13 @@ def shape_numel(shapes: dict[str, tuple[int, ...]]) -> int:
     return sum(math.prod(s) for s in shapes.values())
 
 
+def slip_scores(slip: float, key: float, tolerance: Tolerance = THREE_FIGURE_WORK) -> bool:
+    """Whether a slip no mistake names lands within twice ``tolerance``'s relative part of the key:
+    a ``skips_work`` rule then redraws, or the slip keeps the marks on this paper and not on
+    another (the margin: 3-figure work on the slip must not score either)."""
+    return abs(slip - key) <= 2 * tolerance.rtol * abs(key)
+
+
 def near(a: float, b: float) -> bool:
     """Equal to float precision (a degenerate draw's test: a pre-activation of 0, two equal values)."""
     return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
